@@ -1,0 +1,246 @@
+"""Extended-URDF loader: spanning-tree URDF + closures YAML -> closed-loop model.
+
+Convention (docs/architecture.md): the URDF is the spanning tree of the
+mechanism with a frame on each side of every cut joint; a sidecar mapping lists
+
+    closures:          # one entry per cut joint
+      - {name: leg1, type: point, frames: [leg1_tip, platform_b1], axes: [x, y, z]}
+      - {name: leg1f, type: frame, frames: [a_frame, b_frame]}
+      - {name: cw1, type: coupling, joints: [cw1_joint, slider1], ratio: -1.0, offset: 0.0}
+    actuated_joints: [...]
+    platform_joints: [...]   # optional: tree joints that parametrize the platform
+
+``point`` keeps the (selected world components of the) position of both frame
+origins equal (a spherical cut joint is a 3D point closure), ``frame`` keeps the
+two frames equal (6 rows), ``coupling`` is a linear joint relation
+q[joints[0]] = ratio * q[joints[1]] + offset (belts, pulleys, counterweights).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+import numpy as np
+import pinocchio as pin
+
+from ..errors import InvalidModelError, check_vector
+
+_AXES = {"x": 0, "y": 1, "z": 2}
+_ONE_DOF_JOINTS = ("JointModelRX", "JointModelRY", "JointModelRZ", "JointModelRevoluteUnaligned",
+                   "JointModelPX", "JointModelPY", "JointModelPZ", "JointModelPrismaticUnaligned")
+
+
+@dataclass(frozen=True)
+class Closure:
+    """One cut joint. See the module docstring for the types."""
+
+    name: str
+    type: str
+    frames: tuple = ()          # (frame_a, frame_b) names, for point/frame
+    frame_ids: tuple = ()       # pinocchio frame indices of ``frames``
+    axes: tuple = (0, 1, 2)     # world components kept by a point closure
+    joints: tuple = ()          # (dependent, reference) names, for coupling
+    joint_idx: tuple = ()       # their velocity indices
+    ratio: float = 1.0
+    offset: float = 0.0
+
+    @property
+    def dim(self) -> int:
+        return {"point": len(self.axes), "frame": 6, "coupling": 1}[self.type]
+
+
+@dataclass(frozen=True, eq=False)
+class ClosedLoopModel:
+    """Immutable closed-loop mechanism: pinocchio tree + closures + actuation.
+
+    All tree joints are 1-DoF (revolute or prismatic), so q and v share indices:
+    ``joint_index[name]`` is the index of that joint in q, v and a.
+    """
+
+    name: str
+    variant: str
+    model: pin.Model
+    closures: tuple
+    actuated_joints: tuple
+    platform_joints: tuple
+    joint_names: tuple          # tree joints in q order
+    joint_index: MappingProxyType
+    actuated_idx: np.ndarray    # indices of actuated joints in q
+    platform_idx: np.ndarray    # indices of platform joints in q
+    passive_idx: np.ndarray     # every other joint
+    config: MappingProxyType = field(repr=False)
+    urdf: str = field(repr=False, default="")
+
+    @property
+    def nq(self) -> int:
+        return self.model.nq
+
+    @property
+    def n_actuated(self) -> int:
+        return len(self.actuated_joints)
+
+    @property
+    def n_constraints(self) -> int:
+        return sum(c.dim for c in self.closures)
+
+    @property
+    def dof(self) -> int:
+        """Mobility when the closure Jacobian has full row rank."""
+        return self.model.nv - self.n_constraints
+
+    def create_data(self) -> pin.Data:
+        return self.model.createData()
+
+    def neutral(self) -> np.ndarray:
+        return pin.neutral(self.model)
+
+
+def _ro(obj):
+    """Recursively read-only view of a YAML mapping (lists become tuples)."""
+    if isinstance(obj, dict):
+        return MappingProxyType({k: _ro(v) for k, v in obj.items()})
+    if isinstance(obj, list):
+        return tuple(_ro(v) for v in obj)
+    return obj
+
+
+def load_model(urdf_xml: str, spec: dict, name: str | None = None, variant: str = "") -> ClosedLoopModel:
+    """Build a ClosedLoopModel from URDF text and a closures mapping (module docstring)."""
+    try:
+        model = pin.buildModelFromXML(urdf_xml)
+    except Exception as exc:  # pinocchio raises plain RuntimeError/ValueError
+        raise InvalidModelError(f"URDF could not be parsed by pinocchio: {exc}") from exc
+    name = name or model.name
+    model.name = name
+    if "gravity" in spec:
+        model.gravity.linear = check_vector("gravity", spec["gravity"], 3)
+
+    joint_names = []
+    for jid in range(1, model.njoints):
+        jm = model.joints[jid]
+        if jm.shortname() not in _ONE_DOF_JOINTS:
+            raise InvalidModelError(
+                f"joint '{model.names[jid]}' is {jm.shortname()}; the convention allows only 1-DoF "
+                "revolute/prismatic tree joints (write a spherical joint as three revolutes, "
+                "use 'revolute' with limits instead of 'continuous')")
+        joint_names.append(model.names[jid])
+    joint_index = {n: model.joints[model.getJointId(n)].idx_q for n in joint_names}
+
+    def joint_id(n, what):
+        if n not in joint_index:
+            raise InvalidModelError(f"{what} '{n}' is not a joint of the URDF (joints: {joint_names})")
+        return joint_index[n]
+
+    def frame_id(n, what):
+        if not model.existFrame(n):
+            raise InvalidModelError(f"{what} frame '{n}' is not in the URDF")
+        return model.getFrameId(n)
+
+    closures = []
+    for i, c in enumerate(spec.get("closures") or ()):
+        ctype = c.get("type")
+        cname = c.get("name", f"closure{i}")
+        if ctype in ("point", "frame"):
+            frames = tuple(c.get("frames", ()))
+            if len(frames) != 2:
+                raise InvalidModelError(f"closure '{cname}' needs frames: [a, b], got {frames}")
+            axes = tuple(_AXES[a] for a in c.get("axes", "xyz")) if ctype == "point" else (0, 1, 2)
+            closures.append(Closure(cname, ctype, frames=frames,
+                                    frame_ids=tuple(frame_id(f, f"closure '{cname}'") for f in frames),
+                                    axes=axes))
+        elif ctype == "coupling":
+            joints = tuple(c.get("joints", ()))
+            if len(joints) != 2:
+                raise InvalidModelError(f"closure '{cname}' needs joints: [dependent, reference]")
+            closures.append(Closure(cname, ctype, joints=joints,
+                                    joint_idx=tuple(joint_id(j, f"closure '{cname}'") for j in joints),
+                                    ratio=float(c.get("ratio", 1.0)), offset=float(c.get("offset", 0.0))))
+        else:
+            raise InvalidModelError(f"closure '{cname}' has type {ctype!r}; expected point, frame or coupling")
+
+    actuated = tuple(spec.get("actuated_joints") or ())
+    platform = tuple(spec.get("platform_joints") or ())
+    if not actuated:
+        raise InvalidModelError("the closures mapping declares no actuated_joints")
+    act_idx = np.array([joint_id(n, "actuated joint") for n in actuated], dtype=int)
+    plat_idx = np.array([joint_id(n, "platform joint") for n in platform], dtype=int)
+    if set(actuated) & set(platform):
+        raise InvalidModelError(f"joints {sorted(set(actuated) & set(platform))} are both actuated and platform joints")
+    taken = set(act_idx) | set(plat_idx)
+    passive_idx = np.array([i for i in range(model.nv) if i not in taken], dtype=int)
+
+    return ClosedLoopModel(
+        name=name, variant=variant, model=model, closures=tuple(closures),
+        actuated_joints=actuated, platform_joints=platform, joint_names=tuple(joint_names),
+        joint_index=MappingProxyType(joint_index), actuated_idx=act_idx, platform_idx=plat_idx,
+        passive_idx=passive_idx, config=_ro(dict(spec)), urdf=urdf_xml)
+
+
+# --------------------------------------------------------------------------- closures
+
+
+def closure_residual(clm: ClosedLoopModel, data: pin.Data, q: np.ndarray) -> np.ndarray:
+    """Stacked residuals of all closures at q (metres, radians)."""
+    model = clm.model
+    pin.forwardKinematics(model, data, q)
+    pin.updateFramePlacements(model, data)
+    out = []
+    for c in clm.closures:
+        if c.type == "point":
+            d = data.oMf[c.frame_ids[0]].translation - data.oMf[c.frame_ids[1]].translation
+            out.append(d[list(c.axes)])
+        elif c.type == "frame":
+            a, b = data.oMf[c.frame_ids[0]], data.oMf[c.frame_ids[1]]
+            out.append(np.concatenate([a.translation - b.translation,
+                                       b.rotation @ pin.log3(b.rotation.T @ a.rotation)]))
+        else:
+            j, r = c.joint_idx
+            out.append(np.array([q[j] - c.ratio * q[r] - c.offset]))
+    return np.concatenate(out) if out else np.zeros(0)
+
+
+def closure_jacobian(clm: ClosedLoopModel, data: pin.Data, q: np.ndarray) -> np.ndarray:
+    """Velocity-level closure Jacobian K (rows as in closure_residual): K v = 0.
+
+    Point rows are the world-frame velocity difference of the two frame origins,
+    frame rows add the angular velocity difference; both are the exact time
+    derivative of closure_residual where the closure holds.
+    """
+    model = clm.model
+    pin.computeJointJacobians(model, data, q)
+    pin.updateFramePlacements(model, data)
+    rows = []
+    lwa = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
+    for c in clm.closures:
+        if c.type in ("point", "frame"):
+            ja = pin.getFrameJacobian(model, data, c.frame_ids[0], lwa)
+            jb = pin.getFrameJacobian(model, data, c.frame_ids[1], lwa)
+            d = ja - jb
+            rows.append(d[list(c.axes)] if c.type == "point" else d)
+        else:
+            row = np.zeros((1, model.nv))
+            j, r = c.joint_idx
+            row[0, j] += 1.0
+            row[0, r] -= c.ratio
+            rows.append(row)
+    return np.vstack(rows) if rows else np.zeros((0, model.nv))
+
+
+def closure_bias(clm: ClosedLoopModel, data: pin.Data, q: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """K̇ v: with it, the closures at acceleration level read K a + K̇ v = 0."""
+    model = clm.model
+    pin.forwardKinematics(model, data, q, v, np.zeros(model.nv))
+    pin.updateFramePlacements(model, data)
+    lwa = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
+    out = []
+    for c in clm.closures:
+        if c.type in ("point", "frame"):
+            acc = [pin.getFrameClassicalAcceleration(model, data, f, lwa) for f in c.frame_ids]
+            if c.type == "point":
+                out.append((acc[0].linear - acc[1].linear)[list(c.axes)])
+            else:
+                out.append(np.concatenate([acc[0].linear - acc[1].linear, acc[0].angular - acc[1].angular]))
+        else:
+            out.append(np.zeros(1))
+    return np.concatenate(out) if out else np.zeros(0)

@@ -1,0 +1,70 @@
+"""The shipped robots: config/<robot>.yaml + urdf/<robot>.urdf.xacro -> ClosedLoopModel.
+
+A robot config may hold ``variants: {name: {key: value, ...}}``; a variant
+replaces those top-level keys (a shallow merge, done the same way by the xacro
+file, so the URDF and the Python side always see the same parameters).
+"""
+
+from __future__ import annotations
+
+import functools
+
+import yaml
+
+from ..errors import InvalidModelError
+from ..paths import config_path, share_dir, urdf_xacro_path
+from .loader import ClosedLoopModel, load_model
+
+
+def robot_names() -> list[str]:
+    """Robot ids that have both a config and a xacro file."""
+    root = share_dir()
+    return sorted(p.stem for p in (root / "config").glob("*.yaml")
+                  if (root / "urdf" / f"{p.stem}.urdf.xacro").exists())
+
+
+def _raw_config(robot: str) -> dict:
+    path = config_path(robot)
+    if not path.exists():
+        raise InvalidModelError(f"unknown robot '{robot}': {path} does not exist (robots: {robot_names()})")
+    with open(path) as f:
+        return yaml.safe_load(f)
+
+
+def robot_variants(robot: str) -> list[str]:
+    """Variant names of a robot, default variant first."""
+    cfg = _raw_config(robot)
+    default = cfg.get("default_variant", "")
+    return [default] + [v for v in (cfg.get("variants") or {"": {}}) if v != default]
+
+
+def robot_config(robot: str, variant: str | None = None) -> dict:
+    """The robot's parameters with the variant applied (``None``: the default variant)."""
+    cfg = _raw_config(robot)
+    variants = cfg.get("variants") or {"": {}}
+    variant = cfg.get("default_variant", "") if variant is None else variant
+    if variant not in variants:
+        raise InvalidModelError(f"robot '{robot}' has no variant '{variant}' (variants: {list(variants)})")
+    merged = dict(cfg, **(variants[variant] or {}))
+    merged["variant"] = variant
+    return merged
+
+
+def robot_urdf(robot: str, variant: str | None = None) -> str:
+    """Process urdf/<robot>.urdf.xacro with the robot's config and variant."""
+    import xacro
+
+    variant = robot_config(robot, variant)["variant"]
+    mappings = {"config": str(config_path(robot)), "variant": variant}
+    try:
+        doc = xacro.process_file(str(urdf_xacro_path(robot)), mappings=mappings)
+    except Exception as exc:  # xacro raises XacroException and plain errors from expressions
+        raise InvalidModelError(f"xacro failed on {urdf_xacro_path(robot)} (variant '{variant}'): {exc}") from exc
+    return doc.toxml()
+
+
+@functools.lru_cache(maxsize=None)
+def load_robot(robot: str, variant: str | None = None) -> ClosedLoopModel:
+    """Load a shipped robot. The result is immutable and cached."""
+    cfg = robot_config(robot, variant)
+    return load_model(robot_urdf(robot, cfg["variant"]), cfg, name=robot, variant=cfg["variant"])

@@ -1,0 +1,37 @@
+"""Kinematics: analytic IK per robot family, generic FK, Jacobians, analysis, workspace."""
+
+from __future__ import annotations
+
+import functools
+import importlib
+
+from ..description import ClosedLoopModel, load_robot
+from ..errors import InvalidModelError
+from .base import JointMotion, ParallelKinematics
+from .task_space import Pose, TaskSpace
+
+#: config ``kinematics:`` value -> module defining ``Kinematics`` for that family
+FAMILIES = {
+    "hexapod_ups": "pkm_control.kinematics.hexapod_ups",
+    "hexapod_pus": "pkm_control.kinematics.hexapod_pus",
+    "delta": "pkm_control.kinematics.delta",
+    "planar_redundant": "pkm_control.kinematics.planar_redundant",
+}
+
+
+def make_kinematics(clm: ClosedLoopModel) -> ParallelKinematics:
+    """The analytic kinematics object of a loaded robot (family from its config)."""
+    family = clm.config.get("kinematics")
+    if family not in FAMILIES:
+        raise InvalidModelError(f"robot '{clm.name}' names kinematics family {family!r}; known: {list(FAMILIES)}")
+    return importlib.import_module(FAMILIES[family]).Kinematics(clm)
+
+
+@functools.lru_cache(maxsize=None)
+def robot_kinematics(robot: str, variant: str | None = None) -> ParallelKinematics:
+    """Load a shipped robot and build its kinematics (cached; both are immutable)."""
+    return make_kinematics(load_robot(robot, variant))
+
+
+__all__ = ["FAMILIES", "JointMotion", "ParallelKinematics", "Pose", "TaskSpace", "make_kinematics",
+           "robot_kinematics"]

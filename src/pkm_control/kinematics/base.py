@@ -1,0 +1,122 @@
+"""Interface of the analytic kinematics of one robot family.
+
+A family class (``hexapod_ups``, ``hexapod_pus``, ``delta``, ``planar_redundant``)
+is built once from a ClosedLoopModel and is then immutable: every method takes
+the state explicitly. Families implement the analytic methods marked
+"family"; this base class adds validation, limits and everything generic
+(forward kinematics by Newton, the Jacobian from the constraint model).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..description.loader import ClosedLoopModel, closure_jacobian
+from ..errors import InvalidInputError, JointLimitError, check_vector
+from .task_space import Pose, TaskSpace
+
+
+@dataclass(frozen=True)
+class JointMotion:
+    """All tree joints (q order of the model) for one platform motion."""
+
+    q: np.ndarray
+    v: np.ndarray | None = None
+    a: np.ndarray | None = None
+    jacobian: np.ndarray | None = None   # J with qdot_a = J xdot, when asked for
+
+
+class ParallelKinematics(ABC):
+    """Analytic inverse kinematics of a parallel robot plus generic services."""
+
+    #: family name, as written in config ``kinematics:``
+    family = ""
+
+    def __init__(self, clm: ClosedLoopModel, task: TaskSpace):
+        self.model = clm
+        self.task = task
+        m = clm.model
+        lower = np.array(m.lowerPositionLimit, dtype=float)
+        upper = np.array(m.upperPositionLimit, dtype=float)
+        # platform joints carry no limits: they only parametrize the free platform
+        lower[clm.platform_idx] = -np.inf
+        upper[clm.platform_idx] = np.inf
+        self.lower, self.upper = lower, upper
+        if len(clm.platform_idx) != task.dim:
+            raise InvalidInputError(f"robot '{clm.name}' has {len(clm.platform_idx)} platform joints, "
+                                    f"its task space {task.kind} needs {task.dim}")
+
+    # ------------------------------------------------------------------ family
+    @abstractmethod
+    def inverse(self, pose: Pose, twist=None, accel=None, check_limits: bool = True,
+                jacobian: bool = False) -> JointMotion:
+        """All joint positions (and rates, accelerations when twist/accel are given)."""
+
+    @abstractmethod
+    def actuated(self, pose: Pose) -> np.ndarray:
+        """Actuated joint positions only, no limit check (the Newton FK inner loop)."""
+
+    @abstractmethod
+    def jacobian(self, pose: Pose) -> np.ndarray:
+        """J (n_actuated x task dim) with qdot_a = J xdot."""
+
+    @abstractmethod
+    def joint_jacobian(self, pose: Pose) -> np.ndarray:
+        """G (nv x task dim) with qdot = G xdot for every tree joint."""
+
+    @abstractmethod
+    def jacobian_dot(self, pose: Pose, twist) -> np.ndarray:
+        """Jdot: qddot_a = J xddot + Jdot xdot."""
+
+    @abstractmethod
+    def jacobian_xq(self, pose: Pose):
+        """Taghirad's (J_x, J_q): J_q qdot_a = J_x xdot, J = J_q^-1 J_x."""
+
+    @abstractmethod
+    def inverse_batch(self, positions, rotations):
+        """Vectorized IK over N poses: (q (N, nv), valid (N,) bool); no exceptions per sample."""
+
+    # ------------------------------------------------------------------ generic
+    def check_limits(self, q: np.ndarray) -> None:
+        """Raise JointLimitError naming the first joint outside its range."""
+        bad = np.flatnonzero((q < self.lower - 1e-12) | (q > self.upper + 1e-12))
+        if bad.size:
+            i = bad[0]
+            raise JointLimitError(f"joint '{self.model.joint_names[i]}' = {q[i]:.6g} is outside its range "
+                                  f"[{self.lower[i]:.6g}, {self.upper[i]:.6g}]")
+
+    def within_limits(self, q: np.ndarray) -> np.ndarray:
+        """Batched limit test: q (..., nv) -> bool (...)."""
+        return np.all((q >= self.lower - 1e-12) & (q <= self.upper + 1e-12), axis=-1)
+
+    def validate(self, pose: Pose, twist=None, accel=None):
+        """Checked pose, twist and acceleration (InvalidInputError names the bad one)."""
+        pose = pose.validated()
+        n = self.task.dim
+        if twist is not None:
+            twist = check_vector(f"twist ({' '.join(self.task.velocity_names)})", twist, n)
+        if accel is not None:
+            if twist is None:
+                raise InvalidInputError("an acceleration needs a twist as well")
+            accel = check_vector("acceleration", accel, n)
+        return pose, twist, accel
+
+    def constraint_joint_jacobian(self, q: np.ndarray, data=None) -> np.ndarray:
+        """G from the generic closure model: qdot = G xdot, solved from K qdot = 0.
+
+        Independent of the family's analytic derivation: it only uses the URDF
+        and the closures (pinocchio frame Jacobians).
+        """
+        clm = self.model
+        data = data or clm.create_data()
+        K = closure_jacobian(clm, data, q)
+        p = clm.platform_idx
+        rest = np.setdiff1d(np.arange(clm.model.nv), p)
+        B = self.task.platform_rate_matrix(self.task.pose_from_platform_joints(q[p]))
+        G = np.zeros((clm.model.nv, self.task.dim))
+        G[p] = B
+        G[rest] = -np.linalg.lstsq(K[:, rest], K[:, p] @ B, rcond=None)[0]
+        return G

@@ -1,0 +1,221 @@
+"""Platform poses, task coordinates and the platform joints of the spanning tree.
+
+Inside the core a platform pose is a position p (3,) and a rotation R (3, 3) in
+the base frame. Each robot has its own task coordinates and task velocity:
+
+=============  =========================  ==============================
+kind           coordinates (edges only)   task velocity / acceleration
+=============  =========================  ==============================
+``spatial``    x y z roll pitch yaw       twist (v, omega), (p'', omega')
+``translation`` x y z                      v, p''
+``planar``     x y alpha                  (x', y', alpha'), second derivative
+=============  =========================  ==============================
+
+roll/pitch/yaw are ZYX Euler angles: R = Rz(yaw) Ry(pitch) Rx(roll), the URDF
+``rpy`` convention. v is the velocity of the platform origin, omega the angular
+velocity, both in the base frame (Taghirad's twist).
+
+The spanning tree carries the platform on 1-DoF "platform joints" (prismatic x,
+y, z then revolute z, y, x for ``spatial``; prismatic x, y, revolute z for
+``planar``; prismatic x, y, z for ``translation``); they carry no force and have
+no limits, they only parametrize the platform's free motion. Their rates for
+``spatial`` are Euler rates, related to omega by omega = E(yaw, pitch) [yaw' pitch' roll'].
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import InvalidInputError, SingularConfigurationError, check_vector
+
+
+@dataclass(frozen=True)
+class Pose:
+    """Platform pose in the base frame."""
+
+    position: np.ndarray
+    rotation: np.ndarray
+
+    @staticmethod
+    def identity() -> "Pose":
+        return Pose(np.zeros(3), np.eye(3))
+
+    def validated(self) -> "Pose":
+        p = check_vector("pose position", self.position, 3)
+        R = check_vector("pose rotation", self.rotation, (3, 3))
+        err = np.abs(R.T @ R - np.eye(3)).max()
+        if err > 1e-9 or np.linalg.det(R) < 0:
+            raise InvalidInputError(f"pose rotation is not a rotation matrix (|R^T R - I| = {err:.3g}, limit 1e-9)")
+        return Pose(p, R)
+
+
+def rot_x(a):
+    c, s = np.cos(a), np.sin(a)
+    return np.array([[1.0, 0, 0], [0, c, -s], [0, s, c]])
+
+
+def rot_y(a):
+    c, s = np.cos(a), np.sin(a)
+    return np.array([[c, 0, s], [0, 1.0, 0], [-s, 0, c]])
+
+
+def rot_z(a):
+    c, s = np.cos(a), np.sin(a)
+    return np.array([[c, -s, 0], [s, c, 0], [0, 0, 1.0]])
+
+
+def rpy_to_matrix(roll, pitch, yaw):
+    """R = Rz(yaw) Ry(pitch) Rx(roll) (ZYX Euler, URDF rpy)."""
+    return rot_z(yaw) @ rot_y(pitch) @ rot_x(roll)
+
+
+def matrix_to_rpy(R):
+    """Inverse of rpy_to_matrix for |pitch| < pi/2; returns (roll, pitch, yaw)."""
+    pitch = np.arctan2(-R[2, 0], np.hypot(R[0, 0], R[1, 0]))
+    roll = np.arctan2(R[2, 1], R[2, 2])
+    yaw = np.arctan2(R[1, 0], R[0, 0])
+    return roll, pitch, yaw
+
+
+def euler_rate_matrix(yaw, pitch):
+    """E with omega = E [yaw', pitch', roll'] for R = Rz(yaw) Ry(pitch) Rx(roll)."""
+    cy, sy, cp, sp = np.cos(yaw), np.sin(yaw), np.cos(pitch), np.sin(pitch)
+    return np.array([[0.0, -sy, cy * cp], [0.0, cy, sy * cp], [1.0, 0.0, -sp]])
+
+
+def euler_rate_matrix_dot(yaw, pitch, yaw_rate, pitch_rate):
+    """Time derivative of euler_rate_matrix."""
+    cy, sy, cp, sp = np.cos(yaw), np.sin(yaw), np.cos(pitch), np.sin(pitch)
+    return np.array([[0.0, -cy * yaw_rate, -sy * cp * yaw_rate - cy * sp * pitch_rate],
+                     [0.0, -sy * yaw_rate, cy * cp * yaw_rate - sy * sp * pitch_rate],
+                     [0.0, 0.0, -cp * pitch_rate]])
+
+
+def so3_exp(w):
+    """Rotation matrix exp([w]x) (Rodrigues)."""
+    th = np.linalg.norm(w)
+    K = np.array([[0.0, -w[2], w[1]], [w[2], 0.0, -w[0]], [-w[1], w[0], 0.0]])
+    if th < 1e-8:
+        return np.eye(3) + K + 0.5 * K @ K
+    return np.eye(3) + np.sin(th) / th * K + (1 - np.cos(th)) / th**2 * K @ K
+
+
+def so3_log(R):
+    """Rotation vector w with so3_exp(w) = R."""
+    c = np.clip((np.trace(R) - 1) / 2, -1.0, 1.0)
+    th = np.arccos(c)
+    v = np.array([R[2, 1] - R[1, 2], R[0, 2] - R[2, 0], R[1, 0] - R[0, 1]])
+    if th < 1e-8:
+        return 0.5 * v
+    if np.pi - th < 1e-6:
+        # near pi: axis from the symmetric part
+        A = (R + np.eye(3)) / 2
+        k = np.argmax(np.diag(A))
+        axis = A[:, k] / np.sqrt(A[k, k])
+        return th * axis * (1 if axis @ v >= 0 else -1)
+    return th / (2 * np.sin(th)) * v
+
+
+class TaskSpace:
+    """Task coordinates of one robot; see the module docstring."""
+
+    COORDS = {"spatial": ("x", "y", "z", "roll", "pitch", "yaw"),
+              "translation": ("x", "y", "z"),
+              "planar": ("x", "y", "alpha")}
+    VELOCITY = {"spatial": ("vx", "vy", "vz", "wx", "wy", "wz"),
+                "translation": ("vx", "vy", "vz"),
+                "planar": ("vx", "vy", "alpha_dot")}
+    ANGULAR = {"spatial": (3, 4, 5), "translation": (), "planar": (2,)}
+
+    def __init__(self, kind: str, alpha_sign: float = 1.0):
+        # alpha_sign = -1: a planar robot whose paper measures alpha clockwise
+        # (the platform joint then turns about -z and R = Rz(-alpha)).
+        self.alpha_sign = float(alpha_sign)
+        if kind not in self.COORDS:
+            raise InvalidInputError(f"task space kind must be one of {list(self.COORDS)}, got {kind!r}")
+        self.kind = kind
+        self.names = self.COORDS[kind]
+        self.velocity_names = self.VELOCITY[kind]
+        self.dim = len(self.names)
+        self.angular = self.ANGULAR[kind]
+
+    def __repr__(self):
+        return f"TaskSpace({self.kind!r})"
+
+    # -- edges: coordinates <-> pose ------------------------------------------------
+    def pose(self, coords) -> Pose:
+        """Pose from task coordinates (radians for the angles)."""
+        x = check_vector(f"task coordinates ({' '.join(self.names)})", coords, self.dim)
+        if self.kind == "spatial":
+            return Pose(x[:3].copy(), rpy_to_matrix(x[3], x[4], x[5]))
+        if self.kind == "translation":
+            return Pose(x.copy(), np.eye(3))
+        return Pose(np.array([x[0], x[1], 0.0]), rot_z(self.alpha_sign * x[2]))
+
+    def coordinates(self, pose: Pose) -> np.ndarray:
+        """Task coordinates of a pose (inverse of ``pose``)."""
+        p, R = pose.position, pose.rotation
+        if self.kind == "spatial":
+            roll, pitch, yaw = matrix_to_rpy(R)
+            return np.array([p[0], p[1], p[2], roll, pitch, yaw])
+        if self.kind == "translation":
+            return np.array(p, dtype=float)
+        return np.array([p[0], p[1], self.alpha_sign * np.arctan2(R[1, 0], R[0, 0])])
+
+    # -- the platform joints of the tree --------------------------------------------
+    def platform_joint_motion(self, pose: Pose, twist=None, accel=None):
+        """Platform-joint positions, rates and accelerations (tree order) of a platform motion."""
+        x = self.coordinates(pose)
+        if self.kind != "spatial":
+            return x, (None if twist is None else np.asarray(twist, float)), \
+                (None if accel is None else np.asarray(accel, float))
+        q = np.array([x[0], x[1], x[2], x[5], x[4], x[3]])  # x y z yaw pitch roll
+        if twist is None:
+            return q, None, None
+        E = euler_rate_matrix(q[3], q[4])
+        if abs(np.cos(q[4])) < 1e-9:
+            raise SingularConfigurationError(f"pitch = {q[4]:.6g} rad: ZYX Euler rates are singular at |pitch| = pi/2")
+        twist = np.asarray(twist, float)
+        rates = np.linalg.solve(E, twist[3:])
+        v = np.concatenate([twist[:3], rates])
+        if accel is None:
+            return q, v, None
+        accel = np.asarray(accel, float)
+        Ed = euler_rate_matrix_dot(q[3], q[4], rates[0], rates[1])
+        a = np.concatenate([accel[:3], np.linalg.solve(E, accel[3:] - Ed @ rates)])
+        return q, v, a
+
+    def platform_rate_matrix(self, pose: Pose) -> np.ndarray:
+        """B with (platform-joint rates) = B (task velocity)."""
+        if self.kind != "spatial":
+            return np.eye(self.dim)
+        roll, pitch, yaw = matrix_to_rpy(pose.rotation)
+        B = np.eye(6)
+        B[3:, 3:] = np.linalg.inv(euler_rate_matrix(yaw, pitch))
+        return B
+
+    def pose_from_platform_joints(self, qp) -> Pose:
+        """Pose from the platform-joint positions (tree order)."""
+        if self.kind == "spatial":
+            return Pose(np.array(qp[:3], float), rpy_to_matrix(qp[5], qp[4], qp[3]))
+        return self.pose(qp)
+
+    # -- small steps on the pose manifold (Newton updates) -------------------------
+    def retract(self, pose: Pose, dx) -> Pose:
+        """Pose moved by a task-velocity-like increment dx (rotation applied in the base frame)."""
+        if self.kind == "spatial":
+            return Pose(pose.position + dx[:3], so3_exp(dx[3:]) @ pose.rotation)
+        if self.kind == "translation":
+            return Pose(pose.position + dx, pose.rotation)
+        return Pose(pose.position + np.array([dx[0], dx[1], 0.0]), rot_z(self.alpha_sign * dx[2]) @ pose.rotation)
+
+    def difference(self, a: Pose, b: Pose) -> np.ndarray:
+        """dx with retract(b, dx) = a."""
+        d = a.position - b.position
+        if self.kind == "spatial":
+            return np.concatenate([d, so3_log(a.rotation @ b.rotation.T)])
+        if self.kind == "translation":
+            return d
+        return np.array([d[0], d[1], self.alpha_sign * so3_log(a.rotation @ b.rotation.T)[2]])
