@@ -1,0 +1,97 @@
+"""Singularity, dexterity and stiffness at a pose.
+
+Singularities follow Taghirad (ch. Jacobian, after Gosselin and Angeles) with
+J_q qdot_a = J_x xdot: J_q losing rank is an *inverse* singularity (an actuator
+can move while the platform stands still: workspace boundary, a leg stretched
+out), J_x losing rank a *forward* singularity (the platform can move with the
+actuators locked), both at once *combined*. Rank loss is judged on the
+singular values: sigma_min / sigma_max below ``tol``. Determinants are reported
+for square matrices (they carry units, so they are not used as a test).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import InvalidModelError, SingularConfigurationError
+from .base import ParallelKinematics
+from .task_space import Pose
+
+SINGULAR_TOL = 1e-6
+
+
+@dataclass(frozen=True)
+class SingularityReport:
+    classification: str            # regular | inverse | forward | combined
+    inverse_det: float              # det J_q (nan if not square)
+    inverse_sigma_min: float
+    inverse_ratio: float            # sigma_min / sigma_max of J_q
+    forward_det: float              # det J_x (nan if not square)
+    forward_sigma_min: float
+    forward_ratio: float            # sigma_min / sigma_max of J_x
+    condition_number: float         # kappa(J), J = J_q^-1 J_x (inf at an inverse singularity)
+
+    @property
+    def dexterity(self) -> float:
+        """1 / kappa(J), in [0, 1]."""
+        return 0.0 if not np.isfinite(self.condition_number) else 1.0 / self.condition_number
+
+    @property
+    def singular(self) -> bool:
+        return self.classification != "regular"
+
+
+def _svd_stats(A):
+    s = np.linalg.svd(A, compute_uv=False)
+    det = float(np.linalg.det(A)) if A.shape[0] == A.shape[1] else float("nan")
+    return det, float(s[-1]), float(s[-1] / s[0]) if s[0] > 0 else 0.0
+
+
+def singularity(kin: ParallelKinematics, pose: Pose, tol: float = SINGULAR_TOL) -> SingularityReport:
+    """Classify the pose (see module docstring). Does not check joint limits."""
+    Jx, Jq = kin.jacobian_xq(pose)
+    fdet, fmin, fratio = _svd_stats(Jx)
+    idet, imin, iratio = _svd_stats(Jq)
+    inv, fwd = iratio < tol, fratio < tol
+    cls = "combined" if inv and fwd else "inverse" if inv else "forward" if fwd else "regular"
+    if inv:
+        kappa = float("inf")
+    else:
+        kappa = float(np.linalg.cond(np.linalg.solve(Jq, Jx) if Jq.shape[0] == Jq.shape[1]
+                                     else np.linalg.lstsq(Jq, Jx, rcond=None)[0]))
+    return SingularityReport(cls, idet, imin, iratio, fdet, fmin, fratio, kappa)
+
+
+def dexterity(kin: ParallelKinematics, pose: Pose) -> float:
+    """1 / kappa(J) with J in SI units (m, rad): 1 is isotropic, 0 singular."""
+    s = np.linalg.svd(kin.jacobian(pose), compute_uv=False)
+    return float(s[-1] / s[0]) if s[0] > 0 else 0.0
+
+
+def actuator_stiffness(kin: ParallelKinematics) -> np.ndarray:
+    """Per-actuator stiffness k_i (N/m or Nm/rad) from config ``actuators: {stiffness: ...}``."""
+    act = kin.model.config.get("actuators") or {}
+    if "stiffness" not in act:
+        raise InvalidModelError(f"robot '{kin.model.name}' config has no actuators.stiffness")
+    k = np.broadcast_to(np.asarray(act["stiffness"], dtype=float), (kin.model.n_actuated,)).copy()
+    if np.any(k <= 0):
+        raise InvalidModelError(f"actuator stiffness must be positive, got {k}")
+    return k
+
+
+def stiffness(kin: ParallelKinematics, pose: Pose) -> np.ndarray:
+    """Cartesian stiffness K = J^T diag(k) J (Taghirad, ch. Jacobian: stiffness analysis)."""
+    J = kin.jacobian(pose)
+    return J.T @ (actuator_stiffness(kin)[:, None] * J)
+
+
+def compliance(kin: ParallelKinematics, pose: Pose) -> np.ndarray:
+    """C = K^-1; raises SingularConfigurationError where K is singular (forward singularity)."""
+    K = stiffness(kin, pose)
+    s = np.linalg.svd(K, compute_uv=False)
+    if s[-1] <= SINGULAR_TOL * s[0]:
+        raise SingularConfigurationError(f"stiffness matrix is singular: sigma_min/sigma_max = "
+                                         f"{s[-1] / s[0]:.3g} < {SINGULAR_TOL:g}")
+    return np.linalg.inv(K)

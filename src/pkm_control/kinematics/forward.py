@@ -1,0 +1,89 @@
+"""Forward kinematics: actuated joint positions -> platform pose, by damped Newton.
+
+The iteration uses only the family's analytic ``actuated`` and ``jacobian``, so
+it works for every robot (least squares when actuation is redundant). It starts
+from a guess and takes the small steps of a local solver, so it converges to the
+assembly branch nearest the guess; warm-starting from the last pose costs one or
+two iterations.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import ConvergenceError, UnreachablePoseError, check_vector
+from .base import ParallelKinematics
+from .task_space import Pose
+
+
+@dataclass(frozen=True)
+class FKResult:
+    pose: Pose
+    iterations: int
+    residual: float          # |q_a(pose) - q_a| (m or rad), Euclidean
+
+
+def forward_kinematics(kin: ParallelKinematics, q_actuated, guess: Pose, tol: float = 1e-12,
+                       max_iter: int = 50, damping: float = 1e-12, check_limits: bool = True) -> FKResult:
+    """Platform pose whose actuated joints equal ``q_actuated``, nearest to ``guess``.
+
+    Damped Gauss-Newton: dx = -(J^T J + lambda I)^-1 J^T r with r = q_a(x) - q_a,
+    halving the step while it does not reduce |r| or leaves the reachable set.
+    Converged when |r| <= tol (redundant robots: when the step is below
+    tol as well, the residual then being the least-squares misfit).
+    """
+    qa = check_vector(f"actuated joint positions ({', '.join(kin.model.actuated_joints)})",
+                      q_actuated, kin.model.n_actuated)
+    pose = guess.validated()
+    task = kin.task
+    n = task.dim
+
+    def residual(p):
+        try:
+            return kin.actuated(p) - qa
+        except UnreachablePoseError:
+            return None
+
+    r = residual(pose)
+    if r is None:
+        raise ConvergenceError("forward kinematics: the initial guess is not an assembly of the mechanism")
+    rn = float(np.sqrt(r @ r))
+    square = kin.model.n_actuated == n
+    for it in range(1, max_iter + 1):
+        if rn <= tol:
+            return _finish(kin, pose, it - 1, rn, check_limits)
+        J = kin.jacobian(pose)
+        if square:
+            try:
+                dx = -np.linalg.solve(J, r)
+            except np.linalg.LinAlgError:
+                dx = -np.linalg.solve(J.T @ J + damping * np.eye(n), J.T @ r)
+        else:
+            dx = -np.linalg.solve(J.T @ J + damping * np.eye(n), J.T @ r)
+        step = 1.0
+        while step > 1e-6:
+            cand = task.retract(pose, step * dx)
+            rc = residual(cand)
+            if rc is not None:
+                rcn = float(np.sqrt(rc @ rc))
+                if rcn < rn or (not square and rcn <= rn * (1 + 1e-12)):
+                    break
+            step *= 0.5
+        else:
+            raise ConvergenceError(f"forward kinematics stalled after {it} iterations: residual {rn:.3g} "
+                                   f"> tolerance {tol:.3g} (singular configuration or no assembly nearby)")
+        pose, r, rn = cand, rc, rcn
+        if not square and float(np.sqrt(dx @ dx)) * step <= tol:
+            return _finish(kin, pose, it, rn, check_limits)
+    if rn <= tol:
+        return _finish(kin, pose, max_iter, rn, check_limits)
+    raise ConvergenceError(f"forward kinematics did not converge in {max_iter} iterations: "
+                           f"residual {rn:.3g} > tolerance {tol:.3g}")
+
+
+def _finish(kin, pose, iterations, rn, check_limits):
+    if check_limits:
+        kin.inverse(pose)  # raises JointLimitError if a passive joint is out of range
+    return FKResult(pose, iterations, rn)

@@ -1,0 +1,114 @@
+"""Workspace sampling: random reachable poses, slices and volumes with dexterity.
+
+The sampling box is the config's ``workspace: {lower, upper}`` in task
+coordinates. Reachability is the family's ``inverse_batch`` (geometry and every
+joint limit); dexterity is 1/kappa(J) per reachable sample.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import InvalidInputError, InvalidModelError
+from .analysis import dexterity, singularity
+from .base import ParallelKinematics
+from .task_space import Pose, rpy_to_matrix, rot_z
+
+
+def workspace_box(kin: ParallelKinematics):
+    """(lower, upper) task-coordinate box from the config."""
+    ws = kin.model.config.get("workspace") or {}
+    try:
+        lo = np.asarray(ws["lower"], float)
+        hi = np.asarray(ws["upper"], float)
+    except KeyError as exc:
+        raise InvalidModelError(f"robot '{kin.model.name}' config has no workspace.{exc.args[0]}") from exc
+    if lo.shape != (kin.task.dim,) or hi.shape != lo.shape or np.any(hi < lo):
+        raise InvalidModelError(f"workspace box of '{kin.model.name}' must be two vectors of {kin.task.dim} "
+                                f"with lower <= upper, got {lo} / {hi}")
+    return lo, hi
+
+
+def coords_to_arrays(task, X):
+    """Batched task coordinates (N, n) -> positions (N, 3), rotations (N, 3, 3)."""
+    X = np.asarray(X, float)
+    N = X.shape[0]
+    if task.kind == "spatial":
+        R = np.stack([rpy_to_matrix(*x[3:]) for x in X]) if N else np.zeros((0, 3, 3))
+        return X[:, :3].copy(), R
+    if task.kind == "translation":
+        return X.copy(), np.broadcast_to(np.eye(3), (N, 3, 3)).copy()
+    P = np.column_stack([X[:, 0], X[:, 1], np.zeros(N)])
+    return P, np.stack([rot_z(task.alpha_sign * a) for a in X[:, 2]]) if N else np.zeros((0, 3, 3))
+
+
+def random_poses(kin: ParallelKinematics, n: int, rng: np.random.Generator, min_ratio: float = 1e-3,
+                 box=None) -> list[Pose]:
+    """n random poses in the workspace box that are reachable (all limits) and not near-singular.
+
+    min_ratio: the smallest sigma_min/sigma_max accepted for J_x and J_q.
+    """
+    lo, hi = box if box is not None else workspace_box(kin)
+    out: list[Pose] = []
+    for _ in range(200):
+        X = lo + (hi - lo) * rng.random((max(4 * n, 64), kin.task.dim))
+        P, R = coords_to_arrays(kin.task, X)
+        _, ok = kin.inverse_batch(P, R)
+        for i in np.flatnonzero(ok):
+            pose = Pose(P[i], R[i])
+            rep = singularity(kin, pose)
+            if min(rep.inverse_ratio, rep.forward_ratio) >= min_ratio:
+                out.append(pose)
+                if len(out) == n:
+                    return out
+    raise InvalidModelError(f"could not find {n} reachable regular poses of '{kin.model.name}' "
+                            f"in its workspace box (found {len(out)})")
+
+
+@dataclass(frozen=True)
+class WorkspaceResult:
+    axes: tuple                 # names of the varied coordinates
+    grids: tuple                # 1-D grids of the varied coordinates
+    coords: np.ndarray          # (N, n) task coordinates of every sample
+    reachable: np.ndarray       # (N,) bool
+    dexterity: np.ndarray       # (N,) 1/kappa(J), nan where unreachable
+
+    @property
+    def reachable_fraction(self) -> float:
+        return float(self.reachable.mean()) if self.reachable.size else 0.0
+
+    def dexterity_stats(self) -> dict:
+        d = self.dexterity[self.reachable]
+        if d.size == 0:
+            return {"min": float("nan"), "mean": float("nan"), "median": float("nan"), "max": float("nan")}
+        return {"min": float(d.min()), "mean": float(d.mean()), "median": float(np.median(d)),
+                "max": float(d.max())}
+
+
+def sample_workspace(kin: ParallelKinematics, vary, fixed, resolution: int, progress=None) -> WorkspaceResult:
+    """Grid over the coordinates named in ``vary`` (box limits), others at ``fixed`` (task coords).
+
+    progress: optional callable wrapping an iterable (e.g. tqdm) for the dexterity loop.
+    """
+    names = kin.task.names
+    for a in vary:
+        if a not in names:
+            raise InvalidInputError(f"coordinate '{a}' is not a task coordinate of '{kin.model.name}' ({names})")
+    if resolution < 2:
+        raise InvalidInputError(f"resolution must be >= 2, got {resolution}")
+    lo, hi = workspace_box(kin)
+    idx = [names.index(a) for a in vary]
+    grids = tuple(np.linspace(lo[i], hi[i], resolution) for i in idx)
+    mesh = np.meshgrid(*grids, indexing="ij")
+    X = np.tile(np.asarray(fixed, float), (mesh[0].size, 1))
+    for i, m in zip(idx, mesh):
+        X[:, i] = m.ravel()
+    P, R = coords_to_arrays(kin.task, X)
+    _, ok = kin.inverse_batch(P, R)
+    dex = np.full(len(X), np.nan)
+    it = np.flatnonzero(ok)
+    for i in (progress(it) if progress else it):
+        dex[i] = dexterity(kin, Pose(P[i], R[i]))
+    return WorkspaceResult(tuple(vary), grids, X, ok, dex)
