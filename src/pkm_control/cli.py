@@ -1,0 +1,338 @@
+"""The ``pkm`` command: robot info, kinematics, workspace, benchmarks and the demo.
+
+Units are SI and radians unless ``--deg`` is given (then every angle, in and out,
+is in degrees). Task coordinates are the robot's own (``pkm info --robot R``):
+x y z roll pitch yaw for the 6-DoF machines with roll/pitch/yaw ZYX Euler angles
+(R = Rz(yaw) Ry(pitch) Rx(roll), the URDF rpy convention), x y z for the DELTA,
+x y alpha for the planar robot.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+import numpy as np
+
+from .errors import PkmError
+
+EXAMPLES = """examples:
+  pkm info                                   list the robots and their variants
+  pkm info --robot stewart --variant 3-6     task coordinates, joints, home pose
+  pkm ik --robot palida --pose 0 0 -0.9 0 0 5 --deg
+  pkm fk --robot delta --joints 0.3 0.3 0.3 --json
+  pkm jacobian --robot lopes --pose 0 0 2.0 0 0 0
+  pkm workspace --robot stewart --vary x y --resolution 41 --plot ws.png
+  pkm bench kinematics
+  pkm demo
+"""
+
+
+# ----------------------------------------------------------------------------- helpers
+
+def _kin(args):
+    from .kinematics import robot_kinematics
+
+    return robot_kinematics(args.robot, args.variant)
+
+
+def _angular_mask(kin):
+    m = np.zeros(kin.task.dim, bool)
+    m[list(kin.task.angular)] = True
+    return m
+
+
+def _revolute_mask(clm):
+    model = clm.model
+    return np.array([model.joints[model.getJointId(n)].shortname().startswith("JointModelR")
+                     for n in clm.joint_names])
+
+
+def _task_in(kin, values, deg, what):
+    x = np.asarray(values, float)
+    if x.shape != (kin.task.dim,):
+        raise SystemExit(f"pkm: {what} needs {kin.task.dim} values ({' '.join(kin.task.names)}), got {len(x)}")
+    if deg:
+        x = np.where(_angular_mask(kin), np.radians(x), x)
+    return x
+
+
+def _task_out(kin, x, deg):
+    return np.where(_angular_mask(kin), np.degrees(x), x) if deg else np.asarray(x)
+
+
+def _joints_out(clm, q, deg):
+    return np.where(_revolute_mask(clm), np.degrees(q), q) if deg else np.asarray(q)
+
+
+def _emit(args, data, text):
+    if args.json:
+        print(json.dumps(data, indent=2, default=lambda o: o.tolist() if hasattr(o, "tolist") else str(o)))
+    else:
+        print(text)
+
+
+def _fmt(v, width=11, prec=6):
+    return " ".join(f"{x:{width}.{prec}g}" for x in np.atleast_1d(v))
+
+
+def _residual(clm, q):
+    from .description import closure_residual
+
+    r = closure_residual(clm, clm.create_data(), q)
+    return float(np.abs(r).max()) if r.size else 0.0
+
+
+# ----------------------------------------------------------------------------- commands
+
+def cmd_info(args):
+    from .description import load_robot, robot_names, robot_variants
+
+    if not args.robot:
+        rows = {name: robot_variants(name) for name in robot_names()}
+        text = "robots (variants; the first is the default):\n" + "\n".join(
+            f"  {n:18s} {', '.join(v) if any(v) else '-'}" for n, v in rows.items())
+        return _emit(args, {"robots": rows}, text)
+    kin = _kin(args)
+    clm = load_robot(args.robot, args.variant)
+    home = np.asarray(clm.config.get("home"), float)
+    data = {
+        "robot": clm.name, "variant": clm.variant, "dof": kin.task.dim,
+        "task_coordinates": list(kin.task.names), "task_velocity": list(kin.task.velocity_names),
+        "angles": "degrees" if args.deg else "radians",
+        "actuated_joints": list(clm.actuated_joints), "platform_joints": list(clm.platform_joints),
+        "passive_joints": [clm.joint_names[i] for i in clm.passive_idx],
+        "joints": list(clm.joint_names), "closures": [c.name for c in clm.closures],
+        "constraint_rows": clm.n_constraints, "home": _task_out(kin, home, args.deg),
+    }
+    text = "\n".join([
+        f"robot {clm.name}" + (f" (variant {clm.variant})" if clm.variant else ""),
+        f"  degrees of freedom : {kin.task.dim} ({kin.task.kind})",
+        f"  task coordinates   : {' '.join(kin.task.names)}",
+        f"  task velocity      : {' '.join(kin.task.velocity_names)}",
+        f"  home pose          : {_fmt(data['home'])}" + ("  (deg)" if args.deg else ""),
+        f"  actuated joints    : {' '.join(clm.actuated_joints)}",
+        f"  platform joints    : {' '.join(clm.platform_joints)}",
+        f"  passive joints     : {' '.join(data['passive_joints'])}",
+        f"  all joints ({len(clm.joint_names)})    : {' '.join(clm.joint_names)}",
+        f"  closures           : {len(clm.closures)} ({clm.n_constraints} constraint rows)",
+    ])
+    _emit(args, data, text)
+
+
+def cmd_ik(args):
+    kin = _kin(args)
+    clm = kin.model
+    pose = kin.task.pose(_task_in(kin, args.pose, args.deg, "--pose"))
+    twist = None if args.twist is None else _task_in(kin, args.twist, args.deg, "--twist")
+    accel = None if args.accel is None else _task_in(kin, args.accel, args.deg, "--accel")
+    if accel is not None and twist is None:
+        twist = np.zeros(kin.task.dim)
+    m = kin.inverse(pose, twist, accel)
+    res = _residual(clm, m.q)
+    act = set(clm.actuated_idx.tolist())
+    q = _joints_out(clm, m.q, args.deg)
+    v = None if m.v is None else _joints_out(clm, m.v, args.deg)
+    a = None if m.a is None else _joints_out(clm, m.a, args.deg)
+    joints = [{"name": n, "actuated": i in act, "position": q[i],
+               **({} if v is None else {"velocity": v[i]}), **({} if a is None else {"acceleration": a[i]})}
+              for i, n in enumerate(clm.joint_names)]
+    head = f"{'joint':22s} {'act':3s} {'position':>12s}" + ("" if v is None else f" {'velocity':>12s}") + \
+        ("" if a is None else f" {'acceleration':>12s}")
+    lines = [head] + [f"{j['name']:22s} {'*' if j['actuated'] else ' ':3s} {j['position']:12.6g}"
+                      + ("" if v is None else f" {j['velocity']:12.6g}")
+                      + ("" if a is None else f" {j['acceleration']:12.6g}") for j in joints]
+    unit = "deg for revolute joints" if args.deg else "m / rad"
+    lines.append(f"closure residual: {res:.3g} m   (* = actuated; {unit})")
+    _emit(args, {"robot": clm.name, "variant": clm.variant, "joints": joints, "closure_residual": res}, "\n".join(lines))
+
+
+def cmd_fk(args):
+    from .kinematics.forward import forward_kinematics
+
+    kin = _kin(args)
+    clm = kin.model
+    qa = np.asarray(args.joints, float)
+    if qa.shape != (clm.n_actuated,):
+        raise SystemExit(f"pkm: --joints needs {clm.n_actuated} values ({' '.join(clm.actuated_joints)})")
+    if args.deg:
+        qa = np.where(_revolute_mask(clm)[clm.actuated_idx], np.radians(qa), qa)
+    guess = np.asarray(clm.config["home"], float) if args.guess is None else _task_in(kin, args.guess, args.deg,
+                                                                                       "--guess")
+    res = forward_kinematics(kin, qa, kin.task.pose(guess))
+    x = _task_out(kin, kin.task.coordinates(res.pose), args.deg)
+    text = "\n".join([f"pose ({' '.join(kin.task.names)}): {_fmt(x)}",
+                      f"iterations: {res.iterations}   residual: {res.residual:.3g}"])
+    _emit(args, {"robot": clm.name, "variant": clm.variant, "pose": dict(zip(kin.task.names, x)),
+                 "iterations": res.iterations, "residual": res.residual}, text)
+
+
+def cmd_jacobian(args):
+    from .kinematics.analysis import singularity
+
+    kin = _kin(args)
+    pose = kin.task.pose(_task_in(kin, args.pose, args.deg, "--pose"))
+    kin.inverse(pose)  # reachability and limits first: a clear error beats a Jacobian of nothing
+    J = kin.jacobian(pose)
+    rep = singularity(kin, pose)
+    text = "\n".join(
+        [f"J (qdot_a = J [{' '.join(kin.task.velocity_names)}]), SI units:"]
+        + [f"  {a:18s} {_fmt(row, 10, 4)}" for a, row in zip(kin.model.actuated_joints, J)]
+        + [f"condition number: {rep.condition_number:.4g}   dexterity 1/kappa: {rep.dexterity:.4g}",
+           f"singularity: {rep.classification}  (J_q: det {rep.inverse_det:.3g}, sigma_min {rep.inverse_sigma_min:.3g};"
+           f" J_x: det {rep.forward_det:.3g}, sigma_min {rep.forward_sigma_min:.3g})"])
+    _emit(args, {"robot": kin.model.name, "variant": kin.model.variant, "jacobian": J,
+                 "task_velocity": list(kin.task.velocity_names), "actuated_joints": list(kin.model.actuated_joints),
+                 "condition_number": rep.condition_number, "dexterity": rep.dexterity,
+                 "singularity": rep.__dict__}, text)
+
+
+def cmd_workspace(args):
+    from tqdm import tqdm
+
+    from .kinematics.workspace import sample_workspace
+
+    kin = _kin(args)
+    names = kin.task.names
+    vary = args.vary or (["x", "y", "z"] if args.volume else list(names[:2]))
+    fixed = np.asarray(kin.model.config["home"], float) if args.fixed is None else \
+        _task_in(kin, args.fixed, args.deg, "--fixed")
+    res = sample_workspace(kin, vary, fixed, args.resolution,
+                           progress=None if args.json else (lambda it: tqdm(it, desc="dexterity", unit="pose",
+                                                                            file=sys.stderr)))
+    stats = res.dexterity_stats()
+    text = "\n".join([
+        f"{kin.model.name}: {len(res.coords)} samples over {' x '.join(vary)} "
+        f"(others at {_fmt(_task_out(kin, fixed, args.deg), 8, 4)})",
+        f"reachable fraction: {res.reachable_fraction:.3f}",
+        "dexterity 1/kappa(J): " + "  ".join(f"{k} {v:.4g}" for k, v in stats.items())])
+    if args.plot:
+        _plot_workspace(kin, res, args.plot, args.deg)
+        text += f"\nplot: {args.plot}"
+    _emit(args, {"robot": kin.model.name, "variant": kin.model.variant, "vary": vary, "samples": len(res.coords),
+                 "reachable_fraction": res.reachable_fraction, "dexterity": stats,
+                 "plot": args.plot}, text)
+
+
+def _plot_workspace(kin, res, path, deg):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = list(kin.task.names)
+    cols = [names.index(a) for a in res.axes]
+    X = _task_out(kin, res.coords.T, deg).T if deg else res.coords
+    fig = plt.figure(figsize=(6, 5))
+    if len(cols) >= 3:
+        ax = fig.add_subplot(projection="3d")
+        sc = ax.scatter(*(X[res.reachable][:, c] for c in cols[:3]), c=res.dexterity[res.reachable], s=4,
+                        cmap="viridis", vmin=0)
+        ax.set_zlabel(res.axes[2])
+    else:
+        ax = fig.add_subplot()
+        grid = res.dexterity.reshape(len(res.grids[0]), -1)
+        g0, g1 = (np.degrees(g) if deg and a in ("roll", "pitch", "yaw", "alpha") else g
+                  for g, a in zip(res.grids, res.axes))
+        sc = ax.pcolormesh(g0, g1, grid.T, cmap="viridis", vmin=0, shading="nearest")
+        ax.set_aspect("equal" if all(a in ("x", "y", "z") for a in res.axes) else "auto")
+    ax.set_xlabel(res.axes[0])
+    ax.set_ylabel(res.axes[1])
+    fig.colorbar(sc, ax=ax, label="dexterity 1/kappa(J) (blank: unreachable)")
+    ax.set_title(f"{kin.model.name} {kin.model.variant}: reachable {res.reachable_fraction:.0%}")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def cmd_bench(args):
+    from .bench import bench_kinematics
+
+    if args.what == "kinematics":
+        bench_kinematics(args.robot, samples=args.samples, as_json=args.json)
+
+
+def cmd_demo(args):
+    from .bench import kinematics_tour
+
+    kinematics_tour(as_json=args.json, deg=args.deg)
+
+
+# ----------------------------------------------------------------------------- parser
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="pkm", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter, epilog=EXAMPLES)
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    def add(name, func, help_, desc=None, robot=True, robot_required=True):
+        sp = sub.add_parser(name, help=help_, description=desc or help_,
+                            formatter_class=argparse.RawDescriptionHelpFormatter)
+        if robot:
+            sp.add_argument("--robot", required=robot_required,
+                            help="robot id: stewart, palida, lopes, delta, planar_redundant (see `pkm info`)")
+            sp.add_argument("--variant", default=None,
+                            help="robot variant, e.g. 3-6 for stewart, nonredundant for planar_redundant "
+                                 "(default: the robot's default variant)")
+        sp.add_argument("--json", action="store_true", help="machine-readable JSON on stdout")
+        sp.add_argument("--deg", action="store_true", help="angles in degrees instead of radians (in and out)")
+        sp.set_defaults(func=func)
+        return sp
+
+    add("info", cmd_info, "degrees of freedom, task coordinates, joints and home pose of a robot",
+        "Without --robot: list the robots and their variants.", robot_required=False)
+
+    sp = add("ik", cmd_ik, "inverse kinematics: platform pose -> every joint (actuated ones marked)",
+             "Inverse kinematics of all joints, actuated and passive, with the closure residual.\n"
+             "With --twist (and --accel) also the joint velocities (and accelerations).")
+    sp.add_argument("--pose", nargs="+", type=float, required=True, metavar="X",
+                    help="task coordinates (x y z roll pitch yaw | x y z | x y alpha), m and rad")
+    sp.add_argument("--twist", nargs="+", type=float, metavar="V",
+                    help="task velocity: (vx vy vz wx wy wz) in the base frame | (vx vy vz) | (vx vy alpha_dot)")
+    sp.add_argument("--accel", nargs="+", type=float, metavar="A", help="task acceleration, same layout as --twist")
+
+    sp = add("fk", cmd_fk, "forward kinematics: actuated joint positions -> platform pose (damped Newton)",
+             "Forward kinematics by damped Newton from a guess (default: the home pose);\n"
+             "converges to the assembly branch nearest the guess and reports iterations and residual.")
+    sp.add_argument("--joints", nargs="+", type=float, required=True, metavar="Q",
+                    help="actuated joint positions, in the order of `pkm info` (m, or rad / deg for revolute)")
+    sp.add_argument("--guess", nargs="+", type=float, metavar="X", help="initial pose, task coordinates")
+
+    sp = add("jacobian", cmd_jacobian, "Jacobian J (qdot_a = J xdot), condition number and singularity class")
+    sp.add_argument("--pose", nargs="+", type=float, required=True, metavar="X", help="task coordinates")
+
+    sp = add("workspace", cmd_workspace, "sample a workspace slice or volume: reachable fraction and dexterity",
+             "Samples a grid over the config's workspace box (all joint limits enforced) and reports the\n"
+             "reachable fraction and statistics of the dexterity 1/kappa(J), with a progress bar.")
+    sp.add_argument("--vary", nargs="+", metavar="COORD",
+                    help="task coordinates to grid (default: the first two, or x y z with --volume)")
+    sp.add_argument("--volume", action="store_true", help="grid x y z (a volume) instead of a slice")
+    sp.add_argument("--fixed", nargs="+", type=float, metavar="X",
+                    help="values of the other coordinates (default: home pose)")
+    sp.add_argument("--resolution", type=int, default=41, help="grid points per varied coordinate (default 41)")
+    sp.add_argument("--plot", metavar="PNG", help="save a dexterity map to this PNG file")
+
+    sp = add("bench", cmd_bench, "benchmarks that print timings and ratios against a baseline run alongside",
+             robot=False)
+    sp.add_argument("what", choices=["kinematics"], help="what to benchmark")
+    sp.add_argument("--robot", nargs="+", default=None, help="robots to run (default: all)")
+    sp.add_argument("--samples", type=int, default=100_000, help="poses for the batched IK throughput (default 1e5)")
+
+    add("demo", cmd_demo, "kinematics tour of every robot: IK, FK, condition number, singularity status",
+        robot=False)
+    return p
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        args.func(args)
+    except PkmError as exc:
+        print(f"pkm: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
