@@ -1,0 +1,323 @@
+"""Packaging checks: package.xml, setup.py/setup.cfg, paths.py, colcon builds.
+
+The colcon tests build the repository in a throw-away workspace
+(<tmp>/src/pkm_control -> this checkout), once with `colcon build` and once
+with `colcon build --symlink-install`, then check the install space the way a
+user would use it: `source install/setup.bash` and import / run from there.
+"""
+
+import ast
+import configparser
+import json
+import os
+import re
+import runpy
+import shutil
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+PKG = 'pkm_control'
+DATA_DIRS = ('launch', 'config', 'urdf', 'rviz')
+VENV_BIN = Path(sys.executable).parent
+
+
+def _data_files_in(directory):
+    """Files below REPO/directory that must be installed (same filter as setup.py)."""
+    found = []
+    root = REPO / directory
+    for dirpath, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if d != '__pycache__' and not d.startswith('.')]
+        for f in files:
+            if f.startswith('.') or f.endswith(('.pyc', '.pyo', '~', '.swp', '.orig', '.rej')):
+                continue
+            found.append((Path(dirpath) / f).relative_to(REPO).as_posix())
+    return sorted(found)
+
+
+@pytest.fixture(scope='module')
+def setup_kwargs():
+    """The keyword arguments setup.py passes to setuptools.setup()."""
+    import setuptools
+
+    captured = {}
+    old_setup, old_cwd = setuptools.setup, os.getcwd()
+    setuptools.setup = lambda **kw: captured.update(kw)
+    try:
+        os.chdir(REPO)
+        runpy.run_path(str(REPO / 'setup.py'), run_name='__main__')
+    finally:
+        setuptools.setup = old_setup
+        os.chdir(old_cwd)
+    return captured
+
+
+# --------------------------------------------------------------------------
+# package.xml, setup.py, setup.cfg
+
+
+def test_package_xml_declares_ament_python_and_dependencies(setup_kwargs):
+    root = ET.parse(REPO / 'package.xml').getroot()
+    assert root.tag == 'package' and root.get('format') == '3'
+    assert root.findtext('name') == PKG
+    assert root.findtext('version') == setup_kwargs['version']
+    assert root.findtext('export/build_type') == 'ament_python'
+    assert [e.text for e in root.findall('buildtool_depend')] == ['ament_python']
+    assert root.find('maintainer').get('email')
+    assert root.findtext('license')
+    deps = {e.text for tag in ('depend', 'exec_depend') for e in root.findall(tag)}
+    required = {
+        'rclpy', 'std_msgs', 'sensor_msgs', 'geometry_msgs', 'trajectory_msgs',
+        'visualization_msgs', 'std_srvs', 'diagnostic_msgs', 'rosgraph_msgs',
+        'python3-numpy', 'python3-scipy', 'python3-yaml', 'pinocchio', 'xacro',
+    }
+    assert required <= deps, f'missing in package.xml: {sorted(required - deps)}'
+    tests = {e.text for tag in ('depend', 'test_depend') for e in root.findall(tag)}
+    assert 'python3-pytest' in tests
+
+    catkin_pkg = pytest.importorskip('catkin_pkg.package', reason='catkin_pkg not installed')
+    pkg = catkin_pkg.parse_package(str(REPO / 'package.xml'))  # validates the manifest
+    assert pkg.name == PKG and pkg.package_format == 3
+
+
+def test_setup_py_layout_and_entry_point(setup_kwargs):
+    assert setup_kwargs['name'] == PKG
+    assert setup_kwargs['package_dir'] == {'': 'src'}
+    assert 'pkm = pkm_control.cli:main' in setup_kwargs['entry_points']['console_scripts']
+    # every directory of src/pkm_control holding Python files must be an
+    # installed package, else `colcon build` (no symlinks) silently drops it
+    expected = sorted(
+        '.'.join(d.relative_to(REPO / 'src').parts)
+        for d in [REPO / 'src' / PKG, *(REPO / 'src' / PKG).rglob('*')]
+        if d.is_dir() and d.name != '__pycache__' and any(d.glob('*.py'))
+    )
+    missing_init = [p for p in expected if not (REPO / 'src' / p.replace('.', '/') / '__init__.py').exists()]
+    assert not missing_init, f'directories with .py files but no __init__.py: {missing_init}'
+    assert sorted(setup_kwargs['packages']) == expected
+
+
+def test_setup_py_data_files_cover_data_directories(setup_kwargs):
+    installed = {}
+    for destination, files in setup_kwargs['data_files']:
+        for f in files:
+            installed[Path(f).as_posix()] = Path(destination).as_posix()
+    assert installed.get(f'resource/{PKG}') == 'share/ament_index/resource_index/packages'
+    assert installed.get('package.xml') == f'share/{PKG}'
+    assert (REPO / 'resource' / PKG).is_file()
+    for directory in DATA_DIRS:
+        for rel in _data_files_in(directory):
+            assert rel in installed, f'{rel} is not installed by setup.py'
+            assert installed[rel] == f'share/{PKG}/{Path(rel).parent.as_posix()}'
+
+
+def test_setup_cfg_puts_scripts_in_lib_pkg():
+    cfg = configparser.ConfigParser()
+    cfg.read(REPO / 'setup.cfg')
+    assert cfg.get('develop', 'script_dir') == f'$base/lib/{PKG}'
+    assert cfg.get('install', 'install_scripts') == f'$base/lib/{PKG}'
+
+
+def test_ci_entry_point_is_executable():
+    run = REPO / '.ci' / 'run'
+    assert os.access(run, os.X_OK)
+    assert 'make test' in run.read_text()
+
+
+def test_no_rclpy_outside_nodes():
+    offenders = []
+    for path in sorted((REPO / 'src' / PKG).rglob('*.py')):
+        rel = path.relative_to(REPO / 'src' / PKG)
+        if rel.parts[0] == 'nodes':
+            continue
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0:
+                names = [node.module or '']
+            if any(n == 'rclpy' or n.startswith('rclpy.') for n in names):
+                offenders.append(f'{rel}:{node.lineno}')
+    assert not offenders, f'rclpy imported outside nodes/: {offenders}'
+
+
+# --------------------------------------------------------------------------
+# paths.py
+
+
+def test_share_dir_is_source_tree_in_a_checkout(monkeypatch):
+    from pkm_control import paths
+
+    monkeypatch.delenv('PKM_CONTROL_SHARE', raising=False)
+    if Path(paths.__file__).resolve().parents[2] != REPO:
+        pytest.skip(f'pkm_control imported from {paths.__file__}, not from this checkout')
+    assert paths.share_dir() == REPO
+
+
+def test_share_dir_env_override(monkeypatch, tmp_path):
+    from pkm_control import paths
+
+    (tmp_path / 'config').mkdir()
+    (tmp_path / 'config' / 'toy.yaml').write_text('a: 1\n')
+    (tmp_path / 'urdf').mkdir()
+    (tmp_path / 'urdf' / 'toy.urdf.xacro').write_text('<robot/>\n')
+    monkeypatch.setenv('PKM_CONTROL_SHARE', str(tmp_path))
+    assert paths.share_dir() == tmp_path.resolve()
+    assert paths.config_path('toy') == tmp_path.resolve() / 'config' / 'toy.yaml'
+    assert paths.urdf_xacro_path('toy') == tmp_path.resolve() / 'urdf' / 'toy.urdf.xacro'
+    with pytest.raises(FileNotFoundError, match=r'config/nope\.yaml.*available: toy'):
+        paths.config_path('nope')
+    with pytest.raises(ValueError, match='robot name'):
+        paths.config_path('../secret')
+    monkeypatch.setenv('PKM_CONTROL_SHARE', str(tmp_path / 'missing'))
+    with pytest.raises(FileNotFoundError, match='PKM_CONTROL_SHARE'):
+        paths.share_dir()
+
+
+def test_share_dir_ament_index_then_prefix_then_error(monkeypatch, tmp_path):
+    from pkm_control import paths
+
+    monkeypatch.delenv('PKM_CONTROL_SHARE', raising=False)
+    monkeypatch.setattr(paths, '_source_tree', lambda: tmp_path / 'no_source')
+    monkeypatch.setattr(sys, 'prefix', str(tmp_path / 'prefix'))
+    monkeypatch.delenv('AMENT_PREFIX_PATH', raising=False)
+    with pytest.raises(FileNotFoundError) as err:
+        paths.share_dir()
+    for place in ('PKM_CONTROL_SHARE', 'no_source', 'ament', str(tmp_path / 'prefix')):
+        assert place in str(err.value)
+
+    (tmp_path / 'prefix' / 'share' / PKG).mkdir(parents=True)
+    assert paths.share_dir() == tmp_path / 'prefix' / 'share' / PKG
+
+    pytest.importorskip('ament_index_python', reason='ament_index_python not installed')
+    ament = tmp_path / 'ament'
+    (ament / 'share' / 'ament_index' / 'resource_index' / 'packages').mkdir(parents=True)
+    (ament / 'share' / 'ament_index' / 'resource_index' / 'packages' / PKG).touch()
+    (ament / 'share' / PKG).mkdir(parents=True)
+    monkeypatch.setenv('AMENT_PREFIX_PATH', str(ament))
+    assert paths.share_dir() == ament / 'share' / PKG
+
+
+# --------------------------------------------------------------------------
+# colcon build in a temporary workspace, both install modes
+
+
+def _colcon_command():
+    """colcon of this interpreter's environment, or None with the reason."""
+    exe = shutil.which('colcon', path=str(VENV_BIN))
+    try:
+        import colcon_core  # noqa: F401
+        import colcon_ros  # noqa: F401
+    except ImportError as exc:
+        return None, f'colcon with colcon-ros is not installed for {sys.executable} ({exc})'
+    if exe:
+        return [exe], None
+    # e.g. colcon from apt seen through --system-site-packages: same modules,
+    # no script in the venv's bin
+    return [sys.executable, '-c', 'import sys; from colcon_core.command import main; sys.exit(main())'], None
+
+
+def _clean_env():
+    """The caller's environment minus any other pkm_control build or install."""
+    env = dict(os.environ)
+    env.pop('PKM_CONTROL_SHARE', None)
+    for var in ('AMENT_PREFIX_PATH', 'COLCON_PREFIX_PATH', 'PYTHONPATH', 'CMAKE_PREFIX_PATH'):
+        if var in env:
+            kept = [p for p in env[var].split(os.pathsep) if p and PKG not in Path(p).parts]
+            env[var] = os.pathsep.join(kept)
+            if not kept:
+                del env[var]
+    # colcon, pytest and setuptools run with the interpreter of this venv
+    env['PATH'] = str(VENV_BIN) + os.pathsep + env.get('PATH', '')
+    return env
+
+
+PROBE = r'''
+import importlib.metadata as md, json, sys
+import pkm_control, pkm_control.paths as paths
+dist = md.distribution("pkm_control")
+print(json.dumps({
+    "file": pkm_control.__file__,
+    "share": str(paths.share_dir()),
+    "entry_points": sorted(f"{e.name} = {e.value}" for e in dist.entry_points
+                           if e.group == "console_scripts"),
+    "rclpy_loaded": "rclpy" in sys.modules,
+}))
+'''
+
+
+@pytest.fixture(scope='module', params=['copy', 'symlink'], ids=['colcon-build', 'colcon-build-symlink-install'])
+def colcon_ws(request, tmp_path_factory):
+    cmd, reason = _colcon_command()
+    if cmd is None:
+        pytest.skip(reason)
+    if shutil.which('bash') is None:
+        pytest.skip('bash is needed to source install/setup.bash')
+    ws = tmp_path_factory.mktemp(f'ws_{request.param}')
+    (ws / 'src').mkdir()
+    (ws / 'src' / PKG).symlink_to(REPO, target_is_directory=True)
+    env = _clean_env()
+    build = cmd + ['build', '--event-handlers', 'console_direct-', 'summary-']
+    if request.param == 'symlink':
+        build.append('--symlink-install')
+    proc = subprocess.run(build, cwd=ws, env=env, capture_output=True, text=True, timeout=300)
+    log = proc.stdout + proc.stderr
+    if proc.returncode:
+        logs = sorted((ws / 'log').glob('latest_build/pkm_control/stdout_stderr.log'))
+        log += ''.join(p.read_text() for p in logs)
+    assert proc.returncode == 0, f'{" ".join(build)} failed:\n{log}'
+
+    def in_ws(script):
+        return subprocess.run(
+            ['bash', '-c', f'source install/setup.bash && {script}'],
+            cwd=ws, env=env, capture_output=True, text=True, timeout=120)
+
+    return request.param, ws, in_ws
+
+
+def test_colcon_install_space_layout(colcon_ws):
+    mode, ws, _ = colcon_ws
+    prefix = ws / 'install' / PKG
+    share = prefix / 'share' / PKG
+    assert (share / 'package.xml').is_file()
+    assert (prefix / 'share' / 'ament_index' / 'resource_index' / 'packages' / PKG).is_file()
+    script = prefix / 'lib' / PKG / 'pkm'
+    assert script.is_file() and os.access(script, os.X_OK), f'{script} missing ({mode})'
+    assert not (prefix / 'bin').exists(), 'console scripts must go to lib/pkm_control'
+    for directory in DATA_DIRS:
+        files = _data_files_in(directory)
+        if files:
+            assert (share / directory).is_dir()
+        for rel in files:
+            assert (share / rel).is_file(), f'{rel} not installed to {share} ({mode})'
+            if mode == 'symlink':
+                assert (share / rel).resolve() == (REPO / rel).resolve()
+
+
+def test_colcon_install_space_imports(colcon_ws):
+    mode, ws, in_ws = colcon_ws
+    proc = in_ws(f'cd / && python - <<"EOF"\n{PROBE}\nEOF')
+    assert proc.returncode == 0, proc.stderr
+    info = json.loads(proc.stdout.strip().splitlines()[-1])
+    if mode == 'copy':
+        assert info['file'].startswith(str(ws / 'install' / PKG)), info
+        assert info['share'] == str(ws / 'install' / PKG / 'share' / PKG)
+    else:
+        # the symlinked build directory, i.e. the live source
+        assert info['file'].startswith(str(ws / 'build' / PKG / 'src')), info
+        assert Path(info['file']).resolve() == REPO / 'src' / PKG / '__init__.py'
+        assert Path(info['share']) == REPO
+    assert info['entry_points'] == ['pkm = pkm_control.cli:main']
+    assert not info['rclpy_loaded']
+
+
+def test_colcon_installed_pkm_runs(colcon_ws):
+    mode, ws, in_ws = colcon_ws
+    if not (REPO / 'src' / PKG / 'cli.py').exists():
+        pytest.skip('src/pkm_control/cli.py is not written yet')
+    proc = in_ws(f'cd / && {ws}/install/{PKG}/lib/{PKG}/pkm --help')
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert re.search(r'usage', proc.stdout, re.I)
