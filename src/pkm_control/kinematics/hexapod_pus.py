@@ -1,0 +1,389 @@
+"""Analytic kinematics of Lopes' 6-PUS manipulator (seed 001), family ``hexapod_pus``.
+
+Six vertical linear actuators fixed in the base (actuated prismatic joints,
+value l_i = position of the actuator top along z_B), a universal joint on each
+actuator, a fixed-length link L and a spherical joint at the platform (the cut
+joint of the spanning tree).
+
+Geometry (base frame {B}, platform frame {P}; config ``geometry:``)::
+
+    b_i      base point of actuator i (base plane z = 0), actuator top s_i = b_i + l_i z_B
+    p_i      spherical-joint centre in {P};  r_i = R p_i;  P_i = p + r_i
+    d_i      = P_i - b_i
+    a_i      = P_i - s_i = d_i - l_i z_B      (Lopes' a_i, |a_i| = L)
+
+IK (closed form, per leg): rho_i^2 = d_ix^2 + d_iy^2 <= L^2 and, on the branch with
+the links going UP from the actuators to the platform (config ``link_branch: up``;
+the platform at Lopes' P1, z = 2 m, lies above the actuators),
+
+    h_i = a_iz = sqrt(L^2 - rho_i^2),      l_i = d_iz - h_i.
+
+Universal joint: u1 about the actuator axis z (zero = horizontal direction from
+b_i to P_i at the home pose, angle offset g0_i), u2 about the horizontal y axis
+of the cross. The link frame Rz(g0 + u1) Ry(u2) is then exactly Lopes' {L_i}
+(eqs. 49-52: x_L = a_i / L, y_L horizontal, z_L . z_B >= 0):
+
+    u1 = atan2(a'_y, a'_x) with a' = Rz(-g0) a,       u2 = atan2(-h, rho)  (in (-pi/2, 0)).
+
+The tree is gimbal-locked when a link is vertical (rho = 0); the u2 range keeps
+away from it.
+
+Velocity (Taghirad J_x, J_q; Lopes' J_C of eq. 6): a_i . a_i = L^2 gives
+a_i . (v + omega x r_i - l_i' z_B) = 0, i.e.
+
+    h_i l_i' = a_i . v + (r_i x a_i) . omega,   J_q = diag(h_i), J_x rows [a_i^T, (r_i x a_i)^T].
+
+So J_q is singular (inverse singularity: the actuator rate blows up) when a link
+becomes horizontal, h_i = 0, i.e. rho_i = L: the boundary of the reachable set.
+
+Lopes' Euler angles (eqs. 3-4): [x y z psi theta phi] with psi about z, theta about
+the new y', phi about the new x'': R = Rz(psi) Ry(theta) Rx(phi), the same matrix as
+our ZYX rpy with yaw = psi, pitch = theta, roll = phi (only the order of the
+coordinates differs: ours is [x y z roll pitch yaw]). J_A (eq. 9) maps
+[psi' theta' phi'] to omega, T = blockdiag(I, J_A) (eq. 23) and the Euler-angle
+Jacobian of eq. (5) is J_E = J_C T (used so in eqs. 31-32).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..errors import (InvalidInputError, InvalidModelError, JointLimitError, SingularConfigurationError,
+                      UnreachablePoseError)
+from .base import JointMotion, ParallelKinematics
+from .task_space import Pose, TaskSpace
+
+#: relative tolerance on L^2 - rho^2 < 0 still treated as the boundary (h = 0)
+_REACH_TOL = 1e-12
+
+
+class Kinematics(ParallelKinematics):
+    """Lopes' 6-PUS manipulator: vertical actuators, U joint, fixed-length link, S joint."""
+
+    family = "hexapod_pus"
+
+    def __init__(self, clm):
+        cfg = clm.config
+        task = TaskSpace(cfg.get("task_space", "spatial"))
+        if task.kind != "spatial":
+            raise InvalidModelError(f"hexapod_pus needs task_space: spatial, got {task.kind!r}")
+        super().__init__(clm, task)
+        try:
+            geo = cfg["geometry"]
+            rb, rp, L = float(geo["base_radius"]), float(geo["platform_radius"]), float(geo["link_length"])
+            gb = np.radians(np.asarray(geo["base_angles_deg"], float))
+            gp = np.radians(np.asarray(geo["platform_angles_deg"], float))
+            branch = geo.get("link_branch", "up")
+            home = np.asarray(cfg["home"], float)
+            cone = float(cfg["limits"]["spherical_cone"])
+        except (KeyError, TypeError, ValueError) as exc:
+            raise InvalidModelError(f"robot '{clm.name}': incomplete hexapod_pus config ({exc!r})") from exc
+        n = 6
+        if gb.shape != (n,) or gp.shape != (n,):
+            raise InvalidModelError("hexapod_pus needs six base_angles_deg and six platform_angles_deg")
+        if branch != "up":
+            raise InvalidModelError(f"hexapod_pus implements link_branch 'up' only, got {branch!r}")
+        self.n_legs = n
+        self.L = L
+        self.L2 = L * L
+        self._inv_L2 = 1.0 / (L * L)
+        self.base_points = np.array([rb * np.cos(gb), rb * np.sin(gb), np.zeros(n)])      # (3, 6)
+        self.platform_points = np.array([rp * np.cos(gp), rp * np.sin(gp), np.zeros(n)])  # (3, 6) in {P}
+        # u1 zero direction: horizontal direction from b_i to P_i at home (same formula as the xacro)
+        g0 = np.arctan2(home[1] + rp * np.sin(gp + home[5]) - self.base_points[1],
+                        home[0] + rp * np.cos(gp + home[5]) - self.base_points[0])
+        self.u1_offset = g0
+        self._c0, self._s0 = np.cos(g0), np.sin(g0)
+        self.cone_limit = cone
+        self._cos_cone = math.cos(cone)
+        ji = clm.joint_index
+        try:
+            self.idx_prismatic = np.array([ji[f"leg{i}_prismatic"] for i in range(1, n + 1)])
+            self.idx_u1 = np.array([ji[f"leg{i}_u1"] for i in range(1, n + 1)])
+            self.idx_u2 = np.array([ji[f"leg{i}_u2"] for i in range(1, n + 1)])
+            self.idx_platform = np.array([ji[f"platform_{c}"] for c in ("x", "y", "z", "yaw", "pitch", "roll")])
+        except KeyError as exc:
+            raise InvalidModelError(f"robot '{clm.name}' has no joint {exc.args[0]} (hexapod_pus naming)") from exc
+        if list(clm.actuated_idx) != list(self.idx_prismatic):
+            raise InvalidModelError("hexapod_pus: actuated_joints must be leg1_prismatic ... leg6_prismatic in order")
+        self.nv = clm.model.nv
+        self._lo_ip, self._hi_ip = self.lower[self.idx_prismatic], self.upper[self.idx_prismatic]
+        self._lo_u1, self._hi_u1 = self.lower[self.idx_u1], self.upper[self.idx_u1]
+        self._lo_u2, self._hi_u2 = self.lower[self.idx_u2], self.upper[self.idx_u2]
+        for arr in (self.base_points, self.platform_points, self.u1_offset, self._c0, self._s0):
+            arr.setflags(write=False)
+
+    # ------------------------------------------------------------------ core geometry
+    def _legs(self, p, R):
+        """r (3,6), d (3,6), rho2 (6,), h (6,) for one pose; raises UnreachablePoseError."""
+        r = R @ self.platform_points
+        d = r - self.base_points
+        d += p[:, None]
+        dx, dy = d[0], d[1]
+        rho2 = dx * dx + dy * dy
+        s = self.L2 - rho2
+        if s.min() < 0.0:
+            i = int(np.argmin(s))
+            if s[i] < -_REACH_TOL * self.L2:
+                raise UnreachablePoseError(
+                    f"leg {i + 1}: horizontal distance rho = {math.sqrt(rho2[i]):.6g} m from the actuator axis to "
+                    f"the spherical joint exceeds the link length L = {self.L:.6g} m (the link cannot reach)")
+            s = np.maximum(s, 0.0)
+        return r, d, rho2, np.sqrt(s)
+
+    def _check_cone(self, R, d, h):
+        # cos of the angle between the link a_i = (d_x, d_y, h) and the platform normal R e_z
+        c = (R[0, 2] * d[0] + R[1, 2] * d[1] + R[2, 2] * h) * (1.0 / self.L)
+        if c.min() < self._cos_cone:
+            i = int(np.argmin(c))
+            ang = math.acos(max(-1.0, min(1.0, c[i])))
+            raise JointLimitError(f"spherical joint of leg {i + 1}: cone angle between link and platform normal "
+                                  f"= {math.degrees(ang):.6g} deg exceeds the limit {math.degrees(self.cone_limit):.6g} deg "
+                                  f"(config limits.spherical_cone)")
+
+    @staticmethod
+    def _rpy(R):
+        """(roll, pitch, yaw) of R = Rz(yaw) Ry(pitch) Rx(roll), |pitch| < pi/2."""
+        r00, r10, r20 = float(R[0, 0]), float(R[1, 0]), float(R[2, 0])
+        return (math.atan2(float(R[2, 1]), float(R[2, 2])), math.atan2(-r20, math.sqrt(r00 * r00 + r10 * r10)),
+                math.atan2(r10, r00))
+
+    def _jacobian_from(self, r, d, h):
+        dx, dy = d[0], d[1]
+        cx = r[1] * h - r[2] * dy
+        cy = r[2] * dx - r[0] * h
+        cz = r[0] * dy - r[1] * dx
+        return (np.array([dx, dy, h, cx, cy, cz]) / h).T
+
+    # ------------------------------------------------------------------ family interface
+    def inverse(self, pose: Pose, twist=None, accel=None, check_limits: bool = True,
+                jacobian: bool = False) -> JointMotion:
+        pose, twist, accel = self.validate(pose, twist, accel)
+        p, R = pose.position, pose.rotation
+        r, d, rho2, h = self._legs(p, R)
+        dx, dy = d[0], d[1]
+        l = d[2] - h
+        c0, s0 = self._c0, self._s0
+        u1 = np.arctan2(c0 * dy - s0 * dx, c0 * dx + s0 * dy)
+        rho = np.sqrt(rho2)
+        u2 = np.arctan2(-h, rho)
+        roll, pitch, yaw = self._rpy(R)
+        q = np.empty(self.nv)
+        q[self.idx_prismatic] = l
+        q[self.idx_u1] = u1
+        q[self.idx_u2] = u2
+        q[self.idx_platform] = (p[0], p[1], p[2], yaw, pitch, roll)
+        if check_limits:
+            self.check_limits(q)
+            self._check_cone(R, d, h)
+        J = None
+        if jacobian or twist is not None:
+            if h.min() <= 0.0:
+                i = int(np.argmin(h))
+                raise SingularConfigurationError(f"leg {i + 1}: link horizontal (a_z = {h[i]:.3g} m, limit > 0): "
+                                                 "J_q is singular, the actuator rate is unbounded")
+            J = self._jacobian_from(r, d, h)
+        if twist is None:
+            return JointMotion(q, None, None, J if jacobian else None)
+        if rho2.min() <= 1e-24:
+            raise SingularConfigurationError(f"leg {int(np.argmin(rho2)) + 1}: link vertical (rho = 0 m): "
+                                             "the universal joint is gimbal-locked, its rates are undefined")
+        v, w = twist[:3], twist[3:]
+        w0, w1, w2 = float(w[0]), float(w[1]), float(w[2])
+        # r' = w x r, d' = v + w x r
+        wr0 = w1 * r[2] - w2 * r[1]
+        wr1 = w2 * r[0] - w0 * r[2]
+        wr2 = w0 * r[1] - w1 * r[0]
+        ad0, ad1, dd2 = wr0 + v[0], wr1 + v[1], wr2 + v[2]       # a' = (d'_x, d'_y, d'_z - l')
+        inv_h = 1.0 / h
+        ld = (dx * ad0 + dy * ad1 + h * dd2) * inv_h
+        ad2 = dd2 - ld
+        inv_rho2 = 1.0 / rho2
+        u1d = (dx * ad1 - dy * ad0) * inv_rho2
+        rhod = (dx * ad0 + dy * ad1) / rho
+        u2d = (h * rhod - rho * ad2) * self._inv_L2
+        sy, cy, sp, cp = math.sin(yaw), math.cos(yaw), math.sin(pitch), math.cos(pitch)
+        if abs(cp) < 1e-9:
+            raise SingularConfigurationError(f"pitch = {pitch:.6g} rad: ZYX Euler rates are singular at |pitch| = pi/2")
+        rolld = (cy * w0 + sy * w1) / cp
+        pitchd = -sy * w0 + cy * w1
+        yawd = w2 + sp * rolld
+        qd = np.empty(self.nv)
+        qd[self.idx_prismatic] = ld
+        qd[self.idx_u1] = u1d
+        qd[self.idx_u2] = u2d
+        qd[self.idx_platform] = (twist[0], twist[1], twist[2], yawd, pitchd, rolld)
+        if accel is None:
+            return JointMotion(q, qd, None, J if jacobian else None)
+        pa, wa = accel[:3], accel[3:]
+        e0, e1, e2 = float(wa[0]), float(wa[1]), float(wa[2])
+        # c = p'' + w' x r + w x (w x r)
+        c0_ = pa[0] + (e1 * r[2] - e2 * r[1]) + (w1 * wr2 - w2 * wr1)
+        c1_ = pa[1] + (e2 * r[0] - e0 * r[2]) + (w2 * wr0 - w0 * wr2)
+        c2_ = pa[2] + (e0 * r[1] - e1 * r[0]) + (w0 * wr1 - w1 * wr0)
+        ldd = (dx * c0_ + dy * c1_ + h * c2_ + ad0 * ad0 + ad1 * ad1 + ad2 * ad2) * inv_h
+        add2 = c2_ - ldd
+        u1dd = (dx * c1_ - dy * c0_) * inv_rho2 - 2.0 * u1d * rhod / rho
+        rhodd = (ad0 * ad0 + ad1 * ad1 + dx * c0_ + dy * c1_ - rhod * rhod) / rho
+        u2dd = (h * rhodd - rho * add2) * self._inv_L2
+        # Euler accelerations: E [yaw'' pitch'' roll''] = w' - E' [yaw' pitch' roll']
+        f0 = e0 - (-cy * yawd * pitchd + (-sy * cp * yawd - cy * sp * pitchd) * rolld)
+        f1 = e1 - (-sy * yawd * pitchd + (cy * cp * yawd - sy * sp * pitchd) * rolld)
+        f2 = e2 - (-cp * pitchd * rolld)
+        rolldd = (cy * f0 + sy * f1) / cp
+        pitchdd = -sy * f0 + cy * f1
+        yawdd = f2 + sp * rolldd
+        qdd = np.empty(self.nv)
+        qdd[self.idx_prismatic] = ldd
+        qdd[self.idx_u1] = u1dd
+        qdd[self.idx_u2] = u2dd
+        qdd[self.idx_platform] = (accel[0], accel[1], accel[2], yawdd, pitchdd, rolldd)
+        return JointMotion(q, qd, qdd, J if jacobian else None)
+
+    def actuated(self, pose: Pose) -> np.ndarray:
+        r, d, rho2, h = self._legs(pose.position, pose.rotation)
+        return d[2] - h
+
+    def jacobian(self, pose: Pose) -> np.ndarray:
+        """J = J_C (Lopes eq. 6): qdot_a = J [v; omega]."""
+        r, d, rho2, h = self._legs(pose.position, pose.rotation)
+        if h.min() <= 0.0:
+            raise SingularConfigurationError(f"leg {int(np.argmin(h)) + 1}: link horizontal, J_q is singular")
+        return self._jacobian_from(r, d, h)
+
+    def jacobian_xq(self, pose: Pose):
+        """(J_x, J_q): J_q qdot_a = J_x [v; omega]; J_q = diag(a_iz) is singular when a link is horizontal."""
+        r, d, rho2, h = self._legs(pose.position, pose.rotation)
+        dx, dy = d[0], d[1]
+        Jx = np.array([dx, dy, h, r[1] * h - r[2] * dy, r[2] * dx - r[0] * h, r[0] * dy - r[1] * dx]).T
+        return Jx, np.diag(h)
+
+    def _euler_inverse(self, R):
+        """E^-1 with [yaw' pitch' roll'] = E^-1 omega."""
+        roll, pitch, yaw = self._rpy(R)
+        sy, cy, sp, cp = math.sin(yaw), math.cos(yaw), math.sin(pitch), math.cos(pitch)
+        if abs(cp) < 1e-9:
+            raise SingularConfigurationError(f"pitch = {pitch:.6g} rad: ZYX Euler rates are singular at |pitch| = pi/2")
+        return np.array([[sp * cy / cp, sp * sy / cp, 1.0], [-sy, cy, 0.0], [cy / cp, sy / cp, 0.0]])
+
+    def joint_jacobian(self, pose: Pose) -> np.ndarray:
+        """G (nv x 6): qdot = G [v; omega] for every tree joint (platform rows: Euler rates)."""
+        p, R = pose.position, pose.rotation
+        r, d, rho2, h = self._legs(p, R)
+        if h.min() <= 0.0 or rho2.min() <= 1e-24:
+            raise SingularConfigurationError("joint_jacobian: a link is horizontal (J_q singular) or vertical "
+                                             "(U joint gimbal lock)")
+        J = self._jacobian_from(r, d, h)
+        dx, dy = d[0][:, None], d[1][:, None]
+        n = self.n_legs
+        z, o = np.zeros(n), np.ones(n)
+        # rows of d' = D [v; omega], D = [I, -[r]x]
+        Dx = np.array([o, z, z, z, r[2], -r[1]]).T
+        Dy = np.array([z, o, z, -r[2], z, r[0]]).T
+        Dz = np.array([z, z, o, r[1], -r[0], z]).T
+        rho = np.sqrt(rho2)[:, None]
+        u1 = (dx * Dy - dy * Dx) / rho2[:, None]
+        rhod = (dx * Dx + dy * Dy) / rho
+        u2 = (h[:, None] * rhod - rho * (Dz - J)) * self._inv_L2
+        G = np.zeros((self.nv, 6))
+        G[self.idx_prismatic] = J
+        G[self.idx_u1] = u1
+        G[self.idx_u2] = u2
+        G[self.idx_platform[:3], :3] = np.eye(3)
+        G[self.idx_platform[3:], 3:] = self._euler_inverse(R)
+        return G
+
+    def jacobian_dot(self, pose: Pose, twist) -> np.ndarray:
+        """Jdot with qddot_a = J [p''; omega'] + Jdot [v; omega]."""
+        pose, twist, _ = self.validate(pose, twist)
+        r, d, rho2, h = self._legs(pose.position, pose.rotation)
+        J = self._jacobian_from(r, d, h)
+        v, w = twist[:3], twist[3:]
+        w0, w1, w2 = w
+        rd0 = w1 * r[2] - w2 * r[1]
+        rd1 = w2 * r[0] - w0 * r[2]
+        rd2 = w0 * r[1] - w1 * r[0]
+        dx, dy = d[0], d[1]
+        ad0, ad1, dd2 = rd0 + v[0], rd1 + v[1], rd2 + v[2]
+        ld = J @ twist
+        ad2 = dd2 - ld
+        # d/dt [a, r x a] / h
+        a = (dx, dy, h)
+        crx = rd1 * a[2] - rd2 * a[1] + r[1] * ad2 - r[2] * ad1
+        cry = rd2 * a[0] - rd0 * a[2] + r[2] * ad0 - r[0] * ad2
+        crz = rd0 * a[1] - rd1 * a[0] + r[0] * ad1 - r[1] * ad0
+        inv_h = 1.0 / h
+        return (np.array([ad0, ad1, ad2, crx, cry, crz]) * inv_h).T - J * (ad2 * inv_h)[:, None]
+
+    def inverse_batch(self, positions, rotations):
+        """Vectorized IK: (q (N, nv), valid (N,)); valid = reachable and within every limit."""
+        P = np.asarray(positions, dtype=float)
+        R = np.asarray(rotations, dtype=float)
+        if P.ndim != 2 or P.shape[1] != 3 or R.shape != (P.shape[0], 3, 3):
+            raise InvalidInputError(f"inverse_batch needs positions (N, 3) and rotations (N, 3, 3), "
+                                    f"got {P.shape} and {R.shape}")
+        N = P.shape[0]
+        r = R @ self.platform_points                    # (N, 3, 6)
+        d = r - self.base_points
+        d += P[:, :, None]
+        dx, dy, dz = d[:, 0], d[:, 1], d[:, 2]
+        rho2 = dx * dx + dy * dy
+        s = self.L2 - rho2
+        ok = np.all(s >= 0.0, axis=1)
+        h = np.sqrt(np.maximum(s, 0.0))
+        l = dz - h
+        c0, s0 = self._c0, self._s0
+        u1 = np.arctan2(c0 * dy - s0 * dx, c0 * dx + s0 * dy)
+        u2 = np.arctan2(-h, np.sqrt(rho2))
+        cone = (R[:, 0, 2, None] * dx + R[:, 1, 2, None] * dy + R[:, 2, 2, None] * h) * (1.0 / self.L)
+        ok &= np.all(cone >= self._cos_cone, axis=1)
+        q = np.empty((N, self.nv))
+        q[:, self.idx_prismatic] = l
+        q[:, self.idx_u1] = u1
+        q[:, self.idx_u2] = u2
+        ip = self.idx_platform
+        q[:, ip[:3]] = P
+        q[:, ip[3]] = np.arctan2(R[:, 1, 0], R[:, 0, 0])
+        q[:, ip[4]] = np.arctan2(-R[:, 2, 0], np.sqrt(R[:, 0, 0] ** 2 + R[:, 1, 0] ** 2))
+        q[:, ip[5]] = np.arctan2(R[:, 2, 1], R[:, 2, 2])
+        ok &= np.all((l >= self._lo_ip - 1e-12) & (l <= self._hi_ip + 1e-12)
+                     & (u1 >= self._lo_u1 - 1e-12) & (u1 <= self._hi_u1 + 1e-12)
+                     & (u2 >= self._lo_u2 - 1e-12) & (u2 <= self._hi_u2 + 1e-12), axis=1)
+        ok &= np.isfinite(P).all(axis=1) & np.isfinite(R).all(axis=(1, 2))
+        return q, ok
+
+    # ------------------------------------------------------------------ Lopes' Euler-angle forms
+    @staticmethod
+    def lopes_coordinates(pose: Pose) -> np.ndarray:
+        """Lopes' generalized position [x y z psi theta phi] (eq. 3) of a pose."""
+        R = pose.rotation
+        roll, pitch, yaw = Kinematics._rpy(R)
+        p = pose.position
+        return np.array([p[0], p[1], p[2], yaw, pitch, roll])
+
+    @staticmethod
+    def pose_from_lopes(x) -> Pose:
+        """Pose from Lopes' [x y z psi theta phi]: R = Rz(psi) Ry(theta) Rx(phi) (eq. 4)."""
+        x = np.asarray(x, float)
+        cps, sps = math.cos(x[3]), math.sin(x[3])
+        cth, sth = math.cos(x[4]), math.sin(x[4])
+        cph, sph = math.cos(x[5]), math.sin(x[5])
+        R = np.array([[cps * cth, cps * sth * sph - sps * cph, cps * sth * cph + sps * sph],
+                      [sps * cth, sps * sth * sph + cps * cph, sps * sth * cph - cps * sph],
+                      [-sth, cth * sph, cth * cph]])
+        return Pose(x[:3].copy(), R)
+
+    def euler_rate_map(self, pose: Pose) -> np.ndarray:
+        """Lopes' J_A (eq. 9): omega = J_A [psi' theta' phi']."""
+        roll, pitch, yaw = self._rpy(pose.rotation)
+        sps, cps, sth, cth = math.sin(yaw), math.cos(yaw), math.sin(pitch), math.cos(pitch)
+        return np.array([[0.0, -sps, cth * cps], [0.0, cps, cth * sps], [1.0, 0.0, -sth]])
+
+    def jacobian_euler(self, pose: Pose) -> np.ndarray:
+        """Lopes' J_E (eq. 5): l' = J_E [x' y' z' psi' theta' phi'], J_E = J_C T, T = diag(I, J_A) (eq. 23)."""
+        JC = self.jacobian(pose)
+        JE = JC.copy()
+        JE[:, 3:] = JC[:, 3:] @ self.euler_rate_map(pose)
+        return JE
