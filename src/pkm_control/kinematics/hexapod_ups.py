@@ -1,0 +1,354 @@
+"""Analytic kinematics of 6-UPS hexapods: the Gough-Stewart platform (Taghirad) and PaLiDA (Abdellatif).
+
+Each leg i runs from the base anchor A_i to the platform anchor B_i = p + R b_i:
+
+* a universal joint at A_i: ``leg<i>_alpha`` about -y of the leg base frame S_i (origin A_i,
+  orientation from ``base.leg_frame_rpy``), then ``leg<i>_beta`` about the rotated x axis;
+* the actuated prismatic joint ``leg<i>_prismatic`` whose value is the strut length l_i (the
+  strut lies along -z of S_i at alpha = beta = 0);
+* a spherical joint at B_i, the cut joint of the tree (point closure
+  ``leg<i>_tip`` = ``platform_anchor<i>``).
+
+With the strut vector (x, y, z) = S_i^T (B_i - A_i) in the leg base frame the IK of one strut is
+Abdellatif's eq. 29-31:
+
+    l = sqrt(x^2 + y^2 + z^2),  alpha = atan2(x, -z),  beta = atan2(y, r),  r = sqrt(x^2 + z^2)
+
+(the strut direction is u = Ry(-alpha) Rx(beta) (0, 0, -1) = (s_a c_b, s_b, -c_a c_b)). Rates
+and accelerations follow by differentiating these closed forms with the velocity and
+acceleration of B_i (Abdellatif eq. 2-3, Taghirad's v_bi, a_bi). The Jacobian is Taghirad's
+J = [s_i^T, (b_i x s_i)^T] for the task velocity (v, omega) in the base frame; J_q = I, J_x = J.
+
+Besides the tree-joint limits, the cone angle of each spherical joint (angle between the strut
+axis u_i and the anchor's nominal axis R n_i, ``platform.anchor_axes``) is limited by
+``limits.spherical_joint_max_angle``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..errors import InvalidInputError, InvalidModelError, JointLimitError, UnreachablePoseError
+from .base import JointMotion, ParallelKinematics
+from .task_space import Pose, TaskSpace, rpy_to_matrix
+
+#: below this horizontal strut component r = sqrt(x^2 + z^2) (m) the universal joint is in
+#: gimbal lock (strut along its first axis) and alpha is undefined
+_GIMBAL_EPS = 1e-9
+
+
+class Kinematics(ParallelKinematics):
+    """6-UPS hexapod (any number of UPS legs, 6 for a 6-DoF platform)."""
+
+    family = "hexapod_ups"
+
+    def __init__(self, clm):
+        cfg = clm.config
+        super().__init__(clm, TaskSpace(cfg.get("task_space", "spatial")))
+        if self.task.kind != "spatial":
+            raise InvalidModelError(f"hexapod_ups needs task_space: spatial, '{clm.name}' has {self.task.kind}")
+        try:
+            A = np.array(cfg["base"]["anchors"], dtype=float)
+            rpy = np.array(cfg["base"]["leg_frame_rpy"], dtype=float)
+            Bp = np.array(cfg["platform"]["anchors"], dtype=float)
+            axes = np.array(cfg["platform"]["anchor_axes"], dtype=float)
+            cone = float(cfg["limits"]["spherical_joint_max_angle"])
+        except (KeyError, TypeError) as exc:
+            raise InvalidModelError(f"robot '{clm.name}': hexapod_ups config lacks {exc}") from exc
+        n = len(A)
+        if A.shape != (n, 3) or rpy.shape != (n, 3) or Bp.shape != (n, 3) or axes.shape != (n, 3):
+            raise InvalidModelError(f"robot '{clm.name}': base.anchors, base.leg_frame_rpy, platform.anchors and "
+                                    f"platform.anchor_axes must all be {n} x 3")
+        self.n_legs = n
+        self._A = A
+        self._RS = np.stack([rpy_to_matrix(*r) for r in rpy])          # S_i in base coordinates
+        self._RSt = np.ascontiguousarray(self._RS.transpose(0, 2, 1))
+        self._Bp = Bp
+        self._axes = axes / np.linalg.norm(axes, axis=1)[:, None]
+        self.spherical_joint_max_angle = cone
+        self._cos_cone = math.cos(cone)
+        ji = clm.joint_index
+        try:
+            self._ia = np.array([ji[f"leg{i + 1}_alpha"] for i in range(n)])
+            self._ib = np.array([ji[f"leg{i + 1}_beta"] for i in range(n)])
+            self._il = np.array([ji[f"leg{i + 1}_prismatic"] for i in range(n)])
+            self._ip = np.array([ji[name] for name in ("platform_x", "platform_y", "platform_z",
+                                                       "platform_yaw", "platform_pitch", "platform_roll")])
+        except KeyError as exc:
+            raise InvalidModelError(f"robot '{clm.name}' has no joint {exc} (hexapod_ups naming)") from exc
+        # actuated joint k is the prismatic joint of leg act[k]
+        pos = {int(j): i for i, j in enumerate(self._il)}
+        try:
+            self._act = np.array([pos[int(j)] for j in clm.actuated_idx])
+        except KeyError as exc:
+            raise InvalidModelError(f"robot '{clm.name}': hexapod_ups actuates the leg<i>_prismatic joints only, "
+                                    f"got {clm.actuated_joints}") from exc
+        self._act_identity = bool(np.array_equal(self._act, np.arange(n)))
+        self._nv = clm.model.nv
+        self._lo_eps, self._hi_eps = self.lower - 1e-12, self.upper + 1e-12
+        self._iall = np.concatenate([self._ia, self._ib, self._il, self._ip])
+        nb = self._axes
+        self._legdata = tuple(
+            tuple(float(v) for v in (*A[i], *Bp[i], *self._RS[i].ravel(), *nb[i],
+                                     self._lo_eps[self._ia[i]], self._hi_eps[self._ia[i]],
+                                     self._lo_eps[self._ib[i]], self._hi_eps[self._ib[i]],
+                                     self._lo_eps[self._il[i]], self._hi_eps[self._il[i]]))
+            for i in range(n))
+
+    # ------------------------------------------------------------------ helpers
+    def _legs(self, p, R):
+        """b_i (base frame, from the platform origin), d_i = B_i - A_i, s_i = S_i^T d_i."""
+        b = self._Bp @ R.T
+        d = b + (p - self._A)
+        s = (d[:, None, :] @ self._RS)[:, 0, :]
+        return b, d, s
+
+    @staticmethod
+    def _cross(a, b):
+        """Row-wise a x b of (n, 3) arrays (n, 3)."""
+        out = np.empty(np.broadcast_shapes(a.shape, b.shape))
+        a0, a1, a2 = a[..., 0], a[..., 1], a[..., 2]
+        b0, b1, b2 = b[..., 0], b[..., 1], b[..., 2]
+        out[..., 0] = a1 * b2 - a2 * b1
+        out[..., 1] = a2 * b0 - a0 * b2
+        out[..., 2] = a0 * b1 - a1 * b0
+        return out
+
+    def _rows(self, b, g):
+        """Task-velocity rows [g^T, (b x g)^T] (n, 6)."""
+        J = np.empty((len(g), 6))
+        J[:, :3] = g
+        J[:, 3:] = self._cross(b, g)
+        return J
+
+    @staticmethod
+    def _rpy_q(R):
+        """Platform-joint angles (yaw, pitch, roll) of R = Rz(yaw) Ry(pitch) Rx(roll)."""
+        (r00, _, _), (r10, _, _), (r20, r21, r22) = R.tolist()
+        return math.atan2(r10, r00), math.atan2(-r20, math.hypot(r00, r10)), math.atan2(r21, r22)
+
+    @staticmethod
+    def _gimbal_check(r, s, first=0):
+        bad = np.flatnonzero(~(r > _GIMBAL_EPS))
+        if bad.size:
+            k = bad[0]
+            i = first + k
+            raise UnreachablePoseError(
+                f"leg{i + 1}: strut component normal to the first universal-joint axis r = {r[k]:.3g} m "
+                f"(strut vector {np.array2string(s[k], precision=4)} in its base frame) is below {_GIMBAL_EPS:g} m: "
+                "universal joint in gimbal lock, alpha undefined")
+
+    def validate(self, pose: Pose, twist=None, accel=None):
+        """As ParallelKinematics.validate (same checks, same errors), with a scalar fast path.
+
+        A float64 pose of the right shapes is checked with explicit scalar arithmetic (finite,
+        |R^T R - I| <= 1e-9, det R > 0); anything else, and every failure, goes to the generic
+        validation, which builds the error message.
+        """
+        p, R = pose.position, pose.rotation
+        if (twist is None and type(p) is np.ndarray and type(R) is np.ndarray and p.shape == (3,)
+                and R.shape == (3, 3) and p.dtype == np.float64 and R.dtype == np.float64):
+            (a, b, c), (d, e, f), (g, h, i) = R.tolist()
+            x, y, z = p.tolist()
+            if math.isfinite(a + b + c + d + e + f + g + h + i + x + y + z):
+                err = max(abs(a * a + d * d + g * g - 1.0), abs(b * b + e * e + h * h - 1.0),
+                          abs(c * c + f * f + i * i - 1.0), abs(a * b + d * e + g * h),
+                          abs(a * c + d * f + g * i), abs(b * c + e * f + h * i))
+                det = a * (e * i - f * h) - b * (d * i - f * g) + c * (d * h - e * g)
+                if err <= 1e-9 and det > 0.0:
+                    return pose, None, None
+        return super().validate(pose, twist, accel)
+
+    def check_limits(self, q: np.ndarray) -> None:
+        """As ParallelKinematics.check_limits, one vectorized test before building the message."""
+        if (q < self._lo_eps).any() or (q > self._hi_eps).any():
+            super().check_limits(q)
+
+    def _positions(self, p, R, check_limits, want_jacobian):
+        """Scalar loop over the legs (faster than numpy on 6 x 3 arrays): q and optionally J.
+
+        Same formulas as the numpy code of inverse_batch (eq. 29-31; J rows [u^T, (b x u)^T]).
+        """
+        (r00, r01, r02), (r10, r11, r12), (r20, r21, r22) = R.tolist()
+        px, py, pz = p.tolist()
+        sqrt, atan2 = math.sqrt, math.atan2
+        qa, qb, ql, rows = [], [], [], []
+        out_of_range = False
+        cone_bad = None
+        for i, (ax, ay, az, bx, by, bz, s00, s01, s02, s10, s11, s12, s20, s21, s22,
+                nx, ny, nz, alo, ahi, blo, bhi, llo, lhi) in enumerate(self._legdata):
+            wx = r00 * bx + r01 * by + r02 * bz
+            wy = r10 * bx + r11 * by + r12 * bz
+            wz = r20 * bx + r21 * by + r22 * bz
+            dx, dy, dz = wx + px - ax, wy + py - ay, wz + pz - az
+            x = s00 * dx + s10 * dy + s20 * dz
+            y = s01 * dx + s11 * dy + s21 * dz
+            z = s02 * dx + s12 * dy + s22 * dz
+            r2 = x * x + z * z
+            r = sqrt(r2)
+            if not r > _GIMBAL_EPS:
+                self._gimbal_check(np.array([r]), np.array([[x, y, z]]), i)
+            l = sqrt(r2 + y * y)
+            al, be = atan2(x, -z), atan2(y, r)
+            qa.append(al)
+            qb.append(be)
+            ql.append(l)
+            ux, uy, uz = dx / l, dy / l, dz / l
+            if check_limits:
+                if not (alo <= al <= ahi and blo <= be <= bhi and llo <= l <= lhi):
+                    out_of_range = True
+                c = ux * (r00 * nx + r01 * ny + r02 * nz) + uy * (r10 * nx + r11 * ny + r12 * nz) \
+                    + uz * (r20 * nx + r21 * ny + r22 * nz)
+                if cone_bad is None and c < self._cos_cone:
+                    cone_bad = (i, c)
+            if want_jacobian:
+                rows.append((ux, uy, uz, wy * uz - wz * uy, wz * ux - wx * uz, wx * uy - wy * ux))
+        yaw = atan2(r10, r00)
+        pitch = atan2(-r20, math.hypot(r00, r10))
+        roll = atan2(r21, r22)
+        q = np.empty(self._nv)
+        q[self._iall] = qa + qb + ql + [px, py, pz, yaw, pitch, roll]
+        if out_of_range:
+            super().check_limits(q)
+        if cone_bad is not None:
+            i, c = cone_bad
+            raise JointLimitError(f"leg{i + 1} spherical joint cone angle = {math.acos(max(-1.0, min(1.0, c))):.6g} "
+                                  f"rad exceeds spherical_joint_max_angle = {self.spherical_joint_max_angle:.6g} rad")
+        J = None
+        if want_jacobian:
+            J = np.array(rows)
+            if not self._act_identity:
+                J = J[self._act]
+        return q, J
+
+    # ------------------------------------------------------------------ family interface
+    def inverse(self, pose: Pose, twist=None, accel=None, check_limits: bool = True,
+                jacobian: bool = False) -> JointMotion:
+        pose, twist, accel = self.validate(pose, twist, accel)
+        q, J = self._positions(pose.position, pose.rotation, check_limits, jacobian)
+        if twist is None:
+            return JointMotion(q, None, None, J)
+
+        p, R = pose.position, pose.rotation
+        b, d, s = self._legs(p, R)
+        x, y, z = s[:, 0], s[:, 1], s[:, 2]
+        r2 = x * x + z * z
+        l2 = r2 + y * y
+        r = np.sqrt(r2)
+        l = np.sqrt(l2)
+        _, vp, ap = self.task.platform_joint_motion(pose, twist, accel)
+        w = twist[3:]
+        vB = twist[:3] + self._cross(w, b)
+        sd = (vB[:, None, :] @ self._RS)[:, 0, :]
+        xd, yd, zd = sd[:, 0], sd[:, 1], sd[:, 2]
+        rrd = x * xd + z * zd                    # r r'
+        ld = (rrd + y * yd) / l
+        ad = (x * zd - z * xd) / r2
+        rd = rrd / r
+        bd = (r * yd - y * rd) / l2
+        v = np.empty(self._nv)
+        v[self._ia], v[self._ib], v[self._il] = ad, bd, ld
+        v[self._ip] = vp
+        if accel is None:
+            return JointMotion(q, v, None, J)
+
+        wd = accel[3:]
+        aB = accel[:3] + self._cross(wd, b) + self._cross(w, self._cross(w, b))
+        sdd = (aB[:, None, :] @ self._RS)[:, 0, :]
+        xdd, ydd, zdd = sdd[:, 0], sdd[:, 1], sdd[:, 2]
+        sdsd = xd * xd + yd * yd + zd * zd
+        ldd = (sdsd + x * xdd + y * ydd + z * zdd - ld * ld) / l
+        add = (x * zdd - z * xdd - 2.0 * ad * rrd) / r2
+        rdd = (xd * xd + zd * zd + x * xdd + z * zdd - rd * rd) / r
+        bdd = (r * ydd - y * rdd - 2.0 * bd * l * ld) / l2
+        a = np.empty(self._nv)
+        a[self._ia], a[self._ib], a[self._il] = add, bdd, ldd
+        a[self._ip] = ap
+        return JointMotion(q, v, a, J)
+
+    def actuated(self, pose: Pose) -> np.ndarray:
+        _, d, _ = self._legs(pose.position, pose.rotation)
+        l = np.sqrt(np.einsum("ij,ij->i", d, d))
+        return l if self._act_identity else l[self._act]
+
+    def jacobian(self, pose: Pose) -> np.ndarray:
+        """Taghirad's J: rows [s_i^T, (b_i x s_i)^T], qdot_a = J (v, omega)."""
+        b, d, _ = self._legs(pose.position, pose.rotation)
+        u = d / np.sqrt(np.einsum("ij,ij->i", d, d))[:, None]
+        J = self._rows(b, u)
+        return J if self._act_identity else J[self._act]
+
+    def jacobian_xq(self, pose: Pose):
+        """(J_x, J_q) = (J, I): prismatic legs have no inverse-kinematic singularity (Taghirad)."""
+        return self.jacobian(pose), np.eye(self.n_legs)
+
+    def joint_jacobian(self, pose: Pose) -> np.ndarray:
+        p, R = pose.position, pose.rotation
+        b, d, s = self._legs(p, R)
+        x, y, z = s[:, 0], s[:, 1], s[:, 2]
+        r2 = x * x + z * z
+        l2 = r2 + y * y
+        r = np.sqrt(r2)
+        self._gimbal_check(r, s)
+        l = np.sqrt(l2)
+        zero = np.zeros_like(x)
+        # gradients of alpha and beta w.r.t. the strut vector, in S_i, then in base coordinates
+        ga = np.stack([-z / r2, zero, x / r2], axis=1)
+        gb = np.stack([-y * x / (r * l2), r / l2, -y * z / (r * l2)], axis=1)
+        ga = (ga[:, None, :] @ self._RSt)[:, 0, :]
+        gb = (gb[:, None, :] @ self._RSt)[:, 0, :]
+        G = np.empty((self._nv, 6))
+        G[self._ia] = self._rows(b, ga)
+        G[self._ib] = self._rows(b, gb)
+        G[self._il] = self._rows(b, d / l[:, None])
+        G[self._ip] = self.task.platform_rate_matrix(pose)
+        return G
+
+    def jacobian_dot(self, pose: Pose, twist) -> np.ndarray:
+        """dJ/dt along the twist: rows [u'^T, ((omega x b) x u + b x u')^T], u' = (v_B - l' u) / l."""
+        twist = np.asarray(twist, dtype=float)
+        b, d, _ = self._legs(pose.position, pose.rotation)
+        l = np.sqrt(np.einsum("ij,ij->i", d, d))
+        u = d / l[:, None]
+        wxb = self._cross(twist[3:], b)
+        vB = twist[:3] + wxb
+        ld = np.einsum("ij,ij->i", u, vB)
+        ud = (vB - ld[:, None] * u) / l[:, None]
+        Jd = np.empty((self.n_legs, 6))
+        Jd[:, :3] = ud
+        Jd[:, 3:] = self._cross(wxb, u) + self._cross(b, ud)
+        return Jd if self._act_identity else Jd[self._act]
+
+    def inverse_batch(self, positions, rotations):
+        P = np.asarray(positions, dtype=float)
+        Rs = np.asarray(rotations, dtype=float)
+        if P.ndim != 2 or P.shape[1] != 3:
+            raise InvalidInputError(f"positions must have shape (N, 3), got {P.shape}")
+        N = P.shape[0]
+        if Rs.shape != (N, 3, 3):
+            raise InvalidInputError(f"rotations must have shape ({N}, 3, 3), got {Rs.shape}")
+        b = self._Bp @ Rs.transpose(0, 2, 1)                        # (N, n, 3)
+        d = b + (P[:, None, :] - self._A)
+        s = np.einsum("nki,kij->nkj", d, self._RS)
+        x, y, z = s[..., 0], s[..., 1], s[..., 2]
+        r2 = x * x + z * z
+        l2 = r2 + y * y
+        r = np.sqrt(r2)
+        l = np.sqrt(l2)
+        q = np.empty((N, self._nv))
+        q[:, self._ia] = np.arctan2(x, -z)
+        q[:, self._ib] = np.arctan2(y, r)
+        q[:, self._il] = l
+        q[:, self._ip[:3]] = P
+        r00, r10, r20, r21, r22 = Rs[:, 0, 0], Rs[:, 1, 0], Rs[:, 2, 0], Rs[:, 2, 1], Rs[:, 2, 2]
+        q[:, self._ip[3]] = np.arctan2(r10, r00)
+        q[:, self._ip[4]] = np.arctan2(-r20, np.hypot(r00, r10))
+        q[:, self._ip[5]] = np.arctan2(r21, r22)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            n_base = self._axes @ Rs.transpose(0, 2, 1)                  # (N, n, 3)
+            cos_cone = np.einsum("nki,nki->nk", d, n_base) / l
+            valid = (np.all(r > _GIMBAL_EPS, axis=1) & np.all(cos_cone >= self._cos_cone, axis=1)
+                     & self.within_limits(q) & np.all(np.isfinite(q), axis=1))
+        return q, valid
