@@ -71,7 +71,7 @@ demo: $(STAMP)
 	$(BIN)/pkm demo
 
 test: $(STAMP)
-	$(BIN)/pytest -q test $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -q test $(PYTEST_ARGS)
 
 bench: $(STAMP)
 	$(BIN)/pkm bench kinematics
