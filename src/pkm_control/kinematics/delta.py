@@ -49,6 +49,8 @@ the plane of the elbows.
 
 from __future__ import annotations
 
+from math import acos, asin, atan2, cos, isfinite, pi, sin, sqrt
+
 import numpy as np
 
 from ..errors import (InvalidInputError, InvalidModelError, JointLimitError, SingularConfigurationError,
@@ -104,7 +106,15 @@ class Kinematics(ParallelKinematics):
             raise InvalidModelError(f"delta: actuated_joints must be leg1_arm, leg2_arm, leg3_arm in that order, "
                                     f"got {clm.actuated_joints}")
         self.nv = clm.model.nv
-        # rows of the passive joints [elbow1 x 3, elbow2 x 3] and G row layout
+        if self.nv != 12:
+            raise InvalidModelError(f"delta: expected 12 tree joints (3 x arm, elbow1, elbow2 + 3 platform), "
+                                    f"got {self.nv}")
+        # scalar single-pose path: canonical order [arm1..3, elbow1 1..3, elbow2 1..3, x, y, z]
+        canon = [int(i) for i in np.concatenate([self._ia, self._ie1, self._ie2, self._ip])]
+        self._slot = tuple(canon.index(m) for m in range(self.nv))
+        self._lo = tuple(float(self.lower[m]) - 1e-12 for m in canon[:9])
+        self._hi = tuple(float(self.upper[m]) + 1e-12 for m in canon[:9])
+        self._cs = tuple((float(c), float(s)) for c, s in zip(self._c, self._s))
         for a in (self._c, self._s, self.theta, self._ia, self._ie1, self._ie2, self._ip, self.lower, self.upper):
             a.setflags(write=False)
         self._frozen = True
@@ -143,13 +153,16 @@ class Kinematics(ParallelKinematics):
         e1 = (e1 + np.pi) % (2.0 * np.pi) - np.pi
         return e1, beta
 
-    def _reach_error(self, k):
-        bad = np.flatnonzero(~(np.abs(k) <= 1.0 + _REACH_TOL))
-        i = int(bad[0])
-        what = "beyond the stretched arm" if not k[i] < -1.0 else "inside the folded arm"
+    # ------------------------------------------------------------------ single pose (scalar math, 3 legs)
+    # One pose is 3 legs: plain Python floats are several times faster than numpy
+    # arrays of 3 here (each numpy call costs ~0.5-1 us); inverse_batch is the
+    # numpy path, vectorized over poses and legs.
+    def _reach_error(self, i, G, r):
+        ratio = abs(G) / r if r > 0 else float("inf")
+        what = "inside the folded arm" if G < 0 else "beyond the stretched arm"
         return UnreachablePoseError(
             f"leg{i + 1}: the plate point is out of reach of the forearm ({what}): reach ratio "
-            f"|G|/sqrt(E^2+F^2) = {abs(k[i]):.6g} > 1 (arm L_A = {self.LA:g} m, forearm L_B = {self.LB:g} m)")
+            f"|G|/sqrt(E^2+F^2) = {ratio:.6g} > 1 (arm L_A = {self.LA:g} m, forearm L_B = {self.LB:g} m)")
 
     def _check_rotation(self, Rm):
         err = np.abs(Rm - np.eye(3)).max()
@@ -157,148 +170,201 @@ class Kinematics(ParallelKinematics):
             raise UnreachablePoseError(f"the DELTA plate only translates: plate rotation |R - I| = {err:.3g} "
                                        f"exceeds {_ROT_TOL:g}")
 
-    def _position(self, pose, validate=False):
-        if validate:
-            pose = pose.validated()
-        p = np.asarray(pose.position, dtype=float)
-        if p.shape != (3,):
-            raise InvalidInputError(f"pose position must have shape (3,), got {p.shape}")
-        self._check_rotation(np.asarray(pose.rotation, dtype=float))
-        return p
+    def _pxyz(self, pose):
+        """(px, py, pz) floats of a checked pose (InvalidInputError / UnreachablePoseError as validate)."""
+        p, Rm = pose.position, pose.rotation
+        if (type(p) is np.ndarray and p.shape == (3,) and p.dtype.char == "d"
+                and type(Rm) is np.ndarray and Rm.shape == (3, 3) and Rm.dtype.char == "d"):
+            px, py, pz = p.tolist()
+            (r00, r01, r02), (r10, r11, r12), (r20, r21, r22) = Rm.tolist()
+            t = _ROT_TOL
+            if (isfinite(px + py + pz) and abs(r00 - 1.0) <= t and abs(r11 - 1.0) <= t and abs(r22 - 1.0) <= t
+                    and abs(r01) <= t and abs(r02) <= t and abs(r10) <= t and abs(r12) <= t
+                    and abs(r20) <= t and abs(r21) <= t):
+                return px, py, pz
+        pose = self.validate(pose)[0]          # raises InvalidInputError on malformed input
+        self._check_rotation(pose.rotation)
+        return tuple(pose.position.tolist())
 
-    def _solve(self, p):
-        legs = self._legs(p[0], p[1], p[2])
-        if not np.all(np.abs(legs[0]) <= 1.0 + _REACH_TOL):
-            raise self._reach_error(legs[0])
-        return legs
+    @staticmethod
+    def _vec(name, v):
+        if type(v) is np.ndarray and v.shape == (3,) and v.dtype.char == "d":
+            x = v.tolist()
+        elif type(v) in (list, tuple) and len(v) == 3 and all(type(e) in (float, int) for e in v):
+            x = [float(e) for e in v]
+        else:
+            return check_vector(name, v, 3).tolist()
+        if not isfinite(x[0] + x[1] + x[2]):
+            check_vector(name, v, 3)             # raises, naming the value
+        return x
 
-    def _jac(self, sx, sy, sz, d):
-        if np.any(np.abs(d) <= self._dtol):
-            i = int(np.argmin(np.abs(d)))
-            raise SingularConfigurationError(
-                f"leg{i + 1}: arm and forearm are aligned (inverse singularity): s.b = {d[i]:.3g} "
-                f"(limit {self._dtol:.3g})")
-        c, s = self._c, self._s
-        inv = -1.0 / d
-        J = np.empty((3, 3))
-        J[:, 0] = (c * sx - s * sy) * inv
-        J[:, 1] = (s * sx + c * sy) * inv
-        J[:, 2] = sz * inv
-        return J
+    def _state(self, px, py, pz):
+        """Per leg (q, cos q, sin q, s_x, s_y, s_z in {R_i}, d = s.b); UnreachablePoseError if out of reach."""
+        LA, R, g0 = self.LA, self.R, self._g0
+        F = -2.0 * LA * pz
+        out = []
+        for i, (c, s) in enumerate(self._cs):
+            X = c * px + s * py - R
+            y = c * py - s * px
+            E = 2.0 * LA * X
+            G = X * X + y * y + pz * pz + g0
+            r = sqrt(E * E + F * F)
+            if not (r > 0.0 and abs(G) <= (1.0 + _REACH_TOL) * r):
+                raise self._reach_error(i, G, r)
+            k = G / r
+            q = atan2(F, E) - acos(1.0 if k > 1.0 else -1.0 if k < -1.0 else k)
+            cq, sq = cos(q), sin(q)
+            sx = X - LA * cq
+            sz = pz + LA * sq
+            out.append((q, cq, sq, sx, y, sz, LA * (sx * sq + sz * cq)))
+        return out
+
+    def _jrows(self, st):
+        """Rows J_i = -s_i^T / (s_i . b_i) in the base frame."""
+        rows = []
+        for i, (q, cq, sq, sx, sy, sz, d) in enumerate(st):
+            if abs(d) <= self._dtol:
+                raise SingularConfigurationError(
+                    f"leg{i + 1}: arm and forearm are aligned (inverse singularity): s.b = {d:.3g} "
+                    f"(limit {self._dtol:.3g})")
+            c, s = self._cs[i]
+            inv = -1.0 / d
+            rows.append(((c * sx - s * sy) * inv, (s * sx + c * sy) * inv, sz * inv))
+        return rows
+
+    def _passive1(self, q, sx, sy, sz):
+        iL = 1.0 / self.LB
+        uy = sy * iL
+        e1 = atan2(-sx, -sz) - q
+        if e1 <= -pi:
+            e1 += 2.0 * pi
+        elif e1 > pi:
+            e1 -= 2.0 * pi
+        return e1, asin(1.0 if uy > 1.0 else -1.0 if uy < -1.0 else uy)
+
+    def _assemble(self, vals):
+        """Model-order vector from [arm1..3, elbow1 1..3, elbow2 1..3, x, y, z]."""
+        return np.array([vals[j] for j in self._slot])
 
     # ------------------------------------------------------------------ family interface
     def inverse(self, pose: Pose, twist=None, accel=None, check_limits: bool = True,
                 jacobian: bool = False) -> JointMotion:
-        pose, twist, accel = self.validate(pose, twist, accel)
-        p = self._position(pose)
-        k, qa, cq, sq, sx, sy, sz, d = self._solve(p)
-        e1, beta = self._passive(qa, sx, sy, sz)
-        q = np.empty(self.nv)
-        q[self._ia] = qa
-        q[self._ie1] = e1
-        q[self._ie2] = beta
-        q[self._ip] = p
+        """All joints (and rates, accelerations) of a plate position; see the module docstring.
+
+        Inputs are checked as ``validate`` does (a fast path for float arrays, ``validate``
+        itself otherwise): InvalidInputError for NaN or wrong sizes.
+        """
+        px, py, pz = self._pxyz(pose)
+        if twist is not None:
+            twist = self._vec("twist (vx vy vz)", twist)
+        if accel is not None:
+            if twist is None:
+                raise InvalidInputError("an acceleration needs a twist as well")
+            accel = self._vec("acceleration", accel)
+        st = self._state(px, py, pz)
+        qa, e1, e2 = [0.0] * 3, [0.0] * 3, [0.0] * 3
+        for i, (q, cq, sq, sx, sy, sz, d) in enumerate(st):
+            qa[i] = q
+            e1[i], e2[i] = self._passive1(q, sx, sy, sz)
+        vals = qa + e1 + e2 + [px, py, pz]
         if check_limits:
-            self.check_limits(q)
-            self._check_cone(beta)
-        J = self._jac(sx, sy, sz, d) if (jacobian or twist is not None) else None
+            lo, hi = self._lo, self._hi
+            for j in range(9):
+                if not lo[j] <= vals[j] <= hi[j]:
+                    self.check_limits(self._assemble(vals))      # raises, naming the joint
+            cm = self.cone_max + 1e-12
+            for i in range(3):
+                if abs(e2[i]) > cm:
+                    raise JointLimitError(
+                        f"leg{i + 1}: plate ball joint cone angle = {abs(e2[i]):.6g} rad exceeds its limit "
+                        f"{self.cone_max:.6g} rad (limits.plate_ball_joint_cone)")
+        q = self._assemble(vals)
+        rows = self._jrows(st) if (jacobian or twist is not None) else None
         v = a = None
         if twist is not None:
-            c, s, LA, iL = self._c, self._s, self.LA, 1.0 / self.LB
-            vx = c * twist[0] + s * twist[1]      # twist in {R_i}
-            vy = c * twist[1] - s * twist[0]
-            vz = twist[2]
-            qd = J @ twist
-            sdx = vx + LA * sq * qd               # sdot = v + b qdot in {R_i}
-            sdz = vz + LA * cq * qd
-            sdy = vy
-            ux, uy, uz = sx * iL, sy * iL, sz * iL
-            rho2 = ux * ux + uz * uz
-            rho = np.sqrt(rho2)
-            udx, udy, udz = sdx * iL, sdy * iL, sdz * iL
-            ad = (uz * udx - ux * udz) / rho2     # a = q + elbow1
-            bd = udy / rho
-            v = np.empty(self.nv)
-            v[self._ia] = qd
-            v[self._ie1] = ad - qd
-            v[self._ie2] = bd
-            v[self._ip] = twist
+            LA, iL = self.LA, 1.0 / self.LB
+            wx, wy, wz = twist
+            vv = [0.0] * 12
+            vv[9:] = twist
+            av = [0.0] * 12
+            for i, (qi, cq, sq, sx, sy, sz, d) in enumerate(st):
+                c, s = self._cs[i]
+                Ji = rows[i]
+                qd = Ji[0] * wx + Ji[1] * wy + Ji[2] * wz
+                sdx = c * wx + s * wy + LA * sq * qd       # sdot = v + b qdot in {R_i}
+                sdy = c * wy - s * wx
+                sdz = wz + LA * cq * qd
+                rho2 = (sx * sx + sz * sz) * iL * iL
+                rho = sqrt(rho2)
+                ad = (sz * sdx - sx * sdz) * iL * iL / rho2      # a = q + elbow1
+                bd = sdy * iL / rho
+                vv[i], vv[3 + i], vv[6 + i] = qd, ad - qd, bd
+                if accel is not None:
+                    ax, ay, az = accel
+                    aix = c * ax + s * ay
+                    aiy = c * ay - s * ax
+                    # d/dt (s . sdot) = 0: s.a + d qdd + qd s.bdot + sdot.sdot = 0, bdot = L_A [cq, 0, -sq] qd
+                    qdd = -(sx * aix + sy * aiy + sz * az + LA * (sx * cq - sz * sq) * qd * qd
+                            + sdx * sdx + sdy * sdy + sdz * sdz) / d
+                    sddx = aix + LA * (sq * qdd + cq * qd * qd)
+                    sddz = az + LA * (cq * qdd - sq * qd * qd)
+                    rho2d = 2.0 * (sx * sdx + sz * sdz) * iL * iL
+                    add = ((sz * sddx - sx * sddz) * iL * iL - ad * rho2d) / rho2
+                    bdd = (aiy * iL + sy * iL * bd * bd) / rho
+                    av[i], av[3 + i], av[6 + i] = qdd, add - qdd, bdd
+            v = self._assemble(vv)
             if accel is not None:
-                ax = c * accel[0] + s * accel[1]
-                ay = c * accel[1] - s * accel[0]
-                az = accel[2]
-                # d/dt (s . sdot) = 0:  s.a + d qdd + qd s.bdot + sdot.sdot = 0, bdot = L_A [cq, 0, -sq] qd
-                sbd = LA * (sx * cq - sz * sq) * qd
-                qdd = -(sx * ax + sy * ay + sz * az + sbd + sdx * sdx + sdy * sdy + sdz * sdz) / d
-                sddx = ax + LA * (sq * qdd + cq * qd * qd)
-                sddy = ay
-                sddz = az + LA * (cq * qdd - sq * qd * qd)
-                uddx, uddy, uddz = sddx * iL, sddy * iL, sddz * iL
-                rho2d = 2.0 * (ux * udx + uz * udz)
-                add = (uz * uddx - ux * uddz - ad * rho2d) / rho2
-                bdd = (uddy + uy * bd * bd) / rho
-                a = np.empty(self.nv)
-                a[self._ia] = qdd
-                a[self._ie1] = add - qdd
-                a[self._ie2] = bdd
-                a[self._ip] = accel
-        return JointMotion(q, v, a, J if jacobian else None)
-
-    def _check_cone(self, beta):
-        bad = np.flatnonzero(np.abs(beta) > self.cone_max + 1e-12)
-        if bad.size:
-            i = int(bad[0])
-            raise JointLimitError(f"leg{i + 1}: plate ball joint cone angle = {abs(beta[i]):.6g} rad exceeds its "
-                                  f"limit {self.cone_max:.6g} rad (limits.plate_ball_joint_cone)")
+                av[9:] = accel
+                a = self._assemble(av)
+        return JointMotion(q, v, a, np.array(rows) if jacobian else None)
 
     def actuated(self, pose: Pose) -> np.ndarray:
-        return self._solve(self._position(pose))[1]
+        return np.array([leg[0] for leg in self._state(*self._pxyz(pose))])
 
     def jacobian(self, pose: Pose) -> np.ndarray:
-        k, q, cq, sq, sx, sy, sz, d = self._solve(self._position(pose))
-        return self._jac(sx, sy, sz, d)
+        return np.array(self._jrows(self._state(*self._pxyz(pose))))
 
     def jacobian_xq(self, pose: Pose):
-        k, q, cq, sq, sx, sy, sz, d = self._solve(self._position(pose))
-        c, s = self._c, self._s
-        Jx = np.empty((3, 3))
-        Jx[:, 0] = c * sx - s * sy
-        Jx[:, 1] = s * sx + c * sy
-        Jx[:, 2] = sz
-        return Jx, np.diag(-d)
+        st = self._state(*self._pxyz(pose))
+        Jx = [((c * sx - s * sy), (s * sx + c * sy), sz) for (c, s), (q, cq, sq, sx, sy, sz, d) in zip(self._cs, st)]
+        Jq = np.zeros((3, 3))
+        Jq[0, 0], Jq[1, 1], Jq[2, 2] = (-leg[6] for leg in st)
+        return np.array(Jx), Jq
 
     def joint_jacobian(self, pose: Pose) -> np.ndarray:
-        k, q, cq, sq, sx, sy, sz, d = self._solve(self._position(pose))
-        J = self._jac(sx, sy, sz, d)
-        c, s, LA, iL = self._c, self._s, self.LA, 1.0 / self.LB
-        # du/dx in {R_i}: (R_i^T + b_i J_i) / L_B, rows for x, y, z components of u
-        dux = (np.column_stack([c, s, np.zeros(3)]) + (LA * sq)[:, None] * J) * iL
-        duy = np.column_stack([-s, c, np.zeros(3)]) * iL
-        duz = (np.array([[0.0, 0.0, 1.0]]) + (LA * cq)[:, None] * J) * iL
-        ux, uy, uz = sx * iL, sy * iL, sz * iL
-        rho2 = ux * ux + uz * uz
-        G = np.zeros((self.nv, 3))
-        G[self._ia] = J
-        G[self._ie1] = (uz[:, None] * dux - ux[:, None] * duz) / rho2[:, None] - J
-        G[self._ie2] = duy / np.sqrt(rho2)[:, None]
-        G[self._ip] = np.eye(3)
-        return G
+        st = self._state(*self._pxyz(pose))
+        rows = self._jrows(st)
+        LA, iL = self.LA, 1.0 / self.LB
+        G = [None] * 12
+        for i, (q, cq, sq, sx, sy, sz, d) in enumerate(st):
+            c, s = self._cs[i]
+            J0, J1, J2 = rows[i]
+            # d(s in {R_i})/dx = R_i^T + b_i J_i, b_i = L_A [sq, 0, cq] in {R_i}
+            dsx = (c + LA * sq * J0, s + LA * sq * J1, LA * sq * J2)
+            dsz = (LA * cq * J0, LA * cq * J1, 1.0 + LA * cq * J2)
+            n2 = sx * sx + sz * sz                     # (rho L_B)^2
+            G[i] = rows[i]
+            G[3 + i] = tuple((sz * dsx[j] - sx * dsz[j]) / n2 - rows[i][j] for j in range(3))
+            ir = 1.0 / sqrt(n2)
+            G[6 + i] = (-s * ir, c * ir, 0.0)
+        G[9:] = [(1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0)]
+        return np.array([G[j] for j in self._slot])
 
     def jacobian_dot(self, pose: Pose, twist) -> np.ndarray:
-        twist = check_vector("twist (vx vy vz)", twist, 3)
-        k, q, cq, sq, sx, sy, sz, d = self._solve(self._position(pose))
-        J = self._jac(sx, sy, sz, d)
-        c, s, LA = self._c, self._s, self.LA
-        qd = J @ twist
-        # in the base frame: sdot = v + b qdot, ddot = sdot.b + s.bdot
-        bx, by, bz = c * LA * sq, s * LA * sq, LA * cq
-        sdx, sdy, sdz = twist[0] + bx * qd, twist[1] + by * qd, twist[2] + bz * qd
-        dd = sdx * bx + sdy * by + sdz * bz + LA * (sx * cq - sz * sq) * qd
-        Jd = np.empty((3, 3))
-        Jd[:, 0] = sdx
-        Jd[:, 1] = sdy
-        Jd[:, 2] = sdz
-        return -(Jd + dd[:, None] * J) / d[:, None]
+        wx, wy, wz = self._vec("twist (vx vy vz)", twist)
+        st = self._state(*self._pxyz(pose))
+        rows = self._jrows(st)
+        LA = self.LA
+        out = []
+        for i, (q, cq, sq, sx, sy, sz, d) in enumerate(st):
+            c, s = self._cs[i]
+            J0, J1, J2 = rows[i]
+            qd = J0 * wx + J1 * wy + J2 * wz
+            bx, by, bz = c * LA * sq, s * LA * sq, LA * cq          # b_i in the base frame
+            sdx, sdy, sdz = wx + bx * qd, wy + by * qd, wz + bz * qd
+            dd = sdx * bx + sdy * by + sdz * bz + LA * (sx * cq - sz * sq) * qd      # d/dt (s . b)
+            out.append((-(sdx + dd * J0) / d, -(sdy + dd * J1) / d, -(sdz + dd * J2) / d))
+        return np.array(out)
 
     def inverse_batch(self, positions, rotations):
         P = np.asarray(positions, dtype=float)
@@ -364,7 +430,8 @@ class Kinematics(ParallelKinematics):
         Jdot_c = -[s_i^T]^-1 ([sdot_i^T] J_c + diag(sdot_i . b_i + s_i . bdot_i)),
         sdot_i = J_c qdot + b_i qdot_i (eq. 33), bdot_i from eq. 38."""
         qdot = check_vector("arm rates qdot", qdot, 3)
-        k, q, cq, sq, sx, sy, sz, d = self._solve(self._position(pose))
+        st = self._state(*self._pxyz(pose))
+        q, cq, sq, sx, sy, sz, d = (np.array(col) for col in zip(*st))
         c, s, LA = self._c, self._s, self.LA
         Sx = np.column_stack([c * sx - s * sy, s * sx + c * sy, sz])
         Jc = np.linalg.solve(Sx, np.diag(-d))
