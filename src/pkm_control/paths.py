@@ -14,6 +14,8 @@ space and from a plain wheel install, so :func:`share_dir` tries, in order:
 4. ``sys.prefix/share/pkm_control`` (``pip install .`` into a venv).
 
 No ROS import happens here beyond the optional ament_index_python lookup.
+:func:`config_path` and :func:`urdf_xacro_path` only build paths; whether the
+file exists is for the caller to check (and report with its own error).
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ import os
 import re
 import sys
 from pathlib import Path
+
+from .errors import InvalidInputError
 
 PACKAGE_NAME = 'pkm_control'
 ENV_VAR = 'PKM_CONTROL_SHARE'
@@ -84,23 +88,16 @@ def share_dir() -> Path:
 
 def _data_file(subdir: str, robot: str, suffix: str) -> Path:
     if not isinstance(robot, str) or not _ROBOT_NAME.match(robot):
-        raise ValueError(
+        raise InvalidInputError(
             f'robot name must be a plain file stem like "stewart", got {robot!r}')
-    directory = share_dir() / subdir
-    path = directory / f'{robot}{suffix}'
-    if not path.is_file():
-        known = sorted(p.name[:-len(suffix)] for p in directory.glob(f'*{suffix}'))
-        raise FileNotFoundError(
-            f'no {subdir}/{robot}{suffix} in {directory}; available: '
-            f'{", ".join(known) or "none"}')
-    return path
+    return share_dir() / subdir / f'{robot}{suffix}'
 
 
 def config_path(robot: str) -> Path:
-    """Return ``config/<robot>.yaml``; FileNotFoundError lists the known robots."""
+    """Return ``<share>/config/<robot>.yaml`` (existence is the caller's check)."""
     return _data_file('config', robot, '.yaml')
 
 
 def urdf_xacro_path(robot: str) -> Path:
-    """Return ``urdf/<robot>.urdf.xacro``; FileNotFoundError lists the known ones."""
+    """Return ``<share>/urdf/<robot>.urdf.xacro`` (existence is the caller's check)."""
     return _data_file('urdf', robot, '.urdf.xacro')
