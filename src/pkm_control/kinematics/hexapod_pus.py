@@ -26,7 +26,10 @@ of the cross. The link frame Rz(g0 + u1) Ry(u2) is then exactly Lopes' {L_i}
     u1 = atan2(a'_y, a'_x) with a' = Rz(-g0) a,       u2 = atan2(-h, rho)  (in (-pi/2, 0)).
 
 The tree is gimbal-locked when a link is vertical (rho = 0); the u2 range keeps
-away from it.
+away from it. Because y_L stays horizontal, the link does turn about its own axis
+(at the rate u1' a_iz / L): Lopes' eq. (55) gives only the part of the link's
+angular velocity normal to the link. That is all the dynamics needs, since
+I_Lxx = 0 (Table 2); the tests check both statements against pinocchio.
 
 Velocity (Taghirad J_x, J_q; Lopes' J_C of eq. 6): a_i . a_i = L^2 gives
 a_i . (v + omega x r_i - l_i' z_B) = 0, i.e.
@@ -109,11 +112,28 @@ class Kinematics(ParallelKinematics):
         if list(clm.actuated_idx) != list(self.idx_prismatic):
             raise InvalidModelError("hexapod_pus: actuated_joints must be leg1_prismatic ... leg6_prismatic in order")
         self.nv = clm.model.nv
+        self._C2 = np.array([self._c0, -self._s0])
+        self._S2 = np.array([self._s0, self._c0])
+        self._sl_p, self._sl_u1, self._sl_u2, self._sl_platform = (
+            self._as_slice(ix) for ix in (self.idx_prismatic, self.idx_u1, self.idx_u2, self.idx_platform))
+        self._cos_cone_L = self._cos_cone * L
+        fin = np.isfinite(self.lower) & np.isfinite(self.upper)
+        lo, hi = np.where(fin, self.lower, 0.0), np.where(fin, self.upper, 0.0)
+        self._mid = (lo + hi) / 2
+        self._half = np.where(fin, (hi - lo) / 2 + 1e-12, np.inf)
         self._lo_ip, self._hi_ip = self.lower[self.idx_prismatic], self.upper[self.idx_prismatic]
         self._lo_u1, self._hi_u1 = self.lower[self.idx_u1], self.upper[self.idx_u1]
         self._lo_u2, self._hi_u2 = self.lower[self.idx_u2], self.upper[self.idx_u2]
         for arr in (self.base_points, self.platform_points, self.u1_offset, self._c0, self._s0):
             arr.setflags(write=False)
+
+    @staticmethod
+    def _as_slice(ix):
+        """A basic slice for an arithmetic index progression (faster assignment), else the index array."""
+        step = ix[1] - ix[0]
+        if step > 0 and np.all(np.diff(ix) == step):
+            return slice(int(ix[0]), int(ix[-1]) + 1, int(step))
+        return ix
 
     # ------------------------------------------------------------------ core geometry
     def _legs(self, p, R):
@@ -133,10 +153,11 @@ class Kinematics(ParallelKinematics):
             s = np.maximum(s, 0.0)
         return r, d, rho2, np.sqrt(s)
 
-    def _check_cone(self, R, d, h):
-        # cos of the angle between the link a_i = (d_x, d_y, h) and the platform normal R e_z
-        c = (R[0, 2] * d[0] + R[1, 2] * d[1] + R[2, 2] * h) * (1.0 / self.L)
-        if c.min() < self._cos_cone:
+    def _check_cone(self, R, a):
+        """Spherical-joint cone: angle between the link a_i (3, 6) and the platform normal R e_z."""
+        c = R[:, 2] @ a
+        if min(c.tolist()) < self._cos_cone_L:
+            c = c * (1.0 / self.L)
             i = int(np.argmin(c))
             ang = math.acos(max(-1.0, min(1.0, c[i])))
             raise JointLimitError(f"spherical joint of leg {i + 1}: cone angle between link and platform normal "
@@ -151,36 +172,82 @@ class Kinematics(ParallelKinematics):
                 math.atan2(r10, r00))
 
     def _jacobian_from(self, r, d, h):
+        """J rows [a_i^T, (r_i x a_i)^T] / a_iz with a_i = (d_ix, d_iy, h_i)."""
         dx, dy = d[0], d[1]
-        cx = r[1] * h - r[2] * dy
-        cy = r[2] * dx - r[0] * h
-        cz = r[0] * dy - r[1] * dx
-        return (np.array([dx, dy, h, cx, cy, cz]) / h).T
+        r0, r1, r2 = r
+        Jt = np.array((dx, dy, h, r1 * h - r2 * dy, r2 * dx - r0 * h, r0 * dy - r1 * dx))
+        Jt /= h
+        return Jt.T
 
     # ------------------------------------------------------------------ family interface
+    def validate(self, pose: Pose, twist=None, accel=None):
+        """Same checks and errors as ParallelKinematics.validate, with a fast path for float arrays.
+
+        Inputs that pass the fast test (shapes, finite values, |R^T R - I| <= 1e-9, det R > 0)
+        are returned as they are; anything else goes through the base class, which raises
+        InvalidInputError naming the bad quantity.
+        """
+        p, R = pose.position, pose.rotation
+        if (type(p) is np.ndarray and type(R) is np.ndarray and p.shape == (3,) and R.shape == (3, 3)
+                and p.dtype == np.float64 and R.dtype == np.float64
+                and (twist is None or (type(twist) is np.ndarray and twist.shape == (6,) and twist.dtype == np.float64))
+                and (accel is None or (twist is not None and type(accel) is np.ndarray and accel.shape == (6,)
+                                       and accel.dtype == np.float64))):
+            (a, b, c), (d, e, f), (g, h, i) = R.tolist()
+            err = max(abs(a * a + d * d + g * g - 1.0), abs(b * b + e * e + h * h - 1.0),
+                      abs(c * c + f * f + i * i - 1.0), abs(a * b + d * e + g * h),
+                      abs(a * c + d * f + g * i), abs(b * c + e * f + h * i))
+            det = a * (e * i - f * h) - b * (d * i - f * g) + c * (d * h - e * g)
+            x, y, z = p.tolist()
+            fin = x - x + y - y + z - z        # NaN if any is not finite
+            if twist is not None:
+                fin += float(np.dot(twist, twist)) * 0.0
+                if accel is not None:
+                    fin += float(np.dot(accel, accel)) * 0.0
+            if err <= 1e-9 and det > 0.0 and fin == 0.0:
+                return pose, twist, accel
+        return super().validate(pose, twist, accel)
+
     def inverse(self, pose: Pose, twist=None, accel=None, check_limits: bool = True,
                 jacobian: bool = False) -> JointMotion:
         pose, twist, accel = self.validate(pose, twist, accel)
         p, R = pose.position, pose.rotation
-        r, d, rho2, h = self._legs(p, R)
+        # legs, vectorized: d = p + R p_i - b_i (3, 6)
+        r = R @ self.platform_points
+        d = r + (p[:, None] - self.base_points)
         dx, dy = d[0], d[1]
+        rho2 = dx * dx + dy * dy
+        s = self.L2 - rho2
+        smin = min(s.tolist())
+        if smin < 0.0:
+            r, d, rho2, h = self._legs(p, R)        # raises the UnreachablePoseError (or clamps at the boundary)
+            dx, dy = d[0], d[1]
+            s = h * h
+        h = np.sqrt(s)
         l = d[2] - h
-        c0, s0 = self._c0, self._s0
-        u1 = np.arctan2(c0 * dy - s0 * dx, c0 * dx + s0 * dy)
+        u1 = np.arctan2(dy, dx)
+        u1 -= self.u1_offset                         # azimuth from the u1-zero direction, wrapped below
+        if max(u1.tolist()) > math.pi or min(u1.tolist()) <= -math.pi:
+            u1 = np.remainder(u1 + math.pi, 2 * math.pi) - math.pi
         rho = np.sqrt(rho2)
         u2 = np.arctan2(-h, rho)
         roll, pitch, yaw = self._rpy(R)
         q = np.empty(self.nv)
-        q[self.idx_prismatic] = l
-        q[self.idx_u1] = u1
-        q[self.idx_u2] = u2
-        q[self.idx_platform] = (p[0], p[1], p[2], yaw, pitch, roll)
+        q[self._sl_p] = l
+        q[self._sl_u1] = u1
+        q[self._sl_u2] = u2
+        q[self._sl_platform] = (p[0], p[1], p[2], yaw, pitch, roll)
         if check_limits:
-            self.check_limits(q)
-            self._check_cone(R, d, h)
+            lim = np.abs(q - self._mid)
+            lim -= self._half
+            if max(lim.tolist()) > 0.0:
+                self.check_limits(q)
+            a = d.copy()
+            a[2] = h
+            self._check_cone(R, a)
         J = None
         if jacobian or twist is not None:
-            if h.min() <= 0.0:
+            if min(h.tolist()) <= 0.0:
                 i = int(np.argmin(h))
                 raise SingularConfigurationError(f"leg {i + 1}: link horizontal (a_z = {h[i]:.3g} m, limit > 0): "
                                                  "J_q is singular, the actuator rate is unbounded")
