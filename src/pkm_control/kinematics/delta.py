@@ -367,6 +367,12 @@ class Kinematics(ParallelKinematics):
         return np.array(out)
 
     def inverse_batch(self, positions, rotations):
+        """Vectorized IK of N plate poses: (q (N, 12), valid (N,)).
+
+        valid = reachable, plate not rotated, every tree-joint limit and the plate
+        ball-joint cone. Rows that are geometrically unreachable (or not finite)
+        are NaN; rows that only break a limit keep their joint values.
+        """
         P = np.asarray(positions, dtype=float)
         if P.ndim != 2 or P.shape[1] != 3:
             raise InvalidInputError(f"positions must have shape (N, 3), got {P.shape}")
