@@ -19,11 +19,12 @@ the platform at Lopes' P1, z = 2 m, lies above the actuators),
     h_i = a_iz = sqrt(L^2 - rho_i^2),      l_i = d_iz - h_i.
 
 Universal joint: u1 about the actuator axis z (zero = horizontal direction from
-b_i to P_i at the home pose, angle offset g0_i), u2 about the horizontal y axis
-of the cross. The link frame Rz(g0 + u1) Ry(u2) is then exactly Lopes' {L_i}
-(eqs. 49-52: x_L = a_i / L, y_L horizontal, z_L . z_B >= 0):
+b_i to P_i at the home pose, angle offset g0_i), u2 about the horizontal -y axis
+of the cross (u2 = elevation of the link above the horizontal). The link frame
+Rz(g0 + u1) Ry(-u2) is then exactly Lopes' {L_i} (eqs. 49-52: x_L = a_i / L,
+y_L horizontal, z_L . z_B >= 0):
 
-    u1 = atan2(a'_y, a'_x) with a' = Rz(-g0) a,       u2 = atan2(-h, rho)  (in (-pi/2, 0)).
+    u1 = atan2(a_y, a_x) - g0 (wrapped),       u2 = atan2(h, rho)  (in (0, pi/2)).
 
 The tree is gimbal-locked when a link is vertical (rho = 0); the u2 range keeps
 away from it. Because y_L stays horizontal, the link does turn about its own axis
@@ -216,21 +217,22 @@ class Kinematics(ParallelKinematics):
         r = R @ self.platform_points
         d = r + (p[:, None] - self.base_points)
         dx, dy = d[0], d[1]
-        rho2 = dx * dx + dy * dy
+        rho = np.hypot(dx, dy)
+        rho2 = rho * rho
         s = self.L2 - rho2
-        smin = min(s.tolist())
-        if smin < 0.0:
+        if min(s.tolist()) < 0.0:
             r, d, rho2, h = self._legs(p, R)        # raises the UnreachablePoseError (or clamps at the boundary)
             dx, dy = d[0], d[1]
+            rho = np.sqrt(rho2)
             s = h * h
         h = np.sqrt(s)
         l = d[2] - h
+        d[2] = h                                     # d is now a_i (Lopes' link vector)
         u1 = np.arctan2(dy, dx)
         u1 -= self.u1_offset                         # azimuth from the u1-zero direction, wrapped below
         if max(u1.tolist()) > math.pi or min(u1.tolist()) <= -math.pi:
             u1 = np.remainder(u1 + math.pi, 2 * math.pi) - math.pi
-        rho = np.sqrt(rho2)
-        u2 = np.arctan2(-h, rho)
+        u2 = np.arctan2(h, rho)
         roll, pitch, yaw = self._rpy(R)
         q = np.empty(self.nv)
         q[self._sl_p] = l
@@ -242,9 +244,7 @@ class Kinematics(ParallelKinematics):
             lim -= self._half
             if max(lim.tolist()) > 0.0:
                 self.check_limits(q)
-            a = d.copy()
-            a[2] = h
-            self._check_cone(R, a)
+            self._check_cone(R, d)
         J = None
         if jacobian or twist is not None:
             if min(h.tolist()) <= 0.0:
@@ -270,7 +270,7 @@ class Kinematics(ParallelKinematics):
         inv_rho2 = 1.0 / rho2
         u1d = (dx * ad1 - dy * ad0) * inv_rho2
         rhod = (dx * ad0 + dy * ad1) / rho
-        u2d = (h * rhod - rho * ad2) * self._inv_L2
+        u2d = (rho * ad2 - h * rhod) * self._inv_L2
         sy, cy, sp, cp = math.sin(yaw), math.cos(yaw), math.sin(pitch), math.cos(pitch)
         if abs(cp) < 1e-9:
             raise SingularConfigurationError(f"pitch = {pitch:.6g} rad: ZYX Euler rates are singular at |pitch| = pi/2")
@@ -294,7 +294,7 @@ class Kinematics(ParallelKinematics):
         add2 = c2_ - ldd
         u1dd = (dx * c1_ - dy * c0_) * inv_rho2 - 2.0 * u1d * rhod / rho
         rhodd = (ad0 * ad0 + ad1 * ad1 + dx * c0_ + dy * c1_ - rhod * rhod) / rho
-        u2dd = (h * rhodd - rho * add2) * self._inv_L2
+        u2dd = (rho * add2 - h * rhodd) * self._inv_L2
         # Euler accelerations: E [yaw'' pitch'' roll''] = w' - E' [yaw' pitch' roll']
         f0 = e0 - (-cy * yawd * pitchd + (-sy * cp * yawd - cy * sp * pitchd) * rolld)
         f1 = e1 - (-sy * yawd * pitchd + (cy * cp * yawd - sy * sp * pitchd) * rolld)
@@ -353,7 +353,7 @@ class Kinematics(ParallelKinematics):
         rho = np.sqrt(rho2)[:, None]
         u1 = (dx * Dy - dy * Dx) / rho2[:, None]
         rhod = (dx * Dx + dy * Dy) / rho
-        u2 = (h[:, None] * rhod - rho * (Dz - J)) * self._inv_L2
+        u2 = (rho * (Dz - J) - h[:, None] * rhod) * self._inv_L2
         G = np.zeros((self.nv, 6))
         G[self.idx_prismatic] = J
         G[self.idx_u1] = u1
@@ -403,7 +403,7 @@ class Kinematics(ParallelKinematics):
         l = dz - h
         c0, s0 = self._c0, self._s0
         u1 = np.arctan2(c0 * dy - s0 * dx, c0 * dx + s0 * dy)
-        u2 = np.arctan2(-h, np.sqrt(rho2))
+        u2 = np.arctan2(h, np.sqrt(rho2))
         cone = (R[:, 0, 2, None] * dx + R[:, 1, 2, None] * dy + R[:, 2, 2, None] * h) * (1.0 / self.L)
         ok &= np.all(cone >= self._cos_cone, axis=1)
         q = np.empty((N, self.nv))
