@@ -360,3 +360,24 @@ def test_inverse_singularity_link_horizontal(kin):
         near = Pose(p - np.array([*(eps * d1 / n1), 0.0]), np.eye(3))
         J = kin.jacobian(near)
         assert np.abs(J[0]).max() > 0.5 / math.sqrt(2 * L * eps)
+
+
+def test_home_demo_poses_and_workspace(kin):
+    cfg = kin.model.config
+    for x in [cfg["home"], *cfg["demo_poses"]]:
+        kin.inverse(kin.task.pose(x))
+    lo, hi = np.array(cfg["workspace"]["lower"]), np.array(cfg["workspace"]["upper"])
+    X = lo + (hi - lo) * np.random.default_rng(41).random((2000, 6))
+    poses = [kin.task.pose(x) for x in X]
+    _, ok = kin.inverse_batch(np.stack([p.position for p in poses]), np.stack([p.rotation for p in poses]))
+    assert ok.mean() > 0.6          # most of the box is reachable
+
+
+def test_urdf_bodies_have_geometry(kin):
+    import xml.etree.ElementTree as ET
+    root = ET.fromstring(kin.model.urdf)
+    links = {ln.get("name"): ln for ln in root.findall("link")}
+    moving = ["platform"] + [f"leg{i}_{b}" for i in range(1, 7) for b in ("actuator", "cross", "link")]
+    for name in moving:
+        assert links[name].find("visual") is not None and links[name].find("collision") is not None, name
+    assert all(j.get("type") != "continuous" for j in root.findall("joint"))
