@@ -78,14 +78,21 @@ def bench_robot(robot, variant, samples=100_000, n_poses=200, seed=0):
     warm = [_warm_guess(kin, p, rng) for p in poses]
     home = kin.task.pose(np.asarray(kin.model.config["home"], float))
     its = {"warm": [], "cold": []}
+    failures = {"warm": 0, "cold": 0}
 
     def fk(args, key):
-        res = forward_kinematics(kin, args[0], args[1])
-        its[key].append(res.iterations)
+        # a cold start far from the pose may converge to another assembly mode (then a limit
+        # error) or not at all: counted, as that is part of what a warm start buys
+        try:
+            its[key].append(forward_kinematics(kin, args[0], args[1]).iterations)
+        except PkmError:
+            failures[key] += 1
     r["fk_warm_us"] = _per_call_us(lambda i: fk((qa[i], warm[i]), "warm"), range(len(poses)))
     r["fk_cold_us"] = _per_call_us(lambda i: fk((qa[i], home), "cold"), range(len(poses)))
-    r["fk_warm_iterations"] = float(np.mean(its["warm"]))
-    r["fk_cold_iterations"] = float(np.mean(its["cold"]))
+    r["fk_warm_iterations"] = float(np.mean(its["warm"])) if its["warm"] else float("nan")
+    r["fk_cold_iterations"] = float(np.mean(its["cold"])) if its["cold"] else float("nan")
+    for key in failures:  # fraction of solves that failed (each pose solved once per timing pass)
+        r[f"fk_{key}_failures"] = failures[key] / (failures[key] + len(its[key]))
     return r
 
 
@@ -111,6 +118,7 @@ def bench_kinematics(robots=None, samples=100_000, as_json=False):
                   f"{r['loop_per_s']:8.3g} {r['batch_per_s'] / r['loop_per_s']:6.1f} | {r['fk_warm_us']:10.1f} "
                   f"{r['fk_warm_iterations']:4.1f} {r['fk_cold_us']:8.1f} {r['fk_cold_iterations']:4.1f} "
                   f"{r['fk_cold_us'] / r['fk_warm_us']:6.1f}"
+                  + (f"  (cold failed {r['fk_cold_failures']:.0%})" if r["fk_cold_failures"] else "")
                   + ("" if r["meets_targets"] is None else ("   targets met" if r["meets_targets"]
                                                             else "   TARGETS MISSED")))
     if not as_json:

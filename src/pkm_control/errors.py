@@ -4,6 +4,8 @@ Every failure names the quantity, its value and the limit it broke, so that a
 node can log it verbatim and a script can act on the type.
 """
 
+import numpy as np
+
 
 class PkmError(Exception):
     """Base class of all pkm_control errors."""
@@ -34,12 +36,7 @@ class ConvergenceError(PkmError):
 
 
 def check_vector(name, value, size):
-    """Return ``value`` as a float array of length ``size`` or raise InvalidInputError.
-
-    ``size`` may be an int or a tuple shape.
-    """
-    import numpy as np
-
+    """Return ``value`` as a float array of shape ``size`` (int or tuple) or raise InvalidInputError."""
     try:
         arr = np.asarray(value, dtype=float)
     except (TypeError, ValueError) as exc:
@@ -47,6 +44,6 @@ def check_vector(name, value, size):
     shape = (size,) if isinstance(size, int) else tuple(size)
     if arr.shape != shape:
         raise InvalidInputError(f"{name} must have shape {shape}, got {arr.shape}")
-    if not np.all(np.isfinite(arr)):
+    if not np.isfinite(arr).all():
         raise InvalidInputError(f"{name} must be finite, got {np.array2string(arr, precision=6)}")
     return arr

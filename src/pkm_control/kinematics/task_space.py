@@ -43,12 +43,20 @@ class Pose:
         return Pose(np.zeros(3), np.eye(3))
 
     def validated(self) -> "Pose":
+        """This pose with float arrays, or InvalidInputError naming what is wrong."""
         p = check_vector("pose position", self.position, 3)
         R = check_vector("pose rotation", self.rotation, (3, 3))
-        err = np.abs(R.T @ R - np.eye(3)).max()
-        if err > 1e-9 or np.linalg.det(R) < 0:
-            raise InvalidInputError(f"pose rotation is not a rotation matrix (|R^T R - I| = {err:.3g}, limit 1e-9)")
+        err = np.abs(R.T @ R - _I3).max()
+        det = R[0, 0] * (R[1, 1] * R[2, 2] - R[1, 2] * R[2, 1]) - R[0, 1] * (R[1, 0] * R[2, 2] - R[1, 2] * R[2, 0]) \
+            + R[0, 2] * (R[1, 0] * R[2, 1] - R[1, 1] * R[2, 0])
+        if err > 1e-9 or det < 0:
+            raise InvalidInputError(f"pose rotation is not a rotation matrix (|R^T R - I| = {err:.3g}, "
+                                    f"det = {det:.3g}; limit 1e-9)")
         return Pose(p, R)
+
+
+_I3 = np.eye(3)
+_I3.flags.writeable = False
 
 
 def rot_x(a):
@@ -94,12 +102,17 @@ def euler_rate_matrix_dot(yaw, pitch, yaw_rate, pitch_rate):
 
 
 def so3_exp(w):
-    """Rotation matrix exp([w]x) (Rodrigues)."""
-    th = np.linalg.norm(w)
-    K = np.array([[0.0, -w[2], w[1]], [w[2], 0.0, -w[0]], [-w[1], w[0], 0.0]])
-    if th < 1e-8:
-        return np.eye(3) + K + 0.5 * K @ K
-    return np.eye(3) + np.sin(th) / th * K + (1 - np.cos(th)) / th**2 * K @ K
+    """Rotation matrix exp([w]x) (Rodrigues), in scalar arithmetic: it sits in the FK loop."""
+    x, y, z = float(w[0]), float(w[1]), float(w[2])
+    t2 = x * x + y * y + z * z
+    if t2 < 1e-16:
+        a, b = 1.0 - t2 / 6.0, 0.5 - t2 / 24.0
+    else:
+        t = np.sqrt(t2)
+        a, b = np.sin(t) / t, (1.0 - np.cos(t)) / t2
+    return np.array([[1.0 - b * (y * y + z * z), b * x * y - a * z, b * x * z + a * y],
+                     [b * x * y + a * z, 1.0 - b * (x * x + z * z), b * y * z - a * x],
+                     [b * x * z - a * y, b * y * z + a * x, 1.0 - b * (x * x + y * y)]])
 
 
 def so3_log(R):
