@@ -35,7 +35,8 @@ import math
 
 import numpy as np
 
-from ..errors import InvalidInputError, InvalidModelError, JointLimitError, UnreachablePoseError
+from ..errors import (InvalidInputError, InvalidModelError, JointLimitError, SingularConfigurationError,
+                      UnreachablePoseError)
 from .base import JointMotion, ParallelKinematics
 from .task_space import Pose, TaskSpace, rpy_to_matrix
 
@@ -69,7 +70,6 @@ class Kinematics(ParallelKinematics):
         self.n_legs = n
         self._A = A
         self._RS = np.stack([rpy_to_matrix(*r) for r in rpy])          # S_i in base coordinates
-        self._RSt = np.ascontiguousarray(self._RS.transpose(0, 2, 1))
         self._Bp = Bp
         self._axes = axes / np.linalg.norm(axes, axis=1)[:, None]
         self.spherical_joint_max_angle = cone
@@ -103,37 +103,6 @@ class Kinematics(ParallelKinematics):
             for i in range(n))
 
     # ------------------------------------------------------------------ helpers
-    def _legs(self, p, R):
-        """b_i (base frame, from the platform origin), d_i = B_i - A_i, s_i = S_i^T d_i."""
-        b = self._Bp @ R.T
-        d = b + (p - self._A)
-        s = (d[:, None, :] @ self._RS)[:, 0, :]
-        return b, d, s
-
-    @staticmethod
-    def _cross(a, b):
-        """Row-wise a x b of (n, 3) arrays (n, 3)."""
-        out = np.empty(np.broadcast_shapes(a.shape, b.shape))
-        a0, a1, a2 = a[..., 0], a[..., 1], a[..., 2]
-        b0, b1, b2 = b[..., 0], b[..., 1], b[..., 2]
-        out[..., 0] = a1 * b2 - a2 * b1
-        out[..., 1] = a2 * b0 - a0 * b2
-        out[..., 2] = a0 * b1 - a1 * b0
-        return out
-
-    def _rows(self, b, g):
-        """Task-velocity rows [g^T, (b x g)^T] (n, 6)."""
-        J = np.empty((len(g), 6))
-        J[:, :3] = g
-        J[:, 3:] = self._cross(b, g)
-        return J
-
-    @staticmethod
-    def _rpy_q(R):
-        """Platform-joint angles (yaw, pitch, roll) of R = Rz(yaw) Ry(pitch) Rx(roll)."""
-        (r00, _, _), (r10, _, _), (r20, r21, r22) = R.tolist()
-        return math.atan2(r10, r00), math.atan2(-r20, math.hypot(r00, r10)), math.atan2(r21, r22)
-
     @staticmethod
     def _gimbal_check(r, s, first=0):
         bad = np.flatnonzero(~(r > _GIMBAL_EPS))
@@ -153,8 +122,10 @@ class Kinematics(ParallelKinematics):
         validation, which builds the error message.
         """
         p, R = pose.position, pose.rotation
-        if (twist is None and type(p) is np.ndarray and type(R) is np.ndarray and p.shape == (3,)
-                and R.shape == (3, 3) and p.dtype == np.float64 and R.dtype == np.float64):
+        if (type(p) is np.ndarray and type(R) is np.ndarray and p.shape == (3,) and R.shape == (3, 3)
+                and p.dtype == np.float64 and R.dtype == np.float64
+                and (twist is None or self._fast_vector(twist))
+                and (accel is None or (twist is not None and self._fast_vector(accel)))):
             (a, b, c), (d, e, f), (g, h, i) = R.tolist()
             x, y, z = p.tolist()
             if math.isfinite(a + b + c + d + e + f + g + h + i + x + y + z):
@@ -163,46 +134,62 @@ class Kinematics(ParallelKinematics):
                           abs(a * c + d * f + g * i), abs(b * c + e * f + h * i))
                 det = a * (e * i - f * h) - b * (d * i - f * g) + c * (d * h - e * g)
                 if err <= 1e-9 and det > 0.0:
-                    return pose, None, None
+                    return pose, twist, accel
         return super().validate(pose, twist, accel)
+
+    @staticmethod
+    def _fast_vector(v) -> bool:
+        """A finite float64 array of shape (6,) (else the generic validation decides)."""
+        return (type(v) is np.ndarray and v.shape == (6,) and v.dtype == np.float64
+                and math.isfinite(sum(v.tolist())))
 
     def check_limits(self, q: np.ndarray) -> None:
         """As ParallelKinematics.check_limits, one vectorized test before building the message."""
         if (q < self._lo_eps).any() or (q > self._hi_eps).any():
             super().check_limits(q)
 
-    def _positions(self, p, R, check_limits, want_jacobian):
-        """Scalar loop over the legs (faster than numpy on 6 x 3 arrays): q and optionally J.
+    def _solve(self, p, R, twist, accel, check_limits, want_jacobian):
+        """Scalar loop over the legs (numpy calls on 6 x 3 arrays cost more than the arithmetic).
 
-        Same formulas as the numpy code of inverse_batch (eq. 29-31; J rows [u^T, (b x u)^T]).
+        Positions by eq. 29-31, rates and accelerations by differentiating them with
+        v_B = v + w x b, a_B = a + wd x b + w x (w x b) (Abdellatif eq. 2-3), J rows [u^T, (b x u)^T].
+        Returns (q, v, a, J) (v, a None without twist / accel).
         """
         (r00, r01, r02), (r10, r11, r12), (r20, r21, r22) = R.tolist()
         px, py, pz = p.tolist()
+        rates = twist is not None
+        accs = accel is not None
+        if rates:
+            vx, vy, vz, wx_, wy_, wz_ = twist.tolist()
+        if accs:
+            ax_, ay_, az_, wdx, wdy, wdz = accel.tolist()
         sqrt, atan2 = math.sqrt, math.atan2
         qa, qb, ql, rows = [], [], [], []
+        va, vb, vl, aa, ab, al_ = [], [], [], [], [], []
         out_of_range = False
         cone_bad = None
         for i, (ax, ay, az, bx, by, bz, s00, s01, s02, s10, s11, s12, s20, s21, s22,
                 nx, ny, nz, alo, ahi, blo, bhi, llo, lhi) in enumerate(self._legdata):
-            wx = r00 * bx + r01 * by + r02 * bz
+            wx = r00 * bx + r01 * by + r02 * bz          # b_i in base coordinates
             wy = r10 * bx + r11 * by + r12 * bz
             wz = r20 * bx + r21 * by + r22 * bz
             dx, dy, dz = wx + px - ax, wy + py - ay, wz + pz - az
-            x = s00 * dx + s10 * dy + s20 * dz
+            x = s00 * dx + s10 * dy + s20 * dz          # strut vector in S_i
             y = s01 * dx + s11 * dy + s21 * dz
             z = s02 * dx + s12 * dy + s22 * dz
             r2 = x * x + z * z
             r = sqrt(r2)
             if not r > _GIMBAL_EPS:
                 self._gimbal_check(np.array([r]), np.array([[x, y, z]]), i)
-            l = sqrt(r2 + y * y)
-            al, be = atan2(x, -z), atan2(y, r)
-            qa.append(al)
-            qb.append(be)
+            l2 = r2 + y * y
+            l = sqrt(l2)
+            alpha, beta = atan2(x, -z), atan2(y, r)
+            qa.append(alpha)
+            qb.append(beta)
             ql.append(l)
             ux, uy, uz = dx / l, dy / l, dz / l
             if check_limits:
-                if not (alo <= al <= ahi and blo <= be <= bhi and llo <= l <= lhi):
+                if not (alo <= alpha <= ahi and blo <= beta <= bhi and llo <= l <= lhi):
                     out_of_range = True
                 c = ux * (r00 * nx + r01 * ny + r02 * nz) + uy * (r10 * nx + r11 * ny + r12 * nz) \
                     + uz * (r20 * nx + r21 * ny + r22 * nz)
@@ -210,8 +197,38 @@ class Kinematics(ParallelKinematics):
                     cone_bad = (i, c)
             if want_jacobian:
                 rows.append((ux, uy, uz, wy * uz - wz * uy, wz * ux - wx * uz, wx * uy - wy * ux))
+            if rates:
+                # w x b, v_B and its components in S_i
+                cx, cy, cz = wy_ * wz - wz_ * wy, wz_ * wx - wx_ * wz, wx_ * wy - wy_ * wx
+                ex, ey, ez = vx + cx, vy + cy, vz + cz
+                xd = s00 * ex + s10 * ey + s20 * ez
+                yd = s01 * ex + s11 * ey + s21 * ez
+                zd = s02 * ex + s12 * ey + s22 * ez
+                rrd = x * xd + z * zd
+                ld = (rrd + y * yd) / l
+                ad = (x * zd - z * xd) / r2
+                rd = rrd / r
+                bd = (r * yd - y * rd) / l2
+                va.append(ad)
+                vb.append(bd)
+                vl.append(ld)
+                if accs:
+                    # a_B = a + wd x b + w x (w x b)
+                    fx = ax_ + wdy * wz - wdz * wy + wy_ * cz - wz_ * cy
+                    fy = ay_ + wdz * wx - wdx * wz + wz_ * cx - wx_ * cz
+                    fz = az_ + wdx * wy - wdy * wx + wx_ * cy - wy_ * cx
+                    xdd = s00 * fx + s10 * fy + s20 * fz
+                    ydd = s01 * fx + s11 * fy + s21 * fz
+                    zdd = s02 * fx + s12 * fy + s22 * fz
+                    xxd = xd * xd + zd * zd + x * xdd + z * zdd
+                    aa.append((x * zdd - z * xdd - 2.0 * ad * rrd) / r2)
+                    al_.append((xxd + yd * yd + y * ydd - ld * ld) / l)
+                    rdd = (xxd - rd * rd) / r
+                    ab.append((r * ydd - y * rdd - 2.0 * bd * l * ld) / l2)
+        # platform joints: x y z, then ZYX Euler angles and their rates (omega = E [yaw' pitch' roll'])
         yaw = atan2(r10, r00)
-        pitch = atan2(-r20, math.hypot(r00, r10))
+        cp = math.hypot(r00, r10)
+        pitch = atan2(-r20, cp)
         roll = atan2(r21, r22)
         q = np.empty(self._nv)
         q[self._iall] = qa + qb + ql + [px, py, pz, yaw, pitch, roll]
@@ -226,63 +243,60 @@ class Kinematics(ParallelKinematics):
             J = np.array(rows)
             if not self._act_identity:
                 J = J[self._act]
-        return q, J
+        if not rates:
+            return q, None, None, J
+        if cp < 1e-9:
+            raise SingularConfigurationError(f"pitch = {pitch:.6g} rad: ZYX Euler rates are singular at |pitch| = pi/2")
+        cy, sy = r00 / cp, r10 / cp
+        sp = -r20
+        rolld = (cy * wx_ + sy * wy_) / cp
+        pitchd = -sy * wx_ + cy * wy_
+        yawd = wz_ + sp * rolld
+        v = np.empty(self._nv)
+        v[self._iall] = va + vb + vl + [vx, vy, vz, yawd, pitchd, rolld]
+        if not accs:
+            return q, v, None, J
+        # E e'' = wd - E' e'
+        gx = wdx - (-cy * yawd * pitchd + (-sy * cp * yawd - cy * sp * pitchd) * rolld)
+        gy = wdy - (-sy * yawd * pitchd + (cy * cp * yawd - sy * sp * pitchd) * rolld)
+        gz = wdz + cp * pitchd * rolld
+        rolldd = (cy * gx + sy * gy) / cp
+        a = np.empty(self._nv)
+        a[self._iall] = aa + ab + al_ + [ax_, ay_, az_, gz + sp * rolldd, -sy * gx + cy * gy, rolldd]
+        return q, v, a, J
 
     # ------------------------------------------------------------------ family interface
     def inverse(self, pose: Pose, twist=None, accel=None, check_limits: bool = True,
                 jacobian: bool = False) -> JointMotion:
         pose, twist, accel = self.validate(pose, twist, accel)
-        q, J = self._positions(pose.position, pose.rotation, check_limits, jacobian)
-        if twist is None:
-            return JointMotion(q, None, None, J)
-
-        p, R = pose.position, pose.rotation
-        b, d, s = self._legs(p, R)
-        x, y, z = s[:, 0], s[:, 1], s[:, 2]
-        r2 = x * x + z * z
-        l2 = r2 + y * y
-        r = np.sqrt(r2)
-        l = np.sqrt(l2)
-        _, vp, ap = self.task.platform_joint_motion(pose, twist, accel)
-        w = twist[3:]
-        vB = twist[:3] + self._cross(w, b)
-        sd = (vB[:, None, :] @ self._RS)[:, 0, :]
-        xd, yd, zd = sd[:, 0], sd[:, 1], sd[:, 2]
-        rrd = x * xd + z * zd                    # r r'
-        ld = (rrd + y * yd) / l
-        ad = (x * zd - z * xd) / r2
-        rd = rrd / r
-        bd = (r * yd - y * rd) / l2
-        v = np.empty(self._nv)
-        v[self._ia], v[self._ib], v[self._il] = ad, bd, ld
-        v[self._ip] = vp
-        if accel is None:
-            return JointMotion(q, v, None, J)
-
-        wd = accel[3:]
-        aB = accel[:3] + self._cross(wd, b) + self._cross(w, self._cross(w, b))
-        sdd = (aB[:, None, :] @ self._RS)[:, 0, :]
-        xdd, ydd, zdd = sdd[:, 0], sdd[:, 1], sdd[:, 2]
-        sdsd = xd * xd + yd * yd + zd * zd
-        ldd = (sdsd + x * xdd + y * ydd + z * zdd - ld * ld) / l
-        add = (x * zdd - z * xdd - 2.0 * ad * rrd) / r2
-        rdd = (xd * xd + zd * zd + x * xdd + z * zdd - rd * rd) / r
-        bdd = (r * ydd - y * rdd - 2.0 * bd * l * ld) / l2
-        a = np.empty(self._nv)
-        a[self._ia], a[self._ib], a[self._il] = add, bdd, ldd
-        a[self._ip] = ap
-        return JointMotion(q, v, a, J)
+        return JointMotion(*self._solve(pose.position, pose.rotation, twist, accel, check_limits, jacobian))
 
     def actuated(self, pose: Pose) -> np.ndarray:
-        _, d, _ = self._legs(pose.position, pose.rotation)
-        l = np.sqrt(np.einsum("ij,ij->i", d, d))
+        (r00, r01, r02), (r10, r11, r12), (r20, r21, r22) = np.asarray(pose.rotation, float).tolist()
+        px, py, pz = np.asarray(pose.position, float).tolist()
+        out = []
+        for ax, ay, az, bx, by, bz, *_ in self._legdata:
+            dx = r00 * bx + r01 * by + r02 * bz + px - ax
+            dy = r10 * bx + r11 * by + r12 * bz + py - ay
+            dz = r20 * bx + r21 * by + r22 * bz + pz - az
+            out.append(math.sqrt(dx * dx + dy * dy + dz * dz))
+        l = np.array(out)
         return l if self._act_identity else l[self._act]
 
     def jacobian(self, pose: Pose) -> np.ndarray:
         """Taghirad's J: rows [s_i^T, (b_i x s_i)^T], qdot_a = J (v, omega)."""
-        b, d, _ = self._legs(pose.position, pose.rotation)
-        u = d / np.sqrt(np.einsum("ij,ij->i", d, d))[:, None]
-        J = self._rows(b, u)
+        (r00, r01, r02), (r10, r11, r12), (r20, r21, r22) = np.asarray(pose.rotation, float).tolist()
+        px, py, pz = np.asarray(pose.position, float).tolist()
+        rows = []
+        for ax, ay, az, bx, by, bz, *_ in self._legdata:
+            wx = r00 * bx + r01 * by + r02 * bz
+            wy = r10 * bx + r11 * by + r12 * bz
+            wz = r20 * bx + r21 * by + r22 * bz
+            dx, dy, dz = wx + px - ax, wy + py - ay, wz + pz - az
+            il = 1.0 / math.sqrt(dx * dx + dy * dy + dz * dz)
+            ux, uy, uz = dx * il, dy * il, dz * il
+            rows.append((ux, uy, uz, wy * uz - wz * uy, wz * ux - wx * uz, wx * uy - wy * ux))
+        J = np.array(rows)
         return J if self._act_identity else J[self._act]
 
     def jacobian_xq(self, pose: Pose):
@@ -290,40 +304,70 @@ class Kinematics(ParallelKinematics):
         return self.jacobian(pose), np.eye(self.n_legs)
 
     def joint_jacobian(self, pose: Pose) -> np.ndarray:
-        p, R = pose.position, pose.rotation
-        b, d, s = self._legs(p, R)
-        x, y, z = s[:, 0], s[:, 1], s[:, 2]
-        r2 = x * x + z * z
-        l2 = r2 + y * y
-        r = np.sqrt(r2)
-        self._gimbal_check(r, s)
-        l = np.sqrt(l2)
-        zero = np.zeros_like(x)
-        # gradients of alpha and beta w.r.t. the strut vector, in S_i, then in base coordinates
-        ga = np.stack([-z / r2, zero, x / r2], axis=1)
-        gb = np.stack([-y * x / (r * l2), r / l2, -y * z / (r * l2)], axis=1)
-        ga = (ga[:, None, :] @ self._RSt)[:, 0, :]
-        gb = (gb[:, None, :] @ self._RSt)[:, 0, :]
-        G = np.empty((self._nv, 6))
-        G[self._ia] = self._rows(b, ga)
-        G[self._ib] = self._rows(b, gb)
-        G[self._il] = self._rows(b, d / l[:, None])
-        G[self._ip] = self.task.platform_rate_matrix(pose)
+        """G: per leg the rows [g^T, (b x g)^T] with g the gradient of alpha, beta, l w.r.t. B_i
+        (base coordinates); the platform rows are the task's platform rate matrix."""
+        (r00, r01, r02), (r10, r11, r12), (r20, r21, r22) = np.asarray(pose.rotation, float).tolist()
+        px, py, pz = np.asarray(pose.position, float).tolist()
+        ra, rb, rl = [], [], []
+        for i, (ax, ay, az, bx, by, bz, s00, s01, s02, s10, s11, s12, s20, s21, s22,
+                *_) in enumerate(self._legdata):
+            wx = r00 * bx + r01 * by + r02 * bz
+            wy = r10 * bx + r11 * by + r12 * bz
+            wz = r20 * bx + r21 * by + r22 * bz
+            dx, dy, dz = wx + px - ax, wy + py - ay, wz + pz - az
+            x = s00 * dx + s10 * dy + s20 * dz
+            y = s01 * dx + s11 * dy + s21 * dz
+            z = s02 * dx + s12 * dy + s22 * dz
+            r2 = x * x + z * z
+            r = math.sqrt(r2)
+            if not r > _GIMBAL_EPS:
+                self._gimbal_check(np.array([r]), np.array([[x, y, z]]), i)
+            l2 = r2 + y * y
+            l = math.sqrt(l2)
+            # d alpha / d s = (-z, 0, x) / r^2, d beta / d s = (-x y / r, r, -y z / r) / l^2 in S_i
+            gx, gz = -z / r2, x / r2
+            hx, hy, hz = -x * y / (r * l2), r / l2, -y * z / (r * l2)
+            for (ux, uy, uz), out in (((s00 * gx + s02 * gz, s10 * gx + s12 * gz, s20 * gx + s22 * gz), ra),
+                                      ((s00 * hx + s01 * hy + s02 * hz, s10 * hx + s11 * hy + s12 * hz,
+                                        s20 * hx + s21 * hy + s22 * hz), rb),
+                                      ((dx / l, dy / l, dz / l), rl)):
+                out.append((ux, uy, uz, wy * uz - wz * uy, wz * ux - wx * uz, wx * uy - wy * ux))
+        cp = math.hypot(r00, r10)
+        if cp < 1e-9:
+            raise SingularConfigurationError(f"pitch = {math.atan2(-r20, cp):.6g} rad: ZYX Euler rates are "
+                                             "singular at |pitch| = pi/2")
+        cy, sy, sp = r00 / cp, r10 / cp, -r20
+        G = np.zeros((self._nv, 6))
+        G[self._iall[:3 * self.n_legs]] = ra + rb + rl
+        ip = self._ip
+        G[ip[0], 0] = G[ip[1], 1] = G[ip[2], 2] = 1.0
+        G[ip[3], 3:] = (sp * cy / cp, sp * sy / cp, 1.0)     # yaw'   (omega = E [yaw' pitch' roll'])
+        G[ip[4], 3:] = (-sy, cy, 0.0)                       # pitch'
+        G[ip[5], 3:] = (cy / cp, sy / cp, 0.0)              # roll'
         return G
 
     def jacobian_dot(self, pose: Pose, twist) -> np.ndarray:
         """dJ/dt along the twist: rows [u'^T, ((omega x b) x u + b x u')^T], u' = (v_B - l' u) / l."""
-        twist = np.asarray(twist, dtype=float)
-        b, d, _ = self._legs(pose.position, pose.rotation)
-        l = np.sqrt(np.einsum("ij,ij->i", d, d))
-        u = d / l[:, None]
-        wxb = self._cross(twist[3:], b)
-        vB = twist[:3] + wxb
-        ld = np.einsum("ij,ij->i", u, vB)
-        ud = (vB - ld[:, None] * u) / l[:, None]
-        Jd = np.empty((self.n_legs, 6))
-        Jd[:, :3] = ud
-        Jd[:, 3:] = self._cross(wxb, u) + self._cross(b, ud)
+        (r00, r01, r02), (r10, r11, r12), (r20, r21, r22) = np.asarray(pose.rotation, float).tolist()
+        px, py, pz = np.asarray(pose.position, float).tolist()
+        vx, vy, vz, ox, oy, oz = np.asarray(twist, float).tolist()
+        rows = []
+        for ax, ay, az, bx, by, bz, *_ in self._legdata:
+            wx = r00 * bx + r01 * by + r02 * bz
+            wy = r10 * bx + r11 * by + r12 * bz
+            wz = r20 * bx + r21 * by + r22 * bz
+            dx, dy, dz = wx + px - ax, wy + py - ay, wz + pz - az
+            l = math.sqrt(dx * dx + dy * dy + dz * dz)
+            ux, uy, uz = dx / l, dy / l, dz / l
+            cx, cy, cz = oy * wz - oz * wy, oz * wx - ox * wz, ox * wy - oy * wx      # omega x b
+            ex, ey, ez = vx + cx, vy + cy, vz + cz                                   # v_B
+            ld = ux * ex + uy * ey + uz * ez
+            tx, ty, tz = (ex - ld * ux) / l, (ey - ld * uy) / l, (ez - ld * uz) / l  # u'
+            rows.append((tx, ty, tz,
+                         cy * uz - cz * uy + wy * tz - wz * ty,
+                         cz * ux - cx * uz + wz * tx - wx * tz,
+                         cx * uy - cy * ux + wx * ty - wy * tx))
+        Jd = np.array(rows)
         return Jd if self._act_identity else Jd[self._act]
 
     def inverse_batch(self, positions, rotations):
