@@ -101,6 +101,9 @@ class Kinematics(ParallelKinematics):
                                      self._lo_eps[self._ib[i]], self._hi_eps[self._ib[i]],
                                      self._lo_eps[self._il[i]], self._hi_eps[self._il[i]]))
             for i in range(n))
+        for arr in (self._A, self._RS, self._Bp, self._axes, self._ia, self._ib, self._il, self._ip, self._act,
+                    self._lo_eps, self._hi_eps, self._iall, self.lower, self.upper):
+            arr.setflags(write=False)          # immutable after construction
 
     # ------------------------------------------------------------------ helpers
     @staticmethod
