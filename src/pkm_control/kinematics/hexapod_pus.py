@@ -162,8 +162,8 @@ class Kinematics(ParallelKinematics):
             i = int(np.argmin(c))
             ang = math.acos(max(-1.0, min(1.0, c[i])))
             raise JointLimitError(f"spherical joint of leg {i + 1}: cone angle between link and platform normal "
-                                  f"= {math.degrees(ang):.6g} deg exceeds the limit {math.degrees(self.cone_limit):.6g} deg "
-                                  f"(config limits.spherical_cone)")
+                                  f"= {math.degrees(ang):.6g} deg exceeds the limit "
+                                  f"{math.degrees(self.cone_limit):.6g} deg (config limits.spherical_cone)")
 
     @staticmethod
     def _rpy(R):
