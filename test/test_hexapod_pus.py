@@ -231,6 +231,9 @@ def test_ik_closure_and_constraint_jacobian(kin, data):
         Jx, Jq = kin.jacobian_xq(pose)
         np.testing.assert_allclose(np.linalg.solve(Jq, Jx), jm.jacobian, atol=1e-12)
         np.testing.assert_allclose(kin.actuated(pose), jm.q[clm.actuated_idx], atol=0)
+        jm0 = kin.inverse(pose, np.zeros(6), jacobian=True)      # the rates path computes q and J separately
+        np.testing.assert_allclose(jm0.q, jm.q, atol=1e-14)
+        np.testing.assert_allclose(jm0.jacobian, jm.jacobian, atol=1e-13)
 
 
 def test_rates_accelerations_and_jacobians_against_finite_differences(kin, data):

@@ -113,28 +113,23 @@ class Kinematics(ParallelKinematics):
         if list(clm.actuated_idx) != list(self.idx_prismatic):
             raise InvalidModelError("hexapod_pus: actuated_joints must be leg1_prismatic ... leg6_prismatic in order")
         self.nv = clm.model.nv
-        self._C2 = np.array([self._c0, -self._s0])
-        self._S2 = np.array([self._s0, self._c0])
-        self._sl_p, self._sl_u1, self._sl_u2, self._sl_platform = (
-            self._as_slice(ix) for ix in (self.idx_prismatic, self.idx_u1, self.idx_u2, self.idx_platform))
-        self._cos_cone_L = self._cos_cone * L
-        fin = np.isfinite(self.lower) & np.isfinite(self.upper)
-        lo, hi = np.where(fin, self.lower, 0.0), np.where(fin, self.upper, 0.0)
-        self._mid = (lo + hi) / 2
-        self._half = np.where(fin, (hi - lo) / 2 + 1e-12, np.inf)
         self._lo_ip, self._hi_ip = self.lower[self.idx_prismatic], self.upper[self.idx_prismatic]
         self._lo_u1, self._hi_u1 = self.lower[self.idx_u1], self.upper[self.idx_u1]
         self._lo_u2, self._hi_u2 = self.lower[self.idx_u2], self.upper[self.idx_u2]
+        self._cos_cone_L = self._cos_cone * L
+        # scalar single-pose path (6 legs: per-leg float arithmetic beats numpy's per-call overhead)
+        tol = 1e-12
+        self._leg_consts = tuple(zip(self.base_points[0].tolist(), self.base_points[1].tolist(),
+                                     self.platform_points[0].tolist(), self.platform_points[1].tolist(),
+                                     g0.tolist(), (self._lo_ip - tol).tolist(), (self._hi_ip + tol).tolist(),
+                                     (self._lo_u1 - tol).tolist(), (self._hi_u1 + tol).tolist(),
+                                     (self._lo_u2 - tol).tolist(), (self._hi_u2 + tol).tolist()))
+        std = list(range(3 * n)) == [int(k) for k in np.column_stack([self.idx_prismatic, self.idx_u1,
+                                                                        self.idx_u2]).ravel()]
+        self._standard_layout = std and list(self.idx_platform) == list(range(3 * n, 3 * n + 6)) \
+            and self.nv == 3 * n + 6
         for arr in (self.base_points, self.platform_points, self.u1_offset, self._c0, self._s0):
             arr.setflags(write=False)
-
-    @staticmethod
-    def _as_slice(ix):
-        """A basic slice for an arithmetic index progression (faster assignment), else the index array."""
-        step = ix[1] - ix[0]
-        if step > 0 and np.all(np.diff(ix) == step):
-            return slice(int(ix[0]), int(ix[-1]) + 1, int(step))
-        return ix
 
     # ------------------------------------------------------------------ core geometry
     def _legs(self, p, R):
@@ -209,116 +204,157 @@ class Kinematics(ParallelKinematics):
                 return pose, twist, accel
         return super().validate(pose, twist, accel)
 
-    def inverse(self, pose: Pose, twist=None, accel=None, check_limits: bool = True,
-                jacobian: bool = False) -> JointMotion:
-        pose, twist, accel = self.validate(pose, twist, accel)
-        p, R = pose.position, pose.rotation
-        # legs, vectorized: d = p + R p_i - b_i (3, 6)
-        r = R @ self.platform_points
-        d = r + (p[:, None] - self.base_points)
-        dx, dy = d[0], d[1]
-        rho = np.hypot(dx, dy)
-        rho2 = rho * rho
-        s = self.L2 - rho2
-        if min(s.tolist()) < 0.0:
-            r, d, rho2, h = self._legs(p, R)        # raises the UnreachablePoseError (or clamps at the boundary)
-            dx, dy = d[0], d[1]
-            rho = np.sqrt(rho2)
-            s = h * h
-        h = np.sqrt(s)
-        l = d[2] - h
-        d[2] = h                                     # d is now a_i (Lopes' link vector)
-        u1 = np.arctan2(dy, dx)
-        u1 -= self.u1_offset                         # azimuth from the u1-zero direction, wrapped below
-        if max(u1.tolist()) > math.pi or min(u1.tolist()) <= -math.pi:
-            u1 = np.remainder(u1 + math.pi, 2 * math.pi) - math.pi
-        u2 = np.arctan2(h, rho)
-        roll, pitch, yaw = self._rpy(R)
-        q = np.empty(self.nv)
-        q[self._sl_p] = l
-        q[self._sl_u1] = u1
-        q[self._sl_u2] = u2
-        q[self._sl_platform] = (p[0], p[1], p[2], yaw, pitch, roll)
-        if check_limits:
-            lim = np.abs(q - self._mid)
-            lim -= self._half
-            if max(lim.tolist()) > 0.0:
-                self.check_limits(q)
+    def _inverse_scalar(self, p, R, check_limits, jacobian, twist=None, accel=None):
+        """IK of one pose by per-leg float arithmetic (6 legs: faster than numpy's per-call overhead).
+
+        Positions, optionally J, and with a twist / acceleration the rates and accelerations of
+        every joint; the formulas are those of the module docstring (same as inverse_batch,
+        joint_jacobian and jacobian_dot, which are vectorized).
+        """
+        (r00, r01, r02), (r10, r11, r12), (r20, r21, r22) = R.tolist()
+        x, y, z = p.tolist()
+        L2, pi, inv_L2 = self.L2, math.pi, self._inv_L2
+        sqrt, atan2 = math.sqrt, math.atan2
+        cosL = self._cos_cone_L
+        rates = twist is not None
+        if rates:
+            v0, v1, v2, w0, w1, w2 = twist.tolist()
+            acc = accel is not None
+            if acc:
+                a0, a1, a2, e0, e1, e2 = accel.tolist()
+            qd, qdd = [], []
+        q = []
+        rows = [] if jacobian else None
+        bad_limit = False
+        bad_cone = False
+        for i, (bx, by, px, py, g0, lo_l, hi_l, lo_1, hi_1, lo_2, hi_2) in enumerate(self._leg_consts):
+            rx = r00 * px + r01 * py
+            ry = r10 * px + r11 * py
+            rz = r20 * px + r21 * py
+            dx = x + rx - bx
+            dy = y + ry - by
+            rho2 = dx * dx + dy * dy
+            s = L2 - rho2
+            if s < 0.0:
+                if s < -_REACH_TOL * L2:
+                    raise UnreachablePoseError(
+                        f"leg {i + 1}: horizontal distance rho = {sqrt(rho2):.6g} m from the actuator axis to "
+                        f"the spherical joint exceeds the link length L = {self.L:.6g} m (the link cannot reach)")
+                s = 0.0
+            h = sqrt(s)
+            rho = sqrt(rho2)
+            l = z + rz - h
+            u1 = atan2(dy, dx) - g0
+            if u1 > pi:
+                u1 -= 2 * pi
+            elif u1 <= -pi:
+                u1 += 2 * pi
+            u2 = atan2(h, rho)
+            q += (l, u1, u2)
+            if check_limits:
+                if not (lo_l <= l <= hi_l and lo_1 <= u1 <= hi_1 and lo_2 <= u2 <= hi_2):
+                    bad_limit = True
+                if r02 * dx + r12 * dy + r22 * h < cosL:
+                    bad_cone = True
+            if jacobian or rates:
+                if h <= 0.0:
+                    raise SingularConfigurationError(f"leg {i + 1}: link horizontal (a_z = {h:.3g} m, limit > 0): "
+                                                     "J_q is singular, the actuator rate is unbounded")
+                ih = 1.0 / h
+                if jacobian:
+                    rows.append((dx * ih, dy * ih, 1.0, (ry * h - rz * dy) * ih, (rz * dx - rx * h) * ih,
+                                 (rx * dy - ry * dx) * ih))
+            if rates:
+                if rho2 <= 1e-24:
+                    raise SingularConfigurationError(f"leg {i + 1}: link vertical (rho = 0 m): the universal joint "
+                                                     "is gimbal-locked, its rates are undefined")
+                # r' = w x r; a' = (d'_x, d'_y, d'_z - l') with d' = v + w x r
+                wr0 = w1 * rz - w2 * ry
+                wr1 = w2 * rx - w0 * rz
+                wr2 = w0 * ry - w1 * rx
+                ad0 = v0 + wr0
+                ad1 = v1 + wr1
+                dd2 = v2 + wr2
+                ld = (dx * ad0 + dy * ad1 + h * dd2) * ih
+                ad2 = dd2 - ld
+                u1d = (dx * ad1 - dy * ad0) / rho2
+                rhod = (dx * ad0 + dy * ad1) / rho
+                u2d = (rho * ad2 - h * rhod) * inv_L2
+                qd += (ld, u1d, u2d)
+                if acc:
+                    # c = p'' + w' x r + w x (w x r);  a'' = (c_x, c_y, c_z - l'')
+                    c0 = a0 + (e1 * rz - e2 * ry) + (w1 * wr2 - w2 * wr1)
+                    c1 = a1 + (e2 * rx - e0 * rz) + (w2 * wr0 - w0 * wr2)
+                    c2 = a2 + (e0 * ry - e1 * rx) + (w0 * wr1 - w1 * wr0)
+                    adsq = ad0 * ad0 + ad1 * ad1
+                    ldd = (dx * c0 + dy * c1 + h * c2 + adsq + ad2 * ad2) * ih
+                    add2 = c2 - ldd
+                    u1dd = (dx * c1 - dy * c0) / rho2 - 2.0 * u1d * rhod / rho
+                    rhodd = (adsq + dx * c0 + dy * c1 - rhod * rhod) / rho
+                    u2dd = (rho * add2 - h * rhodd) * inv_L2
+                    qdd += (ldd, u1dd, u2dd)
+        roll = atan2(r21, r22)
+        pitch = atan2(-r20, sqrt(r00 * r00 + r10 * r10))
+        yaw = atan2(r10, r00)
+        q += (x, y, z, yaw, pitch, roll)
+        q = self._model_order(q)
+        if bad_limit:
+            self.check_limits(q)
+        if bad_cone:
+            r, d, rho2, h = self._legs(p, R)
+            d[2] = h
             self._check_cone(R, d)
-        J = None
-        if jacobian or twist is not None:
-            if min(h.tolist()) <= 0.0:
-                i = int(np.argmin(h))
-                raise SingularConfigurationError(f"leg {i + 1}: link horizontal (a_z = {h[i]:.3g} m, limit > 0): "
-                                                 "J_q is singular, the actuator rate is unbounded")
-            J = self._jacobian_from(r, d, h)
-        if twist is None:
-            return JointMotion(q, None, None, J if jacobian else None)
-        if rho2.min() <= 1e-24:
-            raise SingularConfigurationError(f"leg {int(np.argmin(rho2)) + 1}: link vertical (rho = 0 m): "
-                                             "the universal joint is gimbal-locked, its rates are undefined")
-        v, w = twist[:3], twist[3:]
-        w0, w1, w2 = float(w[0]), float(w[1]), float(w[2])
-        # r' = w x r, d' = v + w x r
-        wr0 = w1 * r[2] - w2 * r[1]
-        wr1 = w2 * r[0] - w0 * r[2]
-        wr2 = w0 * r[1] - w1 * r[0]
-        ad0, ad1, dd2 = wr0 + v[0], wr1 + v[1], wr2 + v[2]       # a' = (d'_x, d'_y, d'_z - l')
-        inv_h = 1.0 / h
-        ld = (dx * ad0 + dy * ad1 + h * dd2) * inv_h
-        ad2 = dd2 - ld
-        inv_rho2 = 1.0 / rho2
-        u1d = (dx * ad1 - dy * ad0) * inv_rho2
-        rhod = (dx * ad0 + dy * ad1) / rho
-        u2d = (rho * ad2 - h * rhod) * self._inv_L2
+        J = np.array(rows) if jacobian else None
+        if not rates:
+            return JointMotion(q, None, None, J)
+        # platform joints: Euler rates [yaw' pitch' roll'] = E^-1 omega (E = euler_rate_matrix(yaw, pitch))
         sy, cy, sp, cp = math.sin(yaw), math.cos(yaw), math.sin(pitch), math.cos(pitch)
         if abs(cp) < 1e-9:
             raise SingularConfigurationError(f"pitch = {pitch:.6g} rad: ZYX Euler rates are singular at |pitch| = pi/2")
         rolld = (cy * w0 + sy * w1) / cp
         pitchd = -sy * w0 + cy * w1
         yawd = w2 + sp * rolld
-        qd = np.empty(self.nv)
-        qd[self.idx_prismatic] = ld
-        qd[self.idx_u1] = u1d
-        qd[self.idx_u2] = u2d
-        qd[self.idx_platform] = (twist[0], twist[1], twist[2], yawd, pitchd, rolld)
-        if accel is None:
-            return JointMotion(q, qd, None, J if jacobian else None)
-        pa, wa = accel[:3], accel[3:]
-        e0, e1, e2 = float(wa[0]), float(wa[1]), float(wa[2])
-        # c = p'' + w' x r + w x (w x r)
-        c0_ = pa[0] + (e1 * r[2] - e2 * r[1]) + (w1 * wr2 - w2 * wr1)
-        c1_ = pa[1] + (e2 * r[0] - e0 * r[2]) + (w2 * wr0 - w0 * wr2)
-        c2_ = pa[2] + (e0 * r[1] - e1 * r[0]) + (w0 * wr1 - w1 * wr0)
-        ldd = (dx * c0_ + dy * c1_ + h * c2_ + ad0 * ad0 + ad1 * ad1 + ad2 * ad2) * inv_h
-        add2 = c2_ - ldd
-        u1dd = (dx * c1_ - dy * c0_) * inv_rho2 - 2.0 * u1d * rhod / rho
-        rhodd = (ad0 * ad0 + ad1 * ad1 + dx * c0_ + dy * c1_ - rhod * rhod) / rho
-        u2dd = (rho * add2 - h * rhodd) * self._inv_L2
-        # Euler accelerations: E [yaw'' pitch'' roll''] = w' - E' [yaw' pitch' roll']
+        qd += (v0, v1, v2, yawd, pitchd, rolld)
+        qd = self._model_order(qd)
+        if not acc:
+            return JointMotion(q, qd, None, J)
+        # E [yaw'' pitch'' roll''] = omega' - E' [yaw' pitch' roll']
         f0 = e0 - (-cy * yawd * pitchd + (-sy * cp * yawd - cy * sp * pitchd) * rolld)
         f1 = e1 - (-sy * yawd * pitchd + (cy * cp * yawd - sy * sp * pitchd) * rolld)
-        f2 = e2 - (-cp * pitchd * rolld)
+        f2 = e2 + cp * pitchd * rolld
         rolldd = (cy * f0 + sy * f1) / cp
         pitchdd = -sy * f0 + cy * f1
         yawdd = f2 + sp * rolldd
-        qdd = np.empty(self.nv)
-        qdd[self.idx_prismatic] = ldd
-        qdd[self.idx_u1] = u1dd
-        qdd[self.idx_u2] = u2dd
-        qdd[self.idx_platform] = (accel[0], accel[1], accel[2], yawdd, pitchdd, rolldd)
-        return JointMotion(q, qd, qdd, J if jacobian else None)
+        qdd += (a0, a1, a2, yawdd, pitchdd, rolldd)
+        return JointMotion(q, qd, self._model_order(qdd), J)
+
+    def _model_order(self, vals):
+        """Leg-major list (l, u1, u2 per leg, then x y z yaw pitch roll) -> array in the model's q order."""
+        arr = np.array(vals)
+        if self._standard_layout:
+            return arr
+        out = np.empty(self.nv)
+        out[self.idx_prismatic] = arr[0:18:3]
+        out[self.idx_u1] = arr[1:18:3]
+        out[self.idx_u2] = arr[2:18:3]
+        out[self.idx_platform] = arr[18:]
+        return out
+
+    def inverse(self, pose: Pose, twist=None, accel=None, check_limits: bool = True,
+                jacobian: bool = False) -> JointMotion:
+        """All tree joints (model q order), optionally their rates / accelerations and J."""
+        pose, twist, accel = self.validate(pose, twist, accel)
+        return self._inverse_scalar(pose.position, pose.rotation, check_limits, jacobian, twist, accel)
 
     def actuated(self, pose: Pose) -> np.ndarray:
-        r, d, rho2, h = self._legs(pose.position, pose.rotation)
-        return d[2] - h
+        q = self._inverse_scalar(np.asarray(pose.position, float), np.asarray(pose.rotation, float),
+                                 False, False).q
+        return q[self.idx_prismatic]
 
     def jacobian(self, pose: Pose) -> np.ndarray:
         """J = J_C (Lopes eq. 6): qdot_a = J [v; omega]."""
-        r, d, rho2, h = self._legs(pose.position, pose.rotation)
-        if h.min() <= 0.0:
-            raise SingularConfigurationError(f"leg {int(np.argmin(h)) + 1}: link horizontal, J_q is singular")
-        return self._jacobian_from(r, d, h)
+        return self._inverse_scalar(np.asarray(pose.position, float), np.asarray(pose.rotation, float),
+                                    False, True).jacobian
 
     def jacobian_xq(self, pose: Pose):
         """(J_x, J_q): J_q qdot_a = J_x [v; omega]; J_q = diag(a_iz) is singular when a link is horizontal."""
