@@ -40,6 +40,12 @@ a_i . (v + omega x r_i - l_i' z_B) = 0, i.e.
 So J_q is singular (inverse singularity: the actuator rate blows up) when a link
 becomes horizontal, h_i = 0, i.e. rho_i = L: the boundary of the reachable set.
 
+Implementation: one pose (``inverse``, ``actuated``, ``jacobian``: the real-time
+calls) runs per-leg float arithmetic, which for six legs is 2-3x faster than
+numpy's per-call overhead (measured: inverse + J 13 us against 27-37 us with the
+legs vectorized in numpy); ``inverse_batch``, ``joint_jacobian``, ``jacobian_dot``
+and ``jacobian_xq`` are vectorized numpy over legs (and samples).
+
 Lopes' Euler angles (eqs. 3-4): [x y z psi theta phi] with psi about z, theta about
 the new y', phi about the new x'': R = Rz(psi) Ry(theta) Rx(phi), the same matrix as
 our ZYX rpy with yaw = psi, pitch = theta, roll = phi (only the order of the
@@ -402,6 +408,9 @@ class Kinematics(ParallelKinematics):
         """Jdot with qddot_a = J [p''; omega'] + Jdot [v; omega]."""
         pose, twist, _ = self.validate(pose, twist)
         r, d, rho2, h = self._legs(pose.position, pose.rotation)
+        if h.min() <= 0.0:
+            raise SingularConfigurationError(f"leg {int(np.argmin(h)) + 1}: link horizontal (a_z = 0 m): "
+                                             "J_q is singular, Jdot is unbounded")
         J = self._jacobian_from(r, d, h)
         v, w = twist[:3], twist[3:]
         w0, w1, w2 = w
