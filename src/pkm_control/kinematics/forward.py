@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import math
+
 import numpy as np
 from scipy.linalg.lapack import dgesv
 
@@ -50,7 +52,7 @@ def forward_kinematics(kin: ParallelKinematics, q_actuated, guess: Pose, tol: fl
     r = residual(pose)
     if r is None:
         raise ConvergenceError("forward kinematics: the initial guess is not an assembly of the mechanism")
-    rn = float(np.sqrt(r @ r))
+    rn = math.sqrt(r.dot(r))
     square = kin.model.n_actuated == n
     for it in range(1, max_iter + 1):
         if rn <= tol:
@@ -62,12 +64,15 @@ def forward_kinematics(kin: ParallelKinematics, q_actuated, guess: Pose, tol: fl
             _, _, dx, info = dgesv(J, -r)
         if info != 0:
             _, _, dx, info = dgesv(J.T @ J + damping * np.eye(n), -(J.T @ r))
+            if info != 0:
+                raise ConvergenceError(f"forward kinematics: singular Jacobian at iteration {it} "
+                                       f"(residual {rn:.3g})")
         step = 1.0
         while step > 1e-6:
             cand = task.retract(pose, step * dx)
             rc = residual(cand)
             if rc is not None:
-                rcn = float(np.sqrt(rc @ rc))
+                rcn = math.sqrt(rc.dot(rc))
                 if rcn < rn or (not square and rcn <= rn * (1 + 1e-12)):
                     break
             step *= 0.5
@@ -75,7 +80,7 @@ def forward_kinematics(kin: ParallelKinematics, q_actuated, guess: Pose, tol: fl
             raise ConvergenceError(f"forward kinematics stalled after {it} iterations: residual {rn:.3g} "
                                    f"> tolerance {tol:.3g} (singular configuration or no assembly nearby)")
         pose, r, rn = cand, rc, rcn
-        if not square and float(np.sqrt(dx @ dx)) * step <= tol:
+        if not square and math.sqrt(dx.dot(dx)) * step <= tol:
             return _finish(kin, pose, it, rn, check_limits)
     if rn <= tol:
         return _finish(kin, pose, max_iter, rn, check_limits)

@@ -24,6 +24,7 @@ no limits, they only parametrize the platform's free motion. Their rates for
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -46,17 +47,15 @@ class Pose:
         """This pose with float arrays, or InvalidInputError naming what is wrong."""
         p = check_vector("pose position", self.position, 3)
         R = check_vector("pose rotation", self.rotation, (3, 3))
-        err = np.abs(R.T @ R - _I3).max()
-        det = R[0, 0] * (R[1, 1] * R[2, 2] - R[1, 2] * R[2, 1]) - R[0, 1] * (R[1, 0] * R[2, 2] - R[1, 2] * R[2, 0]) \
-            + R[0, 2] * (R[1, 0] * R[2, 1] - R[1, 1] * R[2, 0])
+        # columns orthonormal and right-handed, in scalars (this runs once per IK/FK call)
+        (a, b, c), (d, e, f), (g, h, i) = R.tolist()
+        err = max(abs(a * a + d * d + g * g - 1), abs(b * b + e * e + h * h - 1), abs(c * c + f * f + i * i - 1),
+                  abs(a * b + d * e + g * h), abs(a * c + d * f + g * i), abs(b * c + e * f + h * i))
+        det = a * (e * i - f * h) - b * (d * i - f * g) + c * (d * h - e * g)
         if err > 1e-9 or det < 0:
             raise InvalidInputError(f"pose rotation is not a rotation matrix (|R^T R - I| = {err:.3g}, "
                                     f"det = {det:.3g}; limit 1e-9)")
         return Pose(p, R)
-
-
-_I3 = np.eye(3)
-_I3.flags.writeable = False
 
 
 def rot_x(a):
@@ -103,13 +102,13 @@ def euler_rate_matrix_dot(yaw, pitch, yaw_rate, pitch_rate):
 
 def so3_exp(w):
     """Rotation matrix exp([w]x) (Rodrigues), in scalar arithmetic: it sits in the FK loop."""
-    x, y, z = float(w[0]), float(w[1]), float(w[2])
+    x, y, z = (w.tolist() if isinstance(w, np.ndarray) else map(float, w))
     t2 = x * x + y * y + z * z
     if t2 < 1e-16:
         a, b = 1.0 - t2 / 6.0, 0.5 - t2 / 24.0
     else:
-        t = np.sqrt(t2)
-        a, b = np.sin(t) / t, (1.0 - np.cos(t)) / t2
+        t = math.sqrt(t2)
+        a, b = math.sin(t) / t, (1.0 - math.cos(t)) / t2
     return np.array([[1.0 - b * (y * y + z * z), b * x * y - a * z, b * x * z + a * y],
                      [b * x * y + a * z, 1.0 - b * (x * x + z * z), b * y * z - a * x],
                      [b * x * z - a * y, b * y * z + a * x, 1.0 - b * (x * x + y * y)]])
