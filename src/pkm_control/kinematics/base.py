@@ -80,6 +80,13 @@ class ParallelKinematics(ABC):
         """Vectorized IK over N poses: (q (N, nv), valid (N,) bool); no exceptions per sample."""
 
     # ------------------------------------------------------------------ generic
+    def actuated_and_jacobian(self, pose: Pose):
+        """(q_a, J) without limit checks: what one Newton step of the FK needs.
+
+        Families whose Jacobian computation yields q_a on the way override this.
+        """
+        return self.actuated(pose), self.jacobian(pose)
+
     def check_limits(self, q: np.ndarray) -> None:
         """Raise JointLimitError naming the first joint outside its range."""
         bad = np.flatnonzero((q < self.lower - 1e-12) | (q > self.upper + 1e-12))

@@ -32,6 +32,7 @@ def forward_kinematics(kin: ParallelKinematics, q_actuated, guess: Pose, tol: fl
                        max_iter: int = 50, damping: float = 1e-12, check_limits: bool = True) -> FKResult:
     """Platform pose whose actuated joints equal ``q_actuated``, nearest to ``guess``.
 
+    Each step needs q_a and J at one pose: ``kin.actuated_and_jacobian``.
     Damped Gauss-Newton: dx = -(J^T J + lambda I)^-1 J^T r with r = q_a(x) - q_a,
     halving the step while it does not reduce |r| or leaves the reachable set.
     Converged when |r| <= tol (redundant robots: when the step is below
@@ -39,17 +40,18 @@ def forward_kinematics(kin: ParallelKinematics, q_actuated, guess: Pose, tol: fl
     """
     qa = check_vector(f"actuated joint positions ({', '.join(kin.model.actuated_joints)})",
                       q_actuated, kin.model.n_actuated)
-    pose = guess.validated()
+    pose = kin.validate(guess)[0]
     task = kin.task
     n = task.dim
 
     def residual(p):
         try:
-            return kin.actuated(p) - qa
+            qa_p, J = kin.actuated_and_jacobian(p)
         except UnreachablePoseError:
-            return None
+            return None, None
+        return qa_p - qa, J
 
-    r = residual(pose)
+    r, J = residual(pose)
     if r is None:
         raise ConvergenceError("forward kinematics: the initial guess is not an assembly of the mechanism")
     rn = math.sqrt(r.dot(r))
@@ -57,7 +59,6 @@ def forward_kinematics(kin: ParallelKinematics, q_actuated, guess: Pose, tol: fl
     for it in range(1, max_iter + 1):
         if rn <= tol:
             return _finish(kin, pose, it - 1, rn, check_limits)
-        J = kin.jacobian(pose)
         # LAPACK gesv directly: np.linalg.solve costs 4x more on a 6x6 (call overhead)
         info = 1
         if square:
@@ -70,7 +71,7 @@ def forward_kinematics(kin: ParallelKinematics, q_actuated, guess: Pose, tol: fl
         step = 1.0
         while step > 1e-6:
             cand = task.retract(pose, step * dx)
-            rc = residual(cand)
+            rc, Jc = residual(cand)
             if rc is not None:
                 rcn = math.sqrt(rc.dot(rc))
                 if rcn < rn or (not square and rcn <= rn * (1 + 1e-12)):
@@ -79,7 +80,7 @@ def forward_kinematics(kin: ParallelKinematics, q_actuated, guess: Pose, tol: fl
         else:
             raise ConvergenceError(f"forward kinematics stalled after {it} iterations: residual {rn:.3g} "
                                    f"> tolerance {tol:.3g} (singular configuration or no assembly nearby)")
-        pose, r, rn = cand, rc, rcn
+        pose, r, rn, J = cand, rc, rcn, Jc
         if not square and math.sqrt(dx.dot(dx)) * step <= tol:
             return _finish(kin, pose, it, rn, check_limits)
     if rn <= tol:

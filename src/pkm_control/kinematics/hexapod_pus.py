@@ -359,8 +359,12 @@ class Kinematics(ParallelKinematics):
 
     def jacobian(self, pose: Pose) -> np.ndarray:
         """J = J_C (Lopes eq. 6): qdot_a = J [v; omega]."""
-        return self._inverse_scalar(np.asarray(pose.position, float), np.asarray(pose.rotation, float),
-                                    False, True).jacobian
+        return self.actuated_and_jacobian(pose)[1]
+
+    def actuated_and_jacobian(self, pose: Pose):
+        """(q_a, J_C) from one IK pass: the FK Newton step needs both."""
+        m = self._inverse_scalar(np.asarray(pose.position, float), np.asarray(pose.rotation, float), False, True)
+        return m.q[self.idx_prismatic], m.jacobian
 
     def jacobian_xq(self, pose: Pose):
         """(J_x, J_q): J_q qdot_a = J_x [v; omega]; J_q = diag(a_iz) is singular when a link is horizontal."""

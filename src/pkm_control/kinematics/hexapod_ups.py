@@ -288,19 +288,24 @@ class Kinematics(ParallelKinematics):
 
     def jacobian(self, pose: Pose) -> np.ndarray:
         """Taghirad's J: rows [s_i^T, (b_i x s_i)^T], qdot_a = J (v, omega)."""
+        return self.actuated_and_jacobian(pose)[1]
+
+    def actuated_and_jacobian(self, pose: Pose):
+        """(l, J) from one pass over the legs: the FK Newton step needs both."""
         (r00, r01, r02), (r10, r11, r12), (r20, r21, r22) = np.asarray(pose.rotation, float).tolist()
         px, py, pz = np.asarray(pose.position, float).tolist()
-        rows = []
+        rows, lengths = [], []
         for ax, ay, az, bx, by, bz, *_ in self._legdata:
             wx = r00 * bx + r01 * by + r02 * bz
             wy = r10 * bx + r11 * by + r12 * bz
             wz = r20 * bx + r21 * by + r22 * bz
             dx, dy, dz = wx + px - ax, wy + py - ay, wz + pz - az
-            il = 1.0 / math.sqrt(dx * dx + dy * dy + dz * dz)
-            ux, uy, uz = dx * il, dy * il, dz * il
+            l = math.sqrt(dx * dx + dy * dy + dz * dz)
+            ux, uy, uz = dx / l, dy / l, dz / l
+            lengths.append(l)
             rows.append((ux, uy, uz, wy * uz - wz * uy, wz * ux - wx * uz, wx * uy - wy * ux))
-        J = np.array(rows)
-        return J if self._act_identity else J[self._act]
+        J, l = np.array(rows), np.array(lengths)
+        return (l, J) if self._act_identity else (l[self._act], J[self._act])
 
     def jacobian_xq(self, pose: Pose):
         """(J_x, J_q) = (J, I): prismatic legs have no inverse-kinematic singularity (Taghirad)."""
