@@ -198,12 +198,13 @@ def cmd_workspace(args):
     vary = args.vary or (["x", "y", "z"] if args.volume else list(names[:2]))
     fixed = np.asarray(kin.model.config["home"], float) if args.fixed is None else \
         _task_in(kin, args.fixed, args.deg, "--fixed")
-    res = sample_workspace(kin, vary, fixed, args.resolution,
+    res = sample_workspace(kin, vary, fixed, args.resolution, scale=args.scale,
                            progress=None if args.json else (lambda it: tqdm(it, desc="dexterity", unit="pose",
                                                                             file=sys.stderr)))
     stats = res.dexterity_stats()
     text = "\n".join([
         f"{kin.model.name}: {len(res.coords)} samples over {' x '.join(vary)} "
+        f"(workspace box x {args.scale:g}) "
         f"(others at {_fmt(_task_out(kin, fixed, args.deg), 8, 4)})",
         f"reachable fraction: {res.reachable_fraction:.3f}",
         "dexterity 1/kappa(J): " + "  ".join(f"{k} {v:.4g}" for k, v in stats.items())])
@@ -240,7 +241,7 @@ def _plot_workspace(kin, res, path, deg):
     ax.set_xlabel(res.axes[0])
     ax.set_ylabel(res.axes[1])
     fig.colorbar(sc, ax=ax, label="dexterity 1/kappa(J) (blank: unreachable)")
-    ax.set_title(f"{kin.model.name} {kin.model.variant}: reachable {res.reachable_fraction:.0%}")
+    ax.set_title(f"{kin.model.name} {kin.model.variant}".strip() + f": reachable {res.reachable_fraction:.0%}")
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
@@ -311,6 +312,9 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--fixed", nargs="+", type=float, metavar="X",
                     help="values of the other coordinates (default: home pose)")
     sp.add_argument("--resolution", type=int, default=41, help="grid points per varied coordinate (default 41)")
+    sp.add_argument("--scale", type=float, default=1.5,
+                    help="grid span: the config's workspace box scaled about its centre (default 1.5, "
+                         "so the edge of the reachable set shows)")
     sp.add_argument("--plot", metavar="PNG", help="save a dexterity map to this PNG file")
 
     sp = add("bench", cmd_bench, "benchmarks that print timings and ratios against a baseline run alongside",

@@ -87,9 +87,12 @@ class WorkspaceResult:
                 "max": float(d.max())}
 
 
-def sample_workspace(kin: ParallelKinematics, vary, fixed, resolution: int, progress=None) -> WorkspaceResult:
-    """Grid over the coordinates named in ``vary`` (box limits), others at ``fixed`` (task coords).
+def sample_workspace(kin: ParallelKinematics, vary, fixed, resolution: int, progress=None,
+                     scale: float = 1.0) -> WorkspaceResult:
+    """Grid over the coordinates named in ``vary``, others at ``fixed`` (task coords).
 
+    The grid spans the config's workspace box scaled by ``scale`` about its centre
+    (scale > 1 shows where the reachable set ends).
     progress: optional callable wrapping an iterable (e.g. tqdm) for the dexterity loop.
     """
     names = kin.task.names
@@ -98,7 +101,11 @@ def sample_workspace(kin: ParallelKinematics, vary, fixed, resolution: int, prog
             raise InvalidInputError(f"coordinate '{a}' is not a task coordinate of '{kin.model.name}' ({names})")
     if resolution < 2:
         raise InvalidInputError(f"resolution must be >= 2, got {resolution}")
+    if not scale > 0:
+        raise InvalidInputError(f"scale must be positive, got {scale}")
     lo, hi = workspace_box(kin)
+    mid, half = (lo + hi) / 2, (hi - lo) / 2 * scale
+    lo, hi = mid - half, mid + half
     idx = [names.index(a) for a in vary]
     grids = tuple(np.linspace(lo[i], hi[i], resolution) for i in idx)
     mesh = np.meshgrid(*grids, indexing="ij")
