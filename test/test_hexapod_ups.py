@@ -190,8 +190,8 @@ def test_palida_bodies_and_friction_parameters():
     masses = [clm.model.inertias[j].mass for j in range(1, clm.model.njoints)]
     assert sum(m > 0 for m in masses) == 19, "platform + 6 x (cardan ring, stator, slider)"
     fr = clm.config["friction"]
-    n = len(fr["prismatic"]["coulomb"]) + len(fr["prismatic"]["viscous"]) + 2
-    assert n == 14 and fr["alpha"]["viscous"] == 0 and fr["beta"]["viscous"] == 0   # eq. 32 + sec. IV-A
+    n = len(fr["prismatic"]["coulomb"]) + len(fr["prismatic"]["viscous"]) + len(fr["alpha"]) + len(fr["beta"])
+    assert n == 14 and set(fr["alpha"]) == set(fr["beta"]) == {"coulomb"}   # eq. 32 + sec. IV-A: dry only
     stew = load_robot("stewart")
     assert sum(stew.model.inertias[j].mass > 0 for j in range(1, stew.model.njoints)) == 13   # massless U-cross
 
