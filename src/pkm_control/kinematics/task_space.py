@@ -208,6 +208,33 @@ class TaskSpace:
         B[3:, 3:] = np.linalg.inv(euler_rate_matrix(yaw, pitch))
         return B
 
+    def platform_rate_matrix_dot(self, pose: Pose, twist) -> np.ndarray:
+        """d/dt of platform_rate_matrix along the motion with this twist."""
+        if self.kind != "spatial":
+            return np.zeros((self.dim, self.dim))
+        roll, pitch, yaw = matrix_to_rpy(pose.rotation)
+        Einv = np.linalg.inv(euler_rate_matrix(yaw, pitch))
+        rates = Einv @ np.asarray(twist, float)[3:]
+        Bd = np.zeros((6, 6))
+        Bd[3:, 3:] = -Einv @ euler_rate_matrix_dot(yaw, pitch, rates[0], rates[1]) @ Einv
+        return Bd
+
+    def twist_map(self) -> np.ndarray:
+        """S (6 x dim): platform twist (v, omega) in the base frame = S (task velocity).
+
+        Its transpose maps a wrench (force at the platform origin, moment; base frame)
+        to the generalized force conjugate to the task velocity.
+        """
+        if self.kind == "spatial":
+            return np.eye(6)
+        S = np.zeros((6, 3))
+        S[0, 0] = S[1, 1] = 1.0
+        if self.kind == "translation":
+            S[2, 2] = 1.0
+        else:
+            S[5, 2] = self.alpha_sign
+        return S
+
     def pose_from_platform_joints(self, qp) -> Pose:
         """Pose from the platform-joint positions (tree order)."""
         if self.kind == "spatial":

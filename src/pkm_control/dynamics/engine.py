@@ -1,0 +1,282 @@
+"""Generic closed-loop dynamics: pinocchio on the spanning tree + closures, by virtual power.
+
+Every tree joint follows the platform: q, v = G xdot, a = G xddot + Gdot xdot, all
+from the family's analytic IK. The tree's inverse dynamics at that consistent
+state (RNEA) is projected onto the task velocity by virtual power (Jourdain;
+Abdellatif eq. 11-14; Wu eq. 14-15):
+
+    J^T tau_a = G^T (tau_tree + tau_friction) - S^T w           (1)
+
+G = dq/dxdot, J = its actuated rows, S the platform twist map, w the external
+wrench on the platform. The closure (cut-joint) forces follow from the tree
+equations M a + h = S_a^T tau_a - tau_f + J_w^T w + K^T lambda.
+
+Task-space matrices (docs/architecture.md): M = G^T M_tree G,
+C = G^T (M_tree Gdot + C_tree G), G_x = G^T g_tree, with Gdot from the closures
+(K G = 0 => K Gdot = -Kdot G) so that Mdot - 2C is skew-symmetric.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pinocchio as pin
+
+from ..description.loader import closure_jacobian
+from ..errors import InvalidInputError, SingularConfigurationError, check_vector
+from ..kinematics.base import ParallelKinematics
+from ..kinematics.task_space import Pose
+from .friction import FrictionModel
+
+_LWA = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
+
+
+@dataclass(frozen=True)
+class IDResult:
+    tau: np.ndarray              # actuator forces / torques (actuated-joint order)
+    generalized: np.ndarray      # f = J^T tau, the generalized force on the task velocity
+    q: np.ndarray                # the consistent tree state used
+    v: np.ndarray
+    a: np.ndarray
+    closure_forces: np.ndarray | None = None   # lambda, rows as closure_jacobian (when asked)
+    internal_forces: np.ndarray | None = None  # basis of null(J^T) (redundant robots)
+
+
+class ClosedLoopDynamics:
+    """Closed-loop dynamics of one robot (immutable apart from a private pinocchio scratch Data).
+
+    One instance per thread: the scratch Data makes calls cheap (creating a Data
+    costs ~80 us) but is not shared safely between threads.
+    """
+
+    def __init__(self, kin: ParallelKinematics, gravity=None, sign_eps: float = 0.0):
+        self.kin = kin
+        self.model = kin.model
+        clm = kin.model
+        self.pin_model = clm.model
+        if gravity is not None:
+            self.pin_model = pin.Model(clm.model)
+            self.pin_model.gravity.linear = check_vector("gravity", gravity, 3)
+        self.gravity = np.array(self.pin_model.gravity.linear)
+        self.friction = FrictionModel(clm)
+        self.sign_eps = float(sign_eps)   # > 0: smooth sign tanh(x / eps) (simulation)
+        self._data = self.pin_model.createData()
+        self._act = clm.actuated_idx
+        self._S = kin.task.twist_map()
+        self.n = kin.task.dim
+        self.redundant = clm.n_actuated > self.n
+
+    def with_gravity(self, gravity) -> "ClosedLoopDynamics":
+        return ClosedLoopDynamics(self.kin, gravity=gravity, sign_eps=self.sign_eps)
+
+    # ------------------------------------------------------------------ state
+    def state(self, pose: Pose, twist, accel=None):
+        """(q, v, a, G) of the tree for a platform motion; a is None without accel."""
+        m = self.kin.inverse(pose, twist, accel if accel is not None else None, check_limits=False)
+        return m.q, m.v, m.a, self.kin.joint_jacobian(pose)
+
+    def _wrench(self, wrench):
+        if wrench is None:
+            return 0.0
+        return self._S.T @ check_vector("wrench (fx fy fz mx my mz, base frame)", wrench, 6)
+
+    def _solve_actuation(self, J, f, weights=None):
+        """tau with J^T tau = f: exact (square) or (weighted) minimum norm (Wu eq. 39)."""
+        if not self.redundant:
+            try:
+                return np.linalg.solve(J.T, f)
+            except np.linalg.LinAlgError as exc:
+                raise SingularConfigurationError("J^T is singular: the actuators cannot balance the "
+                                                 "platform (forward singularity)") from exc
+        Winv = np.ones(J.shape[0]) if weights is None else 1.0 / check_vector("weights", weights, J.shape[0])
+        A = J.T @ (Winv[:, None] * J)
+        s = np.linalg.svd(A, compute_uv=False)
+        if s[-1] <= 1e-12 * s[0]:
+            raise SingularConfigurationError(f"J^T W^-1 J is singular (sigma_min/sigma_max = {s[-1] / s[0]:.3g})")
+        return Winv * (J @ np.linalg.solve(A, f))
+
+    # ------------------------------------------------------------------ inverse dynamics
+    def inverse_dynamics(self, pose: Pose, twist, accel, wrench=None, friction: bool = True,
+                         closure_forces: bool = False, weights=None) -> IDResult:
+        """Actuator forces for a platform motion (task space), eq. (1).
+
+        wrench: external wrench applied to the platform (force at its origin, moment), base frame.
+        weights: for redundant robots, W of the weighted minimum norm tau^T W tau (default I).
+        """
+        pose, twist, accel = self.kin.validate(pose, twist, accel)
+        if twist is None or accel is None:
+            raise InvalidInputError("inverse dynamics needs a twist and an acceleration")
+        d = self._data
+        q, v, a, G = self.state(pose, twist, accel)
+        tau_tree = pin.rnea(self.pin_model, d, q, v, a)
+        if friction and len(self.friction):
+            tau_tree = tau_tree + self.friction.torque(d, q, v, self.sign_eps)
+        f = G.T @ tau_tree - self._wrench(wrench)
+        J = G[self._act]
+        tau = self._solve_actuation(J, f, weights)
+        lam = None
+        if closure_forces:
+            # K^T lambda = M a + h + tau_f - S_a^T tau - J_w^T w  (tree equations)
+            rhs = tau_tree.copy()
+            rhs[self._act] -= tau
+            if wrench is not None:
+                rhs -= self._platform_wrench_jacobian(q).T @ np.asarray(wrench, float)
+            K = closure_jacobian(self.model, d, q)
+            lam = np.linalg.lstsq(K.T, rhs, rcond=None)[0]
+        null = None
+        if self.redundant:
+            u, s, vt = np.linalg.svd(J.T)
+            null = vt[len(s):].T if len(s) < J.shape[0] else np.zeros((J.shape[0], 0))
+        return IDResult(tau, f, q, v, a, lam, null)
+
+    def inverse_dynamics_joint(self, q_actuated, qd_actuated, qdd_actuated, guess: Pose, **kwargs) -> IDResult:
+        """Inverse dynamics from actuated-joint motion: FK for the pose, J for the task rates."""
+        from ..kinematics.forward import forward_kinematics
+
+        n_a = self.model.n_actuated
+        qd = check_vector("actuated joint velocities", qd_actuated, n_a)
+        qdd = check_vector("actuated joint accelerations", qdd_actuated, n_a)
+        pose = forward_kinematics(self.kin, q_actuated, guess, check_limits=False).pose
+        J = self.kin.jacobian(pose)
+        twist = np.linalg.lstsq(J, qd, rcond=None)[0]
+        accel = np.linalg.lstsq(J, qdd - self.kin.jacobian_dot(pose, twist) @ twist, rcond=None)[0]
+        return self.inverse_dynamics(pose, twist, accel, **kwargs)
+
+    def _platform_wrench_jacobian(self, q):
+        """J_w (6 x nv): twist of the platform frame (LOCAL_WORLD_ALIGNED, [v; omega])."""
+        m, d = self.pin_model, self._data
+        pin.computeJointJacobians(m, d, q)
+        pin.updateFramePlacements(m, d)
+        fid = m.getFrameId(self.model.config.get("platform_frame", "platform"))
+        return pin.getFrameJacobian(m, d, fid, _LWA)
+
+    # ------------------------------------------------------------------ matrices
+    def gdot(self, q, v, G, pose, twist):
+        """Gdot = dG/dt: platform rows from the task space, the rest from K Gdot = -Kdot G."""
+        m, d = self.pin_model, self._data
+        clm = self.model
+        K = closure_jacobian(clm, d, q)
+        pin.computeJointJacobiansTimeVariation(m, d, q, v)
+        pin.updateFramePlacements(m, d)
+        Kd = np.zeros_like(K)
+        row = 0
+        for c in clm.closures:
+            if c.type in ("point", "frame"):
+                Ja = pin.getFrameJacobianTimeVariation(m, d, c.frame_ids[0], _LWA)
+                Jb = pin.getFrameJacobianTimeVariation(m, d, c.frame_ids[1], _LWA)
+                D = (Ja - Jb)[list(c.axes)] if c.type == "point" else Ja - Jb
+                Kd[row:row + len(D)] = D
+            row += c.dim        # coupling rows are constant: Kdot = 0
+        p = clm.platform_idx
+        rest = np.setdiff1d(np.arange(m.nv), p)
+        Gd = np.zeros_like(G)
+        Gd[p] = self.kin.task.platform_rate_matrix_dot(pose, twist)
+        Gd[rest] = -np.linalg.lstsq(K[:, rest], Kd @ G + K[:, p] @ Gd[p], rcond=None)[0]
+        return Gd
+
+    def mass_matrix(self, pose: Pose) -> np.ndarray:
+        """M (n x n) on the task velocity: kinetic energy = 1/2 xdot^T M xdot."""
+        pose = self.kin.validate(pose)[0]
+        q = self.kin.inverse(pose, check_limits=False).q
+        G = self.kin.joint_jacobian(pose)
+        Mt = pin.crba(self.pin_model, self._data, q)
+        Mt = np.triu(Mt) + np.triu(Mt, 1).T
+        return G.T @ Mt @ G
+
+    def coriolis_matrix(self, pose: Pose, twist) -> np.ndarray:
+        """C (n x n) with Mdot - 2C skew-symmetric; C xdot is the velocity-product force."""
+        pose, twist, _ = self.kin.validate(pose, twist)
+        q, v, _, G = self.state(pose, twist)
+        m, d = self.pin_model, self._data
+        Mt = pin.crba(m, d, q)
+        Mt = np.triu(Mt) + np.triu(Mt, 1).T
+        Ct = pin.computeCoriolisMatrix(m, d, q, v)
+        return G.T @ (Mt @ self.gdot(q, v, G, pose, twist) + Ct @ G)
+
+    def gravity_vector(self, pose: Pose) -> np.ndarray:
+        """G_x (n): generalized gravity force on the task velocity."""
+        pose = self.kin.validate(pose)[0]
+        q = self.kin.inverse(pose, check_limits=False).q
+        return self.kin.joint_jacobian(pose).T @ pin.computeGeneralizedGravity(self.pin_model, self._data, q)
+
+    def joint_space(self, pose: Pose, twist):
+        """(M_q, C_q, G_q) on the actuated joints (Taghirad: M_q = J^-T M J^-1, ...).
+
+        For redundant robots J^+ replaces J^-1 (M_q then has rank n).
+        """
+        M = self.mass_matrix(pose)
+        C = self.coriolis_matrix(pose, twist)
+        Gx = self.gravity_vector(pose)
+        J = self.kin.jacobian(pose)
+        Jd = self.kin.jacobian_dot(pose, twist)
+        Ji = np.linalg.inv(J) if not self.redundant else np.linalg.pinv(J)
+        return Ji.T @ M @ Ji, Ji.T @ (C - M @ Ji @ Jd) @ Ji, Ji.T @ Gx
+
+    # ------------------------------------------------------------------ forward dynamics
+    def forward_dynamics(self, pose: Pose, twist, tau, wrench=None, friction: bool = True) -> np.ndarray:
+        """Task acceleration xddot from actuator forces (reduced coordinates):
+        M xddot = J^T tau + S^T w - G^T (RNEA(q, v, Gdot xdot) + tau_f).
+        """
+        pose, twist, _ = self.kin.validate(pose, twist)
+        tau = check_vector("actuator forces", tau, self.model.n_actuated)
+        zero = np.zeros(self.n)
+        m, d = self.pin_model, self._data
+        q, v, a0, G = self.state(pose, twist, zero)          # a0 = Gdot xdot
+        bias = pin.rnea(m, d, q, v, a0)
+        if friction and len(self.friction):
+            bias = bias + self.friction.torque(d, q, v, self.sign_eps)
+        Mt = pin.crba(m, d, q)
+        Mt = np.triu(Mt) + np.triu(Mt, 1).T
+        M = G.T @ Mt @ G
+        rhs = G[self._act].T @ tau + self._wrench(wrench) - G.T @ bias
+        try:
+            return np.linalg.solve(M, rhs)
+        except np.linalg.LinAlgError as exc:
+            raise SingularConfigurationError("task-space mass matrix is singular") from exc
+
+    def energy(self, pose: Pose, twist) -> tuple[float, float]:
+        """(kinetic, potential) energy; potential = -sum m_i g . c_i over the bodies."""
+        pose, twist, _ = self.kin.validate(pose, twist)
+        q, v, _, _ = self.state(pose, twist)
+        m, d = self.pin_model, self._data
+        return float(pin.computeKineticEnergy(m, d, q, v)), float(pin.computePotentialEnergy(m, d, q))
+
+    # ------------------------------------------------------------------ parameter-linear form
+    def body_names(self) -> list[str]:
+        """URDF link carrying each pinocchio body (joint 1..n), for parameter names."""
+        m = self.pin_model
+        names = []
+        for j in range(1, m.njoints):
+            frames = [f.name for f in m.frames if f.parentJoint == j and f.type == pin.FrameType.BODY]
+            names.append(frames[0] if frames else m.names[j])
+        return names
+
+    def parameters(self):
+        """(names, values) of the standard parameters: 10 per body (pinocchio order) + friction."""
+        names, values = [], []
+        keys = ("m", "mx", "my", "mz", "Ixx", "Ixy", "Iyy", "Ixz", "Iyz", "Izz")
+        for j, body in enumerate(self.body_names(), start=1):
+            names += [f"{body}.{k}" for k in keys]
+            values.append(self.pin_model.inertias[j].toDynamicParameters())
+        names += list(self.friction.names)
+        return names, np.concatenate(values + [self.friction.values])
+
+    def regressor(self, pose: Pose, twist, accel, friction: bool = True) -> np.ndarray:
+        """Observation matrix Omega (n x n_params) of J^T tau = Omega p (Wu eq. 16);
+        for non-redundant robots, tau = J^-T Omega p: use ``actuator_regressor``."""
+        pose, twist, accel = self.kin.validate(pose, twist, accel)
+        m, d = self.pin_model, self._data
+        q, v, a, G = self.state(pose, twist, accel)
+        Y = pin.computeJointTorqueRegressor(m, d, q, v, a)
+        if len(self.friction):
+            Yf = self.friction.regressor(d, q, v, self.sign_eps)
+            Y = np.hstack([Y, Yf if friction else np.zeros_like(Yf)])
+        return G.T @ Y
+
+    def actuator_regressor(self, pose: Pose, twist, accel, friction: bool = True) -> np.ndarray:
+        """Y (n_actuated x n_params) with tau = Y p (non-redundant robots)."""
+        if self.redundant:
+            raise InvalidInputError("a redundant robot has no unique actuator regressor; use regressor() "
+                                    "(J^T tau = Omega p)")
+        return np.linalg.solve(self.kin.jacobian(pose).T, self.regressor(pose, twist, accel, friction))

@@ -1,0 +1,28 @@
+"""Registry of the papers' own dynamics formulations (each checked against the generic engine).
+
+method name -> (module defining ``Formulation(dyn)``, robots it applies to).
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from ..errors import InvalidInputError
+
+FORMULATIONS = {
+}
+
+
+def formulation(method: str, dyn):
+    """Build the named paper formulation for a robot's ClosedLoopDynamics."""
+    if method not in FORMULATIONS:
+        raise InvalidInputError(f"unknown dynamics method '{method}' (methods: generic, {', '.join(FORMULATIONS)})")
+    module, robots = FORMULATIONS[method]
+    if dyn.model.name not in robots:
+        raise InvalidInputError(f"method '{method}' is the formulation of {', '.join(robots)}, "
+                                f"not of '{dyn.model.name}'")
+    return importlib.import_module(module).Formulation(dyn)
+
+
+def methods_for(robot: str) -> list[str]:
+    return [m for m, (_, robots) in FORMULATIONS.items() if robot in robots]
