@@ -66,6 +66,12 @@ class ClosedLoopDynamics:
         self._S = kin.task.twist_map()
         self.n = kin.task.dim
         self.redundant = clm.n_actuated > self.n
+        # physical bodies: every joint's body except the massless links of the platform-joint chain
+        m = self.pin_model
+        plat_q = set(clm.platform_idx.tolist())
+        plat_joint = m.frames[m.getFrameId(clm.config.get("platform_frame", "platform"))].parentJoint
+        self._bodies = [j for j in range(1, m.njoints) if m.joints[j].idx_q not in plat_q or j == plat_joint]
+        self._body_cols = np.concatenate([np.arange(10 * (j - 1), 10 * j) for j in self._bodies])
 
     def with_gravity(self, gravity) -> "ClosedLoopDynamics":
         return ClosedLoopDynamics(self.kin, gravity=gravity, sign_eps=self.sign_eps)
@@ -244,10 +250,10 @@ class ClosedLoopDynamics:
 
     # ------------------------------------------------------------------ parameter-linear form
     def body_names(self) -> list[str]:
-        """URDF link carrying each pinocchio body (joint 1..n), for parameter names."""
+        """URDF link of each physical body (the platform-joint chain's massless links excluded)."""
         m = self.pin_model
         names = []
-        for j in range(1, m.njoints):
+        for j in self._bodies:
             frames = [f.name for f in m.frames if f.parentJoint == j and f.type == pin.FrameType.BODY]
             names.append(frames[0] if frames else m.names[j])
         return names
@@ -256,7 +262,7 @@ class ClosedLoopDynamics:
         """(names, values) of the standard parameters: 10 per body (pinocchio order) + friction."""
         names, values = [], []
         keys = ("m", "mx", "my", "mz", "Ixx", "Ixy", "Iyy", "Ixz", "Iyz", "Izz")
-        for j, body in enumerate(self.body_names(), start=1):
+        for j, body in zip(self._bodies, self.body_names()):
             names += [f"{body}.{k}" for k in keys]
             values.append(self.pin_model.inertias[j].toDynamicParameters())
         names += list(self.friction.names)
@@ -268,7 +274,7 @@ class ClosedLoopDynamics:
         pose, twist, accel = self.kin.validate(pose, twist, accel)
         m, d = self.pin_model, self._data
         q, v, a, G = self.state(pose, twist, accel)
-        Y = pin.computeJointTorqueRegressor(m, d, q, v, a)
+        Y = pin.computeJointTorqueRegressor(m, d, q, v, a)[:, self._body_cols]
         if len(self.friction):
             Yf = self.friction.regressor(d, q, v, self.sign_eps)
             Y = np.hstack([Y, Yf if friction else np.zeros_like(Yf)])
