@@ -10,6 +10,7 @@ import importlib
 from ..errors import InvalidInputError
 
 FORMULATIONS = {
+    "pivotal_virtual_work": ("pkm_control.dynamics.pivotal_virtual_work", ("planar_redundant",)),
 }
 
 
