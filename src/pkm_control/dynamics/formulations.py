@@ -10,6 +10,7 @@ import importlib
 from ..errors import InvalidInputError
 
 FORMULATIONS = {
+    "generalized_momentum": ("pkm_control.dynamics.generalized_momentum", ("lopes",)),
     "pivotal_virtual_work": ("pkm_control.dynamics.pivotal_virtual_work", ("planar_redundant",)),
 }
 
