@@ -1,0 +1,259 @@
+"""The generic closed-loop dynamics engine on every robot and variant.
+
+Each check compares two independent routes: projection by virtual power against
+the Lagrange-multiplier tree equations, inverse against forward dynamics, the
+regressor against the inverse dynamics, friction against the derivative of its
+dissipation function (computed from pinocchio frame velocities), energy along
+simulated motion.
+"""
+
+import numpy as np
+import pinocchio as pin
+import pytest
+
+from pkm_control.bench import robot_list
+from pkm_control.description import closure_jacobian
+from pkm_control.dynamics import robot_dynamics
+from pkm_control.dynamics.parameters import base_parameters, sample_states, share_across_legs
+from pkm_control.dynamics.simulation import ReducedSimulator, constrained_forward_dynamics, simulate_constrained
+from pkm_control.errors import InvalidInputError
+from pkm_control.kinematics.workspace import workspace_box
+
+ROBOTS = robot_list()
+IDS = [f"{r}-{v}" if v else r for r, v in ROBOTS]
+N_STATES = 200
+
+
+@pytest.fixture(params=ROBOTS, ids=IDS, scope="module")
+def dyn(request):
+    return robot_dynamics(*request.param)
+
+
+@pytest.fixture(scope="module")
+def states(dyn):
+    return sample_states(dyn, N_STATES, np.random.default_rng(11))
+
+
+def rel(a, b):
+    return np.abs(np.asarray(a) - np.asarray(b)).max() / max(np.abs(b).max(), 1e-12)
+
+
+def test_forward_inverse_round_trip(dyn, states):
+    """FD(pose, twist, ID(pose, twist, accel)) == accel, with friction and an external wrench."""
+    rng = np.random.default_rng(1)
+    worst = 0.0
+    for pose, twist, accel in states:
+        w = 10 * rng.standard_normal(6)
+        tau = dyn.inverse_dynamics(pose, twist, accel, wrench=w).tau
+        xdd = dyn.forward_dynamics(pose, twist, tau, wrench=w)
+        worst = max(worst, np.abs(xdd - accel).max())
+    assert worst <= 1e-8
+
+
+def test_projection_agrees_with_lagrange_multipliers(dyn, states):
+    """The tree with closure multipliers, driven by the ID forces, accelerates as the IK says.
+
+    constrained_forward_dynamics solves [M K^T; K 0] (no projection, no analytic G);
+    the IK acceleration a = G xddot + Gdot xdot is the analytic family's.
+    """
+    worst = 0.0
+    for pose, twist, accel in states[:50]:
+        res = dyn.inverse_dynamics(pose, twist, accel, friction=False)
+        tau_tree = np.zeros(dyn.pin_model.nv)
+        tau_tree[dyn.model.actuated_idx] = res.tau
+        a, _ = constrained_forward_dynamics(dyn, res.q, res.v, tau_tree)
+        worst = max(worst, rel(a, res.a))
+    assert worst <= 1e-8
+
+
+def test_closure_forces_balance_the_tree(dyn, states):
+    """K^T lambda = tau_tree - S^T tau: solvable exactly only if tau is right (range(K^T) = null(G^T))."""
+    for pose, twist, accel in states[:30]:
+        res = dyn.inverse_dynamics(pose, twist, accel, closure_forces=True)
+        d = dyn.pin_model.createData()
+        rhs = pin.rnea(dyn.pin_model, d, res.q, res.v, res.a) + dyn.friction.torque(d, res.q, res.v)
+        rhs[dyn.model.actuated_idx] -= res.tau
+        K = closure_jacobian(dyn.model, d, res.q)
+        assert rel(K.T @ res.closure_forces, rhs) <= 1e-9
+
+
+def test_regressor_and_base_parameters(dyn, states):
+    names, p = dyn.parameters()
+    assert len(names) == len(p) and len(set(names)) == len(names)
+    bp = base_parameters(dyn, 40, np.random.default_rng(2), group=share_across_legs)
+    for pose, twist, accel in states[:40]:
+        omega = dyn.regressor(pose, twist, accel)
+        res = dyn.inverse_dynamics(pose, twist, accel)
+        assert rel(omega @ p, res.generalized) <= 1e-9
+        assert rel(bp.reduce(omega) @ bp.base_values, res.generalized) <= 1e-9
+        if not dyn.redundant:
+            assert rel(dyn.actuator_regressor(pose, twist, accel) @ p, res.tau) <= 1e-9
+    assert 0 < bp.rank < len(bp.names)
+
+
+def test_friction_is_the_gradient_of_its_dissipation(dyn, states):
+    """Generalized friction force = d/dxdot of sum(r1 |qdot| + r2 qdot^2 / 2) over tree joints and
+    cut joints, the cut-joint rates taken from pinocchio frame velocities (central differences)."""
+    if not len(dyn.friction):
+        pytest.skip("robot has no friction parameters")
+    clm, m = dyn.model, dyn.pin_model
+    d = m.createData()
+    spec = clm.config["friction"]
+    from pkm_control.dynamics.friction import joint_role
+
+    platform = set(clm.platform_idx.tolist())
+    roles = {}
+    for j, name in enumerate(clm.joint_names):
+        if j not in platform:
+            roles.setdefault(joint_role(name), []).append(j)
+    r1, r2 = np.zeros(m.nv), np.zeros(m.nv)
+    for role, members in roles.items():
+        if role in spec:
+            r1[members] = np.broadcast_to(np.asarray(spec[role].get("coulomb", 0.0), float), (len(members),))
+            r2[members] = np.broadcast_to(np.asarray(spec[role].get("viscous", 0.0), float), (len(members),))
+    cut = spec.get("cut_joints", {})
+
+    def dissipation(pose, xdot):
+        q, v, _, _ = dyn.state(pose, xdot)
+        total = float(r1 @ np.abs(v) + 0.5 * r2 @ v ** 2)
+        pin.forwardKinematics(m, d, q, v)
+        pin.updateFramePlacements(m, d)
+        for cl in clm.closures:
+            if cut and cl.type == "point":
+                wa, wb = (pin.getFrameVelocity(m, d, f, pin.ReferenceFrame.LOCAL_WORLD_ALIGNED).angular
+                          for f in cl.frame_ids)
+                w = np.linalg.norm(wa - wb)
+                total += cut.get("coulomb", 0.0) * w + 0.5 * cut.get("viscous", 0.0) * w * w
+        return total
+
+    h = 1e-7
+    for pose, twist, accel in states[:20]:
+        with_f = dyn.inverse_dynamics(pose, twist, accel).generalized
+        without = dyn.inverse_dynamics(pose, twist, accel, friction=False).generalized
+        grad = np.array([(dissipation(pose, twist + h * e) - dissipation(pose, twist - h * e)) / (2 * h)
+                         for e in np.eye(dyn.n)])
+        np.testing.assert_allclose(with_f - without, grad, rtol=1e-5, atol=1e-6 * np.abs(grad).max())
+
+
+def test_energy_conserved_without_friction_and_actuation(dyn):
+    """Gravity off, no actuation, no friction: kinetic energy over 2 s at dt = 2 ms (RK4)."""
+    free = dyn.with_gravity(np.zeros(3))
+    sim = ReducedSimulator(free, friction=False)
+    home = free.kin.task.pose(np.asarray(free.model.config["home"], float))
+    rng = np.random.default_rng(3)
+    lo, hi = workspace_box(free.kin)
+    # a drift of about 10 % of the workspace box in 2 s: nonlinear motion that stays reachable
+    s = sim.state(home, 0.1 * (hi - lo) / 2 / 2 * rng.uniform(-1, 1, free.n))
+    e0 = sim.energy(s)
+    worst = 0.0
+    for _ in range(1000):
+        s = sim.step(s, 2e-3, np.zeros(free.model.n_actuated))
+        worst = max(worst, abs(sim.energy(s) - e0))
+    assert worst <= 1e-6 * e0
+    # the platform really moved
+    assert np.abs(free.kin.task.difference(sim.pose(s), home)).max() > 0.01 * np.abs(hi - lo).max()
+
+
+def test_energy_with_gravity_and_constant_forces(dyn):
+    """Gravity on, constant actuator forces tau0 (potential -tau0 . q_a): T + V - tau0 . q_a conserved."""
+    sim = ReducedSimulator(dyn, friction=False)
+    kin = dyn.kin
+    home = kin.task.pose(np.asarray(dyn.model.config["home"], float))
+    tau0 = dyn.inverse_dynamics(home, np.zeros(dyn.n), np.zeros(dyn.n), friction=False).tau
+    s = sim.state(home, 0.05 * np.random.default_rng(4).standard_normal(dyn.n))
+
+    def total(s):
+        return sim.energy(s) - tau0 @ kin.actuated(sim.pose(s))
+    e0, t0 = total(s), dyn.energy(home, s.twist)[0]
+    for _ in range(250):
+        s = sim.step(s, 2e-3, tau0)
+        assert abs(total(s) - e0) <= 1e-6 * t0
+
+
+def test_baumgarte_keeps_closure_drift_bounded(dyn):
+    free = dyn.with_gravity(np.zeros(3))
+    kin = free.kin
+    home = kin.task.pose(np.asarray(free.model.config["home"], float))
+    m = kin.inverse(home, 0.1 * np.ones(free.n), check_limits=False)
+    _, _, drift = simulate_constrained(free, m.q, m.v, 0.3, 1e-3)
+    assert drift.max() <= 1e-5
+
+
+def test_joint_space_relations(dyn, states):
+    """M_q qdd_a + C_q qd_a + G_q = tau for actuated-joint motion (Taghirad's joint-space form)."""
+    if dyn.redundant:
+        pytest.skip("joint space of a redundant robot is rank-deficient (pseudo-inverse form)")
+    for pose, twist, accel in states[:20]:
+        Mq, Cq, Gq = dyn.joint_space(pose, twist)
+        J, Jd = dyn.kin.jacobian(pose), dyn.kin.jacobian_dot(pose, twist)
+        qd, qdd = J @ twist, J @ accel + Jd @ twist
+        tau = dyn.inverse_dynamics(pose, twist, accel, friction=False).tau
+        assert rel(Mq @ qdd + Cq @ qd + Gq, tau) <= 1e-9
+        assert np.allclose(Mq, Mq.T, rtol=1e-12, atol=1e-12 * np.abs(Mq).max())
+        assert np.linalg.eigvalsh(Mq).min() > 0
+
+
+def test_inverse_dynamics_from_joint_motion(dyn, states):
+    pose, twist, accel = states[0]
+    J, Jd = dyn.kin.jacobian(pose), dyn.kin.jacobian_dot(pose, twist)
+    ref = dyn.inverse_dynamics(pose, twist, accel)
+    guess = dyn.kin.task.retract(pose, np.full(dyn.n, 2e-3))
+    res = dyn.inverse_dynamics_joint(dyn.kin.actuated(pose), J @ twist, J @ accel + Jd @ twist, guess)
+    assert rel(res.tau, ref.tau) <= 1e-8
+
+
+def test_redundant_minimum_norm_and_internal_forces():
+    dyn = robot_dynamics("planar_redundant", "redundant")
+    for pose, twist, accel in sample_states(dyn, 20, np.random.default_rng(5)):
+        res = dyn.inverse_dynamics(pose, twist, accel)
+        J = dyn.kin.jacobian(pose)
+        N = res.internal_forces
+        assert N.shape == (4, 1) and np.abs(J.T @ N).max() <= 1e-10
+        assert rel(J.T @ res.tau, res.generalized) <= 1e-10
+        # minimum norm: no component along the internal forces; any other solution is longer
+        assert abs(N[:, 0] @ res.tau) <= 1e-9 * np.linalg.norm(res.tau)
+        assert np.linalg.norm(res.tau + 50 * N[:, 0]) > np.linalg.norm(res.tau)
+        # internal forces do not change the motion
+        xdd = dyn.forward_dynamics(pose, twist, res.tau + 100 * N[:, 0])
+        assert np.abs(xdd - accel).max() <= 1e-8
+        # weighted minimum norm minimizes tau^T W tau
+        W = np.array([1.0, 4.0, 1.0, 9.0])
+        tw = dyn.inverse_dynamics(pose, twist, accel, weights=W).tau
+        assert rel(J.T @ tw, res.generalized) <= 1e-10
+        assert abs(N[:, 0] @ (W * tw)) <= 1e-9 * np.linalg.norm(W * tw)
+
+
+def test_gravity_is_configurable():
+    dyn = robot_dynamics("palida")
+    pose = dyn.kin.task.pose(np.asarray(dyn.model.config["home"], float))
+    z = np.zeros(6)
+    with_g = dyn.inverse_dynamics(pose, z, z, friction=False).generalized
+    without = dyn.with_gravity(np.zeros(3)).inverse_dynamics(pose, z, z, friction=False).generalized
+    assert np.abs(without).max() <= 1e-12
+    assert rel(with_g, dyn.gravity_vector(pose)) <= 1e-12
+    # static: the vertical force on the platform holds the weight of everything it carries
+    assert with_g[2] > 0
+
+
+def test_bad_input_raises(dyn):
+    pose = dyn.kin.task.pose(np.asarray(dyn.model.config["home"], float))
+    z = np.zeros(dyn.n)
+    with pytest.raises(InvalidInputError):
+        dyn.inverse_dynamics(pose, np.full(dyn.n, np.nan), z)
+    with pytest.raises(InvalidInputError):
+        dyn.inverse_dynamics(pose, z, np.zeros(dyn.n + 1))
+    with pytest.raises(InvalidInputError):
+        dyn.inverse_dynamics(pose, z, z, wrench=np.zeros(5))
+    with pytest.raises(InvalidInputError):
+        dyn.forward_dynamics(pose, z, np.zeros(dyn.model.n_actuated + 1))
+    with pytest.raises(InvalidInputError):
+        dyn.forward_dynamics(pose, z, np.full(dyn.model.n_actuated, np.inf))
+
+
+def test_task_space_matrices_reproduce_inverse_dynamics(dyn, states):
+    """M xddot + C xdot + G_x == G^T RNEA (friction off); M symmetric positive definite."""
+    for pose, twist, accel in states[:30]:
+        M = dyn.mass_matrix(pose)
+        f = dyn.inverse_dynamics(pose, twist, accel, friction=False).generalized
+        assert rel(M @ accel + dyn.coriolis_matrix(pose, twist) @ twist + dyn.gravity_vector(pose), f) <= 1e-9
+        assert np.abs(M - M.T).max() <= 1e-12 * np.abs(M).max() and np.linalg.eigvalsh(M).min() > 0
