@@ -11,6 +11,7 @@ from ..errors import InvalidInputError
 
 FORMULATIONS = {
     "generalized_momentum": ("pkm_control.dynamics.generalized_momentum", ("lopes",)),
+    "newton_euler": ("pkm_control.dynamics.newton_euler", ("stewart",)),
     "pivotal_virtual_work": ("pkm_control.dynamics.pivotal_virtual_work", ("planar_redundant",)),
     "virtual_work": ("pkm_control.dynamics.virtual_work", ("delta",)),
 }
