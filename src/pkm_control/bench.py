@@ -176,3 +176,115 @@ def kinematics_tour(as_json=False, deg=False):
     print("\nclosure: max closure residual (m) at the IK solution; FK err: |pose(FK(IK(pose))) - pose|; "
           "angles in " + ("degrees" if deg else "radians"))
     return rows
+
+
+# ----------------------------------------------------------------------------- dynamics
+
+DYN_TARGETS = {"palida": {"id_us": 30.0, "batch_per_s": 1e5}}
+
+
+def _circle(kin, n, radius_frac=0.2, period=1.0):
+    """A circle in the first two task coordinates around home: (positions, rotations, twists, accels)."""
+    from .kinematics.workspace import coords_to_arrays
+
+    lo, hi = workspace_box(kin)
+    home = np.asarray(kin.model.config["home"], float)
+    r = radius_frac * np.min((hi - lo)[:2])
+    w = 2 * np.pi / period
+    t = np.linspace(0, period, n, endpoint=False)
+    X = np.tile(home, (n, 1))
+    X[:, 0] += r * np.cos(w * t)
+    X[:, 1] += r * np.sin(w * t)
+    V = np.zeros_like(X)
+    A = np.zeros_like(X)
+    V[:, 0], V[:, 1] = -r * w * np.sin(w * t), r * w * np.cos(w * t)
+    A[:, 0], A[:, 1] = -r * w * w * np.cos(w * t), -r * w * w * np.sin(w * t)
+    P, R = coords_to_arrays(kin.task, X)
+    return P, R, V, A
+
+
+def bench_dynamics_robot(robot, variant, n_states=100, n_traj=2000, seed=0):
+    from .dynamics import robot_dynamics
+    from .dynamics.formulations import formulation, methods_for
+    from .dynamics.parameters import sample_states
+    from .kinematics.task_space import Pose
+
+    dyn = robot_dynamics(robot, variant)
+    states = sample_states(dyn, n_states, np.random.default_rng(seed))
+    methods = methods_for(robot)
+    form = formulation(methods[0], dyn) if methods else None
+    friction = bool(form is not None and getattr(form, "models_friction", False))
+    r = {"robot": robot, "variant": variant, "method": methods[0] if methods else None, "friction": friction}
+    r["generic_id_us"] = _per_call_us(lambda s: dyn.inverse_dynamics(*s, friction=friction), states)
+    r["generic_mass_us"] = _per_call_us(lambda s: dyn.mass_matrix(s[0]), states)
+    taus = [dyn.inverse_dynamics(*s, friction=friction).tau for s in states]
+    r["generic_fd_us"] = _per_call_us(lambda i: dyn.forward_dynamics(states[i][0], states[i][1], taus[i],
+                                                                     friction=friction), range(len(states)))
+    P, R, V, A = _circle(dyn.kin, n_traj)
+    traj = [(Pose(P[i], R[i]), V[i], A[i]) for i in range(n_traj)]
+    t0 = time.perf_counter()
+    for s in traj:
+        dyn.inverse_dynamics(*s, friction=friction)
+    r["generic_batch_per_s"] = n_traj / (time.perf_counter() - t0)
+    if form is not None:
+        r["form_id_us"] = _per_call_us(lambda s: form.inverse_dynamics(*s, friction=friction), states)
+        if hasattr(form, "inverse_dynamics_batch"):
+            form.inverse_dynamics_batch(P[:10], R[:10], V[:10], A[:10], friction=friction)   # JIT warm-up
+            t0 = time.perf_counter()
+            form.inverse_dynamics_batch(P, R, V, A, friction=friction)
+            r["form_batch_per_s"] = n_traj / (time.perf_counter() - t0)
+        else:
+            t0 = time.perf_counter()
+            for s in traj:
+                form.inverse_dynamics(*s, friction=friction)
+            r["form_batch_per_s"] = n_traj / (time.perf_counter() - t0)
+        if hasattr(form, "mass_matrix"):
+            r["form_mass_us"] = _per_call_us(lambda s: form.mass_matrix(s[0]), states)
+            if not dyn.redundant:
+                zero = np.zeros(dyn.n)
+
+                def fd(i):
+                    pose, twist, _ = states[i]
+                    bias = form.inverse_dynamics(pose, twist, zero, friction=friction)
+                    J = dyn.kin.jacobian(pose)
+                    return np.linalg.solve(form.mass_matrix(pose), J.T @ (taus[i] - bias))
+                r["form_fd_us"] = _per_call_us(fd, range(len(states)))
+    tgt = DYN_TARGETS.get(robot)
+    if tgt and form is not None:
+        r["meets_targets"] = bool(min(r["form_id_us"], r["generic_id_us"]) <= tgt["id_us"]
+                                  and max(r["form_batch_per_s"], r["generic_batch_per_s"]) >= tgt["batch_per_s"])
+    return r
+
+
+def bench_dynamics(robots=None, as_json=False):
+    rows = []
+    if not as_json:
+        print("dynamics benchmark: generic engine (pinocchio tree + closures, virtual power) beside the robot's "
+              "paper formulation;\nratio = generic / formulation. Target palida (friction in all joints): "
+              "inverse dynamics <= 30 us single, >= 1e5 samples/s batched.\n")
+        print(f"{'robot':26s} {'method':22s} | {'ID us':>7s} {'form':>7s} {'ratio':>5s} | {'batch /s':>9s} "
+              f"{'form':>9s} {'ratio':>5s} | {'M us':>6s} {'form':>6s} | {'FD us':>6s} {'form':>6s}")
+    for robot, variant in robot_list(robots):
+        r = bench_dynamics_robot(robot, variant)
+        rows.append(r)
+        if as_json:
+            continue
+        name = robot + (f" ({variant})" if variant else "")
+        meth = (r["method"] or "-") + (" +friction" if r["friction"] else "")
+
+        def f(key, fmt):
+            return format(r[key], fmt) if key in r else "-"
+
+        def ratio(a, b, inverse=False):
+            if a not in r or b not in r:
+                return "-"
+            return f"{(r[b] / r[a] if inverse else r[a] / r[b]):.1f}"
+        print(f"{name:26s} {meth:22s} | {f('generic_id_us', '7.1f')} {f('form_id_us', '7.1f'):>7s} "
+              f"{ratio('generic_id_us', 'form_id_us'):>5s} | {f('generic_batch_per_s', '9.3g')} "
+              f"{f('form_batch_per_s', '9.3g'):>9s} {ratio('generic_batch_per_s', 'form_batch_per_s', True):>5s} | "
+              f"{f('generic_mass_us', '6.1f')} {f('form_mass_us', '6.1f'):>6s} | {f('generic_fd_us', '6.1f')} "
+              f"{f('form_fd_us', '6.1f'):>6s}"
+              + ("" if "meets_targets" not in r else ("   targets met" if r["meets_targets"] else "   TARGETS MISSED")))
+    if as_json:
+        print(json.dumps(rows, indent=2))
+    return rows

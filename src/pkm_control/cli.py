@@ -24,7 +24,10 @@ EXAMPLES = """examples:
   pkm fk --robot delta --joints 0.3 0.3 0.3 --json
   pkm jacobian --robot lopes --pose 0 0 2.0 0 0 0
   pkm workspace --robot stewart --vary x y --resolution 41 --plot ws.png
+  pkm id --robot palida --pose 0 0 -0.85 0 0 0 --twist 0.5 0 0 0 0 0 --accel 0 0 5 0 0 0
+  pkm reproduce lopes --out results/
   pkm bench kinematics
+  pkm bench dynamics
   pkm demo
 """
 
@@ -247,11 +250,45 @@ def _plot_workspace(kin, res, path, deg):
     plt.close(fig)
 
 
+def cmd_id(args):
+    from .dynamics import robot_dynamics
+    from .dynamics.formulations import formulation
+
+    dyn = robot_dynamics(args.robot, args.variant)
+    kin = dyn.kin
+    pose = kin.task.pose(_task_in(kin, args.pose, args.deg, "--pose"))
+    twist = _task_in(kin, args.twist, args.deg, "--twist") if args.twist else np.zeros(kin.task.dim)
+    accel = _task_in(kin, args.accel, args.deg, "--accel") if args.accel else np.zeros(kin.task.dim)
+    friction = not args.no_friction
+    if args.method == "generic":
+        res = dyn.inverse_dynamics(pose, twist, accel, wrench=args.wrench, friction=friction)
+        tau = res.tau
+    else:
+        if args.wrench is not None:
+            raise SystemExit("pkm: --wrench is supported by the generic method only")
+        tau = formulation(args.method, dyn).inverse_dynamics(pose, twist, accel, friction=friction)
+    names = kin.model.actuated_joints
+    text = "\n".join([f"actuator forces ({args.method}, friction {'on' if friction else 'off'}; N or Nm):"]
+                     + [f"  {n:18s} {t:12.6g}" for n, t in zip(names, tau)])
+    _emit(args, {"robot": kin.model.name, "variant": kin.model.variant, "method": args.method,
+                 "friction": friction, "actuated_joints": list(names), "tau": tau}, text)
+
+
+def cmd_reproduce(args):
+    from . import reproduce
+
+    summary = reproduce.run(args.name, args.out, progress=not args.json)
+    if args.json:
+        print(json.dumps(summary, indent=2, default=lambda o: o.tolist() if hasattr(o, "tolist") else str(o)))
+
+
 def cmd_bench(args):
-    from .bench import bench_kinematics
+    from .bench import bench_dynamics, bench_kinematics
 
     if args.what == "kinematics":
         bench_kinematics(args.robot, samples=args.samples, as_json=args.json)
+    else:
+        bench_dynamics(args.robot, as_json=args.json)
 
 
 def cmd_demo(args):
@@ -317,9 +354,29 @@ def build_parser() -> argparse.ArgumentParser:
                          "so the edge of the reachable set shows)")
     sp.add_argument("--plot", metavar="PNG", help="save a dexterity map to this PNG file")
 
+    sp = add("id", cmd_id, "inverse dynamics at one state: actuator forces",
+             "Actuator forces for a platform state (pose, twist, acceleration in the robot's task\n"
+             "coordinates), by the generic engine or a paper's own formulation.")
+    sp.add_argument("--pose", nargs="+", type=float, required=True, metavar="X", help="task coordinates")
+    sp.add_argument("--twist", nargs="+", type=float, metavar="V", help="task velocity (default zero)")
+    sp.add_argument("--accel", nargs="+", type=float, metavar="A", help="task acceleration (default zero)")
+    sp.add_argument("--wrench", nargs=6, type=float, metavar="W",
+                    help="external wrench on the platform: fx fy fz mx my mz (N, Nm; base frame)")
+    sp.add_argument("--method", default="generic",
+                    help="generic (pinocchio tree + closures), or the robot's paper formulation: newton_euler "
+                         "(stewart), jourdain (palida), generalized_momentum (lopes), virtual_work (delta), "
+                         "pivotal_virtual_work (planar_redundant)")
+    sp.add_argument("--no-friction", action="store_true", help="rigid-body dynamics only")
+
+    from .reproduce import REPRODUCTIONS
+    sp = add("reproduce", cmd_reproduce, "reproduce a reference paper's figures and tables (PNG, CSV)",
+             "Reproductions:\n" + "\n".join(f"  {k:24s} {v[1]}" for k, v in REPRODUCTIONS.items()), robot=False)
+    sp.add_argument("name", choices=list(REPRODUCTIONS), help="which reproduction")
+    sp.add_argument("--out", default="results", help="output folder (default: results/)")
+
     sp = add("bench", cmd_bench, "benchmarks that print timings and ratios against a baseline run alongside",
              robot=False)
-    sp.add_argument("what", choices=["kinematics"], help="what to benchmark")
+    sp.add_argument("what", choices=["kinematics", "dynamics"], help="what to benchmark")
     sp.add_argument("--robot", nargs="+", default=None, help="robots to run (default: all)")
     sp.add_argument("--samples", type=int, default=100_000, help="poses for the batched IK throughput (default 1e5)")
 

@@ -1,0 +1,30 @@
+"""Reproductions of the reference papers' figures and tables (``pkm reproduce NAME``).
+
+Each module has ``run(out_dir: pathlib.Path, progress: bool = True) -> dict``: it
+writes PNG plots and CSV data into out_dir, prints the key figures beside the
+paper's, and returns a JSON-able summary.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+REPRODUCTIONS = {
+    "lopes": ("pkm_control.reproduce.lopes",
+              "Lopes: P1 -> P2 -> P1 with 3rd-order trigonometric splines; actuator motion, forces, contributions"),
+    "planar_redundant": ("pkm_control.reproduce.planar_redundant",
+                         "Wu et al.: driving forces of the redundant (minimum norm) and non-redundant robots"),
+    "delta-mass-matrix": ("pkm_control.reproduce.delta_mass_matrix",
+                          "Codourey: 3x3 mass matrix over slices z = -230 / -350 mm; simplified-model error"),
+    "palida-base-parameters": ("pkm_control.reproduce.palida_base_parameters",
+                               "Abdellatif: base parameters derived numerically beside Table I"),
+}
+
+
+def run(name: str, out_dir, progress: bool = True) -> dict:
+    from pathlib import Path
+
+    module, _ = REPRODUCTIONS[name]
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    return importlib.import_module(module).run(out, progress=progress)
