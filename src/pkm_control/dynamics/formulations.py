@@ -10,6 +10,7 @@ import importlib
 from ..errors import InvalidInputError
 
 FORMULATIONS = {
+    "jourdain": ("pkm_control.dynamics.jourdain", ("palida",)),
     "generalized_momentum": ("pkm_control.dynamics.generalized_momentum", ("lopes",)),
     "newton_euler": ("pkm_control.dynamics.newton_euler", ("stewart",)),
     "pivotal_virtual_work": ("pkm_control.dynamics.pivotal_virtual_work", ("planar_redundant",)),

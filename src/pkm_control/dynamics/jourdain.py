@@ -1,0 +1,748 @@
+"""Abdellatif's virtual-power (Jourdain) dynamics of PaLiDA: struts as MDH serial chains.
+
+H. Abdellatif, M. Grotjahn, B. Heimann, "High efficient dynamics calculation approach for
+computed-force control of robots with parallel structures" (seed 000), sec. II-IV. An
+independent implementation of the paper's equations: the kinematics object is used only to
+validate the input and to check reachability and joint limits (``kin.validate``,
+``kin.inverse``); the strut joint positions, rates and accelerations (eq. 29-31 and their time
+derivatives), the MDH recursion (eq. 4-10) and the dynamics (eq. 11-28, 32) are written out here.
+
+Method. Generalized velocity theta_dot = (v_E, omega_E) in the base frame (the task twist).
+Every strut j is a serial MDH chain A_j -> B_j whose end point moves with the platform (eq. 1-3);
+the body velocities, accelerations (gravity included: v_0' = -g) and Jacobians
+J_T = d v_i / d theta_dot, J_R = d omega_i / d theta_dot follow recursively (eq. 5-10). The
+virtual power of all bodies gives the generalized rigid-body force (eq. 14)
+
+    tau_rb = sum_i J_Ti^T (m_i v_i' + omega_i'~ s_i + omega_i~ omega_i~ s_i)
+                 + J_Ri^T (I_i omega_i' + omega_i~ I_i omega_i + s_i~ v_i'),
+
+friction of every joint is mapped by Q_f -> (d qdot / d theta_dot)^T Q_f (eq. 13), and the
+actuator forces follow from the power balance (eq. 11-12) Q_a = (d qdot_a / d theta_dot)^-T tau
+(the paper's J^-1 = d qdot_a / d theta_dot is the kinematics' J; ``J^T`` in eq. 12 is J^-T here).
+
+Parameter-linear form (eq. 15-20): tau_rb = sum_i H_i Omega_i p_i with H_i = [J_Ti^T J_Ri^T],
+p_i = [I_xx I_xy I_xz I_yy I_yz I_zz s_x s_y s_z m] (inertia about the frame origin, first
+moment m r_C, both in the MDH body frame), Omega_i of eq. 19; friction eq. 24-28 with eq. 32:
+Q_f = r1 sign(qdot) + r2 qdot; PaLiDA's 14 friction parameters (sec. IV-A): r1, r2 of each drive
+l_j, one r1 for all alpha_j and one for all beta_j. Eq. 4's rotation is Craig's MDH matrix (the
+printed first row lost the minus of -s_theta).
+
+MDH frames of a strut (Fig. 4 is not in the text; these are the frames that give Table I):
+
+    frame 0  at A_j, fixed: frame 1 at alpha = 0
+    frame 1  (cardan ring, body 1)  theta_1 = alpha_j,          d = 0,   alpha = 0,     a = 0
+    frame 2  (stator, body 2)       theta_2 = beta_j + pi/2,    d = 0,   alpha = +pi/2, a = 0
+    frame 3  (slider, body 3)       theta_3 = 0,                d = l_j, alpha = -pi/2, a = 0
+
+z_1 is the alpha axis, z_2 the beta axis, y_2 = z_3 the strut direction A_j -> B_j; frame 3 has
+its origin at B_j. In the URDF link frames (urdf/hexapod_ups.xacro: ring, cylinder, piston; the
+same origins) the MDH axes are x1 = z, y1 = -x, z1 = -y; x2 = -y, y2 = -z, z2 = x;
+x3 = -y, y3 = -x, z3 = -z. The config's inertial data (mass, com, inertia about the com in the
+link frame) are turned into p_i in these frames (parallel-axis theorem + rotation), so the model
+uses exactly the numbers of the URDF.
+
+Base parameters (Table I), under the paper's modelling assumptions:
+ * identical struts (one parameter set for the 6 rings, stators and sliders);
+ * the ring's centre of mass on the cardan centre A_j (s_x1 = s_y1 = 0);
+ * stator and slider rotationally symmetric about the strut axis: centre of mass on the axis
+   (s_x2 = s_z2 = 0, s_x3 = s_y3 = 0) and no products of inertia in the MDH frames;
+ * platform: centre of mass on z_E, no products of inertia in E;
+ * the platform anchors b_j symmetric: sum b_j = (0, 0, sum b_zj), sum b_j b_j^T diagonal
+   (PaLiDA's 3-fold layout), so that the slider masses (points at B_j) group with the platform
+   by Steiner's law with diagonal terms only.
+Then tau = Y_base p_base with the 10 rigid-body parameters of Table I and the 14 friction ones.
+``assumption_residuals`` reports how far a config is from these assumptions; the fast path uses
+the base parameters when they hold (else the standard ones, exact for any config).
+
+Fast path (computed-force control): ``inverse_dynamics_fast`` / ``inverse_dynamics_batch`` run a
+small compiled kernel (numba, pure Python if numba is missing) with the same equations in
+recursive form: per strut the joint forces Q = d(v, omega)/d qdot^T (f, n) of the MDH chain (eq.
+9-10 factored as J_T = (d v / d qdot)(d qdot / d theta_dot)), then (d qdot / d theta_dot)^T Q
+(eq. 12-13) and a 6 x 6 Gaussian elimination for J^-T (as the paper, sec. IV-B).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..errors import (InvalidInputError, InvalidModelError, SingularConfigurationError, UnreachablePoseError,
+                      check_vector)
+from ..kinematics.task_space import Pose, rpy_to_matrix
+
+try:  # the fast path is compiled when numba is available
+    import numba
+except ImportError:  # pragma: no cover - numba is in requirements.txt
+    numba = None
+
+_ROBOT = "palida"
+#: parameter order of one body, eq. 16-17: p_i = [I_diamond, s, m]
+PARAM_KEYS = ("I_xx", "I_xy", "I_xz", "I_yy", "I_yz", "I_zz", "s_x", "s_y", "s_z", "m")
+BODIES = ("1", "2", "3", "E")          # ring, stator, slider, platform (the paper's indices)
+#: MDH axes (columns x_i, y_i, z_i) in the URDF link frame of ring, cylinder, piston
+MDH_AXES = {
+    "1": np.array([[0.0, -1.0, 0.0], [0.0, 0.0, -1.0], [1.0, 0.0, 0.0]]),
+    "2": np.array([[0.0, 0.0, 1.0], [-1.0, 0.0, 0.0], [0.0, -1.0, 0.0]]),
+    "3": np.array([[0.0, -1.0, 0.0], [-1.0, 0.0, 0.0], [0.0, 0.0, -1.0]]),
+    "E": np.eye(3),
+}
+_URDF_LINK = {"1": "ring", "2": "cylinder", "3": "piston"}
+#: Table I: the 10 base rigid-body parameters (name, formula as printed)
+TABLE_I = (
+    ("p_rb1", "I_zz1 + I_yy2 + I_zz3"),
+    ("p_rb2", "I_xx2 + I_xx3 - I_yy2 - I_zz3"),
+    ("p_rb3", "I_zz2 + I_yy3"),
+    ("p_rb4", "s_y2"),
+    ("p_rb5", "s_z3"),
+    ("p_rb6", "I_xxE + m_3 sum_j (r_Byj^2 + r_Bzj^2)"),
+    ("p_rb7", "I_yyE + m_3 sum_j (r_Bxj^2 + r_Bzj^2)"),
+    ("p_rb8", "I_zzE + m_3 sum_j (r_Bxj^2 + r_Byj^2)"),
+    ("p_rb9", "s_zE + m_3 sum_j r_Bzj"),
+    ("p_rb10", "m_E + 6 m_3"),
+)
+#: standard parameter kept as the representative column of each base parameter
+_TABLE_I_COLUMN = ("I_zz1", "I_xx2", "I_zz2", "s_y2", "s_z3", "I_xxE", "I_yyE", "I_zzE", "s_zE", "m_E")
+_GIMBAL_EPS = 1e-9
+
+
+def pname(key, body) -> str:
+    """Paper-style name of a body parameter: I_xx1, s_y2, m_3, I_zzE, m_E."""
+    return f"m_{body}" if key == "m" else f"{key}{body}"
+
+
+def skew(a):
+    return np.array([[0.0, -a[2], a[1]], [a[2], 0.0, -a[0]], [-a[1], a[0], 0.0]])
+
+
+def mdh_transform(theta, d, alpha, a):
+    """(R^{i-1}_i, r^{i-1}_i) of eq. 4 (Craig's modified Denavit-Hartenberg)."""
+    ct, st, ca, sa = math.cos(theta), math.sin(theta), math.cos(alpha), math.sin(alpha)
+    R = np.array([[ct, -st, 0.0], [st * ca, ct * ca, -sa], [st * sa, ct * sa, ca]])
+    return R, np.array([a, -d * sa, d * ca])
+
+
+def mdh_parameters(inertial, axes) -> np.ndarray:
+    """p_i (eq. 17) in a frame with the given axes (columns, link coordinates) and the link origin,
+    from the config's {mass, com, inertia: [ixx, iyy, izz, ixy, ixz, iyz] about the com}."""
+    m = float(inertial["mass"])
+    c = np.asarray(inertial["com"], float)
+    ixx, iyy, izz, ixy, ixz, iyz = (float(v) for v in inertial["inertia"])
+    Ic = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
+    Io = Ic + m * (c @ c * np.eye(3) - np.outer(c, c))        # parallel-axis theorem
+    I = axes.T @ Io @ axes
+    s = m * (axes.T @ c)
+    return np.array([I[0, 0], I[0, 1], I[0, 2], I[1, 1], I[1, 2], I[2, 2], s[0], s[1], s[2], m])
+
+
+def mdh_to_link_map(axes) -> np.ndarray:
+    """T (10 x 10): pinocchio-order parameters in the link frame = T @ paper-order parameters in the
+    MDH frame (same origin): m, m c = C s, I_link = C I C^T."""
+    T = np.zeros((10, 10))
+    T[0, 9] = 1.0
+    T[1:4, 6:9] = axes
+    pin_idx = {(0, 0): 4, (0, 1): 5, (1, 1): 6, (0, 2): 7, (1, 2): 8, (2, 2): 9}
+    paper_idx = {(0, 0): 0, (0, 1): 1, (0, 2): 2, (1, 1): 3, (1, 2): 4, (2, 2): 5}
+    for (a, b), k in pin_idx.items():
+        for (c, d), col in paper_idx.items():
+            # I_link[a, b] = sum_cd axes[a, c] I[c, d] axes[b, d] with I symmetric
+            coef = axes[a, c] * axes[b, d] + (axes[a, d] * axes[b, c] if c != d else 0.0)
+            T[k, col] += coef
+    return T
+
+
+def _omega_matrix(w, wd, vd):
+    """Omega_i of eq. 19 (6 x 10) for p_i = [I_diamond, s, m]."""
+    O = np.zeros((6, 10))
+    ws, wds = skew(w), skew(wd)
+    O[:3, 6:9] = wds + ws @ ws
+    O[:3, 9] = vd
+
+    def star(u):            # eq. 15: u^* I_diamond = I u
+        return np.array([[u[0], u[1], u[2], 0, 0, 0], [0, u[0], 0, u[1], u[2], 0], [0, 0, u[0], 0, u[1], u[2]]])
+
+    O[3:, :6] = star(wd) + ws @ star(w)
+    O[3:, 6:9] = -skew(vd)
+    return O
+
+
+class Formulation:
+    """Abdellatif's Jourdain / virtual-power dynamics of ``palida`` (immutable after construction)."""
+
+    method = "jourdain"
+
+    def __init__(self, dyn, gravity=None):
+        if isinstance(dyn, str):
+            from . import robot_dynamics
+            dyn = robot_dynamics(dyn)
+        self.dyn = dyn
+        self.kin = kin = dyn.kin
+        clm = kin.model
+        if clm.name != _ROBOT:
+            raise InvalidModelError(f"the Jourdain formulation is Abdellatif's model of '{_ROBOT}', "
+                                    f"not of '{clm.name}'")
+        cfg = clm.config
+        if gravity is None:
+            gravity = getattr(dyn, "gravity", None)
+        self.gravity = check_vector("gravity", cfg.get("gravity", [0, 0, -9.81]) if gravity is None else gravity, 3)
+        try:
+            self._A = np.array(cfg["base"]["anchors"], float)
+            self._RS = np.stack([rpy_to_matrix(*r) for r in cfg["base"]["leg_frame_rpy"]])
+            self._Bp = np.array(cfg["platform"]["anchors"], float)
+            legs = cfg["legs"]
+            self.standard = {b: mdh_parameters(legs[_URDF_LINK[b]]["inertial"], MDH_AXES[b]) for b in "123"}
+            self.standard["E"] = mdh_parameters(cfg["platform"]["inertial"], MDH_AXES["E"])
+            fr = cfg["friction"]
+            pc, pv = fr["prismatic"]["coulomb"], fr["prismatic"]["viscous"]
+            ac, bc = fr["alpha"]["coulomb"], fr["beta"]["coulomb"]
+        except (KeyError, TypeError) as exc:
+            raise InvalidModelError(f"palida config lacks {exc} (needed by the Jourdain formulation)") from exc
+        self.n = len(self._A)
+        if self.n != 6 or np.shape(pc) != (6,) or np.shape(pv) != (6,) or np.ndim(ac) or np.ndim(bc):
+            raise InvalidModelError("Abdellatif's friction model (sec. IV-A) needs 6 struts, 6 coulomb and 6 "
+                                    "viscous values for the drives and one coulomb value each for alpha and beta")
+        extra = {(r, k) for r, e in fr.items() for k in (e or {})} - {
+            ("prismatic", "coulomb"), ("prismatic", "viscous"), ("alpha", "coulomb"), ("beta", "coulomb")}
+        if extra:
+            raise InvalidModelError(f"friction terms {sorted(extra)} are not in Abdellatif's 14-parameter model")
+        # 14 friction parameters (eq. 25-27, 32)
+        self.friction_names = tuple([f"r1_l{j + 1}" for j in range(6)] + [f"r2_l{j + 1}" for j in range(6)]
+                                    + ["r1_alpha", "r1_beta"])
+        self.friction_values = np.array(list(pc) + list(pv) + [ac, bc], float)
+        # the strut base frame 0 (= frame 1 at alpha = 0) in base coordinates
+        self._R0 = np.einsum("kij,jl->kil", self._RS, MDH_AXES["1"])
+        self.standard_names = tuple(pname(k, b) for b in BODIES for k in PARAM_KEYS) + self.friction_names
+        self.standard_values = np.concatenate([self.standard[b] for b in BODIES] + [self.friction_values])
+        self.base_names = tuple(n for n, _ in TABLE_I) + self.friction_names
+        self.base_formulas = tuple(f for _, f in TABLE_I) + self.friction_names
+        self.base_values = np.concatenate([self._table_i_values(), self.friction_values])
+        self.assumption_residuals = self._assumption_residuals()
+        self.table_i_exact = max(self.assumption_residuals.values()) <= 1e-9
+        self._base_cols = np.array([self.standard_names.index(n) for n in _TABLE_I_COLUMN]
+                                   + [40 + k for k in range(14)])
+        # fast path: kernel arrays (read-only), base parameters where Table I is exact
+        lo, hi = kin.lower, kin.upper
+        ji = clm.joint_index
+        lim = []
+        for j in range(6):
+            for name in ("alpha", "beta", "prismatic"):
+                k = ji[f"leg{j + 1}_{name}"]
+                lim += [lo[k] - 1e-12, hi[k] + 1e-12]
+        axes = np.array(cfg["platform"]["anchor_axes"], float)
+        self._geo = np.ascontiguousarray(np.hstack([
+            self._A, self._RS.reshape(6, 9), self._Bp, axes / np.linalg.norm(axes, axis=1)[:, None],
+            np.array(lim).reshape(6, 6)]))                   # (6, 24)
+        self._cos_cone = math.cos(float(cfg["limits"]["spherical_joint_max_angle"]))
+        self._kparams = self._kernel_parameters(self.base_values if self.table_i_exact else None)
+        for arr in (self._A, self._RS, self._Bp, self._R0, self.standard_values, self.base_values,
+                    self.friction_values, self._geo, self._kparams, self._base_cols, self.gravity,
+                    *self.standard.values()):
+            arr.setflags(write=False)
+
+    # ------------------------------------------------------------------ parameters
+    def _table_i_values(self) -> np.ndarray:
+        """Table I evaluated from the config's numbers."""
+        P = {pname(k, b): v for b in BODIES for k, v in zip(PARAM_KEYS, self.standard[b])}
+        m3 = P["m_3"]
+        bx, by, bz = self._Bp.T
+        return np.array([
+            P["I_zz1"] + P["I_yy2"] + P["I_zz3"],
+            P["I_xx2"] + P["I_xx3"] - P["I_yy2"] - P["I_zz3"],
+            P["I_zz2"] + P["I_yy3"],
+            P["s_y2"],
+            P["s_z3"],
+            P["I_xxE"] + m3 * np.sum(by ** 2 + bz ** 2),
+            P["I_yyE"] + m3 * np.sum(bx ** 2 + bz ** 2),
+            P["I_zzE"] + m3 * np.sum(bx ** 2 + by ** 2),
+            P["s_zE"] + m3 * np.sum(bz),
+            P["m_E"] + 6 * m3,
+        ])
+
+    def _assumption_residuals(self) -> dict:
+        """Relative size of every term that Table I assumes zero (see the module docstring)."""
+        P = {pname(k, b): v for b in BODIES for k, v in zip(PARAM_KEYS, self.standard[b])}
+        inertia = max(abs(P[f"I_{a}{b}"]) for a in ("xx", "yy", "zz") for b in BODIES)
+        moment = max(abs(P[f"s_{a}{b}"]) for a in "xyz" for b in BODIES) or 1.0
+        out = {k: abs(P[k]) / moment for k in ("s_x1", "s_y1", "s_x2", "s_z2", "s_x3", "s_y3", "s_xE", "s_yE")}
+        out.update({k: abs(P[k]) / inertia for b in "23E" for k in (f"I_xy{b}", f"I_xz{b}", f"I_yz{b}")})
+        B = self._Bp
+        lever = np.abs(B).max()
+        out["sum b_x, b_y"] = np.abs(B[:, :2].sum(axis=0)).max() / lever
+        S = B.T @ B
+        out["sum b b^T off-diagonal"] = max(abs(S[0, 1]), abs(S[0, 2]), abs(S[1, 2])) / lever ** 2
+        return out
+
+    def parameters(self):
+        """(names, values): the paper's standard parameter vector (eq. 17, 25): p_1, p_2, p_3 of the
+        identical struts, p_E, then the 14 friction parameters."""
+        return self.standard_names, self.standard_values.copy()
+
+    def base_parameters(self):
+        """(names, formulas, values): Table I's 10 rigid-body base parameters + 14 friction."""
+        return self.base_names, self.base_formulas, self.base_values.copy()
+
+    # ------------------------------------------------------------------ kinematics (eq. 1-10, 29-31)
+    def _check(self, pose, twist, accel):
+        if twist is None or accel is None:
+            raise InvalidInputError("inverse dynamics needs a twist and an acceleration")
+        pose, twist, accel = self.kin.validate(pose, twist, accel)
+        self.kin.inverse(pose)                 # reachability, every joint limit, spherical cones
+        return pose, twist, accel
+
+    def _struts(self, pose, twist, accel):
+        """Per strut: dict with the joint rows d qdot / d theta_dot (3 x 6), qdot, and per MDH body
+        i = 1..3: (J_T, J_R, omega, omega', v') in body coordinates (eq. 5-10)."""
+        p, R = pose.position, pose.rotation
+        v, w = twist[:3], twist[3:]
+        a, wd = accel[:3], accel[3:]
+        out = []
+        for j in range(self.n):
+            RS, R0 = self._RS[j], self._R0[j]
+            bw = R @ self._Bp[j]
+            d = p + bw - self._A[j]                                   # eq. 1
+            vB = v + np.cross(w, bw)                                  # eq. 2
+            aB = a + np.cross(wd, bw) + np.cross(w, np.cross(w, bw))  # eq. 3
+            x, y, z = RS.T @ d
+            xd, yd, zd = RS.T @ vB
+            xdd, ydd, zdd = RS.T @ aB
+            r2 = x * x + z * z
+            r = math.sqrt(r2)
+            if not r > _GIMBAL_EPS:
+                raise UnreachablePoseError(f"leg{j + 1}: universal joint in gimbal lock (r = {r:.3g} m)")
+            l2 = r2 + y * y
+            l = math.sqrt(l2)
+            alpha, beta = math.atan2(x, -z), math.atan2(y, r)         # eq. 29-31
+            # rates and accelerations: time derivatives of eq. 29-31
+            ld = (x * xd + y * yd + z * zd) / l
+            ldd = (xd * xd + yd * yd + zd * zd + x * xdd + y * ydd + z * zdd - ld * ld) / l
+            rd = (x * xd + z * zd) / r
+            rdd = (xd * xd + zd * zd + x * xdd + z * zdd - rd * rd) / r
+            ad = (x * zd - z * xd) / r2
+            add = (x * zdd - z * xdd) / r2 - 2.0 * ad * rd / r
+            bd = (r * yd - y * rd) / l2
+            bdd = (r * ydd - y * rdd) / l2 - 2.0 * bd * ld / l
+            # d qdot / d theta_dot: gradients w.r.t. B_j (base coordinates), then eq. 2
+            grads = (RS @ np.array([-z, 0.0, x]) / r2,
+                     RS @ np.array([-x * y / r, r, -y * z / r]) / l2,
+                     d / l)
+            rows = np.array([np.concatenate([g, np.cross(bw, g)]) for g in grads])
+            # MDH chain (eq. 4-10): (theta, d, alpha, a) and joint motion per frame
+            joints = ((alpha, 0.0, 0.0, 0.0, "R", ad, add, rows[0]),
+                      (beta + math.pi / 2, 0.0, math.pi / 2, 0.0, "R", bd, bdd, rows[1]),
+                      (0.0, l, -math.pi / 2, 0.0, "P", ld, ldd, rows[2]))
+            om, omd, vel, acc = np.zeros(3), np.zeros(3), np.zeros(3), R0.T @ (-self.gravity)
+            JT, JR = np.zeros((3, 6)), np.zeros((3, 6))
+            Rb = R0
+            bodies = []
+            ez = np.array([0.0, 0.0, 1.0])
+            for theta, dd, al, aa, kind, qd, qdd, row in joints:
+                Rp, rp = mdh_transform(theta, dd, al, aa)
+                Rt = Rp.T
+                om_in = Rt @ om                                        # omega_{i-1} in frame i
+                acc = Rt @ (acc + np.cross(omd, rp) + np.cross(om, np.cross(om, rp)))
+                vel = Rt @ (vel + np.cross(om, rp))
+                JT = Rt @ (JT - skew(rp) @ JR)                        # eq. 9
+                JR = Rt @ JR                                           # eq. 10
+                if kind == "R":
+                    om = om_in + ez * qd                               # eq. 7
+                    omd = Rt @ omd + qd * np.cross(om_in, ez) + qdd * ez   # eq. 8
+                    JR = JR + np.outer(ez, row)
+                else:
+                    om, omd = om_in, Rt @ omd
+                    vel = vel + ez * qd                                # eq. 5
+                    acc = acc + qdd * ez + 2.0 * qd * np.cross(om_in, ez)   # eq. 6
+                    JT = JT + np.outer(ez, row)
+                Rb = Rb @ Rp
+                bodies.append((JT, JR, om, omd, acc, vel, Rb))
+            out.append({"rows": rows, "qd": np.array([ad, bd, ld]), "bodies": bodies,
+                        "q": np.array([alpha, beta, l])})
+        return out
+
+    def _platform(self, pose, twist, accel):
+        """(H_E, omega, omega', v') of the platform in frame E: J_T = R^T [I 0], J_R = R^T [0 I]."""
+        R = pose.rotation
+        H = np.zeros((6, 6))
+        H[:3, :3] = R           # H = [J_T^T J_R^T]
+        H[3:, 3:] = R
+        return H, R.T @ twist[3:], R.T @ accel[3:], R.T @ (accel[:3] - self.gravity)
+
+    # ------------------------------------------------------------------ dynamics
+    def generalized_force(self, pose: Pose, twist, accel, friction: bool = True) -> np.ndarray:
+        """tau = tau_rb (eq. 14) + tau_f (eq. 13) on theta_dot = (v_E, omega_E)."""
+        pose, twist, accel = self._check(pose, twist, accel)
+        return self._generalized(pose, twist, accel, friction)[0]
+
+    def _generalized(self, pose, twist, accel, friction):
+        struts = self._struts(pose, twist, accel)
+        tau = np.zeros(6)
+
+        def body_term(JT, JR, w, wd, vd, prm):           # eq. 14
+            I = np.array([[prm[0], prm[1], prm[2]], [prm[1], prm[3], prm[4]], [prm[2], prm[4], prm[5]]])
+            s, m = prm[6:9], prm[9]
+            f = m * vd + np.cross(wd, s) + np.cross(w, np.cross(w, s))
+            n = I @ wd + np.cross(w, I @ w) + np.cross(s, vd)
+            return JT.T @ f + JR.T @ n
+
+        for st in struts:
+            for b, (JT, JR, w, wd, vd, _, _) in zip("123", st["bodies"]):
+                tau += body_term(JT, JR, w, wd, vd, self.standard[b])
+        H, w, wd, vd = self._platform(pose, twist, accel)
+        tau += body_term(H[:, :3].T, H[:, 3:].T, w, wd, vd, self.standard["E"])
+        if friction:
+            tau += self._friction_regressor(struts) @ self.friction_values
+        J = np.array([st["rows"][2] for st in struts])
+        return tau, J
+
+    def _friction_regressor(self, struts) -> np.ndarray:
+        """(d qdot / d theta_dot)^T D_f (eq. 28 without J^-T): 6 x 14."""
+        Y = np.zeros((6, 14))
+        for j, st in enumerate(struts):
+            ra, rb, rl = st["rows"]
+            ad, bd, ld = st["qd"]
+            Y[:, j] = rl * np.sign(ld)
+            Y[:, 6 + j] = rl * ld
+            Y[:, 12] += ra * np.sign(ad)
+            Y[:, 13] += rb * np.sign(bd)
+        return Y
+
+    def _solve(self, J, rhs):
+        """Q_a = J^-T tau (eq. 11-12); J = d qdot_a / d theta_dot is the paper's J^-1."""
+        s = np.linalg.svd(J, compute_uv=False)
+        if not s[-1] > 1e-10 * s[0]:
+            raise SingularConfigurationError(f"d qdot_a / d theta_dot is singular (sigma_min/sigma_max = "
+                                             f"{s[-1] / s[0]:.3g}, limit 1e-10): forward singularity")
+        return np.linalg.solve(J.T, rhs)
+
+    def inverse_dynamics(self, pose: Pose, twist, accel, friction: bool = True) -> np.ndarray:
+        """Actuator forces Q_a (N, leg order) by eq. 14, 13, 12 (reference path, numpy)."""
+        pose, twist, accel = self._check(pose, twist, accel)
+        tau, J = self._generalized(pose, twist, accel, friction)
+        return self._solve(J, tau)
+
+    def mass_matrix(self, pose: Pose) -> np.ndarray:
+        """Task-space M (6 x 6) from eq. 14 with the generalized velocity theta_dot:
+        M = sum_i m_i J_Ti^T J_Ti + J_Ti^T s~_i^T J_Ri + J_Ri^T s~_i J_Ti + J_Ri^T I_i J_Ri."""
+        z = np.zeros(6)
+        pose, _, _ = self._check(pose, z, z)
+        struts = self._struts(pose, z, z)
+        M = np.zeros((6, 6))
+
+        def add(JT, JR, prm):
+            I = np.array([[prm[0], prm[1], prm[2]], [prm[1], prm[3], prm[4]], [prm[2], prm[4], prm[5]]])
+            S = skew(prm[6:9])
+            return prm[9] * JT.T @ JT - JT.T @ S @ JR + JR.T @ S @ JT + JR.T @ I @ JR
+
+        for st in struts:
+            for b, body in zip("123", st["bodies"]):
+                M += add(body[0], body[1], self.standard[b])
+        H = self._platform(pose, z, z)[0]
+        M += add(H[:, :3].T, H[:, 3:].T, self.standard["E"])
+        return M
+
+    # ------------------------------------------------------------------ parameter-linear form
+    def _rb_regressor(self, pose, twist, accel, per_leg):
+        """[H_1 Omega_1 ...] (eq. 17-19): 6 x (30 or 180) strut columns and 6 x 10 platform."""
+        struts = self._struts(pose, twist, accel)
+        Ys = np.zeros((6, 6, 30))
+        for j, st in enumerate(struts):
+            for k, (JT, JR, w, wd, vd, _, _) in enumerate(st["bodies"]):
+                H = np.hstack([JT.T, JR.T])
+                Ys[j, :, 10 * k:10 * k + 10] = H @ _omega_matrix(w, wd, vd)
+        Hp, w, wd, vd = self._platform(pose, twist, accel)
+        YE = Hp @ _omega_matrix(w, wd, vd)
+        Yst = np.hstack(list(Ys)) if per_leg else Ys.sum(axis=0)
+        return Yst, YE, struts
+
+    def regressor(self, pose: Pose, twist, accel, friction: bool = True, per_leg: bool = False) -> np.ndarray:
+        """Y (6 x 54) with Q_a = Y p for ``parameters()`` (eq. 20 and 28); per_leg: one set of strut
+        columns per leg (6 x 204: legs 1..6 x [p_1 p_2 p_3], then p_E and friction)."""
+        pose, twist, accel = self._check(pose, twist, accel)
+        Yst, YE, struts = self._rb_regressor(pose, twist, accel, per_leg)
+        Yf = self._friction_regressor(struts) if friction else np.zeros((6, 14))
+        J = np.array([st["rows"][2] for st in struts])
+        return self._solve(J, np.hstack([Yst, YE, Yf]))
+
+    def base_regressor(self, pose: Pose, twist, accel, friction: bool = True) -> np.ndarray:
+        """Y_base (6 x 24) with Q_a = Y_base p_base (Table I + 14 friction): the columns of the
+        parameters that carry each group (exact when ``table_i_exact``)."""
+        return self.regressor(pose, twist, accel, friction)[:, self._base_cols]
+
+    # ------------------------------------------------------------------ fast path
+    def _kernel_parameters(self, base=None) -> np.ndarray:
+        """(40,) p_1, p_2, p_3, p_E for the kernel: standard, or Table I's base set placed in the
+        representative slots (all grouped-away parameters zero)."""
+        if base is None:
+            return np.concatenate([self.standard[b] for b in BODIES])
+        k = np.zeros(40)
+        for col, val in zip(_TABLE_I_COLUMN, base[:10]):
+            k[self.standard_names.index(col)] = val
+        return k
+
+    def inverse_dynamics_fast(self, pose: Pose, twist, accel, friction: bool = True) -> np.ndarray:
+        """Q_a for the computed-force controller (compiled kernel, base parameters)."""
+        if twist is None or accel is None:
+            raise InvalidInputError("inverse dynamics needs a twist and an acceleration")
+        pose, twist, accel = self.kin.validate(pose, twist, accel)
+        out = np.empty(6)
+        status = _KERNEL(pose.position, pose.rotation, twist, accel, self._geo, self._cos_cone, self._kparams,
+                         self.gravity, self.friction_values, friction, out)
+        if status:
+            self._raise(pose, status)
+        return out
+
+    def _raise(self, pose, status):
+        self.kin.inverse(pose)          # raises the precise reachability / limit error
+        raise SingularConfigurationError("d qdot_a / d theta_dot is singular (Gaussian elimination pivot "
+                                         "below 1e-12 of the largest entry): forward singularity")
+
+    def inverse_dynamics_batch(self, positions, rotations, twists, accels, friction: bool = True,
+                               return_valid: bool = False):
+        """Q_a for N samples: positions (N, 3), rotations (N, 3, 3), twists (N, 6), accels (N, 6).
+
+        Rows of unreachable, limit-violating or singular samples are NaN (``return_valid``: also the
+        (N,) bool mask), as in ``inverse_batch`` of the kinematics."""
+        P = np.ascontiguousarray(positions, dtype=float)
+        if P.ndim != 2 or P.shape[1] != 3:
+            raise InvalidInputError(f"positions must have shape (N, 3), got {P.shape}")
+        N = P.shape[0]
+        Rs = np.ascontiguousarray(rotations, dtype=float)
+        T = np.ascontiguousarray(twists, dtype=float)
+        Ac = np.ascontiguousarray(accels, dtype=float)
+        for name, arr, shape in (("rotations", Rs, (N, 3, 3)), ("twists", T, (N, 6)), ("accels", Ac, (N, 6))):
+            if arr.shape != shape:
+                raise InvalidInputError(f"{name} must have shape {shape}, got {arr.shape}")
+        for name, arr in (("positions", P), ("rotations", Rs), ("twists", T), ("accels", Ac)):
+            if not np.isfinite(arr).all():
+                raise InvalidInputError(f"{name} must be finite (row {np.flatnonzero(~np.isfinite(arr.reshape(N, -1)).all(axis=1))[0]})")
+        err = np.abs(np.einsum("nji,njk->nik", Rs, Rs) - np.eye(3)).max(axis=(1, 2)) if N else np.zeros(0)
+        bad = np.flatnonzero((err > 1e-9) | (np.linalg.det(Rs) <= 0)) if N else []
+        if len(bad):
+            raise InvalidInputError(f"rotations[{bad[0]}] is not a rotation matrix (|R^T R - I| = {err[bad[0]]:.3g}, "
+                                    "limit 1e-9)")
+        out = np.empty((N, 6))
+        status = np.zeros(N, np.int64)
+        _BATCH(P, Rs, T, Ac, self._geo, self._cos_cone, self._kparams, self.gravity, self.friction_values,
+               friction, out, status)
+        valid = status == 0
+        out[~valid] = np.nan
+        return (out, valid) if return_valid else out
+
+
+# ---------------------------------------------------------------------- compiled kernel
+def _id_kernel(p, R, tw, ac, geo, cos_cone, prm, g, fr, use_fric, out):
+    """One sample: out = Q_a. Returns 0, or 1 (gimbal lock), 2 (joint limit / cone), 3 (singular).
+
+    geo rows: A (3), RS (9, row-major), b (3), anchor axis (3), limits (alpha lo hi, beta lo hi,
+    l lo hi). prm: p_1, p_2, p_3, p_E in the paper's order (eq. 17). Scalar code, eq. 2-3, 5-8,
+    14 (recursive projection onto the strut joints), 13, 32, 12.
+    """
+    r00, r01, r02 = R[0, 0], R[0, 1], R[0, 2]
+    r10, r11, r12 = R[1, 0], R[1, 1], R[1, 2]
+    r20, r21, r22 = R[2, 0], R[2, 1], R[2, 2]
+    vx, vy, vz, wx, wy, wz = tw[0], tw[1], tw[2], tw[3], tw[4], tw[5]
+    ax, ay, az, dx_, dy_, dz_ = ac[0], ac[1], ac[2], ac[3], ac[4], ac[5]
+    gx, gy, gz = g[0], g[1], g[2]
+    Jt = np.empty((6, 6))      # J^T (columns = rows of d l_dot / d theta_dot)
+    tau = np.zeros(6)
+    for j in range(6):
+        G = geo[j]
+        s00, s01, s02, s10, s11, s12, s20, s21, s22 = G[3], G[4], G[5], G[6], G[7], G[8], G[9], G[10], G[11]
+        bx = r00 * G[12] + r01 * G[13] + r02 * G[14]
+        by = r10 * G[12] + r11 * G[13] + r12 * G[14]
+        bz = r20 * G[12] + r21 * G[13] + r22 * G[14]
+        ex, ey, ez = p[0] + bx - G[0], p[1] + by - G[1], p[2] + bz - G[2]     # eq. 1
+        x = s00 * ex + s10 * ey + s20 * ez
+        y = s01 * ex + s11 * ey + s21 * ez
+        z = s02 * ex + s12 * ey + s22 * ez
+        r2 = x * x + z * z
+        r = math.sqrt(r2)
+        if not r > 1e-9:
+            return 1
+        l2 = r2 + y * y
+        l = math.sqrt(l2)
+        al = math.atan2(x, -z)
+        be = math.atan2(y, r)
+        if al < G[18] or al > G[19] or be < G[20] or be > G[21] or l < G[22] or l > G[23]:
+            return 2
+        nx = r00 * G[15] + r01 * G[16] + r02 * G[17]
+        ny = r10 * G[15] + r11 * G[16] + r12 * G[17]
+        nz = r20 * G[15] + r21 * G[16] + r22 * G[17]
+        if (ex * nx + ey * ny + ez * nz) < cos_cone * l:
+            return 2
+        # eq. 2-3 in S_j coordinates
+        cx, cy, cz = wy * bz - wz * by, wz * bx - wx * bz, wx * by - wy * bx
+        ux, uy, uz = vx + cx, vy + cy, vz + cz
+        fx = ax + dy_ * bz - dz_ * by + wy * cz - wz * cy
+        fy = ay + dz_ * bx - dx_ * bz + wz * cx - wx * cz
+        fz = az + dx_ * by - dy_ * bx + wx * cy - wy * cx
+        xd = s00 * ux + s10 * uy + s20 * uz
+        yd = s01 * ux + s11 * uy + s21 * uz
+        zd = s02 * ux + s12 * uy + s22 * uz
+        xdd = s00 * fx + s10 * fy + s20 * fz
+        ydd = s01 * fx + s11 * fy + s21 * fz
+        zdd = s02 * fx + s12 * fy + s22 * fz
+        ld = (x * xd + y * yd + z * zd) / l
+        ldd = (xd * xd + yd * yd + zd * zd + x * xdd + y * ydd + z * zdd - ld * ld) / l
+        rd = (x * xd + z * zd) / r
+        rdd = (xd * xd + zd * zd + x * xdd + z * zdd - rd * rd) / r
+        ad = (x * zd - z * xd) / r2
+        add = (x * zdd - z * xdd) / r2 - 2.0 * ad * rd / r
+        bd = (r * yd - y * rd) / l2
+        bdd = (r * ydd - y * rdd) / l2 - 2.0 * bd * ld / l
+        # gravity in frame 1: -g in S_j, frame 0 = (z, -x, -y), then Rz(alpha)^T
+        gsx = s00 * gx + s10 * gy + s20 * gz
+        gsy = s01 * gx + s11 * gy + s21 * gz
+        gsz = s02 * gx + s12 * gy + s22 * gz
+        ca, sa = math.cos(al), math.sin(al)
+        g0x, g0y, g0z = -gsz, gsx, gsy                # -g in frame 0
+        a1x = ca * g0x + sa * g0y                    # v_1' (frame 1; origin A fixed)
+        a1y = -sa * g0x + ca * g0y
+        a1z = g0z
+        # frame 2: theta_2 = beta + pi/2 -> c = -sin(beta), s = cos(beta); R^2_1 w = (c wx + s wz, -s wx + c wz, -wy)
+        ct, st = -math.sin(be), math.cos(be)
+        w2x, w2y, w2z = st * ad, ct * ad, bd                                  # eq. 7
+        o2x, o2y, o2z = st * add + bd * ct * ad, ct * add - bd * st * ad, bdd  # eq. 8
+        a2x, a2y, a2z = ct * a1x + st * a1z, -st * a1x + ct * a1z, -a1y
+        # frame 3: R^3_2 w = (wx, -wz, wy); r = (0, l, 0) in frame 2
+        w3x, w3y, w3z = w2x, -w2z, w2y
+        o3x, o3y, o3z = o2x, -o2z, o2y
+        # v_2' + omega_2' x r + omega_2 x (omega_2 x r)
+        tx = a2x - o2z * l + w2y * w2x * l
+        ty = a2y - (w2x * w2x + w2z * w2z) * l
+        tz = a2z + o2x * l + w2y * w2z * l
+        a3x = tx + 2.0 * ld * w3y                                              # eq. 6
+        a3y = -tz - 2.0 * ld * w3x
+        a3z = ty + ldd
+        # body 3 (slider) wrench about B_j, eq. 14
+        P = prm[20:30]
+        sx, sy, sz, m = P[6], P[7], P[8], P[9]
+        f3x = m * a3x + o3y * sz - o3z * sy + w3y * (w3x * sy - w3y * sx) - w3z * (w3z * sx - w3x * sz)
+        f3y = m * a3y + o3z * sx - o3x * sz + w3z * (w3y * sz - w3z * sy) - w3x * (w3x * sy - w3y * sx)
+        f3z = m * a3z + o3x * sy - o3y * sx + w3x * (w3z * sx - w3x * sz) - w3y * (w3y * sz - w3z * sy)
+        ix = P[0] * w3x + P[1] * w3y + P[2] * w3z
+        iy = P[1] * w3x + P[3] * w3y + P[4] * w3z
+        iz = P[2] * w3x + P[4] * w3y + P[5] * w3z
+        n3x = P[0] * o3x + P[1] * o3y + P[2] * o3z + w3y * iz - w3z * iy + sy * a3z - sz * a3y
+        n3y = P[1] * o3x + P[3] * o3y + P[4] * o3z + w3z * ix - w3x * iz + sz * a3x - sx * a3z
+        n3z = P[2] * o3x + P[4] * o3y + P[5] * o3z + w3x * iy - w3y * ix + sx * a3y - sy * a3x
+        Ql = f3z
+        # body 2 (stator) moment about A, eq. 14
+        P = prm[10:20]
+        sx, sy, sz = P[6], P[7], P[8]
+        ix = P[0] * w2x + P[1] * w2y + P[2] * w2z
+        iy = P[1] * w2x + P[3] * w2y + P[4] * w2z
+        iz = P[2] * w2x + P[4] * w2y + P[5] * w2z
+        n2x = P[0] * o2x + P[1] * o2y + P[2] * o2z + w2y * iz - w2z * iy + sy * a2z - sz * a2y
+        n2y = P[1] * o2x + P[3] * o2y + P[4] * o2z + w2z * ix - w2x * iz + sz * a2x - sx * a2z
+        n2z = P[2] * o2x + P[4] * o2y + P[5] * o2z + w2x * iy - w2y * ix + sx * a2y - sy * a2x
+        # body 3's wrench moved to frame 2: R^2_3 (a, b, c) = (a, c, -b), plus r x F (r = (0, l, 0))
+        F3x, F3y, F3z = f3x, f3z, -f3y
+        N2x = n2x + n3x + l * F3z
+        N2y = n2y + n3z
+        N2z = n2z - n3y - l * F3x
+        Qb = N2z
+        # body 1 (ring) about its fixed axis: only I_zz1 and s_1 act (omega_1 = (0, 0, alpha'))
+        P = prm[0:10]
+        n1z = P[5] * add + P[6] * a1y - P[7] * a1x
+        Qa = n1z + st * N2x + ct * N2y                 # z_1 . (n_1 + R^1_2 N_2)
+        if use_fric:                                   # eq. 32
+            Ql += fr[j] * (1.0 if ld > 0 else (-1.0 if ld < 0 else 0.0)) + fr[6 + j] * ld
+            Qa += fr[12] * (1.0 if ad > 0 else (-1.0 if ad < 0 else 0.0))
+            Qb += fr[13] * (1.0 if bd > 0 else (-1.0 if bd < 0 else 0.0))
+        # force at B_j: F = sum_k Q_k grad q_k (base coordinates); gradients in S_j, then RS
+        ga_x, ga_z = -z / r2, x / r2
+        hx, hy, hz = -x * y / (r * l2), r / l2, -y * z / (r * l2)
+        Sx = Qa * ga_x + Qb * hx + Ql * x / l
+        Sy = Qb * hy + Ql * y / l
+        Sz = Qa * ga_z + Qb * hz + Ql * z / l
+        Fx = s00 * Sx + s01 * Sy + s02 * Sz
+        Fy = s10 * Sx + s11 * Sy + s12 * Sz
+        Fz = s20 * Sx + s21 * Sy + s22 * Sz
+        tau[0] += Fx
+        tau[1] += Fy
+        tau[2] += Fz
+        tau[3] += by * Fz - bz * Fy
+        tau[4] += bz * Fx - bx * Fz
+        tau[5] += bx * Fy - by * Fx
+        ux_, uy_, uz_ = ex / l, ey / l, ez / l
+        Jt[0, j] = ux_
+        Jt[1, j] = uy_
+        Jt[2, j] = uz_
+        Jt[3, j] = by * uz_ - bz * uy_
+        Jt[4, j] = bz * ux_ - bx * uz_
+        Jt[5, j] = bx * uy_ - by * ux_
+    # platform (eq. 14 in frame E): body-frame omega, omega', v' = R^T (a - g)
+    P = prm[30:40]
+    qx, qy, qz = r00 * wx + r10 * wy + r20 * wz, r01 * wx + r11 * wy + r21 * wz, r02 * wx + r12 * wy + r22 * wz
+    ox, oy, oz = r00 * dx_ + r10 * dy_ + r20 * dz_, r01 * dx_ + r11 * dy_ + r21 * dz_, r02 * dx_ + r12 * dy_ + r22 * dz_
+    hx_, hy_, hz_ = ax - gx, ay - gy, az - gz
+    aex = r00 * hx_ + r10 * hy_ + r20 * hz_
+    aey = r01 * hx_ + r11 * hy_ + r21 * hz_
+    aez = r02 * hx_ + r12 * hy_ + r22 * hz_
+    sx, sy, sz, m = P[6], P[7], P[8], P[9]
+    fEx = m * aex + oy * sz - oz * sy + qy * (qx * sy - qy * sx) - qz * (qz * sx - qx * sz)
+    fEy = m * aey + oz * sx - ox * sz + qz * (qy * sz - qz * sy) - qx * (qx * sy - qy * sx)
+    fEz = m * aez + ox * sy - oy * sx + qx * (qz * sx - qx * sz) - qy * (qy * sz - qz * sy)
+    ix = P[0] * qx + P[1] * qy + P[2] * qz
+    iy = P[1] * qx + P[3] * qy + P[4] * qz
+    iz = P[2] * qx + P[4] * qy + P[5] * qz
+    nEx = P[0] * ox + P[1] * oy + P[2] * oz + qy * iz - qz * iy + sy * aez - sz * aey
+    nEy = P[1] * ox + P[3] * oy + P[4] * oz + qz * ix - qx * iz + sz * aex - sx * aez
+    nEz = P[2] * ox + P[4] * oy + P[5] * oz + qx * iy - qy * ix + sx * aey - sy * aex
+    tau[0] += r00 * fEx + r01 * fEy + r02 * fEz
+    tau[1] += r10 * fEx + r11 * fEy + r12 * fEz
+    tau[2] += r20 * fEx + r21 * fEy + r22 * fEz
+    tau[3] += r00 * nEx + r01 * nEy + r02 * nEz
+    tau[4] += r10 * nEx + r11 * nEy + r12 * nEz
+    tau[5] += r20 * nEx + r21 * nEy + r22 * nEz
+    # J^T Q_a = tau (eq. 12): Gaussian elimination with partial pivoting
+    scale = 0.0
+    for i in range(6):
+        for k in range(6):
+            scale = max(scale, abs(Jt[i, k]))
+    for k in range(6):
+        piv = k
+        for i in range(k + 1, 6):
+            if abs(Jt[i, k]) > abs(Jt[piv, k]):
+                piv = i
+        if not abs(Jt[piv, k]) > 1e-12 * scale:
+            return 3
+        if piv != k:
+            for c in range(k, 6):
+                t = Jt[k, c]
+                Jt[k, c] = Jt[piv, c]
+                Jt[piv, c] = t
+            t = tau[k]
+            tau[k] = tau[piv]
+            tau[piv] = t
+        for i in range(k + 1, 6):
+            f = Jt[i, k] / Jt[k, k]
+            for c in range(k + 1, 6):
+                Jt[i, c] -= f * Jt[k, c]
+            tau[i] -= f * tau[k]
+    for k in range(5, -1, -1):
+        t = tau[k]
+        for c in range(k + 1, 6):
+            t -= Jt[k, c] * out[c]
+        out[k] = t / Jt[k, k]
+    return 0
+
+
+def _batch_kernel(P, Rs, T, Ac, geo, cos_cone, prm, g, fr, use_fric, out, status):
+    row = np.empty(6)
+    for i in range(P.shape[0]):
+        status[i] = _KERNEL_INNER(P[i], Rs[i], T[i], Ac[i], geo, cos_cone, prm, g, fr, use_fric, row)
+        for k in range(6):
+            out[i, k] = row[k]
+
+
+if numba is not None:
+    _KERNEL_INNER = numba.njit(cache=True)(_id_kernel)
+    _KERNEL = _KERNEL_INNER
+    _BATCH = numba.njit(cache=True)(_batch_kernel)
+else:  # pragma: no cover
+    _KERNEL_INNER = _KERNEL = _id_kernel
+    _BATCH = _batch_kernel
+
+#: the pure-Python kernel (same code, not compiled) for tests of the compiled one
+id_kernel_python = _id_kernel
