@@ -199,6 +199,23 @@ class Formulation:
         xdd = np.concatenate([accel[:3], np.linalg.solve(T[3:, 3:], accel[3:] - Td3 @ xd[3:])])
         return xd, xdd
 
+    def twist_from_euler(self, x_E, xd_E, xdd_E=None):
+        """(pose, twist, accel) from Lopes' [x y z psi theta phi] and their rates (eq. 4, 8, 9).
+
+        omega = J_A [psi' theta' phi'], omega' = J_A [psi'' theta'' phi''] + J_A' [psi' theta' phi'].
+        """
+        x_E, xd_E = np.asarray(x_E, float), np.asarray(xd_E, float)
+        xdd_E = np.zeros(6) if xdd_E is None else np.asarray(xdd_E, float)
+        for name, val in (("position", x_E), ("velocity", xd_E), ("acceleration", xdd_E)):
+            if val.shape != (6,) or not np.isfinite(val).all():
+                raise InvalidInputError(f"Lopes' generalized {name} must be a finite 6-vector, got {val!r}")
+        pose = self.kin.pose_from_lopes(x_E)
+        JA = self._JA(x_E[3], x_E[4])
+        JAd = self._JA_dot(x_E[3], x_E[4], xd_E[3], xd_E[4])
+        twist = np.concatenate([xd_E[:3], JA @ xd_E[3:]])
+        accel = np.concatenate([xdd_E[:3], JA @ xdd_E[3:] + JAd @ xd_E[3:]])
+        return pose, twist, accel
+
     # ------------------------------------------------------------------ the model
     def _terms(self, p, R, xd, xdd=None, gravity=None):
         """Every body's matrices of eq. (24)-(67) at (x, xdot_E); with xddot_E the forces too."""
