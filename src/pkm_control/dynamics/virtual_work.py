@@ -283,7 +283,8 @@ class Formulation:
         """
         model = self._model(model)
         if friction:
-            raise InvalidInputError("Codourey's model has no friction (friction=True is not available)")
+            raise InvalidInputError("virtual_work: Codourey's model has no friction (friction must be False; "
+                                    "the generic engine has the friction terms)")
         g = self.gravity if gravity is None else check_vector("gravity", gravity, 3)
         X, q, Xd, Xdd = self._inputs(pose, twist, accel)
         if Xd is None or Xdd is None:
