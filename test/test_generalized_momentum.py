@@ -331,3 +331,57 @@ def test_waypoint_trajectory_c2_and_derivatives():
         WaypointTrajectory([P1, P2], [1.0, 2.0])
     with pytest.raises(InvalidInputError):
         WaypointTrajectory([P1, P2], [-1.0])
+
+
+# ---------------------------------------------------------------- the reproduction
+def test_reproduction_lopes(tmp_path, dyn, gm):
+    import csv
+
+    from pkm_control.reproduce import lopes
+
+    s = lopes.run(tmp_path, progress=False)
+    for name in ("fig3_actuators", "fig4_forces", "fig5_platform", "fig6_links", "fig7_actuators"):
+        assert (tmp_path / f"lopes_{name}.png").stat().st_size > 10_000
+        assert (tmp_path / f"lopes_{name}.csv").exists()
+
+    def load(name):
+        with open(tmp_path / f"lopes_{name}.csv") as fh:
+            rows = list(csv.reader(fh))
+        return rows[0], np.array(rows[1:], float)
+
+    _, traj = load("trajectory")
+    _, a = load("fig3_actuators")
+    _, f4 = load("fig4_forces")
+    _, f5 = load("fig5_platform")
+    _, f6 = load("fig6_links")
+    _, f7 = load("fig7_actuators")
+    t = a[:, 0]
+    assert t[-1] == pytest.approx(4.0) and s["max_relative_difference_vs_engine"] < 1e-12
+    # P1 at 0 and 4 s, P2 at 2 s (Lopes sec. 5, mm / deg)
+    k2 = int(np.argmin(np.abs(t - 2.0)))
+    np.testing.assert_allclose(traj[0, 1:], [0, 0, 2.0, 0, 0, 0], atol=1e-12)
+    np.testing.assert_allclose(traj[k2, 1:], [-0.1, -0.2, 2.5, *np.radians([15, -15, 15])], atol=1e-12)
+    np.testing.assert_allclose(traj[-1, 1:], traj[0, 1:], atol=1e-12)
+    # Fig. 3: positions from the IK at the samples; rates vanish at the rest points
+    kin = dyn.kin
+    for k in (0, k2, len(t) // 3):
+        np.testing.assert_allclose(a[k, 1:7], kin.actuated(kin.pose_from_lopes(traj[k, 1:])), atol=1e-9)
+    np.testing.assert_allclose(a[[0, k2, -1], 7:], 0.0, atol=1e-12)
+    # velocity: central differences of the CSV positions (dt = 2 ms, O(dt^2))
+    dt = t[1] - t[0]
+    np.testing.assert_allclose(a[1:-1, 7:13], (a[2:, 1:7] - a[:-2, 1:7]) / (2 * dt), atol=2e-5)
+    np.testing.assert_allclose(a[1:-1, 13:19], (a[2:, 7:13] - a[:-2, 7:13]) / (2 * dt), atol=1e-4)
+    # Fig. 4 = Fig. 5 + Fig. 6 + Fig. 7; Fig. 7 = m_A (l'' + g) (eq. 32 with gravity)
+    np.testing.assert_allclose(f5[:, 1:7] + f6[:, 1:7] + f7[:, 1:7], f4[:, 1:], atol=1e-7)
+    np.testing.assert_allclose(f7[:, 1:7], 0.123 * (a[:, 13:19] + 9.81), atol=1e-8)
+    # at rest at P1 every share is static: platform weight m_P g shared by six symmetric legs
+    Jc = kin.jacobian(kin.pose_from_lopes(traj[0, 1:]))
+    np.testing.assert_allclose(f5[0, 1:7], np.linalg.solve(Jc.T, [0, 0, 1.430 * 9.81, 0, 0, 0]), atol=1e-8)
+    np.testing.assert_allclose(f5[0, 1:7], f5[0, 1], rtol=1e-9)
+    # within the config limits: stroke, actuator velocity and force
+    lo, hi = dyn.model.config["limits"]["actuator_stroke"]
+    assert lo <= a[:, 1:7].min() and a[:, 1:7].max() <= hi
+    assert np.abs(a[:, 7:13]).max() < dyn.model.config["limits"]["actuator_velocity"]
+    assert np.abs(f4[:, 1:]).max() < dyn.model.config["actuators"]["force_limit"]
+    # the paper's claim: platform and link contributions are equivalent in magnitude
+    assert 0.5 < s["links_to_platform_peak_ratio"] < 2.0
