@@ -236,3 +236,39 @@ def test_registry_and_errors(case):
         F.inverse_dynamics(pose, z, z, weights=[1.0, -1.0, 1.0, 1.0][:F.n_actuated])
     with pytest.raises(InvalidModelError):
         Formulation("delta")
+
+
+def test_trapezoidal_profile():
+    from pkm_control.trajectory.trapezoidal import trapezoidal
+    T, ta = 2.0, 0.5
+    t = np.linspace(0.0, T, 20001)
+    s, ds, dds = trapezoidal(t, T, ta)
+    v, a = 1.0 / (T - ta), 1.0 / ((T - ta) * ta)            # cruise rate and acceleration by hand
+    assert s[0] == 0.0 and abs(s[-1] - 1.0) < 1e-15 and ds[0] == 0.0 and abs(ds[-1]) < 1e-12
+    assert np.allclose(ds[(t > ta) & (t < T - ta)], v, rtol=0, atol=1e-15)
+    assert np.allclose(dds[t < ta], a) and np.allclose(dds[t > T - ta], -a)
+    # ds is the derivative of s, dds of ds (trapezoid rule on a fine grid)
+    np.testing.assert_allclose(s[-1], np.trapezoid(ds, t), atol=1e-8)
+    np.testing.assert_allclose(np.diff(s) / np.diff(t), 0.5 * (ds[1:] + ds[:-1]), atol=1e-9)
+    assert trapezoidal(3.0, T, ta) == (1.0, 0.0, 0.0) and trapezoidal(-1.0, T, ta) == (0.0, 0.0, 0.0)
+    with pytest.raises(InvalidInputError, match="ramp"):
+        trapezoidal(0.5, T, 1.5)
+
+
+def test_reproduction_planar_redundant(tmp_path):
+    from pkm_control.reproduce import planar_redundant as rep
+    out = rep.run(tmp_path, progress=False)
+    for f in out["files"]:
+        assert (tmp_path / f).stat().st_size > 0
+    assert out["table1_mm"]["config"] == {"d": 1200.0, "l": 1200.0, "l5": 250.0, "l6": 250.0}
+    assert out["table2_kg"]["config"]["m_i5 (counterweight)"] == M_CW
+    m = out["motion"]
+    assert m["duration_s"] > 0 and abs(m["accelerate_s"] - m["duration_s"] / 4) < 1e-12
+    assert out["redundant"]["engine_max_rel_diff"] < 1e-9 and out["nonredundant"]["engine_max_rel_diff"] < 1e-9
+    # quasi-static redundant robot: the counterweights balance the weight (Table 2), so F1 = -F2
+    assert out["redundant"]["observation"]["static_max_abs_F1_plus_F2_N"] < 1e-6
+    data = np.genfromtxt(tmp_path / "planar_redundant_forces.csv", delimiter=",", names=True)
+    assert data.shape == (rep.N_SAMPLES,)
+    np.testing.assert_allclose([data["x_m"][0], data["y_m"][0], data["alpha_rad"][0]], [0.3, 3.2, math.pi / 3])
+    np.testing.assert_allclose([data["x_m"][-1], data["y_m"][-1], data["alpha_rad"][-1]], [0.9, 2.3, 0.0],
+                               atol=1e-12)

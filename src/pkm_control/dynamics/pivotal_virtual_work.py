@@ -80,6 +80,7 @@ class Formulation:
 
     method = "pivotal_virtual_work"
     robots = (_ROBOT,)
+    models_friction = False      # Wu's model has no friction terms
 
     def __init__(self, dyn=_ROBOT, variant: str | None = None):
         if isinstance(dyn, str):
@@ -312,7 +313,8 @@ class Formulation:
         tau = W^-1 J (J^T W^-1 J)^-1 Omega p.
         """
         if friction:
-            raise InvalidInputError("pivotal_virtual_work: Wu's model has no friction (friction must be False)")
+            raise InvalidInputError("pivotal_virtual_work: Wu's model has no friction (friction must be False; "
+                                    "the generic engine has the friction terms)")
         st = self._state(pose, twist, accel)
         f = self._omega(st, self._gravity(gravity)) @ self._p
         J = self._jac(st)
