@@ -74,6 +74,13 @@ def _skew(v):
     return S
 
 
+def _cross(u, v):
+    """u x v along the last axis (broadcasting); np.cross costs ~15 us per call on (6, 3)."""
+    u0, u1, u2 = u[..., 0], u[..., 1], u[..., 2]
+    v0, v1, v2 = v[..., 0], v[..., 1], v[..., 2]
+    return np.stack([u1 * v2 - u2 * v1, u2 * v0 - u0 * v2, u0 * v1 - u1 * v0], axis=-1)
+
+
 def _inertia(values):
     """[ixx, iyy, izz, ixy, ixz, iyz] -> symmetric 3 x 3."""
     ixx, iyy, izz, ixy, ixz, iyz = (float(x) for x in values)
@@ -244,11 +251,11 @@ class Formulation:
                                              "is undefined")
         a = np.column_stack([d[:, 0], d[:, 1], h])
         # J_C (eq. 6): a_i . (v + omega x r_i - l_i' z_B) = 0  ->  rows [a_i, r_i x a_i] / a_iz
-        JC = np.hstack([a, np.cross(r, a)]) / h[:, None]
+        JC = np.hstack([a, _cross(r, a)]) / h[:, None]
         ld = JC @ xi
-        rd = np.cross(w, r)                                             # r_i' = omega x r_i
+        rd = _cross(w, r)                                             # r_i' = omega x r_i
         ad = v + rd - ld[:, None] * _EZ                                  # a_i'
-        JCd = (np.hstack([ad, np.cross(rd, a) + np.cross(r, ad)]) - JC * ad[:, 2:3]) / h[:, None]
+        JCd = (np.hstack([ad, _cross(rd, a) + _cross(r, ad)]) - JC * ad[:, 2:3]) / h[:, None]
         JE = JC @ T                                                      # eq. (5) = J_C T (eq. 31)
         JEd = JCd @ T + JC @ Td
         # D_i = d(v + omega x r_i)/d xi = [I, -[r_i]x]
@@ -287,12 +294,12 @@ class Formulation:
         x = a / L                                                        # eq. (50)
         rho = np.sqrt(rho2)
         y = np.column_stack([-a[:, 1], a[:, 0], np.zeros(6)]) / rho[:, None]   # eq. (51)
-        z = np.cross(x, y)                                               # eq. (52)
+        z = _cross(x, y)                                               # eq. (52)
         RL = np.stack([x, y, z], axis=2)                                 # eq. (49), columns
         xdot = ad / L
         rhod = (a[:, 0] * ad[:, 0] + a[:, 1] * ad[:, 1]) / rho
         ydot = np.column_stack([-ad[:, 1], ad[:, 0], np.zeros(6)]) / rho[:, None] - y * (rhod / rho)[:, None]
-        zdot = np.cross(xdot, y) + np.cross(x, ydot)
+        zdot = _cross(xdot, y) + _cross(x, ydot)
         RLd = np.stack([xdot, ydot, zdot], axis=2)
         RLt = RL.transpose(0, 2, 1)
         IL = RL @ self.I_L @ RLt                                         # eq. (48)
