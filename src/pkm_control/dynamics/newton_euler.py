@@ -80,6 +80,13 @@ def _skew(v):
     return S
 
 
+def _cross(a, b):
+    """a x b over the last axis (np.cross costs more than the arithmetic on 6 x 3 arrays)."""
+    a0, a1, a2 = a[..., 0], a[..., 1], a[..., 2]
+    b0, b1, b2 = b[..., 0], b[..., 1], b[..., 2]
+    return np.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], axis=-1)
+
+
 def _outer(a, b):
     return a[..., :, None] * b[..., None, :]
 
@@ -181,14 +188,14 @@ class Formulation:
             i = int(np.argmin(den))
             raise SingularConfigurationError(f"leg{i + 1}: limb axis along the first universal-joint axis "
                                              f"(1 - (k1.s)^2 = {den[i]:.3g} <= {_GIMBAL_EPS:g}): gimbal lock")
-        ks = np.cross(k1, s)
+        ks = _cross(k1, s)
         f = c / (den * l)
         P = np.eye(3) - _outer(s, s)                  # -s_x^2
         I_A = self._It + self._m1 * self._c1 ** 2 + self._m2 * (l - self._c2) ** 2
         out = dict(b=b, l=l, s=s, P=P, c=c, den=den, ks=ks, f=f, w=f[:, None] * ks, I_A=I_A)
         if twist is not None:
             v, om = twist[:3], twist[3:]
-            vb = v + np.cross(om, b)                  # v_bi = v_p + omega x b_i
+            vb = v + _cross(om, b)                  # v_bi = v_p + omega x b_i
             ld = np.einsum("ij,ij->i", s, vb)         # l_i' = s_i . v_bi
             sd = (vb - ld[:, None] * s) / l[:, None]  # s_i' = omega_i x s_i
             out.update(vb=vb, ld=ld, sd=sd, om=om)
@@ -255,7 +262,7 @@ class Formulation:
             return Mp, None, Gp
         om = twist[3:]
         Jcd = np.zeros((3, 6))
-        Jcd[:, 3:] = -_skew(np.cross(om, rc))
+        Jcd[:, 3:] = -_skew(_cross(om, rc))
         Cp = m * Jc.T @ Jcd
         if form == "book":
             Cp[3:, 3:] += _skew(om) @ Ic              # omega_x ^A I_p
@@ -283,7 +290,7 @@ class Formulation:
         C = None
         if want_c:
             Jid = np.zeros_like(Ji)
-            Jid[:, :, 3:] = -_skew(np.cross(twist[3:], L["b"]))    # J_i' = [0, -(omega x b_i) x]
+            Jid[:, :, 3:] = -_skew(_cross(twist[3:], L["b"]))    # J_i' = [0, -(omega x b_i) x]
             C = Cp + np.einsum("nai,nij,njb->ab", JiT, Mi, Jid) + np.einsum("nai,nij,njb->ab", JiT, Ci, Ji)
         return L, M, C, G
 
@@ -308,14 +315,14 @@ class Formulation:
         """Taghirad's J, rows [s_i^T, (b_i x s_i)^T] (l' = J X'), actuated-joint order."""
         pose, _, _ = self._check(pose)
         L = self._legs(pose)
-        return self._act(np.hstack([L["s"], np.cross(L["b"], L["s"])]))
+        return self._act(np.hstack([L["s"], _cross(L["b"], L["s"])]))
 
     def jacobian_dot(self, pose: Pose, twist) -> np.ndarray:
         """J' along the twist: rows [s_i'^T, ((omega x b_i) x s_i + b_i x s_i')^T]."""
         pose, twist, _ = self._check(pose, twist)
         L = self._legs(pose, twist)
-        ob = np.cross(twist[3:], L["b"])
-        return self._act(np.hstack([L["sd"], np.cross(ob, L["s"]) + np.cross(L["b"], L["sd"])]))
+        ob = _cross(twist[3:], L["b"])
+        return self._act(np.hstack([L["sd"], _cross(ob, L["s"]) + _cross(L["b"], L["sd"])]))
 
     def _act(self, rows):
         # the actuated joints are the leg prismatic joints, in the model's actuated order
@@ -331,7 +338,8 @@ class Formulation:
         return np.linalg.solve(J.T, F)
 
     def generalized_force(self, pose: Pose, twist, accel, wrench=None, gravity=None) -> np.ndarray:
-        """F = M X'' + C X' + G - F_d (the task-space force the actuators must supply, J^T tau)."""
+        """F = M X'' + C X' + G - F_d (the task-space force the actuators must supply, J^T tau), from the
+        assembled matrices."""
         pose, twist, accel = self._check(pose, twist, accel)
         _, M, C, G = self._assemble(pose, twist, self._gravity(gravity))
         F = M @ accel + C @ twist + G
@@ -341,12 +349,30 @@ class Formulation:
 
     def inverse_dynamics(self, pose: Pose, twist, accel, friction: bool = False, wrench=None,
                          gravity=None) -> np.ndarray:
-        """Actuator forces tau = J^-T (M X'' + C X' + G - F_d) ("Inverse Dynamics Simulation")."""
+        """Actuator forces tau = J^-T (M X'' + C X' + G - F_d) ("Inverse Dynamics Simulation").
+
+        Evaluated limb by limb without assembling the 6 x 6 matrices: with x_i'' = a_bi = J_i X'' + J_i' X'
+        the limb part of M X'' + C X' + G is sum_i J_i^T (M_i a_bi + C_i v_bi + G_i), J_i^T h = [h; b_i x h]
+        (the same sums as eq:closed_form_stewart_manipulator, in the order Newton-Euler evaluates them).
+        """
         if friction:
             raise InvalidInputError("friction=True: Taghirad's Stewart-Gough model neglects friction "
                                     "(use the generic engine for the friction terms)")
-        F = self.generalized_force(pose, twist, accel, wrench, gravity)
-        return self._solve_JT(self.jacobian(pose), F)
+        pose, twist, accel = self._check(pose, twist, accel)
+        g = self._gravity(gravity)
+        L = self._legs(pose, twist)
+        Mi, Ci, Gi = self._limb_terms(L, g)
+        b, om, wd = L["b"], twist[3:], accel[3:]
+        a_b = accel[:3] + _cross(wd, b) + _cross(om, _cross(om, b))      # a_bi
+        h = np.einsum("nij,nj->ni", Mi, a_b) + np.einsum("nij,nj->ni", Ci, L["vb"]) + Gi
+        Mp, Cp, Gp = self._platform_terms(pose.rotation, twist, g)
+        F = Mp @ accel + Cp @ twist + Gp
+        F[:3] += h.sum(axis=0)
+        F[3:] += _cross(b, h).sum(axis=0)
+        if wrench is not None:
+            F = F - check_vector("wrench (fx fy fz mx my mz)", wrench, 6)
+        J = self._act(np.hstack([L["s"], _cross(b, L["s"])]))
+        return self._solve_JT(J, F)
 
     def joint_space(self, pose: Pose, twist, form: str = "christoffel"):
         """(M_q, C_q, G_q) with M_q = J^-T M J^-1, C_q = J^-T (C - M J^-1 J') J^-1, G_q = J^-T G."""
