@@ -305,3 +305,29 @@ def test_config_outside_codoureys_assumptions_raises(tmp_path):
         Formulation(build(tmp_path, {"elbow": dict(b["elbow"], com=[0.0, 0.0, 0.02])}))
     with pytest.raises(InvalidModelError, match="DELTA"):
         Formulation(robot_dynamics("lopes"))
+
+
+# ---------------------------------------------------------------- reproduction (pkm reproduce delta-mass-matrix)
+def test_reproduction(tmp_path, dyn):
+    import csv
+    from pkm_control.reproduce.delta_mass_matrix import run
+    s = run(tmp_path, progress=False)
+    for f in s["files"]:
+        assert (tmp_path / f).stat().st_size > 0
+    assert s["slices"]["z230"]["reachable_fraction"] == 1.0 and s["slices"]["z350"]["reachable_fraction"] == 1.0
+    with open(tmp_path / "delta_mass_matrix.csv") as f:
+        rows = list(csv.DictReader(f))
+    assert len(rows) == 2 * 26 * 26
+    # a CSV entry against the engine's joint-space M_q (Taghirad's J^-T M J^-1), and its diagonal ratios
+    A11 = {}
+    for r in rows:
+        if r["z_mm"] == "-230.0":
+            A11[(float(r["x_mm"]), float(r["y_mm"]))] = float(r["full_A11"])
+    r = next(r for r in rows if r["z_mm"] == "-350.0" and r["x_mm"] == "-250.0" and r["y_mm"] == "90.0")
+    Mq = dyn.joint_space(P([-0.25, 0.09, -0.35]), ZERO)[0]
+    close(np.array([float(r[f"full_A{i}{j}"]) for i in (1, 2, 3) for j in (1, 2, 3)]), Mq.ravel())
+    ratio = max(A11.values()) / min(A11.values())
+    assert s["slices"]["z230"]["full eq. 47"]["diag_ratio_max_min"][0] == pytest.approx(ratio, rel=1e-12)
+    assert 1.5 < ratio < 3.0                                   # the paper: "about 2"
+    assert s["more_variation_at_upper_slice"]                  # the paper: more variation at z = -230 mm
+    assert s["simplification_error"]["tau_gravity"]["max"] < 1e-12

@@ -59,6 +59,8 @@ the constructor raises InvalidModelError and names the body.
 
 from __future__ import annotations
 
+from math import cos, isfinite, sin
+
 import numpy as np
 
 from ..errors import InvalidInputError, InvalidModelError, SingularConfigurationError, check_vector
@@ -156,10 +158,10 @@ class Formulation:
         self.I_bt_printed = self.I_m + LA ** 2 * (m_b / 2.0 + m_c + 2.0 / 3.0 * m_ab)   # eq. 50 as printed
         self.m_ng = m_n + 1.5 * m_ab                               # eq. 58
         self.mr_Gbg = first_moment + 0.5 * m_ab * LA               # eq. 59
-        c, s = np.cos(theta), np.sin(theta)
-        # R_i (eq. 24) as (3, 3, 3)
-        self._Ri = np.array([[[ci, -si, 0.0], [si, ci, 0.0], [0.0, 0.0, 1.0]] for ci, si in zip(c, s)])
-        for a in (self.theta, self.gravity, self._Ri):
+        # R_i (eq. 24) enters through its first column (cos theta_i, sin theta_i, 0) and e_z
+        self._cs = tuple((float(np.cos(t)), float(np.sin(t))) for t in theta)
+        self._g = tuple(float(e) for e in gvec)
+        for a in (self.theta, self.gravity):
             a.setflags(write=False)
         self._frozen = True
 
@@ -169,62 +171,103 @@ class Formulation:
         object.__setattr__(self, name, value)
 
     # ------------------------------------------------------------------ kinematics (sec. 4.3-4.4)
-    def _inputs(self, pose, twist=None, accel=None):
-        """Checked pose/twist/accel (the family's validate) and the arm angles (its IK, limits checked)."""
-        pose, twist, accel = self.kin.validate(pose, twist, accel)
-        q = self.kin.actuated(pose)
-        return pose.position, q, twist, accel
+    @staticmethod
+    def _vec(name, v):
+        if type(v) is np.ndarray and v.shape == (3,) and v.dtype.char == "d":
+            x = v.tolist()
+            if isfinite(x[0] + x[1] + x[2]):
+                return x
+        return check_vector(name, v, 3).tolist()
 
+    def _inputs(self, pose, twist=None, accel=None):
+        """Arm angles (the family's IK, which checks the pose) and the plate motion as floats."""
+        q = self.kin.actuated(pose)                  # InvalidInputError / UnreachablePoseError as validate
+        X = [float(e) for e in pose.position]
+        Xd = self._vec("twist (vx vy vz)", twist) if twist is not None else None
+        if accel is not None:
+            if twist is None:
+                raise InvalidInputError("an acceleration needs a twist as well")
+            accel = self._vec("acceleration", accel)
+        return X, q.tolist(), Xd, accel
+
+    # One pose is 3 legs and 3 x 3 matrices: plain floats (the inverse of [s_i^T] by its
+    # adjugate) are several times faster than numpy calls on arrays this small.
     def _geometry(self, X, q):
-        """s_i (rows, eq. 30), b_i (rows, eq. 34), d_i = s_i . b_i and J (eq. 36)."""
-        LA = self.LA
-        cq, sq = np.cos(q), np.sin(q)
-        Ri = self._Ri
-        C = np.einsum("ijk,ik->ij", Ri, np.column_stack([self.R + LA * cq, np.zeros(3), -LA * sq]))
-        S = X[None, :] - C                                                    # eq. 30
-        B = np.einsum("ijk,ik->ij", Ri, np.column_stack([LA * sq, np.zeros(3), LA * cq]))   # eq. 34
-        d = np.einsum("ij,ij->i", S, B)
+        """Rows s_i (eq. 30), b_i (eq. 34), d_i = s_i . b_i, [s_i^T]^-1 and J (eq. 36) as nested lists."""
+        LA, R = self.LA, self.R
+        S, B, d, trig = [], [], [], []
+        for i, (c, s) in enumerate(self._cs):
+            cq, sq = cos(q[i]), sin(q[i])
+            e = R + LA * cq
+            Si = (X[0] - c * e, X[1] - s * e, X[2] + LA * sq)              # eq. 30
+            Bi = (c * LA * sq, s * LA * sq, LA * cq)                         # eq. 34
+            S.append(Si)
+            B.append(Bi)
+            d.append(Si[0] * Bi[0] + Si[1] * Bi[1] + Si[2] * Bi[2])
+            trig.append((c, s, cq, sq))
         tol = 1e-12 * LA * self.LB
-        k = int(np.argmin(np.abs(d)))
-        if abs(d[k]) <= tol:
-            raise SingularConfigurationError(f"leg{k + 1}: arm and forearm aligned (inverse singularity): "
-                                             f"s.b = {d[k]:.3g} (limit {tol:.3g})")
-        detS = np.linalg.det(S)
-        if abs(detS) <= 1e-12 * self.LB ** 3:
+        for i in range(3):
+            if abs(d[i]) <= tol:
+                raise SingularConfigurationError(f"leg{i + 1}: arm and forearm aligned (inverse singularity): "
+                                                 f"s.b = {d[i]:.3g} (limit {tol:.3g})")
+        (a, b, c), (e, f, g), (h, k, m) = S
+        cof = ((f * m - g * k, g * h - e * m, e * k - f * h),
+               (c * k - b * m, a * m - c * h, b * h - a * k),
+               (b * g - c * f, c * e - a * g, a * f - b * e))
+        det = a * cof[0][0] + b * cof[0][1] + c * cof[0][2]
+        if abs(det) <= 1e-12 * self.LB ** 3:
             raise SingularConfigurationError(f"forearms coplanar/parallel (direct singularity): det[s_i^T] = "
-                                             f"{detS:.3g} (limit {1e-12 * self.LB ** 3:.3g})")
-        J = -np.linalg.solve(S, np.diag(d))                                   # eq. 36
-        return S, B, d, J, cq, sq
+                                             f"{det:.3g} (limit {1e-12 * self.LB ** 3:.3g})")
+        Si = [[cof[j][r] / det for j in range(3)] for r in range(3)]          # [s_i^T]^-1 (adjugate / det)
+        J = [[-Si[r][j] * d[j] for j in range(3)] for r in range(3)]          # eq. 36
+        return S, B, d, Si, J, trig
 
     def _motion(self, X, q, Xd, Xdd):
-        """qdot (eq. 35), Jdot (eq. 37-38), qddot (eq. 37), bdot_i rows (eq. 38)."""
-        S, B, d, J, cq, sq = self._geometry(X, q)
-        qd = -(S @ Xd) / d                                                    # eq. 35 row by row
+        """qdot (eq. 35), Jdot qdot (eq. 37-38), qddot (eq. 37) and a_u,i (eq. 56)."""
+        S, B, d, Si, J, trig = self._geometry(X, q)
         LA = self.LA
-        Bd = np.einsum("ijk,ik->ij", self._Ri, np.column_stack([LA * cq, np.zeros(3), -LA * sq])) * qd[:, None]  # eq. 38
-        Sd = Xd[None, :] + B * qd[:, None]                                    # eq. 33
-        diag = np.einsum("ij,ij->i", Sd, B) + np.einsum("ij,ij->i", S, Bd)
-        Jd = -np.linalg.solve(S, Sd @ J + np.diag(diag))                      # eq. 37: the term multiplying qdot
-        qdd = np.linalg.solve(J, Xdd - Jd @ qd)                               # eq. 37 solved for qddot
-        return S, B, d, J, qd, qdd, Bd, Jd
+        qd = [-(S[i][0] * Xd[0] + S[i][1] * Xd[1] + S[i][2] * Xd[2]) / d[i] for i in range(3)]   # eq. 35
+        w = [0.0] * 3
+        Bd = []
+        for i, (c, s, cq, sq) in enumerate(trig):
+            Bdi = (c * LA * cq * qd[i], s * LA * cq * qd[i], -LA * sq * qd[i])                    # eq. 38
+            Sd = (Xd[0] + B[i][0] * qd[i], Xd[1] + B[i][1] * qd[i], Xd[2] + B[i][2] * qd[i])    # eq. 33
+            diag = (Sd[0] * B[i][0] + Sd[1] * B[i][1] + Sd[2] * B[i][2]
+                    + S[i][0] * Bdi[0] + S[i][1] * Bdi[1] + S[i][2] * Bdi[2])
+            # eq. 37: Jdot = -[s^T]^-1 ([sdot^T] J + diag(.)); with J qdot = Xdot, Jdot qdot = -[s^T]^-1 w
+            w[i] = Sd[0] * Xd[0] + Sd[1] * Xd[1] + Sd[2] * Xd[2] + diag * qd[i]
+            Bd.append(Bdi)
+        Jdqd = [-(Si[r][0] * w[0] + Si[r][1] * w[1] + Si[r][2] * w[2]) for r in range(3)]
+        rhs = [Xdd[r] - Jdqd[r] for r in range(3)]
+        # eq. 37 solved for qddot; J^-1 = -diag(1/d) [s_i^T] (eq. 35)
+        qdd = [-(S[i][0] * rhs[0] + S[i][1] * rhs[1] + S[i][2] * rhs[2]) / d[i] for i in range(3)]
+        au = [tuple(-(B[i][r] * qdd[i] + Bd[i][r] * qd[i]) for r in range(3)) for i in range(3)]  # eq. 56
+        return S, B, d, J, qd, qdd, au, Jdqd
+
+    @staticmethod
+    def _Jt(J, v):
+        """J^T v for nested-list J."""
+        return [J[0][i] * v[0] + J[1][i] * v[1] + J[2][i] * v[2] for i in range(3)]
 
     @staticmethod
     def _Ju(B, i):
         """J_u,i (eq. 43-45): v_u,i = -b_i qdot_i."""
         Ju = np.zeros((3, 3))
-        Ju[:, i] = -B[i]
+        Ju[:, i] = -np.asarray(B[i])
         return Ju
 
     def codourey_jacobian(self, pose):
         """Codourey's J (eq. 36): Xdot_n = J qdot (the inverse of the project's J)."""
         X, q, _, _ = self._inputs(pose)
-        return self._geometry(X, q)[3]
+        return np.array(self._geometry(X, q)[4])
 
     def joint_motion(self, pose, twist, accel):
         """(q, qdot, qddot) of the arms from the plate motion (eq. 35, 37)."""
         X, q, Xd, Xdd = self._inputs(pose, twist, accel)
+        if Xd is None or Xdd is None:
+            raise InvalidInputError("joint_motion needs a twist and an acceleration")
         _, _, _, _, qd, qdd, _, _ = self._motion(X, q, Xd, Xdd)
-        return q, qd, qdd
+        return np.array(q), np.array(qd), np.array(qdd)
 
     # ------------------------------------------------------------------ mass matrix (sec. 4.5)
     @staticmethod
@@ -232,6 +275,26 @@ class Formulation:
         if model not in MODELS:
             raise InvalidInputError(f"model must be one of {MODELS}, got {model!r}")
         return model
+
+    def _joint_mass(self, S, B, d, J, model, literal=False):
+        J = np.array(J)
+        JtJ = J.T @ J
+        if model == "simplified":
+            A = self.m_nt * JtJ                                                       # eq. 50
+            A[np.diag_indices(3)] += self.I_bt
+            return A
+        A = (self.m_n + self.m_ab) * JtJ                                              # eq. 40 + first terms of eq. 46
+        A[np.diag_indices(3)] += self.I_b + self.m_ab / 3.0 * self.LA ** 2            # eq. 41, eq. 48
+        Bm = np.array(B)
+        for i in range(3):
+            # eq. 46: J_u,i^T J has the single non-zero row -b_i^T J (eq. 49)
+            row = -(self.m_ab / 3.0) * (Bm[i] @ J)
+            if literal:
+                A[i] += row
+            else:
+                A[i] += 0.5 * row
+                A[:, i] += 0.5 * row
+        return A
 
     def joint_mass_matrix(self, pose, model: str = "full", literal: bool = False) -> np.ndarray:
         """Codourey's mass matrix A (joint space, "inertia seen from the motor", kg m^2).
@@ -243,16 +306,8 @@ class Formulation:
         """
         model = self._model(model)
         X, q, _, _ = self._inputs(pose)
-        S, B, d, J, cq, sq = self._geometry(X, q)
-        JtJ = J.T @ J
-        if model == "simplified":
-            return np.diag(np.full(3, self.I_bt)) + self.m_nt * JtJ                   # eq. 50
-        A = np.diag(np.full(3, self.I_b)) + self.m_n * JtJ                           # eq. 40, 41
-        for i in range(3):
-            Ju = self._Ju(B, i)
-            cross = Ju.T @ J if literal else 0.5 * (Ju.T @ J + J.T @ Ju)
-            A += self.m_ab / 3.0 * (JtJ + Ju.T @ Ju + cross)                          # eq. 46-47
-        return A
+        S, B, d, Si, J, trig = self._geometry(X, q)
+        return self._joint_mass(S, B, d, J, model, literal)
 
     def mass_matrix(self, pose, model: str = "full", space: str = "task") -> np.ndarray:
         """Mass matrix in the task space (default; the engine's ``mass_matrix``) or the joint space.
@@ -262,11 +317,13 @@ class Formulation:
         """
         if space not in ("task", "joint"):
             raise InvalidInputError(f"space must be 'task' or 'joint', got {space!r}")
-        A = self.joint_mass_matrix(pose, model)
+        model = self._model(model)
+        X, q, _, _ = self._inputs(pose)
+        S, B, d, Si, J, trig = self._geometry(X, q)
+        A = self._joint_mass(S, B, d, J, model)
         if space == "joint":
             return A
-        X, q, _, _ = self._inputs(pose)
-        Jinv = np.linalg.inv(self._geometry(X, q)[3])
+        Jinv = -np.array(S) / np.array(d)[:, None]                  # J^-1 = -diag(1/d) [s_i^T] (eq. 35)
         return Jinv.T @ A @ Jinv
 
     # ------------------------------------------------------------------ dynamics (sec. 4.6)
@@ -285,26 +342,29 @@ class Formulation:
         if friction:
             raise InvalidInputError("virtual_work: Codourey's model has no friction (friction must be False; "
                                     "the generic engine has the friction terms)")
-        g = self.gravity if gravity is None else check_vector("gravity", gravity, 3)
+        g = self._g if gravity is None else check_vector("gravity", gravity, 3).tolist()
         X, q, Xd, Xdd = self._inputs(pose, twist, accel)
         if Xd is None or Xdd is None:
             raise InvalidInputError("inverse dynamics needs a twist and an acceleration")
-        S, B, d, J, qd, qdd, Bd, Jd = self._motion(X, q, Xd, Xdd)
-        Bg = B @ g                                                  # b_i . g per arm
+        f = [0.0, 0.0, 0.0] if wrench is None else check_vector("wrench (fx fy fz)", wrench, 3).tolist()
+        S, B, d, J, qd, qdd, au, _ = self._motion(X, q, Xd, Xdd)
+        Bg = [B[i][0] * g[0] + B[i][1] * g[1] + B[i][2] * g[2] for i in range(3)]      # b_i . g
         if model == "full":
-            tau = self.I_b * qdd + J.T @ (self.m_n * Xdd) + self.mr_Gb / self.LA * Bg - J.T @ (self.m_n * g)  # eq. 52-54, 57
-            au = -(B * qdd[:, None] + Bd * qd[:, None])               # eq. 56 (bdot_i qdot_i), rows a_u,i
-            m3 = self.m_ab / 3.0
-            for i in range(3):
-                # eq. 55: J_u,i^T v = -b_i . v in row i only
-                tau += m3 * (J.T @ (Xdd + 0.5 * au[i])) - 0.5 * self.m_ab * (J.T @ g)
-                tau[i] += -m3 * (B[i] @ (au[i] + 0.5 * Xdd)) + 0.5 * self.m_ab * Bg[i]
+            # eq. 57 with eq. 52 (plate), 53-54 (arms) and eq. 55 summed over the forearms: the J^T parts
+            # of eq. 55 add up to J^T (m_ab Xddot + m_ab/6 sum_i a_u,i - 3/2 m_ab g); J_u,i^T v = -b_i . v in row i
+            mn, mab, m3 = self.m_n, self.m_ab, self.m_ab / 3.0
+            F = [(mn + mab) * Xdd[r] - (mn + 1.5 * mab) * g[r] + mab / 6.0 * (au[0][r] + au[1][r] + au[2][r]) - f[r]
+                 for r in range(3)]
+            JF = self._Jt(J, F)
+            k = self.mr_Gb / self.LA + 0.5 * mab
+            tau = [self.I_b * qdd[i] + JF[i] + k * Bg[i]
+                   - m3 * sum(B[i][r] * (au[i][r] + 0.5 * Xdd[r]) for r in range(3)) for i in range(3)]
         else:
-            tau = (self.I_bt * qdd + J.T @ (self.m_nt * Xdd) - J.T @ (self.m_ng * g)
-                   + self.mr_Gbg / self.LA * Bg)                      # eq. 58-59
-        if wrench is not None:
-            tau -= J.T @ check_vector("wrench (fx fy fz)", wrench, 3)    # eq. 19, external force on the plate
-        return tau
+            F = [self.m_nt * Xdd[r] - self.m_ng * g[r] - f[r] for r in range(3)]          # eq. 58
+            JF = self._Jt(J, F)
+            k = self.mr_Gbg / self.LA                                                      # eq. 59
+            tau = [self.I_bt * qdd[i] + JF[i] + k * Bg[i] for i in range(3)]
+        return np.array(tau)
 
 
 # ---------------------------------------------------------------------- simplification error
