@@ -109,6 +109,7 @@ class Formulation:
 
     method = "generalized_momentum"
     robots = (_ROBOT,)
+    models_friction = False      # Lopes' model has no friction terms
 
     def __init__(self, dyn=_ROBOT, variant: str | None = None):
         if isinstance(dyn, str):
@@ -329,7 +330,8 @@ class Formulation:
     # ------------------------------------------------------------------ public
     def _check(self, pose, twist, accel, friction):
         if friction:
-            raise InvalidInputError("Lopes' generalized-momentum model has no friction (friction=True)")
+            raise InvalidInputError("generalized_momentum: Lopes' model has no friction (friction must be False, "
+                                    "pkm id --no-friction; the generic engine has the friction terms)")
         pose, twist, accel = self.kin.validate(pose, twist, accel)
         if twist is None or accel is None:
             raise InvalidInputError("inverse dynamics needs a twist and an acceleration")
