@@ -272,3 +272,15 @@ def test_reproduction_planar_redundant(tmp_path):
     np.testing.assert_allclose([data["x_m"][0], data["y_m"][0], data["alpha_rad"][0]], [0.3, 3.2, math.pi / 3])
     np.testing.assert_allclose([data["x_m"][-1], data["y_m"][-1], data["alpha_rad"][-1]], [0.9, 2.3, 0.0],
                                atol=1e-12)
+
+
+def test_singular_jacobian_raises(case):
+    from pkm_control.dynamics.pivotal_virtual_work import _solve3
+    from pkm_control.errors import SingularConfigurationError
+    variant, dyn, F = case
+    assert _solve3([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [0.0, 1.0, 1.0]], [1.0, 2.0, 3.0]) is None
+    np.testing.assert_allclose(_solve3([[2.0, 0, 0], [0, 4.0, 1.0], [0, 0, 1.0]], [2.0, 5.0, 1.0]), [1.0, 1.0, 1.0])
+    J = np.zeros((F.n_actuated, 3))
+    J[:, 0], J[:, 1] = 1.0, np.arange(F.n_actuated)          # rank 2: no force along alpha
+    with pytest.raises(SingularConfigurationError, match="singular"):
+        F._solve(J, np.ones(3), None)

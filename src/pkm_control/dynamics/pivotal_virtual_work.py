@@ -299,9 +299,89 @@ class Formulation:
         return Om
 
     def generalized_force(self, pose, twist, accel, gravity=None) -> np.ndarray:
-        """Omega p = J^T tau: the task-space generalized force (x, y, alpha) of the driving forces."""
-        st = self._state(pose, twist, accel)
-        return self._omega(st, self._gravity(gravity)) @ self._p
+        """Omega p = J^T tau: the task-space generalized force (x, y, alpha) of the driving forces.
+
+        Evaluated directly as sum_parts (H_P^T F_P + G^T M_P) (eq. 15, 35, 37) in scalar
+        arithmetic, without forming Omega (the same equations as ``observation_matrix``).
+        """
+        return np.array(self._fast(pose, twist, accel, self._gravity(gravity))[0])
+
+    def _fast(self, pose, twist, accel, g):
+        """(Q = Omega p as a list, J rows as lists) in scalars; same equations as _state/_omega."""
+        kin = self.kin
+        if twist is None:
+            twist = (0.0, 0.0, 0.0)
+        if accel is None:
+            accel = (0.0, 0.0, 0.0)
+        pose, twist, accel = kin.validate(pose, twist, accel)
+        kin.inverse(pose)       # reachability, joint and cut-joint limits (raises)
+        p, R = pose.position, pose.rotation
+        x, y = float(p[0]), float(p[1])
+        sa, ca = -float(R[1, 0]), float(R[0, 0])
+        xd, yd, ad = (float(v) for v in twist)
+        xdd, ydd, add = (float(v) for v in accel)
+        gx, gy = float(g[0]), float(g[1])
+        l, l6, ratio = self._l, self._l6, self._ratio
+        P = self._p.tolist()
+        Q = [0.0, 0.0, 0.0]
+
+        def rotating(k, H, ax, ay, c, s, thd, thdd, G):
+            # eq. 9-10, 31-33 with p = [m, m c_x, m c_y, I_P] = P[k:k+4], theta counter-clockwise
+            m, mcx, mcy, ip = P[k], P[k + 1], P[k + 2], P[k + 3]
+            rx, ry = c * mcx - s * mcy, s * mcx + c * mcy
+            agx, agy = ax - gx, ay - gy
+            fx = m * agx - thdd * ry - thd * thd * rx
+            fy = m * agy + thdd * rx - thd * thd * ry
+            n = ip * thdd + rx * agy - ry * agx
+            for j in range(3):
+                Q[j] += H[0][j] * fx + H[1][j] * fy + G[j] * n
+
+        start = {part: k for part, _, _, _, k in self._parts}
+        col, tb_, qdd_, Jrows = self._cx, [], [], []
+        for i in (1, 2):
+            sb = (x - col[i - 1]) / l
+            if not abs(sb) < 1.0:
+                raise SingularConfigurationError(f"link{i}: sin(beta_{i}) = {sb:.6g}, |.| must be < 1")
+            cb = math.sqrt(1.0 - sb * sb)
+            tb = sb / cb
+            bd = xd / (l * cb)
+            bdd = xdd / (l * cb) + xd * xd * sb / (l * l * cb ** 3)
+            qdd = ydd + tb * xdd + xd * xd / (l * cb ** 3)
+            tb_.append(tb)
+            qdd_.append(qdd)
+            Jrows.append([tb, 1.0, 0.0])
+            # slider (eq. 30) and counterweight: translation only, H = [0 1]^T J_i (times ratio)
+            fy = P[start[f"slider{i}_body"]] * (qdd - gy)
+            fc = P[start[f"counterweight{i}_body"]] * (ratio * qdd - gy)
+            Q[0] += tb * (fy + ratio * fc)
+            Q[1] += fy + ratio * fc
+            rotating(start[f"link{i}"], ((0.0, 0.0, 0.0), (tb, 1.0, 0.0)), 0.0, qdd, cb, -sb, -bd, -bdd,
+                     (-1.0 / (l * cb), 0.0, 0.0))
+        bx, by = x - l6 * sa, y - l6 * ca
+        HB = ((1.0, 0.0, -l6 * ca), (0.0, 1.0, l6 * sa))
+        aBx = xdd - l6 * ca * add + l6 * sa * ad * ad
+        aBy = ydd + l6 * sa * add + l6 * ca * ad * ad
+        rotating(start["platform"], ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0)), xdd, ydd, ca, -sa, -ad, -add, (0.0, 0.0, -1.0))
+        for s in self.struts:
+            k = s - 1
+            rx, ry = bx - col[k], by - (y - self._l5 - l * math.sqrt(1.0 - ((x - col[k]) / l) ** 2))
+            ls = math.hypot(rx, ry)
+            if ls < 1e-9:
+                raise SingularConfigurationError(f"strut{s}: length |E{s}B| = {ls:.3g} m must be > 0")
+            sp, cp = rx / ls, ry / ls
+            Hr = (HB[0], (HB[1][0] - tb_[k], 0.0, HB[1][2]))        # H_B - H_E
+            Jl = [sp * Hr[0][j] + cp * Hr[1][j] for j in range(3)]
+            Gp = [(cp * Hr[0][j] - sp * Hr[1][j]) / ls for j in range(3)]
+            ld = Jl[0] * xd + Jl[2] * ad
+            phid = Gp[0] * xd + Gp[2] * ad
+            rddx, rddy = aBx, aBy - qdd_[k]
+            phidd = (cp * rddx - sp * rddy - 2.0 * ld * phid) / ls
+            G = (-Gp[0], -Gp[1], -Gp[2])
+            rotating(start[f"strut{s}_upper"], ((0.0, 0.0, 0.0), (tb_[k], 1.0, 0.0)), 0.0, qdd_[k], cp, -sp,
+                     -phid, -phidd, G)
+            rotating(start[f"strut{s}_lower"], HB, aBx, aBy, cp, -sp, -phid, -phidd, G)
+            Jrows.append(Jl)
+        return Q, [Jrows[r] for r in self._rows]
 
     # ------------------------------------------------------------------ eq. 39
     def inverse_dynamics(self, pose, twist, accel, weights=None, friction: bool = False, gravity=None) -> np.ndarray:
@@ -315,10 +395,17 @@ class Formulation:
         if friction:
             raise InvalidInputError("pivotal_virtual_work: Wu's model has no friction (friction must be False; "
                                     "the generic engine has the friction terms)")
-        st = self._state(pose, twist, accel)
-        f = self._omega(st, self._gravity(gravity)) @ self._p
-        J = self._jac(st)
-        return self._solve(J, f, weights)
+        Q, J = self._fast(pose, twist, accel, self._gravity(gravity))
+        if weights is None:
+            # well-conditioned 3 x 3 systems in scalars (Cramer); anything doubtful goes to _solve
+            if self.redundant:
+                A = [[sum(r[i] * r[j] for r in J) for j in range(3)] for i in range(3)]     # J^T J
+            else:
+                A = [[J[j][i] for j in range(3)] for i in range(3)]                         # J_N^T
+            x = _solve3(A, Q)
+            if x is not None:
+                return np.array([sum(r[j] * x[j] for j in range(3)) for r in J]) if self.redundant else np.array(x)
+        return self._solve(np.array(J), np.array(Q), weights)
 
     def _solve(self, J, f, weights):
         n = self.n_actuated
@@ -372,6 +459,21 @@ class Formulation:
         """Task-space gravity term G_x (Omega p at rest)."""
         st = self._state(pose, None, None)
         return self._omega(st, self._gravity(gravity)) @ self._p
+
+
+def _solve3(A, b):
+    """x with A x = b for a 3 x 3 A (lists) by Cramer's rule, or None when A is not clearly regular."""
+    (a, b_, c), (d, e, f), (g, h, i) = A
+    c0, c1, c2 = e * i - f * h, f * g - d * i, d * h - e * g
+    det = a * c0 + b_ * c1 + c * c2
+    fro = math.sqrt(sum(v * v for row in A for v in row))
+    if not abs(det) > 1e-6 * fro ** 3:
+        return None
+    u, v, w = b
+    x0 = (u * c0 + v * (c * h - b_ * i) + w * (b_ * f - c * e)) / det
+    x1 = (u * c1 + v * (a * i - c * g) + w * (c * d - a * f)) / det
+    x2 = (u * c2 + v * (b_ * g - a * h) + w * (a * e - b_ * d)) / det
+    return [x0, x1, x2]
 
 
 def beta_from(s: float, c: float) -> float:
