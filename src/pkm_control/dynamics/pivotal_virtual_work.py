@@ -446,19 +446,13 @@ class Formulation:
     # ------------------------------------------------------------------ task-space matrices
     def mass_matrix(self, pose) -> np.ndarray:
         """Task-space M (3 x 3): column k = Omega(pose, 0, e_k, g = 0) p (Omega is linear in xddot)."""
-        M = np.empty((3, 3))
-        zero = np.zeros(2)
-        for k in range(3):
-            e = np.zeros(3)
-            e[k] = 1.0
-            st = self._state(pose, np.zeros(3), e, check=(k == 0))
-            M[:, k] = self._omega(st, zero) @ self._p
-        return M
+        zero = (0.0, 0.0)
+        return np.array([self._fast(pose, (0.0, 0.0, 0.0), e, zero)[0]
+                         for e in ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0))]).T
 
     def gravity_vector(self, pose, gravity=None) -> np.ndarray:
         """Task-space gravity term G_x (Omega p at rest)."""
-        st = self._state(pose, None, None)
-        return self._omega(st, self._gravity(gravity)) @ self._p
+        return np.array(self._fast(pose, None, None, self._gravity(gravity))[0])
 
 
 def _solve3(A, b):
