@@ -59,6 +59,8 @@ raises InvalidInputError.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..errors import InvalidInputError, InvalidModelError, SingularConfigurationError, check_vector
@@ -159,6 +161,9 @@ class Formulation:
         self._Ia = I1[2, 2] + I2[2, 2]                # axial inertia (both parts spin together)
         self.gravity = gravity
         self._nact = kin.model.n_actuated
+        self._rc_t = tuple(float(v) for v in rc)
+        self._Ic_t = tuple(tuple(float(v) for v in r) for r in Ic)
+        self._legdata = tuple(tuple(float(v) for v in (*A[i], *Bp[i], *self._k1[i])) for i in range(n))
         for arr in (self._A, self._Bp, self._k1, self._rc, self._Ic, self.gravity):
             arr.setflags(write=False)
 
@@ -351,28 +356,118 @@ class Formulation:
                          gravity=None) -> np.ndarray:
         """Actuator forces tau = J^-T (M X'' + C X' + G - F_d) ("Inverse Dynamics Simulation").
 
-        Evaluated limb by limb without assembling the 6 x 6 matrices: with x_i'' = a_bi = J_i X'' + J_i' X'
-        the limb part of M X'' + C X' + G is sum_i J_i^T (M_i a_bi + C_i v_bi + G_i), J_i^T h = [h; b_i x h]
-        (the same sums as eq:closed_form_stewart_manipulator, in the order Newton-Euler evaluates them).
+        Evaluated body by body in scalar arithmetic, the order in which Newton-Euler evaluates the same
+        sums (eq:closed_form_stewart_manipulator): with x_i'' = a_bi = J_i X'' + J_i' X', limb i adds
+        J_i^T h_i = [h_i; b_i x h_i] with h_i = M_i a_bi + C_i v_bi + G_i, where (C_i v_bi exact)
+        C_i v_bi = 2 m_co l' s' + m_i2 c_i2 |s'|^2 s + I_zz (sigma w' + w (v_bi . w') - sigma W^T v_bi);
+        the platform adds m (a_c - g) and r_c x m (a_c - g) + I omega' + omega x I omega
+        (eq:dyn_form_implicit_trans / _rot). ``generalized_force`` assembles the matrices instead.
         """
         if friction:
             raise InvalidInputError("friction=True: Taghirad's Stewart-Gough model neglects friction "
                                     "(use the generic engine for the friction terms)")
         pose, twist, accel = self._check(pose, twist, accel)
-        g = self._gravity(gravity)
-        L = self._legs(pose, twist)
-        Mi, Ci, Gi = self._limb_terms(L, g)
-        b, om, wd = L["b"], twist[3:], accel[3:]
-        a_b = accel[:3] + _cross(wd, b) + _cross(om, _cross(om, b))      # a_bi
-        h = np.einsum("nij,nj->ni", Mi, a_b) + np.einsum("nij,nj->ni", Ci, L["vb"]) + Gi
-        Mp, Cp, Gp = self._platform_terms(pose.rotation, twist, g)
-        F = Mp @ accel + Cp @ twist + Gp
-        F[:3] += h.sum(axis=0)
-        F[3:] += _cross(b, h).sum(axis=0)
+        gx, gy, gz = self._gravity(gravity).tolist()
+        (r00, r01, r02), (r10, r11, r12), (r20, r21, r22) = pose.rotation.tolist()
+        px, py, pz = pose.position.tolist()
+        vx, vy, vz, ox, oy, oz = twist.tolist()
+        ax_, ay_, az_, wx, wy, wz = accel.tolist()
+        m1c1, m2, c2, It, Ia = self._m1 * self._c1, self._m2, self._c2, self._It, self._Ia
+        m1c1c1 = m1c1 * self._c1
+        sqrt = math.sqrt
+        Fx = Fy = Fz = Nx = Ny = Nz = 0.0
+        rows = []
+        for Ax, Ay, Az, Bx, By, Bz, kx, ky, kz in self._legdata:
+            bx = r00 * Bx + r01 * By + r02 * Bz
+            by = r10 * Bx + r11 * By + r12 * Bz
+            bz = r20 * Bx + r21 * By + r22 * Bz
+            dx, dy, dz = px + bx - Ax, py + by - Ay, pz + bz - Az
+            l = sqrt(dx * dx + dy * dy + dz * dz)
+            if not l > 1e-9:
+                raise SingularConfigurationError(f"limb length {l:.3g} m: the limb direction s_i is undefined")
+            sx, sy, sz = dx / l, dy / l, dz / l
+            rows.append((sx, sy, sz, by * sz - bz * sy, bz * sx - bx * sz, bx * sy - by * sx))
+            # v_bi = v + omega x b, a_bi = a + omega' x b + omega x (omega x b)
+            cx, cy, cz = oy * bz - oz * by, oz * bx - ox * bz, ox * by - oy * bx
+            vbx, vby, vbz = vx + cx, vy + cy, vz + cz
+            abx = ax_ + wy * bz - wz * by + oy * cz - oz * cy
+            aby = ay_ + wz * bx - wx * bz + oz * cx - ox * cz
+            abz = az_ + wx * by - wy * bx + ox * cy - oy * cx
+            ld = sx * vbx + sy * vby + sz * vbz
+            sdx, sdy, sdz = (vbx - ld * sx) / l, (vby - ld * sy) / l, (vbz - ld * sz) / l
+            I_A = It + m1c1c1 + m2 * (l - c2) ** 2
+            mt = I_A / (l * l)
+            m_co = m2 * (l - c2) / l - mt
+            m_ge = (m1c1 + m2 * (l - c2)) / l
+            sa, sg = sx * abx + sy * aby + sz * abz, sx * gx + sy * gy + sz * gz
+            sd2 = sdx * sdx + sdy * sdy + sdz * sdz
+            # M_i a_b + C_i v_b + G_i (no-spin part): axial and transverse components
+            ax_s = m2 * sa + m2 * c2 * sd2 - m2 * sg + m_ge * sg       # along s (G_i: -m_ge P g - m2 s s.g)
+            hx = ax_s * sx + mt * (abx - sa * sx) + 2.0 * m_co * ld * sdx - m_ge * gx
+            hy = ax_s * sy + mt * (aby - sa * sy) + 2.0 * m_co * ld * sdy - m_ge * gy
+            hz = ax_s * sz + mt * (abz - sa * sz) + 2.0 * m_co * ld * sdz - m_ge * gz
+            if Ia != 0.0:
+                c = kx * sx + ky * sy + kz * sz
+                den = 1.0 - c * c
+                if not den > _GIMBAL_EPS:
+                    raise SingularConfigurationError(f"limb axis along the first universal-joint axis "
+                                                     f"(1 - (k1.s)^2 = {den:.3g} <= {_GIMBAL_EPS:g}): gimbal lock")
+                f = c / (den * l)
+                f_c = (1.0 + c * c) / (den * den * l)
+                f_l = -c / (den * l * l)
+                ksx, ksy, ksz = ky * sz - kz * sy, kz * sx - kx * sz, kx * sy - ky * sx      # k1 x s
+                ksv, ksa = ksx * vbx + ksy * vby + ksz * vbz, ksx * abx + ksy * aby + ksz * abz
+                sigma = f * ksv
+                kd = kx * sdx + ky * sdy + kz * sdz
+                e = f_c * kd + f_l * ld
+                # w' = W v_b = (k1 x s)(f_c k1.s' + f_l l') + f k1 x s'
+                wdx = ksx * e + f * (ky * sdz - kz * sdy)
+                wdy = ksy * e + f * (kz * sdx - kx * sdz)
+                wdz = ksz * e + f * (kx * sdy - ky * sdx)
+                # W^T v_b = (f_c P k1 / l + f_l s)(k1 x s . v_b) - (f / l) P (k1 x v_b)
+                sk = c                                                       # s . k1
+                qx, qy, qz = ky * vbz - kz * vby, kz * vbx - kx * vbz, kx * vby - ky * vbx
+                sq = sx * qx + sy * qy + sz * qz
+                u = f_c / l * ksv
+                wtx = u * (kx - sk * sx) + f_l * ksv * sx - f / l * (qx - sq * sx)
+                wty = u * (ky - sk * sy) + f_l * ksv * sy - f / l * (qy - sq * sy)
+                wtz = u * (kz - sk * sz) + f_l * ksv * sz - f / l * (qz - sq * sz)
+                # M_spin a_b + C_spin v_b = I_zz (w (w.a_b) + sigma w' + w (v_b.w') - sigma W^T v_b)
+                coef = Ia * (f * ksa + vbx * wdx + vby * wdy + vbz * wdz) * f
+                hx += coef * ksx + Ia * sigma * (wdx - wtx)
+                hy += coef * ksy + Ia * sigma * (wdy - wty)
+                hz += coef * ksz + Ia * sigma * (wdz - wtz)
+            Fx += hx
+            Fy += hy
+            Fz += hz
+            Nx += by * hz - bz * hy
+            Ny += bz * hx - bx * hz
+            Nz += bx * hy - by * hx
+        # platform: m (a_c - g), r_c x m (a_c - g) + I omega' + omega x I omega (I, r_c in the base frame)
+        m = self._m
+        Bx, By, Bz = self._rc_t
+        rx = r00 * Bx + r01 * By + r02 * Bz
+        ry = r10 * Bx + r11 * By + r12 * Bz
+        rz = r20 * Bx + r21 * By + r22 * Bz
+        cx, cy, cz = oy * rz - oz * ry, oz * rx - ox * rz, ox * ry - oy * rx
+        fx = m * (ax_ + wy * rz - wz * ry + oy * cz - oz * cy - gx)
+        fy = m * (ay_ + wz * rx - wx * rz + oz * cx - ox * cz - gy)
+        fz = m * (az_ + wx * ry - wy * rx + ox * cy - oy * cx - gz)
+        # I omega' + omega x I omega with I = R I_c R^T: rotate omega, omega' into the platform frame
+        Io = self._Ic_t
+        o_b = (r00 * ox + r10 * oy + r20 * oz, r01 * ox + r11 * oy + r21 * oz, r02 * ox + r12 * oy + r22 * oz)
+        w_b = (r00 * wx + r10 * wy + r20 * wz, r01 * wx + r11 * wy + r21 * wz, r02 * wx + r12 * wy + r22 * wz)
+        h = [Io[k][0] * o_b[0] + Io[k][1] * o_b[1] + Io[k][2] * o_b[2] for k in range(3)]
+        t = [Io[k][0] * w_b[0] + Io[k][1] * w_b[1] + Io[k][2] * w_b[2]
+             + o_b[(k + 1) % 3] * h[(k + 2) % 3] - o_b[(k + 2) % 3] * h[(k + 1) % 3] for k in range(3)]
+        tx = r00 * t[0] + r01 * t[1] + r02 * t[2]
+        ty = r10 * t[0] + r11 * t[1] + r12 * t[2]
+        tz = r20 * t[0] + r21 * t[1] + r22 * t[2]
+        F = np.array([Fx + fx, Fy + fy, Fz + fz, Nx + ry * fz - rz * fy + tx, Ny + rz * fx - rx * fz + ty,
+                      Nz + rx * fy - ry * fx + tz])
         if wrench is not None:
             F = F - check_vector("wrench (fx fy fz mx my mz)", wrench, 6)
-        J = self._act(np.hstack([L["s"], _cross(b, L["s"])]))
-        return self._solve_JT(J, F)
+        return self._solve_JT(self._act(np.array(rows)), F)
 
     def joint_space(self, pose: Pose, twist, form: str = "christoffel"):
         """(M_q, C_q, G_q) with M_q = J^-T M J^-1, C_q = J^-T (C - M J^-1 J') J^-1, G_q = J^-T G."""
