@@ -156,7 +156,6 @@ def test_lagrange_equations(case):
     """Q = d/dt dT/dxdot - dT/dx + dV/dx with T, V summed body by body (pinocchio), central
     differences; Q = Omega p."""
     variant, dyn, F = case
-    rng = np.random.default_rng(15)
     poses, tw, ac = _states(dyn.kin, 8, 16)
     h = 1e-4
 
@@ -177,7 +176,6 @@ def test_lagrange_equations(case):
         Q = ddt - dTdx + dVdx
         f = F.generalized_force(pose, t, a)
         np.testing.assert_allclose(f, Q, rtol=1e-6, atol=1e-6 * np.abs(Q).max())
-    del rng
 
 
 def test_wu_jacobian_eq20_finite_differences(case):
