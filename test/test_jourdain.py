@@ -282,3 +282,17 @@ def test_singular_configuration(form, dyn):
     status = id_kernel_python(pose.position, pose.rotation, np.zeros(6), np.zeros(6), geo, -1.0, form._kparams,
                               form.gravity, form.friction_values, True, out)
     assert status == 3
+
+
+# ---------------------------------------------------------------------------- reproduction
+def test_reproduction_table_i(tmp_path):
+    """`pkm reproduce palida-base-parameters`: from the engine's regressor, rank 24 and Table I."""
+    from pkm_control.reproduce.palida_base_parameters import run
+
+    s = run(tmp_path, progress=False)
+    assert s["rank_table_i_assumptions"] == 24 and s["all_agree"] and s["max_coef_diff"] < 1e-9
+    assert s["rank_all_parameters"] > 24           # the assumptions are what brings it down to 24
+    assert s["base_model_vs_engine_rel"] < 1e-9
+    for f in ("palida_base_parameters.csv", "palida_base_parameters.md", "palida_base_parameters.png",
+              "palida_qr_diagonal.csv"):
+        assert (tmp_path / f).stat().st_size > 0
