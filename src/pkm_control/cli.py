@@ -259,14 +259,16 @@ def cmd_id(args):
     pose = kin.task.pose(_task_in(kin, args.pose, args.deg, "--pose"))
     twist = _task_in(kin, args.twist, args.deg, "--twist") if args.twist else np.zeros(kin.task.dim)
     accel = _task_in(kin, args.accel, args.deg, "--accel") if args.accel else np.zeros(kin.task.dim)
-    friction = not args.no_friction
     if args.method == "generic":
-        res = dyn.inverse_dynamics(pose, twist, accel, wrench=args.wrench, friction=friction)
-        tau = res.tau
+        friction = not args.no_friction
+        tau = dyn.inverse_dynamics(pose, twist, accel, wrench=args.wrench, friction=friction).tau
     else:
         if args.wrench is not None:
             raise SystemExit("pkm: --wrench is supported by the generic method only")
-        tau = formulation(args.method, dyn).inverse_dynamics(pose, twist, accel, friction=friction)
+        form = formulation(args.method, dyn)
+        # a paper formulation includes friction only where the paper models it (Abdellatif)
+        friction = bool(getattr(form, "models_friction", False)) and not args.no_friction
+        tau = form.inverse_dynamics(pose, twist, accel, friction=friction)
     names = kin.model.actuated_joints
     text = "\n".join([f"actuator forces ({args.method}, friction {'on' if friction else 'off'}; N or Nm):"]
                      + [f"  {n:18s} {t:12.6g}" for n, t in zip(names, tau)])
@@ -366,7 +368,9 @@ def build_parser() -> argparse.ArgumentParser:
                     help="generic (pinocchio tree + closures), or the robot's paper formulation: newton_euler "
                          "(stewart), jourdain (palida), generalized_momentum (lopes), virtual_work (delta), "
                          "pivotal_virtual_work (planar_redundant)")
-    sp.add_argument("--no-friction", action="store_true", help="rigid-body dynamics only")
+    sp.add_argument("--no-friction", action="store_true",
+                    help="rigid-body dynamics only (paper formulations include friction only where the paper "
+                         "models it)")
 
     from .reproduce import REPRODUCTIONS
     sp = add("reproduce", cmd_reproduce, "reproduce a reference paper's figures and tables (PNG, CSV)",
