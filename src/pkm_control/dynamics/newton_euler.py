@@ -33,13 +33,17 @@ config/stewart.yaml, same bodies and inertias as the generic engine):
    (Taghirad's omega_i). So omega_leg = omega_i + sigma s and sigma = w_i . x_i' with
    w_i = c / ((1 - c^2) l) (k1 x s). The spin adds the kinetic energy 1/2 I_zz sigma^2 (I_zz = axial
    inertia of cylinder + piston), i.e. M_i += I_zz w w^T, plus the matching Coriolis terms below.
-2. Limb inertia. "I_xx" of the book is taken as the transverse moment of inertia of the whole limb about
-   A_i, I_A = I_xx,cyl + I_xx,pis + m_i1 c_i1^2 + m_i2 (l - c_i2)^2 (the parallel-axis terms follow from
-   p_i1, p_i2 above). With this reading M_i is the book's expression, and the book's
-   "I_xx + l^2 m_ce" in m_co is I_A as well, so m_co = m_i2 (l - c_i2)/l - I_A / l^2 (the seed text writes
-   c_i2 where the piston centre of mass is l - c_i2 from A_i; its C_i x' is then exact, see below).
+2. Limb inertia and the seed's symbols. With p_i1, p_i2 as above, the exact transverse moment of inertia
+   of the limb about A_i is I_A = I_xx,cyl + I_xx,pis + m_i1 c_i1^2 + m_i2 (l - c_i2)^2 (I_xx of each part
+   about its own centre of mass, the config's inertia). The seed's expressions are consistent with that
+   only if (a) "I_xx" in M_i stands for the whole I_A, and (b) in m_ce (and so in m_co) "c_i2" stands for
+   the distance l - c_i2 from A_i to the piston centre of mass, while the term m_i2 c_i2 |s'|^2 s of C_i x'
+   keeps c_i2 measured from B_i. We use the exact quantities: M_i transverse = I_A / l^2,
+   m_co = m_i2 (l - c_i2) / l - I_A / l^2, m_ge as written; C_i x' = 2 m_co l' s' + m_i2 c_i2 |s'|^2 s then
+   equals the Lagrange equations of the limb (checked against the engine to 1e-15).
    Cylinder and piston must be axisymmetric about the limb axis with the centre of mass on it (the
-   book's "symmetric about their axes"); other configs raise InvalidModelError.
+   book's "symmetric about their axes") and the universal-joint cross massless; other configs raise
+   InvalidModelError.
 3. Coriolis matrix. The book's C_i gives the exact C_i x_i' but M_i' - 2 C_i is not skew-symmetric.
    ``form="christoffel"`` (default) splits the l' term in two halves,
    C_i = -(m_co l'/l) s_x^2 - (m_i2 c_i2 / l^2) s x'^T s_x^2 - (m_co / l) (s_x^2 x') s^T
