@@ -75,7 +75,7 @@ def test_inverse_dynamics_vs_engine(form, states, engine_tau):
     worst = 0.0
     for (p, t, a), (ref0, ref1) in zip(states, engine_tau):
         for fric, ref in ((False, ref0), (True, ref1)):
-            mine = form.inverse_dynamics(p, t, a, friction=fric)
+            mine = form.inverse_dynamics_reference(p, t, a, friction=fric)
             _close(mine, ref)
             worst = max(worst, np.abs(mine - ref).max() / np.abs(ref).max())
     print(f"jourdain reference vs engine: max rel. error {worst:.2e}")
@@ -92,7 +92,7 @@ def test_fast_and_batch_vs_engine(form, states, engine_tau):
         batch, valid = form.inverse_dynamics_batch(P, R, T, A, friction=fric, return_valid=True)
         assert valid.all()
         for k, (p, t, a) in enumerate(states):
-            _close(form.inverse_dynamics_fast(p, t, a, friction=fric), ref[k])
+            _close(form.inverse_dynamics(p, t, a, friction=fric), ref[k])
             _close(batch[k], ref[k])
 
 
@@ -101,18 +101,56 @@ def test_gravity_off(dyn, states):
     dyn0 = dyn.with_gravity(np.zeros(3))
     for p, t, a in states[:20]:
         ref = dyn0.inverse_dynamics(p, t, a, friction=True).tau
+        _close(form0.inverse_dynamics_reference(p, t, a), ref)
         _close(form0.inverse_dynamics(p, t, a), ref)
-        _close(form0.inverse_dynamics_fast(p, t, a), ref)
     # static, no gravity, no friction: nothing to balance
     p = states[0][0]
-    assert np.abs(form0.inverse_dynamics_fast(p, np.zeros(6), np.zeros(6), friction=False)).max() < 1e-12
+    assert np.abs(form0.inverse_dynamics(p, np.zeros(6), np.zeros(6), friction=False)).max() < 1e-12
 
 
-def test_mass_matrix_vs_engine(dyn, form, states):
+def test_mass_matrix_and_gravity_vs_engine(dyn, form, states):
     for p, _, _ in states[:30]:
         M = form.mass_matrix(p)
-        _close(M, dyn.mass_matrix(p))
+        ref = dyn.mass_matrix(p)
+        _close(M, ref)
+        _close(form.mass_matrix_reference(p), ref)
         assert np.allclose(M, M.T, atol=1e-12) and np.linalg.eigvalsh(M).min() > 0
+        _close(form.gravity_vector(p), dyn.gravity_vector(p))
+
+
+def test_check_limits_off(dyn, form):
+    """Outside the joint limits but reachable: raises by default, matches the engine without limits."""
+    rng = np.random.default_rng(5)
+    lo, hi = (np.array(v, float) for v in (dyn.model.config["workspace"]["lower"],
+                                           dyn.model.config["workspace"]["upper"]))
+    found = 0
+    while found < 5:
+        x = lo - 0.6 * (hi - lo) + 2.2 * (hi - lo) * rng.random(6)
+        pose = dyn.kin.task.pose(x)
+        try:
+            dyn.kin.inverse(pose)
+            continue
+        except UnreachablePoseError:
+            pass
+        try:
+            dyn.kin.inverse(pose, check_limits=False)
+        except UnreachablePoseError:
+            continue
+        s = np.linalg.svd(dyn.kin.jacobian(pose), compute_uv=False)
+        if s[-1] < 1e-3 * s[0]:
+            continue
+        found += 1
+        t, a = rng.standard_normal(6), 5 * rng.standard_normal(6)
+        with pytest.raises(UnreachablePoseError):
+            form.inverse_dynamics(pose, t, a)
+        ref = dyn.inverse_dynamics(pose, t, a).tau
+        _close(form.inverse_dynamics(pose, t, a, check_limits=False), ref)
+        _close(form.inverse_dynamics_reference(pose, t, a, check_limits=False), ref)
+        out, valid = form.inverse_dynamics_batch(pose.position[None], pose.rotation[None], t[None], a[None],
+                                                 return_valid=True)
+        assert not valid[0]
+        _close(form.inverse_dynamics_batch(pose.position[None], pose.rotation[None], t[None], a[None],
+                                           check_limits=False)[0], ref)
 
 
 def test_compiled_kernel_matches_python_source(form, states):
@@ -120,7 +158,7 @@ def test_compiled_kernel_matches_python_source(form, states):
         for fric in (False, True):
             o1, o2 = np.empty(6), np.empty(6)
             args = (p.position, p.rotation, t, a, form._geo, form._cos_cone, form._kparams, form.gravity,
-                    form.friction_values, fric)
+                    form.friction_values, fric, True)
             assert id_kernel_python(*args, o1) == 0
             assert _id_kernel is id_kernel_python
             from pkm_control.dynamics import jourdain
@@ -241,7 +279,7 @@ def test_qr_rank_and_table_i_groupings(form, states):
 def test_bad_input(form, dyn):
     home = dyn.kin.task.pose(dyn.model.config["home"])
     z = np.zeros(6)
-    for fn in (form.inverse_dynamics, form.inverse_dynamics_fast):
+    for fn in (form.inverse_dynamics, form.inverse_dynamics_reference):
         with pytest.raises(InvalidInputError, match="twist"):
             fn(home, np.r_[np.nan, z[1:]], z)
         with pytest.raises(InvalidInputError, match="twist"):
@@ -280,7 +318,7 @@ def test_singular_configuration(form, dyn):
     geo[:, 18:24] = [-10, 10, -10, 10, 0, 10]
     out = np.empty(6)
     status = id_kernel_python(pose.position, pose.rotation, np.zeros(6), np.zeros(6), geo, -1.0, form._kparams,
-                              form.gravity, form.friction_values, True, out)
+                              form.gravity, form.friction_values, True, True, out)
     assert status == 3
 
 

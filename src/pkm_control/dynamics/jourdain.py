@@ -54,11 +54,15 @@ Then tau = Y_base p_base with the 10 rigid-body parameters of Table I and the 14
 ``assumption_residuals`` reports how far a config is from these assumptions; the fast path uses
 the base parameters when they hold (else the standard ones, exact for any config).
 
-Fast path (computed-force control): ``inverse_dynamics_fast`` / ``inverse_dynamics_batch`` run a
-small compiled kernel (numba, pure Python if numba is missing) with the same equations in
+Fast path (computed-force control): ``inverse_dynamics`` (alias ``inverse_dynamics_fast``),
+``inverse_dynamics_batch``, ``mass_matrix`` and ``gravity_vector`` run a small compiled kernel (numba, pure Python if numba is missing) with the same equations in
 recursive form: per strut the joint forces Q = d(v, omega)/d qdot^T (f, n) of the MDH chain (eq.
 9-10 factored as J_T = (d v / d qdot)(d qdot / d theta_dot)), then (d qdot / d theta_dot)^T Q
 (eq. 12-13) and a 6 x 6 Gaussian elimination for J^-T (as the paper, sec. IV-B).
+``inverse_dynamics_reference`` / ``mass_matrix_reference`` / ``regressor`` are the numpy path with
+the explicit Jacobians of eq. 9-10 and the standard parameters; the tests hold all of them to the
+generic engine. Pure Python cannot reach 30 us here (the kernel's ~2000 scalar operations cost
+~0.3 ms interpreted), hence numba.
 """
 
 from __future__ import annotations
@@ -170,6 +174,7 @@ class Formulation:
     """Abdellatif's Jourdain / virtual-power dynamics of ``palida`` (immutable after construction)."""
 
     method = "jourdain"
+    models_friction = True          # eq. 24-28, 32: friction in every joint (14 parameters)
 
     def __init__(self, dyn, gravity=None):
         if isinstance(dyn, str):
@@ -233,9 +238,11 @@ class Formulation:
             self._A, self._RS.reshape(6, 9), self._Bp, axes / np.linalg.norm(axes, axis=1)[:, None],
             np.array(lim).reshape(6, 6)]))                   # (6, 24)
         self._cos_cone = math.cos(float(cfg["limits"]["spherical_joint_max_angle"]))
+        self._geo_free = self._geo.copy()                    # limits lifted (check_limits=False)
+        self._geo_free[:, 18:24] = [-np.inf, np.inf, -np.inf, np.inf, -np.inf, np.inf]
         self._kparams = self._kernel_parameters(self.base_values if self.table_i_exact else None)
         for arr in (self._A, self._RS, self._Bp, self._R0, self.standard_values, self.base_values,
-                    self.friction_values, self._geo, self._kparams, self._base_cols, self.gravity,
+                    self.friction_values, self._geo, self._geo_free, self._kparams, self._base_cols, self.gravity,
                     *self.standard.values()):
             arr.setflags(write=False)
 
@@ -282,11 +289,11 @@ class Formulation:
         return self.base_names, self.base_formulas, self.base_values.copy()
 
     # ------------------------------------------------------------------ kinematics (eq. 1-10, 29-31)
-    def _check(self, pose, twist, accel):
+    def _check(self, pose, twist, accel, check_limits=True):
         if twist is None or accel is None:
             raise InvalidInputError("inverse dynamics needs a twist and an acceleration")
         pose, twist, accel = self.kin.validate(pose, twist, accel)
-        self.kin.inverse(pose)                 # reachability, every joint limit, spherical cones
+        self.kin.inverse(pose, check_limits=check_limits)   # reachability, joint limits, spherical cones
         return pose, twist, accel
 
     def _struts(self, pose, twist, accel):
@@ -368,7 +375,7 @@ class Formulation:
 
     # ------------------------------------------------------------------ dynamics
     def generalized_force(self, pose: Pose, twist, accel, friction: bool = True) -> np.ndarray:
-        """tau = tau_rb (eq. 14) + tau_f (eq. 13) on theta_dot = (v_E, omega_E)."""
+        """tau = tau_rb (eq. 14) + tau_f (eq. 13) on theta_dot = (v_E, omega_E) (reference path)."""
         pose, twist, accel = self._check(pose, twist, accel)
         return self._generalized(pose, twist, accel, friction)[0]
 
@@ -413,13 +420,15 @@ class Formulation:
                                              f"{s[-1] / s[0]:.3g}, limit 1e-10): forward singularity")
         return np.linalg.solve(J.T, rhs)
 
-    def inverse_dynamics(self, pose: Pose, twist, accel, friction: bool = True) -> np.ndarray:
-        """Actuator forces Q_a (N, leg order) by eq. 14, 13, 12 (reference path, numpy)."""
-        pose, twist, accel = self._check(pose, twist, accel)
+    def inverse_dynamics_reference(self, pose: Pose, twist, accel, friction: bool = True,
+                                   check_limits: bool = True) -> np.ndarray:
+        """Actuator forces Q_a (N, leg order) by eq. 14, 13, 12 with the Jacobians of eq. 9-10 and the
+        standard parameters (reference path, numpy; ``inverse_dynamics`` is the fast one)."""
+        pose, twist, accel = self._check(pose, twist, accel, check_limits)
         tau, J = self._generalized(pose, twist, accel, friction)
         return self._solve(J, tau)
 
-    def mass_matrix(self, pose: Pose) -> np.ndarray:
+    def mass_matrix_reference(self, pose: Pose) -> np.ndarray:
         """Task-space M (6 x 6) from eq. 14 with the generalized velocity theta_dot:
         M = sum_i m_i J_Ti^T J_Ti + J_Ti^T s~_i^T J_Ri + J_Ri^T s~_i J_Ti + J_Ri^T I_i J_Ri."""
         z = np.zeros(6)
@@ -478,25 +487,57 @@ class Formulation:
             k[self.standard_names.index(col)] = val
         return k
 
-    def inverse_dynamics_fast(self, pose: Pose, twist, accel, friction: bool = True) -> np.ndarray:
-        """Q_a for the computed-force controller (compiled kernel, base parameters)."""
+    def inverse_dynamics(self, pose: Pose, twist, accel, friction: bool = True,
+                         check_limits: bool = True) -> np.ndarray:
+        """Actuator forces Q_a (N, leg order) for the computed-force controller: the compiled kernel
+        with Table I's base parameters (the same equations as ``inverse_dynamics_reference``)."""
         if twist is None or accel is None:
             raise InvalidInputError("inverse dynamics needs a twist and an acceleration")
         pose, twist, accel = self.kin.validate(pose, twist, accel)
         out = np.empty(6)
-        status = _KERNEL(pose.position, pose.rotation, twist, accel, self._geo, self._cos_cone, self._kparams,
-                         self.gravity, self.friction_values, friction, out)
+        status = _KERNEL(pose.position, pose.rotation, twist, accel, self._geo if check_limits else self._geo_free,
+                         self._cos_cone if check_limits else -2.0, self._kparams, self.gravity,
+                         self.friction_values, friction, True, out)
         if status:
-            self._raise(pose, status)
+            self._raise(pose, status, check_limits)
         return out
 
-    def _raise(self, pose, status):
-        self.kin.inverse(pose)          # raises the precise reachability / limit error
+    #: the name used by the controller / benchmark for the compiled path
+    inverse_dynamics_fast = inverse_dynamics
+
+    def _kernel_generalized(self, pose, twist, accel, gravity):
+        out = np.empty(6)
+        status = _KERNEL(pose.position, pose.rotation, twist, accel, self._geo_free, -2.0, self._kparams,
+                         gravity, self.friction_values, False, False, out)
+        if status:
+            self._raise(pose, status, False)
+        return out
+
+    def mass_matrix(self, pose: Pose) -> np.ndarray:
+        """Task-space M (6 x 6) on theta_dot = (v, omega): column k is the generalized force (eq. 14)
+        of the unit acceleration e_k at rest without gravity (compiled kernel, base parameters)."""
+        pose = self.kin.validate(pose)[0]
+        z = np.zeros(6)
+        M = np.empty((6, 6))
+        for k in range(6):
+            e = np.zeros(6)
+            e[k] = 1.0
+            M[:, k] = self._kernel_generalized(pose, z, e, z[:3])
+        return M
+
+    def gravity_vector(self, pose: Pose) -> np.ndarray:
+        """G_x (6): the generalized force (eq. 14) at rest (M xddot + C xdot + G_x = J^T Q_a - ...)."""
+        pose = self.kin.validate(pose)[0]
+        z = np.zeros(6)
+        return self._kernel_generalized(pose, z, z, self.gravity)
+
+    def _raise(self, pose, status, check_limits=True):
+        self.kin.inverse(pose, check_limits=check_limits)   # raises the precise reachability / limit error
         raise SingularConfigurationError("d qdot_a / d theta_dot is singular (Gaussian elimination pivot "
                                          "below 1e-12 of the largest entry): forward singularity")
 
     def inverse_dynamics_batch(self, positions, rotations, twists, accels, friction: bool = True,
-                               return_valid: bool = False):
+                               return_valid: bool = False, check_limits: bool = True):
         """Q_a for N samples: positions (N, 3), rotations (N, 3, 3), twists (N, 6), accels (N, 6).
 
         Rows of unreachable, limit-violating or singular samples are NaN (``return_valid``: also the
@@ -521,7 +562,8 @@ class Formulation:
                                     "limit 1e-9)")
         out = np.empty((N, 6))
         status = np.zeros(N, np.int64)
-        _BATCH(P, Rs, T, Ac, self._geo, self._cos_cone, self._kparams, self.gravity, self.friction_values,
+        _BATCH(P, Rs, T, Ac, self._geo if check_limits else self._geo_free,
+               self._cos_cone if check_limits else -2.0, self._kparams, self.gravity, self.friction_values,
                friction, out, status)
         valid = status == 0
         out[~valid] = np.nan
@@ -529,8 +571,8 @@ class Formulation:
 
 
 # ---------------------------------------------------------------------- compiled kernel
-def _id_kernel(p, R, tw, ac, geo, cos_cone, prm, g, fr, use_fric, out):
-    """One sample: out = Q_a. Returns 0, or 1 (gimbal lock), 2 (joint limit / cone), 3 (singular).
+def _id_kernel(p, R, tw, ac, geo, cos_cone, prm, g, fr, use_fric, solve, out):
+    """One sample: out = Q_a (solve) or the generalized force tau (not solve). Returns 0, or 1 (gimbal lock), 2 (joint limit / cone), 3 (singular).
 
     geo rows: A (3), RS (9, row-major), b (3), anchor axis (3), limits (alpha lo hi, beta lo hi,
     l lo hi). prm: p_1, p_2, p_3, p_E in the paper's order (eq. 17). Scalar code, eq. 2-3, 5-8,
@@ -695,6 +737,10 @@ def _id_kernel(p, R, tw, ac, geo, cos_cone, prm, g, fr, use_fric, out):
     tau[3] += r00 * nEx + r01 * nEy + r02 * nEz
     tau[4] += r10 * nEx + r11 * nEy + r12 * nEz
     tau[5] += r20 * nEx + r21 * nEy + r22 * nEz
+    if not solve:
+        for k in range(6):
+            out[k] = tau[k]
+        return 0
     # J^T Q_a = tau (eq. 12): Gaussian elimination with partial pivoting
     scale = 0.0
     for i in range(6):
@@ -731,7 +777,7 @@ def _id_kernel(p, R, tw, ac, geo, cos_cone, prm, g, fr, use_fric, out):
 def _batch_kernel(P, Rs, T, Ac, geo, cos_cone, prm, g, fr, use_fric, out, status):
     row = np.empty(6)
     for i in range(P.shape[0]):
-        status[i] = _KERNEL_INNER(P[i], Rs[i], T[i], Ac[i], geo, cos_cone, prm, g, fr, use_fric, row)
+        status[i] = _KERNEL_INNER(P[i], Rs[i], T[i], Ac[i], geo, cos_cone, prm, g, fr, use_fric, True, row)
         for k in range(6):
             out[i, k] = row[k]
 
