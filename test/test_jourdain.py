@@ -164,6 +164,11 @@ def test_compiled_kernel_matches_python_source(form, states):
             from pkm_control.dynamics import jourdain
             assert jourdain._KERNEL(*args, o2) == 0
             np.testing.assert_allclose(o2, o1, rtol=1e-12, atol=1e-12 * np.abs(o1).max())
+            # the standard parameters (the fallback when Table I's assumptions fail) give the same forces
+            o3 = np.empty(6)
+            std = (*args[:6], form._kernel_parameters(), *args[7:])
+            assert jourdain._KERNEL(*std, o3) == 0
+            _close(o3, o1)
 
 
 # ---------------------------------------------------------------------------- parameter-linear form
