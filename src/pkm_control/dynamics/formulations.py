@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import importlib
 
-from ..errors import InvalidInputError
+from ..errors import InvalidInputError, InvalidModelError
 
 FORMULATIONS = {
     "jourdain": ("pkm_control.dynamics.jourdain", ("palida",)),
@@ -31,3 +31,21 @@ def formulation(method: str, dyn):
 
 def methods_for(robot: str) -> list[str]:
     return [m for m, (_, robots) in FORMULATIONS.items() if robot in robots]
+
+
+def formulation_kinematics(source, method: str, robots=None, variant=None):
+    """The kinematics a paper formulation works on.
+
+    source: a ClosedLoopDynamics (its ``.kin``), a kinematics object, or a robot name (with variant).
+    robots: names of the robots the formulation models (None: any robot whose config fits).
+    """
+    if isinstance(source, str):
+        if robots is not None and source not in robots:
+            raise InvalidModelError(f"{method} models {', '.join(robots)} only, got '{source}'")
+        from ..kinematics import robot_kinematics
+
+        return robot_kinematics(source, variant)
+    kin = getattr(source, "kin", source)
+    if robots is not None and kin.model.name not in robots:
+        raise InvalidModelError(f"{method} models {', '.join(robots)} only, got '{kin.model.name}'")
+    return kin

@@ -59,6 +59,7 @@ import numpy as np
 
 from ..errors import InvalidInputError, InvalidModelError, SingularConfigurationError, UnreachablePoseError
 from ..kinematics.task_space import Pose
+from .formulations import formulation_kinematics
 
 _ROBOT = "lopes"
 _EZ = np.array([0.0, 0.0, 1.0])
@@ -112,16 +113,8 @@ class Formulation:
     models_friction = False      # Lopes' model has no friction terms
 
     def __init__(self, dyn=_ROBOT, variant: str | None = None):
-        if isinstance(dyn, str):
-            if dyn != _ROBOT:
-                raise InvalidModelError(f"generalized_momentum models robot '{_ROBOT}' only, got '{dyn}'")
-            from ..kinematics import robot_kinematics
-            kin = robot_kinematics(dyn, variant)
-        else:
-            kin = getattr(dyn, "kin", dyn)
+        kin = formulation_kinematics(dyn, self.method, self.robots, variant)
         clm = kin.model
-        if clm.name != _ROBOT:
-            raise InvalidModelError(f"generalized_momentum models robot '{_ROBOT}' only, got '{clm.name}'")
         cfg = clm.config
         self.kin = kin
         try:

@@ -69,6 +69,7 @@ import numpy as np
 
 from ..errors import InvalidInputError, InvalidModelError, SingularConfigurationError, check_vector
 from ..kinematics.task_space import Pose, rpy_to_matrix
+from .formulations import formulation_kinematics
 
 #: below this 1 - (k1 . s)^2 the universal joint is in gimbal lock (limb along its first axis)
 _GIMBAL_EPS = 1e-12
@@ -108,13 +109,6 @@ def _body(cfg, *keys):
             np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]]))
 
 
-def _resolve_kinematics(source, variant=None):
-    if isinstance(source, str):
-        from ..kinematics import robot_kinematics
-        return robot_kinematics(source, variant)
-    return getattr(source, "kin", source)
-
-
 class Formulation:
     """Taghirad's closed-form Newton-Euler dynamics of a 6-UPS Stewart-Gough platform.
 
@@ -127,7 +121,7 @@ class Formulation:
     robots = ("stewart",)
 
     def __init__(self, dyn, variant: str | None = None):
-        kin = _resolve_kinematics(dyn, variant)
+        kin = formulation_kinematics(dyn, self.method, None, variant)   # any 6-UPS with a massless U cross
         self.kin = kin
         cfg = kin.model.config
         try:

@@ -54,6 +54,7 @@ import math
 import numpy as np
 
 from ..errors import InvalidInputError, InvalidModelError, SingularConfigurationError
+from .formulations import formulation_kinematics
 
 _ROBOT = "planar_redundant"
 
@@ -83,16 +84,8 @@ class Formulation:
     models_friction = False      # Wu's model has no friction terms
 
     def __init__(self, dyn=_ROBOT, variant: str | None = None):
-        if isinstance(dyn, str):
-            if dyn != _ROBOT:
-                raise InvalidModelError(f"pivotal_virtual_work models robot '{_ROBOT}' only, got '{dyn}'")
-            from ..kinematics import robot_kinematics
-            kin = robot_kinematics(dyn, variant)
-        else:
-            kin = getattr(dyn, "kin", dyn)
+        kin = formulation_kinematics(dyn, self.method, self.robots, variant)
         clm = kin.model
-        if clm.name != _ROBOT:
-            raise InvalidModelError(f"pivotal_virtual_work models robot '{_ROBOT}' only, got '{clm.name}'")
         cfg = clm.config
         self.kin = kin
         self.variant = clm.variant

@@ -64,23 +64,12 @@ from math import cos, isfinite, sin
 import numpy as np
 
 from ..errors import InvalidInputError, InvalidModelError, SingularConfigurationError, check_vector
+from .formulations import formulation_kinematics
 
 METHOD = "virtual_work"
 ROBOTS = ("delta",)
 MODELS = ("full", "simplified")
 _BAR_TOL = 1e-9          # relative tolerance on the bar assumptions of the config
-
-
-def _kinematics(source):
-    """The DELTA kinematics from a ClosedLoopDynamics (``.kin``), a kinematics object or a robot name."""
-    if isinstance(source, str):
-        from ..kinematics import robot_kinematics
-        return robot_kinematics(source)
-    kin = getattr(source, "kin", source)
-    if getattr(kin, "family", None) != "delta":
-        raise InvalidModelError(f"virtual_work (Codourey) is the DELTA formulation; got kinematics family "
-                                f"{getattr(kin, 'family', type(kin).__name__)!r}")
-    return kin
 
 
 class Formulation:
@@ -94,7 +83,7 @@ class Formulation:
     robots = ROBOTS
 
     def __init__(self, source="delta"):
-        kin = _kinematics(source)
+        kin = formulation_kinematics(source, METHOD, ROBOTS)
         cfg = kin.model.config
         try:
             geo, bodies = cfg["geometry"], cfg["bodies"]
