@@ -237,7 +237,7 @@ def test_registry_and_errors(case):
 
 
 def test_trapezoidal_profile():
-    from pkm_control.trajectory.trapezoidal import trapezoidal
+    from pkm_control.trajectory.profiles import trapezoidal
     T, ta = 2.0, 0.5
     t = np.linspace(0.0, T, 20001)
     s, ds, dds = trapezoidal(t, T, ta)

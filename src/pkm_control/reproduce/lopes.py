@@ -29,7 +29,7 @@ import numpy as np
 
 from ..dynamics import robot_dynamics
 from ..dynamics.generalized_momentum import Formulation
-from ..trajectory.profiles import WaypointTrajectory, trig_spline3
+from ..trajectory import WaypointTrajectory, trig_spline3
 
 ROBOT = "lopes"
 DEG = math.pi / 180.0

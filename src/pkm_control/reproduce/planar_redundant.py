@@ -27,7 +27,7 @@ import numpy as np
 from ..dynamics import robot_dynamics
 from ..dynamics.pivotal_virtual_work import Formulation
 from ..kinematics.task_space import Pose, rot_z
-from ..trajectory.trapezoidal import trapezoidal
+from ..trajectory.profiles import trapezoidal
 
 ROBOT = "planar_redundant"
 X_START = np.array([0.3, 3.2, math.pi / 3])      # Wu sec. 5

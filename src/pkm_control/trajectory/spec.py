@@ -1,0 +1,201 @@
+"""Trajectories from plain dicts (YAML, goal messages), reachability checks, the PaLiDA benchmark circle.
+
+Spec format (``trajectory_from_spec``); poses are the robot's task coordinates (x y z roll pitch yaw
+for spatial robots, x y z for the DELTA, x y alpha for the planar robot; SI units, radians); the
+start defaults to the robot's home pose (config ``home``); ``profile`` is a name of ``PROFILES``
+or a dict ``{name: ..., <option>: ...}``, options may also be given as ``profile_options``:
+
+    {type: point_to_point, goal: [...], duration: 1.0, profile: quintic, start: [...]}
+    {type: waypoints, poses: [[...], ...], durations: [...], profile: quintic}
+        len(durations) == len(poses) - 1: poses[0] is the start; == len(poses): starts at ``start``
+    {type: circle, radius: 0.1, normal: [0, 0, 1], speed: 1.0, laps: 2, ramp_time: 0.3,
+     profile: sine_on_ramp, center: [...] (default start), start_angle: 0.0}
+    {type: semi_ellipse, goal: [...], height: 0.05, duration: 0.8, profile: sine_on_ramp,
+     up: [0, 0, 1] (default: against the robot's gravity)}
+    {type: benchmark_circle, radius: 0.15, speed: 1.0, inclination_deg: 30, laps: 1, ramp_time: 0.5,
+     tilt_axis: y}                                    (``palida_benchmark_circle``)
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..errors import InvalidInputError, UnreachablePoseError, check_vector
+from ..kinematics.task_space import Pose, rot_x, rot_y
+from .paths import Circle, PointToPoint, SemiEllipse, TaskTrajectory, Waypoints
+
+
+def home_pose(kin) -> Pose:
+    """The robot's home pose (config ``home``)."""
+    return kin.task.pose(np.asarray(kin.model.config["home"], dtype=float))
+
+
+def palida_benchmark_circle(kin, radius: float, speed: float = 1.0, inclination_deg: float = 30.0,
+                            laps: float = 1.0, ramp_time: float = 0.5, profile="sine_on_ramp",
+                            tilt_axis: str = "y", profile_options=None) -> Circle:
+    """Abdellatif et al. (seed 000, sec. V) benchmark: "a circle in the middle of the workspace with
+    an inclination of 30 deg in respect to the cartesian x-axis", end-effector speed 1 m/s.
+
+    Reading used (tilt_axis = "y", default): the circle plane contains the y-axis and makes
+    ``inclination_deg`` with the x-axis, i.e. its normal is the z-axis turned by the inclination
+    about y, n = (sin i, 0, cos i); the x-axis meets the plane at exactly that angle
+    (asin |x . n| = i). tilt_axis = "x" gives the other common reading, the plane turned about the
+    x-axis (it contains the x-axis; n = (0, -sin i, cos i)). Centre: the home pose (the middle of
+    the workspace), orientation held there. The paper gives no radius; the caller chooses it.
+    The speed ramps up and down over ``ramp_time`` (profile shape) around ``laps`` turns at
+    ``speed``.
+    """
+    inc = math.radians(float(_number("inclination_deg", inclination_deg)))
+    if tilt_axis == "y":
+        normal = rot_y(inc) @ np.array([0.0, 0.0, 1.0])
+    elif tilt_axis == "x":
+        normal = rot_x(inc) @ np.array([0.0, 0.0, 1.0])
+    else:
+        raise InvalidInputError(f"tilt_axis must be 'x' or 'y', got {tilt_axis!r}")
+    return Circle(kin.task, home_pose(kin), radius, normal, speed, laps, ramp_time, profile, profile_options)
+
+
+def check_reachable(kin, traj: TaskTrajectory, n: int | None = None):
+    """Sample the trajectory at n times over [0, duration] (default one per 2 ms, at least 101) and
+    run the batched IK; return (times (n,), q (n, nv)) or raise UnreachablePoseError naming the
+    first unreachable time (with the IK's own reason for that pose)."""
+    if n is None:
+        n = max(101, int(math.ceil(traj.duration / 0.002)) + 1)
+    if int(n) < 2:
+        raise InvalidInputError(f"check_reachable needs n >= 2 samples, got {n!r}")
+    ts = np.linspace(0.0, traj.duration, int(n))
+    P, R, _, _ = traj.sample_many(ts)
+    q, valid = kin.inverse_batch(P, R)
+    if not valid.all():
+        i = int(np.flatnonzero(~valid)[0])
+        pose = Pose(P[i], R[i])
+        try:
+            kin.inverse(pose)
+            why = "the batched IK flags it"
+        except Exception as exc:  # the IK names the joint/limit; report it verbatim
+            why = f"{type(exc).__name__}: {exc}"
+        coords = kin.task.coordinates(pose)
+        raise UnreachablePoseError(
+            f"trajectory leaves the workspace at t = {ts[i]:.6g} s (sample {i} of {len(ts)}, duration "
+            f"{traj.duration:.6g} s): task coordinates ({' '.join(kin.task.names)}) = "
+            f"{np.array2string(coords, precision=6)}; {why}")
+    return ts, q
+
+
+# ---------------------------------------------------------------------------- specs
+_COMMON = {"type", "profile", "profile_options", "start"}
+_FIELDS = {
+    "point_to_point": {"goal", "duration"},
+    "waypoints": {"poses", "durations"},
+    "circle": {"radius", "normal", "speed", "laps", "ramp_time", "center", "start_angle"},
+    "semi_ellipse": {"goal", "height", "duration", "up"},
+    "benchmark_circle": {"radius", "speed", "inclination_deg", "laps", "ramp_time", "tilt_axis"},
+}
+_ALIASES = {"ptp": "point_to_point", "point-to-point": "point_to_point", "semi-ellipse": "semi_ellipse",
+            "semiellipse": "semi_ellipse", "palida_benchmark": "benchmark_circle"}
+
+
+def _number(field, value):
+    if isinstance(value, bool):
+        raise InvalidInputError(f"trajectory spec field '{field}' must be a number, got {value!r}")
+    try:
+        x = float(value)
+    except (TypeError, ValueError) as exc:
+        raise InvalidInputError(f"trajectory spec field '{field}' must be a number, got {value!r}") from exc
+    if not math.isfinite(x):
+        raise InvalidInputError(f"trajectory spec field '{field}' must be finite, got {value!r}")
+    return x
+
+
+def _coords_pose(kin, field, value) -> Pose:
+    names = " ".join(kin.task.names)
+    x = check_vector(f"trajectory spec field '{field}' ({names})", value, kin.task.dim)
+    return kin.task.pose(x)
+
+
+def _profile(spec, default):
+    p = spec.get("profile", default)
+    options = spec.get("profile_options") or {}
+    if not isinstance(options, dict):
+        raise InvalidInputError(f"trajectory spec field 'profile_options' must be a mapping, got {options!r}")
+    if isinstance(p, dict):
+        p = dict(p)
+        if "name" not in p:
+            raise InvalidInputError(f"trajectory spec field 'profile' as a mapping needs 'name', got {p!r}")
+        name = p.pop("name")
+        options = {**p, **options}
+        p = name
+    if not isinstance(p, str):
+        raise InvalidInputError(f"trajectory spec field 'profile' must be a profile name, got {p!r}")
+    return p, options
+
+
+def trajectory_from_spec(kin, spec: dict) -> TaskTrajectory:
+    """Build a TaskTrajectory for robot ``kin`` from a plain dict (module docstring); errors name the field."""
+    if not isinstance(spec, dict):
+        raise InvalidInputError(f"trajectory spec must be a mapping, got {type(spec).__name__}")
+    kind = spec.get("type")
+    if not isinstance(kind, str):
+        raise InvalidInputError(f"trajectory spec field 'type' must be one of {sorted(_FIELDS)}, got {kind!r}")
+    kind = _ALIASES.get(kind, kind)
+    if kind not in _FIELDS:
+        raise InvalidInputError(f"trajectory spec field 'type' must be one of {sorted(_FIELDS)}, got {spec['type']!r}")
+    unknown = sorted(set(spec) - _COMMON - _FIELDS[kind])
+    if unknown:
+        raise InvalidInputError(f"trajectory spec of type '{kind}' has unknown field(s) {unknown}; "
+                                f"allowed: {sorted(_COMMON | _FIELDS[kind])}")
+
+    def need(field):
+        if spec.get(field) is None:
+            raise InvalidInputError(f"trajectory spec of type '{kind}' needs field '{field}'")
+        return spec[field]
+
+    def opt_num(field, default):
+        return default if spec.get(field) is None else _number(field, spec[field])
+
+    start = home_pose(kin) if kind == "benchmark_circle" or spec.get("start") is None else _coords_pose(kin, "start", spec["start"])
+    task = kin.task
+    if kind == "point_to_point":
+        profile, options = _profile(spec, "quintic")
+        return PointToPoint(task, start, _coords_pose(kin, "goal", need("goal")), _number("duration", need("duration")),
+                            profile, options)
+    if kind == "waypoints":
+        profile, options = _profile(spec, "quintic")
+        raw = need("poses")
+        if not isinstance(raw, (list, tuple)) or not raw:
+            raise InvalidInputError(f"trajectory spec field 'poses' must be a non-empty list of poses, got {raw!r}")
+        poses = [_coords_pose(kin, f"poses[{i}]", p) for i, p in enumerate(raw)]
+        durs = need("durations")
+        durs = [durs] if np.isscalar(durs) else list(durs)
+        durs = [_number(f"durations[{i}]", d) for i, d in enumerate(durs)]
+        if len(durs) == len(poses):
+            poses = [start] + poses
+        elif len(durs) != len(poses) - 1:
+            raise InvalidInputError(f"trajectory spec field 'durations' has {len(durs)} entries; {len(poses)} poses "
+                                    f"need {len(poses)} (from start) or {len(poses) - 1} (poses[0] is the start)")
+        return Waypoints(task, poses, durs, profile, options)
+    if kind == "circle":
+        profile, options = _profile(spec, "sine_on_ramp")
+        center = start if spec.get("center") is None else _coords_pose(kin, "center", spec["center"])
+        normal = check_vector("trajectory spec field 'normal'", spec.get("normal", [0.0, 0.0, 1.0]), 3)
+        return Circle(task, center, _number("radius", need("radius")), normal, opt_num("speed", 1.0),
+                      opt_num("laps", 1.0), opt_num("ramp_time", 0.5), profile, options, opt_num("start_angle", 0.0))
+    if kind == "semi_ellipse":
+        profile, options = _profile(spec, "sine_on_ramp")
+        if spec.get("up") is None:
+            g = np.asarray(kin.model.config.get("gravity", [0.0, 0.0, -9.81]), dtype=float)
+            up = -g
+        else:
+            up = check_vector("trajectory spec field 'up'", spec["up"], 3)
+        return SemiEllipse(task, start, _coords_pose(kin, "goal", need("goal")), _number("height", need("height")),
+                           _number("duration", need("duration")), profile, options, up)
+    # benchmark_circle
+    profile, options = _profile(spec, "sine_on_ramp")
+    if spec.get("start") is not None:
+        raise InvalidInputError("trajectory spec of type 'benchmark_circle' takes no field 'start' "
+                                "(its centre is the home pose)")
+    return palida_benchmark_circle(kin, _number("radius", need("radius")), opt_num("speed", 1.0),
+                                   opt_num("inclination_deg", 30.0), opt_num("laps", 1.0), opt_num("ramp_time", 0.5),
+                                   profile, spec.get("tilt_axis", "y"), options)
