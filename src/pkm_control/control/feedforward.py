@@ -1,0 +1,375 @@
+"""Computed-force model: actuator forces of a platform motion, with a reloadable parameter set.
+
+``FeedforwardModel(dyn, model, parameters)`` evaluates tau = f(pose, twist, accel) for
+
+* ``none``: zero (the single-joint PD "SJ" of Abdellatif sec. V);
+* ``rigid``: the rigid-body dynamics (Abdellatif eq. 14, "CF rb");
+* ``rigid+friction``: rigid body plus friction of every joint (eq. 13, 32, "CF rb+frict").
+
+It is evaluated on the desired trajectory for PD + feedforward and at the measured state for
+computed torque (laws.py). The path is the fastest exact one available: a paper formulation
+that exposes a compiled ``inverse_dynamics_fast`` (PaLiDA: Abdellatif's Jourdain kernel,
+dynamics/jourdain.py, ~6 us) when it can represent the parameter set and agrees with the generic
+engine on a few random states at construction, else the generic engine's virtual-power
+projection (J^T tau = G^T (RNEA + tau_f), engine.py eq. 1) on a private copy of the pinocchio
+model that carries the parameter set.
+
+Parameter set YAML (``load_parameter_set``; all keys checked, unknown or missing ones and wrong
+sizes raise InvalidInputError):
+
+.. code-block:: yaml
+
+    robot: palida          # required: the model the set belongs to (config ``name``)
+    inertia_scale: 1.0     # required, > 0: factor on every body's mass, first moment and inertia
+    friction:              # required: the config's ``friction`` schema, the same roles and kinds
+      prismatic: {coulomb: [22, 25, 20, 24, 21, 23], viscous: [45, 50, 40, 48, 42, 46]}
+      alpha: {coulomb: 0.3}   # a scalar is shared by the role's joints, a list is one per joint
+      beta: {coulomb: 0.2}
+    bodies:                # optional: inertial data replacing a body's (then scaled), the config's
+      platform: {mass: 8.0, com: [0, 0, -0.02], inertia: [0.1256, 0.1256, 0.25, 0, 0, 0]}
+      # <URDF link>: {mass: kg, com: [x, y, z] (link frame), inertia: [ixx, iyy, izz, ixy, ixz, iyz]
+      # about the com}; links as ``ClosedLoopDynamics.body_names()``
+
+``ParameterSet.nominal(dyn)`` is the config's own set (scale 1, the config's friction).
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import os
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+import numpy as np
+import pinocchio as pin
+import yaml
+
+from ..dynamics.engine import ClosedLoopDynamics
+from ..dynamics.friction import FrictionModel
+from ..errors import InvalidInputError, InvalidModelError, SingularConfigurationError, check_vector
+from ..kinematics.task_space import Pose
+
+MODELS = ("none", "rigid", "rigid+friction")
+_TOP_KEYS = {"robot", "inertia_scale", "friction", "bodies"}
+_REQUIRED = {"robot", "inertia_scale", "friction"}
+_BODY_KEYS = {"mass", "com", "inertia"}
+
+
+@dataclass(frozen=True)
+class ParameterSet:
+    """A validated model parameter set (see the module docstring for the YAML schema)."""
+
+    robot: str
+    inertia_scale: float
+    friction: MappingProxyType                    # role -> {coulomb|viscous: float | tuple}
+    bodies: MappingProxyType = field(default_factory=lambda: MappingProxyType({}))
+    source: str = ""                              # file it was read from ('' = built in code)
+
+    @staticmethod
+    def nominal(dyn: ClosedLoopDynamics) -> "ParameterSet":
+        """The config's own parameters: scale 1, the config's friction, no body replaced."""
+        spec = dyn.model.config.get("friction") or {}
+        return parameter_set_from_dict({"robot": dyn.model.name, "inertia_scale": 1.0,
+                                        "friction": {r: dict(e or {}) for r, e in spec.items()}}, dyn)
+
+    def is_nominal(self, dyn: ClosedLoopDynamics) -> bool:
+        ref = ParameterSet.nominal(dyn)
+        return (self.inertia_scale == 1.0 and not self.bodies
+                and _friction_values(dyn, self) == _friction_values(dyn, ref))
+
+
+def _friction_values(dyn, ps):
+    return tuple(FrictionModel(_with_friction(dyn.model, ps.friction)).values.tolist())
+
+
+def _with_friction(clm, friction):
+    """The closed-loop model with another friction section (FrictionModel reads it from the config)."""
+    cfg = dict(clm.config)
+    cfg["friction"] = {r: dict(e) for r, e in friction.items()}
+    return dataclasses.replace(clm, config=MappingProxyType(cfg))
+
+
+def _number(where, value, positive=False, nonnegative=False):
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not np.isfinite(value):
+        raise InvalidInputError(f"{where} must be a finite number, got {value!r}")
+    if positive and value <= 0:
+        raise InvalidInputError(f"{where} = {value} must be > 0")
+    if nonnegative and value < 0:
+        raise InvalidInputError(f"{where} = {value} must be >= 0")
+    return float(value)
+
+
+def parameter_set_from_dict(data, dyn: ClosedLoopDynamics, source: str = "") -> ParameterSet:
+    """Validate a parameter-set mapping against a robot's model (InvalidInputError names the key)."""
+    where = source or "parameter set"
+    if not isinstance(data, dict):
+        raise InvalidInputError(f"{where}: must be a mapping with keys {sorted(_TOP_KEYS)}, got {type(data).__name__}")
+    extra, missing = set(data) - _TOP_KEYS, _REQUIRED - set(data)
+    if extra or missing:
+        raise InvalidInputError(f"{where}: unknown keys {sorted(extra)}, missing keys {sorted(missing)} "
+                                f"(allowed: {sorted(_TOP_KEYS)})")
+    clm = dyn.model
+    if data["robot"] != clm.name:
+        raise InvalidInputError(f"{where}: robot = {data['robot']!r}, but the model is {clm.name!r}")
+    scale = _number(f"{where}: inertia_scale", data["inertia_scale"], positive=True)
+    # friction: the config's roles and kinds exactly; values >= 0, a scalar or one per joint
+    nominal = clm.config.get("friction") or {}
+    fr = data["friction"] if data["friction"] is not None else {}
+    if not isinstance(fr, dict):
+        raise InvalidInputError(f"{where}: friction must be a mapping role -> {{coulomb, viscous}}")
+    want = {(r, k) for r, e in nominal.items() for k in (e or {})}
+    have = set()
+    for role, entry in fr.items():
+        if not isinstance(entry, dict):
+            raise InvalidInputError(f"{where}: friction.{role} must be a mapping {{coulomb, viscous}}")
+        have |= {(role, k) for k in entry}
+    if want != have:
+        raise InvalidInputError(f"{where}: friction terms missing {sorted(want - have)}, unknown "
+                                f"{sorted(have - want)} (the model's: {sorted(want)})")
+    friction = {}
+    for role, entry in fr.items():
+        friction[role] = {}
+        for kind, val in entry.items():
+            name = f"{where}: friction.{role}.{kind}"
+            if np.ndim(val) == 0:
+                friction[role][kind] = _number(name, val, nonnegative=True)
+            else:
+                friction[role][kind] = tuple(_number(f"{name}[{i}]", v, nonnegative=True)
+                                             for i, v in enumerate(val))
+    try:
+        FrictionModel(_with_friction(clm, friction))   # sizes of the per-joint lists
+    except InvalidModelError as exc:
+        raise InvalidInputError(f"{where}: {exc}") from exc
+    # bodies
+    bodies = data.get("bodies") or {}
+    if not isinstance(bodies, dict):
+        raise InvalidInputError(f"{where}: bodies must be a mapping link -> {{mass, com, inertia}}")
+    known = dyn.body_names()
+    checked = {}
+    for link, spec in bodies.items():
+        if link not in known:
+            raise InvalidInputError(f"{where}: bodies.{link} is not a body of {clm.name} (bodies: {known})")
+        if not isinstance(spec, dict) or set(spec) != _BODY_KEYS:
+            got = sorted(spec) if isinstance(spec, dict) else spec
+            raise InvalidInputError(f"{where}: bodies.{link} must have exactly the keys {sorted(_BODY_KEYS)}, got {got}")
+        mass = _number(f"{where}: bodies.{link}.mass", spec["mass"], positive=True)
+        com = check_vector(f"{where}: bodies.{link}.com", spec["com"], 3)
+        inertia = check_vector(f"{where}: bodies.{link}.inertia (ixx iyy izz ixy ixz iyz)", spec["inertia"], 6)
+        I = _inertia_matrix(inertia)
+        if np.linalg.eigvalsh(I)[0] < 0:
+            raise InvalidInputError(f"{where}: bodies.{link}.inertia {inertia.tolist()} is not positive semidefinite")
+        checked[link] = MappingProxyType({"mass": mass, "com": tuple(com.tolist()), "inertia": tuple(inertia.tolist())})
+    return ParameterSet(clm.name, scale, MappingProxyType({r: MappingProxyType(e) for r, e in friction.items()}),
+                        MappingProxyType(checked), source)
+
+
+def load_parameter_set(path, dyn: ClosedLoopDynamics) -> ParameterSet:
+    """Read and validate a parameter-set YAML file (module docstring) for ``dyn``'s robot."""
+    path = os.fspath(path)
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = yaml.safe_load(f)
+    except OSError as exc:
+        raise InvalidInputError(f"parameter set {path!r} cannot be read: {exc}") from exc
+    except yaml.YAMLError as exc:
+        raise InvalidInputError(f"parameter set {path!r} is not valid YAML: {exc}") from exc
+    return parameter_set_from_dict(data, dyn, source=path)
+
+
+def _inertia_matrix(i):
+    ixx, iyy, izz, ixy, ixz, iyz = i
+    return np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
+
+
+class FeedforwardModel:
+    """Actuator forces tau(pose, twist, accel) of one model and parameter set (immutable).
+
+    ``path`` says what evaluates it: ``'none'``, ``'generic'`` or a formulation's method name
+    (``'jourdain'``). ``sign_eps`` > 0 replaces sign(qdot) of the Coulomb friction by
+    tanh(qdot / eps) (the simulated plant's smooth sign; the formulations use the exact sign, so a
+    nonzero eps selects the generic path for ``rigid+friction``). One instance per thread
+    (pinocchio scratch data).
+    """
+
+    def __init__(self, dyn: ClosedLoopDynamics, model: str = "rigid+friction", parameters=None,
+                 sign_eps: float | None = None, path: str = "auto"):
+        if model not in MODELS:
+            raise InvalidInputError(f"feedforward model must be one of {MODELS}, got {model!r}")
+        if path not in ("auto", "generic"):
+            raise InvalidInputError(f"path must be 'auto' or 'generic', got {path!r}")
+        self.dyn = dyn
+        self.kin = kin = dyn.kin
+        self.model = model
+        self.friction = model == "rigid+friction"
+        self.sign_eps = float(dyn.sign_eps if sign_eps is None else sign_eps)
+        if isinstance(parameters, (str, os.PathLike)):
+            parameters = load_parameter_set(parameters, dyn)
+        self.parameters = parameters if parameters is not None else ParameterSet.nominal(dyn)
+        if self.parameters.robot != dyn.model.name:
+            raise InvalidInputError(f"parameter set is for {self.parameters.robot!r}, the model is {dyn.model.name!r}")
+        self.n_actuated = dyn.model.n_actuated
+        self._act = dyn.model.actuated_idx
+        self._square = not dyn.redundant
+        # generic path: a private pinocchio model with the set's inertias, a FrictionModel with its friction
+        pm = pin.Model(dyn.pin_model)
+        names = dyn.body_names()
+        s = self.parameters.inertia_scale
+        for j, link in zip(dyn._bodies, names):
+            if link in self.parameters.bodies:
+                b = self.parameters.bodies[link]
+                inert = pin.Inertia(b["mass"], np.array(b["com"]), _inertia_matrix(b["inertia"]))
+            elif s == 1.0:
+                continue
+            else:
+                inert = pm.inertias[j]
+            # m, c, I_c -> s m, c, s I_c scales every standard parameter (m, m c, I_origin) by s;
+            # written this way because the dynamic-parameter form divides by m (massless links)
+            pm.inertias[j] = pin.Inertia(s * inert.mass, np.array(inert.lever), s * np.array(inert.inertia))
+        self._pin_model = pm
+        self._data = pm.createData()
+        self._friction = FrictionModel(_with_friction(dyn.model, self.parameters.friction))
+        self._fast = None
+        self.path = "none" if model == "none" else "generic"
+        if model != "none" and path == "auto":
+            self._fast = self._fast_path()
+            if self._fast is not None:
+                self.path = self._fast[0]
+
+    # ------------------------------------------------------------------ paths
+    def _fast_path(self):
+        """(method, formulation) of a compiled paper formulation that reproduces this model, or None."""
+        from ..dynamics.formulations import formulation, methods_for
+
+        if self.friction and self.sign_eps > 0:
+            return None
+        for method in methods_for(self.dyn.model.name):
+            try:
+                form = formulation(method, self.dyn)
+            except Exception:           # a formulation being built elsewhere must not break control
+                continue
+            if not hasattr(form, "inverse_dynamics_fast"):
+                continue
+            if self.friction and not getattr(form, "models_friction", False):
+                continue
+            form = self._with_parameters(form)
+            if form is not None and self._agrees(form):
+                return method, form
+        return None
+
+    def _with_parameters(self, form):
+        """The formulation carrying this parameter set, or None if it cannot represent it.
+
+        The Jourdain kernel takes its 40 standard MDH parameters and 14 friction values as arrays
+        (``_kparams``, ``friction_values``): the rigid-body part is linear in the inertial
+        parameters, so a common scale multiplies them; per-body replacements break the paper's
+        identical-strut assumption and stay on the generic path. The result is checked against
+        the generic engine (``_agrees``) before it is used.
+        """
+        ps = self.parameters
+        if ps.is_nominal(self.dyn):
+            return form
+        if ps.bodies or not hasattr(form, "_kparams") or not hasattr(form, "friction_values"):
+            return None
+        fr = ps.friction
+        try:
+            pc, pv = fr["prismatic"]["coulomb"], fr["prismatic"]["viscous"]
+            ac, bc = fr["alpha"]["coulomb"], fr["beta"]["coulomb"]
+        except KeyError:
+            return None
+        if np.shape(pc) != (6,) or np.shape(pv) != (6,) or np.ndim(ac) or np.ndim(bc):
+            return None
+        out = copy.copy(form)
+        out._kparams = np.asarray(form._kparams) * ps.inertia_scale
+        out.friction_values = np.array(list(pc) + list(pv) + [ac, bc], float)
+        return out
+
+    def _agrees(self, form, n: int = 3, rtol: float = 1e-8) -> bool:
+        """The formulation equals the generic path at n random workspace states."""
+        from ..kinematics.workspace import random_poses
+
+        rng = np.random.default_rng(12345)
+        try:
+            for pose in random_poses(self.kin, n, rng):
+                tw, ac = rng.standard_normal(self.dyn.n), 5 * rng.standard_normal(self.dyn.n)
+                a = form.inverse_dynamics_fast(pose, tw, ac, friction=self.friction, check_limits=False)
+                b = self._generic(pose, tw, ac, self.friction)
+                if not np.allclose(a, b, rtol=rtol, atol=rtol * max(1.0, np.abs(b).max())):
+                    return False
+        except Exception:
+            return False
+        return True
+
+    def _generic(self, pose, twist, accel, friction):
+        """Engine eq. (1) with this set: J^T tau = G^T (RNEA(q, v, a) + tau_f)."""
+        m = self.kin.inverse(pose, twist, accel, check_limits=False)
+        G = self.kin.joint_jacobian(pose)
+        tau_tree = pin.rnea(self._pin_model, self._data, m.q, m.v, m.a)
+        if friction and len(self._friction):
+            tau_tree = tau_tree + self._friction.torque(self._data, m.q, m.v, self.sign_eps)
+        return self._solve(G[self._act], G.T @ tau_tree)
+
+    def _solve(self, J, f):
+        """tau with J^T tau = f: exact, or the minimum norm (Wu eq. 39) for redundant actuation."""
+        try:
+            if self._square:
+                return np.linalg.solve(J.T, f)
+            return J @ np.linalg.solve(J.T @ J, f)
+        except np.linalg.LinAlgError as exc:
+            raise SingularConfigurationError("J^T J is singular: the actuators cannot balance the platform "
+                                             "(forward singularity)") from exc
+
+    # ------------------------------------------------------------------ API
+    def tau(self, pose: Pose, twist, accel) -> np.ndarray:
+        """Actuator forces (actuated-joint order) for the platform motion (pose, twist, accel)."""
+        if self.model == "none":
+            return np.zeros(self.n_actuated)
+        pose, twist, accel = self.kin.validate(pose, twist, accel)
+        if accel is None:
+            raise InvalidInputError("the feedforward needs a twist and an acceleration")
+        if self._fast is not None:
+            return self._fast[1].inverse_dynamics_fast(pose, twist, accel, friction=self.friction, check_limits=False)
+        return self._generic(pose, twist, accel, self.friction)
+
+    __call__ = tau
+
+    def gravity(self, pose: Pose) -> np.ndarray:
+        """Actuator forces that hold the platform at rest at ``pose`` (rigid-body model of this set,
+        whatever ``model`` is: the safe behaviour 'hold' needs it even when the feedforward is 'none')."""
+        pose = self.kin.validate(pose)[0]
+        z = np.zeros(self.dyn.n)
+        if self._fast is not None:
+            return self._fast[1].inverse_dynamics_fast(pose, z, z, friction=False, check_limits=False)
+        return self._generic(pose, z, z, False)
+
+    def from_joints(self, q_actuated, qd_actuated, qdd_actuated, guess: Pose):
+        """(tau, pose, twist, accel) from an actuated-joint motion: FK (warm-started at ``guess``) for the
+        pose, then xdot = J^-1 qdot_a, xddot = J^-1 (qddot_a - Jdot xdot) (least squares if redundant)."""
+        from ..kinematics.forward import forward_kinematics
+
+        n = self.n_actuated
+        qd = check_vector("actuated joint velocities", qd_actuated, n)
+        qdd = check_vector("actuated joint accelerations", qdd_actuated, n)
+        pose = forward_kinematics(self.kin, q_actuated, guess, check_limits=False).pose
+        twist, accel = task_rates(self.kin, pose, qd, qdd, self._square)
+        return self.tau(pose, twist, accel), pose, twist, accel
+
+    def with_parameters(self, parameters) -> "FeedforwardModel":
+        """The same model with another parameter set (a ParameterSet or a YAML path): the reload."""
+        return FeedforwardModel(self.dyn, self.model, parameters, self.sign_eps)
+
+    def with_model(self, model: str) -> "FeedforwardModel":
+        return FeedforwardModel(self.dyn, model, self.parameters, self.sign_eps)
+
+
+def task_rates(kin, pose: Pose, qd_a, qdd_a, square: bool = True):
+    """(xdot, xddot) from actuated-joint rates: qdot_a = J xdot, qddot_a = J xddot + Jdot xdot."""
+    J = kin.jacobian(pose)
+    try:
+        xd = np.linalg.solve(J, qd_a) if square else np.linalg.lstsq(J, qd_a, rcond=None)[0]
+        rhs = qdd_a - kin.jacobian_dot(pose, xd) @ xd
+        xdd = np.linalg.solve(J, rhs) if square else np.linalg.lstsq(J, rhs, rcond=None)[0]
+    except np.linalg.LinAlgError as exc:
+        raise SingularConfigurationError("J is singular: the platform rates do not follow from the "
+                                         "actuated-joint rates (forward singularity)") from exc
+    return xd, xdd

@@ -1,0 +1,148 @@
+"""Actuator force limits, a watchdog for stale inputs, and the safe behaviours.
+
+* ``ForceLimits``: per-actuator saturation |tau_i| <= limit_i (config ``actuators.force_limit``),
+  reporting which actuators saturated.
+* ``Watchdog``: the last (sim) time each named input was fed; ``check(t)`` lists the stale ones
+  (never fed, or older than its timeout). Times are the caller's clock (/clock in lockstep).
+* ``SafeBehaviour``: what a controller or the hardware does when its inputs are stale:
+  ``hold`` = gravity compensation at the last measured pose + PD towards the last measured
+  actuated positions (the robot stops and stays), ``zero`` = zero force (the robot falls; only
+  for brakes or gravity-free robots).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import InvalidInputError, check_vector
+from ..kinematics.task_space import Pose
+
+
+class ForceLimits:
+    """Symmetric per-actuator force limits (immutable)."""
+
+    def __init__(self, limits, n: int | None = None):
+        lim = np.array(limits, dtype=float)
+        if lim.ndim == 0:
+            if n is None:
+                raise InvalidInputError("a scalar force limit needs the number of actuators n")
+            lim = np.full(n, float(lim))
+        if lim.ndim != 1 or (n is not None and len(lim) != n):
+            raise InvalidInputError(f"force limits must be a scalar or {n} values, got shape {lim.shape}")
+        if not (lim > 0).all() or np.isnan(lim).any():
+            raise InvalidInputError(f"force limits must be > 0, got {lim.tolist()}")
+        lim.setflags(write=False)
+        self.limits = lim
+
+    @classmethod
+    def from_config(cls, model) -> "ForceLimits":
+        """From ``actuators.force_limit`` of a ClosedLoopModel's config (scalar or per actuator)."""
+        try:
+            value = model.config["actuators"]["force_limit"]
+        except (KeyError, TypeError) as exc:
+            raise InvalidInputError(f"config of {model.name} has no actuators.force_limit") from exc
+        return cls(value, model.n_actuated)
+
+    def apply(self, tau):
+        """(saturated tau, bool mask of the actuators at their limit)."""
+        tau = np.asarray(tau, dtype=float)
+        if tau.shape != self.limits.shape:
+            raise InvalidInputError(f"actuator forces must have shape {self.limits.shape}, got {tau.shape}")
+        sat = np.abs(tau) > self.limits
+        return np.clip(tau, -self.limits, self.limits), sat
+
+
+class Watchdog:
+    """Last feed time per input and staleness against its timeout (the only mutable state here)."""
+
+    def __init__(self, timeouts):
+        self.timeouts = {}
+        for name, t in dict(timeouts).items():
+            if not np.isfinite(t) or t <= 0:
+                raise InvalidInputError(f"watchdog timeout of '{name}' must be > 0 s, got {t}")
+            self.timeouts[str(name)] = float(t)
+        self.last = {name: None for name in self.timeouts}
+
+    def feed(self, name: str, t: float) -> None:
+        if name not in self.timeouts:
+            raise InvalidInputError(f"watchdog input '{name}' is unknown (inputs: {sorted(self.timeouts)})")
+        if not np.isfinite(t):
+            raise InvalidInputError(f"watchdog time of '{name}' must be finite, got {t}")
+        self.last[name] = float(t)
+
+    def age(self, name: str, t: float) -> float:
+        last = self.last[name]
+        return np.inf if last is None else float(t) - last
+
+    def check(self, t: float) -> tuple:
+        """Names of the stale inputs at time t (never fed, or t - last > timeout), in timeout order."""
+        return tuple(n for n, to in self.timeouts.items() if self.age(n, t) > to)
+
+    def reset(self) -> None:
+        self.last = {name: None for name in self.timeouts}
+
+
+@dataclass(frozen=True)
+class HoldTarget:
+    """What the safe behaviour holds: the actuated positions and the forces that balance gravity there."""
+
+    q: np.ndarray
+    tau_gravity: np.ndarray
+    pose: Pose | None = None
+
+
+class SafeBehaviour:
+    """'hold' (gravity compensation + PD to the captured positions) or 'zero' (no force).
+
+    Usage: ``target = safe.capture(q, pose)`` when the inputs go stale (the last measured
+    actuated positions and platform pose), then every period ``safe.command(target, q, qd)``.
+    """
+
+    MODES = ("hold", "zero")
+
+    def __init__(self, mode: str, model=None, kp=None, kd=None):
+        if mode not in self.MODES:
+            raise InvalidInputError(f"safe behaviour must be one of {self.MODES}, got {mode!r}")
+        self.mode = mode
+        self.model = model
+        self.n = None if model is None else model.n_actuated
+        if mode == "hold":
+            if model is None or kp is None or kd is None:
+                raise InvalidInputError("safe behaviour 'hold' needs a FeedforwardModel (gravity) and PD gains kp, kd")
+            self.kp = np.array(kp, float) * np.ones(self.n)
+            self.kd = np.array(kd, float) * np.ones(self.n)
+            if not (np.isfinite(self.kp).all() and np.isfinite(self.kd).all() and (self.kp >= 0).all()
+                    and (self.kd >= 0).all()):
+                raise InvalidInputError(f"hold gains must be finite and >= 0, got kp {kp}, kd {kd}")
+        else:
+            self.kp = self.kd = None
+
+    @classmethod
+    def for_model(cls, mode: str, model, bandwidth: float = 30.0, damping: float = 1.0, pose: Pose | None = None):
+        """Hold gains from the joint-space inertia at ``pose`` (default: home): per actuator
+        kp = M_q,ii w^2, kd = 2 zeta M_q,ii w (a second-order joint with natural frequency w)."""
+        if mode == "zero":
+            return cls("zero", model)
+        kin = model.kin
+        pose = pose if pose is not None else kin.task.pose(kin.model.config["home"])
+        Mq = model.dyn.joint_space(pose, np.zeros(model.dyn.n))[0]
+        m = np.abs(np.diag(Mq))
+        return cls(mode, model, m * bandwidth ** 2, 2 * damping * m * bandwidth)
+
+    def capture(self, q, pose: Pose | None) -> HoldTarget:
+        """The hold target at the moment the behaviour engages."""
+        if self.mode == "zero":
+            z = np.zeros(len(np.atleast_1d(q)))
+            return HoldTarget(z, z, pose)
+        q = check_vector("actuated joint positions to hold", q, self.n)
+        if pose is None:
+            raise InvalidInputError("safe behaviour 'hold' needs the measured platform pose for gravity compensation")
+        return HoldTarget(q.copy(), self.model.gravity(pose), pose)
+
+    def command(self, target: HoldTarget, q, qd) -> np.ndarray:
+        """Actuator forces of the behaviour: hold: tau_g + Kp (q_hold - q) - Kd qd; zero: 0."""
+        if self.mode == "zero":
+            return np.zeros(len(np.atleast_1d(q)))
+        return target.tau_gravity + self.kp * (target.q - np.asarray(q, float)) - self.kd * np.asarray(qd, float)
