@@ -62,6 +62,11 @@ setup(
     entry_points={
         'console_scripts': [
             'pkm = pkm_control.cli:main',
+            'trajectory_generator = pkm_control.nodes.trajectory_generator:main',
+            'inverse_kinematics = pkm_control.nodes.inverse_kinematics:main',
+            'computed_force = pkm_control.nodes.computed_force:main',
+            'joint_controller = pkm_control.nodes.joint_controller:main',
+            'hardware = pkm_control.nodes.hardware:main',
         ],
     },
 )

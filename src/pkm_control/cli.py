@@ -28,6 +28,7 @@ EXAMPLES = """examples:
   pkm reproduce lopes --out results/
   pkm bench kinematics
   pkm bench dynamics
+  pkm bringup --robot palida --controller pd --dry-run
   pkm demo
 """
 
@@ -293,6 +294,14 @@ def cmd_bench(args):
         bench_dynamics(args.robot, as_json=args.json)
 
 
+def cmd_bringup(args):
+    from .nodes import bringup
+
+    code = bringup.run(args)
+    if code:
+        raise SystemExit(code)
+
+
 def cmd_demo(args):
     from .bench import kinematics_tour
 
@@ -383,6 +392,11 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("what", choices=["kinematics", "dynamics"], help="what to benchmark")
     sp.add_argument("--robot", nargs="+", default=None, help="robots to run (default: all)")
     sp.add_argument("--samples", type=int, default=100_000, help="poses for the batched IK throughput (default 1e5)")
+
+    from .nodes import bringup
+    sp = add("bringup", cmd_bringup, "run the ROS 2 node graph (five processes) without launch_ros",
+             bringup.__doc__, robot_required=False)
+    bringup.add_arguments(sp, robot=False)
 
     add("demo", cmd_demo, "kinematics tour of every robot: IK, FK, condition number, singularity status",
         robot=False)
