@@ -220,6 +220,7 @@ def test_trajectories_against_finite_differences(kins):
         P2, _, V2, _ = traj.sample_many(tt)
         lin = V2[:, :3] if traj.task.kind != "planar" else np.column_stack([V2[:, :2], np.zeros(len(tt))])
         np.testing.assert_allclose(P2[-1] - P2[0], np.trapezoid(lin, tt, axis=0), rtol=0, atol=1e-6, err_msg=name)
+        assert [x.shape[0] for x in traj.sample_many(np.array([]))] == [0, 0, 0, 0]
         # rotations stay rotations; rest at both ends; sample() == sample_many()
         assert np.abs(np.einsum("nij,nkj->nik", R, R) - np.eye(3)).max() < 1e-12
         ends = traj.sample_many(np.array([-0.5, 0.0, traj.duration, traj.duration + 0.5]))

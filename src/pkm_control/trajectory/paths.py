@@ -172,7 +172,8 @@ class PointToPoint(TaskTrajectory):
     """Straight line from start to goal, rotation about the fixed axis of R_goal R_start^T.
 
     p(t) = p0 + s(t) (p1 - p0); R(t) = exp(s(t) theta [k]x) R0 with k theta = log(R1 R0^T)
-    (the shortest rotation); omega = k theta s', omega' = k theta s''. profile: a name of
+    (the shortest rotation, so a planar turn of more than pi needs waypoints); omega = k theta s',
+    omega' = k theta s''. profile: a name of
     ``PROFILES`` or one of its functions, with ``profile_options`` (e.g. {"ramp": 0.2}).
     """
 
@@ -225,7 +226,7 @@ class Sequence(TaskTrajectory):
 
     def _motion(self, t):
         k = np.clip(np.searchsorted(self.times, t, side="right") - 1, 0, len(self.segments) - 1)
-        if len(self.segments) == 1 or (k == k[0]).all():
+        if len(self.segments) == 1 or (t.size and (k == k[0]).all()):
             return self.segments[k[0]]._motion(t - self.times[k[0]])
         N = t.size
         out = [np.empty((N, 3)), np.empty((N, 3, 3))] + [np.empty((N, 3)) for _ in range(4)]
