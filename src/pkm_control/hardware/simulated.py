@@ -23,7 +23,12 @@ lambda of d xddot / d xdot, largest for the drives; RK4 is stable on the negativ
 So the default eps = 2e-3 gives |lambda| h = 1.6 for palida at h = 0.5 ms with one substep
 (about 3200 1/s x 0.5 ms), inside the limit with margin; below eps = 1.2e-3 palida needs
 ``substeps`` >= 2. tanh(qdot / eps) is within 1 % of sign(qdot) for |qdot| > 2.6 eps = 5 mm/s,
-so the friction force along the benchmark circle (1 m/s) is the paper's.
+so the friction force along the benchmark circle (1 m/s) is the paper's. Stable is not accurate
+for the fast friction mode itself (time constant 1/|lambda| ~ 0.3 ms at palida's drives): one
+substep damps it by 0.27 per step where exp(-1.6) = 0.20; after 10 ms of motion the platform
+position differs from a converged run (16 substeps) by ~2e-7 m and joint rates by ~3e-4, falling
+by >10x per halving of the substep (test_hardware). Use substeps = 2..4 where friction transients
+matter more than speed.
 
 Command timeout (sim time): when no command was written for more than ``command_timeout``, the
 robot applies its safe behaviour (``hold``: gravity compensation at the pose where it engaged +

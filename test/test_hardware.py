@@ -1,0 +1,191 @@
+"""Simulated robot: state of all joints, energy, friction power, saturation, command timeout,
+RK4 stability with the smoothed friction, lockstep time."""
+
+import numpy as np
+import pytest
+
+from pkm_control.description.loader import closure_residual
+from pkm_control.dynamics import robot_dynamics
+from pkm_control.errors import InvalidInputError
+from pkm_control.hardware import DEFAULT_SIGN_EPS, HardwareInterface, RobotState, SimulatedRobot
+from pkm_control.hardware.simulated import RK4_REAL_AXIS_LIMIT
+
+DT = 5e-4
+
+
+@pytest.fixture(scope="module")
+def palida():
+    return robot_dynamics("palida")
+
+
+def home(dyn):
+    return dyn.kin.task.pose(dyn.kin.model.config["home"])
+
+
+def test_state_has_every_joint_and_closes_the_loops(palida):
+    robot = SimulatedRobot(palida, DT)
+    assert isinstance(robot, HardwareInterface)
+    twist = np.array([0.1, -0.05, 0.2, 0.3, 0.1, -0.2])
+    st = robot.reset(home(palida), twist, time=2.0)
+    assert isinstance(st, RobotState) and st.time == 2.0
+    clm = palida.model
+    assert st.names == clm.joint_names and len(st.position) == len(st.velocity) == len(st.effort) == clm.nq
+    # the platform joints carry the pose (x y z yaw pitch roll), the velocities are G xdot
+    assert st.position[clm.platform_idx] == pytest.approx(palida.kin.task.platform_joint_motion(home(palida))[0])
+    assert st.velocity == pytest.approx(palida.kin.joint_jacobian(home(palida)) @ twist, abs=1e-12)
+    for _ in range(5):
+        robot.write(np.full(6, 100.0))
+        st = robot.step()
+    assert np.abs(closure_residual(clm, clm.create_data(), st.position)).max() < 1e-12
+    assert st.effort[clm.actuated_idx].tolist() == [100.0] * 6
+    assert np.delete(st.effort, clm.actuated_idx).tolist() == [0.0] * (clm.nq - 6)
+    assert st.time == 2.0 + 5 * DT and robot.read() is st
+
+
+def test_energy_is_conserved_without_friction_gravity_and_actuation(palida):
+    """Gravity off, no friction, zero force, the platform coasting with a twist: E = T constant
+    (RK4 at 0.5 ms: relative drift < 1e-9 over 0.1 s)."""
+    robot = SimulatedRobot(palida.with_gravity([0.0, 0.0, 0.0]), DT, friction=False, force_limits=None)
+    robot.reset(home(palida), np.array([0.3, -0.2, 0.1, 0.5, -0.4, 0.6]))
+    e0 = robot.energy()
+    energies = []
+    for _ in range(200):
+        robot.write(np.zeros(6))
+        robot.step()
+        energies.append(robot.energy())
+    assert e0 > 1.0
+    assert np.abs(np.array(energies) - e0).max() < 1e-9 * e0
+    # with gravity the sum of kinetic and potential energy is conserved as well
+    robot = SimulatedRobot(palida, DT, friction=False, force_limits=None)
+    robot.reset(home(palida), np.array([0.1, 0.0, 0.2, 0.0, 0.3, 0.0]))
+    e0 = robot.energy()
+    for _ in range(100):
+        robot.write(np.zeros(6))
+        robot.step()
+    assert abs(robot.energy() - e0) < 1e-9 * max(1.0, abs(e0))
+
+
+def test_friction_dissipates_as_its_power(palida):
+    """Gravity off, zero force: E decreases every step, and the loss equals the integral of the
+    friction power xdot^T G^T tau_f (trapezoid on the recorded states) to 1e-3."""
+    dyn = palida.with_gravity([0.0, 0.0, 0.0])
+    robot = SimulatedRobot(dyn, DT, force_limits=None)
+    st = robot.reset(home(palida), np.array([0.3, -0.2, 0.2, 0.5, -0.4, 0.6]))
+    plant = robot.dyn
+    data = plant.pin_model.createData()
+
+    def power(s):
+        return float(s.velocity @ plant.friction.torque(data, s.position, s.velocity, robot.sign_eps))
+
+    energies, powers = [robot.energy()], [power(st)]
+    for _ in range(100):
+        robot.write(np.zeros(6))
+        st = robot.step()
+        energies.append(robot.energy())
+        powers.append(power(st))
+    energies, powers = np.array(energies), np.array(powers)
+    assert (np.diff(energies) < 0).all()
+    assert (powers > 0).all()
+    loss = energies[0] - energies[-1]
+    integral = np.sum(0.5 * (powers[1:] + powers[:-1])) * DT
+    assert loss > 0.05 * energies[0]
+    assert loss == pytest.approx(integral, rel=1e-3)
+
+
+def test_force_saturation(palida):
+    robot = SimulatedRobot(palida, DT)
+    robot.reset(home(palida))
+    robot.write([5000.0, -5000.0, 100.0, 0.0, 2000.0, -2500.0])
+    st = robot.step()
+    assert robot.tau_applied.tolist() == [2000.0, -2000.0, 100.0, 0.0, 2000.0, -2000.0]
+    assert robot.saturated.tolist() == [True, True, False, False, False, True]
+    assert st.effort[palida.model.actuated_idx].tolist() == robot.tau_applied.tolist()
+    custom = SimulatedRobot(palida, DT, force_limits=[10.0] * 6)
+    custom.reset(home(palida))
+    custom.write(np.full(6, 50.0))
+    custom.step()
+    assert custom.tau_applied.tolist() == [10.0] * 6
+
+
+def test_bad_commands_are_rejected(palida):
+    robot = SimulatedRobot(palida, DT)
+    with pytest.raises(InvalidInputError, match="reset"):
+        robot.read()
+    robot.reset(home(palida))
+    robot.write(np.full(6, 1.0))
+    for bad, match in (([np.nan] * 6, "finite"), ([1.0] * 5, "shape"), ([np.inf] + [0.0] * 5, "finite")):
+        with pytest.raises(InvalidInputError, match=match):
+            robot.write(bad)
+    robot.step()
+    assert robot.tau_applied.tolist() == [1.0] * 6          # the last valid command stays
+    for kwargs, match in (({"dt": 0.0}, "dt"), ({"dt": DT, "substeps": 0}, "substeps"),
+                          ({"dt": DT, "sign_eps": 0.0}, "sign_eps"), ({"dt": DT, "safe_behaviour": "brake"}, "one of"),
+                          ({"dt": DT, "command_timeout": -1.0}, "command_timeout")):
+        with pytest.raises(InvalidInputError, match=match):
+            SimulatedRobot(palida, **kwargs)
+
+
+@pytest.mark.parametrize("mode", ["hold", "zero"])
+def test_command_timeout_engages_the_safe_behaviour_within_two_periods(palida, mode):
+    robot = SimulatedRobot(palida, DT, command_timeout=1.5 * DT, safe_behaviour=mode)
+    st = robot.reset(home(palida))
+    hold_tau = robot.safe_behaviour.model.gravity(home(palida)) if mode == "hold" else np.zeros(6)
+    tau_g = palida.inverse_dynamics(home(palida), np.zeros(6), np.zeros(6)).tau
+    for _ in range(3):                      # commanded: gravity compensation
+        robot.write(tau_g, st.time)
+        st = robot.step()
+        assert robot.mode == "command" and not robot.safe_active
+    last = st.time
+    st = robot.step()                       # first period without a command: the last one is held
+    assert robot.mode == "command" and robot.tau_applied == pytest.approx(tau_g)
+    st = robot.step()                       # second period: the safe behaviour
+    assert robot.mode == mode and robot.safe_active and st.time - last == pytest.approx(2 * DT)
+    if mode == "hold":
+        assert robot.tau_applied == pytest.approx(hold_tau, abs=1e-3 * np.abs(hold_tau).max() + 1.0)
+    else:
+        assert robot.tau_applied.tolist() == [0.0] * 6
+    for _ in range(200):
+        st = robot.step()
+    drop = home(palida).position[2] - st.platform_pose.position[2]
+    if mode == "hold":
+        assert abs(drop) < 1e-4
+    else:
+        assert drop > 5e-3
+    robot.write(tau_g, st.time)             # a new command ends it
+    assert robot.mode == "command"
+
+
+def test_default_friction_smoothing_is_stable_at_half_a_millisecond(palida):
+    robot = SimulatedRobot(palida, DT)
+    robot.reset(home(palida))
+    assert robot.sign_eps == DEFAULT_SIGN_EPS
+    f = robot.stability_factor()
+    assert 1.0 < f < 0.7 * RK4_REAL_AXIS_LIMIT
+    # ten times sharper friction: unstable with one substep, stable with enough substeps
+    sharp = SimulatedRobot(palida, DT, sign_eps=DEFAULT_SIGN_EPS / 10)
+    sharp.reset(home(palida))
+    assert sharp.stability_factor() == pytest.approx(10 * f, rel=0.05)
+    assert sharp.stability_factor() > RK4_REAL_AXIS_LIMIT
+    fine = SimulatedRobot(palida, DT, sign_eps=DEFAULT_SIGN_EPS / 10, substeps=8)
+    fine.reset(home(palida))
+    assert fine.stability_factor() < RK4_REAL_AXIS_LIMIT
+
+
+def test_substeps_converge_and_costs_are_recorded(palida):
+    """Same force, 20 periods with 1, 2, 4 RK4 substeps against 16: the error falls by more than
+    8x per halving (RK4 is 4th order) and one substep is within 1e-6 m of the converged platform
+    position (the fast friction mode is the rough part, see the module docstring)."""
+    tau = palida.inverse_dynamics(home(palida), np.zeros(6), np.zeros(6)).tau + 50.0
+    out = {}
+    for sub in (1, 2, 4, 16):
+        robot = SimulatedRobot(palida, DT, substeps=sub)
+        robot.reset(home(palida), np.array([0.2, 0.1, 0.25, 0.3, -0.2, 0.5]))
+        for _ in range(20):
+            robot.write(tau)
+            st = robot.step()
+        out[sub] = (st.platform_pose.position, np.concatenate([st.position, st.velocity]))
+        costs = robot.step_cost_us()
+        assert len(costs) == 20 and (costs > 0).all()
+    err = [np.abs(out[s][1] - out[16][1]).max() for s in (1, 2, 4)]
+    assert err[0] > 8 * err[1] > 64 * err[2] > 0
+    assert np.abs(out[1][0] - out[16][0]).max() < 1e-6
