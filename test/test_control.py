@@ -162,9 +162,7 @@ def test_parameter_set_body_replacement_closed_form(palida):
     cfg = palida.model.config["platform"]["inertial"]
     dm = 2.5
     body = {"mass": cfg["mass"] + dm, "com": list(cfg["com"]), "inertia": list(cfg["inertia"])}
-    ff = FeedforwardModel(palida, "rigid", _set(palida, bodies={"platform": body}) and
-                          __import__("pkm_control.control", fromlist=["x"]).parameter_set_from_dict(
-                              _set(palida, bodies={"platform": body}), palida))
+    ff = FeedforwardModel(palida, "rigid", _set(palida, bodies={"platform": body}))
     assert ff.path == "generic"             # per-body data: not the identical-strut kernel
     ff0 = FeedforwardModel(palida, "rigid")
     pose = Pose(np.array([0.05, -0.03, -0.8]), so3_exp(np.array([0.1, -0.05, 0.2])))
@@ -214,6 +212,8 @@ def test_unreadable_parameter_files(palida, tmp_path):
     f.write_text("- 1\n- 2\n")
     with pytest.raises(InvalidInputError, match="must be a mapping"):
         load_parameter_set(f, palida)
+    with pytest.raises(InvalidInputError, match="YAML path"):
+        FeedforwardModel(palida, "rigid", 3.0)
 
 
 def test_feedforward_from_joint_motion(palida):

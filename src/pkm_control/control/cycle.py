@@ -34,10 +34,13 @@ class ControlCycle:
     trajectory: any object with ``sample(t) -> (pose, twist, accel)`` (trajectory.TaskTrajectory).
     law: DecentralizedPD, PDFeedforward (needs ``feedforward``) or ComputedTorque (its own model,
     evaluated at the measured pose given to the call).
+    check_limits: the full IK of every joint with the joint-limit checks (JointLimitError,
+    UnreachablePoseError), as the inverse_kinematics node does before it publishes a reference;
+    by default only the actuated joints (q_a, J, Jdot), the reference being checked upstream.
     """
 
     def __init__(self, kin, trajectory, law, feedforward: FeedforwardModel | None = None,
-                 limits: ForceLimits | None = None, check_limits: bool = True):
+                 limits: ForceLimits | None = None, check_limits: bool = False):
         if getattr(law, "needs_feedforward", False) and feedforward is None:
             raise InvalidInputError(f"law {type(law).__name__} needs a FeedforwardModel")
         self.kin = kin
@@ -50,9 +53,15 @@ class ControlCycle:
 
     def __call__(self, t: float, q, qd, pose: Pose | None = None, twist=None) -> CycleResult:
         pose_d, twist_d, accel_d = self.trajectory.sample(t)
-        m = self.kin.inverse(pose_d, twist_d, accel_d, check_limits=self.check_limits)
-        act = self._act
-        q_d, qd_d, qdd_d = m.q[act], m.v[act], m.a[act]
+        if self.check_limits:
+            m = self.kin.inverse(pose_d, twist_d, accel_d, check_limits=True)
+            act = self._act
+            q_d, qd_d, qdd_d = m.q[act], m.v[act], m.a[act]
+        else:
+            # the actuated joints only (what the law needs): q_a, J; qdd_a = J xdd + Jdot xd
+            q_d, J = self.kin.actuated_and_jacobian(self.kin.validate(pose_d)[0])
+            qd_d = J @ twist_d
+            qdd_d = J @ accel_d + self.kin.jacobian_dot(pose_d, twist_d) @ twist_d
         tau_ff = None
         if self.law.needs_feedforward:
             tau_ff = self.feedforward.tau(pose_d, twist_d, accel_d)

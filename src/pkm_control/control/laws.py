@@ -116,11 +116,9 @@ class ComputedTorque(_PD):
                                     "kinematics of the measured joints)")
         u = self.acceleration(q_d, qd_d, qdd_d, q, qd)
         kin = self.model.kin
-        if twist is None:
-            xd, xdd = task_rates(kin, pose, np.asarray(qd, float), u, self._square)
-        else:
-            xd = _vec("measured twist", twist, self.model.dyn.n)
-            _, xdd = task_rates(kin, pose, kin.jacobian(pose) @ xd, u, self._square)
+        if twist is not None:
+            twist = _vec("measured twist", twist, self.model.dyn.n)
+        xd, xdd = task_rates(kin, pose, np.asarray(qd, float), u, self._square, twist)
         return self.model.tau(pose, xd, xdd)
 
     def measured_pose(self, q, guess: Pose) -> Pose:
