@@ -153,7 +153,8 @@ def parameter_set_from_dict(data, dyn: ClosedLoopDynamics, source: str = "") -> 
             raise InvalidInputError(f"{where}: bodies.{link} is not a body of {clm.name} (bodies: {known})")
         if not isinstance(spec, dict) or set(spec) != _BODY_KEYS:
             got = sorted(spec) if isinstance(spec, dict) else spec
-            raise InvalidInputError(f"{where}: bodies.{link} must have exactly the keys {sorted(_BODY_KEYS)}, got {got}")
+            raise InvalidInputError(f"{where}: bodies.{link} must have exactly the keys {sorted(_BODY_KEYS)}, "
+                                    f"got {got}")
         mass = _number(f"{where}: bodies.{link}.mass", spec["mass"], positive=True)
         com = check_vector(f"{where}: bodies.{link}.com", spec["com"], 3)
         inertia = check_vector(f"{where}: bodies.{link}.inertia (ixx iyy izz ixy ixz iyz)", spec["inertia"], 6)
