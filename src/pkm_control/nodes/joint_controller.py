@@ -22,6 +22,7 @@ Timing. The references are looked up at the state's stamp (exact on the control 
 between points). Lockstep (lockstep:=true): if the reference (or feedforward) for that time has
 not arrived yet the step waits for it, bounded by lockstep_timeout (wall), so runs are
 deterministic; after the timeout it commands the safe behaviour and counts a deadline miss.
+Before the first reference ever arrives it waits without a bound (the run starts when the graph is up).
 Real time: no waiting; the newest reference is used while it is younger than reference_timeout
 (sim time), else the safe behaviour; a wall check every 10 ms commands the safe behaviour when
 /joint_states is older than state_timeout (sim time, node clock).
@@ -117,6 +118,11 @@ class JointControllerNode(Node):
 
     def on_timer(self):
         if self.s["lockstep"]:
+            if self.pending is not None and self.refs.end is None:
+                # start-up: the lockstep run begins when the first reference is there (no safe-behaviour
+                # steps while the graph is still being discovered), so every run starts the same way
+                self.diag.warn("startup", "waiting for the first /joint_references")
+                return
             if self.pending is not None and time.monotonic() - self.pending_since >= self.s["lockstep_timeout"]:
                 self.diag.miss("reference", f"no reference for sim time {self.pending.time_ns * 1e-9:.4f} s after "
                                             f"{self.s['lockstep_timeout']} s (wall): safe behaviour "
