@@ -153,6 +153,14 @@ def test_command_timeout_engages_the_safe_behaviour_within_two_periods(palida, m
         assert drop > 5e-3
     robot.write(tau_g, st.time)             # a new command ends it
     assert robot.mode == "command"
+    # before the first command after a reset the safe behaviour holds from the first period
+    st = robot.reset(home(palida), np.array([0.05, 0.0, 0.0, 0.0, 0.0, 0.0]))
+    robot.step()
+    assert robot.mode == mode
+    if mode == "hold":
+        for _ in range(100):
+            st = robot.step()
+        assert np.abs(st.platform_pose.position - home(palida).position).max() < 1e-3
 
 
 def test_default_friction_smoothing_is_stable_at_half_a_millisecond(palida):

@@ -34,7 +34,9 @@ Command timeout (sim time): when no command was written for more than ``command_
 robot applies its safe behaviour (``hold``: gravity compensation at the pose where it engaged +
 PD towards the actuated positions there; ``zero``: no force) and reports it in ``mode``, until
 the next command. With command_timeout = 1.5 dt the behaviour is active in the second period
-after the last command.
+after the last command. Before the first command after ``reset`` it is active from the first
+period (the robot waits for its controller holding still, not sagging); without a timeout the
+force is zero until the first command.
 """
 
 from __future__ import annotations
@@ -104,7 +106,7 @@ class SimulatedRobot(HardwareInterface):
         self._state = self.sim.state(pose, twist)
         self.time = self._t0 = float(time)
         self._tau_cmd = np.zeros(self.n_actuated)
-        self._last_command = self.time
+        self._last_command = None            # no command yet: the safe behaviour (if a timeout is set)
         self.tau_applied = np.zeros(self.n_actuated)
         self.saturated = np.zeros(self.n_actuated, bool)
         self.mode = "command"
@@ -139,7 +141,8 @@ class SimulatedRobot(HardwareInterface):
         self._require()
         t0 = _time.perf_counter()
         state = self.read()
-        if self.command_timeout is not None and self.time - self._last_command > self.command_timeout + 1e-12:
+        if self.command_timeout is not None and (self._last_command is None or
+                                                 self.time - self._last_command > self.command_timeout + 1e-12):
             if self.mode == "command":
                 self.mode = self.safe_behaviour.mode
                 self._target = self.safe_behaviour.capture(state.position[self._act], state.platform_pose)
