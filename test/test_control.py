@@ -8,7 +8,7 @@ from pkm_control.control import (ComputedTorque, ControlCycle, DecentralizedPD, 
                                  ParameterSet, PDFeedforward, SafeBehaviour, Watchdog, load_parameter_set,
                                  make_law)
 from pkm_control.dynamics import robot_dynamics
-from pkm_control.errors import InvalidInputError
+from pkm_control.errors import InvalidInputError, UnreachablePoseError
 from pkm_control.hardware import SimulatedRobot
 from pkm_control.kinematics.task_space import Pose, rot_x, so3_exp
 from pkm_control.kinematics.workspace import random_poses
@@ -437,3 +437,21 @@ def test_control_cycle_with_computed_torque(palida):
     assert out.tau_ff is None and not out.saturated.any()
     with pytest.raises(InvalidInputError, match="needs a FeedforwardModel"):
         ControlCycle(palida.kin, traj, PDFeedforward(1.0, 1.0))
+
+
+def test_measured_pose_and_checked_references(palida):
+    """CT's measured pose by warm-started FK; the cycle's full IK path checks the joint limits."""
+    law = ComputedTorque(FeedforwardModel(palida, "rigid"), 1.0, 1.0)
+    pose = Pose(np.array([0.03, -0.02, -0.82]), so3_exp(np.array([0.05, 0.02, -0.1])))
+    got = law.measured_pose(palida.kin.actuated(pose), home(palida))
+    assert got.position == pytest.approx(pose.position, abs=1e-10)
+    assert got.rotation == pytest.approx(pose.rotation, abs=1e-10)
+    traj = _Cosine(home(palida), 0.02, 3.0, [0, 0, 1])
+    fast = ControlCycle(palida.kin, traj, DecentralizedPD(1.0, 1.0))
+    full = ControlCycle(palida.kin, traj, DecentralizedPD(1.0, 1.0), check_limits=True)
+    a, b = fast(0.4, np.zeros(6), np.zeros(6)), full(0.4, np.zeros(6), np.zeros(6))
+    for x, y in ((a.q_d, b.q_d), (a.qd_d, b.qd_d), (a.qdd_d, b.qdd_d), (a.tau, b.tau)):
+        assert x == pytest.approx(y, rel=1e-10, abs=1e-12)
+    far = _Cosine(home(palida), 0.5, 3.0, [0, 0, 1])       # 1 m below home at t = 1.05 s: beyond the stroke
+    with pytest.raises(UnreachablePoseError):
+        ControlCycle(palida.kin, far, DecentralizedPD(1.0, 1.0), check_limits=True)(1.05, np.zeros(6), np.zeros(6))
