@@ -107,7 +107,7 @@ class HardwareNode(Node):
         self.pub_clock.publish(ClockMsg(clock=stamp_msg(t)))
         try:
             msg = joint_state_msg(t, st.names, st.position, st.velocity, st.effort)
-            pose = pose_stamped_msg(t, "base_link" if self.ctx.robot != "planar_redundant" else "world",
+            pose = pose_stamped_msg(t, "base_link",
                                     st.platform_pose)
         except Exception as exc:    # a diverged plant: never publish NaN
             self.diag.reject("plant state", exc)

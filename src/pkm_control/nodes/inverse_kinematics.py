@@ -43,7 +43,7 @@ class InverseKinematicsNode(Node):
 
         self.ctx, s = declare_settings(self)
         self.s = s
-        self.frame = "world" if self.ctx.robot == "planar_redundant" else "base_link"
+        self.frame = "base_link"      # the core's base frame (planar_redundant: RViz views it from 'world')
         self.diag = Diagnostics(self, s["diagnostics_period"])
         self.diag.extra["robot"] = self.ctx.robot
         kin = self.ctx.kin

@@ -73,7 +73,7 @@ class TrajectoryGeneratorNode(Node):
 
         self.ctx, s = declare_settings(self, {"approach_speed": 0.1, "approach_rate": 0.5})
         self.s = s
-        self.frame = "world" if self.ctx.robot == "planar_redundant" else "base_link"
+        self.frame = "base_link"      # the core's base frame (planar_redundant: RViz views it from 'world')
         self.dt_ns = period_ns(s["control_rate"])
         self.chunk_n = max(1, int(round(s["lookahead"] * 1e9 / self.dt_ns)))
         self.diag = Diagnostics(self, s["diagnostics_period"])

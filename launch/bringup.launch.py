@@ -1,0 +1,84 @@
+"""The pkm_control node graph on a full ROS 2 installation (launch_ros).
+
+    ros2 launch pkm_control bringup.launch.py robot:=palida controller:=cf_rb_friction rviz:=true
+
+Arguments
+  robot              stewart | palida | lopes | delta | planar_redundant          [palida]
+  variant            robot variant ('' = the robot's default)                     ['']
+  controller         named controller of the controller YAML: pd, pd_feedforward, cf_rb,
+                     cf_rb_friction, computed_torque                               [pd_feedforward]
+  controller_config  controller YAML ('' = <share>/config/controllers.yaml)       ['']
+  goal               trajectory spec (YAML/JSON) started by trajectory_generator ['']
+  lockstep           true: the hardware waits for each command (deterministic)    [true]
+  rviz               start rviz2 with rviz/<robot>.rviz                           [false]
+
+Starts the five pkm_control nodes with the same parameters `pkm bringup` gives them (every
+node but `hardware` on use_sim_time: the hardware is the /clock source), robot_state_publisher
+with the xacro-processed URDF (pkm_control.description.robots.robot_urdf: xacro's Python API
+with the robot's config and variant, exactly what the core loads) drawing /joint_states, a
+second one in namespace `desired` with frame prefix `desired/` drawing /desired_joint_states
+(a static transform puts desired/base_link on base_link), and optionally RViz.
+"""
+
+from launch import LaunchDescription
+from launch.actions import DeclareLaunchArgument, OpaqueFunction
+from launch.conditions import IfCondition
+from launch.substitutions import LaunchConfiguration
+from launch_ros.actions import Node
+from launch_ros.parameter_descriptions import ParameterValue
+
+NODES = ("trajectory_generator", "inverse_kinematics", "computed_force", "joint_controller", "hardware")
+
+ARGUMENTS = {
+    "robot": ("palida", "robot id: stewart, palida, lopes, delta, planar_redundant"),
+    "variant": ("", "robot variant ('' = default)"),
+    "controller": ("pd_feedforward", "named controller: pd, pd_feedforward, cf_rb, cf_rb_friction, computed_torque"),
+    "controller_config": ("", "controller YAML ('' = <share>/config/controllers.yaml)"),
+    "goal": ("", "trajectory spec (YAML/JSON) the trajectory_generator starts with"),
+    "lockstep": ("true", "hardware waits for each command (deterministic runs)"),
+    "rviz": ("false", "start rviz2 with rviz/<robot>.rviz"),
+}
+
+
+def launch_setup(context, *args, **kwargs):
+    """The nodes for the resolved arguments (an OpaqueFunction: the URDF depends on robot and variant)."""
+    from pkm_control.description.robots import robot_urdf
+    from pkm_control.paths import share_dir
+
+    arg = {name: LaunchConfiguration(name).perform(context) for name in ARGUMENTS}
+    robot, variant = arg["robot"], arg["variant"]
+    shared = {"robot": robot, "variant": variant, "controller": arg["controller"],
+              "controller_config": arg["controller_config"],
+              "lockstep": arg["lockstep"].lower() in ("true", "1", "yes")}
+    nodes = []
+    for name in NODES:
+        own = {"use_sim_time": name != "hardware"}
+        if name == "trajectory_generator":
+            own["goal"] = ParameterValue(arg["goal"], value_type=str)
+        nodes.append(Node(package="pkm_control", executable=name, name=name, output="screen",
+                          parameters=[shared, own]))
+    urdf = robot_urdf(robot, variant or None)
+    description = ParameterValue(urdf, value_type=str)
+    nodes.append(Node(package="robot_state_publisher", executable="robot_state_publisher",
+                      name="robot_state_publisher", output="screen",
+                      parameters=[{"robot_description": description, "use_sim_time": True}]))
+    nodes.append(Node(package="robot_state_publisher", executable="robot_state_publisher",
+                      name="robot_state_publisher", namespace="desired", output="screen",
+                      parameters=[{"robot_description": description, "use_sim_time": True,
+                                   "frame_prefix": "desired/"}],
+                      remappings=[("joint_states", "/desired_joint_states")]))
+    # the desired tree's root coincides with the measured one
+    nodes.append(Node(package="tf2_ros", executable="static_transform_publisher", name="desired_root",
+                      arguments=["--frame-id", "base_link", "--child-frame-id", "desired/base_link"]))
+    nodes.append(Node(package="rviz2", executable="rviz2", name="rviz2", output="screen",
+                      arguments=["-d", str(share_dir() / "rviz" / f"{robot}.rviz")],
+                      parameters=[{"use_sim_time": True}],
+                      condition=IfCondition(arg["rviz"])))
+    return nodes
+
+
+def generate_launch_description():
+    return LaunchDescription(
+        [DeclareLaunchArgument(name, default_value=default, description=text)
+         for name, (default, text) in ARGUMENTS.items()]
+        + [OpaqueFunction(function=launch_setup)])
