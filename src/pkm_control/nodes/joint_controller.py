@@ -118,10 +118,11 @@ class JointControllerNode(Node):
 
     def on_timer(self):
         if self.s["lockstep"]:
-            if self.pending is not None and self.refs.end is None:
+            if self.pending is not None and (self.refs.end is None or (self.needs_ff and self.ffs.end is None)):
                 # start-up: the lockstep run begins when the first reference is there (no safe-behaviour
                 # steps while the graph is still being discovered), so every run starts the same way
-                self.diag.warn("startup", "waiting for the first /joint_references")
+                self.diag.warn("startup", "waiting for the first /joint_references" +
+                               (" and /feedforward" if self.needs_ff else ""))
                 return
             if self.pending is not None and time.monotonic() - self.pending_since >= self.s["lockstep_timeout"]:
                 self.diag.miss("reference", f"no reference for sim time {self.pending.time_ns * 1e-9:.4f} s after "

@@ -29,6 +29,8 @@ Behaviour
   the current desired pose, a quintic approach move (peak speed approach_speed m/s,
   approach_rate rad/s) is put in front. The motion starts at the first grid time after
   now + start_delay; that chunk replaces the buffered hold downstream (splice semantics).
+  If sim time stands still for 0.5 s (wall), the chunks from now are offered again (a subscriber
+  that matched late would otherwise wait forever in lockstep).
 
 Node parameters (besides the common ones)
   goal ('' = none), auto_start, lookahead, start_delay, display_rate, control_rate,
@@ -37,7 +39,7 @@ Node parameters (besides the common ones)
 
 from __future__ import annotations
 
-import json
+import time
 
 import numpy as np
 import yaml
@@ -88,6 +90,12 @@ class TrajectoryGeneratorNode(Node):
         self.pub_desired = self.create_publisher(PoseStamped, "/desired_platform_pose", 10)
         self.sub_clock = self.create_subscription(Clock, "/clock", guarded(self.diag, "clock")(self.on_clock), 10)
         self.sub_goal = self.create_subscription(String, "~/goal", guarded(self.diag, "goal")(self.on_goal), 10)
+        from rclpy.clock import Clock as RosClock, ClockType
+
+        self._clock_changed = time.monotonic()
+        self.reoffers = 0
+        self.reoffer_timer = self.create_timer(0.25, guarded(self.diag, "re-offer")(self.on_reoffer),
+                                               clock=RosClock(clock_type=ClockType.STEADY_TIME))
         self.srv_start = self.create_service(Trigger, "~/start", self.on_start)
         self.srv_stop = self.create_service(Trigger, "~/stop", self.on_stop)
         if s["goal"]:
@@ -190,13 +198,14 @@ class TrajectoryGeneratorNode(Node):
         if self.now_ns is not None and now < self.now_ns:      # hardware reset: start over
             self.published_until = None
             self._display_slot = None
+        if now != self.now_ns:
+            self._clock_changed = time.monotonic()
         self.now_ns = now
         if self.active is not None and self.active[1] is None:
             self.active = (self.active[0], self._next_grid(now))
         if self.published_until is None:
             self.published_until = -(-now // self.dt_ns) * self.dt_ns - self.dt_ns
-        while self.published_until - now < self.chunk_n * self.dt_ns:
-            self.publish_chunk()
+        self.fill(now)
         if self.active is not None:
             traj, t0 = self.active
             if now > t0 + traj.duration * 1e9:
@@ -204,6 +213,23 @@ class TrajectoryGeneratorNode(Node):
                 self.active = None
                 self.get_logger().info("motion finished; holding")
         self.publish_display(now)
+
+    def fill(self, now):
+        """Publish chunks until the published reference reaches two chunks ahead of now."""
+        while self.published_until - now < self.chunk_n * self.dt_ns:
+            self.publish_chunk()
+
+    def on_reoffer(self):
+        """Sim time stuck for 0.5 s (wall): offer the chunks from now again. In lockstep nothing else
+        would re-send a chunk that a late-matched subscriber missed, and the graph would wait forever;
+        the chunks are identical, so the receivers' splice makes this idempotent."""
+        if self.now_ns is None or time.monotonic() - self._clock_changed < 0.5:
+            return
+        self._clock_changed = time.monotonic()
+        self.published_until = -(-self.now_ns // self.dt_ns) * self.dt_ns - self.dt_ns
+        self.fill(self.now_ns)
+        self.reoffers += 1
+        self.diag.extra["reoffers"] = self.reoffers
 
     def publish_chunk(self):
         t0 = self.published_until + self.dt_ns
