@@ -195,3 +195,28 @@ def test_bringup_runs_the_graph_and_stops_cleanly():
     assert "motion finished" in out, out[-2000:]
     assert "Traceback" not in out
     assert "still running" not in out
+
+
+def test_bringup_stops_the_graph_on_ctrl_c():
+    """SIGINT to `pkm bringup` (what Ctrl-C sends; the children run in their own session) stops
+    every node within the grace period, exit status 0."""
+    import signal
+    import time
+
+    env = dict(os.environ, ROS_DOMAIN_ID="143", PYTHONUNBUFFERED="1")
+    p = subprocess.Popen([sys.executable, "-m", "pkm_control.cli", "bringup", "--robot", "delta", "--controller",
+                          "pd"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+    lines = []
+    t = time.monotonic()
+    while time.monotonic() - t < 30:
+        line = p.stdout.readline()
+        lines.append(line)
+        if "started hardware" in line:
+            break
+    time.sleep(3.0)
+    p.send_signal(signal.SIGINT)
+    out, _ = p.communicate(timeout=30)
+    out = "".join(lines) + out
+    assert p.returncode == 0, out[-2000:]
+    assert "Ctrl-C: stopping the graph" in out
+    assert "still running" not in out and "Traceback" not in out

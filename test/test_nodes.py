@@ -212,16 +212,18 @@ def test_lockstep_hardware_controller_sim_time_exact(ros):
     assert not spy.nonfinite
 
 
-def test_full_graph_tracks_a_goal(ros):
-    """All five nodes, PD + computed-force feedforward: a 0.2 s move of 2 cm is tracked to < 0.5 mm,
-    and the hardware's ground truth agrees with the IK node's forward kinematics."""
+@pytest.mark.parametrize("controller", ["cf_rb_friction", "computed_torque"])
+def test_full_graph_tracks_a_goal(ros, controller):
+    """All five nodes, PD + computed-force feedforward or computed torque: a 0.2 s move of 2 cm is
+    tracked to < 0.5 mm, and the hardware's ground truth agrees with the IK node's forward kinematics."""
     goal = "{type: point_to_point, goal: [0.02, 0.0, -0.85, 0.0, 0.0, 0.0], duration: 0.2, profile: quintic}"
     hw, ctl, ik, cf, gen = add(
-        ros, HardwareNode(parameter_overrides=params(sim_time=False, controller="cf_rb_friction")),
-        JointControllerNode(parameter_overrides=params(controller="cf_rb_friction")),
-        InverseKinematicsNode(parameter_overrides=params(controller="cf_rb_friction")),
-        ComputedForceNode(parameter_overrides=params(controller="cf_rb_friction")),
-        TrajectoryGeneratorNode(parameter_overrides=params(controller="cf_rb_friction", goal=goal)))
+        ros, HardwareNode(parameter_overrides=params(sim_time=False, controller=controller)),
+        JointControllerNode(parameter_overrides=params(controller=controller)),
+        InverseKinematicsNode(parameter_overrides=params(controller=controller)),
+        ComputedForceNode(parameter_overrides=params(controller=controller)),
+        TrajectoryGeneratorNode(parameter_overrides=params(controller=controller, goal=goal)))
+    assert ctl.mode == ("computed_torque" if controller == "computed_torque" else "pd_feedforward")
     spy = Spy(ros)
     err = []
 

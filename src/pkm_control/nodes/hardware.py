@@ -34,7 +34,7 @@ import time
 import numpy as np
 from rclpy.node import Node
 
-from .common import (COMMON_PARAMS, Diagnostics, commands_msg, declare_settings, guarded, joint_state_msg,
+from .common import (COMMON_PARAMS, Diagnostics, declare_settings, guarded, joint_state_msg,
                      parse_commands, period_ns, pose_stamped_msg, run_node, stamp_msg)
 
 __doc__ += "\n" + COMMON_PARAMS

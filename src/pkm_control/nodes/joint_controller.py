@@ -75,6 +75,7 @@ class JointControllerNode(Node):
         self.pending_since = 0.0
         self.last_t = None
         self.last_state_wall = None
+        self._last_state = None           # the last state a command was computed for (real-time watchdog)
         self.guess = self.ctx.home()      # FK warm start (computed torque, hold capture)
         self.target = None                # hold target while the safe behaviour is active
         self.last_tau = np.zeros(n)
@@ -135,8 +136,6 @@ class JointControllerNode(Node):
         if self.last_t is not None and self._last_state is not None and \
                 (now - self.last_t) * 1e-9 > self.s["state_timeout"]:
             self.publish(self.safe_command(self._last_state))
-
-    _last_state = None
 
     # ------------------------------------------------------------------ the step
     def lookup(self, t):
