@@ -100,6 +100,16 @@ def load_settings(robot: str, controller: str, controller_config: str = "", n_ac
     return out
 
 
+def _number(key, value) -> float:
+    try:
+        x = float(value)
+    except (TypeError, ValueError) as exc:
+        raise InvalidInputError(f"parameter '{key}' must be a number, got {value!r}") from exc
+    if not math.isfinite(x):
+        raise InvalidInputError(f"parameter '{key}' must be finite, got {value!r}")
+    return x
+
+
 def _gain(section, key, n, robot):
     value = section.get(key) if isinstance(section, dict) else None
     if value is None:
@@ -171,10 +181,18 @@ def declare_settings(node, extra: dict | None = None):
     ctx = robot_context(robot, variant)
     settings = load_settings(robot, controller, config, ctx.n_actuated)
     settings.update(extra or {})
+    from rcl_interfaces.msg import ParameterDescriptor
+
+    # dynamic typing: `control_rate:=1000` (an integer) or `kp:=[1, 2, 3]` must not kill the node on a
+    # type mismatch with the YAML default; the values are coerced below
+    loose = ParameterDescriptor(dynamic_typing=True)
     for key, value in list(settings.items()):
         if key in ("controller", "controller_config"):
             continue
-        settings[key] = node.declare_parameter(key, value).value
+        settings[key] = node.declare_parameter(key, value, loose).value
+        if key in FLOAT_KEYS or (isinstance(value, float) and isinstance(settings[key], int)
+                                 and not isinstance(settings[key], bool)):
+            settings[key] = _number(key, settings[key])
     settings.update(robot=robot, variant=variant)
     for key in ("kp", "kd", "hold_kp", "hold_kd"):
         if key in settings:
@@ -652,6 +670,11 @@ def run_node(make_node, doc: str, argv=None) -> int:
         ex.spin()
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
+    except RuntimeError:
+        # rclpy's SIGINT handler shuts the context down while the executor may be taking a message;
+        # that take then fails inside rclpy: a normal shutdown, not an error of this node
+        if rclpy.ok():
+            raise
     except PkmError as exc:
         print(f"{os.path.basename(argv[0])}: {type(exc).__name__}: {exc}", file=sys.stderr)
         code = 2
