@@ -587,3 +587,29 @@ def test_generator_start_stop_services(ros):
     assert np.allclose(P, gen.hold.position) and not V.any() and not A.any()
     assert not _call(ros, start).success        # nothing loaded any more
     assert not spy.nonfinite
+
+
+def test_benchmark_circle_from_its_start_pose(ros):
+    """initial_pose on every node: the hardware starts ON the benchmark circle, the generator puts
+    no approach in front, and the goal's trajectory starts at start_delay (announced in diagnostics)."""
+    from pkm_control.trajectory import trajectory_from_spec
+
+    spec = {"type": "benchmark_circle", "radius": 0.1, "speed": 1.0, "laps": 1, "ramp_time": 0.2}
+    start = KIN.task.coordinates(trajectory_from_spec(KIN, spec).start_pose).tolist()
+    goal = str(spec).replace("'", "")
+    kw = dict(controller="cf_rb_friction", initial_pose=start)
+    hw, ctl, ik, cf, gen = add(ros, HardwareNode(parameter_overrides=params(sim_time=False, **kw)),
+                               JointControllerNode(parameter_overrides=params(**kw)),
+                               InverseKinematicsNode(parameter_overrides=params(**kw)),
+                               ComputedForceNode(parameter_overrides=params(**kw)),
+                               TrajectoryGeneratorNode(parameter_overrides=params(goal=goal, **kw)))
+    p0 = hw.plant.read().platform_pose
+    assert np.allclose(KIN.task.coordinates(p0), start, atol=1e-12)
+    assert gen.approach == 0.0
+    assert spin_until(ros, lambda: hw.k >= 300, 20)
+    assert gen.diag.extra["goal_start"] == gen.diag.extra["motion_start"] == "0.010000"
+    # the platform follows the circle: compare with the trajectory sampled independently at 0.14 s
+    t = hw.sim_time_ns * 1e-9
+    want = trajectory_from_spec(KIN, spec).sample(t - 0.01)[0].position
+    assert np.linalg.norm(hw.plant.read().platform_pose.position - want) < 5e-4
+    assert all(n.diag.rejected == 0 for n in (hw, ctl, ik, cf, gen))

@@ -157,6 +157,21 @@ class RobotContext:
     def home(self) -> Pose:
         return self.kin.task.pose(np.asarray(self.kin.model.config["home"], float))
 
+    def initial(self, value) -> Pose:
+        """The start pose of the setting ``initial_pose``: '' / [] = home, else task coordinates
+        (checked: reachable and inside the joint limits, else UnreachablePoseError / JointLimitError)."""
+        if value is None or (isinstance(value, str) and not value.strip()) or \
+                (not isinstance(value, str) and len(value) == 0):
+            return self.home()
+        if isinstance(value, str):
+            value = yaml.safe_load(value)
+        from ..errors import check_vector
+
+        pose = self.kin.task.pose(check_vector(f"initial_pose ({' '.join(self.kin.task.names)})", value,
+                                               self.kin.task.dim))
+        self.kin.inverse(pose)
+        return pose
+
     def dynamics(self):
         from ..dynamics import robot_dynamics
 

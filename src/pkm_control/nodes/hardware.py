@@ -11,7 +11,7 @@ Publishes
   /clock                        rosgraph_msgs/Clock          sim time (this node is the clock source)
   /diagnostics                  diagnostic_msgs/DiagnosticArray
 Services
-  ~/reset                       std_srvs/Trigger             restart at the home pose, sim time 0
+  ~/reset                       std_srvs/Trigger             restart at initial_pose (default home), sim time 0
 
 Modes
   lockstep:=true   publish state k, wait for the command, step exactly 1/control_rate, publish
@@ -24,7 +24,8 @@ Modes
 
 Node parameters (besides the common ones)
   control_rate, substeps, friction, command_timeout, safe_behaviour, lockstep, lockstep_timeout,
-  controller_name, hold_kp, hold_kd (the hold behaviour's joint PD)
+  controller_name, hold_kp, hold_kd (the hold behaviour's joint PD),
+  initial_pose (task coordinates of the start; '' = home)
 """
 
 from __future__ import annotations
@@ -69,6 +70,7 @@ class HardwareNode(Node):
         self.s = s
         self.dt_ns = period_ns(s["control_rate"])
         self.plant = plant if plant is not None else make_plant(self.ctx, s)
+        self.initial = self.ctx.initial(s["initial_pose"])
         self.diag = Diagnostics(self, s["diagnostics_period"])
         self.diag.extra.update(robot=self.ctx.robot, mode="lockstep" if s["lockstep"] else "real-time")
         self.pub_clock = self.create_publisher(ClockMsg, "/clock", 10)
@@ -84,7 +86,7 @@ class HardwareNode(Node):
         self.got_first = False
         self.waiting_since = time.monotonic()
         self.step_us: list[float] = []
-        self.plant.reset(self.ctx.home())
+        self.plant.reset(self.initial)
         if s["lockstep"]:
             self.timer = self.create_timer(min(0.1, s["lockstep_timeout"] / 4),
                                            guarded(self.diag, "step")(self.on_lockstep_timer), clock=self._wall)
@@ -155,13 +157,13 @@ class HardwareNode(Node):
         self.advance()
 
     def on_reset(self, request, response):
-        self.plant.reset(self.ctx.home())
+        self.plant.reset(self.initial)
         self.k = 0
         self.pending = None
         self.got_first = False
         self.publish_state()
         response.success = True
-        response.message = "reset to the home pose at sim time 0"
+        response.message = "reset to the initial pose (initial_pose, default home) at sim time 0"
         return response
 
 

@@ -48,9 +48,10 @@ class InverseKinematicsNode(Node):
         self.diag.extra["robot"] = self.ctx.robot
         kin = self.ctx.kin
         self.act = kin.model.actuated_idx
-        home = kin.inverse(self.ctx.home())
+        self.initial = self.ctx.initial(s["initial_pose"])
+        home = kin.inverse(self.initial)
         self.last_q = home.q              # last valid reference (all joints)
-        self.guess = self.ctx.home()      # FK warm start
+        self.guess = self.initial         # FK warm start
         self.display_ns = int(1e9 / s["display_rate"]) if s["display_rate"] > 0 else 0
         self.pose_ns = int(1e9 / s["measured_pose_rate"]) if s["measured_pose_rate"] > 0 else 0
         self._last_display = None

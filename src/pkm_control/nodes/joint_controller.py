@@ -76,7 +76,7 @@ class JointControllerNode(Node):
         self.last_t = None
         self.last_state_wall = None
         self._last_state = None           # the last state a command was computed for (real-time watchdog)
-        self.guess = self.ctx.home()      # FK warm start (computed torque, hold capture)
+        self.guess = self.ctx.initial(s["initial_pose"])   # FK warm start (computed torque, hold capture)
         self.target = None                # hold target while the safe behaviour is active
         self.last_tau = np.zeros(n)
         self.cycle_us: list[float] = []

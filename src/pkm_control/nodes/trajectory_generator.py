@@ -29,11 +29,14 @@ Behaviour
   the current desired pose, a quintic approach move (peak speed approach_speed m/s,
   approach_rate rad/s) is put in front. The motion starts at the first grid time after
   now + start_delay; that chunk replaces the buffered hold downstream (splice semantics).
+  The start times are logged and reported in /diagnostics (motion_start; goal_start = where the
+  goal's own trajectory begins, after the approach). To start ON a trajectory (no approach), give
+  every node initial_pose = its start pose (`pkm bringup --set initial_pose=[...]`).
   If sim time stands still for 0.5 s (wall), the chunks from now are offered again (a subscriber
   that matched late would otherwise wait forever in lockstep).
 
 Node parameters (besides the common ones)
-  goal ('' = none), auto_start, lookahead, start_delay, display_rate, control_rate,
+  goal ('' = none), auto_start, initial_pose ('' = home), lookahead, start_delay, display_rate, control_rate,
   approach_speed [0.1], approach_rate [0.5]
 """
 
@@ -80,8 +83,9 @@ class TrajectoryGeneratorNode(Node):
         self.chunk_n = max(1, int(round(s["lookahead"] * 1e9 / self.dt_ns)))
         self.diag = Diagnostics(self, s["diagnostics_period"])
         self.diag.extra["robot"] = self.ctx.robot
-        self.hold = self.ctx.home()          # pose held when no motion runs
+        self.hold = self.ctx.initial(s["initial_pose"])   # pose held when no motion runs
         self.active = None                   # (trajectory, start time ns) of the running motion
+        self.approach = 0.0                  # s of approach move in front of the loaded goal
         self.loaded = None                   # accepted goal waiting for ~/start
         self.published_until = None          # time of the last published point (ns)
         self.now_ns = None
@@ -118,13 +122,16 @@ class TrajectoryGeneratorNode(Node):
         traj = trajectory_from_spec(kin, spec)
         d = kin.task.difference(traj.start_pose, self.hold)
         lin, ang = self._split(d)
+        self.approach = 0.0
         if lin > 1e-9 or ang > 1e-9:
             # quintic peak speed 15/8 distance / T
             T = max(0.2, 1.875 * lin / self.s["approach_speed"], 1.875 * ang / self.s["approach_rate"])
             traj = Sequence([PointToPoint(kin.task, self.hold, traj.start_pose, T, "quintic"), traj])
+            self.approach = T
         check_reachable(kin, traj)
         self.loaded = traj
-        self.get_logger().info(f"goal accepted: {spec.get('type')} of {traj.duration:.4g} s")
+        self.get_logger().info(f"goal accepted: {spec.get('type')} of {traj.duration:.4g} s"
+                               + (f" (with an approach of {self.approach:.4g} s)" if self.approach else ""))
         if self.s["auto_start"]:
             self.start()
 
@@ -140,9 +147,19 @@ class TrajectoryGeneratorNode(Node):
         t0 = self._next_grid(self.now_ns) if self.now_ns is not None else None
         self.active = (self.loaded, t0)       # t0 None: fixed at the first /clock
         self.loaded = None
+        if t0 is not None:
+            self._announce(t0)
         if t0 is not None and self.published_until is not None:
             self.published_until = min(self.published_until, t0 - self.dt_ns)
         return True
+
+    def _announce(self, t0):
+        """Log and report when the motion (and the goal's own trajectory, after an approach) starts:
+        a recorder compares the measured motion with the goal from that sim time on."""
+        goal_start = t0 + int(round(self.approach * 1e9))
+        self.diag.extra.update(motion_start=f"{t0 * 1e-9:.6f}", goal_start=f"{goal_start * 1e-9:.6f}")
+        self.get_logger().info(f"motion starts at sim time {t0 * 1e-9:.6f} s; the goal's trajectory at "
+                               f"{goal_start * 1e-9:.6f} s")
 
     def _next_grid(self, now_ns):
         t = now_ns + int(round(self.s["start_delay"] * 1e9))
@@ -203,6 +220,7 @@ class TrajectoryGeneratorNode(Node):
         self.now_ns = now
         if self.active is not None and self.active[1] is None:
             self.active = (self.active[0], self._next_grid(now))
+            self._announce(self.active[1])
         if self.published_until is None:
             self.published_until = -(-now // self.dt_ns) * self.dt_ns - self.dt_ns
         self.fill(now)
