@@ -613,3 +613,26 @@ def test_benchmark_circle_from_its_start_pose(ros):
     want = trajectory_from_spec(KIN, spec).sample(t - 0.01)[0].position
     assert np.linalg.norm(hw.plant.read().platform_pose.position - want) < 5e-4
     assert all(n.diag.rejected == 0 for n in (hw, ctl, ik, cf, gen))
+
+
+def test_real_time_mode(ros):
+    """lockstep:=false: a wall timer steps the plant, the controller uses the newest reference; when the
+    controller goes away the plant's command timeout engages the safe behaviour."""
+    kw = dict(lockstep=False, command_timeout=0.005)      # 2 kHz: the rate the gains are made for
+    hw, ctl = add(ros, HardwareNode(parameter_overrides=params(sim_time=False, **kw)),
+                  JointControllerNode(parameter_overrides=params(**kw)))
+    spy = Spy(ros)
+    pub = spy.node.create_publisher(JointTrajectory, "/joint_references", 10)
+    spin_until(ros, lambda: pub.get_subscription_count() > 0, 5)
+    pub.publish(hold_reference())
+    assert spin_until(ros, lambda: ctl.diag.steps > 100, 15)
+    assert not hw.plant.safe_active and ctl.diag.safe_behaviour == "none"
+    assert np.abs(hw.plant.read().position[KIN.model.actuated_idx] - QA_HOME).max() < 2e-4
+    ros.remove_node(ctl)
+    ctl.destroy_node()
+    assert spin_until(ros, lambda: hw.plant.mode == "hold", 5)
+    k = hw.k
+    assert spin_until(ros, lambda: hw.k > k + 50, 10)          # the timer keeps stepping, holding
+    assert hw.plant.mode == "hold" and hw.diag.safe_behaviour == "hold"
+    assert abs(hw.plant.read().platform_pose.position[2] - HOME.position[2]) < 1e-3
+    assert not spy.nonfinite

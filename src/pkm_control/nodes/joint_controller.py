@@ -25,7 +25,7 @@ deterministic; after the timeout it commands the safe behaviour and counts a dea
 Before the first reference ever arrives it waits without a bound (the run starts when the graph is up).
 Real time: no waiting; the newest reference is used while it is younger than reference_timeout
 (sim time), else the safe behaviour; a wall check every 10 ms commands the safe behaviour when
-/joint_states is older than state_timeout (sim time, node clock).
+the last /joint_states is older than state_timeout (wall time: /clock stops with the hardware).
 
 Safe behaviour (`safe_behaviour`): hold = gravity compensation at the pose where it engaged +
 PD (hold_kp, hold_kd) to the actuated positions there; zero = no force. It ends with the next
@@ -131,10 +131,11 @@ class JointControllerNode(Node):
                                             f"'{self.safe.mode}'")
                 self.try_step(force=True)
             return
-        # real time: stale state -> command the safe behaviour from the last state
-        now = self.get_clock().now().nanoseconds
-        if self.last_t is not None and self._last_state is not None and \
-                (now - self.last_t) * 1e-9 > self.s["state_timeout"]:
+        # real time: stale state -> command the safe behaviour from the last state. Wall time: if the
+        # hardware stops, so does /clock, and a sim-time age would never grow.
+        if self._last_state is not None and time.monotonic() - self.last_state_wall > self.s["state_timeout"]:
+            self.diag.miss("state", f"no /joint_states for {self.s['state_timeout']} s (wall): safe behaviour "
+                                    f"'{self.safe.mode}'")
             self.publish(self.safe_command(self._last_state))
 
     # ------------------------------------------------------------------ the step
