@@ -210,3 +210,18 @@ def test_bringup_runs_the_graph_and_stops_on_ctrl_c():
     assert "motion finished" in out, out[-2000:]
     assert "Ctrl-C: stopping the graph" in out
     assert "still running" not in out and "Traceback" not in out
+
+
+def test_bringup_rviz_commands(capsys):
+    """--rviz adds what the launch file starts besides the five nodes; without ROS 2 it says so."""
+    import shutil
+
+    args = bringup.build_parser().parse_args(["--robot", "planar_redundant", "--rviz", "--dry-run"])
+    cmds = dict(bringup.commands(args, "/nonexistent/parameters.yaml"))
+    assert list(cmds)[:5] == list(NODES)
+    assert {"robot_state_publisher", "desired_state_publisher", "desired_root", "rviz2"} <= set(cmds)
+    assert "joint_states:=/desired_joint_states" in cmds["desired_state_publisher"]
+    assert str(ROOT / "rviz" / "planar_redundant.rviz") in cmds["rviz2"]
+    if shutil.which("ros2") is None:
+        assert bringup.run(args) == 2
+        assert "needs a ROS 2 installation" in capsys.readouterr().err

@@ -7,8 +7,11 @@ shared keys, a section per node for its own), forwards their output line by line
 SIGKILL after a grace period). If one node exits on its own, the others are stopped and
 its exit status is returned.
 
-With --rviz (needs a ROS 2 installation: ros2, robot_state_publisher, rviz2) it also starts
-robot_state_publisher with the xacro-processed URDF and RViz with rviz/<robot>.rviz.
+With --rviz (needs a ROS 2 installation: ros2, robot_state_publisher, tf2_ros, rviz2) it also
+starts, as the launch file does, robot_state_publisher with the xacro-processed URDF for
+/joint_states, a second one in namespace /desired (frame prefix desired/) for
+/desired_joint_states with a static transform base_link -> desired/base_link, and RViz with
+rviz/<robot>.rviz.
 This module imports no ROS package (the children do).
 """
 
@@ -103,11 +106,20 @@ def commands(args, params_file: str) -> list[tuple[str, list[str]]]:
                 f.write(robot_urdf(robot, args.variant))
         rsp = os.path.join(os.path.dirname(params_file), "robot_state_publisher.yaml")
         if not args.dry_run:
+            urdf = open(urdf_file).read()
             with open(rsp, "w") as f:
-                yaml.safe_dump({"robot_state_publisher": {"ros__parameters": {
-                    "robot_description": open(urdf_file).read(), "use_sim_time": True}}}, f)
-        out.append(("robot_state_publisher", ["ros2", "run", "robot_state_publisher", "robot_state_publisher",
-                                              "--ros-args", "--params-file", rsp]))
+                yaml.safe_dump({"/robot_state_publisher": {"ros__parameters": {
+                                   "robot_description": urdf, "use_sim_time": True}},
+                                "/desired/robot_state_publisher": {"ros__parameters": {
+                                    "robot_description": urdf, "use_sim_time": True,
+                                    "frame_prefix": "desired/"}}}, f)
+        rsp_cmd = ["ros2", "run", "robot_state_publisher", "robot_state_publisher", "--ros-args"]
+        out.append(("robot_state_publisher", rsp_cmd + ["--params-file", rsp]))
+        # the desired robot (as in launch/bringup.launch.py): /desired_joint_states with frame prefix desired/
+        out.append(("desired_state_publisher", rsp_cmd + ["-r", "__ns:=/desired", "-r",
+                                                          "joint_states:=/desired_joint_states", "--params-file", rsp]))
+        out.append(("desired_root", ["ros2", "run", "tf2_ros", "static_transform_publisher", "--frame-id",
+                                     "base_link", "--child-frame-id", "desired/base_link"]))
         out.append(("rviz2", ["ros2", "run", "rviz2", "rviz2", "-d", str(share_dir() / "rviz" / f"{robot}.rviz"),
                               "--ros-args", "-p", "use_sim_time:=true"]))
     return out
