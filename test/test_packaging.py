@@ -314,7 +314,10 @@ def test_colcon_install_space_imports(colcon_ws):
             assert Path(info['share']) == REPO
         else:  # source tree not recognised without config/: the ament index
             assert info['share'] == str(ws / 'install' / PKG / 'share' / PKG)
-    assert info['entry_points'] == ['pkm = pkm_control.cli:main']
+    # the `pkm` command and one executable per ROS 2 node (issue 4)
+    nodes = ('trajectory_generator', 'inverse_kinematics', 'computed_force', 'joint_controller', 'hardware')
+    assert info['entry_points'] == sorted(['pkm = pkm_control.cli:main']
+                                          + [f'{n} = pkm_control.nodes.{n}:main' for n in nodes])
     assert not info['rclpy_loaded']
 
 
