@@ -16,7 +16,7 @@ def run(capsys, *argv):
 
 
 def test_help_at_every_level(capsys):
-    for argv in ([], ["ik"], ["fk"], ["jacobian"], ["workspace"], ["info"], ["bench"], ["demo"]):
+    for argv in ([], ["ik"], ["fk"], ["jacobian"], ["workspace"], ["info"], ["bench"], ["tour"], ["demo"]):
         with pytest.raises(SystemExit) as exc:
             main(argv + ["--help"])
         assert exc.value.code == 0
@@ -83,8 +83,8 @@ def test_workspace_with_plot(capsys, tmp_path):
     assert png.stat().st_size > 1000
 
 
-def test_demo_tour_every_robot_ok(capsys):
-    code, out, _ = run(capsys, "demo", "--json")
+def test_tour_every_robot_ok(capsys):
+    code, out, _ = run(capsys, "tour", "--json")
     rows = json.loads(out)
     assert code == 0 and {r["robot"] for r in rows} >= {"stewart", "palida", "lopes", "delta", "planar_redundant"}
     homes = [r for r in rows if r["pose"] == "home"]

@@ -29,6 +29,7 @@ EXAMPLES = """examples:
   pkm bench kinematics
   pkm bench dynamics
   pkm bringup --robot palida --controller pd --dry-run
+  pkm tour
   pkm demo
 """
 
@@ -302,10 +303,18 @@ def cmd_bringup(args):
         raise SystemExit(code)
 
 
-def cmd_demo(args):
+def cmd_tour(args):
     from .bench import kinematics_tour
 
     kinematics_tour(as_json=args.json, deg=args.deg)
+
+
+def cmd_demo(args):
+    from .nodes import benchmark
+
+    summary = benchmark.run(args)
+    if args.json:
+        print(json.dumps(summary, indent=2))
 
 
 # ----------------------------------------------------------------------------- parser
@@ -398,8 +407,14 @@ def build_parser() -> argparse.ArgumentParser:
              bringup.__doc__, robot_required=False)
     bringup.add_arguments(sp, robot=False)
 
-    add("demo", cmd_demo, "kinematics tour of every robot: IK, FK, condition number, singularity status",
+    add("tour", cmd_tour, "kinematics tour of every robot: IK, FK, condition number, singularity status",
         robot=False)
+    sp = add("demo", cmd_demo, "the PaLiDA computed-force benchmark through the ROS 2 node graph (make demo)",
+             "Abdellatif sec. V: a circle inclined 30 deg at 1 m/s, three runs (SJ PD, CF rb, CF rb+frict)\n"
+             "through the five nodes in lockstep against the simulated palida; prints the tracking table and\n"
+             "writes results/palida_benchmark.json, plots (Figs. 5-6) and CSV.", robot=False)
+    from .nodes.benchmark import add_arguments as demo_arguments
+    demo_arguments(sp)
     return p
 
 

@@ -1,0 +1,190 @@
+"""The PaLiDA computed-force benchmark (Abdellatif et al., sec. V): metrics, timing, report.
+
+The runs themselves go through the ROS 2 node graph (nodes/benchmark.py); this module is
+ROS-free: it turns recorded joint states into tracking errors against the desired
+trajectory (sampled again from the same trajectory spec, so the reference is independent
+of the nodes that produced the commands), times the control cycle on the core, and
+writes the table, CSV, JSON and plots.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from .kinematics.task_space import so3_log
+
+#: (run name as in Abdellatif's Figs. 5-6, controller of config/controllers.yaml)
+RUNS = (("SJ", "pd"), ("CF rb", "cf_rb"), ("CF rb+frict", "cf_rb_friction"))
+PAPER_CYCLE_US = 150.0       # Abdellatif sec. V: 0.15 ms per cycle at 0.5 ms sample time
+TARGET_CYCLE_US = {"median": 150.0, "p99": 500.0}
+
+
+def benchmark_spec(radius: float = 0.15, laps: float = 1.0, ramp_time: float = 0.4) -> dict:
+    """Trajectory spec of the benchmark: circle inclined 30 deg, 1 m/s, centred at home."""
+    return {"type": "benchmark_circle", "radius": radius, "speed": 1.0, "inclination_deg": 30.0,
+            "laps": laps, "ramp_time": ramp_time}
+
+
+@dataclass
+class RunRecord:
+    """What one run recorded: measured joint states and the feedforward the model computed."""
+
+    name: str
+    controller: str
+    t: np.ndarray                     # (N,) sim time of each /joint_states
+    q: np.ndarray                     # (N, n_a) measured actuated positions
+    tau: np.ndarray                   # (N, n_a) applied actuator forces (JointState.effort)
+    platform: np.ndarray              # (N, n_platform) measured platform-joint positions
+    ff_t: np.ndarray = field(default_factory=lambda: np.zeros(0))       # feedforward sample times
+    ff: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))    # (M, n_a) computed forces
+
+
+def desired_motion(kin, trajectory, t, t0: float):
+    """Desired actuated positions and platform poses at the recorded times (trajectory starts at t0)."""
+    P, R, V, A = trajectory.sample_many(np.clip(t - t0, 0.0, trajectory.duration))
+    q, ok = kin.inverse_batch(P, R)
+    if not ok.all():
+        raise ValueError(f"desired trajectory unreachable at t = {t[np.flatnonzero(~ok)[0]]:.4f} s")
+    return q[:, kin.model.actuated_idx], P, R
+
+
+def run_metrics(kin, trajectory, rec: RunRecord, t0: float) -> dict:
+    """RMS and maximum errors per actuator and of the platform over the motion."""
+    inside = (rec.t >= t0) & (rec.t <= t0 + trajectory.duration)
+    t = rec.t[inside]
+    q_d, P_d, R_d = desired_motion(kin, trajectory, t, t0)
+    e = q_d - rec.q[inside]
+    poses = [kin.task.pose_from_platform_joints(x) for x in rec.platform[inside]]
+    pos_err = np.linalg.norm(P_d - np.array([p.position for p in poses]), axis=1)
+    ori_err = np.array([np.linalg.norm(so3_log(Rd @ p.rotation.T)) for Rd, p in zip(R_d, poses)])
+    return {
+        "name": rec.name, "controller": rec.controller, "samples": int(inside.sum()),
+        "actuator_rms": np.sqrt(np.mean(e ** 2, axis=0)).tolist(),
+        "actuator_max": np.abs(e).max(axis=0).tolist(),
+        "platform_position_rms": float(np.sqrt(np.mean(pos_err ** 2))),
+        "platform_position_max": float(pos_err.max()),
+        "platform_orientation_rms": float(np.sqrt(np.mean(ori_err ** 2))),
+        "platform_orientation_max": float(ori_err.max()),
+        "_error": e, "_t": t - t0,
+    }
+
+
+def add_improvement(metrics: list[dict], baseline: str = "SJ") -> None:
+    """improvement factor = RMS error of the baseline / RMS error of the run (per actuator, and overall)."""
+    base = next(m for m in metrics if m["name"] == baseline)
+    b = np.array(base["actuator_rms"])
+    for m in metrics:
+        r = np.array(m["actuator_rms"])
+        m["improvement_per_actuator"] = (b / r).tolist()
+        m["improvement"] = float(np.sqrt(np.mean(b ** 2)) / np.sqrt(np.mean(r ** 2)))
+
+
+def cycle_timing(robot: str, settings: dict, trajectory, n: int = 4000) -> dict:
+    """Median and p99 (us) of one control cycle on the core (trajectory sample + IK + model + law).
+
+    settings: the resolved controller settings (mode, feedforward_model, kp, kd).
+    """
+    from .control import ControlCycle, FeedforwardModel, ForceLimits, make_law
+    from .dynamics import robot_dynamics
+
+    dyn = robot_dynamics(robot)
+    ff = FeedforwardModel(dyn, model=settings["feedforward_model"])
+    n_a = dyn.model.n_actuated
+    kp = np.broadcast_to(np.asarray(settings["kp"], float), (n_a,)) if np.size(settings["kp"]) == 1 \
+        else np.asarray(settings["kp"], float)
+    kd = np.broadcast_to(np.asarray(settings["kd"], float), (n_a,)) if np.size(settings["kd"]) == 1 \
+        else np.asarray(settings["kd"], float)
+    law = make_law(settings["mode"], kp, kd, ff)
+    cycle = ControlCycle(dyn.kin, trajectory, law, ff, ForceLimits.from_config(dyn.model))
+    ts = np.linspace(0.0, trajectory.duration, n)
+    q0 = dyn.kin.actuated(trajectory.sample(0.0)[0])
+    qd0 = np.zeros_like(q0)
+    for t in ts[:50]:                       # warm-up (JIT, caches)
+        cycle(t, q0, qd0)
+    out = np.empty(n)
+    for i, t in enumerate(ts):
+        t1 = time.perf_counter()
+        cycle(t, q0, qd0)
+        out[i] = (time.perf_counter() - t1) * 1e6
+    return {"median_us": float(np.median(out)), "p99_us": float(np.percentile(out, 99)),
+            "max_us": float(out.max()), "samples": n}
+
+
+def print_table(metrics: list[dict], names) -> str:
+    lines = ["PaLiDA benchmark (Abdellatif sec. V): circle inclined 30 deg, 1 m/s, simulated palida with "
+             "friction in all joints",
+             f"{'run':13s} " + " ".join(f"{'RMS ' + n[:6]:>11s}" for n in names)
+             + f" {'max |e|':>9s} {'pos RMS':>9s} {'pos max':>9s} {'ori RMS':>9s} {'x SJ':>6s} "
+               f"{'cycle p50':>9s} {'p99':>7s}",
+             f"{'':13s} " + " ".join(f"{'mm':>11s}" for _ in names)
+             + f" {'mm':>9s} {'mm':>9s} {'mm':>9s} {'mrad':>9s} {'':>6s} {'us':>9s} {'us':>7s}"]
+    for m in metrics:
+        c = m.get("cycle", {})
+        lines.append(f"{m['name']:13s} " + " ".join(f"{1e3 * v:11.4f}" for v in m["actuator_rms"])
+                     + f" {1e3 * max(m['actuator_max']):9.4f} {1e3 * m['platform_position_rms']:9.4f} "
+                       f"{1e3 * m['platform_position_max']:9.4f} {1e3 * m['platform_orientation_rms']:9.4f} "
+                       f"{m['improvement']:6.1f} {c.get('median_us', float('nan')):9.1f} "
+                       f"{c.get('p99_us', float('nan')):7.1f}")
+    return "\n".join(lines)
+
+
+def write_results(out_dir: Path, robot: str, names, records: list[RunRecord], metrics: list[dict],
+                  extra: dict) -> dict:
+    """JSON summary, CSV per run, Fig. 6 (actuator errors) and Fig. 5 (measured vs computed forces)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    runs = []
+    for rec, m in zip(records, metrics):
+        slug = m["controller"]
+        e, t = m["_error"], m["_t"]
+        header = "t," + ",".join(f"error_{n}" for n in names)
+        np.savetxt(out_dir / f"palida_benchmark_{slug}_errors.csv", np.column_stack([t, e]), delimiter=",",
+                   header=header, comments="")
+        np.savetxt(out_dir / f"palida_benchmark_{slug}_forces.csv", np.column_stack([rec.t, rec.tau]),
+                   delimiter=",", header="t," + ",".join(f"tau_{n}" for n in names), comments="")
+        runs.append({k: v for k, v in m.items() if not k.startswith("_")})
+    summary = {"robot": robot, "actuated_joints": list(names), "runs": runs, **extra}
+    (out_dir / "palida_benchmark.json").write_text(json.dumps(summary, indent=2))
+
+    fig, axes = plt.subplots(len(names), 1, figsize=(9, 1.6 * len(names)), sharex=True)
+    for m in metrics:
+        for k, ax in enumerate(axes):
+            ax.plot(m["_t"], 1e3 * m["_error"][:, k], lw=0.9, label=m["name"])
+            ax.set_ylabel(f"e{k + 1} [mm]")
+    axes[0].legend(ncol=len(metrics), fontsize=8, loc="upper right")
+    axes[-1].set_xlabel("t [s]")
+    fig.suptitle("actuator tracking errors (cf. Abdellatif Fig. 6)")
+    fig.tight_layout()
+    fig.savefig(out_dir / "palida_benchmark_errors.png", dpi=110)
+    plt.close(fig)
+
+    cf = [r for r in records if r.ff.size and np.abs(r.ff).max() > 0]     # runs with a model
+    if cf:
+        fig, axes = plt.subplots(len(names), len(cf), figsize=(5 * len(cf), 1.6 * len(names)), sharex=True,
+                                 squeeze=False)
+        for j, rec in enumerate(cf):
+            t0 = extra.get("t0", 0.0)
+            for k in range(len(names)):
+                ax = axes[k, j]
+                ax.plot(rec.t - t0, rec.tau[:, k], lw=0.9, label="applied (measured)")
+                ax.plot(rec.ff_t - t0, rec.ff[:, k], lw=0.9, ls="--", label="computed (model)")
+                if j == 0:
+                    ax.set_ylabel(f"F{k + 1} [N]")
+            axes[0, j].set_title(rec.name)
+        axes[0, 0].legend(fontsize=8)
+        for ax in axes[-1]:
+            ax.set_xlabel("t [s]")
+        fig.suptitle("measured vs computed actuator forces (cf. Abdellatif Fig. 5)")
+        fig.tight_layout()
+        fig.savefig(out_dir / "palida_benchmark_forces.png", dpi=110)
+        plt.close(fig)
+    return summary

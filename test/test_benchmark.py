@@ -1,0 +1,50 @@
+"""The PaLiDA benchmark (make demo) on a shortened run, through the real node graph.
+
+Expected (Abdellatif sec. V): computed force with rigid body + friction tracks better than with
+the rigid body alone, which tracks better than single-joint PD, by clear factors. The tracking
+errors are measured against the circle sampled again from its spec, not against the nodes' own
+references.
+"""
+
+import json
+
+import numpy as np
+import pytest
+
+rclpy = pytest.importorskip("rclpy", reason="rclpy is not installed")
+
+
+@pytest.fixture(scope="module")
+def summary(tmp_path_factory):
+    from pkm_control.cli import main
+
+    out = tmp_path_factory.mktemp("bench")
+    assert main(["demo", "--out", str(out), "--laps", "0.25", "--ramp-time", "0.1", "--quiet",
+                 "--domain-id", "151"]) == 0
+    data = json.loads((out / "palida_benchmark.json").read_text())
+    data["_out"] = out
+    return data
+
+
+def test_ordering_by_clear_factors(summary):
+    runs = {r["name"]: r for r in summary["runs"]}
+    rms = {k: np.sqrt(np.mean(np.square(r["actuator_rms"]))) for k, r in runs.items()}
+    assert rms["CF rb"] * 1.5 < rms["SJ"]
+    assert rms["CF rb+frict"] * 2.0 < rms["CF rb"]
+    assert runs["CF rb+frict"]["improvement"] > runs["CF rb"]["improvement"] > 1.5
+    # the platform follows too: the position error orders the same way
+    assert runs["CF rb+frict"]["platform_position_rms"] < runs["CF rb"]["platform_position_rms"] \
+        < runs["SJ"]["platform_position_rms"]
+
+
+def test_report_contents(summary):
+    assert summary["robot"] == "palida" and len(summary["actuated_joints"]) == 6
+    for r in summary["runs"]:
+        assert len(r["actuator_rms"]) == len(r["actuator_max"]) == 6
+        assert all(np.isfinite(r["actuator_rms"])) and r["samples"] > 500
+        assert r["control_cycle_median_us"] > 0 and r["control_cycle_p99_us"] >= r["control_cycle_median_us"]
+        for key in ("platform_position_rms", "platform_position_max", "platform_orientation_rms", "improvement"):
+            assert np.isfinite(r[key])
+    out = summary["_out"]
+    for f in ("palida_benchmark_errors.png", "palida_benchmark_forces.png", "palida_benchmark_pd_errors.csv"):
+        assert (out / f).stat().st_size > 1000
