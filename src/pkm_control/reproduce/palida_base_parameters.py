@@ -100,11 +100,8 @@ def run(out_dir: pathlib.Path, progress: bool = True) -> dict:
                np.r_[5.0 * rng.standard_normal(3), 10.0 * rng.standard_normal(3)]) for p in poses]
     it = states
     if progress:
-        try:
-            from tqdm import tqdm
-            it = tqdm(states, desc="engine regressor", unit="state")
-        except ImportError:  # pragma: no cover
-            pass
+        from tqdm import tqdm
+        it = tqdm(states, desc="engine regressor", unit="state")
     blocks = [engine_regressor_mdh(dyn, p, t, a) for p, t, a in it]
     W = np.vstack(blocks)
     taus = np.concatenate([dyn.inverse_dynamics(p, t, a).tau for p, t, a in states])
