@@ -571,6 +571,25 @@ class Formulation:
 
 
 # ---------------------------------------------------------------------- compiled kernel
+def _body_wrench(P, wx, wy, wz, ox, oy, oz, ax, ay, az):
+    """Newton-Euler wrench of one body about its frame origin (eq. 14), body coordinates.
+
+    P = (Ixx, Ixy, Ixz, Iyy, Iyz, Izz, s_x, s_y, s_z, m) about the origin; omega, omega' and the
+    acceleration of the origin (gravity included) in body coordinates. Returns (f, n).
+    """
+    sx, sy, sz, m = P[6], P[7], P[8], P[9]
+    fx = m * ax + oy * sz - oz * sy + wy * (wx * sy - wy * sx) - wz * (wz * sx - wx * sz)
+    fy = m * ay + oz * sx - ox * sz + wz * (wy * sz - wz * sy) - wx * (wx * sy - wy * sx)
+    fz = m * az + ox * sy - oy * sx + wx * (wz * sx - wx * sz) - wy * (wy * sz - wz * sy)
+    ix = P[0] * wx + P[1] * wy + P[2] * wz
+    iy = P[1] * wx + P[3] * wy + P[4] * wz
+    iz = P[2] * wx + P[4] * wy + P[5] * wz
+    nx = P[0] * ox + P[1] * oy + P[2] * oz + wy * iz - wz * iy + sy * az - sz * ay
+    ny = P[1] * ox + P[3] * oy + P[4] * oz + wz * ix - wx * iz + sz * ax - sx * az
+    nz = P[2] * ox + P[4] * oy + P[5] * oz + wx * iy - wy * ix + sx * ay - sy * ax
+    return fx, fy, fz, nx, ny, nz
+
+
 def _id_kernel(p, R, tw, ac, geo, cos_cone, prm, g, fr, use_fric, solve, out):
     """One sample: out = Q_a (solve) or the generalized force tau (not solve). Returns 0, or 1 (gimbal lock), 2 (joint limit / cone), 3 (singular).
 
@@ -656,27 +675,10 @@ def _id_kernel(p, R, tw, ac, geo, cos_cone, prm, g, fr, use_fric, solve, out):
         a3y = -tz - 2.0 * ld * w3x
         a3z = ty + ldd
         # body 3 (slider) wrench about B_j, eq. 14
-        P = prm[20:30]
-        sx, sy, sz, m = P[6], P[7], P[8], P[9]
-        f3x = m * a3x + o3y * sz - o3z * sy + w3y * (w3x * sy - w3y * sx) - w3z * (w3z * sx - w3x * sz)
-        f3y = m * a3y + o3z * sx - o3x * sz + w3z * (w3y * sz - w3z * sy) - w3x * (w3x * sy - w3y * sx)
-        f3z = m * a3z + o3x * sy - o3y * sx + w3x * (w3z * sx - w3x * sz) - w3y * (w3y * sz - w3z * sy)
-        ix = P[0] * w3x + P[1] * w3y + P[2] * w3z
-        iy = P[1] * w3x + P[3] * w3y + P[4] * w3z
-        iz = P[2] * w3x + P[4] * w3y + P[5] * w3z
-        n3x = P[0] * o3x + P[1] * o3y + P[2] * o3z + w3y * iz - w3z * iy + sy * a3z - sz * a3y
-        n3y = P[1] * o3x + P[3] * o3y + P[4] * o3z + w3z * ix - w3x * iz + sz * a3x - sx * a3z
-        n3z = P[2] * o3x + P[4] * o3y + P[5] * o3z + w3x * iy - w3y * ix + sx * a3y - sy * a3x
+        f3x, f3y, f3z, n3x, n3y, n3z = _body_wrench(prm[20:30], w3x, w3y, w3z, o3x, o3y, o3z, a3x, a3y, a3z)
         Ql = f3z
         # body 2 (stator) moment about A, eq. 14
-        P = prm[10:20]
-        sx, sy, sz = P[6], P[7], P[8]
-        ix = P[0] * w2x + P[1] * w2y + P[2] * w2z
-        iy = P[1] * w2x + P[3] * w2y + P[4] * w2z
-        iz = P[2] * w2x + P[4] * w2y + P[5] * w2z
-        n2x = P[0] * o2x + P[1] * o2y + P[2] * o2z + w2y * iz - w2z * iy + sy * a2z - sz * a2y
-        n2y = P[1] * o2x + P[3] * o2y + P[4] * o2z + w2z * ix - w2x * iz + sz * a2x - sx * a2z
-        n2z = P[2] * o2x + P[4] * o2y + P[5] * o2z + w2x * iy - w2y * ix + sx * a2y - sy * a2x
+        _, _, _, n2x, n2y, n2z = _body_wrench(prm[10:20], w2x, w2y, w2z, o2x, o2y, o2z, a2x, a2y, a2z)
         # body 3's wrench moved to frame 2: R^2_3 (a, b, c) = (a, c, -b), plus r x F (r = (0, l, 0))
         F3x, F3y, F3z = f3x, f3z, -f3y
         N2x = n2x + n3x + l * F3z
@@ -721,16 +723,7 @@ def _id_kernel(p, R, tw, ac, geo, cos_cone, prm, g, fr, use_fric, solve, out):
     aex = r00 * hx_ + r10 * hy_ + r20 * hz_
     aey = r01 * hx_ + r11 * hy_ + r21 * hz_
     aez = r02 * hx_ + r12 * hy_ + r22 * hz_
-    sx, sy, sz, m = P[6], P[7], P[8], P[9]
-    fEx = m * aex + oy * sz - oz * sy + qy * (qx * sy - qy * sx) - qz * (qz * sx - qx * sz)
-    fEy = m * aey + oz * sx - ox * sz + qz * (qy * sz - qz * sy) - qx * (qx * sy - qy * sx)
-    fEz = m * aez + ox * sy - oy * sx + qx * (qz * sx - qx * sz) - qy * (qy * sz - qz * sy)
-    ix = P[0] * qx + P[1] * qy + P[2] * qz
-    iy = P[1] * qx + P[3] * qy + P[4] * qz
-    iz = P[2] * qx + P[4] * qy + P[5] * qz
-    nEx = P[0] * ox + P[1] * oy + P[2] * oz + qy * iz - qz * iy + sy * aez - sz * aey
-    nEy = P[1] * ox + P[3] * oy + P[4] * oz + qz * ix - qx * iz + sz * aex - sx * aez
-    nEz = P[2] * ox + P[4] * oy + P[5] * oz + qx * iy - qy * ix + sx * aey - sy * aex
+    fEx, fEy, fEz, nEx, nEy, nEz = _body_wrench(P, qx, qy, qz, ox, oy, oz, aex, aey, aez)
     tau[0] += r00 * fEx + r01 * fEy + r02 * fEz
     tau[1] += r10 * fEx + r11 * fEy + r12 * fEz
     tau[2] += r20 * fEx + r21 * fEy + r22 * fEz
@@ -783,6 +776,7 @@ def _batch_kernel(P, Rs, T, Ac, geo, cos_cone, prm, g, fr, use_fric, out, status
 
 
 if numba is not None:
+    _body_wrench = numba.njit(cache=True, inline="always")(_body_wrench)
     _KERNEL_INNER = numba.njit(cache=True)(_id_kernel)
     _KERNEL = _KERNEL_INNER
     _BATCH = numba.njit(cache=True)(_batch_kernel)
