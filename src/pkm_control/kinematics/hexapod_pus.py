@@ -63,6 +63,7 @@ import numpy as np
 from ..errors import (InvalidInputError, InvalidModelError, JointLimitError, SingularConfigurationError,
                       UnreachablePoseError)
 from .base import JointMotion, ParallelKinematics
+from .kernels import pus_positions_jacobian
 from .task_space import Pose, TaskSpace
 
 #: relative tolerance on L^2 - rho^2 < 0 still treated as the boundary (h = 0)
@@ -125,6 +126,8 @@ class Kinematics(ParallelKinematics):
         self._cos_cone_L = self._cos_cone * L
         # scalar single-pose path (6 legs: per-leg float arithmetic beats numpy's per-call overhead)
         tol = 1e-12
+        self._base_xy = np.ascontiguousarray(np.column_stack(self.base_points[:2]))
+        self._plat_xy = np.ascontiguousarray(np.column_stack(self.platform_points[:2]))
         self._leg_consts = tuple(zip(self.base_points[0].tolist(), self.base_points[1].tolist(),
                                      self.platform_points[0].tolist(), self.platform_points[1].tolist(),
                                      g0.tolist(), (self._lo_ip - tol).tolist(), (self._hi_ip + tol).tolist(),
@@ -353,18 +356,19 @@ class Kinematics(ParallelKinematics):
         return self._inverse_scalar(pose.position, pose.rotation, check_limits, jacobian, twist, accel)
 
     def actuated(self, pose: Pose) -> np.ndarray:
-        q = self._inverse_scalar(np.asarray(pose.position, float), np.asarray(pose.rotation, float),
-                                 False, False).q
-        return q[self.idx_prismatic]
+        return self.actuated_and_jacobian(pose)[0]
 
     def jacobian(self, pose: Pose) -> np.ndarray:
         """J = J_C (Lopes eq. 6): qdot_a = J [v; omega]."""
         return self.actuated_and_jacobian(pose)[1]
 
     def actuated_and_jacobian(self, pose: Pose):
-        """(q_a, J_C) from one IK pass: the FK Newton step needs both."""
-        m = self._inverse_scalar(np.asarray(pose.position, float), np.asarray(pose.rotation, float), False, True)
-        return m.q[self.idx_prismatic], m.jacobian
+        """(q_a, J_C) from one compiled pass over the legs: the FK Newton step needs both."""
+        p, R = np.asarray(pose.position, float), np.asarray(pose.rotation, float)
+        l, J, leg = pus_positions_jacobian(R, p, self._base_xy, self._plat_xy, self.L2, _REACH_TOL)
+        if leg >= 0:     # out of reach or link horizontal: the scalar path raises the named error
+            self._inverse_scalar(p, R, False, True)
+        return l, J
 
     def jacobian_xq(self, pose: Pose):
         """(J_x, J_q): J_q qdot_a = J_x [v; omega]; J_q = diag(a_iz) is singular when a link is horizontal."""

@@ -38,6 +38,7 @@ import numpy as np
 from ..errors import (InvalidInputError, InvalidModelError, JointLimitError, SingularConfigurationError,
                       UnreachablePoseError)
 from .base import JointMotion, ParallelKinematics
+from .kernels import ups_lengths_jacobian
 from .task_space import Pose, TaskSpace, rpy_to_matrix
 
 #: below this horizontal strut component r = sqrt(x^2 + z^2) (m) the universal joint is in
@@ -275,36 +276,16 @@ class Kinematics(ParallelKinematics):
         return JointMotion(*self._solve(pose.position, pose.rotation, twist, accel, check_limits, jacobian))
 
     def actuated(self, pose: Pose) -> np.ndarray:
-        (r00, r01, r02), (r10, r11, r12), (r20, r21, r22) = np.asarray(pose.rotation, float).tolist()
-        px, py, pz = np.asarray(pose.position, float).tolist()
-        out = []
-        for ax, ay, az, bx, by, bz, *_ in self._legdata:
-            dx = r00 * bx + r01 * by + r02 * bz + px - ax
-            dy = r10 * bx + r11 * by + r12 * bz + py - ay
-            dz = r20 * bx + r21 * by + r22 * bz + pz - az
-            out.append(math.sqrt(dx * dx + dy * dy + dz * dz))
-        l = np.array(out)
-        return l if self._act_identity else l[self._act]
+        return self.actuated_and_jacobian(pose)[0]
 
     def jacobian(self, pose: Pose) -> np.ndarray:
         """Taghirad's J: rows [s_i^T, (b_i x s_i)^T], qdot_a = J (v, omega)."""
         return self.actuated_and_jacobian(pose)[1]
 
     def actuated_and_jacobian(self, pose: Pose):
-        """(l, J) from one pass over the legs: the FK Newton step needs both."""
-        (r00, r01, r02), (r10, r11, r12), (r20, r21, r22) = np.asarray(pose.rotation, float).tolist()
-        px, py, pz = np.asarray(pose.position, float).tolist()
-        rows, lengths = [], []
-        for ax, ay, az, bx, by, bz, *_ in self._legdata:
-            wx = r00 * bx + r01 * by + r02 * bz
-            wy = r10 * bx + r11 * by + r12 * bz
-            wz = r20 * bx + r21 * by + r22 * bz
-            dx, dy, dz = wx + px - ax, wy + py - ay, wz + pz - az
-            l = math.sqrt(dx * dx + dy * dy + dz * dz)
-            ux, uy, uz = dx / l, dy / l, dz / l
-            lengths.append(l)
-            rows.append((ux, uy, uz, wy * uz - wz * uy, wz * ux - wx * uz, wx * uy - wy * ux))
-        J, l = np.array(rows), np.array(lengths)
+        """(l, J) from one compiled pass over the legs: the FK Newton step needs both."""
+        l, J = ups_lengths_jacobian(np.asarray(pose.rotation, float), np.asarray(pose.position, float),
+                                    self._A, self._Bp)
         return (l, J) if self._act_identity else (l[self._act], J[self._act])
 
     def jacobian_xq(self, pose: Pose):
