@@ -197,7 +197,7 @@ def test_palida_bodies_and_friction_parameters():
 
 
 def test_palida_benchmark_circle_reachable():
-    """Sec. V: circle inclined 30 deg about x in the middle of the workspace (r = 0.2 m here)."""
+    """Sec. V: circle tilted 30 deg about x (the other reading of the inclination) stays reachable too."""
     kin = robot_kinematics("palida")
     home = np.array(kin.model.config["home"])
     t = np.linspace(0, 2 * np.pi, 361)
