@@ -23,6 +23,7 @@ from pkm_control.dynamics import robot_dynamics
 from pkm_control.dynamics.newton_euler import Formulation as NewtonEuler
 from pkm_control.kinematics.task_space import euler_rate_matrix, euler_rate_matrix_dot, matrix_to_rpy
 from pkm_control.kinematics.workspace import random_poses, workspace_box
+from body_energy import kinetic_energy_bodies
 
 ROBOTS = robot_list()
 IDS = [f"{r}-{v}" if v else r for r, v in ROBOTS]
@@ -36,18 +37,6 @@ def _twists(kin, rng, n):
         scale = np.concatenate([scale[:3], np.full(3, np.mean(scale[3:]))])
     return [scale * rng.normal(size=kin.task.dim) for _ in range(n)]
 
-
-def _kinetic_energy_bodies(kin, pose, twist):
-    model = kin.model.model
-    data = model.createData()
-    m = kin.inverse(pose, twist, check_limits=False)
-    pin.forwardKinematics(model, data, m.q, m.v)
-    T = 0.0
-    for j in range(1, model.njoints):
-        I, v = model.inertias[j], data.v[j]
-        vc = v.linear + np.cross(v.angular, I.lever)
-        T += 0.5 * I.mass * vc @ vc + 0.5 * v.angular @ I.inertia @ v.angular
-    return T
 
 
 # ---------------------------------------------------------------------------- coordinates for (c)
@@ -123,7 +112,7 @@ def test_kinetic_energy_body_by_body(robot):
     for pose in poses:
         M = dyn.mass_matrix(pose)
         for twist in _twists(dyn.kin, rng, 3):
-            T = _kinetic_energy_bodies(dyn.kin, pose, twist)
+            T = kinetic_energy_bodies(dyn.kin, pose, twist)
             worst = max(worst, abs(0.5 * twist @ M @ twist - T) / T)
     assert worst <= 1e-9
 
@@ -150,7 +139,7 @@ def test_newton_euler_energy_and_christoffel(variant):
     rng = np.random.default_rng(5)
     poses = random_poses(dyn.kin, 10, rng)
     for pose, twist in zip(poses, _twists(dyn.kin, rng, 10)):
-        T = _kinetic_energy_bodies(dyn.kin, pose, twist)
+        T = kinetic_energy_bodies(dyn.kin, pose, twist)
         assert abs(0.5 * twist @ ne.mass_matrix(pose) @ twist - T) <= 1e-9 * T
         assert skew_error(dyn.kin, ne.mass_matrix, ne.coriolis_matrix, pose, twist) <= 1e-6
     for pose, twist in zip(poses[:4], _twists(dyn.kin, rng, 4)):

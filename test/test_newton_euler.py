@@ -18,6 +18,7 @@ from pkm_control.dynamics.newton_euler import Formulation
 from pkm_control.errors import (InvalidInputError, InvalidModelError, PkmError, SingularConfigurationError)
 from pkm_control.kinematics.task_space import Pose, euler_rate_matrix, euler_rate_matrix_dot, so3_exp
 from pkm_control.kinematics.workspace import random_poses
+from body_energy import kinetic_energy_bodies
 
 VARIANTS = ("6-6", "3-6")
 N_STATES = 200
@@ -43,19 +44,6 @@ def setup(request):
     dyn = robot_dynamics("stewart", request.param)
     return dyn, Formulation(dyn), _states(dyn.kin, N_STATES, 7 if request.param == "6-6" else 8)
 
-
-def _kinetic_energy_bodies(kin, pose, twist):
-    """sum over every body of 1/2 m v_c^2 + 1/2 w^T I_c w, link velocities from pinocchio at the IK state."""
-    model = kin.model.model
-    data = model.createData()
-    m = kin.inverse(pose, twist, check_limits=False)
-    pin.forwardKinematics(model, data, m.q, m.v)
-    T = 0.0
-    for j in range(1, model.njoints):
-        I, v = model.inertias[j], data.v[j]
-        vc = v.linear + np.cross(v.angular, I.lever)
-        T += 0.5 * I.mass * vc @ vc + 0.5 * v.angular @ I.inertia @ v.angular
-    return T
 
 
 def _potential_energy_bodies(kin, pose, g):
@@ -125,7 +113,7 @@ def test_mass_matrix_kinetic_energy_body_by_body(setup):
         assert np.linalg.eigvalsh(M).min() > 0.0
         for _ in range(3):
             twist = rng.normal(size=6)
-            T = _kinetic_energy_bodies(dyn.kin, pose, twist)
+            T = kinetic_energy_bodies(dyn.kin, pose, twist)
             assert abs(0.5 * twist @ M @ twist - T) <= 1e-10 * T
 
 

@@ -47,3 +47,14 @@ def check_vector(name, value, size):
     if not np.isfinite(arr).all():
         raise InvalidInputError(f"{name} must be finite, got {np.array2string(arr, precision=6)}")
     return arr
+
+
+def check_number(what: str, value) -> float:
+    """``value`` as a finite float, or InvalidInputError saying ``what`` must be a finite number."""
+    try:
+        x = float(value)
+    except (TypeError, ValueError) as exc:
+        raise InvalidInputError(f"{what} must be a number, got {value!r}") from exc
+    if not np.isfinite(x):
+        raise InvalidInputError(f"{what} must be finite, got {value!r}")
+    return x

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 import yaml
 
-from ..errors import InvalidInputError, InvalidModelError, PkmError
+from ..errors import InvalidInputError, InvalidModelError, PkmError, check_number
 from ..kinematics.task_space import Pose
 
 #: keys whose values are floats (a YAML int such as 2000 must not make the ROS parameter an integer)
@@ -101,13 +101,7 @@ def load_settings(robot: str, controller: str, controller_config: str = "", n_ac
 
 
 def _number(key, value) -> float:
-    try:
-        x = float(value)
-    except (TypeError, ValueError) as exc:
-        raise InvalidInputError(f"parameter '{key}' must be a number, got {value!r}") from exc
-    if not math.isfinite(x):
-        raise InvalidInputError(f"parameter '{key}' must be finite, got {value!r}")
-    return x
+    return check_number(f"parameter '{key}'", value)
 
 
 def _gain(section, key, n, robot):

@@ -22,7 +22,7 @@ import math
 
 import numpy as np
 
-from ..errors import InvalidInputError, UnreachablePoseError, check_vector
+from ..errors import InvalidInputError, UnreachablePoseError, check_number, check_vector
 from ..kinematics.task_space import Pose, rot_x, rot_y
 from .paths import Circle, PointToPoint, SemiEllipse, TaskTrajectory, Waypoints
 
@@ -98,15 +98,9 @@ _ALIASES = {"ptp": "point_to_point", "point-to-point": "point_to_point", "semi-e
 
 
 def _number(field, value):
-    if isinstance(value, bool):
+    if isinstance(value, bool):      # YAML 'yes' is not a length
         raise InvalidInputError(f"trajectory spec field '{field}' must be a number, got {value!r}")
-    try:
-        x = float(value)
-    except (TypeError, ValueError) as exc:
-        raise InvalidInputError(f"trajectory spec field '{field}' must be a number, got {value!r}") from exc
-    if not math.isfinite(x):
-        raise InvalidInputError(f"trajectory spec field '{field}' must be finite, got {value!r}")
-    return x
+    return check_number(f"trajectory spec field '{field}'", value)
 
 
 def _coords_pose(kin, field, value) -> Pose:
