@@ -1,0 +1,307 @@
+"""Streaming a goal ahead of the control loop (ROS-free): sample buffers and the goal scheduler.
+
+The real-time path never waits for a trajectory, an IK or a model evaluation: those are computed
+ahead, in chunks of time-stamped samples on the control grid k * dt, and the loop only looks up
+the sample of its instant. Two pieces:
+
+* ``SampleBuffer``: time-indexed rows (integer nanoseconds) with ros2_control's splice semantics
+  (a chunk replaces every buffered sample at or after its first time, as a new
+  JointTrajectory replaces the rest of the old one in joint_trajectory_controller). ``at(t)`` is
+  exact on the grid and linear between samples.
+* ``GoalScheduler``: what the trajectory_generator node does between its messages. It holds the
+  pose to keep when no motion runs (initially the start pose, later the end of the last motion),
+  loads a goal (spec -> trajectory, an approach move in front if it starts elsewhere, the whole
+  motion checked for reachability), starts it on the grid ``start_delay`` after now, stops it,
+  and tells which chunks to publish so that the published reference stays ``2 * lookahead``
+  ahead of now. A start or stop never changes a sample already published (a consumer may have
+  used it), so it takes effect at the published end when that is later than now + start_delay:
+  a published sample is final, and the splice downstream only ever appends.
+  Times are integer nanoseconds of the caller's clock (sim time in lockstep).
+"""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass
+
+import numpy as np
+import yaml
+
+from ..errors import InvalidInputError
+from ..kinematics.task_space import Pose
+
+#: a goal message longer than this is refused before parsing (a trajectory spec is a few hundred bytes)
+MAX_GOAL_BYTES = 65536
+
+
+class SampleBuffer:
+    """Time-indexed samples (ns -> row of floats) with splice semantics (module docstring).
+
+    ``at(t)`` returns the sample at t: exact on the grid, linear between neighbours, None when t is
+    outside the buffered span (not arrived yet, or pruned). ``hold(t, max_age)`` is ``at(t)`` or,
+    past the end, the last row while t is at most ``max_age`` ns after it (a stream that ran dry
+    for less than its timeout).
+    """
+
+    def __init__(self, keep_ns: int = 1_000_000_000):
+        self.times: list[int] = []
+        self.rows: list[np.ndarray] = []
+        self.keep_ns = int(keep_ns)
+
+    def add(self, times_ns, rows) -> None:
+        if len(times_ns) == 0:
+            return
+        cut = bisect.bisect_left(self.times, int(times_ns[0]))
+        del self.times[cut:], self.rows[cut:]
+        self.times.extend(int(t) for t in times_ns)
+        self.rows.extend(np.asarray(r, float) for r in rows)
+
+    @property
+    def end(self) -> int | None:
+        return self.times[-1] if self.times else None
+
+    def covers(self, t_ns: int) -> bool:
+        """A sample exists for t (exact or between two samples)."""
+        return bool(self.times) and self.times[0] <= t_ns <= self.times[-1]
+
+    def at(self, t_ns: int):
+        i = bisect.bisect_left(self.times, t_ns)
+        if i < len(self.times) and self.times[i] == t_ns:
+            return self.rows[i]
+        if i == 0 or i == len(self.times):
+            return None
+        t0, t1 = self.times[i - 1], self.times[i]
+        w = (t_ns - t0) / (t1 - t0)
+        return (1 - w) * self.rows[i - 1] + w * self.rows[i]
+
+    def hold(self, t_ns: int, max_age_ns: int):
+        row = self.at(t_ns)
+        if row is None and self.times and 0 <= t_ns - self.times[-1] <= max_age_ns:
+            row = self.rows[-1]
+        return row
+
+    def prune(self, now_ns: int) -> None:
+        """Drop samples older than keep_ns before now (keeps one before, for interpolation)."""
+        i = bisect.bisect_left(self.times, now_ns - self.keep_ns)
+        if i > 1:
+            del self.times[:i - 1], self.rows[:i - 1]
+
+    def clear(self) -> None:
+        self.times.clear()
+        self.rows.clear()
+
+
+def parse_goal(text: str) -> dict:
+    """A goal message (YAML, a superset of JSON) -> trajectory spec mapping; InvalidInputError otherwise.
+
+    Bounded before parsing: at most MAX_GOAL_BYTES characters (a nesting bomb of that size still
+    parses in milliseconds with the safe loader, whose recursion error is turned into a rejection).
+    """
+    if not isinstance(text, str):
+        raise InvalidInputError(f"goal must be a string (YAML/JSON trajectory spec), got {type(text).__name__}")
+    if len(text) > MAX_GOAL_BYTES:
+        raise InvalidInputError(f"goal has {len(text)} characters (limit {MAX_GOAL_BYTES})")
+    try:
+        spec = yaml.safe_load(text)
+    except (yaml.YAMLError, RecursionError) as exc:
+        raise InvalidInputError(f"goal is not valid YAML/JSON: {str(exc)[:200]}") from exc
+    if not isinstance(spec, dict):
+        raise InvalidInputError(f"goal must be a mapping (trajectory spec), got {type(spec).__name__}: "
+                                f"{text[:200]!r}")
+    return spec
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """Samples of the desired platform motion at absolute grid times (ns)."""
+
+    times_ns: np.ndarray
+    positions: np.ndarray        # (N, 3)
+    rotations: np.ndarray        # (N, 3, 3)
+    twists: np.ndarray           # (N, task dim)
+    accels: np.ndarray
+
+
+@dataclass(frozen=True)
+class Motion:
+    """A started motion: the trajectory and its start time on the grid (ns)."""
+
+    trajectory: object
+    start_ns: int
+    approach_s: float            # the approach move in front of the goal's own trajectory
+
+    @property
+    def goal_start_ns(self) -> int:
+        return self.start_ns + int(round(self.approach_s * 1e9))
+
+    @property
+    def end_ns(self) -> int:
+        return self.start_ns + int(round(self.trajectory.duration * 1e9))
+
+
+class GoalScheduler:
+    """The goal's life cycle and chunking on the control grid (module docstring). Mutable: it is the
+    state of one trajectory generator; every time is passed in.
+
+    dt_ns: control period; chunk_n: samples per chunk; start_delay_ns: a started motion begins on the
+    first grid time at or after now + start_delay; approach_speed (m/s), approach_rate (rad/s): peak
+    speeds of the quintic approach move.
+    """
+
+    def __init__(self, kin, hold: Pose, dt_ns: int, chunk_n: int, start_delay_ns: int,
+                 approach_speed: float = 0.1, approach_rate: float = 0.5):
+        if dt_ns <= 0 or chunk_n < 1 or start_delay_ns < 0:
+            raise InvalidInputError(f"dt_ns {dt_ns} > 0, chunk_n {chunk_n} >= 1 and start_delay_ns "
+                                    f"{start_delay_ns} >= 0 are required")
+        if not (approach_speed > 0 and approach_rate > 0):
+            raise InvalidInputError(f"approach_speed {approach_speed} m/s and approach_rate {approach_rate} "
+                                    "rad/s must be > 0")
+        self.kin = kin
+        self.dt_ns, self.chunk_n, self.start_delay_ns = int(dt_ns), int(chunk_n), int(start_delay_ns)
+        self.approach_speed, self.approach_rate = float(approach_speed), float(approach_rate)
+        self.hold = hold                 # pose held when no motion runs
+        self.loaded = None               # (trajectory, approach s) accepted, waiting for start()
+        self.active: Motion | None = None
+        self._pending_start = False      # start() before the first clock: fixed at the first advance()
+        self.published_until = None      # grid time of the last published sample (ns)
+        self.now_ns = None
+
+    # ------------------------------------------------------------------ goals
+    def load(self, spec: dict):
+        """Build and check a goal from its spec; returns (trajectory, approach s). A running motion, an
+        invalid spec or an unreachable motion raise (the robot keeps holding)."""
+        from .paths import PointToPoint, Sequence
+        from .spec import check_reachable, trajectory_from_spec
+
+        if self.active is not None or self._pending_start:
+            raise InvalidInputError("a motion is running: goal rejected (stop it first)")
+        kin = self.kin
+        spec = dict(spec)
+        if spec.get("start") is None and spec.get("type") not in ("benchmark_circle", "palida_benchmark"):
+            spec["start"] = kin.task.coordinates(self.hold).tolist()
+        traj = trajectory_from_spec(kin, spec)
+        lin, ang = self._distance(kin.task.difference(traj.start_pose, self.hold))
+        approach = 0.0
+        if lin > 1e-9 or ang > 1e-9:
+            # quintic: peak speed 15/8 distance / T
+            approach = max(0.2, 1.875 * lin / self.approach_speed, 1.875 * ang / self.approach_rate)
+            traj = Sequence([PointToPoint(kin.task, self.hold, traj.start_pose, approach, "quintic"), traj])
+        check_reachable(kin, traj)
+        self.loaded = (traj, approach)
+        return traj, approach
+
+    def _distance(self, d):
+        ang = np.zeros(len(d), bool)
+        ang[list(self.kin.task.angular)] = True
+        return float(np.linalg.norm(d[~ang])), float(np.linalg.norm(d[ang]))
+
+    def start(self) -> Motion | None:
+        """Start the loaded goal on the grid start_delay after now (at the first advance() if no time
+        is known yet). Returns the motion (None: nothing loaded, or already running, or pending)."""
+        if self.loaded is None or self.active is not None or self._pending_start:
+            return None
+        if self.now_ns is None:
+            self._pending_start = True
+            return None
+        return self._begin(self.now_ns)
+
+    @property
+    def pending(self) -> bool:
+        """start() was called before the first clock: the motion begins at the first advance()."""
+        return self._pending_start
+
+    def _begin(self, now_ns) -> Motion:
+        traj, approach = self.loaded
+        self.loaded = None
+        self._pending_start = False
+        self.active = Motion(traj, self.change_time(now_ns), approach)
+        return self.active
+
+    def change_time(self, now_ns: int) -> int:
+        """When a change of the reference (start, stop) takes effect: the first grid time start_delay after
+        now, and never inside what is already published (a consumer may have used it: the lockstep loop
+        runs ahead of the clock the generator saw, up to the published end)."""
+        t = self.next_grid(now_ns + self.start_delay_ns)
+        return t if self.published_until is None else max(t, self.published_until + self.dt_ns)
+
+    def stop(self) -> int | None:
+        """Stop the motion: hold the desired pose of the grid time start_delay after now (a velocity
+        step for the controller). Returns that time (ns), or None when idle (a loaded goal is dropped)."""
+        self.loaded, self._pending_start = None, False
+        if self.active is None:
+            return None
+        t_stop = self.change_time(self.now_ns or 0)
+        self.hold = self.desired_at(t_stop)[0]
+        self.active = None
+        return t_stop
+
+    def reset(self, hold: Pose) -> None:
+        """Start over from ``hold`` (the measured pose after a hardware reset or a restart): no motion,
+        nothing published, time unknown."""
+        self.hold = hold
+        self.loaded, self.active, self._pending_start = None, None, False
+        self.published_until = self.now_ns = None
+
+    def next_grid(self, t_ns: int) -> int:
+        return -(-int(t_ns) // self.dt_ns) * self.dt_ns
+
+    # ------------------------------------------------------------------ time
+    def advance(self, now_ns: int):
+        """Time is now_ns: returns (chunks to publish, events). Events: 'started' (Motion) when a pending
+        start got its time, 'finished' (Motion) when the motion ended; a clock that went back (reset
+        of the time source) restarts the publication from now."""
+        events = []
+        now_ns = int(now_ns)
+        if self.now_ns is not None and now_ns < self.now_ns:
+            self.published_until = None
+        self.now_ns = now_ns
+        if self._pending_start:
+            events.append(("started", self._begin(now_ns)))
+        if self.published_until is None:
+            self.published_until = self.next_grid(now_ns) - self.dt_ns
+        chunks = []
+        while self.published_until - now_ns < self.chunk_n * self.dt_ns:
+            chunks.append(self.next_chunk())
+        if self.active is not None and now_ns > self.active.end_ns:
+            done = self.active
+            self.hold = done.trajectory.end_pose
+            self.active = None
+            events.append(("finished", done))
+        return chunks, events
+
+    def reoffer(self) -> list:
+        """The chunks from now again (a late-matched subscriber missed them; the splice makes it idempotent)."""
+        if self.now_ns is None:
+            return []
+        self.published_until = self.next_grid(self.now_ns) - self.dt_ns
+        return self.advance(self.now_ns)[0]
+
+    def next_chunk(self) -> Chunk:
+        t0 = self.published_until + self.dt_ns
+        times = t0 + self.dt_ns * np.arange(self.chunk_n, dtype=np.int64)
+        P, R, V, A = self.sample(times)
+        self.published_until = int(times[-1])
+        return Chunk(times, P, R, V, A)
+
+    # ------------------------------------------------------------------ sampling
+    def sample(self, times_ns):
+        """Positions, rotations, twists, accels at absolute grid times (the hold before and after a motion)."""
+        n, dim = len(times_ns), self.kin.task.dim
+        P = np.tile(self.hold.position, (n, 1))
+        R = np.tile(self.hold.rotation, (n, 1, 1))
+        V, A = np.zeros((n, dim)), np.zeros((n, dim))
+        if self.active is not None:
+            traj, t0 = self.active.trajectory, self.active.start_ns
+            tau = (np.asarray(times_ns, np.int64) - t0) * 1e-9
+            m = (tau >= 0) & (tau <= traj.duration)
+            if m.any():
+                P[m], R[m], V[m], A[m] = traj.sample_many(tau[m])
+            after = tau > traj.duration
+            if after.any():
+                end = traj.end_pose
+                P[after], R[after] = end.position, end.rotation
+        return P, R, V, A
+
+    def desired_at(self, t_ns):
+        P, R, V, A = self.sample([t_ns])
+        return Pose(P[0], R[0]), V[0], A[0]

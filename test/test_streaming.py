@@ -1,0 +1,126 @@
+"""Streaming a goal ahead of the loop (trajectory/streaming.py): sample buffers and the goal scheduler."""
+
+import numpy as np
+import pytest
+
+from pkm_control.errors import InvalidInputError, UnreachablePoseError
+from pkm_control.kinematics import robot_kinematics
+from pkm_control.trajectory import trajectory_from_spec
+from pkm_control.trajectory.streaming import MAX_GOAL_BYTES, GoalScheduler, SampleBuffer, parse_goal
+
+DT = 500_000                 # ns: 2 kHz
+CHUNK = 100                  # 50 ms
+
+
+@pytest.fixture(scope="module")
+def kin():
+    return robot_kinematics("palida")
+
+
+def scheduler(kin, **kw):
+    home = kin.task.pose(kin.model.config["home"])
+    return GoalScheduler(kin, home, DT, CHUNK, 10_000_000, **kw)
+
+
+def test_sample_buffer_splice_interpolation_and_hold():
+    b = SampleBuffer(keep_ns=10)
+    b.add([0, 10, 20], [[0.0], [1.0], [2.0]])
+    assert b.at(10)[0] == 1.0 and b.at(15)[0] == pytest.approx(1.5) and b.at(25) is None and b.at(-1) is None
+    assert b.covers(0) and b.covers(20) and not b.covers(21)
+    b.add([15, 25], [[9.0], [9.5]])              # splice: replaces 20, keeps 0 and 10
+    assert b.times == [0, 10, 15, 25] and b.at(20)[0] == pytest.approx(9.25)
+    assert b.hold(30, 5)[0] == 9.5 and b.hold(31, 5) is None      # ran dry for at most max_age
+    b.prune(25)
+    assert b.times == [10, 15, 25]               # one kept before now - keep_ns for interpolation
+
+
+def test_chunks_stay_two_lookaheads_ahead_on_the_grid(kin):
+    s = scheduler(kin)
+    for now in (0, 7 * DT + 123, 230 * DT):
+        chunks, _ = s.advance(now)
+        assert s.published_until - now >= CHUNK * DT
+        for c in chunks:
+            assert np.all(c.times_ns % DT == 0) and np.all(np.diff(c.times_ns) == DT) and len(c.times_ns) == CHUNK
+    assert s.advance(230 * DT)[0] == []          # nothing new while time stands
+
+
+def test_goal_starts_on_the_grid_after_the_delay_and_finishes(kin):
+    s = scheduler(kin)
+    traj, approach = s.load({"type": "point_to_point", "goal": [0.02, 0, -0.85, 0, 0, 0], "duration": 0.2})
+    assert approach == 0.0 and s.start() is None and s.pending        # no clock yet: starts at the first one
+    chunks, events = s.advance(0)
+    (kind, motion), = events
+    assert kind == "started" and motion.start_ns == 10_000_000 and motion.end_ns == 210_000_000
+    t = np.concatenate([c.times_ns for c in chunks])
+    P = np.concatenate([c.positions for c in chunks])
+    expect = traj.sample_many(np.clip((t - motion.start_ns) * 1e-9, 0, traj.duration))[0]
+    assert np.allclose(P[t >= motion.start_ns], expect[t >= motion.start_ns], atol=1e-15)
+    assert np.allclose(P[t < motion.start_ns], s.hold.position)
+    events = []
+    for now in range(0, 500 * DT, 20 * DT):
+        events += s.advance(now)[1]
+    assert [e[0] for e in events] == ["finished"] and s.active is None
+    assert np.allclose(s.hold.position, [0.02, 0, -0.85], atol=1e-12)
+
+
+def test_a_change_never_rewrites_a_published_sample(kin):
+    """Start and stop take effect after what was published (the lockstep loop may have used it)."""
+    s = scheduler(kin)
+    s.advance(0)
+    published = s.published_until
+    s.load({"type": "point_to_point", "goal": [0.02, 0, -0.85, 0, 0, 0], "duration": 0.2})
+    motion = s.start()
+    assert motion.start_ns == published + DT
+    s.advance(motion.start_ns + 20 * DT)
+    published = s.published_until
+    t_stop = s.stop()
+    assert t_stop == max(s.next_grid(s.now_ns + 10_000_000), published + DT) == published + DT
+
+
+def test_approach_move_in_front_of_a_distant_start(kin):
+    s = scheduler(kin)
+    traj, approach = s.load({"type": "point_to_point", "start": [0.05, 0, -0.85, 0, 0, 0],
+                             "goal": [0.05, 0.02, -0.85, 0, 0, 0], "duration": 0.5})
+    assert approach == pytest.approx(max(0.2, 1.875 * 0.05 / 0.1))
+    assert traj.duration == pytest.approx(approach + 0.5)
+
+
+def test_bad_goals_are_refused_and_the_robot_keeps_holding(kin):
+    s = scheduler(kin)
+    hold = s.hold
+    for text in ("[" * 100000 + "]" * 100000, "{a: " * 20000 + "}" * 20000, "x" * (MAX_GOAL_BYTES + 1), "- 1\n- 2",
+                 "{type: ptp", ":"):
+        with pytest.raises(InvalidInputError):
+            parse_goal(text)
+    with pytest.raises(UnreachablePoseError):
+        s.load({"type": "point_to_point", "goal": [2.0, 0, -0.85, 0, 0, 0], "duration": 1.0})
+    assert s.loaded is None and s.hold is hold
+    s.load({"type": "point_to_point", "goal": [0.0, 0, -0.84, 0, 0, 0], "duration": 0.1})
+    s.advance(0)
+    s.start()
+    with pytest.raises(InvalidInputError, match="running"):
+        s.load({"type": "point_to_point", "goal": [0.0, 0, -0.85, 0, 0, 0], "duration": 0.1})
+
+
+def test_reoffer_repeats_the_same_samples(kin):
+    s = scheduler(kin)
+    s.load({"type": "circle", "radius": 0.02, "normal": [0, 0, 1], "speed": 0.1, "laps": 1, "ramp_time": 0.2})
+    s.start()
+    first = s.advance(0)[0]
+    again = s.reoffer()
+    assert again[0].times_ns[0] == first[0].times_ns[0]
+    assert np.array_equal(np.concatenate([c.positions for c in again]), np.concatenate([c.positions for c in first]))
+
+
+def test_clock_going_back_restarts_the_publication(kin):
+    s = scheduler(kin)
+    s.advance(500 * DT)
+    chunks, _ = s.advance(0)
+    assert chunks[0].times_ns[0] == 0
+
+
+def test_benchmark_circle_spec_matches_the_trajectory(kin):
+    spec = {"type": "benchmark_circle", "radius": 0.15, "speed": 1.0, "laps": 1, "ramp_time": 0.4}
+    s = GoalScheduler(kin, trajectory_from_spec(kin, spec).start_pose, DT, CHUNK, 10_000_000)
+    traj, approach = s.load(spec)
+    assert approach == 0.0
