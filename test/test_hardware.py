@@ -1,8 +1,9 @@
-"""Simulated robot: state of all joints, energy, friction power, saturation, command timeout,
-RK4 stability with the smoothed friction, lockstep time."""
+"""Simulated robot: what its drives measure and its ground truth (every joint), energy, friction power,
+saturation, command timeout, RK4 stability with the smoothed friction, lockstep time."""
 
 import numpy as np
 import pytest
+from conftest import home
 
 from pkm_control.description.loader import closure_residual
 from pkm_control.dynamics import robot_dynamics
@@ -13,20 +14,14 @@ from pkm_control.hardware.simulated import RK4_REAL_AXIS_LIMIT
 DT = 5e-4
 
 
-@pytest.fixture(scope="module")
-def palida():
-    return robot_dynamics("palida")
-
-
-def home(dyn):
-    return dyn.kin.task.pose(dyn.kin.model.config["home"])
 
 
 def test_state_has_every_joint_and_closes_the_loops(palida):
     robot = SimulatedRobot(palida, DT)
     assert isinstance(robot, HardwareInterface)
     twist = np.array([0.1, -0.05, 0.2, 0.3, 0.1, -0.2])
-    st = robot.reset(home(palida), twist, time=2.0)
+    robot.reset(home(palida), twist, time=2.0)
+    st = robot.ground_truth()
     assert isinstance(st, RobotState) and st.time == 2.0
     clm = palida.model
     assert st.names == clm.joint_names and len(st.position) == len(st.velocity) == len(st.effort) == clm.nq
@@ -35,11 +30,18 @@ def test_state_has_every_joint_and_closes_the_loops(palida):
     assert st.velocity == pytest.approx(palida.kin.joint_jacobian(home(palida)) @ twist, abs=1e-12)
     for _ in range(5):
         robot.write(np.full(6, 100.0))
-        st = robot.step()
+        robot.step()
+        st = robot.ground_truth()
     assert np.abs(closure_residual(clm, clm.create_data(), st.position)).max() < 1e-12
     assert st.effort[clm.actuated_idx].tolist() == [100.0] * 6
     assert np.delete(st.effort, clm.actuated_idx).tolist() == [0.0] * (clm.nq - 6)
-    assert st.time == 2.0 + 5 * DT and robot.read() is st
+    assert st.time == 2.0 + 5 * DT
+    # the drives' view: the actuated joints only, as the ground truth has them, effort = the applied force
+    meas = robot.read()
+    assert meas.time == st.time and robot.read() is meas
+    assert meas.position == pytest.approx(st.position[clm.actuated_idx], abs=1e-14)
+    assert meas.velocity == pytest.approx(st.velocity[clm.actuated_idx], abs=1e-13)
+    assert meas.effort.tolist() == [100.0] * 6
 
 
 def test_energy_is_conserved_without_friction_gravity_and_actuation(palida):
@@ -70,7 +72,8 @@ def test_friction_dissipates_as_its_power(palida):
     friction power xdot^T G^T tau_f (trapezoid on the recorded states) to 1e-3."""
     dyn = palida.with_gravity([0.0, 0.0, 0.0])
     robot = SimulatedRobot(dyn, DT, force_limits=None)
-    st = robot.reset(home(palida), np.array([0.3, -0.2, 0.2, 0.5, -0.4, 0.6]))
+    robot.reset(home(palida), np.array([0.3, -0.2, 0.2, 0.5, -0.4, 0.6]))
+    st = robot.ground_truth()
     plant = robot.dyn
     data = plant.pin_model.createData()
 
@@ -80,7 +83,8 @@ def test_friction_dissipates_as_its_power(palida):
     energies, powers = [robot.energy()], [power(st)]
     for _ in range(100):
         robot.write(np.zeros(6))
-        st = robot.step()
+        robot.step()
+        st = robot.ground_truth()
         energies.append(robot.energy())
         powers.append(power(st))
     energies, powers = np.array(energies), np.array(powers)
@@ -96,7 +100,8 @@ def test_force_saturation(palida):
     robot = SimulatedRobot(palida, DT)
     robot.reset(home(palida))
     robot.write([5000.0, -5000.0, 100.0, 0.0, 2000.0, -2500.0])
-    st = robot.step()
+    robot.step()
+    st = robot.ground_truth()
     assert robot.tau_applied.tolist() == [2000.0, -2000.0, 100.0, 0.0, 2000.0, -2000.0]
     assert robot.saturated.tolist() == [True, True, False, False, False, True]
     assert st.effort[palida.model.actuated_idx].tolist() == robot.tau_applied.tolist()
@@ -128,24 +133,29 @@ def test_bad_commands_are_rejected(palida):
 @pytest.mark.parametrize("mode", ["hold", "zero"])
 def test_command_timeout_engages_the_safe_behaviour_within_two_periods(palida, mode):
     robot = SimulatedRobot(palida, DT, command_timeout=1.5 * DT, safe_behaviour=mode)
-    st = robot.reset(home(palida))
+    robot.reset(home(palida))
+    st = robot.ground_truth()
     hold_tau = robot.safe_behaviour.model.gravity(home(palida)) if mode == "hold" else np.zeros(6)
     tau_g = palida.inverse_dynamics(home(palida), np.zeros(6), np.zeros(6)).tau
     for _ in range(3):                      # commanded: gravity compensation
         robot.write(tau_g, st.time)
-        st = robot.step()
+        robot.step()
+        st = robot.ground_truth()
         assert robot.mode == "command" and not robot.safe_active
     last = st.time
-    st = robot.step()                       # first period without a command: the last one is held
+    robot.step()                       # first period without a command: the last one is held
+    st = robot.ground_truth()
     assert robot.mode == "command" and robot.tau_applied == pytest.approx(tau_g)
-    st = robot.step()                       # second period: the safe behaviour
+    robot.step()                       # second period: the safe behaviour
+    st = robot.ground_truth()
     assert robot.mode == mode and robot.safe_active and st.time - last == pytest.approx(2 * DT)
     if mode == "hold":
         assert robot.tau_applied == pytest.approx(hold_tau, abs=1e-3 * np.abs(hold_tau).max() + 1.0)
     else:
         assert robot.tau_applied.tolist() == [0.0] * 6
     for _ in range(200):
-        st = robot.step()
+        robot.step()
+        st = robot.ground_truth()
     drop = home(palida).position[2] - st.platform_pose.position[2]
     if mode == "hold":
         assert abs(drop) < 1e-4
@@ -154,12 +164,14 @@ def test_command_timeout_engages_the_safe_behaviour_within_two_periods(palida, m
     robot.write(tau_g, st.time)             # a new command ends it
     assert robot.mode == "command"
     # before the first command after a reset the safe behaviour holds from the first period
-    st = robot.reset(home(palida), np.array([0.05, 0.0, 0.0, 0.0, 0.0, 0.0]))
+    robot.reset(home(palida), np.array([0.05, 0.0, 0.0, 0.0, 0.0, 0.0]))
+    st = robot.ground_truth()
     robot.step()
     assert robot.mode == mode
     if mode == "hold":
         for _ in range(100):
-            st = robot.step()
+            robot.step()
+            st = robot.ground_truth()
         assert np.abs(st.platform_pose.position - home(palida).position).max() < 1e-3
 
 
@@ -190,7 +202,8 @@ def test_substeps_converge_and_costs_are_recorded(palida):
         robot.reset(home(palida), np.array([0.2, 0.1, 0.25, 0.3, -0.2, 0.5]))
         for _ in range(20):
             robot.write(tau)
-            st = robot.step()
+            robot.step()
+            st = robot.ground_truth()
         out[sub] = (st.platform_pose.position, np.concatenate([st.position, st.velocity]))
         costs = robot.step_cost_us()
         assert len(costs) == 20 and (costs > 0).all()

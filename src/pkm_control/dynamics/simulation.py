@@ -46,6 +46,11 @@ class ReducedSimulator:
     def pose(self, s: SimState) -> Pose:
         return self.task.pose_from_platform_joints(s.coords)
 
+    def actuated(self, s: SimState):
+        """(q_a, qd_a): the actuated joints' positions and velocities, qd_a = J xdot (what drives measure)."""
+        q, J = self.dyn.kin.actuated_and_jacobian(self.pose(s))
+        return q, J @ s.twist
+
     def _deriv(self, coords, twist, tau, wrench):
         pose = self.task.pose_from_platform_joints(coords)
         xdd = self.dyn.forward_dynamics(pose, twist, tau, wrench, friction=self.friction)

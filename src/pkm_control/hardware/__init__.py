@@ -1,6 +1,11 @@
-"""Robots behind one interface (ROS-free): the simulated closed-loop plant first."""
+"""Robots behind one contract (ROS-free): read the actuated joints, write actuator commands.
 
-from .interface import HardwareInterface, RobotState
-from .simulated import DEFAULT_SIGN_EPS, SimulatedRobot
+interface.py  the contract (HardwareInterface, JointMeasurement; Simulated and RobotState for simulators)
+simulated.py  the simulated closed-loop plant (SimulatedRobot)
+"""
 
-__all__ = ["DEFAULT_SIGN_EPS", "HardwareInterface", "RobotState", "SimulatedRobot"]
+from .interface import COMMAND_INTERFACES, HardwareInterface, JointMeasurement, RobotState, Simulated
+from .simulated import DEFAULT_SIGN_EPS, SimulatedRobot, simulated_robot
+
+__all__ = ["COMMAND_INTERFACES", "DEFAULT_SIGN_EPS", "HardwareInterface", "JointMeasurement", "RobotState",
+           "Simulated", "SimulatedRobot", "simulated_robot"]

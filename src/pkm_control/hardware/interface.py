@@ -1,53 +1,85 @@
-"""The hardware interface: what a controller reads from and writes to a robot (simulated or real).
+"""The hardware contract: what the control loop reads from and writes to a robot, simulated or real.
 
-Lockstep use: ``write(tau, time)`` then ``step()`` advances exactly one period; ``read()`` returns
-the state at the current (sim) time. A real driver implements ``step()`` as "wait for the next
-sample".
+As a ros2_control hardware interface, a robot exports state interfaces of its ACTUATED joints only
+(position, velocity, effort, as a drive measures them) plus optional sensors (a force/torque sensor,
+...), and command interfaces on the same joints (effort; position and velocity for drives that close
+their own loops, CiA 402 CSP/CSV). The platform pose and twist and the passive joints are not
+measured: the state estimator of the core computes them (control/estimator.py).
+
+The loop calls, every period (control/loop.py): ``read()`` -> estimate -> law -> ``write(command)``.
+A simulated robot also implements ``Simulated`` (``step()`` advances exactly one period, so
+lockstep runs are deterministic; ``ground_truth()`` is every joint and the exact platform motion,
+for tests and plots, never for the controller).
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..kinematics.task_space import Pose
 
+COMMAND_INTERFACES = ("effort", "position", "velocity")
+
+
+@dataclass(frozen=True)
+class JointMeasurement:
+    """What the drives measured at one instant, actuated joints in model order."""
+
+    time: float                  # s (sim time for a simulated robot, the loop's clock otherwise)
+    position: np.ndarray         # m or rad
+    velocity: np.ndarray         # m/s or rad/s
+    effort: np.ndarray           # N or Nm: the force the drive applied (measured or commanded)
+    sensors: dict = field(default_factory=dict)   # optional extra measurements by name
+
 
 @dataclass(frozen=True)
 class RobotState:
-    """The robot at one instant: ALL tree joints (platform joints included, so
-    robot_state_publisher / RViz draw the closed loops) in model order, and the platform motion."""
+    """Ground truth of a simulated robot: ALL tree joints in model order and the platform motion."""
 
-    time: float                  # s (sim time for the simulated robot)
+    time: float
     names: tuple                 # model joint names (JointState.name)
-    position: np.ndarray         # every tree joint
+    position: np.ndarray         # every tree joint (platform joints included)
     velocity: np.ndarray
     effort: np.ndarray           # applied actuator forces at the actuated joints, 0 elsewhere
     platform_pose: Pose
-    platform_twist: np.ndarray   # task velocity (twist (v, omega) for spatial robots)
+    platform_twist: np.ndarray
 
 
 class HardwareInterface(ABC):
-    """A robot behind the controller."""
+    """A robot behind the control loop (module docstring)."""
 
-    #: model joint names (all tree joints) and the actuated ones, model order
-    names: tuple = ()
+    #: actuated joint names (model order) and the command interface written by ``write``
     actuated_names: tuple = ()
+    command_interface: str = "effort"
 
     @abstractmethod
-    def reset(self, pose: Pose, twist=None, time: float = 0.0) -> RobotState:
-        """Put the robot at rest (or moving with ``twist``) at ``pose``; return its state."""
+    def read(self) -> JointMeasurement:
+        """The latest measurement of the actuated joints."""
 
     @abstractmethod
-    def read(self) -> RobotState:
-        """The current state."""
+    def write(self, command, time: float | None = None) -> None:
+        """Command the actuated joints (``command_interface``; actuated-joint order) for the period
+        starting at ``time``. NaN, infinite or wrong-size commands raise InvalidInputError and are not
+        applied."""
+
+    def close(self) -> None:
+        """Release the hardware (stop drives, close the bus). Default: nothing to release."""
+
+
+class Simulated(ABC):
+    """The extra interface of a simulated robot (lockstep stepping and ground truth)."""
 
     @abstractmethod
-    def write(self, tau, time: float | None = None) -> None:
-        """Command actuator forces (actuated-joint order) for the period starting at ``time``."""
+    def reset(self, pose: Pose, twist=None, time: float = 0.0) -> JointMeasurement:
+        """Put the robot at rest (or moving with ``twist``) at ``pose``; return its measurement."""
 
     @abstractmethod
-    def step(self) -> RobotState:
-        """Advance one period with the last command (or the safe behaviour); return the new state."""
+    def step(self) -> JointMeasurement:
+        """Advance one period with the last command (or the safe behaviour); return the new measurement."""
+
+    @abstractmethod
+    def ground_truth(self) -> RobotState:
+        """Every joint and the exact platform pose and twist now (tests and plots only)."""

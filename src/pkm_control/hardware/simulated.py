@@ -51,14 +51,18 @@ from ..dynamics.engine import ClosedLoopDynamics
 from ..dynamics.simulation import ReducedSimulator, SimState
 from ..errors import InvalidInputError, check_vector
 from ..kinematics.task_space import Pose
-from .interface import HardwareInterface, RobotState
+from .interface import HardwareInterface, JointMeasurement, RobotState, Simulated
 
 DEFAULT_SIGN_EPS = 2e-3
 RK4_REAL_AXIS_LIMIT = 2.785
 
 
-class SimulatedRobot(HardwareInterface):
-    """The closed-loop model as a plant (see the module docstring). Mutable: it is the robot."""
+class SimulatedRobot(HardwareInterface, Simulated):
+    """The closed-loop model as a plant (see the module docstring). Mutable: it is the robot.
+
+    Measures like a machine: ``read()`` gives the actuated joints only (position, velocity, the applied
+    force as effort); ``ground_truth()`` gives every joint and the exact platform motion.
+    """
 
     def __init__(self, dyn: ClosedLoopDynamics, dt: float, substeps: int = 1, friction: bool = True,
                  sign_eps: float = DEFAULT_SIGN_EPS, force_limits="config", command_timeout: float | None = None,
@@ -99,7 +103,7 @@ class SimulatedRobot(HardwareInterface):
         self._state = None
 
     # ------------------------------------------------------------------ interface
-    def reset(self, pose: Pose, twist=None, time: float = 0.0) -> RobotState:
+    def reset(self, pose: Pose, twist=None, time: float = 0.0) -> JointMeasurement:
         pose = self.kin.validate(pose)[0]
         twist = np.zeros(self.dyn.n) if twist is None else twist
         self.kin.inverse(pose)                     # reachable and inside the joint limits
@@ -115,16 +119,21 @@ class SimulatedRobot(HardwareInterface):
         self._read = None
         return self.read()
 
-    def read(self) -> RobotState:
+    def read(self) -> JointMeasurement:
         self._require()
         if self._read is None:
-            s = self._state
-            pose = self.sim.pose(s)
-            m = self.kin.inverse(pose, s.twist, check_limits=False)
-            effort = np.zeros(len(self.names))
-            effort[self._act] = self.tau_applied
-            self._read = RobotState(self.time, self.names, m.q, m.v, effort, pose, s.twist.copy())
+            q, qd = self.sim.actuated(self._state)
+            self._read = JointMeasurement(self.time, q, qd, self.tau_applied.copy())
         return self._read
+
+    def ground_truth(self) -> RobotState:
+        self._require()
+        s = self._state
+        pose = self.sim.pose(s)
+        m = self.kin.inverse(pose, s.twist, check_limits=False)
+        effort = np.zeros(len(self.names))
+        effort[self._act] = self.tau_applied
+        return RobotState(self.time, self.names, m.q, m.v, effort, pose, s.twist.copy())
 
     def write(self, tau, time: float | None = None) -> None:
         """Command actuator forces; NaN, infinite or wrong-size commands raise InvalidInputError
@@ -136,17 +145,17 @@ class SimulatedRobot(HardwareInterface):
         if self.mode != "command":
             self.mode, self._target = "command", None
 
-    def step(self) -> RobotState:
+    def step(self) -> JointMeasurement:
         """Advance exactly dt: the command (or the safe behaviour) held, saturated, RK4 substeps."""
         self._require()
         t0 = _time.perf_counter()
-        state = self.read()
         if self.command_timeout is not None and (self._last_command is None or
                                                  self.time - self._last_command > self.command_timeout + 1e-12):
+            meas = self.read()
             if self.mode == "command":
                 self.mode = self.safe_behaviour.mode
-                self._target = self.safe_behaviour.capture(state.position[self._act], state.platform_pose)
-            tau = self.safe_behaviour.command(self._target, state.position[self._act], state.velocity[self._act])
+                self._target = self.safe_behaviour.capture(meas.position, self.sim.pose(self._state))
+            tau = self.safe_behaviour.command(self._target, meas.position, meas.velocity)
         else:
             tau = self._tau_cmd
         if self.force_limits is not None:
@@ -204,3 +213,16 @@ class SimulatedRobot(HardwareInterface):
     def _require(self):
         if self._state is None:
             raise InvalidInputError("the simulated robot has no state yet: call reset(pose) first")
+
+
+def simulated_robot(dyn: ClosedLoopDynamics, settings: dict) -> SimulatedRobot:
+    """The simulated robot of the node settings (control_rate, substeps, friction, command_timeout,
+    safe_behaviour with hold_kp / hold_kd, force_limit)."""
+    if settings["safe_behaviour"] == "hold":
+        safe = SafeBehaviour("hold", FeedforwardModel(dyn, "rigid"), np.asarray(settings["hold_kp"]),
+                             np.asarray(settings["hold_kd"]))
+    else:
+        safe = SafeBehaviour("zero")
+    return SimulatedRobot(dyn, 1.0 / settings["control_rate"], substeps=settings["substeps"],
+                          friction=settings["friction"], command_timeout=settings["command_timeout"],
+                          safe_behaviour=safe, force_limits=settings.get("force_limit", "config"))
