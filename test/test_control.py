@@ -3,9 +3,10 @@ watchdog, safe behaviours, and the closed loop on the simulated plant (error dyn
 
 import numpy as np
 import pytest
+from conftest import home
 
 from pkm_control.control import (ComputedTorque, ControlCycle, DecentralizedPD, FeedforwardModel, ForceLimits,
-                                 ParameterSet, PDFeedforward, SafeBehaviour, Watchdog, load_parameter_set,
+                                 ParameterSet, PDFeedforward, SafeBehaviour, load_parameter_set,
                                  make_law)
 from pkm_control.dynamics import robot_dynamics
 from pkm_control.errors import InvalidInputError, UnreachablePoseError
@@ -16,13 +17,6 @@ from pkm_control.kinematics.workspace import random_poses
 DT = 5e-4
 
 
-@pytest.fixture(scope="module")
-def palida():
-    return robot_dynamics("palida")
-
-
-def home(dyn):
-    return dyn.kin.task.pose(dyn.kin.model.config["home"])
 
 
 # ---------------------------------------------------------------------- laws, hand values
@@ -252,24 +246,6 @@ def test_force_limits():
     assert ForceLimits.from_config(pr).limits.tolist() == [8000.0, 8000.0, 5000.0, 5000.0]
 
 
-def test_watchdog():
-    wd = Watchdog({"state": 0.002, "reference": 0.01})
-    assert wd.check(0.0) == ("state", "reference")           # never fed: stale
-    wd.feed("state", 0.0)
-    wd.feed("reference", 0.0)
-    assert wd.check(0.002) == ()                              # exactly the timeout: still fresh
-    assert wd.check(0.0025) == ("state",)
-    wd.feed("state", 0.0025)
-    assert wd.check(0.0101) == ("state", "reference")
-    assert wd.age("reference", 0.004) == pytest.approx(0.004)
-    with pytest.raises(InvalidInputError, match="unknown"):
-        wd.feed("joy", 0.0)
-    with pytest.raises(InvalidInputError, match="> 0"):
-        Watchdog({"state": 0.0})
-    wd.reset()
-    assert wd.check(1.0) == ("state", "reference")
-
-
 def test_safe_behaviour_commands(palida):
     ff = FeedforwardModel(palida, "none")
     hold = SafeBehaviour("hold", ff, 1000.0, [10.0] * 6)
@@ -297,12 +273,14 @@ def test_safe_behaviour_on_the_plant(palida, mode):
     safe = SafeBehaviour.for_model(mode, FeedforwardModel(palida, "rigid"))
     for twist in (np.array([0.1, -0.05, 0.08, 0.1, 0.0, 0.2]), np.zeros(6)):
         robot = SimulatedRobot(palida, DT, safe_behaviour="zero")
-        st = robot.reset(home(palida), twist)
+        robot.reset(home(palida), twist)
+        st = robot.ground_truth()
         target = safe.capture(st.position[act], st.platform_pose)
         excursion = 0.0
         for _ in range(1000):
             robot.write(safe.command(target, st.position[act], st.velocity[act]))
-            st = robot.step()
+            robot.step()
+            st = robot.ground_truth()
             excursion = max(excursion, np.abs(st.platform_pose.position - home(palida).position).max())
         if mode == "zero":
             assert st.platform_pose.position[2] < home(palida).position[2] - 0.1
@@ -333,7 +311,8 @@ def _second_order(t, e0, kp, kd, dt):
 def _ct_run(dyn, robot, law, traj, e0, n):
     """CT on the plant from the trajectory's start, reference = IK(trajectory) + e0 on every actuator."""
     act = dyn.model.actuated_idx
-    st = robot.reset(*traj(0.0)[:2])
+    robot.reset(*traj(0.0)[:2])
+    st = robot.ground_truth()
     errs = []
     for k in range(n + 1):
         m = dyn.kin.inverse(*traj(st.time))
@@ -343,7 +322,8 @@ def _ct_run(dyn, robot, law, traj, e0, n):
             break
         robot.write(law.compute(q_d, m.v[act], m.a[act], st.position[act], st.velocity[act], pose=st.platform_pose,
                                 twist=st.platform_twist))
-        st = robot.step()
+        robot.step()
+        st = robot.ground_truth()
     return np.array(errs)
 
 
@@ -410,13 +390,15 @@ def test_pd_feedforward_with_a_perfect_model_stays_on_the_trajectory(palida):
     for name, law in (("sj", DecentralizedPD(4.0e5, 5.3e3)), ("ff", PDFeedforward(4.0e5, 5.3e3))):
         robot = SimulatedRobot(palida, DT, safe_behaviour="zero")
         cycle = ControlCycle(palida.kin, traj, law, ff, limits)
-        st = robot.reset(*traj.sample(0.0)[:2])
+        robot.reset(*traj.sample(0.0)[:2])
+        st = robot.ground_truth()
         errs = []
         for _ in range(300):
             out = cycle(st.time, st.position[palida.model.actuated_idx], st.velocity[palida.model.actuated_idx])
             errs.append(np.abs(out.q_d - st.position[palida.model.actuated_idx]).max())
             robot.write(out.tau, st.time)
-            st = robot.step()
+            robot.step()
+            st = robot.ground_truth()
         worst[name] = max(errs)
     assert worst["ff"] < 2e-6
     assert worst["ff"] < 0.01 * worst["sj"]
@@ -439,13 +421,8 @@ def test_control_cycle_with_computed_torque(palida):
         ControlCycle(palida.kin, traj, PDFeedforward(1.0, 1.0))
 
 
-def test_measured_pose_and_checked_references(palida):
-    """CT's measured pose by warm-started FK; the cycle's full IK path checks the joint limits."""
-    law = ComputedTorque(FeedforwardModel(palida, "rigid"), 1.0, 1.0)
-    pose = Pose(np.array([0.03, -0.02, -0.82]), so3_exp(np.array([0.05, 0.02, -0.1])))
-    got = law.measured_pose(palida.kin.actuated(pose), home(palida))
-    assert got.position == pytest.approx(pose.position, abs=1e-10)
-    assert got.rotation == pytest.approx(pose.rotation, abs=1e-10)
+def test_checked_references(palida):
+    """The cycle's full IK path equals the fast path and checks the joint limits."""
     traj = _Cosine(home(palida), 0.02, 3.0, [0, 0, 1])
     fast = ControlCycle(palida.kin, traj, DecentralizedPD(1.0, 1.0))
     full = ControlCycle(palida.kin, traj, DecentralizedPD(1.0, 1.0), check_limits=True)

@@ -14,6 +14,7 @@ import numpy as np
 from ..errors import InvalidInputError
 from ..kinematics.task_space import Pose
 from .feedforward import FeedforwardModel
+from .laws import FEEDFORWARD
 from .safety import ForceLimits
 
 
@@ -41,7 +42,7 @@ class ControlCycle:
 
     def __init__(self, kin, trajectory, law, feedforward: FeedforwardModel | None = None,
                  limits: ForceLimits | None = None, check_limits: bool = False):
-        if getattr(law, "needs_feedforward", False) and feedforward is None:
+        if FEEDFORWARD in law.requires and feedforward is None:
             raise InvalidInputError(f"law {type(law).__name__} needs a FeedforwardModel")
         self.kin = kin
         self.trajectory = trajectory
@@ -63,7 +64,7 @@ class ControlCycle:
             qd_d = J @ twist_d
             qdd_d = J @ accel_d + self.kin.jacobian_dot(pose_d, twist_d) @ twist_d
         tau_ff = None
-        if self.law.needs_feedforward:
+        if FEEDFORWARD in self.law.requires:
             tau_ff = self.feedforward.tau(pose_d, twist_d, accel_d)
         tau = self.law.compute(q_d, qd_d, qdd_d, q, qd, tau_ff=tau_ff, pose=pose, twist=twist)
         if self.limits is not None:

@@ -1,7 +1,9 @@
 """Joint-space control laws on the actuated joints (plain classes, numpy arrays in model order).
 
 All laws share one call, ``compute(q_d, qd_d, qdd_d, q, qd, tau_ff=None, pose=None, twist=None)``,
-and use what they need:
+and declare in ``requires`` which optional inputs they need (``FEEDFORWARD``: the computed force on
+the desired trajectory, streamed by the computed_force node; ``MEASURED_POSE``: the platform pose and
+twist from the state estimator); the controller (controller.py) provides exactly those:
 
 * ``DecentralizedPD`` ("SJ", Abdellatif sec. V): tau = Kp (q_d - q) + Kd (qd_d - qd), every
   actuator on its own, no model.
@@ -28,6 +30,10 @@ from ..kinematics.task_space import Pose
 from .feedforward import FeedforwardModel, task_rates
 
 
+FEEDFORWARD = "feedforward"
+MEASURED_POSE = "measured_pose"
+
+
 def _gain(name, value):
     g = np.array(value, dtype=float)
     if g.ndim > 1 or not np.isfinite(g).all() or (g < 0).any():
@@ -46,8 +52,7 @@ def _vec(name, value, n):
 
 
 class _PD:
-    needs_feedforward = False
-    needs_pose = False
+    requires: frozenset = frozenset()
 
     def __init__(self, kp, kd):
         self.kp, self.kd = _gain("kp", kp), _gain("kd", kd)
@@ -79,7 +84,7 @@ class PDFeedforward(_PD):
     """tau = tau_ff + Kp (q_d - q) + Kd (qd_d - qd); tau_ff from the model on the desired trajectory."""
 
     name = "pd_feedforward"
-    needs_feedforward = True
+    requires = frozenset({FEEDFORWARD})
 
     def compute(self, q_d, qd_d, qdd_d, q, qd, tau_ff=None, pose=None, twist=None) -> np.ndarray:
         tau = self.pd(q_d, qd_d, q, qd)
@@ -93,7 +98,7 @@ class ComputedTorque(_PD):
     u = qdd_d + Kp e + Kd e' (see the module docstring). Kp, Kd in 1/s^2, 1/s."""
 
     name = "computed_torque"
-    needs_pose = True
+    requires = frozenset({MEASURED_POSE})
 
     def __init__(self, model: FeedforwardModel, kp, kd):
         super().__init__(kp, kd)
@@ -109,7 +114,7 @@ class ComputedTorque(_PD):
         return _vec("desired accelerations", qdd_d, len(np.atleast_1d(q))) + self.pd(q_d, qd_d, q, qd)
 
     def compute(self, q_d, qd_d, qdd_d, q, qd, tau_ff=None, pose: Pose = None, twist=None) -> np.ndarray:
-        """pose: the measured platform pose (required; ``measured_pose`` computes it from q by FK).
+        """pose: the measured platform pose (required: the state estimator's, estimator.py).
         twist: the measured platform twist if known, else J^-1 qd."""
         if pose is None:
             raise InvalidInputError("computed torque needs the measured platform pose (hardware or forward "
@@ -120,12 +125,6 @@ class ComputedTorque(_PD):
             twist = _vec("measured twist", twist, self.model.dyn.n)
         xd, xdd = task_rates(kin, pose, np.asarray(qd, float), u, self._square, twist)
         return self.model.tau(pose, xd, xdd)
-
-    def measured_pose(self, q, guess: Pose) -> Pose:
-        """Platform pose of the measured actuated joints (FK warm-started at ``guess``, e.g. the last one)."""
-        from ..kinematics.forward import forward_kinematics
-
-        return forward_kinematics(self.model.kin, q, guess, check_limits=False).pose
 
 
 LAWS = {"pd": DecentralizedPD, "pd_feedforward": PDFeedforward, "computed_torque": ComputedTorque}

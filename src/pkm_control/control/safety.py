@@ -1,9 +1,8 @@
-"""Actuator force limits, a watchdog for stale inputs, and the safe behaviours.
+"""Actuator force limits and the safe behaviours (the watchdog on stale inputs is the controller's,
+controller.py).
 
 * ``ForceLimits``: per-actuator saturation |tau_i| <= limit_i (config ``actuators.force_limit``),
   reporting which actuators saturated.
-* ``Watchdog``: the last (sim) time each named input was fed; ``check(t)`` lists the stale ones
-  (never fed, or older than its timeout). Times are the caller's clock (/clock in lockstep).
 * ``SafeBehaviour``: what a controller or the hardware does when its inputs are stale:
   ``hold`` = gravity compensation at the last measured pose + PD towards the last measured
   actuated positions (the robot stops and stays), ``zero`` = zero force (the robot falls; only
@@ -52,36 +51,6 @@ class ForceLimits:
             raise InvalidInputError(f"actuator forces must have shape {self.limits.shape}, got {tau.shape}")
         sat = np.abs(tau) > self.limits
         return np.clip(tau, -self.limits, self.limits), sat
-
-
-class Watchdog:
-    """Last feed time per input and staleness against its timeout (the only mutable state here)."""
-
-    def __init__(self, timeouts):
-        self.timeouts = {}
-        for name, t in dict(timeouts).items():
-            if not np.isfinite(t) or t <= 0:
-                raise InvalidInputError(f"watchdog timeout of '{name}' must be > 0 s, got {t}")
-            self.timeouts[str(name)] = float(t)
-        self.last = {name: None for name in self.timeouts}
-
-    def feed(self, name: str, t: float) -> None:
-        if name not in self.timeouts:
-            raise InvalidInputError(f"watchdog input '{name}' is unknown (inputs: {sorted(self.timeouts)})")
-        if not np.isfinite(t):
-            raise InvalidInputError(f"watchdog time of '{name}' must be finite, got {t}")
-        self.last[name] = float(t)
-
-    def age(self, name: str, t: float) -> float:
-        last = self.last[name]
-        return np.inf if last is None else float(t) - last
-
-    def check(self, t: float) -> tuple:
-        """Names of the stale inputs at time t (never fed, or t - last > timeout), in timeout order."""
-        return tuple(n for n, to in self.timeouts.items() if self.age(n, t) > to)
-
-    def reset(self) -> None:
-        self.last = {name: None for name in self.timeouts}
 
 
 @dataclass(frozen=True)

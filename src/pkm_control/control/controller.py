@@ -1,0 +1,175 @@
+"""The controller core: one object per running controller, ``update(t, measured, references, feedforward)``.
+
+What a ros2_control controller's ``update`` is, for the laws of laws.py, without ROS. It holds
+the state a law needs between periods (the last platform estimate that warm-starts the state
+estimator, the safe behaviour and its latched target, counters), checks its inputs every period
+and never returns a NaN command.
+
+Inputs of one period at time t (s, the loop's clock: sim time in lockstep):
+
+* ``measured``: the hardware's JointMeasurement of the actuated joints (or None before the first);
+  stale when ``t - measured.time > state_timeout``.
+* ``references``: the desired actuated motion at t (``References``), or None when the stream has
+  no sample for t (it ran dry longer than its timeout: the loop decides, see loop.py).
+* ``feedforward``: the computed force at t, or None; needed only by laws that require it.
+
+The law declares what else it needs (``law.requires``): the measured platform pose and twist come
+from the state estimator (estimator.py), warm-started from the last estimate.
+
+Safe behaviour (safety.py): when an input is missing, stale or not finite, the estimator or the law
+fails, or the law's output is not finite, the controller engages the configured behaviour
+('hold': gravity compensation at the pose where it engaged + PD to the actuated positions there;
+'zero': no force). The target is latched at entry and kept while the behaviour is active; the
+controller leaves it at the first period whose inputs are all valid again. Every command goes
+through the force limits; a command that still is not finite is replaced by zero force.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import InvalidInputError, PkmError
+from ..kinematics.task_space import Pose
+from .laws import FEEDFORWARD, MEASURED_POSE
+from .safety import ForceLimits, SafeBehaviour
+
+#: Command.mode while the law runs
+CONTROL = "control"
+#: what a law or the estimator may raise on absurd input (the project's errors, and numerical ones that
+#: numpy/math raise before a check could: overflow in a Newton step, a singular solve)
+COMPUTE_ERRORS = (PkmError, ArithmeticError, ValueError, np.linalg.LinAlgError)
+
+
+@dataclass(frozen=True)
+class References:
+    """The desired actuated-joint motion at one instant (model order)."""
+
+    q: np.ndarray
+    qd: np.ndarray
+    qdd: np.ndarray
+
+
+@dataclass(frozen=True)
+class Command:
+    """What the controller commands for one period."""
+
+    tau: np.ndarray              # actuator forces to write (after the limits; finite)
+    saturated: np.ndarray        # bool per actuator: the law asked for more than the limit
+    mode: str                    # 'control', or the safe behaviour ('hold' | 'zero')
+    reason: str = ""             # why the safe behaviour is active
+    engaged: bool = False        # the safe behaviour engaged in this period
+
+
+class Controller:
+    """The control law with its input checks, watchdog and safe behaviour (module docstring).
+
+    law: a law of laws.py; limits: ForceLimits; safe: SafeBehaviour; estimator: a StateEstimator
+    (needed for 'hold' and for laws that require the measured pose); initial_pose: the first warm
+    start of the estimator; state_timeout: s.
+    """
+
+    def __init__(self, law, limits: ForceLimits, safe: SafeBehaviour, estimator=None,
+                 initial_pose: Pose | None = None, state_timeout: float = 0.02):
+        if not (np.isfinite(state_timeout) and state_timeout > 0):
+            raise InvalidInputError(f"state_timeout must be > 0 s, got {state_timeout}")
+        needs_estimator = MEASURED_POSE in law.requires or safe.mode == "hold"
+        if needs_estimator and (estimator is None or initial_pose is None):
+            raise InvalidInputError(f"law '{law.name}' with safe behaviour '{safe.mode}' needs a state estimator "
+                                    "and an initial pose")
+        self.law = law
+        self.limits = limits
+        self.safe = safe
+        self.estimator = estimator
+        self.state_timeout = float(state_timeout)
+        self.n = len(limits.limits)
+        self.needs_feedforward = FEEDFORWARD in law.requires
+        self.needs_pose = MEASURED_POSE in law.requires
+        self.pose = initial_pose            # last platform estimate (warm start)
+        self.target = None                  # latched hold target while the safe behaviour is active
+        self.mode = CONTROL
+        self.reason = ""
+        self.last_tau = np.zeros(self.n)
+        self.safe_entries = 0
+        self.saturations = 0
+
+    # ------------------------------------------------------------------ state estimate
+    def estimate(self, measured, joints: bool = False):
+        """The state estimator on a measurement, warm-started from (and updating) the last estimate."""
+        est = self.estimator.estimate(measured.position, measured.velocity, self.pose, joints=joints)
+        self.pose = est.pose
+        return est
+
+    # ------------------------------------------------------------------ the period
+    def update(self, t: float, measured, references: References | None, feedforward=None) -> Command:
+        reason = self._input_problem(t, measured, references, feedforward)
+        tau = None
+        if not reason:
+            try:
+                pose = twist = None
+                if self.needs_pose:
+                    est = self.estimate(measured)
+                    pose, twist = est.pose, est.twist
+                tau = self.law.compute(references.q, references.qd, references.qdd, measured.position,
+                                       measured.velocity, tau_ff=feedforward, pose=pose, twist=twist)
+                if not np.all(np.isfinite(tau)):
+                    reason = "the control law gave a non-finite command"
+            except COMPUTE_ERRORS as exc:
+                reason = f"{type(exc).__name__}: {exc}"
+        engaged = False
+        if reason:
+            engaged = self.mode == CONTROL
+            tau = self._safe_command(measured, reason)
+        elif self.mode != CONTROL:
+            self.mode, self.reason, self.target = CONTROL, "", None
+        tau, sat = self.limits.apply(tau)
+        if sat.any():
+            self.saturations += 1
+        if not np.all(np.isfinite(tau)):
+            tau = np.zeros(self.n)
+        self.last_tau = tau
+        return Command(tau, sat, self.mode, self.reason, engaged)
+
+    def _input_problem(self, t, measured, references, feedforward) -> str:
+        """'' when every input the law needs is there, fresh and finite; else what is wrong."""
+        if measured is None:
+            return "no measurement yet"
+        age = t - measured.time
+        if not age <= self.state_timeout:
+            return f"measurement is {age * 1e3:.3g} ms old (state_timeout {self.state_timeout * 1e3:.3g} ms)"
+        if not (np.all(np.isfinite(measured.position)) and np.all(np.isfinite(measured.velocity))):
+            return "measurement is not finite"
+        if references is None:
+            return "no reference for this instant (stream ran dry)"
+        if not (np.all(np.isfinite(references.q)) and np.all(np.isfinite(references.qd))
+                and np.all(np.isfinite(references.qdd))):
+            return "reference is not finite"
+        if self.needs_feedforward:
+            if feedforward is None:
+                return "no feedforward for this instant (stream ran dry)"
+            if not np.all(np.isfinite(feedforward)):
+                return "feedforward is not finite"
+        return ""
+
+    def _safe_command(self, measured, reason) -> np.ndarray:
+        """The safe behaviour's force; the target is latched at entry (module docstring)."""
+        if self.mode == CONTROL:
+            self.safe_entries += 1
+        self.mode, self.reason = self.safe.mode, reason
+        usable = measured is not None and np.all(np.isfinite(measured.position)) and \
+            np.all(np.isfinite(measured.velocity))
+        if not usable:
+            return self.last_tau if self.target is None else self.target.tau_gravity
+        try:
+            if self.target is None:
+                pose = None
+                if self.safe.mode == "hold":
+                    try:
+                        pose = self.estimate(measured).pose
+                    except COMPUTE_ERRORS:
+                        pose = self.pose            # the last good estimate: gravity there
+                self.target = self.safe.capture(measured.position, pose)
+            return self.safe.command(self.target, measured.position, measured.velocity)
+        except COMPUTE_ERRORS:
+            return self.last_tau

@@ -1,0 +1,90 @@
+"""The control loop of one period: read hardware -> estimate state -> control law -> write hardware.
+
+ros2_control's controller manager does this in one thread at the control rate; so does this
+class (ROS-free). The references (actuated q, qd, qdd) and the feedforward are computed ahead by
+the other nodes and arrive in chunks of time-stamped samples; ``offer_references`` /
+``offer_feedforward`` may be called from another thread (the ROS executor): they only append to
+a deque, and the loop moves the chunks into its buffers at the start of a period, so the period
+never waits on a lock or on a message.
+
+Lockstep (deterministic) use: ``ready(t)`` tells whether the streams cover t; the caller waits
+(processing messages) until they do, then ``cycle(t)`` and, for a simulated robot, ``step()``.
+Real-time use: ``cycle(t)`` every period on the clock; a stream that ran dry for less than
+``reference_timeout`` repeats its last sample, beyond that the controller's safe behaviour engages.
+"""
+
+from __future__ import annotations
+
+import collections
+
+import numpy as np
+
+from ..trajectory.streaming import SampleBuffer
+from .controller import Command, Controller, References
+
+
+class ControlLoop:
+    """hardware + controller + the streamed references of one robot (module docstring).
+
+    hardware: a HardwareInterface (``read()``, ``write(command, time)``); controller: a Controller;
+    reference_timeout_ns: how long a stream that ran dry repeats its last sample.
+    """
+
+    def __init__(self, hardware, controller: Controller, reference_timeout_ns: int):
+        self.hardware = hardware
+        self.controller = controller
+        self.n = controller.n
+        self.reference_timeout_ns = int(reference_timeout_ns)
+        self.references = SampleBuffer()
+        self.feedforward = SampleBuffer()
+        self._inbox = collections.deque()
+        self.measured = None
+        self.command: Command | None = None
+
+    # ------------------------------------------------------------------ streams (any thread)
+    def offer_references(self, times_ns, q, qd, qdd) -> None:
+        """A chunk of desired actuated motion (times (N,), each (N, n)); spliced at its first time."""
+        self._inbox.append((self.references, times_ns, np.hstack([q, qd, qdd])))
+
+    def offer_feedforward(self, times_ns, tau) -> None:
+        self._inbox.append((self.feedforward, times_ns, tau))
+
+    def clear_streams(self) -> None:
+        """Forget every buffered sample (after a reset of the time source)."""
+        self._drain()
+        self.references.clear()
+        self.feedforward.clear()
+
+    def _drain(self) -> None:
+        while self._inbox:
+            buf, times, rows = self._inbox.popleft()
+            buf.add(times, rows)
+
+    # ------------------------------------------------------------------ the period
+    def ready(self, t_ns: int) -> bool:
+        """The streams the law needs cover t (lockstep waits for this)."""
+        self._drain()
+        return self.references.covers(t_ns) and (not self.controller.needs_feedforward
+                                                 or self.feedforward.covers(t_ns))
+
+    def started(self) -> bool:
+        """A first reference has arrived (a lockstep run starts then)."""
+        self._drain()
+        return self.references.end is not None and (not self.controller.needs_feedforward
+                                                    or self.feedforward.end is not None)
+
+    def cycle(self, t_ns: int) -> Command:
+        """read -> (estimate) -> update -> write, for the period starting at t_ns."""
+        self._drain()
+        measured = self.hardware.read()
+        self.measured = measured
+        row = self.references.hold(t_ns, self.reference_timeout_ns)
+        n = self.n
+        refs = None if row is None else References(row[:n], row[n:2 * n], row[2 * n:])
+        ff = self.feedforward.hold(t_ns, self.reference_timeout_ns) if self.controller.needs_feedforward else None
+        cmd = self.controller.update(t_ns * 1e-9, measured, refs, ff)
+        self.hardware.write(cmd.tau, t_ns * 1e-9)
+        self.command = cmd
+        self.references.prune(t_ns)
+        self.feedforward.prune(t_ns)
+        return cmd
