@@ -65,6 +65,7 @@ def test_fk_warm_start_few_iterations_and_wrong_sizes(kin):
         res = forward_kinematics(kin, qa, guess)
         assert res.iterations <= 4 and res.residual <= 1e-12
         assert np.linalg.norm(kin.task.difference(res.pose, pose)) <= 1e-10
+        np.testing.assert_allclose(res.jacobian, kin.jacobian(res.pose), rtol=0, atol=1e-14)
     with pytest.raises(InvalidInputError, match="actuated joint positions"):
         forward_kinematics(kin, np.zeros(kin.model.n_actuated + 1), guess)
     with pytest.raises(InvalidInputError, match="finite"):

@@ -26,6 +26,7 @@ class FKResult:
     pose: Pose
     iterations: int
     residual: float          # |q_a(pose) - q_a| (m or rad), Euclidean
+    jacobian: np.ndarray     # J at ``pose`` (qdot_a = J xdot), from the last Newton evaluation
 
 
 def forward_kinematics(kin: ParallelKinematics, q_actuated, guess: Pose, tol: float = 1e-12,
@@ -36,7 +37,9 @@ def forward_kinematics(kin: ParallelKinematics, q_actuated, guess: Pose, tol: fl
     Damped Gauss-Newton: dx = -(J^T J + lambda I)^-1 J^T r with r = q_a(x) - q_a,
     halving the step while it does not reduce |r| or leaves the reachable set.
     Converged when |r| <= tol (redundant robots: when the step is below
-    tol as well, the residual then being the least-squares misfit).
+    tol as well, the residual then being the least-squares misfit). The result
+    carries J at the solution, which the last evaluation computed anyway (the
+    state estimator's twist needs it).
     """
     qa = check_vector(f"actuated joint positions ({', '.join(kin.model.actuated_joints)})",
                       q_actuated, kin.model.n_actuated)
@@ -58,7 +61,7 @@ def forward_kinematics(kin: ParallelKinematics, q_actuated, guess: Pose, tol: fl
     square = kin.model.n_actuated == n
     for it in range(1, max_iter + 1):
         if rn <= tol:
-            return _finish(kin, pose, it - 1, rn, check_limits)
+            return _finish(kin, pose, it - 1, rn, J, check_limits)
         # LAPACK gesv directly: np.linalg.solve costs 4x more on a 6x6 (call overhead)
         info = 1
         if square:
@@ -82,14 +85,14 @@ def forward_kinematics(kin: ParallelKinematics, q_actuated, guess: Pose, tol: fl
                                    f"> tolerance {tol:.3g} (singular configuration or no assembly nearby)")
         pose, r, rn, J = cand, rc, rcn, Jc
         if not square and math.sqrt(dx.dot(dx)) * step <= tol:
-            return _finish(kin, pose, it, rn, check_limits)
+            return _finish(kin, pose, it, rn, J, check_limits)
     if rn <= tol:
-        return _finish(kin, pose, max_iter, rn, check_limits)
+        return _finish(kin, pose, max_iter, rn, J, check_limits)
     raise ConvergenceError(f"forward kinematics did not converge in {max_iter} iterations: "
                            f"residual {rn:.3g} > tolerance {tol:.3g}")
 
 
-def _finish(kin, pose, iterations, rn, check_limits):
+def _finish(kin, pose, iterations, rn, J, check_limits):
     if check_limits:
         kin.inverse(pose)  # raises JointLimitError if a passive joint is out of range
-    return FKResult(pose, iterations, rn)
+    return FKResult(pose, iterations, rn, J)
