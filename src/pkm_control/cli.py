@@ -291,8 +291,13 @@ def cmd_bench(args):
 
     if args.what == "kinematics":
         bench_kinematics(args.robot, samples=args.samples, as_json=args.json)
-    else:
+    elif args.what == "dynamics":
         bench_dynamics(args.robot, as_json=args.json)
+    else:
+        from .nodes.bench_loop import bench_loop
+
+        robot = (args.robot or ["palida"])[0]
+        bench_loop(robot, args.controller, args.seconds, as_json=args.json)
 
 
 def cmd_bringup(args):
@@ -324,7 +329,7 @@ def build_parser() -> argparse.ArgumentParser:
                                 formatter_class=argparse.RawDescriptionHelpFormatter, epilog=EXAMPLES)
     sub = p.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
-    def add(name, func, help_, desc=None, robot=True, robot_required=True):
+    def add(name, func, help_, desc=None, robot=True, robot_required=True, common=("json", "deg")):
         sp = sub.add_parser(name, help=help_, description=desc or help_,
                             formatter_class=argparse.RawDescriptionHelpFormatter)
         if robot:
@@ -333,8 +338,10 @@ def build_parser() -> argparse.ArgumentParser:
             sp.add_argument("--variant", default=None,
                             help="robot variant, e.g. 3-6 for stewart, nonredundant for planar_redundant "
                                  "(default: the robot's default variant)")
-        sp.add_argument("--json", action="store_true", help="machine-readable JSON on stdout")
-        sp.add_argument("--deg", action="store_true", help="angles in degrees instead of radians (in and out)")
+        if "json" in common:
+            sp.add_argument("--json", action="store_true", help="machine-readable JSON on stdout")
+        if "deg" in common:
+            sp.add_argument("--deg", action="store_true", help="angles in degrees instead of radians (in and out)")
         sp.set_defaults(func=func)
         return sp
 
@@ -398,13 +405,18 @@ def build_parser() -> argparse.ArgumentParser:
 
     sp = add("bench", cmd_bench, "benchmarks that print timings and ratios against a baseline run alongside",
              robot=False)
-    sp.add_argument("what", choices=["kinematics", "dynamics"], help="what to benchmark")
-    sp.add_argument("--robot", nargs="+", default=None, help="robots to run (default: all)")
+    sp.add_argument("what", choices=["kinematics", "dynamics", "loop"],
+                    help="kinematics, dynamics, or loop (the real-time control path at 2 kHz against the simulated "
+                         "robot, beside the five-process path)")
+    sp.add_argument("--robot", nargs="+", default=None, help="robots to run (default: all; loop: palida)")
     sp.add_argument("--samples", type=int, default=100_000, help="poses for the batched IK throughput (default 1e5)")
+    sp.add_argument("--controller", default="cf_rb_friction", help="loop: named controller (default cf_rb_friction)")
+    sp.add_argument("--seconds", type=float, default=60.0,
+                    help="loop: wall seconds of the real-time run (default 60; the baseline runs min(20, S))")
 
     from .nodes import bringup
     sp = add("bringup", cmd_bringup, "run the ROS 2 node graph (five processes) without launch_ros",
-             bringup.__doc__, robot_required=False)
+             bringup.__doc__, robot_required=False, common=())
     bringup.add_arguments(sp, robot=False)
 
     add("tour", cmd_tour, "kinematics tour of every robot: IK, FK, condition number, singularity status",

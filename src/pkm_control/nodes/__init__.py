@@ -2,15 +2,36 @@
 
 Each module is one executable (``python -m pkm_control.nodes.<name>`` or the console script
 of the same name): trajectory_generator, inverse_kinematics, computed_force, joint_controller,
-hardware. ``bringup`` starts all five as processes from the same YAML (``pkm bringup``), and
-``common`` holds the shared settings, message conversion, validation and diagnostics.
+hardware. ``bringup`` starts the graph as processes from the same YAML (``pkm bringup``),
+``runtime`` holds the parameter handling, diagnostics and the runner, ``messages`` the message
+conversion, ``hardware_io`` the hardware behind topics.
 
-Graph (standard messages only):
+Graph (standard messages only), hardware: sim (the default; the robot inside joint_controller):
 
   trajectory_generator --/platform_trajectory--> inverse_kinematics --/joint_references--> joint_controller
-                       \\------------------------> computed_force   --/feedforward------->  |
+                       \\------------------------> computed_force   --/feedforward------->  | (read, update, write)
+  joint_controller --/clock, /joint_states--> all
+
+hardware: topics (a robot in another process, here the ``hardware`` node):
+
   hardware --/joint_states--> joint_controller --/<controller_name>/commands--> hardware;  hardware --/clock--> all
 """
 
-#: the five node executables, in start order (the clock source last, so every subscriber is up)
+#: the node executables, in start order (the clock source last, so every subscriber is up)
 NODES = ("trajectory_generator", "inverse_kinematics", "computed_force", "joint_controller", "hardware")
+
+
+def graph(hardware: str = "sim") -> list:
+    """(node, use_sim_time) of the graph for a hardware mode, in start order; the clock source (the
+    node that simulates the robot) does not follow /clock."""
+    if hardware not in ("sim", "topics"):
+        raise ValueError(f"hardware must be 'sim' or 'topics', got {hardware!r}")
+    names = NODES if hardware == "topics" else NODES[:-1]
+    clock = "hardware" if hardware == "topics" else "joint_controller"
+    return [(n, n != clock) for n in names]
+
+
+def estimated_state_topic(hardware: str = "sim") -> str:
+    """Where joint_controller publishes every joint from its state estimator (robot_state_publisher's input):
+    /joint_states when it hosts the robot; beside the robot's own /joint_states otherwise."""
+    return "/joint_states" if hardware == "sim" else "/estimated_joint_states"

@@ -1,11 +1,15 @@
-"""`pkm demo`: the PaLiDA computed-force benchmark through the whole node graph.
+"""`pkm demo`: the PaLiDA computed-force benchmark through the node graph.
 
-For each run (SJ, CF rb, CF rb+frict; Abdellatif sec. V) it starts the five nodes with
-`pkm bringup` (separate processes, lockstep on /clock, the simulated palida with friction in
-every joint), starts the hardware on the benchmark circle (initial_pose, so no approach move),
-records /joint_states and /feedforward with a recorder node in this process until the circle
-is done, and stops the graph. The metrics, timing and report are ROS-free
-(pkm_control.benchmark).
+For each run (SJ, CF rb, CF rb+frict; Abdellatif sec. V) it runs the graph with
+`pkm bringup --exit-when-done` (pkm_control.nodes.bringup.run_recorded: the trajectory generator,
+inverse kinematics and computed-force nodes stream ahead; joint_controller runs the simulated
+palida with friction in every joint inside its real-time loop, in lockstep), starting on the
+benchmark circle (initial_pose, so no approach move), records the robot's ground truth and the
+feedforward from this process until the circle is done, and stops the graph. The metrics, timing
+and report are ROS-free (pkm_control.benchmark).
+
+ROS domain: ROS_DOMAIN_ID when it is set in the environment (watch from a second shell with the
+same domain), else an isolated one derived from the process id; the domain is printed.
 """
 
 from __future__ import annotations
@@ -13,18 +17,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import signal
-import subprocess
 import sys
-import time
 from pathlib import Path
-
-import numpy as np
 
 from .. import benchmark as bm
 from ..kinematics import robot_kinematics
+from ..progress import progress_bar
+from ..settings import load_settings
 from ..trajectory import trajectory_from_spec
-from .common import load_settings
 
 ROBOT = "palida"
 
@@ -44,100 +44,46 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--runs", nargs="+", default=[c for _, c in bm.RUNS],
                    help="controllers to run (default: pd cf_rb cf_rb_friction)")
     p.add_argument("--timeout", type=float, default=600.0, help="wall-clock limit per run in s")
-    p.add_argument("--domain-id", type=int, default=None, help="ROS_DOMAIN_ID (default: a free one from the pid)")
+    p.add_argument("--domain-id", type=int, default=None,
+                   help="ROS_DOMAIN_ID (default: $ROS_DOMAIN_ID if set, else an isolated one from the pid)")
     p.add_argument("--quiet", action="store_true", help="no progress bar, no node output")
 
 
-class _Recorder:
-    """Collects /joint_states and /feedforward (this process's only rclpy node)."""
-
-    def __init__(self, node, kin):
-        from sensor_msgs.msg import JointState
-        from trajectory_msgs.msg import JointTrajectory
-        from rclpy.qos import QoSProfile, ReliabilityPolicy
-
-        qos = QoSProfile(depth=10000, reliability=ReliabilityPolicy.RELIABLE)
-        self.kin = kin
-        self.act = list(kin.model.actuated_joints)
-        self.plat = list(kin.model.platform_joints)
-        self.states, self.ff = [], {}
-        node.create_subscription(JointState, "/joint_states", self._state, qos)
-        node.create_subscription(JointTrajectory, "/feedforward", self._feedforward, qos)
-
-    def _state(self, msg):
-        idx = {n: i for i, n in enumerate(msg.name)}
-        t = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
-        self.states.append((t, [msg.position[idx[n]] for n in self.act], [msg.effort[idx[n]] for n in self.act],
-                            [msg.position[idx[n]] for n in self.plat]))
-
-    def _feedforward(self, msg):
-        t0 = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
-        order = [list(msg.joint_names).index(n) for n in self.act]
-        for pt in msg.points:       # a later chunk replaces the overlapping samples of an earlier one
-            t = round(t0 + pt.time_from_start.sec + 1e-9 * pt.time_from_start.nanosec, 9)
-            self.ff[t] = [pt.effort[k] for k in order]
-
-    @property
-    def sim_time(self) -> float:
-        return self.states[-1][0] if self.states else 0.0
-
-    def record(self, name, controller) -> bm.RunRecord:
-        t = np.array([s[0] for s in self.states])
-        ff_t = np.array(sorted(self.ff))
-        return bm.RunRecord(name, controller, t, np.array([s[1] for s in self.states]),
-                            np.array([s[2] for s in self.states]), np.array([s[3] for s in self.states]),
-                            ff_t, np.array([self.ff[k] for k in ff_t]) if len(ff_t) else np.zeros((0, 0)))
+def domain_id(requested: int | None) -> int:
+    """The ROS domain of the demo (module docstring)."""
+    if requested is not None:
+        return requested
+    env = os.environ.get("ROS_DOMAIN_ID", "").strip()
+    return int(env) if env.isdigit() else 100 + os.getpid() % 100
 
 
-def run_one(name, controller, spec, start, t_end, args, env):
-    import rclpy
-    from rclpy.executors import SingleThreadedExecutor
+def run_one(name, controller, spec, start, t_end, args):
+    """One run through the graph; returns (RunRecord, summary of run_recorded)."""
+    from .bringup import build_parser as bringup_parser, run_recorded
 
-    kin = robot_kinematics(ROBOT)
-    goal = json.dumps(spec)
-    cmd = [sys.executable, "-m", "pkm_control.cli", "bringup", "--robot", ROBOT, "--controller", controller,
-           "--goal", goal, "--set", f"initial_pose={json.dumps(start)}"]
-    ctx = rclpy.Context()
-    rclpy.init(context=ctx)
-    node = rclpy.create_node("pkm_benchmark_recorder", context=ctx)
-    rec = _Recorder(node, kin)
-    ex = SingleThreadedExecutor(context=ctx)
-    ex.add_node(node)
-    out = subprocess.DEVNULL if args.quiet else None
-    proc = subprocess.Popen(cmd, env=env, stdout=out, stderr=out, start_new_session=True)
-    bar = None
-    if not args.quiet:
-        from tqdm import tqdm
-        bar = tqdm(total=round(t_end, 3), desc=f"{name:12s}", unit="s sim", file=sys.stderr,
-                   bar_format="{l_bar}{bar}| {n:.3f}/{total:.3f} s sim [{elapsed}]")
-    t_wall = time.monotonic()
+    argv = ["--robot", ROBOT, "--controller", controller, "--goal", json.dumps(spec), "--exit-when-done",
+            "--timeout", str(args.timeout), "--set", f"initial_pose={json.dumps(start)}"]
+    bargs = bringup_parser().parse_args(argv)
+    devnull = open(os.devnull, "w") if args.quiet else None
+    bar = None if args.quiet else progress_bar(total=round(t_end, 3), desc=f"{name:12s}", unit="s sim",
+                                               bar_format="{l_bar}{bar}| {n:.3f}/{total:.3f} s sim [{elapsed}]")
+
+    def progress(sim_time, _status):
+        if bar is not None:      # update() honours the bar's refresh interval (refresh() would not)
+            bar.update(round(min(sim_time, t_end), 3) - bar.n)
+
     try:
-        while rec.sim_time < t_end:
-            ex.spin_once(timeout_sec=0.05)
-            if bar is not None:
-                bar.n = round(min(rec.sim_time, t_end), 3)
-                bar.refresh()
-            if proc.poll() is not None:
-                raise RuntimeError(f"the node graph of run '{name}' exited early (status {proc.returncode})")
-            if time.monotonic() - t_wall > args.timeout:
-                raise RuntimeError(f"run '{name}' did not finish in {args.timeout:.0f} s wall "
-                                   f"(sim time {rec.sim_time:.3f} of {t_end:.3f} s)")
-        for _ in range(20):                     # the last /feedforward chunk is already out; drain
-            ex.spin_once(timeout_sec=0.01)
+        summary, record = run_recorded(bargs, progress, out=devnull)
     finally:
         if bar is not None:
             bar.close()
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGINT)
-            try:
-                proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
-        ex.shutdown()
-        node.destroy_node()
-        rclpy.shutdown(context=ctx)
-    return rec.record(name, controller), time.monotonic() - t_wall
+        if devnull is not None:
+            devnull.close()
+    if summary["goal_status"] != "finished":
+        raise RuntimeError(f"run '{name}' ({controller}) did not finish: {summary['goal_status']} "
+                           f"{summary.get('reason', '')}")
+    record.name = name
+    return record, summary
 
 
 def run(args) -> dict:
@@ -146,17 +92,22 @@ def run(args) -> dict:
     traj = trajectory_from_spec(kin, spec)
     start = kin.task.coordinates(traj.start_pose).tolist()
     names = dict((c, n) for n, c in bm.RUNS)
-    env = dict(os.environ, ROS_DOMAIN_ID=str(args.domain_id if args.domain_id is not None else 100 + os.getpid() % 100),
-               PYTHONUNBUFFERED="1")
-    os.environ["ROS_DOMAIN_ID"] = env["ROS_DOMAIN_ID"]
+    os.environ["ROS_DOMAIN_ID"] = str(domain_id(args.domain_id))
+    print(f"ROS_DOMAIN_ID={os.environ['ROS_DOMAIN_ID']} (watch with the same domain in a second shell)",
+          file=sys.stderr, flush=True)
     records, metrics, settings = [], [], []
     t0 = None
     for controller in args.runs:
         settings.append(load_settings(ROBOT, controller))
-        t0 = float(settings[-1]["start_delay"])     # the goal starts start_delay after sim time 0
-        rec, wall = run_one(names.get(controller, controller), controller, spec, start, t0 + traj.duration, args, env)
+        name = names.get(controller, controller)
+        rec, summary = run_one(name, controller, spec, start, float(settings[-1]["start_delay"]) + traj.duration,
+                               args)
+        t0 = summary["goal_start"]
         m = bm.run_metrics(kin, traj, rec, t0)
-        m["wall_s"] = wall
+        m.update(wall_s=summary["wall_duration_s"], real_time_factor=summary["real_time_factor"],
+                 startup_s=summary["startup_s"], safe_behaviour_entries=summary["safe_behaviour_entries"],
+                 loop_cycle_median_us=summary["cycle_median_us"],
+                 plant_step_median_us=summary["plant_step_median_us"])
         records.append(rec)
         metrics.append(m)
     # timed once every node process is gone, so they do not share the cores with the measurement
@@ -167,17 +118,19 @@ def run(args) -> dict:
     table = bm.print_table(metrics, kin.model.actuated_joints)
     extra = {"trajectory": spec, "duration_s": traj.duration, "t0": t0, "control_period_s": 0.0005,
              "paper_cycle_us": bm.PAPER_CYCLE_US, "target_cycle_us": bm.TARGET_CYCLE_US,
-             "improvement_baseline": baseline}
+             "improvement_baseline": baseline, "ros_domain_id": int(os.environ["ROS_DOMAIN_ID"])}
     for m in metrics:
         m["control_cycle_median_us"] = m["cycle"]["median_us"]
         m["control_cycle_p99_us"] = m["cycle"]["p99_us"]
     summary = bm.write_results(Path(args.out), ROBOT, kin.model.actuated_joints, records, metrics, extra)
     print(table)
     print(f"\ncircle: radius {args.radius} m, plane inclined 30 deg to the x-axis, 1 m/s for {args.laps:g} lap(s), "
-          f"speed ramps {args.ramp_time} s; {traj.duration:.3f} s at 0.5 ms steps, lockstep through the 5 nodes")
+          f"speed ramps {args.ramp_time} s; {traj.duration:.3f} s at 0.5 ms steps, lockstep through the node graph")
     print("x SJ: RMS actuator error of SJ / of the run. Control cycle (trajectory sample + IK + model + law, "
           f"on the core): paper {bm.PAPER_CYCLE_US:.0f} us at 0.5 ms; target median <= "
           f"{bm.TARGET_CYCLE_US['median']:.0f} us, p99 <= {bm.TARGET_CYCLE_US['p99']:.0f} us")
+    print("graph: " + "; ".join(f"{m['name']} real-time factor {m['real_time_factor']:.2f} (wall {m['wall_s']:.1f} s, "
+                                f"start-up {m['startup_s']:.1f} s)" for m in metrics))
     print(f"results in {args.out}/: palida_benchmark.json, palida_benchmark_errors.png (Fig. 6), "
           "palida_benchmark_forces.png (Fig. 5), CSV per run")
     return summary

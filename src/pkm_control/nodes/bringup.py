@@ -1,23 +1,31 @@
 """`pkm bringup`: run the node graph without launch_ros (pip-only installs).
 
-Starts the five nodes (pkm_control.nodes.NODES) as separate processes with the same
-parameters a launch file gives them: one generated ROS parameter file (``/**`` for the
-shared keys, a section per node for its own), forwards their output line by line with a
-``[node]`` prefix, and stops them cleanly on Ctrl-C (SIGINT to each, then SIGTERM and
-SIGKILL after a grace period). If one node exits on its own, the others are stopped and
-its exit status is returned.
+Starts the nodes of the graph (pkm_control.nodes.graph: four with the simulated robot inside
+joint_controller, `--hardware sim`, the default; five with the robot in the `hardware` node,
+`--hardware topics`) as separate processes with the same parameters a launch file gives them: one
+generated ROS parameter file (``/**`` for the shared keys, a section per node for its own). It
+forwards their output line by line with a ``[node]`` prefix and stops them cleanly on Ctrl-C,
+SIGTERM or SIGHUP (SIGINT to each, then SIGTERM and SIGKILL after a grace period). If one node
+exits on its own, the others are stopped and its exit status is returned.
+
+With --exit-when-done (needs --goal) it records the run from this process and ends when the goal's
+trajectory has finished (exit 0), or at once when the goal is rejected (exit 1), and prints a
+summary of the run: goal status, sim and wall durations, real-time factor (sim seconds per wall
+second, from the first motion to the end), actuator tracking errors (RMS and max per actuated
+joint), platform position and orientation errors, safe-behaviour entries and rejected inputs.
+With --json the summary is one JSON object on stdout (the nodes' output then goes to stderr).
 
 With --rviz (needs a ROS 2 installation: ros2, robot_state_publisher, tf2_ros, rviz2) it also
-starts, as the launch file does, robot_state_publisher with the xacro-processed URDF for
-/joint_states, a second one in namespace /desired (frame prefix desired/) for
+starts, as the launch file does, robot_state_publisher with the xacro-processed URDF for the
+estimated joint states, a second one in namespace /desired (frame prefix desired/) for
 /desired_joint_states with a static transform base_link -> desired/base_link, and RViz with
-rviz/<robot>.rviz.
-This module imports no ROS package (the children do).
+rviz/<robot>.rviz. This module's parent imports no ROS package before the graph runs.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shlex
 import shutil
@@ -30,9 +38,13 @@ import time
 
 import yaml
 
-from . import NODES
+from . import estimated_state_topic, graph
 
 GRACE = 5.0     # s between SIGINT and SIGTERM (and SIGTERM and SIGKILL)
+
+
+class Stopped(Exception):
+    """A signal asked the graph to stop (its name in args[0])."""
 
 
 def add_arguments(p: argparse.ArgumentParser, robot: bool = True) -> None:
@@ -44,14 +56,24 @@ def add_arguments(p: argparse.ArgumentParser, robot: bool = True) -> None:
                         "computed_torque (default pd_feedforward)")
     p.add_argument("--controller-config", default="", metavar="YAML",
                    help="controller YAML (default <share>/config/controllers.yaml)")
+    p.add_argument("--hardware", choices=("sim", "topics"), default="sim",
+                   help="sim: the simulated robot inside joint_controller (one process: read, update, write); "
+                        "topics: the robot in the `hardware` node behind /joint_states and commands (default sim)")
     p.add_argument("--goal", default=None, metavar="SPEC",
                    help="trajectory spec (YAML/JSON) the trajectory_generator starts with, e.g. "
                         "\"{type: point_to_point, goal: [0.05, 0, -0.85, 0, 0, 0], duration: 1.0}\"")
     p.add_argument("--set", action="append", default=[], metavar="[NODE.]KEY=VALUE",
                    help="override a parameter (YAML value) for all nodes or one node, e.g. lockstep=false, "
-                        "joint_controller.mode=pd; repeatable")
+                        "joint_controller.kp=5e5; repeatable")
     p.add_argument("--duration", type=float, default=None, metavar="S",
-                   help="stop the graph after S seconds (wall); default: run until Ctrl-C")
+                   help="stop the graph after S seconds (wall); default: run until stopped")
+    p.add_argument("--exit-when-done", action="store_true",
+                   help="end when the goal's trajectory has finished (or at once, status 1, when it is rejected) "
+                        "and print a summary of the run")
+    p.add_argument("--json", action="store_true",
+                   help="with --exit-when-done: the summary as one JSON object on stdout (node output to stderr)")
+    p.add_argument("--timeout", type=float, default=600.0, metavar="S",
+                   help="with --exit-when-done: give up after S seconds (wall), status 3 (default 600)")
     p.add_argument("--rviz", action="store_true",
                    help="also start robot_state_publisher and rviz2 (needs a ROS 2 installation)")
     p.add_argument("--dry-run", action="store_true", help="print the commands and the parameter file, start nothing")
@@ -71,10 +93,9 @@ def parameters(args) -> dict:
         shared["variant"] = args.variant
     if args.controller_config:
         shared["controller_config"] = os.path.abspath(args.controller_config)
-    per_node = {name: {} for name in NODES}
-    for name in NODES:
-        # every node but the clock source follows /clock
-        per_node[name]["use_sim_time"] = name != "hardware"
+    shared["hardware"] = args.hardware
+    nodes = graph(args.hardware)
+    per_node = {name: {"use_sim_time": sim_time} for name, sim_time in nodes}
     if args.goal:
         per_node["trajectory_generator"]["goal"] = args.goal
     for item in args.set:
@@ -82,8 +103,8 @@ def parameters(args) -> dict:
         if not sep or not key:
             raise SystemExit(f"pkm bringup: --set needs [NODE.]KEY=VALUE, got {item!r}")
         node, dot, key = key.rpartition(".")
-        if dot and node not in NODES:
-            raise SystemExit(f"pkm bringup: --set {item!r}: unknown node {node!r} (nodes: {', '.join(NODES)})")
+        if dot and node not in per_node:
+            raise SystemExit(f"pkm bringup: --set {item!r}: unknown node {node!r} (nodes: {', '.join(per_node)})")
         (per_node[node] if dot else shared)[key] = yaml.safe_load(value)
     doc = {"/**": {"ros__parameters": shared}}
     for name, values in per_node.items():
@@ -94,19 +115,15 @@ def parameters(args) -> dict:
 def commands(args, params_file: str) -> list[tuple[str, list[str]]]:
     """(name, argv) of every process to start."""
     out = [(name, [sys.executable, "-m", f"pkm_control.nodes.{name}", "--ros-args", "-r", f"__node:={name}",
-                   "--params-file", params_file]) for name in NODES]
+                   "--params-file", params_file]) for name, _ in graph(args.hardware)]
     if args.rviz:
         from ..description.robots import robot_urdf
         from ..paths import share_dir
 
         robot = args.robot or "palida"
-        urdf_file = os.path.join(os.path.dirname(params_file), f"{robot}.urdf")
-        if not args.dry_run:
-            with open(urdf_file, "w") as f:
-                f.write(robot_urdf(robot, args.variant))
         rsp = os.path.join(os.path.dirname(params_file), "robot_state_publisher.yaml")
         if not args.dry_run:
-            urdf = open(urdf_file).read()
+            urdf = robot_urdf(robot, args.variant)
             with open(rsp, "w") as f:
                 yaml.safe_dump({"/robot_state_publisher": {"ros__parameters": {
                                    "robot_description": urdf, "use_sim_time": True}},
@@ -114,7 +131,8 @@ def commands(args, params_file: str) -> list[tuple[str, list[str]]]:
                                     "robot_description": urdf, "use_sim_time": True,
                                     "frame_prefix": "desired/"}}}, f)
         rsp_cmd = ["ros2", "run", "robot_state_publisher", "robot_state_publisher", "--ros-args"]
-        out.append(("robot_state_publisher", rsp_cmd + ["--params-file", rsp]))
+        out.append(("robot_state_publisher", rsp_cmd + ["-r", f"joint_states:={estimated_state_topic(args.hardware)}",
+                                                        "--params-file", rsp]))
         # the desired robot (as in launch/bringup.launch.py): /desired_joint_states with frame prefix desired/
         out.append(("desired_state_publisher", rsp_cmd + ["-r", "__ns:=/desired", "-r",
                                                           "joint_states:=/desired_joint_states", "--params-file", rsp]))
@@ -125,11 +143,11 @@ def commands(args, params_file: str) -> list[tuple[str, list[str]]]:
     return out
 
 
-def _forward(name: str, stream, lock: threading.Lock) -> None:
+def _forward(name: str, stream, lock: threading.Lock, out) -> None:
     for line in iter(stream.readline, ""):
         with lock:
-            sys.stdout.write(f"[{name}] {line}" if line.endswith("\n") else f"[{name}] {line}\n")
-            sys.stdout.flush()
+            out.write(f"[{name}] {line}" if line.endswith("\n") else f"[{name}] {line}\n")
+            out.flush()
     stream.close()
 
 
@@ -142,8 +160,8 @@ def _stop(procs, log) -> None:
         for name, p in alive:
             try:
                 p.send_signal(sig)
-            except ProcessLookupError:
-                pass
+            except ProcessLookupError:      # exited between poll() and the signal
+                continue
         deadline = time.monotonic() + GRACE
         while time.monotonic() < deadline and any(p.poll() is None for _, p in alive):
             time.sleep(0.05)
@@ -152,59 +170,195 @@ def _stop(procs, log) -> None:
             log(f"still running after {signal.Signals(sig).name}: {', '.join(left)}")
 
 
+class Graph:
+    """The node processes of one bringup, started from a parameter file in a temporary folder."""
+
+    def __init__(self, args, out=None):
+        self.args = args
+        self.out = out or (sys.stderr if args.json else sys.stdout)
+        self.lock = threading.Lock()
+        self.tmp = tempfile.mkdtemp(prefix="pkm_bringup_")
+        self.params_file = os.path.join(self.tmp, "parameters.yaml")
+        with open(self.params_file, "w") as f:
+            f.write(yaml.safe_dump(parameters(args), sort_keys=False))
+        self.procs = []
+
+    def log(self, msg):
+        with self.lock:
+            print(f"[bringup] {msg}", file=self.out, flush=True)
+
+    def start(self):
+        env = dict(os.environ, PYTHONUNBUFFERED="1")
+        for name, argv in commands(self.args, self.params_file):
+            # own session: a terminal Ctrl-C reaches bringup only, which then stops the children in order
+            p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
+                                 start_new_session=True)
+            self.procs.append((name, p))
+            threading.Thread(target=_forward, args=(name, p.stdout, self.lock, self.out), daemon=True).start()
+            self.log(f"started {name} (pid {p.pid})")
+
+    def exited(self):
+        """(name, status) of the first child that exited, or None."""
+        return next(((n, p.returncode) for n, p in self.procs if p.poll() is not None), None)
+
+    def stop(self):
+        _stop(self.procs, self.log)
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+def _raise_stopped(signum, _frame):
+    raise Stopped(signal.Signals(signum).name)
+
+
 def run(args) -> int:
     if args.rviz and shutil.which("ros2") is None:
         print("pkm bringup: --rviz needs a ROS 2 installation (ros2, robot_state_publisher, rviz2 on PATH); "
               "without it run the graph without --rviz", file=sys.stderr)
         return 2
-    tmp = os.path.join(tempfile.gettempdir(), "pkm_bringup_XXXX") if args.dry_run else \
-        tempfile.mkdtemp(prefix="pkm_bringup_")
-    params_file = os.path.join(tmp, "parameters.yaml")
-    doc = parameters(args)
-    text = yaml.safe_dump(doc, sort_keys=False)
-    cmds = commands(args, params_file)
+    if args.exit_when_done and not args.goal:
+        print("pkm bringup: --exit-when-done needs --goal (the trajectory whose end ends the run)", file=sys.stderr)
+        return 2
+    if args.json and not args.exit_when_done:
+        print("pkm bringup: --json goes with --exit-when-done (the summary is the JSON)", file=sys.stderr)
+        return 2
     if args.dry_run:
+        params_file = os.path.join(tempfile.gettempdir(), "pkm_bringup_XXXX", "parameters.yaml")
         print(f"# parameter file {params_file}:")
-        print("\n".join("#   " + line for line in text.splitlines()))
-        for name, argv in cmds:
+        print("\n".join("#   " + line for line in yaml.safe_dump(parameters(args), sort_keys=False).splitlines()))
+        for name, argv in commands(args, params_file):
             print(f"{name}: {shlex.join(argv)}")
         return 0
-    with open(params_file, "w") as f:
-        f.write(text)
-    lock = threading.Lock()
-
-    def log(msg):
-        with lock:
-            print(f"[bringup] {msg}", flush=True)
-
-    procs = []
-    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    if args.exit_when_done:
+        summary = run_recorded(args)[0]
+        if args.json:
+            print(json.dumps({k: v for k, v in summary.items() if not k.startswith("_")}, indent=2))
+        else:
+            print(format_summary(summary))
+        return {"finished": 0, "rejected": 1}.get(summary["goal_status"], 3)
+    old = {s: signal.signal(s, _raise_stopped) for s in (signal.SIGTERM, signal.SIGHUP)}
+    g = Graph(args)
     code = 0
     try:
-        for name, argv in cmds:
-            # own process group: a terminal Ctrl-C reaches bringup only, which then stops the children in order
-            p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
-                                 start_new_session=True)
-            procs.append((name, p))
-            threading.Thread(target=_forward, args=(name, p.stdout, lock), daemon=True).start()
-            log(f"started {name} (pid {p.pid})")
+        g.start()
         t_end = None if args.duration is None else time.monotonic() + args.duration
         while True:
-            done = [(n, p.returncode) for n, p in procs if p.poll() is not None]
+            done = g.exited()
             if done:
-                name, code = done[0]
-                log(f"{name} exited with status {code}: stopping the graph")
+                g.log(f"{done[0]} exited with status {done[1]}: stopping the graph")
+                code = done[1]
                 break
             if t_end is not None and time.monotonic() >= t_end:
-                log(f"--duration {args.duration} s reached: stopping the graph")
+                g.log(f"--duration {args.duration} s reached: stopping the graph")
                 break
             time.sleep(0.1)
     except KeyboardInterrupt:
-        log("Ctrl-C: stopping the graph")
+        g.log("Ctrl-C: stopping the graph")
+    except Stopped as exc:
+        g.log(f"{exc.args[0]}: stopping the graph")
     finally:
-        _stop(procs, log)
-        shutil.rmtree(tmp, ignore_errors=True)
+        g.stop()
+        for s, h in old.items():
+            signal.signal(s, h)
     return code
+
+
+def run_recorded(args, progress=None, out=None):
+    """Run the graph until the goal has finished (or was rejected, or the graph failed); record it.
+
+    Returns (summary dict, RunRecord or None). progress(sim_time, status) is called while it runs;
+    out: where the nodes' output goes (default stdout, stderr with --json).
+    """
+    import math
+
+    from ..kinematics import robot_kinematics
+    from ..settings import robot_context
+    from .recorder import GraphRecorder, outcome
+
+    robot = args.robot or "palida"
+    kin = robot_kinematics(robot, args.variant)
+    spec = yaml.safe_load(args.goal)
+    params = parameters(args)
+    initial_value = params["trajectory_generator"]["ros__parameters"].get(
+        "initial_pose", params["/**"]["ros__parameters"].get("initial_pose", ""))
+    initial = robot_context(robot, args.variant).initial(initial_value)
+    old = {s: signal.signal(s, _raise_stopped) for s in (signal.SIGTERM, signal.SIGHUP)}
+    rec = GraphRecorder(kin, args.hardware)
+    g = Graph(args, out)
+    t_wall0 = time.monotonic()
+    t_motion = None            # wall time when sim time first passed the motion start
+    status, reason = "timeout", ""
+    record = None
+    try:
+        g.start()
+        while True:
+            rec.spin_once(0.05)
+            st = rec.status
+            if st.get("state") == "started" and t_motion is None and rec.sim_time >= st["motion_start"]:
+                t_motion, sim_motion = time.monotonic(), rec.sim_time
+            if progress is not None:
+                progress(rec.sim_time, st)
+            if st.get("state") == "rejected":
+                status, reason = "rejected", st.get("reason", "")
+                break
+            if st.get("state") == "finished" and rec.sim_time >= st["end"]:
+                status = "finished"
+                t_end_wall, sim_end = time.monotonic(), rec.sim_time
+                # the counters of the nodes after the end: wait for the next diagnostics (published at 1 Hz)
+                seen = len(rec.diagnostics.get("joint_controller", {}))
+                rec.diagnostics.pop("joint_controller", None)
+                t_wait = time.monotonic()
+                while "joint_controller" not in rec.diagnostics and time.monotonic() - t_wait < 2.5 and seen:
+                    rec.spin_once(0.05)
+                break
+            done = g.exited()
+            if done:
+                status, reason = "graph exited", f"{done[0]} exited with status {done[1]}"
+                break
+            if time.monotonic() - t_wall0 > args.timeout:
+                reason = f"no end after {args.timeout:.0f} s (wall) at sim time {rec.sim_time:.3f} s"
+                break
+    except KeyboardInterrupt:
+        g.log("Ctrl-C: stopping the graph")
+        status, reason = "interrupted", "Ctrl-C"
+    except Stopped as exc:
+        g.log(f"{exc.args[0]}: stopping the graph")
+        status, reason = "interrupted", exc.args[0]
+    finally:
+        g.stop()
+        for s, h in old.items():
+            signal.signal(s, h)
+    wall = time.monotonic() - t_wall0
+    summary = {"robot": robot, "controller": args.controller, "hardware": args.hardware, "goal": spec,
+               "goal_status": status, "reason": reason, "wall_duration_s": wall, "sim_duration_s": rec.sim_time}
+    summary.update(rec.events())
+    try:
+        if status == "finished":
+            st = rec.status
+            real = (t_end_wall - t_motion) if t_motion is not None else math.nan
+            summary.update(motion_start=st["motion_start"], goal_start=st["goal_start"], end=st["end"],
+                           startup_s=(t_motion - t_wall0) if t_motion is not None else math.nan,
+                           real_time_factor=(sim_end - sim_motion) / real if real > 0 else math.nan)
+            record = rec.record(args.controller, args.controller)
+            summary.update(outcome(kin, spec, initial, record, st))
+    finally:
+        rec.close()
+    return summary, record
+
+
+def format_summary(s: dict) -> str:
+    lines = [f"goal {s['goal_status']}" + (f" ({s['reason']})" if s.get("reason") else ""),
+             f"sim {s['sim_duration_s']:.3f} s, wall {s['wall_duration_s']:.2f} s"]
+    if "real_time_factor" in s:
+        lines[-1] += f" (start-up {s['startup_s']:.2f} s), real-time factor {s['real_time_factor']:.2f}"
+    if "actuator_rms" in s:
+        lines.append("actuator RMS error [mm or mrad]: " + " ".join(f"{1e3 * v:.4f}" for v in s["actuator_rms"]))
+        lines.append("actuator max error [mm or mrad]: " + " ".join(f"{1e3 * v:.4f}" for v in s["actuator_max"]))
+        lines.append(f"platform position error RMS {1e3 * s['platform_position_rms']:.4f} mm, max "
+                     f"{1e3 * s['platform_position_max']:.4f} mm; orientation RMS "
+                     f"{1e3 * s['platform_orientation_rms']:.4f} mrad, max {1e3 * s['platform_orientation_max']:.4f} mrad")
+    lines.append(f"safe behaviour entries {s['safe_behaviour_entries']}, rejected inputs {s['rejected_inputs']}, "
+                 f"deadline misses {s['deadline_misses']}, saturated periods {s['saturated_periods']}")
+    return "\n".join(lines)
 
 
 def main(argv=None) -> int:

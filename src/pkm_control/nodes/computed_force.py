@@ -1,6 +1,6 @@
-"""computed_force: feedforward actuator forces of the desired platform motion.
+"""computed_force: feedforward actuator forces of the desired platform motion, streamed ahead.
 
-usage: computed_force [--help] [--ros-args -p robot:=palida -p model:=rigid+friction ...]
+usage: computed_force [--help] [--ros-args -p robot:=palida -p feedforward_model:=rigid+friction ...]
 
 Input choice: this node subscribes the PLATFORM trajectory, not /joint_references. The
 computed-force model is a task-space model (Abdellatif eq. 14: pose, twist and acceleration of
@@ -15,11 +15,12 @@ Publishes
                                                                     same header stamp and point times
   /diagnostics           diagnostic_msgs/DiagnosticArray
 Services
-  ~/reload_parameters    std_srvs/Trigger   re-read `model` and `parameters_file` and rebuild the model
+  ~/reload_parameters    std_srvs/Trigger   re-read parameters_file (after editing it) and rebuild the model
 
-Node parameters (besides the common ones)
-  model             none | rigid | rigid+friction     (default: the controller's feedforward_model)
-  parameters_file   model parameter YAML (pkm_control.control.feedforward schema); '' = the config's
+Node parameters (besides the common ones; both run time: setting one rebuilds the model, a model
+that cannot be built is refused with the reason and the old one stays)
+  feedforward_model  none | rigid | rigid+friction     (default: the controller's)
+  parameters_file    model parameter YAML (pkm_control.control.feedforward schema); '' = the config's
 A point whose motion the model rejects (unreachable, singular) is counted, logged and replaced
 by the last valid forces (never NaN).
 """
@@ -29,9 +30,11 @@ from __future__ import annotations
 import numpy as np
 from rclpy.node import Node
 
+from ..control.feedforward import FeedforwardModel
 from ..errors import InvalidInputError, PkmError
-from .common import (COMMON_PARAMS, FEEDFORWARD_MODELS, Diagnostics, declare_settings, guarded,
-                     joint_trajectory_msg, parse_platform_trajectory, run_node, to_ns)
+from ..kinematics.task_space import Pose
+from .messages import joint_trajectory_msg, parse_platform_trajectory, to_ns
+from .runtime import COMMON_PARAMS, Diagnostics, declare_settings, guarded, run_node
 
 __doc__ += "\n" + COMMON_PARAMS
 
@@ -42,58 +45,58 @@ class ComputedForceNode(Node):
         from std_srvs.srv import Trigger
         from trajectory_msgs.msg import JointTrajectory, MultiDOFJointTrajectory
 
-        self.ctx, s = declare_settings(self)
+        self.ctx, s = declare_settings(self, "computed_force", self.on_change)
         self.s = s
-        self.declare_parameter("model", s["feedforward_model"])
         self.diag = Diagnostics(self, s["diagnostics_period"])
         self.diag.extra["robot"] = self.ctx.robot
         self.dyn = self.ctx.dynamics()
-        self.ff = self._build()
+        self.ff = self.build(s["feedforward_model"], s["parameters_file"])
         self.last_tau = None
         self.pub = self.create_publisher(JointTrajectory, "/feedforward", 10)
         self.sub = self.create_subscription(MultiDOFJointTrajectory, "/platform_trajectory",
                                             guarded(self.diag, "platform_trajectory")(self.on_trajectory), 10)
         self.srv = self.create_service(Trigger, "~/reload_parameters", self.on_reload)
 
-    def _build(self):
-        from ..control.feedforward import FeedforwardModel
-
-        model = self.get_parameter("model").value
-        path = self.get_parameter("parameters_file").value
-        if model not in FEEDFORWARD_MODELS:
-            raise InvalidInputError(f"parameter model = {model!r} is not one of {FEEDFORWARD_MODELS}")
-        ff = FeedforwardModel(self.dyn, model, path or None)
+    def build(self, model: str, path: str) -> FeedforwardModel:
+        try:
+            ff = FeedforwardModel(self.dyn, model, path or None)
+        except OSError as exc:
+            raise InvalidInputError(f"parameters_file {path!r} cannot be read: {exc}") from exc
         self.diag.extra.update(model=model, parameters_file=path or "(config)", path=ff.path)
         return ff
 
+    def on_change(self, key, value):
+        """feedforward_model / parameters_file set at run time: the new model, or the set is refused."""
+        model = value if key == "feedforward_model" else self.s["feedforward_model"]
+        path = value if key == "parameters_file" else self.s["parameters_file"]
+        self.ff = self.build(model, path)
+
     def on_reload(self, request, response):
         try:
-            self.ff = self._build()
-        except (PkmError, OSError) as exc:
+            self.ff = self.build(self.s["feedforward_model"], self.s["parameters_file"])
+        except PkmError as exc:
             self.diag.reject("parameters_file", exc)
             response.success = False
             response.message = f"kept the previous model: {type(exc).__name__}: {exc}"
             return response
         response.success = True
-        response.message = f"model {self.ff.model} via {self.ff.path}, parameters " \
-                           f"{self.get_parameter('parameters_file').value or '(config)'}"
+        response.message = f"model {self.ff.model} via {self.ff.path}, parameters {self.s['parameters_file'] or '(config)'}"
         self.get_logger().info(response.message)
         return response
 
     def on_trajectory(self, msg):
-        chunk = parse_platform_trajectory(msg, self.ctx)
-        taus = np.empty((len(chunk.times_ns), self.ctx.n_actuated))
-        for k, (pose, tw, ac) in enumerate(zip(chunk.poses, chunk.twists, chunk.accels)):
+        c = parse_platform_trajectory(msg, self.ctx.task)
+        taus = np.empty((len(c.times_ns), self.ctx.n_actuated))
+        for k in range(len(c.times_ns)):
             try:
-                tau = np.asarray(self.ff.tau(pose, tw, ac), float)
+                tau = np.asarray(self.ff.tau(Pose(c.positions[k], c.rotations[k]), c.twists[k], c.accels[k]), float)
                 if not np.all(np.isfinite(tau)):
                     raise InvalidInputError(f"feedforward at point {k} is not finite")
                 self.last_tau = tau
             except PkmError as exc:
                 self.diag.reject("trajectory point", exc)
                 if self.last_tau is None:
-                    # nothing valid yet: gravity compensation at the point is the safest guess, zero if even
-                    # that fails (pose outside the model's domain)
+                    # nothing valid yet: gravity compensation at home is the safest guess, zero if even that fails
                     try:
                         self.last_tau = np.asarray(self.ff.gravity(self.ctx.home()), float)
                     except PkmError:
@@ -101,7 +104,7 @@ class ComputedForceNode(Node):
             taus[k] = self.last_tau
             self.diag.step()
         self.pub.publish(joint_trajectory_msg(to_ns(msg.header.stamp), self.ctx.actuated_joints,
-                                              chunk.times_ns, efforts=taus))
+                                              c.times_ns, efforts=taus))
 
 
 def main(argv=None) -> int:

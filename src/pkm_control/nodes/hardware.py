@@ -1,17 +1,23 @@
-"""hardware: the simulated robot node (pkm_control.hardware.SimulatedRobot behind topics).
+"""hardware: the simulated robot as its own process, behind ros2_control's topics.
 
 usage: hardware [--help] [--ros-args -p robot:=palida -p controller:=pd ...]
+
+The robot of joint_controller's `hardware: topics` mode: it behaves as a ros2_control controller
+manager with a joint_state_broadcaster and a forward_command_controller would, so the same
+controller drives it and a real ros2_control machine. (With `hardware: sim`, the default, the
+simulated robot runs inside joint_controller instead and this node is not started.)
 
 Subscribes
   /<controller_name>/commands   std_msgs/Float64MultiArray   actuator forces (actuated-joint order)
 Publishes
-  /joint_states                 sensor_msgs/JointState       all tree joints (platform joints too);
-                                                             effort = actuator forces applied
+  /joint_states                 sensor_msgs/JointState       the ACTUATED joints only (what drives
+                                                             measure); effort = applied force
+  /hardware/ground_truth/joint_states  sensor_msgs/JointState   every joint, exact (tests, plots)
   /hardware/platform_pose       geometry_msgs/PoseStamped    ground-truth platform pose
   /clock                        rosgraph_msgs/Clock          sim time (this node is the clock source)
   /diagnostics                  diagnostic_msgs/DiagnosticArray
 Services
-  ~/reset                       std_srvs/Trigger             restart at initial_pose (default home), sim time 0
+  /hardware/reset               std_srvs/Trigger             restart at initial_pose (default home), sim time 0
 
 Modes
   lockstep:=true   publish state k, wait for the command, step exactly 1/control_rate, publish
@@ -22,9 +28,9 @@ Modes
   lockstep:=false  a wall timer at control_rate steps the plant with the latest command;
                    command_timeout is then effectively wall time (sim time follows the timer).
 
-Node parameters (besides the common ones)
+Node parameters (besides the common ones; all read-only)
   control_rate, substeps, friction, command_timeout, safe_behaviour, lockstep, lockstep_timeout,
-  controller_name, hold_kp, hold_kd (the hold behaviour's joint PD),
+  controller_name, hold_kp, hold_kd (the hold behaviour's joint PD), force_limit,
   initial_pose (task coordinates of the start; '' = home)
 """
 
@@ -35,110 +41,100 @@ import time
 import numpy as np
 from rclpy.node import Node
 
-from .common import (COMMON_PARAMS, Diagnostics, declare_settings, guarded, joint_state_msg,
-                     parse_commands, period_ns, pose_stamped_msg, run_node, stamp_msg)
+from ..hardware.simulated import simulated_robot
+from .hardware_io import SimulationTopics
+from .messages import joint_state_msg, parse_commands, period_ns
+from .runtime import COMMON_PARAMS, Diagnostics, declare_settings, guarded, run_node
 
 __doc__ += "\n" + COMMON_PARAMS
-
-
-def make_plant(ctx, s):
-    """The SimulatedRobot of the hardware core, configured from the node settings."""
-    from ..control import FeedforwardModel, SafeBehaviour
-    from ..hardware.simulated import SimulatedRobot
-
-    dyn = ctx.dynamics()
-    if s["safe_behaviour"] == "hold":
-        safe = SafeBehaviour("hold", FeedforwardModel(dyn, "rigid"), np.asarray(s["hold_kp"]),
-                             np.asarray(s["hold_kd"]))
-    else:
-        safe = SafeBehaviour("zero")
-    return SimulatedRobot(dyn, 1.0 / s["control_rate"], substeps=s["substeps"], friction=s["friction"],
-                          command_timeout=s["command_timeout"], safe_behaviour=safe)
 
 
 class HardwareNode(Node):
     def __init__(self, plant=None, **kwargs):
         super().__init__("hardware", **kwargs)
         from rclpy.clock import Clock, ClockType
-        from rosgraph_msgs.msg import Clock as ClockMsg
-        from geometry_msgs.msg import PoseStamped
         from sensor_msgs.msg import JointState
         from std_msgs.msg import Float64MultiArray
         from std_srvs.srv import Trigger
 
-        self.ctx, s = declare_settings(self)
+        self.ctx, s = declare_settings(self, "hardware")
         self.s = s
         self.dt_ns = period_ns(s["control_rate"])
-        self.plant = plant if plant is not None else make_plant(self.ctx, s)
+        self.plant = plant if plant is not None else simulated_robot(self.ctx.dynamics(), s)
         self.initial = self.ctx.initial(s["initial_pose"])
         self.diag = Diagnostics(self, s["diagnostics_period"])
         self.diag.extra.update(robot=self.ctx.robot, mode="lockstep" if s["lockstep"] else "real-time")
-        self.pub_clock = self.create_publisher(ClockMsg, "/clock", 10)
+        self.topics = SimulationTopics(self)
         self.pub_state = self.create_publisher(JointState, "/joint_states", 10)
-        self.pub_pose = self.create_publisher(PoseStamped, "/hardware/platform_pose", 10)
-        topic = f"/{s['controller_name']}/commands"
-        self.sub_cmd = self.create_subscription(Float64MultiArray, topic,
+        self.sub_cmd = self.create_subscription(Float64MultiArray, f"/{s['controller_name']}/commands",
                                                 guarded(self.diag, "command")(self.on_command), 10)
-        self.srv_reset = self.create_service(Trigger, "~/reset", self.on_reset)
-        self._wall = Clock(clock_type=ClockType.STEADY_TIME)
+        self.srv_reset = self.create_service(Trigger, "/hardware/reset", self.on_reset)
         self.k = 0                      # steps taken: sim time = k * dt exactly
         self.pending = None             # latest valid command not yet applied
         self.got_first = False
         self.waiting_since = time.monotonic()
-        self.step_us: list[float] = []
+        self.step_us = np.zeros(2000)
         self.plant.reset(self.initial)
+        wall = Clock(clock_type=ClockType.STEADY_TIME)
         if s["lockstep"]:
             self.timer = self.create_timer(min(0.1, s["lockstep_timeout"] / 4),
-                                           guarded(self.diag, "step")(self.on_lockstep_timer), clock=self._wall)
+                                           guarded(self.diag, "step")(self.on_lockstep_timer), clock=wall)
         else:
-            self.timer = self.create_timer(self.dt_ns * 1e-9, guarded(self.diag, "step")(self.on_realtime_timer),
-                                           clock=self._wall)
+            self.timer = self.create_timer(self.dt_ns * 1e-9, guarded(self.diag, "step")(self.on_wall_timer),
+                                           clock=wall)
+            self.jitter_us = np.zeros(1 << 17)
+            self.stale = 0
+            self.t_first = None
+            self.diag_timer = self.create_timer(0.5, self.timing, clock=wall)
         self.publish_state()
 
     # ------------------------------------------------------------------ io
-    @property
-    def sim_time_ns(self) -> int:
-        return self.k * self.dt_ns
-
     def publish_state(self):
-        from rosgraph_msgs.msg import Clock as ClockMsg
-
-        st = self.plant.read()
-        t = self.sim_time_ns
+        t = self.k * self.dt_ns
+        meas = self.plant.read()
         # the clock first: a node handling /joint_states already sees its sim time
-        self.pub_clock.publish(ClockMsg(clock=stamp_msg(t)))
-        try:
-            msg = joint_state_msg(t, st.names, st.position, st.velocity, st.effort)
-            pose = pose_stamped_msg(t, "base_link",
-                                    st.platform_pose)
-        except Exception as exc:    # a diverged plant: never publish NaN
-            self.diag.reject("plant state", exc)
-            return
-        self.pub_state.publish(msg)
-        self.pub_pose.publish(pose)
+        self.topics.clock(t)
+        self.pub_state.publish(joint_state_msg(t, self.ctx.actuated_joints, meas.position, meas.velocity,
+                                               meas.effort))
+        self.topics.ground_truth(t, self.plant.ground_truth())
         self.diag.safe_behaviour = self.plant.mode if self.plant.safe_active else "none"
         self.waiting_since = time.monotonic()
 
     def advance(self):
         """Apply the pending command (if any), step the plant by dt, publish the new state."""
-        t = self.sim_time_ns * 1e-9
         if self.pending is not None:
-            self.plant.write(self.pending, t)
+            self.plant.write(self.pending, self.k * self.dt_ns * 1e-9)
             self.pending = None
         t0 = time.perf_counter()
         self.plant.step()
-        self.step_us.append((time.perf_counter() - t0) * 1e6)
+        self.step_us[self.k % len(self.step_us)] = (time.perf_counter() - t0) * 1e6
         self.k += 1
         self.diag.step()
-        if len(self.step_us) >= 2000:
+        if self.k % len(self.step_us) == 0:
             self.diag.extra["plant_step_median_us"] = f"{np.median(self.step_us):.0f}"
-            self.step_us.clear()
         self.publish_state()
+
+    def on_wall_timer(self):
+        """Real time: one step per timer period. A step without a command since the previous one counts as a
+        stale-command step (the controller missed its deadline); the timer's lateness is the jitter."""
+        now = time.monotonic_ns()
+        if self.t_first is None:
+            self.t_first = now - self.k * self.dt_ns
+        self.jitter_us[self.k % len(self.jitter_us)] = (now - self.t_first - self.k * self.dt_ns) * 1e-3
+        if self.got_first and self.pending is None:
+            self.stale += 1
+        self.advance()
+
+    def timing(self):
+        n = min(self.k, len(self.jitter_us))
+        if n:
+            j = self.jitter_us[:n]
+            self.diag.extra.update(stale_command_steps=self.stale, jitter_median_us=f"{np.median(j):.1f}",
+                                   jitter_p99_us=f"{np.percentile(j, 99):.1f}", jitter_max_us=f"{j.max():.1f}")
 
     # ------------------------------------------------------------------ callbacks
     def on_command(self, msg):
-        tau = parse_commands(msg, self.ctx.n_actuated)
-        self.pending = tau
+        self.pending = parse_commands(msg, self.ctx.n_actuated)
         self.got_first = True
         if self.s["lockstep"]:
             self.advance()
@@ -149,12 +145,9 @@ class HardwareNode(Node):
             return
         if time.monotonic() - self.waiting_since >= self.s["lockstep_timeout"]:
             self.diag.miss("command", f"no command for {self.s['lockstep_timeout']} s (wall) at sim time "
-                                      f"{self.sim_time_ns * 1e-9:.4f} s: stepping without it (plant command "
+                                      f"{self.k * self.dt_ns * 1e-9:.4f} s: stepping without it (plant command "
                                       f"timeout {self.s['command_timeout']} s sim time applies)")
             self.advance()
-
-    def on_realtime_timer(self):
-        self.advance()
 
     def on_reset(self, request, response):
         self.plant.reset(self.initial)

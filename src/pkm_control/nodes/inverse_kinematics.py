@@ -4,20 +4,25 @@ usage: inverse_kinematics [--help] [--ros-args -p robot:=palida ...]
 
 Subscribes
   /platform_trajectory     trajectory_msgs/MultiDOFJointTrajectory   desired platform motion (chunks)
-  /joint_states            sensor_msgs/JointState                     measured joints
+  /joint_states            sensor_msgs/JointState                     measured joints (the actuated ones
+                                                                      are used)
 Publishes
   /joint_references        trajectory_msgs/JointTrajectory   actuated joints: positions, velocities,
                                                              accelerations (same stamp and point times)
   /desired_joint_states    sensor_msgs/JointState            ALL tree joints (passive and platform joints
                                                              too, so RViz draws the closed loops) at
                                                              display_rate (sim time)
-  /platform_pose           geometry_msgs/PoseStamped         measured pose: forward kinematics of the
-                                                             measured actuated joints, warm-started at
-                                                             the previous solution (measured_pose_rate;
-                                                             0 = every /joint_states)
+  /platform_pose           geometry_msgs/PoseStamped         measured pose: the state estimator
+                                                             (pkm_control.control.StateEstimator: forward
+                                                             kinematics of the measured actuated joints,
+                                                             warm-started at the previous estimate) at
+                                                             measured_pose_rate (0 = every /joint_states)
   /diagnostics             diagnostic_msgs/DiagnosticArray
 A point that is unreachable, violates a joint limit or is singular is logged, counted and
 replaced by the last valid reference held at rest (zero velocity and acceleration).
+
+Node parameters (besides the common ones; run time: display_rate, measured_pose_rate)
+  display_rate, measured_pose_rate, initial_pose ('' = home)
 """
 
 from __future__ import annotations
@@ -25,11 +30,12 @@ from __future__ import annotations
 import numpy as np
 from rclpy.node import Node
 
+from ..control.estimator import StateEstimator
 from ..errors import PkmError
-from ..kinematics.forward import forward_kinematics
-from .common import (COMMON_PARAMS, Diagnostics, declare_settings, guarded, joint_state_msg,
-                     joint_trajectory_msg, parse_joint_state, parse_platform_trajectory, pose_stamped_msg,
-                     run_node, to_ns)
+from ..kinematics.task_space import Pose
+from .messages import (joint_state_msg, joint_trajectory_msg, parse_joint_state, parse_platform_trajectory,
+                       pose_stamped_msg, to_ns)
+from .runtime import COMMON_PARAMS, Diagnostics, declare_settings, guarded, run_node
 
 __doc__ += "\n" + COMMON_PARAMS
 
@@ -41,21 +47,18 @@ class InverseKinematicsNode(Node):
         from sensor_msgs.msg import JointState
         from trajectory_msgs.msg import JointTrajectory, MultiDOFJointTrajectory
 
-        self.ctx, s = declare_settings(self)
+        self.ctx, s = declare_settings(self, "inverse_kinematics")
         self.s = s
         self.frame = "base_link"      # the core's base frame (planar_redundant: RViz views it from 'world')
         self.diag = Diagnostics(self, s["diagnostics_period"])
         self.diag.extra["robot"] = self.ctx.robot
         kin = self.ctx.kin
         self.act = kin.model.actuated_idx
-        self.initial = self.ctx.initial(s["initial_pose"])
-        home = kin.inverse(self.initial)
-        self.last_q = home.q              # last valid reference (all joints)
-        self.guess = self.initial         # FK warm start
-        self.display_ns = int(1e9 / s["display_rate"]) if s["display_rate"] > 0 else 0
-        self.pose_ns = int(1e9 / s["measured_pose_rate"]) if s["measured_pose_rate"] > 0 else 0
-        self._last_display = None
-        self._last_pose = None
+        initial = self.ctx.initial(s["initial_pose"])
+        self.last_q = kin.inverse(initial).q       # last valid reference (all joints)
+        self.estimator = StateEstimator(kin)
+        self.guess = initial                       # the estimator's warm start
+        self._slots = {}
         self.pub_ref = self.create_publisher(JointTrajectory, "/joint_references", 10)
         self.pub_desired = self.create_publisher(JointState, "/desired_joint_states", 10)
         self.pub_pose = self.create_publisher(PoseStamped, "/platform_pose", 10)
@@ -65,13 +68,13 @@ class InverseKinematicsNode(Node):
                                                   guarded(self.diag, "joint_states")(self.on_state), 10)
 
     def on_trajectory(self, msg):
-        chunk = parse_platform_trajectory(msg, self.ctx)
+        c = parse_platform_trajectory(msg, self.ctx.task)
         kin = self.ctx.kin
-        n, nv = len(chunk.times_ns), kin.model.model.nv
+        n, nv = len(c.times_ns), kin.model.model.nv
         q, v, a = np.empty((n, nv)), np.zeros((n, nv)), np.zeros((n, nv))
-        for k, (pose, tw, ac) in enumerate(zip(chunk.poses, chunk.twists, chunk.accels)):
+        for k in range(n):
             try:
-                m = kin.inverse(pose, tw, ac)
+                m = kin.inverse(Pose(c.positions[k], c.rotations[k]), c.twists[k], c.accels[k])
                 if not (np.all(np.isfinite(m.q)) and np.all(np.isfinite(m.v)) and np.all(np.isfinite(m.a))):
                     raise PkmError("inverse kinematics returned a non-finite joint motion")
                 q[k], v[k], a[k] = m.q, m.v, m.a
@@ -81,28 +84,29 @@ class InverseKinematicsNode(Node):
                 q[k] = self.last_q        # hold the last valid reference at rest
             self.diag.step()
         t0 = to_ns(msg.header.stamp)
-        self.pub_ref.publish(joint_trajectory_msg(t0, self.ctx.actuated_joints, chunk.times_ns,
+        self.pub_ref.publish(joint_trajectory_msg(t0, self.ctx.actuated_joints, c.times_ns,
                                                   q[:, self.act], v[:, self.act], a[:, self.act]))
-        for k, t in enumerate(chunk.times_ns):
-            if self._due("_last_display", int(t), self.display_ns):
+        for k, t in enumerate(c.times_ns):
+            if self._due("display", int(t), self.s["display_rate"]):
                 self.pub_desired.publish(joint_state_msg(int(t), self.ctx.joint_names, q[k], v[k]))
 
-    def _due(self, attr, t, period):
-        """True when t is in another display period than the last published one (sim time; a reset
-        to an earlier time publishes again)."""
-        slot = t // period if period else t
-        if getattr(self, attr) == slot:
+    def _due(self, what, t, rate):
+        """True when t is in another period of ``rate`` (Hz, sim time; 0 = always) than the last
+        published one (a reset to an earlier time publishes again)."""
+        slot = t // int(1e9 / rate) if rate > 0 else t
+        if self._slots.get(what) == slot:
             return False
-        setattr(self, attr, slot)
+        self._slots[what] = slot
         return True
 
     def on_state(self, msg):
-        st = parse_joint_state(msg, self.ctx)
-        if not self._due("_last_pose", st.time_ns, self.pose_ns):
+        meas = parse_joint_state(msg, self.ctx.joint_names, self.ctx.actuated_joints)
+        t = to_ns(msg.header.stamp)
+        if not self._due("pose", t, self.s["measured_pose_rate"]):
             return
-        fk = forward_kinematics(self.ctx.kin, st.position, self.guess, check_limits=False)
-        self.guess = fk.pose
-        self.pub_pose.publish(pose_stamped_msg(st.time_ns, self.frame, fk.pose))
+        est = self.estimator.estimate(meas.position, meas.velocity, self.guess)
+        self.guess = est.pose
+        self.pub_pose.publish(pose_stamped_msg(t, self.frame, est.pose))
 
 
 def main(argv=None) -> int:

@@ -1,228 +1,349 @@
-"""joint_controller: actuator forces from /joint_states and the buffered references, each control step.
+"""joint_controller: the real-time control path, read hardware -> estimate -> control law -> write hardware.
 
-usage: joint_controller [--help] [--ros-args -p robot:=palida -p mode:=pd_feedforward ...]
+usage: joint_controller [--help] [--ros-args -p robot:=palida -p controller:=cf_rb_friction ...]
+
+As ros2_control's controller manager, this node hosts the hardware interface and runs the loop of
+pkm_control.control.ControlLoop in ONE thread at control_rate: read the actuated joints, estimate
+the platform state (when the law or a publication needs it), update the controller
+(pkm_control.control.Controller: law, watchdog, safe behaviour, force limits), write the command.
+No DDS round trip happens inside a period: the references and the feedforward are streamed AHEAD
+by the other nodes in time-stamped chunks and looked up at the period's instant.
+
+hardware (parameter, read-only)
+  sim      the simulated robot (pkm_control.hardware.SimulatedRobot) inside this process; this node
+           is then the clock source (/clock) and publishes the robot's ground truth
+  topics   a robot behind topics (the `hardware` node, or ros2_control's joint_state_broadcaster and
+           forward_command_controller): /joint_states in (actuated joints), commands out
 
 Subscribes
-  /joint_states            sensor_msgs/JointState            measured joints: one control step each
-  /joint_references        trajectory_msgs/JointTrajectory   actuated q_d, qd_d, qdd_d (buffered by time)
-  /feedforward             trajectory_msgs/JointTrajectory   tau_ff as effort (mode pd_feedforward)
+  /joint_references        trajectory_msgs/JointTrajectory   actuated q_d, qd_d, qdd_d (chunks, buffered by time)
+  /feedforward             trajectory_msgs/JointTrajectory   tau_ff as effort (laws that require it)
+  /joint_states            sensor_msgs/JointState            (hardware: topics) the measured actuated joints
 Publishes
-  /<controller_name>/commands   std_msgs/Float64MultiArray   actuator forces (actuated-joint order),
-                                                             saturated at actuators.force_limit
-  /diagnostics             diagnostic_msgs/DiagnosticArray   rate, deadline misses, rejected inputs,
-                                                             active safe behaviour, saturations
+  /joint_states            sensor_msgs/JointState            (hardware: sim) EVERY joint from the state
+                                                             estimator (measured actuated joints, passive and
+                                                             platform joints by forward kinematics), effort =
+                                                             applied force, at state_publish_rate (sim time)
+  /estimated_joint_states  sensor_msgs/JointState            (hardware: topics) the same
+  /clock                   rosgraph_msgs/Clock               (hardware: sim) sim time, every period
+  /hardware/ground_truth/joint_states, /hardware/platform_pose   (hardware: sim) the plant's exact state
+  /<controller_name>/commands   std_msgs/Float64MultiArray   (hardware: topics) actuator forces
+  /diagnostics             diagnostic_msgs/DiagnosticArray   rate, deadline misses, cycle time, plant step,
+                                                             safe behaviour and its entries, saturations
+Services
+  /hardware/reset          std_srvs/Trigger                  (hardware: sim) back to initial_pose at sim time 0
 
-Laws (pkm_control.control, parameter `mode`)
-  pd               tau = Kp (q_d - q) + Kd (qd_d - qd)                     (single joint, "SJ")
-  pd_feedforward   tau = tau_ff(t) + PD, tau_ff from /feedforward           (computed force, "CF")
-  computed_torque  tau = model(x, xd, J^-1 (qdd_d + Kp e + Kd e' - Jdot xd)) at the MEASURED
-                   pose (forward kinematics of the measured joints, warm-started)
+Timing
+  lockstep:=true   deterministic: period k runs when the streams cover its instant k/control_rate (the
+                   loop waits for them, bounded by lockstep_timeout wall seconds, then commands the
+                   safe behaviour and counts a deadline miss); the run starts when the first reference
+                   is there. With hardware: sim the plant steps right after the write and /clock
+                   follows, so the graph runs as fast as the nodes stream (real-time factor > 1 when
+                   they keep up). With hardware: topics a period runs per received /joint_states.
+  lockstep:=false  real time: a dedicated thread runs the loop on absolute monotonic deadlines
+                   (pkm_control.realtime: SCHED_FIFO at realtime_priority where permitted, pinned to
+                   realtime_cpu if >= 0, the garbage collector frozen); a stream that ran dry repeats
+                   its last sample for reference_timeout, then the safe behaviour engages. A
+                   measurement older than state_timeout engages it too.
 
-Timing. The references are looked up at the state's stamp (exact on the control grid, linear
-between points). Lockstep (lockstep:=true): if the reference (or feedforward) for that time has
-not arrived yet the step waits for it, bounded by lockstep_timeout (wall), so runs are
-deterministic; after the timeout it commands the safe behaviour and counts a deadline miss.
-Before the first reference ever arrives it waits without a bound (the run starts when the graph is up).
-Real time: no waiting; the newest reference is used while it is younger than reference_timeout
-(sim time), else the safe behaviour; a wall check every 10 ms commands the safe behaviour when
-the last /joint_states is older than state_timeout (wall time: /clock stops with the hardware).
+Safe behaviour (`safe_behaviour`): hold = gravity compensation at the pose where it engaged + PD
+(hold_kp, hold_kd) to the actuated positions there; zero = no force. It ends at the first period
+whose inputs are valid again. Every command is limited to force_limit (<= the actuators' rating).
 
-Safe behaviour (`safe_behaviour`): hold = gravity compensation at the pose where it engaged +
-PD (hold_kp, hold_kd) to the actuated positions there; zero = no force. It ends with the next
-valid step. A bad message is rejected (counted, logged) and the last output stays.
+Node parameters (besides the common ones; run time: kp, kd, hold_kp, hold_kd, force_limit,
+safe_behaviour; the others are read-only)
+  hardware, control_rate, mode, feedforward_model (computed torque's model), kp, kd, hold_kp, hold_kd,
+  force_limit, safe_behaviour, state_timeout, reference_timeout, lockstep, lockstep_timeout,
+  controller_name, initial_pose, state_publish_rate, substeps, friction, command_timeout (the simulated
+  robot's), realtime_priority, realtime_cpu
 """
 
 from __future__ import annotations
 
+import threading
 import time
 
 import numpy as np
 from rclpy.node import Node
 
+from ..control import Controller, ControlLoop, FeedforwardModel, ForceLimits, SafeBehaviour, StateEstimator, make_law
 from ..errors import PkmError
-from ..kinematics.forward import forward_kinematics
-from .common import (COMMON_PARAMS, Diagnostics, SampleBuffer, commands_msg, declare_settings, guarded,
-                     parse_joint_state, parse_joint_trajectory, period_ns, run_node)
+from ..realtime import PeriodicRunner, prepare_realtime, release_realtime
+from . import estimated_state_topic
+from .hardware_io import SimulationTopics, TopicHardware
+from .messages import joint_state_msg, parse_joint_trajectory, period_ns
+from .runtime import COMMON_PARAMS, Diagnostics, declare_settings, guarded, run_node
 
 __doc__ += "\n" + COMMON_PARAMS
+STATS_WINDOW = 1 << 17       # cycles (65 s at 2 kHz) over which the timing figures are taken
+MAX_BURST = 400              # lockstep periods run in one callback before the executor gets the thread back
 
 
 class JointControllerNode(Node):
     def __init__(self, **kwargs):
         super().__init__("joint_controller", **kwargs)
-        from rclpy.clock import Clock, ClockType
+        from rclpy.clock import Clock as WallClock, ClockType
         from sensor_msgs.msg import JointState
-        from std_msgs.msg import Float64MultiArray
+        from std_srvs.srv import Trigger
         from trajectory_msgs.msg import JointTrajectory
 
-        from ..control import FeedforwardModel, ForceLimits, SafeBehaviour, make_law
-
-        self.ctx, s = declare_settings(self)
+        self.ctx, s = declare_settings(self, "joint_controller", self.on_change)
         self.s = s
-        n = self.ctx.n_actuated
-        dyn = self.ctx.dynamics()
-        self.mode = s["mode"]
-        model = FeedforwardModel(dyn, s["feedforward_model"]) if self.mode == "computed_torque" else None
-        self.law = make_law(self.mode, np.array(s["kp"]), np.array(s["kd"]), model)
-        self.needs_ff = self.mode == "pd_feedforward"
-        self.limits = ForceLimits.from_config(self.ctx.model)
-        hold_model = FeedforwardModel(dyn, "rigid") if s["safe_behaviour"] == "hold" else None
-        self.safe = SafeBehaviour(s["safe_behaviour"], hold_model, np.array(s["hold_kp"]), np.array(s["hold_kd"]))
+        self.dyn = self.ctx.dynamics()
         self.dt_ns = period_ns(s["control_rate"])
-        self.refs = SampleBuffer()
-        self.ffs = SampleBuffer()
-        self.pending = None
-        self.pending_since = 0.0
-        self.last_t = None
-        self.last_state_wall = None
-        self._last_state = None           # the last state a command was computed for (real-time watchdog)
-        self.guess = self.ctx.initial(s["initial_pose"])   # FK warm start (computed torque, hold capture)
-        self.target = None                # hold target while the safe behaviour is active
-        self.last_tau = np.zeros(n)
-        self.cycle_us: list[float] = []
+        self.initial = self.ctx.initial(s["initial_pose"])
         self.diag = Diagnostics(self, s["diagnostics_period"])
-        self.diag.extra.update(robot=self.ctx.robot, mode=self.mode, saturations=0)
-        self.saturations = 0
-        self.pub = self.create_publisher(Float64MultiArray, f"/{s['controller_name']}/commands", 10)
-        self.sub_state = self.create_subscription(JointState, "/joint_states",
-                                                  guarded(self.diag, "joint_states")(self.on_state), 10)
+        self.diag.extra.update(robot=self.ctx.robot, mode=s["mode"], hardware=s["hardware"],
+                               timing="lockstep" if s["lockstep"] else "real-time", safe_entries=0, saturations=0)
+        self.model = FeedforwardModel(self.dyn, s["feedforward_model"]) if s["mode"] == "computed_torque" else None
+        controller = Controller(self.make_law(s), ForceLimits(s["force_limit"]), self.make_safe(s["safe_behaviour"]),
+                                StateEstimator(self.ctx.kin), self.initial, s["state_timeout"])
+        self.sim = s["hardware"] == "sim"
+        self._new_measurement = None
+        if self.sim:
+            from ..hardware.simulated import simulated_robot
+
+            hardware = simulated_robot(self.dyn, s)
+            hardware.reset(self.initial)
+            self.sim_topics = SimulationTopics(self)
+            self.srv_reset = self.create_service(Trigger, "/hardware/reset", self.on_reset)
+        else:
+            hardware = TopicHardware(self, self.ctx, s["controller_name"], self.diag, self.on_measurement)
+        self.loop = ControlLoop(hardware, controller, int(round(s["reference_timeout"] * 1e9)))
+        # an observation topic: a deep history, so that a recorder that falls behind loses no sample
+        self.pub_state = self.create_publisher(JointState, estimated_state_topic(s["hardware"]), 1000)
         self.sub_ref = self.create_subscription(JointTrajectory, "/joint_references",
                                                 guarded(self.diag, "joint_references")(self.on_reference), 10)
         self.sub_ff = self.create_subscription(JointTrajectory, "/feedforward",
                                                guarded(self.diag, "feedforward")(self.on_feedforward), 10)
-        wall = Clock(clock_type=ClockType.STEADY_TIME)
-        check = min(0.01, s["lockstep_timeout"] / 4) if s["lockstep"] else 0.01
-        self.timer = self.create_timer(check, self.on_timer, clock=wall)
+        self.k = 0                      # sim: periods stepped, sim time = k * dt exactly
+        self._publish_slot = None
+        self._cycle_us = np.zeros(STATS_WINDOW)       # preallocated: no allocation in the loop
+        self._step_us = np.zeros(STATS_WINDOW)
+        self._n_stats = 0
+        self._reset_request = threading.Event()
+        self._handled = None
+        self._runner = None
+        self._offered = self._waiting_since = self._timing_at = time.monotonic()
+        wall = WallClock(clock_type=ClockType.STEADY_TIME)
+        if s["lockstep"]:
+            self.timer = self.create_timer(0.01, guarded(self.diag, "lockstep")(self.on_lockstep_timer), clock=wall)
+            if self.sim:
+                self.sim_topics.clock(0)
+                self.publish_state(0, force=True)
+        else:
+            self.timer = self.create_timer(0.5, self.on_realtime_timer, clock=wall)
+            self.start_realtime()
 
-    # ------------------------------------------------------------------ inputs
-    def on_state(self, msg):
-        st = parse_joint_state(msg, self.ctx)
-        if self.last_t is not None and st.time_ns == self.last_t:
-            return                         # the same state offered again (hardware start-up)
-        if self.last_t is not None and st.time_ns < self.last_t:
-            self.get_logger().info("sim time went back: hardware reset")
-            self.target = None
-        self.pending = st
-        self.pending_since = time.monotonic()
-        self.last_state_wall = self.pending_since
-        self.try_step()
+    # ------------------------------------------------------------------ settings
+    def make_law(self, s):
+        return make_law(s["mode"], np.array(s["kp"]), np.array(s["kd"]), self.model)
 
+    def make_safe(self, mode):
+        if mode == "zero":
+            return SafeBehaviour("zero")
+        return SafeBehaviour("hold", FeedforwardModel(self.dyn, "rigid"), np.array(self.s["hold_kp"]),
+                             np.array(self.s["hold_kd"]))
+
+    def on_change(self, key, value):
+        """A run-time parameter (validated): the controller takes it from the next period on."""
+        c = self.loop.controller
+        s = dict(self.s, **{key: value})
+        if key in ("kp", "kd"):
+            c.law = self.make_law(s)
+        elif key == "force_limit":
+            c.limits = ForceLimits(value)
+        else:                       # hold_kp, hold_kd, safe_behaviour
+            self.s = s
+            c.safe = self.make_safe(s["safe_behaviour"])
+            c.target = None
+
+    # ------------------------------------------------------------------ streams
     def on_reference(self, msg):
         c = parse_joint_trajectory(msg, self.ctx.actuated_joints, ("positions", "velocities", "accelerations"))
-        self.refs.add(c.times_ns, np.hstack([c.positions, c.velocities, c.accelerations]))
-        self.try_step()
+        self.loop.offer_references(c.times_ns, c.positions, c.velocities, c.accelerations)
+        if self.s["lockstep"]:
+            self.advance_ready()
 
     def on_feedforward(self, msg):
         c = parse_joint_trajectory(msg, self.ctx.actuated_joints, ("effort",))
-        self.ffs.add(c.times_ns, c.efforts)
-        self.try_step()
-
-    def on_timer(self):
+        self.loop.offer_feedforward(c.times_ns, c.efforts)
         if self.s["lockstep"]:
-            if self.pending is not None and (self.refs.end is None or (self.needs_ff and self.ffs.end is None)):
-                # start-up: the lockstep run begins when the first reference is there (no safe-behaviour
-                # steps while the graph is still being discovered), so every run starts the same way
-                self.diag.warn("startup", "waiting for the first /joint_references" +
-                               (" and /feedforward" if self.needs_ff else ""))
-                return
-            if self.pending is not None and time.monotonic() - self.pending_since >= self.s["lockstep_timeout"]:
-                self.diag.miss("reference", f"no reference for sim time {self.pending.time_ns * 1e-9:.4f} s after "
-                                            f"{self.s['lockstep_timeout']} s (wall): safe behaviour "
-                                            f"'{self.safe.mode}'")
-                self.try_step(force=True)
-            return
-        # real time: stale state -> command the safe behaviour from the last state. Wall time: if the
-        # hardware stops, so does /clock, and a sim-time age would never grow.
-        if self._last_state is not None and time.monotonic() - self.last_state_wall > self.s["state_timeout"]:
-            self.diag.miss("state", f"no /joint_states for {self.s['state_timeout']} s (wall): safe behaviour "
-                                    f"'{self.safe.mode}'")
-            self.publish(self.safe_command(self._last_state))
+            self.advance_ready()
 
-    # ------------------------------------------------------------------ the step
-    def lookup(self, t):
-        """(reference row, feedforward) at t, or None where not available."""
-        ref = self.refs.at(t)
-        ff = self.ffs.at(t) if self.needs_ff else np.zeros(self.ctx.n_actuated)
-        if not self.s["lockstep"]:
-            timeout = int(self.s["reference_timeout"] * 1e9)
-            if ref is None and self.refs.end is not None and 0 <= t - self.refs.end <= timeout:
-                ref = self.refs.rows[-1]
-            if ff is None and self.ffs.end is not None and 0 <= t - self.ffs.end <= timeout:
-                ff = self.ffs.rows[-1]
-        return ref, ff
+    def on_measurement(self, t_ns):
+        self._new_measurement = t_ns
+        if self.s["lockstep"]:
+            self.advance_ready()
 
-    def try_step(self, force: bool = False):
-        st = self.pending
-        if st is None:
-            return
+    def on_reset(self, request, response):
+        """Handled by the loop's thread between two periods (the plant is not stepped concurrently)."""
+        self._reset_request.set()
+        if self.s["lockstep"]:
+            self.advance_ready()
+        response.success = True
+        response.message = "reset to the initial pose (initial_pose, default home) at sim time 0"
+        return response
+
+    def _apply_reset(self):
+        self._reset_request.clear()
+        self._handled = None
+        self.loop.hardware.reset(self.initial)
+        self.loop.clear_streams()
+        c = self.loop.controller
+        c.pose, c.target, c.mode = self.initial, None, "control"
+        self.k = 0
+        self.get_logger().info("hardware reset: initial pose at sim time 0")
+        self.sim_topics.clock(0)
+        self.publish_state(0, force=True)
+
+    # ------------------------------------------------------------------ one period
+    def period(self, t_ns: int):
+        """read -> estimate -> update -> write (and, simulated, step the plant); then publish."""
         t0 = time.perf_counter()
-        ref, ff = self.lookup(st.time_ns)
-        if (ref is None or ff is None) and self.s["lockstep"] and not force:
-            return                                     # wait for the reference of this time
-        self.pending = None
-        self.last_t = st.time_ns
-        self._last_state = st
-        if ref is None or ff is None:
-            tau = self.safe_command(st)
-        else:
-            try:
-                tau = self.control(st, ref, ff)
-            except PkmError as exc:
-                self.diag.reject("control step", exc)
-                tau = self.safe_command(st)
-        self.publish(tau)
-        self.refs.prune(st.time_ns)
-        self.ffs.prune(st.time_ns)
-        us = (time.perf_counter() - t0) * 1e6
-        self.cycle_us.append(us)
-        if not self.s["lockstep"] and us * 1e3 > self.dt_ns:
-            self.diag.miss("cycle", f"control step took {us:.0f} us > period {self.dt_ns / 1e3:.0f} us")
-        if len(self.cycle_us) >= 1000:
-            self.diag.extra["cycle_median_us"] = f"{np.median(self.cycle_us):.0f}"
-            self.diag.extra["cycle_p99_us"] = f"{np.percentile(self.cycle_us, 99):.0f}"
-            self.cycle_us.clear()
-
-    def control(self, st, ref, ff):
-        n = self.ctx.n_actuated
-        q_d, qd_d, qdd_d = ref[:n], ref[n:2 * n], ref[2 * n:]
-        pose = None
-        if self.mode == "computed_torque":
-            pose = self.measured_pose(st.position)
-        tau = self.law.compute(q_d, qd_d, qdd_d, st.position, st.velocity, tau_ff=ff, pose=pose)
-        if self.target is not None:
-            self.get_logger().info("references back: leaving the safe behaviour")
-        self.target = None
-        self.diag.safe_behaviour = "none"
-        return tau
-
-    def measured_pose(self, q):
-        self.guess = forward_kinematics(self.ctx.kin, q, self.guess, check_limits=False).pose
-        return self.guess
-
-    def safe_command(self, st):
-        try:
-            if self.target is None:
-                pose = self.measured_pose(st.position) if self.safe.mode == "hold" else None
-                self.target = self.safe.capture(st.position, pose)
-                self.get_logger().warning(f"safe behaviour '{self.safe.mode}' engaged at sim time "
-                                          f"{st.time_ns * 1e-9:.4f} s")
-            self.diag.safe_behaviour = self.safe.mode
-            return self.safe.command(self.target, st.position, st.velocity)
-        except PkmError as exc:                       # even the safe behaviour failed: keep the last output
-            self.diag.reject("safe behaviour", exc)
-            return self.last_tau
-
-    def publish(self, tau):
-        tau, sat = self.limits.apply(np.asarray(tau, float))
-        if sat.any():
-            self.saturations += 1
-            self.diag.extra["saturations"] = self.saturations
-        if not np.all(np.isfinite(tau)):
-            self.diag.reject("command", PkmError("computed a non-finite command; repeating the last one"))
-            tau = self.last_tau
-        self.last_tau = tau
-        self.pub.publish(commands_msg(tau))
+        cmd = self.loop.cycle(t_ns)
+        t1 = time.perf_counter()
+        if self.sim:
+            self.loop.hardware.step()
+            self.k += 1
+            t_ns = self.k * self.dt_ns
+        t2 = time.perf_counter()
+        self.record(cmd, (t1 - t0) * 1e6, (t2 - t1) * 1e6)
+        if self.sim:
+            self.sim_topics.clock(t_ns)
+        self.publish_state(t_ns)
         self.diag.step()
+
+    def guarded_period(self, t_ns: int):
+        try:
+            self.period(t_ns)
+        except Exception as exc:      # noqa: BLE001 - the loop never dies; the failure is counted and logged
+            self.diag.reject("control period", exc)
+
+    def record(self, cmd, cycle_us, step_us):
+        c = self.loop.controller
+        if cmd.engaged:
+            self.get_logger().warning(f"safe behaviour '{cmd.mode}' engaged: {cmd.reason}")
+        self.diag.safe_behaviour = "none" if cmd.mode == "control" else cmd.mode
+        self.diag.extra.update(safe_entries=c.safe_entries, saturations=c.saturations)
+        i = self._n_stats % STATS_WINDOW
+        self._cycle_us[i], self._step_us[i] = cycle_us, step_us
+        self._n_stats += 1
+
+    def timing(self, runner=None):
+        """Timing figures into the diagnostics (called from the executor, about once a second)."""
+        n = min(self._n_stats, STATS_WINDOW)
+        if n == 0:
+            return
+        cyc = self._cycle_us[:n]
+        self.diag.extra.update(cycle_median_us=f"{np.median(cyc):.2f}", cycle_p99_us=f"{np.percentile(cyc, 99):.2f}",
+                               periods=self._n_stats)
+        if self.sim:
+            self.diag.extra["plant_step_median_us"] = f"{np.median(self._step_us[:n]):.2f}"
+        if runner is not None:
+            st = runner.stats().summary()
+            self.diag.deadline_misses = st["deadline_misses"]
+            self.diag.extra.update({k: (f"{v:.2f}" if isinstance(v, float) else v) for k, v in st.items()
+                                    if k != "deadline_misses"})
+
+    def publish_state(self, t_ns: int, force: bool = False):
+        """Every joint from the state estimator (and, simulated, the ground truth) at state_publish_rate."""
+        rate = self.s["state_publish_rate"]
+        slot = t_ns // int(1e9 / rate) if rate > 0 else t_ns
+        if slot == self._publish_slot and not force:
+            return
+        self._publish_slot = slot
+        hw = self.loop.hardware
+        meas = hw.read()
+        if meas is None:
+            return
+        try:
+            est = self.loop.controller.estimate(meas, joints=True)
+            effort = np.zeros(len(est.q))
+            effort[self.ctx.model.actuated_idx] = meas.effort
+            self.pub_state.publish(joint_state_msg(t_ns, self.ctx.joint_names, est.q, est.v, effort))
+            if self.sim:
+                self.sim_topics.ground_truth(t_ns, hw.ground_truth())
+        except PkmError as exc:
+            self.diag.reject("state estimate", exc)
+
+    # ------------------------------------------------------------------ lockstep (event driven)
+    def next_instant(self):
+        """The instant of the next period: sim time k * dt, or the newest unhandled measurement (topics)."""
+        if self.sim:
+            return self.k * self.dt_ns
+        return None if self._new_measurement == self._handled else self._new_measurement
+
+    def advance_ready(self):
+        """Run every period whose streams are there (at most MAX_BURST, then back to the executor)."""
+        if self._reset_request.is_set():
+            self._apply_reset()
+        for _ in range(MAX_BURST):
+            t = self.next_instant()
+            if t is None or not self.loop.started() or not self.loop.ready(t):
+                return
+            self.guarded_period(t)
+            self._handled = t
+            self._waiting_since = time.monotonic()
+
+    def on_lockstep_timer(self):
+        """Wall-clock duties of lockstep: offer time 0 until the graph is up, bound the wait for a stream."""
+        now = time.monotonic()
+        if now - self._timing_at > 0.5:
+            self._timing_at = now
+            self.timing()
+        t = self.next_instant()
+        if t is None or not self.loop.started():
+            self._waiting_since = now
+            if self.sim and now - self._offered > 0.1:    # nobody listening yet: offer the time again
+                self._offered = now
+                self.sim_topics.clock(t)
+                self.publish_state(t, force=True)
+            return
+        self.advance_ready()
+        t = self.next_instant()
+        if t is not None and now - self._waiting_since >= self.s["lockstep_timeout"]:
+            self.diag.miss("reference", f"no reference for sim time {t * 1e-9:.4f} s after "
+                                        f"{self.s['lockstep_timeout']} s (wall): safe behaviour "
+                                        f"'{self.loop.controller.safe.mode}'")
+            self.guarded_period(t)
+            self._handled = t
+            self._waiting_since = time.monotonic()
+
+    # ------------------------------------------------------------------ real time (own thread)
+    def start_realtime(self):
+        self._runner = PeriodicRunner(self.dt_ns)
+        self._rt_thread = threading.Thread(target=guarded(self.diag, "real-time loop")(self._realtime),
+                                           name="pkm_rt_loop", daemon=True)
+        self._rt_thread.start()
+
+    def _realtime(self):
+        setup = prepare_realtime(int(self.s["realtime_priority"]),
+                                 None if self.s["realtime_cpu"] < 0 else int(self.s["realtime_cpu"]))
+        self.get_logger().info(f"real-time loop at {self.s['control_rate']:.0f} Hz: {setup.summary()}")
+        self.diag.extra["realtime"] = setup.summary()
+        for note in setup.notes:
+            self.get_logger().info(note)
+
+        def cycle(_k):
+            if self._reset_request.is_set() and self.sim:
+                self._apply_reset()
+            self.guarded_period(self.k * self.dt_ns if self.sim else self.get_clock().now().nanoseconds)
+        try:
+            stats = self._runner.run(cycle)
+        finally:
+            release_realtime()
+        self.get_logger().info(f"real-time loop stopped: {stats.cycles} periods, {stats.misses} deadline misses "
+                               f"({stats.miss_percent:.3f} %)")
+
+    def on_realtime_timer(self):
+        self.timing(self._runner)
+
+    def destroy_node(self):
+        if self._runner is not None:
+            self._runner.stop()
+            self._rt_thread.join(timeout=1.0)
+        return super().destroy_node()
 
 
 def main(argv=None) -> int:

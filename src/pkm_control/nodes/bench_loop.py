@@ -1,0 +1,146 @@
+"""`pkm bench loop`: the real-time control path against the simulated robot, measured, beside the old path.
+
+New path: the graph with `hardware: sim` in real-time mode (lockstep false): joint_controller runs
+read -> update -> write and the plant step in one thread on absolute 0.5 ms deadlines, the
+other nodes stream the benchmark circle ahead. Baseline, in the same run: the five-process path
+(`hardware: topics`): the simulated robot in the `hardware` node on a 2 kHz wall timer, the
+controller in another process, a DDS round trip per period.
+
+Figures (from the nodes' own /diagnostics over the run):
+  jitter        wake-up time of a period minus its deadline (new path: the loop's deadlines; baseline:
+                the hardware node's timer)
+  compute       the controller's work per period: read, estimate, update, write (without the plant)
+  deadline miss new path: a period that ends after the next one should have started; baseline: a
+                plant step without a command computed since the previous step
+  plant step    the simulated robot's step (forward dynamics with friction in every joint, RK4)
+  start-up      from starting the joint_controller process to its first /joint_states (warm: the numba
+                cache exists; measured twice, the second is reported)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+TARGETS = {"deadline_miss_percent": 0.1, "jitter_p99_us": 100.0, "compute_median_us": 50.0, "startup_s": 3.0}
+
+
+def _goal(seconds: float) -> str:
+    """The benchmark circle with enough laps to last the run."""
+    from .. import benchmark as bm
+
+    laps = max(1.0, seconds * 1.0 / (2 * 3.141592653589793 * 0.15))
+    return json.dumps(bm.benchmark_spec(0.15, laps, 0.4))
+
+
+def _run_graph(robot, controller, hardware, seconds, quiet):
+    """The graph in real-time mode for `seconds` wall seconds; the last diagnostics of every node."""
+    from ..kinematics import robot_kinematics
+    from .bringup import Graph, build_parser
+    from .recorder import GraphRecorder
+
+    args = build_parser().parse_args(["--robot", robot, "--controller", controller, "--hardware", hardware,
+                                      "--goal", _goal(seconds), "--set", "lockstep=false",
+                                      "--set", "state_publish_rate=100.0"])
+    rec = GraphRecorder(robot_kinematics(robot), hardware)
+    rec.states.clear()              # figures only: no need to keep the samples
+    g = Graph(args, open(os.devnull, "w") if quiet else sys.stderr)
+    try:
+        g.start()
+        t0 = time.monotonic()
+        while time.monotonic() - t0 < seconds + 3.0:      # + start-up
+            rec.spin_once(0.1)
+            if g.exited():
+                raise RuntimeError(f"{g.exited()[0]} exited during the loop benchmark")
+        return dict(rec.diagnostics)
+    finally:
+        g.stop()
+        rec.close()
+
+
+def _startup_seconds(robot, controller):
+    """Process start of joint_controller (hardware: sim) to its first /joint_states, in seconds."""
+    import rclpy
+    from rclpy.signals import SignalHandlerOptions
+    from sensor_msgs.msg import JointState
+
+    ctx = rclpy.Context()
+    rclpy.init(context=ctx, signal_handler_options=SignalHandlerOptions.NO)
+    node = rclpy.create_node("pkm_startup_probe", context=ctx)
+    got = []
+    node.create_subscription(JointState, "/joint_states", lambda m: got.append(time.monotonic()), 10)
+    ex = rclpy.executors.SingleThreadedExecutor(context=ctx)
+    ex.add_node(node)
+    try:
+        t0 = time.monotonic()
+        p = subprocess.Popen([sys.executable, "-m", "pkm_control.nodes.joint_controller", "--ros-args", "-p",
+                              f"robot:={robot}", "-p", f"controller:={controller}"],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        try:
+            while not got and time.monotonic() - t0 < 60:
+                ex.spin_once(timeout_sec=0.01)
+        finally:
+            p.terminate()
+            p.wait(timeout=10)
+        return got[0] - t0 if got else float("nan")
+    finally:
+        ex.shutdown()
+        node.destroy_node()
+        rclpy.shutdown(context=ctx)
+
+
+def _figures(diag: dict, new: bool) -> dict:
+    def f(d, key):
+        try:
+            return float(d.get(key))
+        except (TypeError, ValueError):
+            return float("nan")
+
+    ctl = diag.get("joint_controller", {})
+    if new:
+        return {"deadline_miss_percent": f(ctl, "deadline_miss_percent"), "deadline_misses": f(ctl, "deadline_misses"),
+                "periods": f(ctl, "cycles"), "jitter_median_us": f(ctl, "jitter_median_us"),
+                "jitter_p99_us": f(ctl, "jitter_p99_us"), "jitter_max_us": f(ctl, "jitter_max_us"),
+                "compute_median_us": f(ctl, "cycle_median_us"), "compute_p99_us": f(ctl, "cycle_p99_us"),
+                "plant_step_median_us": f(ctl, "plant_step_median_us"), "realtime": ctl.get("realtime", "")}
+    hw = diag.get("hardware", {})
+    steps = f(hw, "steps")
+    stale = f(hw, "stale_command_steps")
+    return {"deadline_miss_percent": 100.0 * stale / steps if steps > 0 else float("nan"), "deadline_misses": stale,
+            "periods": steps, "jitter_median_us": f(hw, "jitter_median_us"), "jitter_p99_us": f(hw, "jitter_p99_us"),
+            "jitter_max_us": f(hw, "jitter_max_us"), "compute_median_us": f(ctl, "cycle_median_us"),
+            "compute_p99_us": f(ctl, "cycle_p99_us"), "plant_step_median_us": f(hw, "plant_step_median_us")}
+
+
+def bench_loop(robot: str = "palida", controller: str = "cf_rb_friction", seconds: float = 60.0,
+               baseline_seconds: float | None = None, as_json: bool = False, quiet: bool = True) -> dict:
+    os.environ.setdefault("ROS_DOMAIN_ID", str(100 + os.getpid() % 100))
+    say = (lambda *a: print(*a, file=sys.stderr, flush=True)) if as_json else print
+    say(f"pkm bench loop: {robot}, {controller}, 2 kHz real-time mode for {seconds:g} s, then the baseline "
+        f"(ROS_DOMAIN_ID={os.environ['ROS_DOMAIN_ID']})")
+    _startup_seconds(robot, controller)                    # warms the numba cache
+    startup = _startup_seconds(robot, controller)
+    new = _figures(_run_graph(robot, controller, "sim", seconds, quiet), True)
+    base = _figures(_run_graph(robot, controller, "topics", baseline_seconds or min(seconds, 20.0), quiet), False)
+    out = dict(new, startup_s=startup, robot=robot, controller=controller, seconds=seconds, targets=TARGETS,
+               baseline=base)
+    if as_json:
+        print(json.dumps(out, indent=2))
+        return out
+    rows = [("deadline misses [%]", "deadline_miss_percent", "{:.3f}"), ("jitter median [us]", "jitter_median_us", "{:.1f}"),
+            ("jitter p99 [us]", "jitter_p99_us", "{:.1f}"), ("jitter max [us]", "jitter_max_us", "{:.0f}"),
+            ("compute median [us]", "compute_median_us", "{:.1f}"), ("compute p99 [us]", "compute_p99_us", "{:.1f}"),
+            ("plant step median [us]", "plant_step_median_us", "{:.1f}"), ("periods", "periods", "{:.0f}")]
+    print(f"{'':26s} {'one process':>12s} {'5 processes':>12s} {'ratio':>8s} {'target':>8s}")
+    for label, key, fmt in rows:
+        a, b = new[key], base[key]
+        ratio = b / a if a and a == a and b == b else float("nan")
+        tgt = TARGETS.get(key)
+        print(f"{label:26s} {fmt.format(a):>12s} {fmt.format(b):>12s} {ratio:8.2f} "
+              f"{'<= ' + format(tgt, 'g') if tgt else '':>8s}")
+    print(f"{'start-up to /joint_states [s]':26s} {startup:12.2f} {'':>12s} {'':>8s} {'<= 3':>8s}")
+    print(f"real-time setup: {new['realtime'] or 'unknown'}")
+    return out

@@ -1,0 +1,70 @@
+"""Hardware behind topics, both ways: the bridge a controller uses, and the simulated robot's own topics.
+
+* ``TopicHardware``: the HardwareInterface of a robot that lives in another process (our
+  ``hardware`` node, or a ros2_control controller manager with a joint_state_broadcaster and a
+  forward_command_controller): it reads the actuated joints from ``/joint_states`` and writes the
+  commands to ``/<controller_name>/commands`` (std_msgs/Float64MultiArray), ros2_control's names.
+* ``SimulationTopics``: what a simulated robot publishes besides its measurement: ``/clock`` (it is
+  the time source) and its ground truth, every joint on ``/hardware/ground_truth/joint_states`` and
+  the exact platform pose on ``/hardware/platform_pose`` (tests and plots, never the controller).
+"""
+
+from __future__ import annotations
+
+from ..hardware.interface import HardwareInterface
+from .messages import commands_msg, joint_state_msg, parse_joint_state, pose_stamped_msg, stamp_msg, to_ns
+from .runtime import guarded
+
+GROUND_TRUTH_TOPIC = "/hardware/ground_truth/joint_states"
+
+
+class TopicHardware(HardwareInterface):
+    """A robot behind /joint_states and /<controller_name>/commands (module docstring)."""
+
+    def __init__(self, node, ctx, controller_name: str, diag, on_measurement=None):
+        from sensor_msgs.msg import JointState
+        from std_msgs.msg import Float64MultiArray
+
+        self.ctx = ctx
+        self.actuated_names = tuple(ctx.actuated_joints)
+        self.measurement = None
+        self.measurement_ns = None
+        self._on_measurement = on_measurement
+        self._pub = node.create_publisher(Float64MultiArray, f"/{controller_name}/commands", 10)
+        self._sub = node.create_subscription(JointState, "/joint_states",
+                                             guarded(diag, "joint_states")(self._on_state), 10)
+
+    def _on_state(self, msg):
+        meas = parse_joint_state(msg, self.ctx.joint_names, self.ctx.actuated_joints)
+        self.measurement, self.measurement_ns = meas, to_ns(msg.header.stamp)
+        if self._on_measurement is not None:
+            self._on_measurement(self.measurement_ns)
+
+    def read(self):
+        return self.measurement
+
+    def write(self, command, time=None) -> None:
+        self._pub.publish(commands_msg(command))
+
+
+class SimulationTopics:
+    """/clock and the ground truth of a simulated robot (module docstring)."""
+
+    def __init__(self, node, frame: str = "base_link"):
+        from geometry_msgs.msg import PoseStamped
+        from rosgraph_msgs.msg import Clock
+        from sensor_msgs.msg import JointState
+
+        self.frame = frame
+        self._clock_cls = Clock
+        self.pub_clock = node.create_publisher(Clock, "/clock", 10)
+        # observation topics: a deep history, so that a recorder that falls behind loses no sample
+        self.pub_truth = node.create_publisher(JointState, GROUND_TRUTH_TOPIC, 1000)
+        self.pub_pose = node.create_publisher(PoseStamped, "/hardware/platform_pose", 10)
+
+    def clock(self, t_ns: int) -> None:
+        self.pub_clock.publish(self._clock_cls(clock=stamp_msg(t_ns)))
+
+    def ground_truth(self, t_ns: int, state) -> None:
+        self.pub_truth.publish(joint_state_msg(t_ns, state.names, state.position, state.velocity, state.effort))
+        self.pub_pose.publish(pose_stamped_msg(t_ns, self.frame, state.platform_pose))

@@ -1,0 +1,305 @@
+"""Message conversion: standard ROS 2 messages <-> the core's numpy arrays, with validation.
+
+Every incoming message goes through a ``parse_*`` function that raises InvalidInputError (NaN/inf,
+wrong lengths, unknown or duplicate joint names, times out of order); every outgoing array goes
+through ``finite`` first, so a node never publishes NaN. Rotations use scipy's Rotation
+(quaternions x, y, z, w as in geometry_msgs). Time is carried as integer nanoseconds
+(builtin_interfaces/Time), so control-grid times k * dt compare exactly.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.spatial.transform import Rotation
+
+from ..errors import InvalidInputError
+from ..hardware.interface import JointMeasurement
+
+PLATFORM_JOINT = "platform"      # the one "joint" of /platform_trajectory
+#: a trajectory chunk with more points than this is refused (the generator sends lookahead / dt ~ 100)
+MAX_POINTS = 100_000
+
+
+# ----------------------------------------------------------------------------- time
+
+def to_ns(stamp) -> int:
+    """builtin_interfaces Time/Duration -> integer nanoseconds."""
+    return int(stamp.sec) * 1_000_000_000 + int(stamp.nanosec)
+
+
+def stamp_msg(ns: int, cls=None):
+    from builtin_interfaces.msg import Time
+
+    cls = cls or Time
+    return cls(sec=int(ns // 1_000_000_000), nanosec=int(ns % 1_000_000_000))
+
+
+def duration_msg(ns: int):
+    from builtin_interfaces.msg import Duration
+
+    return stamp_msg(ns, Duration)
+
+
+def period_ns(rate_hz: float) -> int:
+    return int(round(1e9 / rate_hz))
+
+
+# ----------------------------------------------------------------------------- validation
+
+def finite(name: str, values) -> np.ndarray:
+    """values as a float array, or InvalidInputError if any entry is NaN or infinite."""
+    arr = np.asarray(values, dtype=float)
+    if not np.all(np.isfinite(arr)):
+        bad = np.flatnonzero(~np.isfinite(arr.ravel()))
+        raise InvalidInputError(f"{name} is not finite ({bad.size} of {arr.size} entries, first at index "
+                                f"{bad[0]}: {arr.ravel()[bad[0]]}; limit: finite)")
+    return arr
+
+
+def _vector(name, values, n):
+    arr = finite(name, list(values))
+    if arr.shape != (n,):
+        raise InvalidInputError(f"{name} has {arr.size} entries, expected {n}")
+    return arr
+
+
+def parse_joint_state(msg, joint_names, actuated) -> JointMeasurement:
+    """The actuated joints of a JointState naming some or all tree joints (``joint_names``)."""
+    names = list(msg.name)
+    n = len(names)
+    if len(set(names)) != n:
+        raise InvalidInputError(f"joint_states: duplicate joint names {names}")
+    known = set(joint_names)
+    unknown = [x for x in names if x not in known]
+    if unknown:
+        raise InvalidInputError(f"joint_states: unknown joint names {unknown[:10]}")
+    if len(msg.position) != n or len(msg.velocity) != n:
+        raise InvalidInputError(f"joint_states: {n} names but {len(msg.position)} positions and "
+                                f"{len(msg.velocity)} velocities (expected {n} each)")
+    if len(msg.effort) not in (0, n):
+        raise InvalidInputError(f"joint_states: {len(msg.effort)} efforts for {n} joints")
+    index = {x: i for i, x in enumerate(names)}
+    missing = [a for a in actuated if a not in index]
+    if missing:
+        raise InvalidInputError(f"joint_states: actuated joints {missing} missing")
+    sel = [index[a] for a in actuated]
+    pos = finite("joint_states.position", np.asarray(msg.position, float)[sel])
+    vel = finite("joint_states.velocity", np.asarray(msg.velocity, float)[sel])
+    eff = finite("joint_states.effort", np.asarray(msg.effort, float)[sel]) if len(msg.effort) \
+        else np.zeros(len(sel))
+    return JointMeasurement(to_ns(msg.header.stamp) * 1e-9, pos, vel, eff)
+
+
+def parse_commands(msg, n: int) -> np.ndarray:
+    """Float64MultiArray of n actuator commands."""
+    return _vector("commands", msg.data, n)
+
+
+# ----------------------------------------------------------------------------- poses and twists
+
+def quaternions(rotations) -> np.ndarray:
+    """(N, 3, 3) or (3, 3) rotation matrices -> (x, y, z, w) with w >= 0."""
+    q = Rotation.from_matrix(rotations).as_quat()
+    return np.where(q[..., 3:4] < 0, -q, q)
+
+
+def rotations(quats) -> np.ndarray:
+    """(N, 4) or (4,) unit quaternions (x, y, z, w; norm within 1e-6 of 1) -> rotation matrices."""
+    q = finite("orientation quaternion", quats)
+    norm = np.linalg.norm(q, axis=-1)
+    if np.any(np.abs(norm - 1.0) > 1e-6):
+        raise InvalidInputError(f"orientation quaternion has norm {np.ravel(norm)[np.argmax(np.abs(norm - 1))]:.9g} "
+                                "(limit |norm - 1| <= 1e-6)")
+    return Rotation.from_quat(q).as_matrix()
+
+
+def task_from_spatial(task, v) -> np.ndarray:
+    """Task velocities/accelerations from physical (v, omega) rows (geometry Twist/Accel): S^T [v; w].
+
+    S (TaskSpace.twist_map) has orthonormal columns, so S^T is its left inverse.
+    """
+    return np.asarray(v, float) @ task.twist_map()
+
+
+def spatial_from_task(task, x) -> np.ndarray:
+    return np.asarray(x, float) @ task.twist_map().T
+
+
+@dataclass(frozen=True)
+class PlatformChunk:
+    """A platform trajectory message: absolute times (ns) and the motion at each."""
+
+    times_ns: np.ndarray
+    positions: np.ndarray        # (N, 3)
+    rotations: np.ndarray        # (N, 3, 3)
+    twists: np.ndarray           # (N, task dim)
+    accels: np.ndarray
+
+
+def _vec3(v):
+    return (v.x, v.y, v.z)
+
+
+def parse_platform_trajectory(msg, task) -> PlatformChunk:
+    """MultiDOFJointTrajectory with the one joint 'platform': poses, twists (v, omega), accelerations."""
+    if list(msg.joint_names) != [PLATFORM_JOINT]:
+        raise InvalidInputError(f"platform_trajectory: joint_names {list(msg.joint_names)[:10]}, expected "
+                                f"['{PLATFORM_JOINT}']")
+    pts = msg.points
+    if not pts or len(pts) > MAX_POINTS:
+        raise InvalidInputError(f"platform_trajectory: {len(pts)} points (expected 1 to {MAX_POINTS})")
+    n = len(pts)
+    P, Q = np.empty((n, 3)), np.empty((n, 4))
+    V, A = np.zeros((n, 6)), np.zeros((n, 6))
+    t0 = to_ns(msg.header.stamp)
+    times = np.empty(n, np.int64)
+    for k, pt in enumerate(pts):
+        if len(pt.transforms) != 1 or len(pt.velocities) > 1 or len(pt.accelerations) > 1:
+            raise InvalidInputError(f"platform_trajectory point {k}: {len(pt.transforms)} transforms, "
+                                    f"{len(pt.velocities)} velocities, {len(pt.accelerations)} accelerations "
+                                    f"(expected 1, 0-1, 0-1)")
+        tr = pt.transforms[0]
+        P[k] = _vec3(tr.translation)
+        r = tr.rotation
+        Q[k] = (r.x, r.y, r.z, r.w)
+        if pt.velocities:
+            V[k, :3], V[k, 3:] = _vec3(pt.velocities[0].linear), _vec3(pt.velocities[0].angular)
+        if pt.accelerations:
+            A[k, :3], A[k, 3:] = _vec3(pt.accelerations[0].linear), _vec3(pt.accelerations[0].angular)
+        times[k] = t0 + to_ns(pt.time_from_start)
+    finite("platform_trajectory positions", P)
+    finite("platform_trajectory twists", V)
+    finite("platform_trajectory accelerations", A)
+    R = rotations(Q)
+    if n > 1 and np.any(np.diff(times) <= 0):
+        raise InvalidInputError("platform_trajectory: point times are not strictly increasing")
+    return PlatformChunk(times, P, R.reshape(n, 3, 3), task_from_spatial(task, V), task_from_spatial(task, A))
+
+
+def platform_trajectory_msg(t0_ns: int, frame: str, times_ns, positions, rots, twists, accels, task):
+    """MultiDOFJointTrajectory (joint 'platform') from absolute times and the motion at each."""
+    from geometry_msgs.msg import Quaternion, Transform, Twist, Vector3
+    from trajectory_msgs.msg import MultiDOFJointTrajectory, MultiDOFJointTrajectoryPoint
+
+    P = finite("platform positions", positions)
+    Q = finite("platform orientations", quaternions(np.asarray(rots, float)))
+    V = finite("platform twists", spatial_from_task(task, twists))
+    A = finite("platform accelerations", spatial_from_task(task, accels))
+    msg = MultiDOFJointTrajectory()
+    msg.header.stamp = stamp_msg(t0_ns)
+    msg.header.frame_id = frame
+    msg.joint_names = [PLATFORM_JOINT]
+    points = []
+    for t, p, q, v, a in zip(times_ns, P.tolist(), Q.tolist(), V.tolist(), A.tolist()):
+        pt = MultiDOFJointTrajectoryPoint()
+        pt.transforms = [Transform(translation=Vector3(x=p[0], y=p[1], z=p[2]),
+                                   rotation=Quaternion(x=q[0], y=q[1], z=q[2], w=q[3]))]
+        pt.velocities = [Twist(linear=Vector3(x=v[0], y=v[1], z=v[2]), angular=Vector3(x=v[3], y=v[4], z=v[5]))]
+        pt.accelerations = [Twist(linear=Vector3(x=a[0], y=a[1], z=a[2]), angular=Vector3(x=a[3], y=a[4], z=a[5]))]
+        pt.time_from_start = duration_msg(int(t) - t0_ns)
+        points.append(pt)
+    msg.points = points
+    return msg
+
+
+def pose_stamped_msg(t_ns: int, frame: str, pose):
+    from geometry_msgs.msg import PoseStamped
+
+    p = finite("pose position", pose.position)
+    q = finite("pose orientation", quaternions(pose.rotation))
+    msg = PoseStamped()
+    msg.header.stamp = stamp_msg(t_ns)
+    msg.header.frame_id = frame
+    msg.pose.position.x, msg.pose.position.y, msg.pose.position.z = (float(x) for x in p)
+    (msg.pose.orientation.x, msg.pose.orientation.y, msg.pose.orientation.z,
+     msg.pose.orientation.w) = (float(x) for x in q)
+    return msg
+
+
+# ----------------------------------------------------------------------------- joint trajectories
+
+@dataclass(frozen=True)
+class JointChunk:
+    """A JointTrajectory message on the actuated joints: absolute times and the requested fields."""
+
+    times_ns: np.ndarray
+    positions: np.ndarray | None
+    velocities: np.ndarray | None
+    accelerations: np.ndarray | None
+    efforts: np.ndarray | None
+
+
+_FIELDS = ("positions", "velocities", "accelerations", "effort")
+
+
+def parse_joint_trajectory(msg, names, fields) -> JointChunk:
+    """JointTrajectory on exactly ``names`` (any order); ``fields`` must be present in every point."""
+    got = list(msg.joint_names)
+    if len(got) != len(names) or sorted(got) != sorted(names):
+        raise InvalidInputError(f"joint trajectory names {got[:10]}, expected {list(names)}")
+    pts = msg.points
+    if not pts or len(pts) > MAX_POINTS:
+        raise InvalidInputError(f"joint trajectory: {len(pts)} points (expected 1 to {MAX_POINTS})")
+    order = [got.index(x) for x in names]
+    n, m = len(names), len(pts)
+    out = {f: np.empty((m, n)) for f in fields}
+    t0 = to_ns(msg.header.stamp)
+    times = np.empty(m, np.int64)
+    for k, pt in enumerate(pts):
+        for f in _FIELDS:
+            values = getattr(pt, f)
+            if f in fields:
+                if len(values) != n:
+                    raise InvalidInputError(f"joint trajectory point {k}: {len(values)} {f} for {n} joints")
+                out[f][k] = values
+            elif len(values) not in (0, n):
+                raise InvalidInputError(f"joint trajectory point {k}: {len(values)} {f} for {n} joints")
+        times[k] = t0 + to_ns(pt.time_from_start)
+    for f in fields:
+        out[f] = finite(f"joint trajectory {f}", out[f])[:, order]
+    if m > 1 and np.any(np.diff(times) <= 0):
+        raise InvalidInputError("joint trajectory: point times are not strictly increasing")
+    return JointChunk(times, *(out.get(f) for f in _FIELDS))
+
+
+def joint_trajectory_msg(t0_ns: int, names, times_ns, positions=None, velocities=None, accelerations=None,
+                         efforts=None):
+    from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+    msg = JointTrajectory()
+    msg.header.stamp = stamp_msg(t0_ns)
+    msg.joint_names = list(names)
+    cols = {f: (None if a is None else finite(f, a).tolist())
+            for f, a in zip(_FIELDS, (positions, velocities, accelerations, efforts))}
+    points = []
+    for k, t in enumerate(times_ns):
+        pt = JointTrajectoryPoint()
+        for f, rows in cols.items():
+            if rows is not None:
+                setattr(pt, f, rows[k])
+        pt.time_from_start = duration_msg(int(t) - t0_ns)
+        points.append(pt)
+    msg.points = points
+    return msg
+
+
+def joint_state_msg(t_ns: int, names, position, velocity=None, effort=None):
+    from sensor_msgs.msg import JointState
+
+    msg = JointState()
+    msg.header.stamp = stamp_msg(t_ns)
+    msg.name = list(names)
+    msg.position = finite("joint positions", position).tolist()
+    if velocity is not None:
+        msg.velocity = finite("joint velocities", velocity).tolist()
+    if effort is not None:
+        msg.effort = finite("joint efforts", effort).tolist()
+    return msg
+
+
+def commands_msg(tau):
+    from std_msgs.msg import Float64MultiArray
+
+    return Float64MultiArray(data=finite("actuator commands", tau).tolist())

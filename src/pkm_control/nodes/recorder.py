@@ -1,0 +1,143 @@
+"""Recording a run of the graph from outside it: an rclpy node in the caller's process.
+
+``GraphRecorder`` subscribes what a run is judged by: the robot's joint states (the simulated
+robot's ground truth when there is one, else the estimated /joint_states), the feedforward, the
+trajectory generator's status (the goal's life cycle) and every node's /diagnostics. ``outcome``
+turns a finished run into the summary of ``pkm bringup --exit-when-done`` and ``pkm demo``: the
+tracking errors over the goal's own trajectory against the trajectory rebuilt from the goal's spec
+(independent of the nodes that produced the commands; pkm_control.benchmark), the durations and
+the real-time factor, safe-behaviour events and rejected inputs.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+
+from .. import benchmark as bm
+from . import estimated_state_topic
+from .hardware_io import GROUND_TRUTH_TOPIC
+from .messages import to_ns
+
+
+class GraphRecorder:
+    """Records one run (module docstring); ``spin_once`` processes the pending messages."""
+
+    def __init__(self, kin, hardware: str = "sim"):
+        import rclpy
+        from diagnostic_msgs.msg import DiagnosticArray
+        from rclpy.executors import SingleThreadedExecutor
+        from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+        from rclpy.signals import SignalHandlerOptions
+        from sensor_msgs.msg import JointState
+        from std_msgs.msg import String
+        from trajectory_msgs.msg import JointTrajectory
+
+        self.kin = kin
+        self.act = list(kin.model.actuated_joints)
+        self.plat = list(kin.model.platform_joints)
+        self.context = rclpy.Context()
+        rclpy.init(context=self.context, signal_handler_options=SignalHandlerOptions.NO)
+        self.node = rclpy.create_node("pkm_graph_recorder", context=self.context)
+        self.executor = SingleThreadedExecutor(context=self.context)
+        self.executor.add_node(self.node)
+        deep = QoSProfile(depth=10000, reliability=ReliabilityPolicy.RELIABLE)
+        latched = QoSProfile(depth=10, durability=DurabilityPolicy.TRANSIENT_LOCAL,
+                             reliability=ReliabilityPolicy.RELIABLE)
+        self.states = {GROUND_TRUTH_TOPIC: [], estimated_state_topic(hardware): []}
+        for topic in self.states:
+            self.node.create_subscription(JointState, topic, lambda m, t=topic: self._state(t, m), deep)
+        self.ff = {}
+        self.node.create_subscription(JointTrajectory, "/feedforward", self._feedforward, deep)
+        self.status = {}
+        self.statuses = []
+        self.node.create_subscription(String, "/trajectory_generator/status", self._status, latched)
+        self.diagnostics = {}
+        self.node.create_subscription(DiagnosticArray, "/diagnostics", self._diagnostics, deep)
+        self.sim_time = 0.0
+
+    def close(self):
+        import rclpy
+
+        self.executor.shutdown()
+        self.node.destroy_node()
+        rclpy.shutdown(context=self.context)
+
+    def spin_once(self, timeout: float = 0.05):
+        self.executor.spin_once(timeout_sec=timeout)
+
+    # ------------------------------------------------------------------ callbacks
+    def _state(self, topic, msg):
+        idx = {n: i for i, n in enumerate(msg.name)}
+        if any(n not in idx for n in self.act + self.plat):
+            return
+        t = to_ns(msg.header.stamp) * 1e-9
+        self.sim_time = max(self.sim_time, t)
+        eff = [msg.effort[idx[n]] for n in self.act] if len(msg.effort) else [0.0] * len(self.act)
+        self.states[topic].append((t, [msg.position[idx[n]] for n in self.act], eff,
+                                   [msg.position[idx[n]] for n in self.plat]))
+
+    def _feedforward(self, msg):
+        t0 = to_ns(msg.header.stamp)
+        order = [list(msg.joint_names).index(n) for n in self.act]
+        for pt in msg.points:       # a later chunk replaces the overlapping samples of an earlier one
+            self.ff[t0 + to_ns(pt.time_from_start)] = [pt.effort[k] for k in order]
+
+    def _status(self, msg):
+        try:
+            st = json.loads(msg.data)
+        except ValueError:
+            return
+        self.status = st
+        self.statuses.append(st)
+
+    def _diagnostics(self, msg):
+        for st in msg.status:
+            self.diagnostics[st.name.lstrip("/")] = {kv.key: kv.value for kv in st.values}
+
+    # ------------------------------------------------------------------ results
+    def record(self, name: str, controller: str) -> bm.RunRecord:
+        """The run's samples: ground truth where the robot is simulated, else the estimated joint states."""
+        rows = next((r for r in self.states.values() if r), [])
+        rows = sorted({round(r[0], 9): r for r in rows}.values(), key=lambda r: r[0])   # re-offers: once each
+        ff_t = np.array(sorted(self.ff), dtype=np.int64)
+        return bm.RunRecord(name, controller, np.array([r[0] for r in rows]), np.array([r[1] for r in rows]),
+                            np.array([r[2] for r in rows]), np.array([r[3] for r in rows]),
+                            ff_t * 1e-9, np.array([self.ff[k] for k in ff_t]) if len(ff_t) else np.zeros((0, 0)))
+
+    def events(self) -> dict:
+        """Safe-behaviour entries, rejected inputs and deadline misses reported by the nodes' diagnostics."""
+        ctl = self.diagnostics.get("joint_controller", {})
+        rejected = {n: int(d.get("rejected_inputs", 0)) for n, d in self.diagnostics.items()}
+        return {"safe_behaviour_entries": int(ctl.get("safe_entries", 0)),
+                "saturated_periods": int(ctl.get("saturations", 0)),
+                "deadline_misses": int(ctl.get("deadline_misses", 0)),
+                "rejected_inputs": sum(rejected.values()), "rejected_inputs_per_node": rejected,
+                "cycle_median_us": _float(ctl.get("cycle_median_us")),
+                "plant_step_median_us": _float(ctl.get("plant_step_median_us"))}
+
+
+def _float(value):
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def outcome(kin, spec: dict, initial, record: bm.RunRecord, status: dict) -> dict:
+    """Tracking figures of the goal's own trajectory (from status goal_start to its end).
+
+    The trajectory is rebuilt from the spec as the generator builds it (start = the held initial pose
+    unless the spec gives one), so the reference does not come from the graph.
+    """
+    from ..trajectory import trajectory_from_spec
+
+    spec = dict(spec)
+    if spec.get("start") is None and spec.get("type") not in ("benchmark_circle", "palida_benchmark"):
+        spec["start"] = kin.task.coordinates(initial).tolist()
+    traj = trajectory_from_spec(kin, spec)
+    m = bm.run_metrics(kin, traj, record, float(status["goal_start"]))
+    out = {k: v for k, v in m.items() if not k.startswith("_")}
+    out["_metrics"] = m
+    return out

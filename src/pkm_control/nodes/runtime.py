@@ -1,0 +1,228 @@
+"""Node plumbing shared by the executables: parameters, diagnostics, the callback guard and the runner.
+
+Parameters: a node declares the settings it uses (pkm_control.settings.NODE_KEYS) with the values
+resolved from the controller YAML as defaults; the keys of ``settings.RUNTIME_KEYS`` are applied when
+set on the running node (validated by ``settings.validate``, then handed to the node's ``on_change``;
+a refused value leaves everything as it was and the set call reports the reason), every other key is
+declared read-only.
+
+Callbacks: ``guarded`` catches every exception of a callback at the node boundary: it is counted in
+/diagnostics (rejected inputs), logged at most once per second per kind, and the node keeps running
+with its last safe output.
+
+Runner: ``run_node`` handles --help, starts rclpy without its signal handlers and installs its own
+for SIGINT, SIGTERM and SIGHUP: each ends the spin within one wait period (0.1 s) and the node
+is destroyed cleanly, so every node exits within a second of any of them.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+import time
+
+from ..errors import InvalidInputError, PkmError
+from ..settings import FLOAT_KEYS, GAIN_KEYS, RUNTIME_KEYS, gain, node_settings, validate
+
+LOG_THROTTLE = 1.0               # s between repeated warnings of one kind
+SPIN_WAIT = 0.1                  # s: the longest an idle spin waits before it looks at the stop flag
+
+
+def declare_settings(node, node_name: str, on_change=None):
+    """Declare the node's settings (module docstring); returns (RobotContext, settings dict).
+
+    on_change(key, value): applies a validated run-time value; raising InvalidInputError refuses it.
+    """
+    from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
+
+    fixed = ParameterDescriptor(read_only=True, dynamic_typing=True)
+    robot = node.declare_parameter("robot", "palida", fixed).value
+    variant = node.declare_parameter("variant", "", fixed).value
+    controller = node.declare_parameter("controller", "pd_feedforward", fixed).value
+    config = node.declare_parameter("controller_config", "", fixed).value
+    ctx, resolved = node_settings(node_name, robot, variant, controller, config)
+    runtime = RUNTIME_KEYS[node_name]
+    settings = dict(resolved)
+    for key, value in resolved.items():
+        if key in ("robot", "variant", "controller", "controller_config"):
+            continue
+        desc = ParameterDescriptor(read_only=key not in runtime, dynamic_typing=True)
+        settings[key] = node.declare_parameter(key, value, desc).value
+    # coerce what a launch file or --set may give in another type (control_rate:=1000, kp:=5e5)
+    for key in FLOAT_KEYS & settings.keys():
+        settings[key] = validate(key, settings[key], ctx.n_actuated) if key in runtime else \
+            _float(key, settings[key])
+    for key in set(GAIN_KEYS) & settings.keys():
+        settings[key] = gain(key, settings[key], ctx.n_actuated)
+    if "force_limit" in settings:
+        settings["force_limit"] = validate("force_limit", settings["force_limit"], ctx.n_actuated, ctx.force_limit)
+
+    def on_set(params):
+        for p in params:
+            if p.name not in runtime:
+                continue
+            try:
+                value = validate(p.name, p.value, ctx.n_actuated, ctx.force_limit)
+                if on_change is not None:
+                    on_change(p.name, value)
+                settings[p.name] = value
+                node.get_logger().info(f"parameter {p.name} = {value!r} applied")
+            except PkmError as exc:
+                return SetParametersResult(successful=False, reason=str(exc))
+        return SetParametersResult(successful=True)
+
+    node.add_on_set_parameters_callback(on_set)
+    return ctx, settings
+
+
+def _float(key, value):
+    if isinstance(value, bool):
+        raise InvalidInputError(f"parameter '{key}' must be a number, got {value!r}")
+    try:
+        return float(value)
+    except (TypeError, ValueError) as exc:
+        raise InvalidInputError(f"parameter '{key}' must be a number, got {value!r}") from exc
+
+
+class Diagnostics:
+    """Counters of one node, published as diagnostic_msgs/DiagnosticArray on /diagnostics.
+
+    rate: handled control steps (or messages) per wall second over the last period;
+    deadline_misses, rejected_inputs, safe_behaviour (active or 'none'); extra key-values
+    per node. Published on a wall timer (``period`` s) and on demand (``publish()``).
+    """
+
+    def __init__(self, node, period: float = 1.0):
+        from diagnostic_msgs.msg import DiagnosticArray
+        from rclpy.clock import Clock, ClockType
+
+        self.node = node
+        self.pub = node.create_publisher(DiagnosticArray, "/diagnostics", 10)
+        self.steps = 0
+        self.rejected = 0
+        self.deadline_misses = 0
+        self.safe_behaviour = "none"
+        self.last_reject = ""
+        self.extra: dict = {}
+        self._last = (time.monotonic(), 0)
+        self._log_times: dict = {}
+        self.timer = node.create_timer(period, self.publish, clock=Clock(clock_type=ClockType.STEADY_TIME))
+
+    def step(self):
+        self.steps += 1
+
+    def reject(self, what: str, exc: Exception) -> None:
+        """Count a rejected input and log it (at most once per second per kind)."""
+        self.rejected += 1
+        self.last_reject = f"{what}: {str(exc)[:300]}"
+        self.warn(f"{what}:{type(exc).__name__}", f"rejected {what}: {type(exc).__name__}: {str(exc)[:500]}")
+
+    def miss(self, what: str, message: str) -> None:
+        self.deadline_misses += 1
+        self.warn("miss:" + what, message)
+
+    def warn(self, kind: str, message: str) -> None:
+        now = time.monotonic()
+        if now - self._log_times.get(kind, -1e9) >= LOG_THROTTLE:
+            self._log_times[kind] = now
+            self.node.get_logger().warning(message)
+
+    def publish(self):
+        from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+
+        now = time.monotonic()
+        t_last, steps_last = self._last
+        rate = (self.steps - steps_last) / max(now - t_last, 1e-9)
+        self._last = (now, self.steps)
+        st = DiagnosticStatus()
+        st.name = self.node.get_fully_qualified_name()
+        st.hardware_id = str(self.extra.get("robot", ""))
+        bad = self.safe_behaviour != "none" or self.rejected or self.deadline_misses
+        st.level = DiagnosticStatus.WARN if bad else DiagnosticStatus.OK
+        st.message = (f"safe behaviour '{self.safe_behaviour}' active" if self.safe_behaviour != "none"
+                      else (f"last rejected input: {self.last_reject}" if self.rejected else "ok"))
+        values = {"rate": f"{rate:.1f}", "steps": str(self.steps), "deadline_misses": str(self.deadline_misses),
+                  "rejected_inputs": str(self.rejected), "safe_behaviour": self.safe_behaviour}
+        values.update({k: str(v) for k, v in self.extra.items()})
+        st.values = [KeyValue(key=k, value=v) for k, v in values.items()]
+        msg = DiagnosticArray()
+        msg.header.stamp = self.node.get_clock().now().to_msg()
+        msg.status = [st]
+        self.pub.publish(msg)
+        return msg
+
+
+def guarded(diag: Diagnostics, what: str):
+    """Decorator for callbacks: any exception is counted and logged (throttled per kind), never raised
+    into the executor; the node keeps its last safe output."""
+
+    def wrap(fn):
+        def cb(*args, **kwargs):
+            try:
+                return fn(*args, **kwargs)
+            except Exception as exc:          # noqa: BLE001 - the node boundary: nothing may kill the node
+                diag.reject(what, exc)
+            return None
+
+        return cb
+
+    return wrap
+
+
+def wants_help(argv) -> bool:
+    """--help / -h before any --ros-args (rclpy is not initialized for it)."""
+    args = list(argv)
+    if "--ros-args" in args:
+        args = args[:args.index("--ros-args")]
+    return "--help" in args or "-h" in args
+
+
+def run_node(make_node, doc: str, argv=None) -> int:
+    """Entry point of an executable (module docstring): spin until a signal, then destroy the node."""
+    import rclpy
+    from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+    from rclpy.signals import SignalHandlerOptions
+
+    argv = list(sys.argv if argv is None else argv)
+    if wants_help(argv[1:]):
+        print(doc.strip())
+        return 0
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, lambda *_: stop.set())
+    rclpy.init(args=argv, signal_handler_options=SignalHandlerOptions.NO)
+    node = None
+    code = 0
+    try:
+        node = make_node()
+        ex = SingleThreadedExecutor()
+        ex.add_node(node)
+        while not stop.is_set():
+            ex.spin_once(timeout_sec=SPIN_WAIT)
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    except PkmError as exc:
+        print(f"{os.path.basename(argv[0])}: {type(exc).__name__}: {exc}", file=sys.stderr)
+        code = 2
+    finally:
+        if node is not None:
+            node.destroy_node()
+        if rclpy.ok():
+            rclpy.shutdown()
+    return code
+
+
+COMMON_PARAMS = """\
+common parameters (ROS: --ros-args -p name:=value):
+  robot               robot id (stewart, palida, lopes, delta, planar_redundant)   [palida]
+  variant             robot variant ('' = the robot's default)                      ['']
+  controller          named controller in the controller YAML (pd, pd_feedforward, cf_rb,
+                      cf_rb_friction, computed_torque)                              [pd_feedforward]
+  controller_config   controller YAML path ('' = <share>/config/controllers.yaml)
+  use_sim_time        follow /clock (every node but joint_controller, which is the clock source)
+  a node declares the keys of the controller YAML it uses (its list below) and takes them as
+  ROS parameters; only the ones marked 'run time' can be set on the running node.
+  every node publishes diagnostic_msgs/DiagnosticArray on /diagnostics (1 Hz wall).
+"""

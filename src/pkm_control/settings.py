@@ -1,0 +1,243 @@
+"""Settings of the control graph (ROS-free): config/controllers.yaml resolved for one robot and controller.
+
+A controller's settings resolve as ``defaults <- robots.<robot> <- controllers.<controller>``; the
+gains of the mode's family come from ``robots.<robot>.gains`` (``pd`` for pd and pd_feedforward,
+``computed_torque`` for computed torque; the hold safe behaviour always uses ``pd``). The nodes
+then declare each key they use (``NODE_KEYS``) as a ROS parameter with the resolved value as its
+default, so a ROS parameter (launch file, ``pkm bringup --set``) overrides the YAML.
+
+``RUNTIME_KEYS`` are the parameters a running node applies when set (each validated by
+``validate``; a wrong type, shape or sign is refused with the reason); every other parameter is
+read-only once the node runs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import yaml
+
+from .errors import InvalidInputError, InvalidModelError, check_number, check_vector
+from .kinematics.task_space import Pose
+
+#: keys whose values are floats (a YAML int such as 2000 must not make the ROS parameter an integer)
+FLOAT_KEYS = {"control_rate", "state_timeout", "reference_timeout", "command_timeout", "lockstep_timeout",
+              "lookahead", "start_delay", "display_rate", "measured_pose_rate", "diagnostics_period",
+              "approach_speed", "approach_rate", "state_publish_rate"}
+GAIN_KEYS = ("kp", "kd", "hold_kp", "hold_kd")
+MODES = ("pd", "pd_feedforward", "computed_torque")
+FEEDFORWARD_MODELS = ("none", "rigid", "rigid+friction")
+SAFE_BEHAVIOURS = ("hold", "zero")
+HARDWARE = ("sim", "topics")
+
+#: the settings every node takes (the robot and the controller it runs)
+COMMON_KEYS = ("robot", "variant", "controller", "controller_config", "diagnostics_period")
+#: the settings each node uses, besides COMMON_KEYS
+NODE_KEYS = {
+    "trajectory_generator": ("control_rate", "lookahead", "start_delay", "display_rate", "goal", "auto_start",
+                             "initial_pose", "approach_speed", "approach_rate"),
+    "inverse_kinematics": ("display_rate", "measured_pose_rate", "initial_pose"),
+    "computed_force": ("feedforward_model", "parameters_file"),
+    "joint_controller": ("hardware", "control_rate", "mode", "feedforward_model", "kp", "kd", "hold_kp", "hold_kd",
+                         "force_limit", "safe_behaviour", "state_timeout", "reference_timeout", "lockstep",
+                         "lockstep_timeout", "controller_name", "initial_pose", "state_publish_rate", "substeps",
+                         "friction", "command_timeout", "realtime_priority", "realtime_cpu"),
+    "hardware": ("control_rate", "substeps", "friction", "command_timeout", "safe_behaviour", "hold_kp", "hold_kd",
+                 "lockstep", "lockstep_timeout", "controller_name", "initial_pose", "force_limit"),
+}
+#: parameters applied at run time (validated); all others are read-only
+RUNTIME_KEYS = {
+    "joint_controller": ("kp", "kd", "hold_kp", "hold_kd", "force_limit", "safe_behaviour"),
+    "computed_force": ("feedforward_model", "parameters_file"),
+    "trajectory_generator": ("approach_speed", "approach_rate", "display_rate"),
+    "inverse_kinematics": ("display_rate", "measured_pose_rate"),
+    "hardware": (),
+}
+
+
+def default_controller_config() -> str:
+    from .paths import share_dir
+
+    return str(share_dir() / "config" / "controllers.yaml")
+
+
+def load_settings(robot: str, controller: str, controller_config: str = "", n_actuated: int | None = None,
+                  force_limit=None) -> dict:
+    """Resolved controller settings of one robot and named controller (module docstring).
+
+    With ``n_actuated`` the gains are expanded to one float per actuated joint; ``force_limit``
+    (the robot config's ``actuators.force_limit``) is the default of the ``force_limit`` key.
+    """
+    path = controller_config or default_controller_config()
+    try:
+        with open(path) as f:
+            doc = yaml.safe_load(f) or {}
+    except (OSError, yaml.YAMLError) as exc:
+        raise InvalidModelError(f"controller config {path!r} cannot be read: {exc}") from exc
+    controllers = doc.get("controllers") or {}
+    robots = doc.get("robots") or {}
+    if controller not in controllers:
+        raise InvalidInputError(f"controller '{controller}' is not in {path} (controllers: {list(controllers)})")
+    if robot not in robots:
+        raise InvalidInputError(f"robot '{robot}' has no section in {path} (robots: {list(robots)})")
+    rob = dict(robots[robot] or {})
+    gains = rob.pop("gains", {}) or {}
+    out = dict(doc.get("defaults") or {})
+    out.update(rob)
+    out.update(controllers[controller] or {})
+    out["controller"] = controller
+    for key, allowed in (("mode", MODES), ("feedforward_model", FEEDFORWARD_MODELS),
+                         ("safe_behaviour", SAFE_BEHAVIOURS), ("hardware", HARDWARE)):
+        if out.get(key) not in allowed:
+            raise InvalidInputError(f"controller '{controller}': {key} {out.get(key)!r} is not one of {allowed}")
+    family = "computed_torque" if out["mode"] == "computed_torque" else "pd"
+    if family not in gains or "pd" not in gains:
+        raise InvalidInputError(f"robot '{robot}' in {path} needs gains.pd and gains.computed_torque")
+    for key in ("kp", "kd"):
+        out[key] = gain(key, (gains[family] or {}).get(key), n_actuated)
+        # the hold safe behaviour is a joint PD: always the pd gains
+        out["hold_" + key] = gain("hold_" + key, (gains["pd"] or {}).get(key), n_actuated)
+    if force_limit is not None:
+        out["force_limit"] = gain("force_limit", force_limit, n_actuated, positive=True)
+    for key in FLOAT_KEYS & out.keys():
+        out[key] = check_number(f"setting '{key}'", out[key])
+    if not out["control_rate"] > 0:
+        raise InvalidInputError(f"control_rate = {out['control_rate']} Hz must be > 0")
+    out["substeps"] = int(out.get("substeps", 1))
+    out["controller_config"] = str(path)
+    return out
+
+
+def gain(key: str, value, n: int | None = None, positive: bool = False) -> list:
+    """A gain (or force limit) as a list of floats, one per actuated joint when ``n`` is given; a scalar
+    applies to every joint. Refused (InvalidInputError naming the key) when missing, not numeric, of
+    the wrong length, not finite or negative (``positive``: <= 0)."""
+    if value is None or isinstance(value, (str, bool)):
+        raise InvalidInputError(f"'{key}' must be a number or a list of numbers, got {value!r}")
+    try:
+        arr = np.atleast_1d(np.asarray(value, dtype=float))
+    except (TypeError, ValueError) as exc:
+        raise InvalidInputError(f"'{key}' must be a number or a list of numbers, got {value!r}") from exc
+    if arr.ndim != 1 or arr.size == 0:
+        raise InvalidInputError(f"'{key}' must be a number or a flat list of numbers, got {value!r}")
+    if n is not None:
+        if arr.size == 1:
+            arr = np.full(n, arr[0])
+        elif arr.size != n:
+            raise InvalidInputError(f"'{key}' has {arr.size} values, the robot has {n} actuated joints")
+    if not np.all(np.isfinite(arr)) or np.any(arr <= 0 if positive else arr < 0):
+        raise InvalidInputError(f"'{key}' = {arr.tolist()} must be finite and {'> 0' if positive else '>= 0'}")
+    return [float(x) for x in arr]
+
+
+def validate(key: str, value, n_actuated: int, force_limit=None):
+    """A run-time value of a RUNTIME_KEYS parameter, checked (module docstring); InvalidInputError if not.
+
+    force_limit: the robot's rated limits (config); a run-time force_limit may lower them, not raise them.
+    """
+    if key in GAIN_KEYS:
+        return gain(key, value, n_actuated)
+    if key == "force_limit":
+        lim = gain(key, value, n_actuated, positive=True)
+        if force_limit is not None and np.any(np.array(lim) > np.asarray(force_limit) * (1 + 1e-12)):
+            raise InvalidInputError(f"force_limit {lim} exceeds the actuators' rating {list(force_limit)} "
+                                    "(config actuators.force_limit)")
+        return lim
+    if key == "safe_behaviour":
+        if value not in SAFE_BEHAVIOURS:
+            raise InvalidInputError(f"safe_behaviour must be one of {SAFE_BEHAVIOURS}, got {value!r}")
+        return value
+    if key == "feedforward_model":
+        if value not in FEEDFORWARD_MODELS:
+            raise InvalidInputError(f"feedforward_model must be one of {FEEDFORWARD_MODELS}, got {value!r}")
+        return value
+    if key == "parameters_file":
+        if not isinstance(value, str):
+            raise InvalidInputError(f"parameters_file must be a path string, got {value!r}")
+        return value
+    if key in FLOAT_KEYS:
+        x = check_number(f"'{key}'", value)
+        if x < 0 or (key in ("approach_speed", "approach_rate") and x == 0):
+            raise InvalidInputError(f"'{key}' = {x} must be > 0" if key.startswith("approach")
+                                    else f"'{key}' = {x} must be >= 0")
+        return x
+    raise InvalidInputError(f"parameter '{key}' cannot change at run time")
+
+
+@dataclass(frozen=True)
+class RobotContext:
+    """The robot a node works on: kinematics, names and index maps (immutable)."""
+
+    robot: str
+    variant: str | None
+    kin: object
+
+    @property
+    def model(self):
+        return self.kin.model
+
+    @property
+    def task(self):
+        return self.kin.task
+
+    @property
+    def joint_names(self):
+        return list(self.kin.model.joint_names)
+
+    @property
+    def actuated_joints(self):
+        return list(self.kin.model.actuated_joints)
+
+    @property
+    def n_actuated(self):
+        return self.kin.model.n_actuated
+
+    @property
+    def force_limit(self):
+        from .control.safety import ForceLimits
+
+        return ForceLimits.from_config(self.kin.model).limits.tolist()
+
+    def home(self) -> Pose:
+        return self.kin.task.pose(np.asarray(self.kin.model.config["home"], float))
+
+    def initial(self, value) -> Pose:
+        """The start pose of the setting ``initial_pose``: '' / [] = home, else task coordinates
+        (checked: reachable and inside the joint limits, else UnreachablePoseError / JointLimitError)."""
+        if value is None or (isinstance(value, str) and not value.strip()) or \
+                (not isinstance(value, str) and len(value) == 0):
+            return self.home()
+        if isinstance(value, str):
+            try:
+                value = yaml.safe_load(value)
+            except yaml.YAMLError as exc:
+                raise InvalidInputError(f"initial_pose is not a YAML list: {exc}") from exc
+        pose = self.kin.task.pose(check_vector(f"initial_pose ({' '.join(self.kin.task.names)})", value,
+                                               self.kin.task.dim))
+        self.kin.inverse(pose)
+        return pose
+
+    def dynamics(self):
+        from .dynamics import robot_dynamics
+
+        return robot_dynamics(self.robot, self.variant)
+
+
+def robot_context(robot: str, variant: str | None) -> RobotContext:
+    from .kinematics import robot_kinematics
+
+    return RobotContext(robot, variant or None, robot_kinematics(robot, variant or None))
+
+
+def node_settings(node_name: str, robot: str, variant: str | None, controller: str, controller_config: str = ""):
+    """(RobotContext, {key: value} of the keys ``node_name`` uses, resolved from the YAML)."""
+    ctx = robot_context(robot, variant)
+    s = load_settings(robot, controller, controller_config, ctx.n_actuated, ctx.force_limit)
+    out = {k: s.get(k) for k in NODE_KEYS[node_name]}
+    missing = [k for k, v in out.items() if v is None]
+    if missing:
+        raise InvalidModelError(f"controller config {s['controller_config']} lacks {missing} (node {node_name})")
+    out.update(robot=robot, variant=variant or "", controller=controller,
+               controller_config=s["controller_config"], diagnostics_period=s["diagnostics_period"])
+    return ctx, out
