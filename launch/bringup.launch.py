@@ -9,15 +9,19 @@ Arguments
                      cf_rb_friction, computed_torque                               [pd_feedforward]
   controller_config  controller YAML ('' = <share>/config/controllers.yaml)       ['']
   goal               trajectory spec (YAML/JSON) started by trajectory_generator ['']
-  lockstep           true: the hardware waits for each command (deterministic)    [true]
+  hardware           sim: the simulated robot inside joint_controller (one process,  [sim]
+                     read-update-write); topics: the robot in the `hardware` node
+  lockstep           true: deterministic lockstep on sim time; false: real time    [true]
   rviz               start rviz2 with rviz/<robot>.rviz                           [false]
 
-Starts the five pkm_control nodes with the same parameters `pkm bringup` gives them (every
-node but `hardware` on use_sim_time: the hardware is the /clock source), robot_state_publisher
-with the xacro-processed URDF (pkm_control.description.robots.robot_urdf: xacro's Python API
-with the robot's config and variant, exactly what the core loads) drawing /joint_states, a
-second one in namespace `desired` with frame prefix `desired/` drawing /desired_joint_states
-(a static transform puts desired/base_link on base_link), and optionally RViz.
+Starts the pkm_control nodes of pkm_control.nodes.graph(hardware) with the same parameters
+`pkm bringup` gives them (every node but the clock source on use_sim_time: joint_controller with
+hardware sim, the `hardware` node with hardware topics), robot_state_publisher with the
+xacro-processed URDF (pkm_control.description.robots.robot_urdf: xacro's Python API with the
+robot's config and variant, exactly what the core loads) drawing the estimated joint states
+(pkm_control.nodes.estimated_state_topic), a second one in namespace `desired` with frame prefix
+`desired/` drawing /desired_joint_states (a static transform puts desired/base_link on
+base_link), and optionally RViz.
 """
 
 from launch import LaunchDescription
@@ -27,15 +31,14 @@ from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
 
-NODES = ("trajectory_generator", "inverse_kinematics", "computed_force", "joint_controller", "hardware")
-
 ARGUMENTS = {
     "robot": ("palida", "robot id: stewart, palida, lopes, delta, planar_redundant"),
     "variant": ("", "robot variant ('' = default)"),
     "controller": ("pd_feedforward", "named controller: pd, pd_feedforward, cf_rb, cf_rb_friction, computed_torque"),
     "controller_config": ("", "controller YAML ('' = <share>/config/controllers.yaml)"),
     "goal": ("", "trajectory spec (YAML/JSON) the trajectory_generator starts with"),
-    "lockstep": ("true", "hardware waits for each command (deterministic runs)"),
+    "hardware": ("sim", "sim: the robot inside joint_controller; topics: the robot in the hardware node"),
+    "lockstep": ("true", "deterministic lockstep on sim time (false: real time)"),
     "rviz": ("false", "start rviz2 with rviz/<robot>.rviz"),
 }
 
@@ -43,16 +46,17 @@ ARGUMENTS = {
 def launch_setup(context, *args, **kwargs):
     """The nodes for the resolved arguments (an OpaqueFunction: the URDF depends on robot and variant)."""
     from pkm_control.description.robots import robot_urdf
+    from pkm_control.nodes import estimated_state_topic, graph
     from pkm_control.paths import share_dir
 
     arg = {name: LaunchConfiguration(name).perform(context) for name in ARGUMENTS}
-    robot, variant = arg["robot"], arg["variant"]
+    robot, variant, hardware = arg["robot"], arg["variant"], arg["hardware"]
     shared = {"robot": robot, "variant": variant, "controller": arg["controller"],
-              "controller_config": arg["controller_config"],
+              "controller_config": arg["controller_config"], "hardware": hardware,
               "lockstep": arg["lockstep"].lower() in ("true", "1", "yes")}
     nodes = []
-    for name in NODES:
-        own = {"use_sim_time": name != "hardware"}
+    for name, sim_time in graph(hardware):
+        own = {"use_sim_time": sim_time}
         if name == "trajectory_generator":
             own["goal"] = ParameterValue(arg["goal"], value_type=str)
         nodes.append(Node(package="pkm_control", executable=name, name=name, output="screen",
@@ -61,7 +65,8 @@ def launch_setup(context, *args, **kwargs):
     description = ParameterValue(urdf, value_type=str)
     nodes.append(Node(package="robot_state_publisher", executable="robot_state_publisher",
                       name="robot_state_publisher", output="screen",
-                      parameters=[{"robot_description": description, "use_sim_time": True}]))
+                      parameters=[{"robot_description": description, "use_sim_time": True}],
+                      remappings=[("joint_states", estimated_state_topic(hardware))]))
     nodes.append(Node(package="robot_state_publisher", executable="robot_state_publisher",
                       name="robot_state_publisher", namespace="desired", output="screen",
                       parameters=[{"robot_description": description, "use_sim_time": True,

@@ -11,14 +11,12 @@ import pytest
 import yaml
 
 from pkm_control.description import robot_names
-from pkm_control.nodes import NODES
-from pkm_control.nodes import bringup
+from pkm_control.nodes import NODES, bringup, graph
 from pkm_control.paths import share_dir
 
 ROOT = share_dir()
 LAUNCH = ROOT / "launch" / "bringup.launch.py"
 ROBOTS = robot_names()
-PKM_NODES = set(NODES)
 
 
 def _load_launch_module():
@@ -64,7 +62,7 @@ def test_launch_description_with_launch_ros(robot):
     nodes = [n for n in mod.launch_setup(context) if isinstance(n, Node)]
     execs = [n.node_executable if isinstance(n.node_executable, str)
              else "".join(s.perform(context) for s in n.node_executable) for n in nodes]
-    assert PKM_NODES <= set(execs)
+    assert {n for n, _ in graph('sim')} <= set(execs)
     assert execs.count("robot_state_publisher") == 2 and "rviz2" in execs
 
 
@@ -101,8 +99,9 @@ def _stub_launch(monkeypatch):
         monkeypatch.setitem(sys.modules, name, mod)
 
 
+@pytest.mark.parametrize("hardware", ["sim", "topics"])
 @pytest.mark.parametrize("robot", ROBOTS)
-def test_launch_setup_node_list_with_stub_launch(monkeypatch, robot):
+def test_launch_setup_node_list_with_stub_launch(monkeypatch, robot, hardware):
     """The launch file's logic without launch_ros: the nodes, their parameters, the URDF and RViz file."""
     if _has_launch_ros():
         pytest.skip("launch_ros is installed: the real test covers it")
@@ -110,22 +109,29 @@ def test_launch_setup_node_list_with_stub_launch(monkeypatch, robot):
     mod = _load_launch_module()
     ld = mod.generate_launch_description()
     args = {e.args[0]: e.kwargs["default_value"] for e in ld if type(e).__name__ == "DeclareLaunchArgument"}
-    assert set(args) == {"robot", "variant", "controller", "controller_config", "goal", "lockstep", "rviz"}
-    context = dict(args, robot=robot, controller="pd", goal="{type: point_to_point, goal: [0, 0, 1], duration: 1}")
+    assert set(args) == {"robot", "variant", "controller", "controller_config", "goal", "hardware", "lockstep",
+                         "rviz"}
+    context = dict(args, robot=robot, controller="pd", hardware=hardware,
+                   goal="{type: point_to_point, goal: [0, 0, 1], duration: 1}")
     nodes = mod.launch_setup(context)
     by_exec = {}
     for n in nodes:
         by_exec.setdefault(n.kwargs["executable"], []).append(n)
-    assert set(by_exec) == PKM_NODES | {"robot_state_publisher", "static_transform_publisher", "rviz2"}
-    for name in NODES:
+    names = [n for n, _ in graph(hardware)]
+    assert set(by_exec) == set(names) | {"robot_state_publisher", "static_transform_publisher", "rviz2"}
+    clock = "joint_controller" if hardware == "sim" else "hardware"
+    for name in names:
         (node,) = by_exec[name]
         shared, own = node.kwargs["parameters"]
         assert node.kwargs["package"] == "pkm_control" and node.kwargs["name"] == name
         assert shared["robot"] == robot and shared["controller"] == "pd" and shared["lockstep"] is True
-        assert own["use_sim_time"] is (name != "hardware")
+        assert shared["hardware"] == hardware
+        assert own["use_sim_time"] is (name != clock)
     goal = by_exec["trajectory_generator"][0].kwargs["parameters"][1]["goal"]
     assert isinstance(goal, str) and goal.startswith("{type: point_to_point")
     measured, desired = by_exec["robot_state_publisher"]
+    assert measured.kwargs["remappings"] == [("joint_states", "/joint_states" if hardware == "sim"
+                                              else "/estimated_joint_states")]
     urdf = measured.kwargs["parameters"][0]["robot_description"]
     assert isinstance(urdf, str) and "<robot" in urdf and "platform" in urdf
     assert desired.kwargs["namespace"] == "desired"
@@ -152,19 +158,21 @@ def test_rviz_config(robot):
 
 # ----------------------------------------------------------------------------- pkm bringup
 
-def test_bringup_dry_run_lists_the_five_nodes():
+@pytest.mark.parametrize("hardware", ["sim", "topics"])
+def test_bringup_dry_run_lists_the_nodes(hardware):
     r = subprocess.run([sys.executable, "-m", "pkm_control.cli", "bringup", "--robot", "palida", "--controller",
-                        "pd", "--dry-run"], capture_output=True, text=True, timeout=60)
+                        "pd", "--hardware", hardware, "--dry-run"], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
     lines = [ln for ln in r.stdout.splitlines() if not ln.startswith("#")]
     started = [ln.split(":")[0] for ln in lines]
-    assert started == list(NODES)
-    for name, ln in zip(NODES, lines):
+    assert started == [n for n, _ in graph(hardware)] == list(NODES if hardware == "topics" else NODES[:4])
+    for name, ln in zip(started, lines):
         assert f"-m pkm_control.nodes.{name} --ros-args -r __node:={name} --params-file" in ln
     params = yaml.safe_load("\n".join(ln[4:] for ln in r.stdout.splitlines() if ln.startswith("#   ")))
-    assert params["/**"]["ros__parameters"] == {"robot": "palida", "controller": "pd"}
-    assert params["hardware"]["ros__parameters"]["use_sim_time"] is False
-    assert all(params[n]["ros__parameters"]["use_sim_time"] for n in NODES if n != "hardware")
+    assert params["/**"]["ros__parameters"] == {"robot": "palida", "controller": "pd", "hardware": hardware}
+    clock = "joint_controller" if hardware == "sim" else "hardware"
+    assert params[clock]["ros__parameters"]["use_sim_time"] is False
+    assert all(params[n]["ros__parameters"]["use_sim_time"] for n in started if n != clock)
 
 
 def test_bringup_parameters_and_set():
@@ -173,43 +181,86 @@ def test_bringup_parameters_and_set():
          "--set", "lockstep=false", "--set", "joint_controller.lockstep_timeout=0.5"])
     doc = bringup.parameters(args)
     shared = doc["/**"]["ros__parameters"]
-    assert shared == {"robot": "delta", "controller": "computed_torque", "lockstep": False}
+    assert shared == {"robot": "delta", "controller": "computed_torque", "hardware": "sim", "lockstep": False}
     assert doc["joint_controller"]["ros__parameters"]["lockstep_timeout"] == 0.5
     assert doc["trajectory_generator"]["ros__parameters"]["goal"] == "{type: circle, radius: 0.02}"
     with pytest.raises(SystemExit, match="unknown node"):
         bringup.parameters(bringup.build_parser().parse_args(["--set", "nobody.x=1"]))
+    with pytest.raises(SystemExit, match="unknown node"):      # no hardware node with the robot inside
+        bringup.parameters(bringup.build_parser().parse_args(["--set", "hardware.substeps=2"]))
 
 
-def test_bringup_runs_the_graph_and_stops_on_ctrl_c():
-    """Five processes from one parameter file: a short goal runs to its end in lockstep; then SIGINT
-    to `pkm bringup` (what Ctrl-C sends; the children run in their own session) stops every node
-    within the grace period: exit status 0, every node's output forwarded with its prefix."""
-    import signal
-    import time
+def _bringup(*argv, domain):
+    env = dict(os.environ, ROS_DOMAIN_ID=str(domain), PYTHONUNBUFFERED="1")
+    return subprocess.Popen([sys.executable, "-m", "pkm_control.cli", "bringup", *argv], stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, env=env)
 
-    env = dict(os.environ, ROS_DOMAIN_ID="142", PYTHONUNBUFFERED="1")
-    p = subprocess.Popen([sys.executable, "-m", "pkm_control.cli", "bringup", "--robot", "delta", "--controller", "pd",
-                          "--goal", "{type: point_to_point, goal: [0.0, 0.0, -0.28], duration: 0.05}",
-                          "--duration", "50"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+
+def _read_until(p, marker):
+    """Lines of p's output up to and including the first containing ``marker`` (or its end)."""
     lines = []
-    t = time.monotonic()
+    for line in iter(p.stdout.readline, ""):
+        lines.append(line)
+        if marker in line:
+            break
+    return lines
+
+
+@pytest.mark.ros
+@pytest.mark.parametrize("signame", ["SIGINT", "SIGTERM", "SIGHUP"])
+def test_bringup_stops_the_whole_graph_on_a_signal(signame):
+    """A short goal runs to its end in lockstep; then the signal to `pkm bringup` stops every node
+    (none left running), exit status 0; "Ctrl-C" is said only for SIGINT."""
+    import signal
+
+    p = _bringup("--robot", "delta", "--controller", "pd", "--goal",
+                 "{type: point_to_point, goal: [0.0, 0.0, -0.28], duration: 0.05}", domain=142)
     try:
-        while time.monotonic() - t < 40:
-            line = p.stdout.readline()
-            lines.append(line)
-            if "motion finished" in line or not line:
-                break
+        lines = _read_until(p, "motion finished")
     finally:
-        p.send_signal(signal.SIGINT)
-        out, _ = p.communicate(timeout=30)
+        p.send_signal(getattr(signal, signame))
+        out, _ = p.communicate(timeout=120)
     out = "".join(lines) + out
     assert p.returncode == 0, out[-2000:]
-    for name in NODES:
+    for name, _ in graph("sim"):
         assert f"[bringup] started {name}" in out
-    assert "[trajectory_generator]" in out and "goal accepted" in out
-    assert "motion finished" in out, out[-2000:]
-    assert "Ctrl-C: stopping the graph" in out
+    pids = [int(ln.rsplit("pid ", 1)[1].rstrip(")\n")) for ln in out.splitlines() if "[bringup] started" in ln]
+    for pid in pids:                                   # every child is gone
+        assert not os.path.exists(f"/proc/{pid}") or open(f"/proc/{pid}/stat").read().split()[2] == "Z"
+    assert "goal accepted" in out and "motion finished" in out, out[-2000:]
+    assert ("Ctrl-C: stopping the graph" in out) == (signame == "SIGINT")
+    assert f"{signame}: stopping the graph" in out or signame == "SIGINT"
     assert "still running" not in out and "Traceback" not in out
+
+
+@pytest.mark.ros
+@pytest.mark.slow
+def test_bringup_exit_when_done_json_is_deterministic():
+    """--exit-when-done --json: one JSON object on stdout with the run's figures; two lockstep runs give
+    bitwise the same tracking errors; a rejected goal ends at once with status 1."""
+    import json
+
+    goal = "{type: point_to_point, goal: [0.01, 0.0, -0.85, 0, 0, 0.01], duration: 0.1}"
+    results = []
+    for domain in (143, 144):
+        p = _bringup("--robot", "palida", "--controller", "cf_rb_friction", "--goal", goal, "--exit-when-done",
+                     "--json", domain=domain)
+        out, _ = p.communicate(timeout=600)
+        assert p.returncode == 0, out[-3000:]
+        results.append(json.loads(out[out.index("\n{") + 1:] if not out.startswith("{") else out))
+    a, b = results
+    for key in ("goal_status", "sim_duration_s", "wall_duration_s", "real_time_factor", "actuator_rms",
+                "actuator_max", "platform_position_rms", "platform_position_max", "platform_orientation_rms",
+                "platform_orientation_max", "safe_behaviour_entries", "rejected_inputs"):
+        assert key in a, key
+    assert a["goal_status"] == "finished" and len(a["actuator_rms"]) == 6 and a["real_time_factor"] > 0
+    assert a["actuator_rms"] == b["actuator_rms"] and a["actuator_max"] == b["actuator_max"]
+    assert a["safe_behaviour_entries"] == 0 and a["rejected_inputs"] == 0
+    assert max(a["actuator_max"]) < 1e-4
+    p = _bringup("--robot", "palida", "--goal", "{type: point_to_point, goal: [0, 0, -1.5, 0, 0, 0], duration: 1}",
+                 "--exit-when-done", domain=145)
+    out, _ = p.communicate(timeout=600)
+    assert p.returncode == 1 and "goal rejected" in out, out[-2000:]
 
 
 def test_bringup_rviz_commands(capsys):
@@ -218,7 +269,7 @@ def test_bringup_rviz_commands(capsys):
 
     args = bringup.build_parser().parse_args(["--robot", "planar_redundant", "--rviz", "--dry-run"])
     cmds = dict(bringup.commands(args, "/nonexistent/parameters.yaml"))
-    assert list(cmds)[:5] == list(NODES)
+    assert list(cmds)[:4] == [n for n, _ in graph("sim")]
     assert {"robot_state_publisher", "desired_state_publisher", "desired_root", "rviz2"} <= set(cmds)
     assert "joint_states:=/desired_joint_states" in cmds["desired_state_publisher"]
     assert str(ROOT / "rviz" / "planar_redundant.rviz") in cmds["rviz2"]

@@ -42,9 +42,9 @@ NODE_KEYS = {
     "joint_controller": ("hardware", "control_rate", "mode", "feedforward_model", "kp", "kd", "hold_kp", "hold_kd",
                          "force_limit", "safe_behaviour", "state_timeout", "reference_timeout", "lockstep",
                          "lockstep_timeout", "controller_name", "initial_pose", "state_publish_rate", "substeps",
-                         "friction", "command_timeout", "realtime_priority", "realtime_cpu"),
+                         "friction", "command_timeout", "realtime_priority", "realtime_cpu", "wait_for_recorder"),
     "hardware": ("control_rate", "substeps", "friction", "command_timeout", "safe_behaviour", "hold_kp", "hold_kd",
-                 "lockstep", "lockstep_timeout", "controller_name", "initial_pose", "force_limit"),
+                 "lockstep", "lockstep_timeout", "controller_name", "initial_pose", "force_limit", "wait_for_recorder"),
 }
 #: parameters applied at run time (validated); all others are read-only
 RUNTIME_KEYS = {

@@ -31,7 +31,8 @@ Modes
 Node parameters (besides the common ones; all read-only)
   control_rate, substeps, friction, command_timeout, safe_behaviour, lockstep, lockstep_timeout,
   controller_name, hold_kp, hold_kd (the hold behaviour's joint PD), force_limit,
-  initial_pose (task coordinates of the start; '' = home)
+  initial_pose (task coordinates of the start; '' = home), wait_for_recorder (lockstep: step only once the
+  ground truth has a subscriber)
 """
 
 from __future__ import annotations
@@ -135,6 +136,8 @@ class HardwareNode(Node):
     # ------------------------------------------------------------------ callbacks
     def on_command(self, msg):
         self.pending = parse_commands(msg, self.ctx.n_actuated)
+        if self.s["wait_for_recorder"] and self.topics.pub_truth.get_subscription_count() == 0:
+            return                        # lockstep waits for the recorder: state 0 is offered again meanwhile
         self.got_first = True
         if self.s["lockstep"]:
             self.advance()

@@ -55,7 +55,7 @@ safe_behaviour; the others are read-only)
   hardware, control_rate, mode, feedforward_model (computed torque's model), kp, kd, hold_kp, hold_kd,
   force_limit, safe_behaviour, state_timeout, reference_timeout, lockstep, lockstep_timeout,
   controller_name, initial_pose, state_publish_rate, substeps, friction, command_timeout (the simulated
-  robot's), realtime_priority, realtime_cpu
+  robot's), realtime_priority, realtime_cpu, wait_for_recorder (lockstep: start once the state is recorded)
 """
 
 from __future__ import annotations
@@ -124,6 +124,8 @@ class JointControllerNode(Node):
         self._reset_request = threading.Event()
         self._handled = None
         self._runner = None
+        self._run_start = None          # (wall s, sim ns) of the first period: the real-time factor
+        self._last_t = None
         self._offered = self._waiting_since = self._timing_at = time.monotonic()
         wall = WallClock(clock_type=ClockType.STEADY_TIME)
         if s["lockstep"]:
@@ -188,6 +190,7 @@ class JointControllerNode(Node):
     def _apply_reset(self):
         self._reset_request.clear()
         self._handled = None
+        self._run_start = None
         self.loop.hardware.reset(self.initial)
         self.loop.clear_streams()
         c = self.loop.controller
@@ -200,6 +203,9 @@ class JointControllerNode(Node):
     # ------------------------------------------------------------------ one period
     def period(self, t_ns: int):
         """read -> estimate -> update -> write (and, simulated, step the plant); then publish."""
+        if self._run_start is None:
+            self._run_start = (time.monotonic(), t_ns)
+        self._last_t = t_ns
         t0 = time.perf_counter()
         cmd = self.loop.cycle(t_ns)
         t1 = time.perf_counter()
@@ -238,6 +244,9 @@ class JointControllerNode(Node):
         cyc = self._cycle_us[:n]
         self.diag.extra.update(cycle_median_us=f"{np.median(cyc):.2f}", cycle_p99_us=f"{np.percentile(cyc, 99):.2f}",
                                periods=self._n_stats)
+        wall = 0.0 if self._run_start is None else time.monotonic() - self._run_start[0]
+        if wall > 0:       # sim seconds per wall second since the first period
+            self.diag.extra["real_time_factor"] = f"{(self._last_t - self._run_start[1]) * 1e-9 / wall:.4f}"
         if self.sim:
             self.diag.extra["plant_step_median_us"] = f"{np.median(self._step_us[:n]):.2f}"
         if runner is not None:
@@ -274,13 +283,22 @@ class JointControllerNode(Node):
             return self.k * self.dt_ns
         return None if self._new_measurement == self._handled else self._new_measurement
 
+    def started(self) -> bool:
+        """A lockstep run starts with the first reference (and, with wait_for_recorder, once the robot's state is
+        recorded: a subscriber on the ground truth, or on the estimated joint states for a robot behind topics)."""
+        if self.s["wait_for_recorder"]:
+            pub = self.sim_topics.pub_truth if self.sim else self.pub_state
+            if pub.get_subscription_count() == 0:
+                return False
+        return self.loop.started()
+
     def advance_ready(self):
         """Run every period whose streams are there (at most MAX_BURST, then back to the executor)."""
         if self._reset_request.is_set():
             self._apply_reset()
         for _ in range(MAX_BURST):
             t = self.next_instant()
-            if t is None or not self.loop.started() or not self.loop.ready(t):
+            if t is None or not self.started() or not self.loop.ready(t):
                 return
             self.guarded_period(t)
             self._handled = t
@@ -293,7 +311,7 @@ class JointControllerNode(Node):
             self._timing_at = now
             self.timing()
         t = self.next_instant()
-        if t is None or not self.loop.started():
+        if t is None or not self.started():
             self._waiting_since = now
             if self.sim and now - self._offered > 0.1:    # nobody listening yet: offer the time again
                 self._offered = now

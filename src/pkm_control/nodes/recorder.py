@@ -115,6 +115,7 @@ class GraphRecorder:
                 "deadline_misses": int(ctl.get("deadline_misses", 0)),
                 "rejected_inputs": sum(rejected.values()), "rejected_inputs_per_node": rejected,
                 "cycle_median_us": _float(ctl.get("cycle_median_us")),
+                "real_time_factor": _float(ctl.get("real_time_factor")),
                 "plant_step_median_us": _float(ctl.get("plant_step_median_us"))}
 
 
