@@ -1,8 +1,11 @@
 # pkm_control: one-command environment, demo and tests.
 #
 #   make demo    create .venv if needed, install, run `pkm demo`
-#   make test    create .venv if needed, install, run pytest over test/
+#   make test    create .venv if needed, install, lint (ruff), run the whole test suite
+#   make test-fast   lint and the tests without ROS nodes, slow runs or colcon builds (development)
+#   make lint    ruff over src/, test/ and launch/ (config in pyproject.toml)
 #   make bench   create .venv if needed, install, run `pkm bench kinematics`
+#   make bench-loop  the real-time control path at 2 kHz against the simulated robot (`pkm bench loop`)
 #   make env     only create/refresh .venv
 #   make clean   remove build outputs and caches (keeps .venv)
 #   make distclean   clean + remove .venv
@@ -45,7 +48,7 @@ INSTALL_INPUTS := requirements.txt requirements-pinocchio.txt requirements-ros.t
 HASH := $(shell cat $(INSTALL_INPUTS) 2>/dev/null | sha256sum | cut -c1-16)
 STAMP := $(VENV)/.installed-$(ROS_MODE)-$(HASH)
 
-.PHONY: help env demo test bench clean distclean
+.PHONY: help env demo test test-fast lint bench bench-loop clean distclean
 
 help:
 	@sed -n 's/^#   make /make /p' $(firstword $(MAKEFILE_LIST))
@@ -70,11 +73,20 @@ $(STAMP):
 demo: $(STAMP)
 	$(BIN)/pkm demo
 
-test: $(STAMP)
+lint: $(STAMP)
+	$(BIN)/ruff check src test launch
+
+test: lint
 	$(BIN)/python -m pytest -q test $(PYTEST_ARGS)
+
+test-fast: lint
+	$(BIN)/python -m pytest -q test -m "not ros and not slow and not packaging" $(PYTEST_ARGS)
 
 bench: $(STAMP)
 	$(BIN)/pkm bench kinematics
+
+bench-loop: $(STAMP)
+	$(BIN)/pkm bench loop
 
 clean:
 	rm -rf build install log .pytest_cache src/*.egg-info *.egg-info

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 rclpy = pytest.importorskip("rclpy", reason="rclpy is not installed")
+pytestmark = [pytest.mark.ros, pytest.mark.slow]
 
 
 @pytest.fixture(scope="module")

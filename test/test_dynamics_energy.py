@@ -15,7 +15,6 @@ from __future__ import annotations
 import functools
 
 import numpy as np
-import pinocchio as pin
 import pytest
 
 from pkm_control.bench import robot_list

@@ -6,7 +6,6 @@ import pytest
 from conftest import home
 
 from pkm_control.description.loader import closure_residual
-from pkm_control.dynamics import robot_dynamics
 from pkm_control.errors import InvalidInputError
 from pkm_control.hardware import DEFAULT_SIGN_EPS, HardwareInterface, RobotState, SimulatedRobot
 from pkm_control.hardware.simulated import RK4_REAL_AXIS_LIMIT

@@ -29,7 +29,8 @@ def _rev(name, parent, child, xyz, axis="0 0 1"):
 
 
 def _fixed(name, parent, child, xyz):
-    return f'<joint name="{name}" type="fixed"><parent link="{parent}"/><child link="{child}"/><origin xyz="{xyz}"/></joint>'
+    return (f'<joint name="{name}" type="fixed"><parent link="{parent}"/><child link="{child}"/>'
+            f'<origin xyz="{xyz}"/></joint>')
 
 
 # four-bar: ground d = 0.4, crank a = 0.1, coupler b = 0.35, rocker c = 0.3, cut at coupler-rocker joint

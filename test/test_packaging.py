@@ -279,6 +279,7 @@ def colcon_ws(request, tmp_path_factory):
     return request.param, ws, in_ws
 
 
+@pytest.mark.packaging
 def test_colcon_install_space_layout(colcon_ws):
     mode, ws, _ = colcon_ws
     prefix = ws / 'install' / PKG
@@ -298,6 +299,7 @@ def test_colcon_install_space_layout(colcon_ws):
                 assert (share / rel).resolve() == (REPO / rel).resolve()
 
 
+@pytest.mark.packaging
 def test_colcon_install_space_imports(colcon_ws):
     mode, ws, in_ws = colcon_ws
     proc = in_ws(f'cd / && python - <<"EOF"\n{PROBE}\nEOF')
@@ -321,6 +323,7 @@ def test_colcon_install_space_imports(colcon_ws):
     assert not info['rclpy_loaded']
 
 
+@pytest.mark.packaging
 def test_colcon_installed_pkm_runs(colcon_ws):
     mode, ws, in_ws = colcon_ws
     if not (REPO / 'src' / PKG / 'cli.py').exists():

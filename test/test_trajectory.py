@@ -414,8 +414,8 @@ def test_trajectory_from_spec_every_type(kins):
     assert isinstance(ptp, PointToPoint) and ptp.duration == 1.0
     np.testing.assert_allclose(ptp.start.position, home.position)
     np.testing.assert_allclose(pal.task.coordinates(ptp.end_pose), g, atol=1e-15)
-    tr = trajectory_from_spec(pal, {"type": "point_to_point", "goal": g, "duration": 1.0, "start": [0, 0, -0.9, 0, 0, 0],
-                                    "profile": {"name": "trapezoidal", "ramp": 0.2}})
+    tr = trajectory_from_spec(pal, {"type": "point_to_point", "goal": g, "duration": 1.0,
+                                    "start": [0, 0, -0.9, 0, 0, 0], "profile": {"name": "trapezoidal", "ramp": 0.2}})
     assert tr.profile == "trapezoidal" and tr.profile_options == {"ramp": 0.2}
     assert abs(tr.start.position[2] + 0.9) < 1e-15
     wp = trajectory_from_spec(pal, {"type": "waypoints", "poses": [g, [0, 0, -0.85, 0, 0, 0]], "durations": [0.5, 0.7]})

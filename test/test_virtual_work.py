@@ -218,7 +218,8 @@ def test_gravity_is_potential_gradient(form, states):
 
 # ---------------------------------------------------------------- simplified model
 def test_simplified_is_lumped_mass_model(tmp_path, form, states):
-    """Eq. 50 and the inertial part of eq. 58 are the tree with 1/3 of each forearm on the plate and 2/3 at its elbow."""
+    """Eq. 50 and the inertial part of eq. 58 are the tree with 1/3 of each forearm on the plate and 2/3 at its
+    elbow."""
     b = form.kin.model.config["bodies"]
     mab = b["forearm"]["mass"]
     plate = dict(b["plate"], mass=b["plate"]["mass"] + mab)
@@ -249,7 +250,8 @@ def test_simplified_mass_matrix_by_hand(form, states):
     """Eq. 50 written out: diag(I_m + L_A^2 (m_b/3 + m_c + 2/3 m_ab)) + (m_n + m_ab) J^T J, J from eq. 26-27 FD."""
     cfg = form.kin.model.config
     b, LA = cfg["bodies"], cfg["geometry"]["arm_length"]
-    Ibt = b["rotor"]["inertia"][1] + LA ** 2 * (b["arm"]["mass"] / 3 + b["elbow"]["mass"] + 2 * b["forearm"]["mass"] / 3)
+    Ibt = b["rotor"]["inertia"][1] + LA ** 2 * (b["arm"]["mass"] / 3 + b["elbow"]["mass"]
+                                                + 2 * b["forearm"]["mass"] / 3)
     mnt = b["plate"]["mass"] + b["forearm"]["mass"]
     kin, h = form.kin, 1e-6
     for pose, _, _ in states[:10]:

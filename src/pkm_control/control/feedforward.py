@@ -201,7 +201,7 @@ class FeedforwardModel:
         if path not in ("auto", "generic"):
             raise InvalidInputError(f"path must be 'auto' or 'generic', got {path!r}")
         self.dyn = dyn
-        self.kin = kin = dyn.kin
+        self.kin = dyn.kin
         self.model = model
         self.friction = model == "rigid+friction"
         self.sign_eps = float(dyn.sign_eps if sign_eps is None else sign_eps)

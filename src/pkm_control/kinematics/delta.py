@@ -334,7 +334,7 @@ class Kinematics(ParallelKinematics):
     def joint_jacobian(self, pose: Pose) -> np.ndarray:
         st = self._state(*self._pxyz(pose))
         rows = self._jrows(st)
-        LA, iL = self.LA, 1.0 / self.LB
+        LA = self.LA
         G = [None] * 12
         for i, (q, cq, sq, sx, sy, sz, d) in enumerate(st):
             c, s = self._cs[i]

@@ -130,7 +130,8 @@ def bench_loop(robot: str = "palida", controller: str = "cf_rb_friction", second
     if as_json:
         print(json.dumps(out, indent=2))
         return out
-    rows = [("deadline misses [%]", "deadline_miss_percent", "{:.3f}"), ("jitter median [us]", "jitter_median_us", "{:.1f}"),
+    rows = [("deadline misses [%]", "deadline_miss_percent", "{:.3f}"),
+            ("jitter median [us]", "jitter_median_us", "{:.1f}"),
             ("jitter p99 [us]", "jitter_p99_us", "{:.1f}"), ("jitter max [us]", "jitter_max_us", "{:.0f}"),
             ("compute median [us]", "compute_median_us", "{:.1f}"), ("compute p99 [us]", "compute_p99_us", "{:.1f}"),
             ("plant step median [us]", "plant_step_median_us", "{:.1f}"), ("periods", "periods", "{:.0f}")]

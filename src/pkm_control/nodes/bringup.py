@@ -356,7 +356,8 @@ def format_summary(s: dict) -> str:
         lines.append("actuator max error [mm or mrad]: " + " ".join(f"{1e3 * v:.4f}" for v in s["actuator_max"]))
         lines.append(f"platform position error RMS {1e3 * s['platform_position_rms']:.4f} mm, max "
                      f"{1e3 * s['platform_position_max']:.4f} mm; orientation RMS "
-                     f"{1e3 * s['platform_orientation_rms']:.4f} mrad, max {1e3 * s['platform_orientation_max']:.4f} mrad")
+                     f"{1e3 * s['platform_orientation_rms']:.4f} mrad, max "
+                     f"{1e3 * s['platform_orientation_max']:.4f} mrad")
     lines.append(f"safe behaviour entries {s['safe_behaviour_entries']}, rejected inputs {s['rejected_inputs']}, "
                  f"deadline misses {s['deadline_misses']}, saturated periods {s['saturated_periods']}")
     return "\n".join(lines)

@@ -80,7 +80,8 @@ class ComputedForceNode(Node):
             response.message = f"kept the previous model: {type(exc).__name__}: {exc}"
             return response
         response.success = True
-        response.message = f"model {self.ff.model} via {self.ff.path}, parameters {self.s['parameters_file'] or '(config)'}"
+        response.message = (f"model {self.ff.model} via {self.ff.path}, parameters "
+                            f"{self.s['parameters_file'] or '(config)'}")
         self.get_logger().info(response.message)
         return response
 

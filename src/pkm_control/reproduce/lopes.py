@@ -118,8 +118,8 @@ def run(out_dir: pathlib.Path, progress: bool = True) -> dict:
     worst_engine = 0.0
     it = range(n)
     if progress:
-        from tqdm import tqdm
-        it = tqdm(it, desc="lopes P1-P2-P1", unit="sample", leave=False)
+        from ..progress import progress_bar
+        it = progress_bar(it, desc="lopes P1-P2-P1", unit="sample", leave=False)
     for k in it:
         pose, twist, accel = gm.twist_from_euler(X[k], Xd[k], Xdd[k])
         m = kin.inverse(pose, twist, accel)                     # joint limits checked along the motion

@@ -31,7 +31,7 @@ import numpy as np
 import scipy.linalg
 
 from ..dynamics import robot_dynamics
-from ..dynamics.jourdain import BODIES, MDH_AXES, PARAM_KEYS, TABLE_I, Formulation, mdh_to_link_map, pname
+from ..dynamics.jourdain import MDH_AXES, Formulation, mdh_to_link_map
 from ..kinematics.workspace import random_poses
 
 ROBOT = "palida"
@@ -100,8 +100,8 @@ def run(out_dir: pathlib.Path, progress: bool = True) -> dict:
                np.r_[5.0 * rng.standard_normal(3), 10.0 * rng.standard_normal(3)]) for p in poses]
     it = states
     if progress:
-        from tqdm import tqdm
-        it = tqdm(states, desc="engine regressor", unit="state")
+        from ..progress import progress_bar
+        it = progress_bar(states, desc="engine regressor", unit="state")
     blocks = [engine_regressor_mdh(dyn, p, t, a) for p, t, a in it]
     W = np.vstack(blocks)
     taus = np.concatenate([dyn.inverse_dynamics(p, t, a).tau for p, t, a in states])

@@ -130,7 +130,8 @@ def _accel_time(T, accel_fraction):
     except (TypeError, ValueError) as exc:
         raise InvalidInputError(f"accel_fraction must be a number, got {accel_fraction!r}") from exc
     if not (math.isfinite(f) and 0.0 < f < 1.0):
-        raise InvalidInputError(f"accel_fraction (acceleration time / duration) must be in (0, 1), got {accel_fraction!r}")
+        raise InvalidInputError("accel_fraction (acceleration time / duration) must be in (0, 1), got "
+                                f"{accel_fraction!r}")
     return f * T
 
 

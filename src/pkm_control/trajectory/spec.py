@@ -149,7 +149,8 @@ def trajectory_from_spec(kin, spec: dict) -> TaskTrajectory:
     def opt_num(field, default):
         return default if spec.get(field) is None else _number(field, spec[field])
 
-    start = home_pose(kin) if kind == "benchmark_circle" or spec.get("start") is None else _coords_pose(kin, "start", spec["start"])
+    start = home_pose(kin) if kind == "benchmark_circle" or spec.get("start") is None \
+        else _coords_pose(kin, "start", spec["start"])
     task = kin.task
     if kind == "point_to_point":
         profile, options = _profile(spec, "quintic")
