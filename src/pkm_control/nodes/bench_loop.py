@@ -45,8 +45,7 @@ def _run_graph(robot, controller, hardware, seconds, quiet):
     args = build_parser().parse_args(["--robot", robot, "--controller", controller, "--hardware", hardware,
                                       "--goal", _goal(seconds), "--set", "lockstep=false",
                                       "--set", "state_publish_rate=100.0"])
-    rec = GraphRecorder(robot_kinematics(robot), hardware)
-    rec.states.clear()              # figures only: no need to keep the samples
+    rec = GraphRecorder(robot_kinematics(robot), hardware, samples=False)
     g = Graph(args, open(os.devnull, "w") if quiet else sys.stderr)
     try:
         g.start()

@@ -74,7 +74,7 @@ class HardwareNode(Node):
         self.pending = None             # latest valid command not yet applied
         self.got_first = False
         self.waiting_since = time.monotonic()
-        self.step_us = np.zeros(2000)
+        self.step_us = np.zeros(1 << 17)
         self.plant.reset(self.initial)
         wall = Clock(clock_type=ClockType.STEADY_TIME)
         if s["lockstep"]:
@@ -111,8 +111,6 @@ class HardwareNode(Node):
         self.step_us[self.k % len(self.step_us)] = (time.perf_counter() - t0) * 1e6
         self.k += 1
         self.diag.step()
-        if self.k % len(self.step_us) == 0:
-            self.diag.extra["plant_step_median_us"] = f"{np.median(self.step_us):.0f}"
         self.publish_state()
 
     def on_wall_timer(self):
@@ -127,11 +125,12 @@ class HardwareNode(Node):
         self.advance()
 
     def timing(self):
-        n = min(self.k, len(self.jitter_us))
+        n = min(self.k, len(self.jitter_us), len(self.step_us))
         if n:
             j = self.jitter_us[:n]
             self.diag.extra.update(stale_command_steps=self.stale, jitter_median_us=f"{np.median(j):.1f}",
-                                   jitter_p99_us=f"{np.percentile(j, 99):.1f}", jitter_max_us=f"{j.max():.1f}")
+                                   jitter_p99_us=f"{np.percentile(j, 99):.1f}", jitter_max_us=f"{j.max():.1f}",
+                                   plant_step_median_us=f"{np.median(self.step_us[:n]):.1f}")
 
     # ------------------------------------------------------------------ callbacks
     def on_command(self, msg):

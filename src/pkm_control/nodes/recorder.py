@@ -22,9 +22,10 @@ from .messages import to_ns
 
 
 class GraphRecorder:
-    """Records one run (module docstring); ``spin_once`` processes the pending messages."""
+    """Records one run (module docstring); ``spin_once`` processes the pending messages. With
+    ``samples=False`` it follows only the status and the diagnostics (a benchmark that needs no samples)."""
 
-    def __init__(self, kin, hardware: str = "sim"):
+    def __init__(self, kin, hardware: str = "sim", samples: bool = True):
         import rclpy
         from diagnostic_msgs.msg import DiagnosticArray
         from rclpy.executors import SingleThreadedExecutor
@@ -45,11 +46,12 @@ class GraphRecorder:
         deep = QoSProfile(depth=10000, reliability=ReliabilityPolicy.RELIABLE)
         latched = QoSProfile(depth=10, durability=DurabilityPolicy.TRANSIENT_LOCAL,
                              reliability=ReliabilityPolicy.RELIABLE)
-        self.states = {GROUND_TRUTH_TOPIC: [], estimated_state_topic(hardware): []}
+        self.states = {GROUND_TRUTH_TOPIC: [], estimated_state_topic(hardware): []} if samples else {}
         for topic in self.states:
             self.node.create_subscription(JointState, topic, lambda m, t=topic: self._state(t, m), deep)
         self.ff = {}
-        self.node.create_subscription(JointTrajectory, "/feedforward", self._feedforward, deep)
+        if samples:
+            self.node.create_subscription(JointTrajectory, "/feedforward", self._feedforward, deep)
         self.status = {}
         self.statuses = []
         self.node.create_subscription(String, "/trajectory_generator/status", self._status, latched)
