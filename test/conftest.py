@@ -6,9 +6,18 @@ Markers (``make test-fast`` leaves out ros, slow and packaging; ``make test`` ru
   packaging  builds the package with colcon in temporary workspaces
 """
 
+import os
+
 import pytest
+from hypothesis import settings
 
 from pkm_control.dynamics import robot_dynamics
+
+# generated-input tests: a budget for `make test`, a larger one for `make fuzz` (PKM_FUZZ=1); no deadline,
+# a loaded CI machine must not turn a slow example into a failure
+settings.register_profile("suite", max_examples=60, deadline=None)
+settings.register_profile("fuzz", max_examples=2000, deadline=None)
+settings.load_profile("fuzz" if os.environ.get("PKM_FUZZ") else "suite")
 
 
 def pytest_configure(config):

@@ -25,7 +25,11 @@ import numpy as np
 
 from ..errors import InvalidInputError, check_vector
 from ..kinematics.task_space import Pose, TaskSpace, so3_log
-from .profiles import _duration, profile_function, profile_integral, profile_name, trig_spline3
+from .profiles import MAX_DURATION, _duration, profile_function, profile_integral, profile_name, trig_spline3
+
+#: reachability checks sample a motion at this time step, with at most CHECK_SAMPLES samples
+CHECK_STEP = 0.002
+CHECK_SAMPLES = 20_001
 
 _I3 = np.eye(3)
 
@@ -159,6 +163,13 @@ class TaskTrajectory(ABC):
         P, R, v, w, a, dw = self._motion1(t)
         return Pose(P, R), self._to_task1(v, w), self._to_task1(a, dw)
 
+    def check_times(self, step: float = CHECK_STEP, max_samples: int = CHECK_SAMPLES) -> np.ndarray:
+        """Times whose poses and velocities stand for the whole motion in a reachability check: every ``step``
+        s (at least 101 samples), at most ``max_samples`` (bounded cost whatever the duration; periodic
+        paths override this with one period, which covers every pose they visit)."""
+        n = int(min(max_samples, max(101, math.ceil(self.duration / step) + 1)))
+        return np.linspace(0.0, self.duration, n)
+
     @property
     def start_pose(self) -> Pose:
         return self.sample(0.0)[0]
@@ -240,6 +251,11 @@ class Sequence(TaskTrajectory):
         k = min(max(bisect.bisect_right(self._times_list, t) - 1, 0), len(self.segments) - 1)
         return self.segments[k]._motion1(t - self.times[k])
 
+    def check_times(self, step: float = CHECK_STEP, max_samples: int = CHECK_SAMPLES) -> np.ndarray:
+        """Each segment's check times, offset to its start (the budget shared among the segments)."""
+        per = max(101, max_samples // len(self.segments))
+        return np.concatenate([t0 + seg.check_times(step, per) for t0, seg in zip(self.times, self.segments)])
+
 
 class Waypoints(Sequence):
     """Rest-to-rest point-to-point segments through poses[0], poses[1], ... (durations: one per segment)."""
@@ -294,9 +310,22 @@ class Circle(TaskTrajectory):
         self.w = np.cross(n, self.u)
         Tr, V = self.ramp_time, self.speed
         self._I_Tr = profile_integral(self.profile, Tr, Tr, **self.profile_options)
-        self._t2 = Tr + self.laps * 2.0 * math.pi * self.radius / V
+        self._lap_time = 2.0 * math.pi * self.radius / V
+        self._t2 = Tr + self.laps * self._lap_time
         self._sigma1 = V * self._I_Tr
+        if not self._t2 + Tr <= MAX_DURATION:
+            raise InvalidInputError(f"circle of {self.laps:g} laps of {self._lap_time:.4g} s lasts "
+                                    f"{self._t2 + Tr:.4g} s (limit {MAX_DURATION:g} s)")
         super().__init__(task, self._t2 + Tr)
+
+    def check_times(self, step: float = CHECK_STEP, max_samples: int = CHECK_SAMPLES) -> np.ndarray:
+        """The ramps and the first lap: every pose of the circle is on one lap (the orientation is held), and the
+        speed is at most the cruise speed, so later laps visit nothing new."""
+        spans = [(0.0, self.ramp_time), (self.ramp_time, min(self._t2, self.ramp_time + self._lap_time)),
+                 (self._t2, self.duration)]
+        per = max(101, max_samples // 3)
+        return np.concatenate([np.linspace(a, b, int(min(per, max(2, math.ceil((b - a) / step) + 1))))
+                               for a, b in spans if b > a])
 
     def arc_length(self, t):
         """(sigma, sigma', sigma'') at times t (N,): the distance travelled along the circle."""

@@ -71,13 +71,20 @@ from ..errors import InvalidInputError
 _TWO_PI = 2.0 * math.pi
 
 
+#: durations a trajectory (or a ramp of one) may have: from two control periods at 2 kHz to an hour
+MIN_DURATION = 1e-3
+MAX_DURATION = 3600.0
+
+
 def _duration(T, name="duration"):
+    if isinstance(T, bool):
+        raise InvalidInputError(f"{name} must be a number of seconds, got {T!r}")
     try:
         T = float(T)
     except (TypeError, ValueError) as exc:
         raise InvalidInputError(f"{name} must be a number of seconds, got {T!r}") from exc
-    if not (math.isfinite(T) and T > 0.0):
-        raise InvalidInputError(f"{name} must be finite and > 0 s, got {T!r}")
+    if not (math.isfinite(T) and MIN_DURATION <= T <= MAX_DURATION):
+        raise InvalidInputError(f"{name} must be between {MIN_DURATION} s and {MAX_DURATION} s, got {T!r}")
     return T
 
 

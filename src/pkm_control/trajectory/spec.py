@@ -22,7 +22,7 @@ import math
 
 import numpy as np
 
-from ..errors import InvalidInputError, UnreachablePoseError, check_number, check_vector
+from ..errors import InvalidInputError, JointLimitError, UnreachablePoseError, check_number, check_vector
 from ..kinematics.task_space import Pose, rot_x, rot_y
 from .paths import Circle, PointToPoint, SemiEllipse, TaskTrajectory, Waypoints
 
@@ -57,16 +57,22 @@ def palida_benchmark_circle(kin, radius: float, speed: float = 1.0, inclination_
     return Circle(kin.task, home_pose(kin), radius, normal, speed, laps, ramp_time, profile, profile_options)
 
 
-def check_reachable(kin, traj: TaskTrajectory, n: int | None = None):
-    """Sample the trajectory at n times over [0, duration] (default one per 2 ms, at least 101) and
-    run the batched IK; return (times (n,), q (n, nv)) or raise UnreachablePoseError naming the
-    first unreachable time (with the IK's own reason for that pose)."""
+def check_reachable(kin, traj: TaskTrajectory, n: int | None = None, velocity_limits: bool = True):
+    """Check that the motion stays reachable, inside the joint limits and, with ``velocity_limits``, inside
+    the actuated joints' velocity limits (the URDF's <limit velocity>, qdot_a = J xdot).
+
+    Samples: ``traj.check_times()`` (a bounded number, every 2 ms up to 20001 samples; one lap of a circle
+    stands for all its laps), or n evenly spaced samples. Returns (times (n,), q (n, nv)) or raises
+    UnreachablePoseError naming the first offending time (with the IK's own reason for that pose), or
+    JointLimitError for a joint velocity above its limit.
+    """
     if n is None:
-        n = max(101, int(math.ceil(traj.duration / 0.002)) + 1)
-    if int(n) < 2:
-        raise InvalidInputError(f"check_reachable needs n >= 2 samples, got {n!r}")
-    ts = np.linspace(0.0, traj.duration, int(n))
-    P, R, _, _ = traj.sample_many(ts)
+        ts = traj.check_times()
+    else:
+        if int(n) < 2:
+            raise InvalidInputError(f"check_reachable needs n >= 2 samples, got {n!r}")
+        ts = np.linspace(0.0, traj.duration, int(n))
+    P, R, V, _ = traj.sample_many(ts)
     q, valid = kin.inverse_batch(P, R)
     if not valid.all():
         i = int(np.flatnonzero(~valid)[0])
@@ -81,10 +87,33 @@ def check_reachable(kin, traj: TaskTrajectory, n: int | None = None):
             f"trajectory leaves the workspace at t = {ts[i]:.6g} s (sample {i} of {len(ts)}, duration "
             f"{traj.duration:.6g} s): task coordinates ({' '.join(kin.task.names)}) = "
             f"{np.array2string(coords, precision=6)}; {why}")
+    if velocity_limits:
+        # qdot_a by central differences of the batched IK along the trajectory itself (h = 1e-5 s: the
+        # truncation error h^2 |d3q/dt3| / 6 is far below the limits' scale), vectorized over the samples
+        clm = kin.model
+        act = clm.actuated_idx
+        h = 1e-5
+        lo, hi = np.clip(ts - h, 0.0, traj.duration), np.clip(ts + h, 0.0, traj.duration)
+        (Pl, Rl, _, _), (Ph, Rh, _, _) = traj.sample_many(lo), traj.sample_many(hi)
+        (ql, okl), (qh, okh) = kin.inverse_batch(Pl, Rl), kin.inverse_batch(Ph, Rh)
+        qd = (qh[:, act] - ql[:, act]) / np.where(hi > lo, hi - lo, 1.0)[:, None]
+        vmax = np.asarray(clm.model.velocityLimit, float)[_actuated_v(clm)]
+        over = (np.abs(qd) > vmax * (1 + 1e-6)) & (okl & okh)[:, None]
+        if over.any():
+            i, j = (int(x[0]) for x in np.nonzero(over))
+            raise JointLimitError(
+                f"trajectory too fast at t = {ts[i]:.6g} s: joint {clm.actuated_joints[j]} velocity "
+                f"{qd[i, j]:.6g} exceeds its limit {vmax[j]:.6g} (m/s or rad/s)")
     return ts, q
 
 
+def _actuated_v(clm):
+    """Velocity indices of the actuated joints (1-DoF joints: the same as their configuration indices)."""
+    return np.array([clm.model.joints[clm.model.getJointId(n)].idx_v for n in clm.actuated_joints])
+
+
 # ---------------------------------------------------------------------------- specs
+MAX_WAYPOINTS = 10_000
 _COMMON = {"type", "profile", "profile_options", "start"}
 _FIELDS = {
     "point_to_point": {"goal", "duration"},
@@ -159,8 +188,9 @@ def trajectory_from_spec(kin, spec: dict) -> TaskTrajectory:
     if kind == "waypoints":
         profile, options = _profile(spec, "quintic")
         raw = need("poses")
-        if not isinstance(raw, (list, tuple)) or not raw:
-            raise InvalidInputError(f"trajectory spec field 'poses' must be a non-empty list of poses, got {raw!r}")
+        if not isinstance(raw, (list, tuple)) or not raw or len(raw) > MAX_WAYPOINTS:
+            raise InvalidInputError(f"trajectory spec field 'poses' must be a list of 1 to {MAX_WAYPOINTS} poses, "
+                                    f"got {str(raw)[:200]}")
         poses = [_coords_pose(kin, f"poses[{i}]", p) for i, p in enumerate(raw)]
         durs = need("durations")
         durs = [durs] if np.isscalar(durs) else list(durs)

@@ -22,6 +22,7 @@ the sample of its instant. Two pieces:
 from __future__ import annotations
 
 import bisect
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -32,6 +33,9 @@ from ..kinematics.task_space import Pose
 
 #: a goal message longer than this is refused before parsing (a trajectory spec is a few hundred bytes)
 MAX_GOAL_BYTES = 65536
+#: deepest nesting of flow collections ([...], {...}) in a goal (a spec needs 3)
+MAX_GOAL_DEPTH = 32
+_QUOTED = re.compile(r'"(?:[^"\\]|\\.)*"|\'[^\']*\'')
 
 
 class SampleBuffer:
@@ -94,13 +98,17 @@ class SampleBuffer:
 def parse_goal(text: str) -> dict:
     """A goal message (YAML, a superset of JSON) -> trajectory spec mapping; InvalidInputError otherwise.
 
-    Bounded before parsing: at most MAX_GOAL_BYTES characters (a nesting bomb of that size still
-    parses in milliseconds with the safe loader, whose recursion error is turned into a rejection).
+    Bounded before parsing: at most MAX_GOAL_BYTES characters and MAX_GOAL_DEPTH nested flow collections
+    (the pure-Python safe loader needs seconds for a 32000-deep bracket bomb, and libyaml's loader crashes
+    on one); a recursion error of the loader is a rejection too.
     """
     if not isinstance(text, str):
         raise InvalidInputError(f"goal must be a string (YAML/JSON trajectory spec), got {type(text).__name__}")
     if len(text) > MAX_GOAL_BYTES:
         raise InvalidInputError(f"goal has {len(text)} characters (limit {MAX_GOAL_BYTES})")
+    depth = _flow_depth(text)
+    if depth > MAX_GOAL_DEPTH:
+        raise InvalidInputError(f"goal nests {depth} brackets deep (limit {MAX_GOAL_DEPTH})")
     try:
         spec = yaml.safe_load(text)
     except (yaml.YAMLError, RecursionError) as exc:
@@ -109,6 +117,13 @@ def parse_goal(text: str) -> dict:
         raise InvalidInputError(f"goal must be a mapping (trajectory spec), got {type(spec).__name__}: "
                                 f"{text[:200]!r}")
     return spec
+
+
+def _flow_depth(text: str) -> int:
+    """Deepest nesting of [ and { outside quoted strings (vectorized: a running sum over the characters)."""
+    b = np.frombuffer(_QUOTED.sub("", text).encode("utf-8", "replace"), np.uint8)
+    step = np.isin(b, (91, 123)).astype(np.int64) - np.isin(b, (93, 125))
+    return int(np.cumsum(step).max(initial=0))
 
 
 @dataclass(frozen=True)
