@@ -80,7 +80,23 @@ def test_workspace_with_plot(capsys, tmp_path):
     code, out, _ = run(capsys, "workspace", "--robot", "delta", "--resolution", "7", "--plot", str(png), "--json")
     res = json.loads(out)
     assert code == 0 and res["samples"] == 49 and 0 < res["reachable_fraction"] <= 1
-    assert png.stat().st_size > 1000
+    assert png.stat().st_size > 1000 and res["plot"] == str(png)
+
+
+def test_workspace_plot_bare_name_goes_to_results(capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    code, out, _ = run(capsys, "workspace", "--robot", "delta", "--resolution", "5", "--plot", "ws.pdf", "--json")
+    assert code == 0 and json.loads(out)["plot"] == "results/ws.pdf"
+    assert (tmp_path / "results" / "ws.pdf").stat().st_size > 1000 and not (tmp_path / "ws.pdf").exists()
+
+
+def test_workspace_plot_path_errors_are_one_line(capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    code, _, err = run(capsys, "workspace", "--robot", "delta", "--resolution", "5", "--plot", "nodir/ws.png")
+    assert code == 2 and err.count("\n") == 1 and "nodir/ does not exist" in err
+    code, _, err = run(capsys, "workspace", "--robot", "delta", "--resolution", "5", "--plot", "ws.xyz")
+    assert code == 2 and err.count("\n") == 1 and "'.xyz'" in err and " png " in err and " pdf " in err
+    assert not any(tmp_path.iterdir())                    # nothing written, no results/ created
 
 
 def test_tour_every_robot_ok(capsys):

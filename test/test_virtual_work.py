@@ -333,3 +333,28 @@ def test_reproduction(tmp_path, dyn):
     assert 1.5 < ratio < 3.0                                   # the paper: "about 2"
     assert s["more_variation_at_upper_slice"]                  # the paper: more variation at z = -230 mm
     assert s["simplification_error"]["tau_gravity"]["max"] < 1e-12
+
+
+def test_mass_matrix_figure_axes_in_mm_each_panel_on_its_own_scale():
+    import matplotlib.pyplot as plt
+
+    from pkm_control.reproduce.delta_mass_matrix import matrix_figure
+    g = np.linspace(-250.0, 250.0, 6)
+    X, Y = np.meshgrid(g, g, indexing="ij")
+    A = np.zeros((6, 6, 3, 3))
+    A[..., 0, 0] = A[..., 1, 1] = A[..., 2, 2] = 0.05 + 1e-4 * X           # diagonal ~0.05 kg m^2
+    A[..., 0, 1] = A[..., 1, 0] = 1e-3 + 1e-6 * Y                           # a coupling 50x smaller
+    for surface in (True, False):
+        fig = matrix_figure(A, g, "test", surface=surface)
+        panels = [ax for ax in fig.axes if ax.get_title()]                  # the colorbars have no title
+        assert [ax.get_title() for ax in panels] == [f"A{i}{j}" for i in (1, 2, 3) for j in (1, 2, 3)]
+        for ax in panels:
+            assert (ax.get_xlabel(), ax.get_ylabel()) == ("x [mm]", "y [mm]")
+            assert ax.get_xlim()[0] <= -250.0 and ax.get_xlim()[1] >= 250.0      # mm, not sample numbers
+        if surface:
+            assert panels[0].get_zlabel() == "A11 [kg m$^2$]"
+            lo, hi = panels[1].get_zlim()                                   # A12 on its own z scale
+            assert lo > 0.5e-3 and hi < 1.5e-3
+        else:
+            assert panels[1].images[0].get_clim() == pytest.approx((1e-3 - 2.5e-4, 1e-3 + 2.5e-4))
+        plt.close(fig)

@@ -133,58 +133,126 @@ def print_table(metrics: list[dict], names) -> str:
     return "\n".join(lines)
 
 
+def joint_units(robot: str, names) -> list[tuple[str, str]]:
+    """(position unit, force unit) of each named actuated joint: ("m", "N") prismatic, ("rad", "N m") revolute."""
+    from .kinematics import robot_kinematics
+
+    model = robot_kinematics(robot).model
+    return [("rad", "N m") if model.is_revolute(n) else ("m", "N") for n in names]
+
+
+def aligned_feedforward(rec: RunRecord):
+    """The computed (feedforward) forces at the measured time stamps, NaN where none was published.
+
+    None for a run without a model (no feedforward, or only zeros). The feedforward is published
+    ahead of the motion; aligned on ``rec.t`` it ends where the measurement ends.
+    """
+    if not (rec.ff.size and np.abs(rec.ff).max() > 0):
+        return None
+    return np.column_stack([np.interp(rec.t, rec.ff_t, f, left=np.nan, right=np.nan) for f in rec.ff.T])
+
+
+def _write_csv(path: Path, columns: dict) -> None:
+    """One CSV with the header names (units in brackets) and the columns (1-D arrays of one length)."""
+    np.savetxt(path, np.column_stack(list(columns.values())), delimiter=",", fmt="%.9g",
+               header=",".join(columns), comments="")
+
+
+def _fig_legend(fig, axes_with_lines, ncol):
+    """One legend for the figure, below the axes (constrained layout keeps it out of the data)."""
+    handles, labels = axes_with_lines.get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncol=ncol, fontsize=9, frameon=False)
+
+
+def errors_figure(metrics: list[dict], units):
+    """Fig. 6: e = q_desired - q_measured per actuator and run; left linear, right |e| on a log scale.
+
+    The log panels show every run at once, also where the best one is orders of magnitude below SJ.
+    """
+    import matplotlib.pyplot as plt
+
+    n = len(units)
+    fig, axes = plt.subplots(n, 2, figsize=(11, 1.45 * n + 1.3), sharex=True, squeeze=False, layout="constrained")
+    for m in metrics:
+        for k in range(n):
+            axes[k, 0].plot(m["_t"], 1e3 * m["_error"][:, k], lw=0.9, label=m["name"])
+            axes[k, 1].semilogy(m["_t"], 1e3 * np.abs(m["_error"][:, k]), lw=0.7)
+    abs_e = np.abs(np.concatenate([m["_error"].ravel() for m in metrics])) * 1e3
+    top = abs_e.max()
+    bottom = max(np.percentile(abs_e[abs_e > 0], 1), 1e-5 * top) if top > 0 else 1e-6
+    for k, (u, _) in enumerate(units):
+        axes[k, 0].set_ylabel(f"e{k + 1} [m{u}]")
+        axes[k, 0].axhline(0.0, color="0.6", lw=0.5)
+        axes[k, 1].set_ylabel(f"|e{k + 1}| [m{u}]")
+        axes[k, 1].set_ylim(bottom, 2 * top)
+    axes[0, 0].set_title("tracking error e", fontsize=10)
+    axes[0, 1].set_title("|e|, log scale", fontsize=10)
+    for ax in axes[-1]:
+        ax.set_xlabel("t since trajectory start [s]")
+    fig.suptitle("actuator tracking errors, e = q_desired - q_measured (cf. Abdellatif Fig. 6)")
+    _fig_legend(fig, axes[0, 0], len(metrics))
+    return fig
+
+
+def forces_figure(runs, units):
+    """Fig. 5: applied (measured) and computed actuator forces; runs = [(name, t, measured, computed)]."""
+    import matplotlib.pyplot as plt
+
+    n = len(units)
+    fig, axes = plt.subplots(n, len(runs), figsize=(5 * len(runs) + 1, 1.45 * n + 1.3), sharex=True,
+                             squeeze=False, layout="constrained")
+    for j, (name, t, measured, computed) in enumerate(runs):
+        for k, (_, u) in enumerate(units):
+            ax = axes[k, j]
+            ax.plot(t, measured[:, k], lw=0.9, label="applied (measured)")
+            ax.plot(t, computed[:, k], lw=0.9, ls="--", label="computed (model)")
+            if j == 0:
+                ax.set_ylabel(f"F{k + 1} [{u}]")
+        axes[0, j].set_title(name, fontsize=10)
+    for ax in axes[-1]:
+        ax.set_xlabel("t since trajectory start [s]")
+    fig.suptitle("measured vs computed actuator forces (cf. Abdellatif Fig. 5)")
+    _fig_legend(fig, axes[0, 0], 2)
+    return fig
+
+
 def write_results(out_dir: Path, robot: str, names, records: list[RunRecord], metrics: list[dict],
                   extra: dict) -> dict:
-    """JSON summary, CSV per run, Fig. 6 (actuator errors) and Fig. 5 (measured vs computed forces)."""
+    """JSON summary, CSV per run, Fig. 6 (actuator errors) and Fig. 5 (measured vs computed forces).
+
+    Times in the CSV files and plots are seconds since the trajectory start (sim time - extra["t0"]).
+    ``palida_benchmark_<controller>_errors.csv``: t and e = q_desired - q_measured per actuator over the
+    motion. ``..._forces.csv``: t, the applied (measured) forces of every recorded sample and, for a run
+    with a model, the computed forces aligned on the same time stamps (``aligned_feedforward``).
+    """
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     out_dir.mkdir(parents=True, exist_ok=True)
-    runs = []
+    units = joint_units(robot, names)
+    t0 = extra.get("t0", 0.0)
+    runs, with_model = [], []
     for rec, m in zip(records, metrics):
         slug = m["controller"]
-        e, t = m["_error"], m["_t"]
-        header = "t," + ",".join(f"error_{n}" for n in names)
-        np.savetxt(out_dir / f"palida_benchmark_{slug}_errors.csv", np.column_stack([t, e]), delimiter=",",
-                   header=header, comments="")
-        np.savetxt(out_dir / f"palida_benchmark_{slug}_forces.csv", np.column_stack([rec.t, rec.tau]),
-                   delimiter=",", header="t," + ",".join(f"tau_{n}" for n in names), comments="")
+        _write_csv(out_dir / f"palida_benchmark_{slug}_errors.csv",
+                   {"t [s]": m["_t"], **{f"error_{n} [{u}]": e for n, (u, _), e in zip(names, units, m["_error"].T)}})
+        computed = aligned_feedforward(rec)
+        forces = {"t [s]": rec.t - t0,
+                  **{f"tau_measured_{n} [{u}]": f for n, (_, u), f in zip(names, units, rec.tau.T)}}
+        if computed is not None:
+            forces.update({f"tau_computed_{n} [{u}]": f for n, (_, u), f in zip(names, units, computed.T)})
+            with_model.append((rec.name, rec.t - t0, rec.tau, computed))
+        _write_csv(out_dir / f"palida_benchmark_{slug}_forces.csv", forces)
         runs.append({k: v for k, v in m.items() if not k.startswith("_")})
     summary = {"robot": robot, "actuated_joints": list(names), "runs": runs, **extra}
     (out_dir / "palida_benchmark.json").write_text(json.dumps(summary, indent=2))
 
-    fig, axes = plt.subplots(len(names), 1, figsize=(9, 1.6 * len(names)), sharex=True)
-    for m in metrics:
-        for k, ax in enumerate(axes):
-            ax.plot(m["_t"], 1e3 * m["_error"][:, k], lw=0.9, label=m["name"])
-            ax.set_ylabel(f"e{k + 1} [mm]")
-    axes[0].legend(ncol=len(metrics), fontsize=8, loc="upper right")
-    axes[-1].set_xlabel("t [s]")
-    fig.suptitle("actuator tracking errors (cf. Abdellatif Fig. 6)")
-    fig.tight_layout()
-    fig.savefig(out_dir / "palida_benchmark_errors.png", dpi=110)
-    plt.close(fig)
-
-    cf = [r for r in records if r.ff.size and np.abs(r.ff).max() > 0]     # runs with a model
-    if cf:
-        fig, axes = plt.subplots(len(names), len(cf), figsize=(5 * len(cf), 1.6 * len(names)), sharex=True,
-                                 squeeze=False)
-        for j, rec in enumerate(cf):
-            t0 = extra.get("t0", 0.0)
-            for k in range(len(names)):
-                ax = axes[k, j]
-                ax.plot(rec.t - t0, rec.tau[:, k], lw=0.9, label="applied (measured)")
-                ax.plot(rec.ff_t - t0, rec.ff[:, k], lw=0.9, ls="--", label="computed (model)")
-                if j == 0:
-                    ax.set_ylabel(f"F{k + 1} [N]")
-            axes[0, j].set_title(rec.name)
-        axes[0, 0].legend(fontsize=8)
-        for ax in axes[-1]:
-            ax.set_xlabel("t [s]")
-        fig.suptitle("measured vs computed actuator forces (cf. Abdellatif Fig. 5)")
-        fig.tight_layout()
-        fig.savefig(out_dir / "palida_benchmark_forces.png", dpi=110)
+    figures = [("palida_benchmark_errors.png", errors_figure(metrics, units))]
+    if with_model:
+        figures.append(("palida_benchmark_forces.png", forces_figure(with_model, units)))
+    for name, fig in figures:
+        fig.savefig(out_dir / name, dpi=110)
         plt.close(fig)
     return summary

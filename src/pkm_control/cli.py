@@ -203,6 +203,24 @@ def cmd_workspace(args):
     vary = args.vary or (["x", "y", "z"] if args.volume else list(names[:2]))
     fixed = np.asarray(kin.model.config["home"], float) if args.fixed is None else \
         _task_in(kin, args.fixed, args.deg, "--fixed")
+    plot = None
+    if args.plot:               # a bare file name goes into results/ (created); a named directory must exist
+        from pathlib import Path
+
+        from matplotlib.backend_bases import FigureCanvasBase
+
+        from .errors import InvalidInputError
+
+        plot = Path(args.plot)
+        types = FigureCanvasBase.get_supported_filetypes()
+        if plot.suffix[1:].lower() not in types:
+            raise InvalidInputError(f"--plot {args.plot}: the extension must name a file type matplotlib writes "
+                                    f"({' '.join(sorted(types))}), got '{plot.suffix}'")
+        if plot.name == args.plot:
+            plot = Path("results") / plot
+            plot.parent.mkdir(exist_ok=True)
+        elif not plot.parent.is_dir():
+            raise InvalidInputError(f"--plot {args.plot}: directory {plot.parent}/ does not exist")
     res = sample_workspace(kin, vary, fixed, args.resolution, scale=args.scale,
                            progress=None if args.json else (lambda it: tqdm(it, desc="dexterity", unit="pose",
                                                                             file=sys.stderr)))
@@ -213,12 +231,12 @@ def cmd_workspace(args):
         f"(others at {_fmt(_task_out(kin, fixed, args.deg), 8, 4)})",
         f"reachable fraction: {res.reachable_fraction:.3f}",
         "dexterity 1/kappa(J): " + "  ".join(f"{k} {v:.4g}" for k, v in stats.items())])
-    if args.plot:
-        _plot_workspace(kin, res, args.plot, args.deg)
-        text += f"\nplot: {args.plot}"
+    if plot:
+        _plot_workspace(kin, res, plot, args.deg)
+        text += f"\nplot: {plot}"
     _emit(args, {"robot": kin.model.name, "variant": kin.model.variant, "vary": vary, "samples": len(res.coords),
                  "reachable_fraction": res.reachable_fraction, "dexterity": stats,
-                 "plot": args.plot}, text)
+                 "plot": plot and str(plot)}, text)
 
 
 def _plot_workspace(kin, res, path, deg):
@@ -227,28 +245,10 @@ def _plot_workspace(kin, res, path, deg):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    names = list(kin.task.names)
-    cols = [names.index(a) for a in res.axes]
-    X = _task_out(kin, res.coords.T, deg).T if deg else res.coords
-    fig = plt.figure(figsize=(6, 5))
-    if len(cols) >= 3:
-        ax = fig.add_subplot(projection="3d")
-        sc = ax.scatter(*(X[res.reachable][:, c] for c in cols[:3]), c=res.dexterity[res.reachable], s=4,
-                        cmap="viridis", vmin=0)
-        ax.set_zlabel(res.axes[2])
-    else:
-        ax = fig.add_subplot()
-        grid = res.dexterity.reshape(len(res.grids[0]), -1)
-        g0, g1 = (np.degrees(g) if deg and a in ("roll", "pitch", "yaw", "alpha") else g
-                  for g, a in zip(res.grids, res.axes))
-        sc = ax.pcolormesh(g0, g1, grid.T, cmap="viridis", vmin=0, shading="nearest")
-        ax.set_aspect("equal" if all(a in ("x", "y", "z") for a in res.axes) else "auto")
-    ax.set_xlabel(res.axes[0])
-    ax.set_ylabel(res.axes[1])
-    fig.colorbar(sc, ax=ax, label="dexterity 1/kappa(J) (blank: unreachable)")
-    ax.set_title(f"{kin.model.name} {kin.model.variant}".strip() + f": reachable {res.reachable_fraction:.0%}")
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    from .kinematics.workspace import workspace_figure
+
+    fig = workspace_figure(kin, res, deg)
+    fig.savefig(path, dpi=120, bbox_inches="tight")
     plt.close(fig)
 
 

@@ -95,6 +95,10 @@ class ClosedLoopModel:
     def neutral(self) -> np.ndarray:
         return pin.neutral(self.model)
 
+    def is_revolute(self, joint: str) -> bool:
+        """True for a revolute tree joint, False for a prismatic one."""
+        return self.model.joints[self.model.getJointId(joint)].shortname().startswith("JointModelR")
+
 
 def _ro(obj):
     """Recursively read-only view of a YAML mapping (lists become tuples)."""

@@ -2,7 +2,8 @@
 
 The sampling box is the config's ``workspace: {lower, upper}`` in task
 coordinates. Reachability is the family's ``inverse_batch`` (geometry and every
-joint limit); dexterity is 1/kappa(J) per reachable sample.
+joint limit); dexterity is 1/kappa(J) per reachable sample. ``workspace_figure``
+draws it (``pkm workspace --plot``).
 """
 
 from __future__ import annotations
@@ -119,3 +120,66 @@ def sample_workspace(kin: ParallelKinematics, vary, fixed, resolution: int, prog
     for i in (progress(it) if progress else it):
         dex[i] = dexterity(kin, Pose(P[i], R[i]))
     return WorkspaceResult(tuple(vary), grids, X, ok, dex)
+
+
+def workspace_figure(kin: ParallelKinematics, res: WorkspaceResult, deg: bool = False):
+    """Dexterity map of a sampled line (1 varied coordinate), slice (2) or volume (3): a matplotlib Figure.
+
+    Axes in m, and rad (deg with ``deg``) for the angles; the colour scale spans the dexterity of the
+    reachable samples; the title gives the fixed coordinates. Unreachable samples are left blank.
+    """
+    import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
+    from mpl_toolkits.axes_grid1 import make_axes_locatable
+
+    if not 1 <= len(res.axes) <= 3:
+        raise InvalidInputError(f"a workspace plot shows 1 to 3 varied coordinates, got {len(res.axes)}: "
+                                f"{' '.join(res.axes)}")
+    names = list(kin.task.names)
+    angular = {names[i] for i in kin.task.angular}
+
+    def unit(a):
+        return ("deg" if deg else "rad") if a in angular else "m"
+
+    def values(a, v):
+        return np.degrees(v) if deg and a in angular else v
+
+    def label(a):
+        return f"{a} [{unit(a)}]"
+
+    fixed = ", ".join(f"{a} = {values(a, res.coords[0, i]):.4g} {unit(a)}"
+                      for i, a in enumerate(names) if a not in res.axes)
+    d = res.dexterity[res.reachable]
+    vmin, vmax = (d.min(), d.max()) if d.size else (None, None)
+    cbar_label = "dexterity 1/kappa(J)"
+    fig = plt.figure(figsize=(6.4, 5.4))
+    if len(res.axes) == 3:
+        ax = fig.add_subplot(projection="3d")
+        cols = [names.index(a) for a in res.axes]
+        sc = ax.scatter(*(values(a, res.coords[res.reachable, c]) for a, c in zip(res.axes, cols)), c=d, s=4,
+                        cmap="viridis", vmin=vmin, vmax=vmax)
+        ax.set_zlabel(label(res.axes[2]))
+        for axis in (ax.xaxis, ax.yaxis, ax.zaxis):
+            axis.set_major_locator(MaxNLocator(5))
+        fig.colorbar(sc, ax=ax, shrink=0.6, pad=0.12, label=cbar_label + " (unreachable: not drawn)")
+    elif len(res.axes) == 2:
+        ax = fig.add_subplot()
+        g0, g1 = (values(a, g) for a, g in zip(res.axes, res.grids))
+        sc = ax.pcolormesh(g0, g1, res.dexterity.reshape(len(g0), len(g1)).T, cmap="viridis", vmin=vmin,
+                           vmax=vmax, shading="nearest")
+        cax = make_axes_locatable(ax).append_axes("right", size="4%", pad=0.12)    # as tall as the map
+        fig.colorbar(sc, cax=cax, label=cbar_label + " (blank: unreachable)")
+    else:
+        ax = fig.add_subplot()
+        ax.plot(values(res.axes[0], res.grids[0]), res.dexterity, ".-")
+        ax.set_ylabel(cbar_label + " (gaps: unreachable)")
+    ax.set_xlabel(label(res.axes[0]))
+    if len(res.axes) > 1:
+        ax.set_ylabel(label(res.axes[1]))
+        if len({unit(a) for a in res.axes}) == 1:
+            ax.set_aspect("equal")
+    name = f"{kin.model.name} {kin.model.variant}".strip()
+    ax.set_title(f"{name}: {res.reachable_fraction:.0%} of the samples reachable"
+                 + (f"\nat {fixed}" if fixed else ""), fontsize=10)
+    fig.tight_layout()
+    return fig

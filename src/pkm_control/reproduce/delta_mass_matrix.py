@@ -6,7 +6,7 @@ The matrix is A, "the inertia seen from the motor" (joint space, kg m^2).
 
 The paper plots the mass matrix of eq. 50 (the simplified model: "the shape of
 this mass matrix is shown in Figures 4 and 5"). We plot it like the paper (3x3
-surfaces), the full model of eq. 47 (exact for the config, heatmaps), and their
+surfaces, but over x, y in mm and each on its own scale), the full model of eq. 47 (exact for the config, heatmaps), and their
 difference. For each slice and model we give the max/min ratio of every diagonal
 inertia. The paper says "the ratio between the maximum and minimum inertias is
 about 2", with more variation at the upper slice and off-diagonal coupling of the
@@ -33,6 +33,7 @@ HALF_WIDTH_MM = 250.0
 N_GRID = 26                           # sample numbers 0..25 (paper's axes)
 PAPER_RATIO = 2.0                     # "the ratio between the maximum and minimum inertias is about 2"
 IJ = [(i, j) for i in range(3) for j in range(3)]
+UNIT = "kg m$^2$"                     # of A, for the plots
 
 
 def _slice(form, z, grid):
@@ -63,58 +64,49 @@ def _ratios(A):
     return [float(np.nanmax(d[k]) / np.nanmin(d[k])) for k in range(3)], float(np.nanmax(d) / np.nanmin(d))
 
 
-def _plot_surfaces(A, title, path, vmin, vmax):
-    import matplotlib
-    matplotlib.use("Agg")
+def matrix_figure(A, grid_mm, title, surface=False, diverging=False):
+    """Figure of 3x3 panels of A (kg m^2) over the x-y grid in mm: surfaces (the paper's Figs. 4-5) or heatmaps.
+
+    Each panel has its own scale (z axis and colours), so the small coupling terms are not flattened
+    by the diagonal ones; a diverging map is symmetric about zero. Each surface is seen from the side
+    that shows its largest deviation from the median: a peak from the opposite side, a dip from its
+    own (one common view hides the peak of one diagonal term behind the rest of its surface).
+    """
     import matplotlib.pyplot as plt
-    n = A.shape[0]
-    I, Jg = np.meshgrid(np.arange(n), np.arange(n), indexing="ij")   # sample numbers (x index, y index)
-    fig = plt.figure(figsize=(12, 11))
+    X, Y = np.meshgrid(grid_mm, grid_mm, indexing="ij")
+    extent = [grid_mm[0], grid_mm[-1], grid_mm[0], grid_mm[-1]]
+    fig = plt.figure(figsize=(13, 11.5) if surface else (11, 10), layout="constrained")
     for (i, j) in IJ:
-        ax = fig.add_subplot(3, 3, 3 * i + j + 1, projection="3d")
         Z = A[..., i, j]
-        ax.plot_surface(I, Jg, Z, cmap="viridis", vmin=np.nanmin(Z), vmax=np.nanmax(Z), linewidth=0.2,
-                        edgecolor="k", antialiased=True)
-        ax.set_zlim(vmin if i == j else np.nanmin(A[..., [0, 0, 1], [1, 2, 2]]),
-                    vmax if i == j else np.nanmax(A[..., [0, 0, 1], [1, 2, 2]]))
-        ax.set_title(f"A{i + 1}{j + 1}", fontsize=10)
-        ax.set_xlabel("x sample", fontsize=7)
-        ax.set_ylabel("y sample", fontsize=7)
-        ax.tick_params(labelsize=6)
-        ax.view_init(elev=28, azim=-60)
-    fig.suptitle(title, fontsize=11)
-    fig.tight_layout()
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
-
-
-def _plot_heatmaps(A, title, path, extent, diverging=False):
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    fig, axes = plt.subplots(3, 3, figsize=(11, 10))
-    for (i, j) in IJ:
-        ax = axes[i, j]
-        Z = A[..., i, j].T                                  # rows = y, columns = x
-        if diverging:
-            m = np.nanmax(np.abs(A))
-            im = ax.imshow(Z, origin="lower", extent=extent, cmap="RdBu_r", vmin=-m, vmax=m)
+        m = np.nanmax(np.abs(Z))
+        colours = {"cmap": "RdBu_r", "vmin": -m, "vmax": m} if diverging else {"cmap": "viridis"}
+        name = f"A{i + 1}{j + 1}"
+        if surface:
+            ax = fig.add_subplot(3, 3, 3 * i + j + 1, projection="3d")
+            ax.plot_surface(X, Y, Z, linewidth=0.15, edgecolor="k", antialiased=True, **colours)
+            ax.set_zlabel(f"{name} [{UNIT}]", fontsize=8, labelpad=9)
+            d = Z - np.nanmedian(Z)
+            k = np.unravel_index(np.nanargmax(np.abs(d)), Z.shape)
+            azim = np.degrees(np.arctan2(Y[k], X[k]))
+            ax.view_init(elev=30, azim=azim + 180.0 if d[k] > 0 else azim)
+            ax.set_box_aspect(None, zoom=0.85)                  # room for the z label inside the panel
         else:
-            im = ax.imshow(Z, origin="lower", extent=extent, cmap="viridis")
-        ax.set_title(f"A{i + 1}{j + 1}", fontsize=10)
+            ax = fig.add_subplot(3, 3, 3 * i + j + 1)
+            im = ax.imshow(Z.T, origin="lower", extent=extent, **colours)       # rows = y, columns = x
+            fig.colorbar(im, ax=ax, shrink=0.8, label=UNIT).ax.tick_params(labelsize=7)
+        ax.set_title(name, fontsize=10)
+        ax.set_xlabel("x [mm]", fontsize=8)
+        ax.set_ylabel("y [mm]", fontsize=8)
         ax.tick_params(labelsize=7)
-        if i == 2:
-            ax.set_xlabel("x [mm]", fontsize=8)
-        if j == 0:
-            ax.set_ylabel("y [mm]", fontsize=8)
-        fig.colorbar(im, ax=ax, shrink=0.8).ax.tick_params(labelsize=7)
     fig.suptitle(title, fontsize=11)
-    fig.tight_layout()
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
+    return fig
 
 
 def run(out_dir: pathlib.Path, progress: bool = True) -> dict:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
     from ..dynamics import robot_dynamics
     from ..dynamics.virtual_work import Formulation, format_simplification_error, simplification_error
 
@@ -124,7 +116,6 @@ def run(out_dir: pathlib.Path, progress: bool = True) -> dict:
     form = Formulation(robot_dynamics("delta"))
     grid_mm = np.linspace(-HALF_WIDTH_MM, HALF_WIDTH_MM, N_GRID)
     grid = grid_mm / 1000.0
-    extent = [grid_mm[0], grid_mm[-1], grid_mm[0], grid_mm[-1]]
     summary = {"robot": "delta", "paper": "Codourey 1998, IJRR 17(12), Figs. 4-5, eq. 47/50/57/58",
                "grid": {"x_mm": [grid_mm[0], grid_mm[-1]], "y_mm": [grid_mm[0], grid_mm[-1]], "n": N_GRID},
                "parameters": {"I_m": form.I_m, "I_b (eq. 41)": form.I_b, "I_bt (eq. 50)": form.I_bt,
@@ -164,17 +155,18 @@ def run(out_dir: pathlib.Path, progress: bool = True) -> dict:
             for iy, y in enumerate(grid_mm):
                 rows.append([z_mm, x, y, ix, iy, int(np.isfinite(Af[ix, iy, 0, 0]))]
                             + [Af[ix, iy, i, j] for (i, j) in IJ] + [As[ix, iy, i, j] for (i, j) in IJ])
-        diag_all = np.concatenate([As[..., k, k].ravel() for k in range(3)])
-        vmin, vmax = np.nanmin(diag_all), np.nanmax(diag_all)
         files = [f"delta_mass_matrix_{tag}_eq50.png", f"delta_mass_matrix_{tag}_full.png",
                  f"delta_mass_matrix_{tag}_eq50_minus_full.png"]
-        _plot_surfaces(As, f"Codourey Fig. {4 if z_mm == -230 else 5}: mass matrix A (eq. 50, kg m^2) at "
-                           f"z = {z_mm:.0f} mm; axes: sample numbers, 0 = -250 mm, 25 = +250 mm",
-                       out_dir / files[0], vmin, vmax)
-        _plot_heatmaps(Af, f"full mass matrix A (eq. 47, exact for the config), z = {z_mm:.0f} mm [kg m^2]",
-                       out_dir / files[1], extent)
-        _plot_heatmaps(dA, f"simplified (eq. 50) minus full (eq. 47), z = {z_mm:.0f} mm [kg m^2]",
-                       out_dir / files[2], extent, diverging=True)
+        figs = [matrix_figure(As, grid_mm, f"Codourey Fig. {4 if z_mm == -230 else 5}: mass matrix A (eq. 50) at "
+                              f"z = {z_mm:.0f} mm; each panel on its own scale and view\n(the paper's axes are "
+                              "sample numbers 0..25, i.e. x, y = -250..+250 mm)", surface=True),
+                matrix_figure(Af, grid_mm, f"full mass matrix A (eq. 47, exact for the config), z = {z_mm:.0f} mm; "
+                              "each panel on its own scale"),
+                matrix_figure(dA, grid_mm, f"simplified (eq. 50) minus full (eq. 47), z = {z_mm:.0f} mm; "
+                              "each panel on its own scale", diverging=True)]
+        for f, fig in zip(files, figs):
+            fig.savefig(out_dir / f, dpi=90)
+            plt.close(fig)
         summary["files"] += files
     header = (["z_mm", "x_mm", "y_mm", "x_sample", "y_sample", "reachable"]
               + [f"full_A{i + 1}{j + 1}" for (i, j) in IJ] + [f"eq50_A{i + 1}{j + 1}" for (i, j) in IJ])
