@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from pkm_control.control import (CONTROL, Controller, ControlLoop, FeedforwardModel, ForceLimits, References,
-                                 SafeBehaviour, StateEstimator, make_law)
+from pkm_control.control import (CONTROL, Controller, ControlLoop, FeedforwardModel, ForceLimits, ReferenceLimits,
+                                 References, SafeBehaviour, StateEstimator, make_law)
 from pkm_control.dynamics import robot_dynamics
 from pkm_control.hardware import JointMeasurement, SimulatedRobot
 from pkm_control.settings import load_settings
@@ -35,7 +35,8 @@ def make_controller(dyn, mode="pd_feedforward", safe="hold", state_timeout=0.02)
     hold = SafeBehaviour(safe, FeedforwardModel(dyn, "rigid"), np.array(s["hold_kp"]), np.array(s["hold_kd"])) \
         if safe == "hold" else SafeBehaviour("zero")
     home = dyn.kin.task.pose(dyn.model.config["home"])
-    return Controller(law, ForceLimits.from_config(dyn.model), hold, StateEstimator(dyn.kin), home, state_timeout)
+    return Controller(law, ForceLimits.from_config(dyn.model), hold, StateEstimator(dyn.kin), home, state_timeout,
+                      ReferenceLimits.from_kinematics(dyn.kin))
 
 
 def home_state(dyn):
@@ -80,6 +81,29 @@ def test_missing_references_then_their_return(palida):
     assert c.update(0.0015, meas._replace(time=0.0015) if hasattr(meas, "_replace") else
                     JointMeasurement(0.0015, q, np.zeros(6), np.zeros(6)), References(q, np.zeros(6), np.zeros(6)),
                     None).mode == "hold"                    # the law requires the feedforward
+
+
+def test_references_outside_the_limits_are_refused(palida):
+    """A reference at 5 m (stroke 0.65-1.15 m), above the velocity limit (4 m/s) or jumping 10 cm in one period
+    engages the safe behaviour; the limits come from the URDF, read independently here."""
+    c = make_controller(palida, mode="pd")
+    _, q = home_state(palida)
+    z = np.zeros(6)
+    meas = JointMeasurement(0.0, q, z, z)
+    assert c.update(0.0, meas, References(q, z, z)).mode == CONTROL
+    lim = palida.kin.model.config["limits"]
+    far = q.copy()
+    far[2] = 5.0
+    cmd = c.update(0.0005, JointMeasurement(0.0005, q, z, z), References(far, z, z))
+    assert cmd.mode == "hold" and "outside its range" in cmd.reason and str(lim["stroke"][1]) in cmd.reason
+    fast = z.copy()
+    fast[0] = 1.01 * lim["velocity"]["prismatic"]
+    assert "exceeds its limit" in c.update(0.001, JointMeasurement(0.001, q, z, z), References(q, fast, z)).reason
+    step = q + np.array([0.1, 0, 0, 0, 0, 0])
+    assert "jumps" in c.update(0.0015, JointMeasurement(0.0015, q, z, z), References(step, z, z)).reason
+    # back to a reference within reach: control again; 50 ms later a 0.1 m step is within 4 m/s
+    assert c.update(0.002, JointMeasurement(0.002, q, z, z), References(q, z, z)).mode == CONTROL
+    assert c.update(0.052, JointMeasurement(0.052, q, z, z), References(step, z, z)).mode == CONTROL
 
 
 def test_zero_safe_behaviour_and_law_failure(palida):

@@ -2,7 +2,7 @@
 
 laws.py        control laws on the actuated joints; each declares what it requires
 feedforward.py the computed-force model (tau of a platform motion) with its parameter sets
-safety.py      force limits, safe behaviours
+safety.py      force limits, reference limits, safe behaviours
 estimator.py   the state estimator: platform pose and twist from the measured actuated joints
 controller.py  the controller: update(t, measured, references, feedforward) -> command, with its state
 loop.py        one period of the real-time path: read -> estimate -> update -> write
@@ -18,9 +18,9 @@ from .feedforward import (MODELS, FeedforwardModel, ParameterSet, load_parameter
                           task_rates)
 from .laws import FEEDFORWARD, LAWS, MEASURED_POSE, ComputedTorque, DecentralizedPD, PDFeedforward, make_law
 from .loop import ControlLoop
-from .safety import ForceLimits, HoldTarget, SafeBehaviour
+from .safety import ForceLimits, HoldTarget, ReferenceLimits, SafeBehaviour
 
 __all__ = ["CONTROL", "Command", "ComputedTorque", "ControlCycle", "ControlLoop", "Controller", "CycleResult",
            "DecentralizedPD", "FEEDFORWARD", "FeedforwardModel", "ForceLimits", "HoldTarget", "LAWS", "MEASURED_POSE",
-           "MODELS", "PDFeedforward", "ParameterSet", "References", "SafeBehaviour", "StateEstimate", "StateEstimator",
+           "MODELS", "PDFeedforward", "ParameterSet", "ReferenceLimits", "References", "SafeBehaviour", "StateEstimate", "StateEstimator",
            "load_parameter_set", "make_law", "parameter_set_from_dict", "task_rates"]

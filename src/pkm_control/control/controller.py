@@ -10,7 +10,9 @@ Inputs of one period at time t (s, the loop's clock: sim time in lockstep):
 * ``measured``: the hardware's JointMeasurement of the actuated joints (or None before the first);
   stale when ``t - measured.time > state_timeout``.
 * ``references``: the desired actuated motion at t (``References``), or None when the stream has
-  no sample for t (it ran dry longer than its timeout: the loop decides, see loop.py).
+  no sample for t (it ran dry longer than its timeout: the loop decides, see loop.py). With
+  ``reference_limits`` a reference outside the joint ranges, above the velocity limits or jumping
+  farther since the last accepted one than the velocity limit allows is refused like a missing one.
 * ``feedforward``: the computed force at t, or None; needed only by laws that require it.
 
 The law declares what else it needs (``law.requires``): the measured platform pose and twist come
@@ -33,7 +35,7 @@ import numpy as np
 from ..errors import InvalidInputError, PkmError
 from ..kinematics.task_space import Pose
 from .laws import FEEDFORWARD, MEASURED_POSE
-from .safety import ForceLimits, SafeBehaviour
+from .safety import ForceLimits, ReferenceLimits, SafeBehaviour
 
 #: Command.mode while the law runs
 CONTROL = "control"
@@ -71,7 +73,8 @@ class Controller:
     """
 
     def __init__(self, law, limits: ForceLimits, safe: SafeBehaviour, estimator=None,
-                 initial_pose: Pose | None = None, state_timeout: float = 0.02):
+                 initial_pose: Pose | None = None, state_timeout: float = 0.02,
+                 reference_limits: ReferenceLimits | None = None):
         if not (np.isfinite(state_timeout) and state_timeout > 0):
             raise InvalidInputError(f"state_timeout must be > 0 s, got {state_timeout}")
         needs_estimator = MEASURED_POSE in law.requires or safe.mode == "hold"
@@ -80,6 +83,8 @@ class Controller:
                                     "and an initial pose")
         self.law = law
         self.limits = limits
+        self.reference_limits = reference_limits
+        self._last_ref = None               # (t, q) of the last accepted reference: the jump check
         self.safe = safe
         self.estimator = estimator
         self.state_timeout = float(state_timeout)
@@ -145,6 +150,12 @@ class Controller:
         if not (np.all(np.isfinite(references.q)) and np.all(np.isfinite(references.qd))
                 and np.all(np.isfinite(references.qdd))):
             return "reference is not finite"
+        if self.reference_limits is not None:
+            prev_t, prev_q = self._last_ref if self._last_ref is not None else (t, None)
+            why = self.reference_limits.problem(references.q, references.qd, prev_q, t - prev_t)
+            if why:
+                return why
+            self._last_ref = (t, references.q)
         if self.needs_feedforward:
             if feedforward is None:
                 return "no feedforward for this instant (stream ran dry)"

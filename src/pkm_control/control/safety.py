@@ -3,6 +3,9 @@ controller.py).
 
 * ``ForceLimits``: per-actuator saturation |tau_i| <= limit_i (config ``actuators.force_limit``),
   reporting which actuators saturated.
+* ``ReferenceLimits``: what a reference of the actuated joints may ask: positions inside the joint (stroke)
+  ranges, velocities inside the joints' velocity limits, and no jump between two periods larger than the
+  velocity limit allows (URDF <limit lower upper velocity>).
 * ``SafeBehaviour``: what a controller or the hardware does when its inputs are stale:
   ``hold`` = gravity compensation at the last measured pose + PD towards the last measured
   actuated positions (the robot stops and stays), ``zero`` = zero force (the robot falls; only
@@ -51,6 +54,43 @@ class ForceLimits:
             raise InvalidInputError(f"actuator forces must have shape {self.limits.shape}, got {tau.shape}")
         sat = np.abs(tau) > self.limits
         return np.clip(tau, -self.limits, self.limits), sat
+
+
+@dataclass(frozen=True)
+class ReferenceLimits:
+    """Position range, velocity limit and the largest step per period of the actuated joints (immutable)."""
+
+    lower: np.ndarray
+    upper: np.ndarray
+    velocity: np.ndarray
+    names: tuple
+
+    @classmethod
+    def from_kinematics(cls, kin) -> "ReferenceLimits":
+        clm = kin.model
+        act = clm.actuated_idx
+        v = np.array([clm.model.velocityLimit[clm.model.joints[clm.model.getJointId(n)].idx_v]
+                      for n in clm.actuated_joints], float)
+        return cls(np.array(kin.lower[act], float), np.array(kin.upper[act], float), v, tuple(clm.actuated_joints))
+
+    def problem(self, q, qd, q_prev=None, dt: float = 0.0) -> str:
+        """'' when the reference (q, qd), coming dt s after q_prev, is inside the limits; else what breaks."""
+        out = (q < self.lower - 1e-9) | (q > self.upper + 1e-9)
+        if out.any():
+            i = int(np.flatnonzero(out)[0])
+            return (f"reference of {self.names[i]} = {q[i]:.6g} is outside its range [{self.lower[i]:.6g}, "
+                    f"{self.upper[i]:.6g}]")
+        fast = np.abs(qd) > self.velocity * (1 + 1e-6)
+        if fast.any():
+            i = int(np.flatnonzero(fast)[0])
+            return f"reference velocity of {self.names[i]} = {qd[i]:.6g} exceeds its limit {self.velocity[i]:.6g}"
+        if q_prev is not None and dt > 0:
+            jump = np.abs(q - q_prev) > self.velocity * dt * 1.5 + 1e-9
+            if jump.any():
+                i = int(np.flatnonzero(jump)[0])
+                return (f"reference of {self.names[i]} jumps by {q[i] - q_prev[i]:.6g} in {dt * 1e3:.3g} ms (limit "
+                        f"1.5 x velocity limit x period = {1.5 * self.velocity[i] * dt:.6g})")
+        return ""
 
 
 @dataclass(frozen=True)

@@ -46,6 +46,9 @@ Timing
                    its last sample for reference_timeout, then the safe behaviour engages. A
                    measurement older than state_timeout engages it too.
 
+References outside the joint ranges, above the joints' velocity limits or jumping farther between two
+periods than the velocity limit allows are refused (safe behaviour), as missing ones are.
+
 Safe behaviour (`safe_behaviour`): hold = gravity compensation at the pose where it engaged + PD
 (hold_kp, hold_kd) to the actuated positions there; zero = no force. It ends at the first period
 whose inputs are valid again. Every command is limited to force_limit (<= the actuators' rating).
@@ -66,7 +69,8 @@ import time
 import numpy as np
 from rclpy.node import Node
 
-from ..control import Controller, ControlLoop, FeedforwardModel, ForceLimits, SafeBehaviour, StateEstimator, make_law
+from ..control import (Controller, ControlLoop, FeedforwardModel, ForceLimits, ReferenceLimits, SafeBehaviour,
+                       StateEstimator, make_law)
 from ..errors import PkmError
 from ..realtime import PeriodicRunner, prepare_realtime, release_realtime
 from . import estimated_state_topic
@@ -97,7 +101,8 @@ class JointControllerNode(Node):
                                timing="lockstep" if s["lockstep"] else "real-time", safe_entries=0, saturations=0)
         self.model = FeedforwardModel(self.dyn, s["feedforward_model"]) if s["mode"] == "computed_torque" else None
         controller = Controller(self.make_law(s), ForceLimits(s["force_limit"]), self.make_safe(s["safe_behaviour"]),
-                                StateEstimator(self.ctx.kin), self.initial, s["state_timeout"])
+                                StateEstimator(self.ctx.kin), self.initial, s["state_timeout"],
+                                ReferenceLimits.from_kinematics(self.ctx.kin))
         self.sim = s["hardware"] == "sim"
         self._new_measurement = None
         if self.sim:
