@@ -253,9 +253,15 @@ def test_trapezoidal_profile():
         trapezoidal(0.5, T, 1.5)
 
 
-def test_reproduction_planar_redundant(tmp_path):
+@pytest.fixture(scope="module")
+def reproduction(tmp_path_factory):
     from pkm_control.reproduce import planar_redundant as rep
-    out = rep.run(tmp_path, progress=False)
+    out_dir = tmp_path_factory.mktemp("planar_redundant")
+    return rep, out_dir, rep.run(out_dir, progress=False)
+
+
+def test_reproduction_planar_redundant(reproduction):
+    rep, tmp_path, out = reproduction
     for f in out["files"]:
         assert (tmp_path / f).stat().st_size > 0
     assert out["table1_mm"]["config"] == {"d": 1200.0, "l": 1200.0, "l5": 250.0, "l6": 250.0}
@@ -270,6 +276,131 @@ def test_reproduction_planar_redundant(tmp_path):
     np.testing.assert_allclose([data["x_m"][0], data["y_m"][0], data["alpha_rad"][0]], [0.3, 3.2, math.pi / 3])
     np.testing.assert_allclose([data["x_m"][-1], data["y_m"][-1], data["alpha_rad"][-1]], [0.9, 2.3, 0.0],
                                atol=1e-12)
+
+
+def test_sensitivity_summary_and_shipped_ratio_from_the_engine(reproduction):
+    """The study's F1/F2 measures for the shipped inputs, recomputed here from the generic engine on a
+    trajectory built here (trapezoidal profile, duration and samples from the summary)."""
+    from pkm_control.trajectory.profiles import trapezoidal
+    rep, tmp_path, out = reproduction
+    sens = out["sensitivity"]
+    for key in ("thresholds", "samples_per_motion", "baseline", "baseline_engine", "identity", "sweeps", "readings",
+                "joint_search", "why"):
+        assert key in sens, key
+    for name in ("link_izz_factor", "strut_izz_factor", "platform_izz_factor", "link_com_m", "platform_com_m",
+                 "duration_s", "ramp_fraction", "column_offset_m_column1_left", "column_offset_m_column1_right"):
+        sw = sens["sweeps"][name]
+        assert len(sw["values"]) == len(sw["ratio_r"]) == len(sw["diff_r"]) == len(sw["ratio_n"]) > 3
+    assert set(out["paper_observations"]) >= {"redundant_F1_close_to_F2", "nonredundant_F1_much_bigger_than_F2"}
+    T, n = out["motion"]["duration_s"], sens["samples_per_motion"]
+    t = np.linspace(0.0, T, n)
+    s, ds, dds = trapezoidal(t, T, T / 4)
+    x0, x1 = np.array([0.3, 3.2, math.pi / 3]), np.array([0.9, 2.3, 0.0])      # Wu sec. 5
+    mine = {}
+    for variant, tag in (("redundant", "r"), ("nonredundant", "n")):
+        dyn = robot_dynamics("planar_redundant", variant)
+        i1, i2 = (dyn.model.actuated_joints.index(f"slider{i}") for i in (1, 2))
+        tau = np.array([dyn.inverse_dynamics(_pose(*(x0 + si * (x1 - x0))), dsi * (x1 - x0), ddsi * (x1 - x0),
+                                             friction=False).tau for si, dsi, ddsi in zip(s, ds, dds)])
+        f1, f2 = tau[:, i1], tau[:, i2]
+        rms = lambda v: math.sqrt(np.mean(v ** 2))                                 # noqa: E731
+        mine[f"ratio_{tag}"] = rms(f1) / rms(f2)
+        if tag == "r":
+            r12 = math.sqrt(0.5 * (rms(f1) ** 2 + rms(f2) ** 2))
+            mine["diff_r"], mine["sum_r"] = rms(f1 - f2) / r12, rms(f1 + f2) / r12
+    assert set(mine) == set(sens["baseline"])
+    for k, v in mine.items():
+        assert abs(sens["baseline"][k] - v) < 1e-9 * abs(v), (k, sens["baseline"][k], v)
+        assert abs(sens["baseline_engine"][k] - v) < 1e-9 * abs(v)
+    assert out["paper_observations"]["nonredundant_F1_much_bigger_than_F2"]["ratio_n"] == sens["baseline"]["ratio_n"]
+
+
+def test_sensitivity_findings(reproduction):
+    """The study's answer, as numbers: what would make any of these fail changes the README's answer."""
+    from pkm_control.reproduce.planar_redundant_sensitivity import DIFF_MAX, RATIO_MIN
+    _, _, out = reproduction
+    sens = out["sensitivity"]
+    b, rd, js = sens["baseline"], sens["readings"], sens["joint_search"]["readings"]
+    # shipped: F2 dominates in both robots (slider 2 travels 1.27 m, slider 1 0.53 m)
+    assert b["ratio_r"] < 0.5 and b["ratio_n"] < 0.5 and b["diff_r"] > 1.0
+    # gravity alone: F1 = -F2 in the redundant robot (Table 2's counterweights balance the weight)
+    assert abs(rd["gravity only (quasi-static)"]["diff_r"] - 2.0) < 1e-9
+    # sliders carrying the weight: observation 1 but not 2
+    cw = rd["counterweights move with sliders"]
+    assert cw["diff_r"] < DIFF_MAX + 0.05 and cw["ratio_n"] < 1.0
+    assert js["counterweights move with sliders"]["eq21_signs"]["fraction_obs1"] > 0.1
+    # F1 >> F2 only with column 1 on the right in fast motions, and then in both robots alike
+    right = sens["sweeps"]["column_offset_m_column1_right"]
+    i0 = right["values"].index(0.0)
+    assert right["ratio_r"][i0] > RATIO_MIN and right["ratio_n"][i0] > RATIO_MIN
+    am = js["as modelled"]
+    assert am["obs2_column1"] == ["right"] and am["obs2_max_duration_s"] <= 3.0 and am["min_ratio_r_where_obs2"] > 1.0
+    # F2 sign flipped: observation 1 at rest, observation 2 never with it in the box
+    assert am["F2_sign_flipped"]["fraction_obs1"] > 0.1 and am["F2_sign_flipped"]["max_ratio_n_where_obs1"] < RATIO_MIN
+    # inertias up to 1000 x: both ratios stay below 1
+    for name in ("link_izz_factor", "strut_izz_factor", "platform_izz_factor"):
+        assert max(sens["sweeps"][name]["ratio_n"]) < 1.0 and max(sens["sweeps"][name]["ratio_r"]) < 1.0
+    # nowhere in the plausible box both observations
+    for name, j in js.items():
+        assert j["eq21_signs"]["fraction_both"] == 0.0 and j["F2_sign_flipped"]["fraction_both"] == 0.0, name
+    assert len(sens["why"]) >= 5
+
+
+def test_slider_forces_sum_is_the_vertical_generalized_force(case):
+    """Eq. 21-22: the Y column of J is 1 for the sliders and 0 for the struts, so F1 + F2 = (Omega p)_Y."""
+    variant, dyn, F = case
+    poses, tw, ac = _states(dyn.kin, 30, 15)
+    i1, i2 = (F.actuated_joints.index(f"slider{i}") for i in (1, 2))
+    for pose, t, a in zip(poses, tw, ac):
+        J = F.jacobian(pose)
+        col = np.zeros(F.n_actuated)
+        col[[i1, i2]] = 1.0
+        np.testing.assert_allclose(J[:, 1], col, atol=1e-12)
+        tau = dyn.inverse_dynamics(pose, t, a, friction=False).tau
+        f = F.generalized_force(pose, t, a)
+        assert abs(tau[i1] + tau[i2] - f[1]) < 1e-9 * np.abs(f).max()
+
+
+def test_sensitivity_column_placement_paths():
+    """Study.path maps Wu's motion on columns at (c0, c0 + d) or (c0 + d, c0) to the shipped model; the slider
+    positions there equal eq. 20a-b written with those columns, and the linear maps at another duration equal
+    the formulation's own inverse dynamics."""
+    from pkm_control.reproduce.planar_redundant_sensitivity import Motion, Study
+    from pkm_control.trajectory.profiles import trapezoidal
+    dyn = robot_dynamics("planar_redundant", "redundant")
+    F = Formulation(dyn)
+    x0, x1 = np.array([0.3, 3.2, math.pi / 3]), np.array([0.9, 2.3, 0.0])             # Wu sec. 5
+    st = Study({"redundant": F}, x0, x1, n=21)
+    link, l5, d = 1.2, 0.25, 1.2                                                      # Table 1: l, l5, d
+    W = x0 + np.outer(trapezoidal(np.linspace(0.0, 1.0, 21), 1.0, 0.25)[0], x1 - x0)  # Wu's frame
+    T = 3.7
+    for c0, side in ((0.0, "left"), (0.2, "left"), (-0.1, "right"), (0.25, "right")):
+        motion = Motion(0.25, c0, side)
+        X, Xd, Xdd = st.path(motion)
+        cols = (c0, c0 + d) if side == "left" else (c0 + d, c0)
+        for xm, xw in zip(X, W):
+            q = dyn.kin.actuated(_pose(*xm))[:2]
+            ref = [xw[1] - l5 - math.sqrt(link ** 2 - (xw[0] - c) ** 2) for c in cols]     # eq. 20a-b, '-' root
+            np.testing.assert_allclose(q, ref, atol=1e-12)
+            assert xm[2] == (xw[2] if side == "left" else -xw[2])
+        f = st.forces(motion, st.params("redundant")[:, None], T, "redundant")[:, :, 0]
+        for k in (3, 10, 17):
+            tau = F.inverse_dynamics(_pose(*X[k]), Xd[k] / T, Xdd[k] / T ** 2)
+            np.testing.assert_allclose(f[k], tau[:2], rtol=1e-10, atol=1e-9)
+
+
+def test_config_sources_state_the_numbers_used():
+    """sources.limits / sources.workspace in config/planar_redundant.yaml quote the limits and the box used."""
+    import re
+    from pkm_control.description.robots import robot_config
+    cfg = robot_config("planar_redundant")
+    src = cfg["sources"]
+    ranges = {(float(a), float(b)) for a, b in re.findall(r"(-?[0-9.]+)-([0-9.]+) m\b", src["limits"])}
+    for key in ("slider", "strut", "counterweight"):
+        assert tuple(cfg["limits"][key]) in ranges, key
+    assert f"+-{math.degrees(cfg['limits']['link_beta'][1]):.0f} deg" in src["limits"]
+    boxes = [(float(a), float(b)) for a, b in re.findall(r"in \[(-?[0-9.]+), (-?[0-9.]+)\]", src["workspace"])]
+    assert boxes == list(zip(cfg["workspace"]["lower"], cfg["workspace"]["upper"]))
 
 
 def test_singular_jacobian_raises(case):
