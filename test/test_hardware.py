@@ -98,7 +98,7 @@ def test_friction_dissipates_as_its_power(palida):
 def test_force_saturation(palida):
     robot = SimulatedRobot(palida, DT)
     robot.reset(home(palida))
-    robot.write([5000.0, -5000.0, 100.0, 0.0, 2000.0, -2500.0])
+    robot.write([3000.0, -3000.0, 100.0, 0.0, 2000.0, -2500.0])
     robot.step()
     st = robot.ground_truth()
     assert robot.tau_applied.tolist() == [2000.0, -2000.0, 100.0, 0.0, 2000.0, -2000.0]
@@ -106,7 +106,7 @@ def test_force_saturation(palida):
     assert st.effort[palida.model.actuated_idx].tolist() == robot.tau_applied.tolist()
     custom = SimulatedRobot(palida, DT, force_limits=[10.0] * 6)
     custom.reset(home(palida))
-    custom.write(np.full(6, 50.0))
+    custom.write(np.full(6, 15.0))
     custom.step()
     assert custom.tau_applied.tolist() == [10.0] * 6
 
@@ -209,3 +209,19 @@ def test_substeps_converge_and_costs_are_recorded(palida):
     err = [np.abs(out[s][1] - out[16][1]).max() for s in (1, 2, 4)]
     assert err[0] > 8 * err[1] > 64 * err[2] > 0
     assert np.abs(out[1][0] - out[16][0]).max() < 1e-6
+
+
+def test_commands_far_beyond_the_force_limit_are_refused_not_clipped(palida):
+    """Up to twice the limit the force saturates; beyond it (1e308, say) the command is refused and the last
+    valid one stays in force."""
+    robot = SimulatedRobot(palida, DT)
+    robot.reset(home(palida))
+    robot.write(np.full(6, 100.0))
+    robot.write(np.full(6, 3999.0))                      # < 2 x 2000 N: saturates
+    robot.step()
+    assert robot.tau_applied.tolist() == [2000.0] * 6 and robot.saturated.all()
+    for bad in ([1e308] * 6, [0, 0, -1e308, 0, 0, 0], [4000.1] + [0.0] * 5):
+        with pytest.raises(InvalidInputError, match="refused"):
+            robot.write(bad)
+    robot.step()
+    assert robot.tau_applied.tolist() == [2000.0] * 6    # the last valid command (3999 N, saturated)

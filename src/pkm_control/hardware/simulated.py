@@ -54,6 +54,8 @@ from ..kinematics.task_space import Pose
 from .interface import HardwareInterface, JointMeasurement, RobotState, Simulated
 
 DEFAULT_SIGN_EPS = 2e-3
+#: a command beyond this multiple of the force limit is refused (not clipped and applied)
+REFUSE_FACTOR = 2.0
 RK4_REAL_AXIS_LIMIT = 2.785
 
 
@@ -136,10 +138,19 @@ class SimulatedRobot(HardwareInterface, Simulated):
         return RobotState(self.time, self.names, m.q, m.v, effort, pose, s.twist.copy())
 
     def write(self, tau, time: float | None = None) -> None:
-        """Command actuator forces; NaN, infinite or wrong-size commands raise InvalidInputError
-        and are not applied (the previous command and the timeout stay in force)."""
+        """Command actuator forces; NaN, infinite or wrong-size commands, and commands beyond
+        REFUSE_FACTOR times the force limit (not a saturation: a broken or hostile controller), raise
+        InvalidInputError and are not applied (the previous command and the timeout stay in force).
+        Between the limit and that, the force saturates at the limit (``saturated``)."""
         self._require()
         tau = check_vector(f"actuator forces ({', '.join(self.actuated_names)})", tau, self.n_actuated)
+        if self.force_limits is not None:
+            far = np.abs(tau) > REFUSE_FACTOR * self.force_limits.limits
+            if far.any():
+                i = int(np.flatnonzero(far)[0])
+                raise InvalidInputError(f"command of {self.actuated_names[i]} = {tau[i]:.6g} is beyond "
+                                        f"{REFUSE_FACTOR:g} x its force limit {self.force_limits.limits[i]:.6g}: "
+                                        "refused")
         self._tau_cmd = tau.copy()
         self._last_command = self.time if time is None else float(time)
         if self.mode != "command":
