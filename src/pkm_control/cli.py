@@ -28,6 +28,7 @@ EXAMPLES = """examples:
   pkm reproduce lopes --out results/
   pkm bench kinematics
   pkm bench dynamics
+  pkm bench simulation                       palida's compiled simulation step beside the generic one
   pkm bringup --robot palida --controller pd --dry-run
   pkm tour
   pkm demo
@@ -287,10 +288,12 @@ def cmd_reproduce(args):
 
 
 def cmd_bench(args):
-    from .bench import bench_dynamics, bench_kinematics
+    from .bench import bench_dynamics, bench_kinematics, bench_simulation
 
     if args.what == "kinematics":
         bench_kinematics(args.robot, samples=args.samples, as_json=args.json)
+    elif args.what == "simulation":
+        bench_simulation(args.robot, as_json=args.json)
     else:
         bench_dynamics(args.robot, as_json=args.json)
 
@@ -398,8 +401,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     sp = add("bench", cmd_bench, "benchmarks that print timings and ratios against a baseline run alongside",
              robot=False)
-    sp.add_argument("what", choices=["kinematics", "dynamics"], help="what to benchmark")
-    sp.add_argument("--robot", nargs="+", default=None, help="robots to run (default: all)")
+    sp.add_argument("what", choices=["kinematics", "dynamics", "simulation"], help="what to benchmark")
+    sp.add_argument("--robot", nargs="+", default=None,
+                    help="robots to run (default: all; simulation: palida)")
     sp.add_argument("--samples", type=int, default=100_000, help="poses for the batched IK throughput (default 1e5)")
 
     from .nodes import bringup
