@@ -8,7 +8,8 @@ Two integrators, cross-checked in the tests:
   every step (projection onto the constraint manifold: zero drift). For palida
   (numba present) a step without external wrench is one compiled call
   (jourdain.Formulation.rk4_step: Abdellatif's model, the same equations as the
-  engine to ~1e-13, the same state and RK4 stages): ~20 us instead of ~1.2 ms.
+  engine to ~1e-13, the same state and RK4 stages): ~30 us instead of ~1.2 ms
+  (median on a 2-core machine, ``pkm bench simulation``).
 * ``constrained_forward_dynamics`` solves the tree with Lagrange multipliers,
   [M K^T; K 0] [a; -lambda] = [tau - h; -Kdot v - 2 a K v - b^2 phi],
   Baumgarte-stabilized (Baumgarte 1972): closure drift stays bounded.
