@@ -288,3 +288,100 @@ def bench_dynamics(robots=None, as_json=False):
     if as_json:
         print(json.dumps(rows, indent=2))
     return rows
+
+
+# ----------------------------------------------------------------------------- simulation
+
+def _median_p99(seconds):
+    us = np.asarray(seconds) * 1e6
+    return float(np.median(us)), float(np.percentile(us, 99))
+
+
+def bench_simulation_robot(robot, variant, steps=2000, dt=5e-4, warmup=20):
+    """Wall time of one simulated period (friction, sign_eps DEFAULT_SIGN_EPS, one RK4 substep), the
+    compiled and the generic ReducedSimulator in the same run on the same force profile (gravity
+    compensation + PD holding home with the simulated robot's 'hold' gains + a 2 Hz sinusoid of 7.5 %
+    of the force limit, computed outside the timing). Per path, (median, p99) in us of
+
+    * ``step``: ReducedSimulator.step, one RK4 step;
+    * ``period``: force saturation + step + ``actuated`` (the hardware contract reads only the
+      actuated joints);
+
+    and ``robot_step``: SimulatedRobot.step() as it stands (its read() solves the IK of every joint;
+    it picks the compiled path by itself). ``first_step_s``: the first compiled step of the process
+    (numba: compilation, or loading its cache).
+    """
+    from .control.feedforward import FeedforwardModel
+    from .control.safety import ForceLimits, SafeBehaviour
+    from .dynamics import robot_dynamics
+    from .dynamics.engine import ClosedLoopDynamics
+    from .dynamics.simulation import ReducedSimulator
+    from .hardware.simulated import DEFAULT_SIGN_EPS, SimulatedRobot
+
+    base = robot_dynamics(robot, variant)
+    dyn = ClosedLoopDynamics(base.kin, gravity=base.gravity, sign_eps=DEFAULT_SIGN_EPS)
+    clm = dyn.model
+    home = dyn.kin.task.pose(np.asarray(clm.config["home"], float))
+    hold = SafeBehaviour.for_model("hold", FeedforwardModel(dyn, "rigid"))
+    target = hold.capture(dyn.kin.actuated(home), home)
+    limits = ForceLimits.from_config(clm)
+    amp = 0.075 * limits.limits
+    phase = np.arange(clm.n_actuated)
+    r = {"robot": robot, "variant": variant, "dt": dt, "steps": steps, "sign_eps": DEFAULT_SIGN_EPS}
+    for name, flag in (("compiled", None), ("generic", False)):
+        sim = ReducedSimulator(dyn, friction=True, compiled=flag)
+        if name == "compiled" and not sim.compiled:
+            continue
+        s = sim.state(home, np.zeros(dyn.n))
+        q, qd = sim.actuated(s)
+        t_step, t_period = [], []
+        for k in range(warmup + steps):
+            tau = hold.command(target, q, qd) + amp * np.sin(2 * np.pi * 2.0 * k * dt + phase)
+            t0 = time.perf_counter()
+            tau, _ = limits.apply(tau)
+            t1 = time.perf_counter()
+            s = sim.step(s, dt, tau)
+            t2 = time.perf_counter()
+            q, qd = sim.actuated(s)
+            t3 = time.perf_counter()
+            if k == 0 and name == "compiled":
+                r["first_step_s"] = t2 - t1
+            if k >= warmup:
+                t_step.append(t2 - t1)
+                t_period.append(t3 - t0)
+        r[name] = {"step": _median_p99(t_step), "period": _median_p99(t_period)}
+    robot_sim = SimulatedRobot(dyn, dt, sign_eps=DEFAULT_SIGN_EPS, cost_window=warmup + steps)
+    st = robot_sim.reset(home)
+    act = clm.actuated_idx
+    for k in range(warmup + steps):
+        robot_sim.write(hold.command(target, st.position[act], st.velocity[act])
+                        + amp * np.sin(2 * np.pi * 2.0 * k * dt + phase))
+        st = robot_sim.step()
+    r["robot_step"] = _median_p99(robot_sim.step_cost_us()[warmup:] * 1e-6)
+    r["robot_step_compiled"] = robot_sim.sim.compiled
+    return r
+
+
+def bench_simulation(robots=None, steps=2000, as_json=False):
+    """``bench_simulation_robot`` for each robot (default: palida, the one with a compiled step)."""
+    rows = [bench_simulation_robot(robot, variant, steps=steps) for robot, variant in robot_list(robots or ["palida"])]
+    if as_json:
+        print(json.dumps(rows, indent=2))
+        return rows
+    print(f"simulation benchmark: one period of the simulated robot (dt {rows[0]['dt'] * 1e3:g} ms, friction, sign_eps "
+          f"{rows[0]['sign_eps']:g}, 1 RK4 substep), {steps} periods per path in the same run; us median / p99\n"
+          "period = force saturation + ReducedSimulator.step + actuated(); robot = SimulatedRobot.step() today "
+          "(read() = IK of every joint)")
+    print(f"{'robot':26s} {'path':9s} {'step':>16s} {'period':>16s}")
+    for r in rows:
+        name = r["robot"] + (f" ({r['variant']})" if r["variant"] else "")
+        for path in ("compiled", "generic"):
+            if path in r:
+                print(f"{name:26s} {path:9s} {r[path]['step'][0]:7.1f} /{r[path]['step'][1]:7.1f} "
+                      f"{r[path]['period'][0]:7.1f} /{r[path]['period'][1]:7.1f}")
+        path = "compiled" if r["robot_step_compiled"] else "generic"
+        print(f"{name:26s} {'robot':9s} {r['robot_step'][0]:7.1f} /{r['robot_step'][1]:7.1f}   ({path} step inside)")
+        if "compiled" in r:
+            print(f"{'':26s} speed-up of the median step: {r['generic']['step'][0] / r['compiled']['step'][0]:.0f}x; "
+                  f"first compiled step of this process {r['first_step_s']:.2f} s (numba compile or cache load)")
+    return rows

@@ -28,6 +28,7 @@ EXAMPLES = """examples:
   pkm reproduce lopes --out results/
   pkm bench kinematics
   pkm bench dynamics
+  pkm bench simulation                       palida's compiled simulation step beside the generic one
   pkm bringup --robot palida --controller pd --dry-run
   pkm tour
   pkm demo
@@ -287,10 +288,12 @@ def cmd_reproduce(args):
 
 
 def cmd_bench(args):
-    from .bench import bench_dynamics, bench_kinematics
+    from .bench import bench_dynamics, bench_kinematics, bench_simulation
 
     if args.what == "kinematics":
         bench_kinematics(args.robot, samples=args.samples, as_json=args.json)
+    elif args.what == "simulation":
+        bench_simulation(args.robot, as_json=args.json)
     elif args.what == "dynamics":
         bench_dynamics(args.robot, as_json=args.json)
     else:
@@ -405,10 +408,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     sp = add("bench", cmd_bench, "benchmarks that print timings and ratios against a baseline run alongside",
              robot=False)
-    sp.add_argument("what", choices=["kinematics", "dynamics", "loop"],
-                    help="kinematics, dynamics, or loop (the real-time control path at 2 kHz against the simulated "
-                         "robot, beside the five-process path)")
-    sp.add_argument("--robot", nargs="+", default=None, help="robots to run (default: all; loop: palida)")
+    sp.add_argument("what", choices=["kinematics", "dynamics", "simulation", "loop"],
+                    help="kinematics, dynamics, simulation (the simulated robot's step, compiled beside generic), or "
+                         "loop (the real-time control path at 2 kHz against the simulated robot, beside the "
+                         "five-process path)")
+    sp.add_argument("--robot", nargs="+", default=None,
+                    help="robots to run (default: all; simulation and loop: palida)")
     sp.add_argument("--samples", type=int, default=100_000, help="poses for the batched IK throughput (default 1e5)")
     sp.add_argument("--controller", default="cf_rb_friction", help="loop: named controller (default cf_rb_friction)")
     sp.add_argument("--seconds", type=float, default=60.0,

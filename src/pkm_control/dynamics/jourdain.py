@@ -54,11 +54,18 @@ Then tau = Y_base p_base with the 10 rigid-body parameters of Table I and the 14
 ``assumption_residuals`` reports how far a config is from these assumptions; the fast path uses
 the base parameters when they hold (else the standard ones, exact for any config).
 
-Fast path (computed-force control): ``inverse_dynamics`` (alias ``inverse_dynamics_fast``),
-``inverse_dynamics_batch``, ``mass_matrix`` and ``gravity_vector`` run a small compiled kernel (numba, pure Python if numba is missing) with the same equations in
-recursive form: per strut the joint forces Q = d(v, omega)/d qdot^T (f, n) of the MDH chain (eq.
+Fast path (computed-force control, simulation): ``inverse_dynamics`` (alias
+``inverse_dynamics_fast``), ``inverse_dynamics_batch``, ``mass_matrix``, ``gravity_vector``,
+``forward_dynamics`` and ``rk4_step`` run small compiled kernels (numba, pure Python if numba is
+missing) with the same equations in recursive form: per strut the position level once (eq. 1,
+29-31), then per motion the joint forces Q = d(v, omega)/d qdot^T (f, n) of the MDH chain (eq.
 9-10 factored as J_T = (d v / d qdot)(d qdot / d theta_dot)), then (d qdot / d theta_dot)^T Q
-(eq. 12-13) and a 6 x 6 Gaussian elimination for J^-T (as the paper, sec. IV-B).
+(eq. 12-13) and a 6 x 6 Gaussian elimination for J^-T (as the paper, sec. IV-B). The forward
+dynamics evaluates the same strut and platform terms for 7 motions at one pose, h (twist, gravity,
+friction) and M e_k (eq. 14 is linear in the acceleration), and solves M xddot = J^T tau - h;
+``rk4_step`` is a whole RK4 step of ``simulation.ReducedSimulator`` (its platform-joint
+coordinates and 4 stages) in one call. Friction: sign(qdot) of eq. 32, or tanh(qdot / sign_eps)
+for sign_eps > 0 (the simulator's smoothing, as the engine's ``sign_eps``).
 ``inverse_dynamics_reference`` / ``mass_matrix_reference`` / ``regressor`` are the numpy path with
 the explicit Jacobians of eq. 9-10 and the standard parameters; the tests hold all of them to the
 generic engine. Pure Python cannot reach 30 us here (the kernel's ~2000 scalar operations cost
@@ -72,7 +79,7 @@ import math
 import numpy as np
 
 from ..errors import (InvalidInputError, InvalidModelError, SingularConfigurationError, UnreachablePoseError,
-                      check_vector)
+                      check_number, check_vector)
 from ..kinematics.task_space import Pose, rpy_to_matrix
 
 try:  # the fast path is compiled when numba is available
@@ -108,6 +115,8 @@ TABLE_I = (
 #: standard parameter kept as the representative column of each base parameter
 _TABLE_I_COLUMN = ("I_zz1", "I_xx2", "I_zz2", "s_y2", "s_z3", "I_xxE", "I_yyE", "I_zzE", "s_zE", "m_E")
 _GIMBAL_EPS = 1e-9
+#: status codes of the compiled kernels (0: ok)
+GIMBAL_LOCK, OUT_OF_LIMITS, SINGULAR, EULER_SINGULAR, DIVERGED, NOT_FINITE = 1, 2, 3, 4, 5, 6
 
 
 def pname(key, body) -> str:
@@ -497,7 +506,7 @@ class Formulation:
         out = np.empty(6)
         status = _KERNEL(pose.position, pose.rotation, twist, accel, self._geo if check_limits else self._geo_free,
                          self._cos_cone if check_limits else -2.0, self._kparams, self.gravity,
-                         self.friction_values, friction, True, out)
+                         self.friction_values, friction, 0.0, True, out)
         if status:
             self._raise(pose, status, check_limits)
         return out
@@ -508,7 +517,7 @@ class Formulation:
     def _kernel_generalized(self, pose, twist, accel, gravity):
         out = np.empty(6)
         status = _KERNEL(pose.position, pose.rotation, twist, accel, self._geo_free, -2.0, self._kparams,
-                         gravity, self.friction_values, False, False, out)
+                         gravity, self.friction_values, False, 0.0, False, out)
         if status:
             self._raise(pose, status, False)
         return out
@@ -535,6 +544,55 @@ class Formulation:
         self.kin.inverse(pose, check_limits=check_limits)   # raises the precise reachability / limit error
         raise SingularConfigurationError("d qdot_a / d theta_dot is singular (Gaussian elimination pivot "
                                          "below 1e-12 of the largest entry): forward singularity")
+
+    # ------------------------------------------------------------------ forward dynamics, simulation
+    def forward_dynamics(self, pose: Pose, twist, tau, friction: bool = True, sign_eps: float = 0.0) -> np.ndarray:
+        """Task acceleration xddot = M^-1 (J^T tau - h) on theta_dot = (v_E, omega_E) (eq. 11-14): h holds
+        gravity, the velocity products and, with ``friction``, eq. 32 in every joint with sign(qdot)
+        smoothed to tanh(qdot / sign_eps) for sign_eps > 0. As the engine's ``forward_dynamics`` with the
+        same ``sign_eps`` (no joint-limit check); compiled kernel, base parameters."""
+        if twist is None:
+            raise InvalidInputError("forward dynamics needs a twist")
+        pose, twist, _ = self.kin.validate(pose, twist)
+        tau = check_vector("actuator forces", tau, self.n)
+        out = np.empty(6)
+        status = _FD(pose.position, pose.rotation, twist, tau, self._geo_free, self._kparams, self.gravity,
+                     self.friction_values, bool(friction), _check_eps(sign_eps), out)
+        if status == GIMBAL_LOCK:
+            self.kin.inverse(pose, check_limits=False)      # the family's precise message
+            raise UnreachablePoseError(f"a universal joint is in gimbal lock (r < {_GIMBAL_EPS:g} m)")
+        if status:
+            raise SingularConfigurationError("task-space mass matrix is singular")
+        return out
+
+    def rk4_step(self, coords, twist, dt: float, tau, friction: bool = True,
+                 sign_eps: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+        """One classical RK4 step of ``forward_dynamics`` in one compiled call, tau held over the step.
+
+        State as ``simulation.ReducedSimulator``: the platform-joint coordinates of the generic tree
+        coords = (x, y, z, yaw, pitch, roll) (kinematics/task_space: R = Rz(yaw) Ry(pitch) Rx(roll),
+        coordinate rates B(coords) twist with the inverse Euler-rate matrix) and the twist (v, omega).
+        Returns the new (coords, twist). Raises InvalidInputError (non-finite input, or the step
+        diverged), UnreachablePoseError (gimbal lock of a universal joint) or
+        SingularConfigurationError (|cos pitch| < 1e-9, singular mass matrix) at any of the 4 stages.
+        """
+        coords, twist, tau = _vec6("platform-joint coordinates", coords), _vec6("twist", twist), _vec6(
+            "actuator forces", tau)
+        c_out, t_out = np.empty(6), np.empty(6)
+        status = _RK4(coords, twist, check_number("dt", dt), tau, self._geo_free, self._kparams, self.gravity,
+                      self.friction_values, bool(friction), _check_eps(sign_eps), c_out, t_out)
+        if status:
+            _raise_step(status, coords, twist, dt, tau)
+        return c_out, t_out
+
+    def actuated_state(self, coords, twist) -> tuple[np.ndarray, np.ndarray]:
+        """(q_a, qd_a) of a ``rk4_step`` state: the strut lengths l_j and qd_a = J twist (compiled)."""
+        coords, twist = _vec6("platform-joint coordinates", coords), _vec6("twist", twist)
+        q, qd = np.empty(6), np.empty(6)
+        status = _ACTUATED(coords, twist, self._geo_free, q, qd)
+        if status:
+            _raise_step(status, coords, twist)
+        return q, qd
 
     def inverse_dynamics_batch(self, positions, rotations, twists, accels, friction: bool = True,
                                return_valid: bool = False, check_limits: bool = True):
@@ -570,7 +628,50 @@ class Formulation:
         return (out, valid) if return_valid else out
 
 
+def _vec6(name, x) -> np.ndarray:
+    """x as a contiguous float (6,) array; the finiteness check is left to the kernels (cheap path)."""
+    if type(x) is np.ndarray and x.shape == (6,) and x.dtype == np.float64 and x.flags.c_contiguous:
+        return x
+    return np.ascontiguousarray(check_vector(name, x, 6))
+
+
+def _check_eps(sign_eps) -> float:
+    eps = float(sign_eps)
+    if not (math.isfinite(eps) and eps >= 0.0):
+        raise InvalidInputError(f"sign_eps must be >= 0 (0: sign, > 0: tanh(qdot / sign_eps)), got {sign_eps!r}")
+    return eps
+
+
+def _raise_step(status, coords, twist, dt=None, tau=None):
+    """The error of a non-zero status of ``_RK4`` / ``_ACTUATED`` (state as in ``rk4_step``)."""
+    at = f"coordinates {np.array2string(coords, precision=6)}, twist {np.array2string(twist, precision=6)}"
+    if status == NOT_FINITE:          # check_vector names the non-finite input
+        for name, x in (("platform-joint coordinates", coords), ("twist", twist), ("actuator forces", tau)):
+            if x is not None:
+                check_vector(name, x, 6)
+    if status == GIMBAL_LOCK:
+        raise UnreachablePoseError(f"a universal joint reached gimbal lock (r < {_GIMBAL_EPS:g} m) in the step "
+                                   f"from {at}")
+    if status == EULER_SINGULAR:
+        raise SingularConfigurationError(f"|cos pitch| < 1e-9 in the step from {at}: the ZYX Euler rates of "
+                                         "the platform joints are singular at |pitch| = pi/2")
+    if status == SINGULAR:
+        raise SingularConfigurationError(f"task-space mass matrix is singular in the step from {at}")
+    raise InvalidInputError(f"the simulation diverged (non-finite state) in the step of dt = {dt} s from {at}")
+
+
 # ---------------------------------------------------------------------- compiled kernel
+_NO_STRUT = (0.0,) * 14      # the position-level tuple of a failed strut (see _strut_pose)
+
+
+def _sign(x, eps):
+    """sign(x) of eq. 32 for eps = 0, the smooth tanh(x / eps) for eps > 0 (simulation: RK4 needs a
+    Lipschitz right-hand side; the generic engine's ``sign_eps``)."""
+    if eps > 0.0:
+        return math.tanh(x / eps)
+    return 1.0 if x > 0 else (-1.0 if x < 0 else 0.0)
+
+
 def _body_wrench(P, wx, wy, wz, ox, oy, oz, ax, ay, az):
     """Newton-Euler wrench of one body about its frame origin (eq. 14), body coordinates.
 
@@ -590,199 +691,366 @@ def _body_wrench(P, wx, wy, wz, ox, oy, oz, ax, ay, az):
     return fx, fy, fz, nx, ny, nz
 
 
-def _id_kernel(p, R, tw, ac, geo, cos_cone, prm, g, fr, use_fric, solve, out):
-    """One sample: out = Q_a (solve) or the generalized force tau (not solve). Returns 0, or 1 (gimbal lock), 2 (joint limit / cone), 3 (singular).
+def _strut_pose(p, R, G, cos_cone, Jt, j):
+    """Position level of strut j at the pose (p, R): (status, k), status 0, GIMBAL_LOCK or OUT_OF_LIMITS.
 
-    geo rows: A (3), RS (9, row-major), b (3), anchor axis (3), limits (alpha lo hi, beta lo hi,
-    l lo hi). prm: p_1, p_2, p_3, p_E in the paper's order (eq. 17). Scalar code, eq. 2-3, 5-8,
-    14 (recursive projection onto the strut joints), 13, 32, 12.
+    G: the strut's geometry row (see ``_id_kernel``). k = (b_x, b_y, b_z) = R b_j (base), (x, y, z) =
+    A_j B_j in S_j (eq. 1), r^2, r, l^2, l, and cos, sin of alpha_j and of theta_2 = beta_j + pi/2
+    (eq. 29-31, from the ratios: no trigonometric calls). Writes column j of J^T:
+    (u_j, b_j x u_j), u_j = A_j B_j / l_j (the rows of d l_dot / d theta_dot).
     """
     r00, r01, r02 = R[0, 0], R[0, 1], R[0, 2]
     r10, r11, r12 = R[1, 0], R[1, 1], R[1, 2]
     r20, r21, r22 = R[2, 0], R[2, 1], R[2, 2]
+    s00, s01, s02, s10, s11, s12, s20, s21, s22 = G[3], G[4], G[5], G[6], G[7], G[8], G[9], G[10], G[11]
+    bx = r00 * G[12] + r01 * G[13] + r02 * G[14]
+    by = r10 * G[12] + r11 * G[13] + r12 * G[14]
+    bz = r20 * G[12] + r21 * G[13] + r22 * G[14]
+    ex, ey, ez = p[0] + bx - G[0], p[1] + by - G[1], p[2] + bz - G[2]     # eq. 1
+    x = s00 * ex + s10 * ey + s20 * ez
+    y = s01 * ex + s11 * ey + s21 * ez
+    z = s02 * ex + s12 * ey + s22 * ez
+    r2 = x * x + z * z
+    r = math.sqrt(r2)
+    if not r > _GIMBAL_EPS:
+        return GIMBAL_LOCK, _NO_STRUT
+    l2 = r2 + y * y
+    l = math.sqrt(l2)
+    al = math.atan2(x, -z)                          # eq. 29-31
+    be = math.atan2(y, r)
+    if al < G[18] or al > G[19] or be < G[20] or be > G[21] or l < G[22] or l > G[23]:
+        return OUT_OF_LIMITS, _NO_STRUT
+    nx = r00 * G[15] + r01 * G[16] + r02 * G[17]
+    ny = r10 * G[15] + r11 * G[16] + r12 * G[17]
+    nz = r20 * G[15] + r21 * G[16] + r22 * G[17]
+    if (ex * nx + ey * ny + ez * nz) < cos_cone * l:
+        return OUT_OF_LIMITS, _NO_STRUT
+    ux, uy, uz = ex / l, ey / l, ez / l
+    Jt[0, j] = ux
+    Jt[1, j] = uy
+    Jt[2, j] = uz
+    Jt[3, j] = by * uz - bz * uy
+    Jt[4, j] = bz * ux - bx * uz
+    Jt[5, j] = bx * uy - by * ux
+    # cos, sin of alpha = atan2(x, -z); of theta_2 = beta + pi/2: (-sin beta, cos beta), beta = atan2(y, r)
+    return 0, (bx, by, bz, x, y, z, r2, r, l2, l, -z / r, x / r, -y / l, r / l)
+
+
+def _strut_force(j, G, k, tw, ac, g, prm, fr, use_fric, eps):
+    """Force F at B_j (base coordinates) that carries strut j's share of the generalized force:
+    tau += (F, b_j x F). The strut's joint forces Q (eq. 14 projected recursively on the MDH joints,
+    plus eq. 13, 32 friction with use_fric) mapped by F = sum_k Q_k grad q_k (eq. 12-13).
+
+    k from ``_strut_pose``; motion: twist tw (6), acceleration ac (6), gravity g (3); fr: the 14
+    friction parameters (r1 of l_1..l_6, r2 of l_1..l_6, r1 alpha, r1 beta).
+    """
+    bx, by, bz, x, y, z, r2, r, l2, l, ca, sa, ct, st = k
+    s00, s01, s02, s10, s11, s12, s20, s21, s22 = G[3], G[4], G[5], G[6], G[7], G[8], G[9], G[10], G[11]
     vx, vy, vz, wx, wy, wz = tw[0], tw[1], tw[2], tw[3], tw[4], tw[5]
     ax, ay, az, dx_, dy_, dz_ = ac[0], ac[1], ac[2], ac[3], ac[4], ac[5]
-    gx, gy, gz = g[0], g[1], g[2]
-    Jt = np.empty((6, 6))      # J^T (columns = rows of d l_dot / d theta_dot)
-    tau = np.zeros(6)
-    for j in range(6):
-        G = geo[j]
-        s00, s01, s02, s10, s11, s12, s20, s21, s22 = G[3], G[4], G[5], G[6], G[7], G[8], G[9], G[10], G[11]
-        bx = r00 * G[12] + r01 * G[13] + r02 * G[14]
-        by = r10 * G[12] + r11 * G[13] + r12 * G[14]
-        bz = r20 * G[12] + r21 * G[13] + r22 * G[14]
-        ex, ey, ez = p[0] + bx - G[0], p[1] + by - G[1], p[2] + bz - G[2]     # eq. 1
-        x = s00 * ex + s10 * ey + s20 * ez
-        y = s01 * ex + s11 * ey + s21 * ez
-        z = s02 * ex + s12 * ey + s22 * ez
-        r2 = x * x + z * z
-        r = math.sqrt(r2)
-        if not r > 1e-9:
-            return 1
-        l2 = r2 + y * y
-        l = math.sqrt(l2)
-        al = math.atan2(x, -z)
-        be = math.atan2(y, r)
-        if al < G[18] or al > G[19] or be < G[20] or be > G[21] or l < G[22] or l > G[23]:
-            return 2
-        nx = r00 * G[15] + r01 * G[16] + r02 * G[17]
-        ny = r10 * G[15] + r11 * G[16] + r12 * G[17]
-        nz = r20 * G[15] + r21 * G[16] + r22 * G[17]
-        if (ex * nx + ey * ny + ez * nz) < cos_cone * l:
-            return 2
-        # eq. 2-3 in S_j coordinates
-        cx, cy, cz = wy * bz - wz * by, wz * bx - wx * bz, wx * by - wy * bx
-        ux, uy, uz = vx + cx, vy + cy, vz + cz
-        fx = ax + dy_ * bz - dz_ * by + wy * cz - wz * cy
-        fy = ay + dz_ * bx - dx_ * bz + wz * cx - wx * cz
-        fz = az + dx_ * by - dy_ * bx + wx * cy - wy * cx
-        xd = s00 * ux + s10 * uy + s20 * uz
-        yd = s01 * ux + s11 * uy + s21 * uz
-        zd = s02 * ux + s12 * uy + s22 * uz
-        xdd = s00 * fx + s10 * fy + s20 * fz
-        ydd = s01 * fx + s11 * fy + s21 * fz
-        zdd = s02 * fx + s12 * fy + s22 * fz
-        ld = (x * xd + y * yd + z * zd) / l
-        ldd = (xd * xd + yd * yd + zd * zd + x * xdd + y * ydd + z * zdd - ld * ld) / l
-        rd = (x * xd + z * zd) / r
-        rdd = (xd * xd + zd * zd + x * xdd + z * zdd - rd * rd) / r
-        ad = (x * zd - z * xd) / r2
-        add = (x * zdd - z * xdd) / r2 - 2.0 * ad * rd / r
-        bd = (r * yd - y * rd) / l2
-        bdd = (r * ydd - y * rdd) / l2 - 2.0 * bd * ld / l
-        # gravity in frame 1: -g in S_j, frame 0 = (z, -x, -y), then Rz(alpha)^T
-        gsx = s00 * gx + s10 * gy + s20 * gz
-        gsy = s01 * gx + s11 * gy + s21 * gz
-        gsz = s02 * gx + s12 * gy + s22 * gz
-        ca, sa = math.cos(al), math.sin(al)
-        g0x, g0y, g0z = -gsz, gsx, gsy                # -g in frame 0
-        a1x = ca * g0x + sa * g0y                    # v_1' (frame 1; origin A fixed)
-        a1y = -sa * g0x + ca * g0y
-        a1z = g0z
-        # frame 2: theta_2 = beta + pi/2 -> c = -sin(beta), s = cos(beta); R^2_1 w = (c wx + s wz, -s wx + c wz, -wy)
-        ct, st = -math.sin(be), math.cos(be)
-        w2x, w2y, w2z = st * ad, ct * ad, bd                                  # eq. 7
-        o2x, o2y, o2z = st * add + bd * ct * ad, ct * add - bd * st * ad, bdd  # eq. 8
-        a2x, a2y, a2z = ct * a1x + st * a1z, -st * a1x + ct * a1z, -a1y
-        # frame 3: R^3_2 w = (wx, -wz, wy); r = (0, l, 0) in frame 2
-        w3x, w3y, w3z = w2x, -w2z, w2y
-        o3x, o3y, o3z = o2x, -o2z, o2y
-        # v_2' + omega_2' x r + omega_2 x (omega_2 x r)
-        tx = a2x - o2z * l + w2y * w2x * l
-        ty = a2y - (w2x * w2x + w2z * w2z) * l
-        tz = a2z + o2x * l + w2y * w2z * l
-        a3x = tx + 2.0 * ld * w3y                                              # eq. 6
-        a3y = -tz - 2.0 * ld * w3x
-        a3z = ty + ldd
-        # body 3 (slider) wrench about B_j, eq. 14
-        f3x, f3y, f3z, n3x, n3y, n3z = _body_wrench(prm[20:30], w3x, w3y, w3z, o3x, o3y, o3z, a3x, a3y, a3z)
-        Ql = f3z
-        # body 2 (stator) moment about A, eq. 14
-        _, _, _, n2x, n2y, n2z = _body_wrench(prm[10:20], w2x, w2y, w2z, o2x, o2y, o2z, a2x, a2y, a2z)
-        # body 3's wrench moved to frame 2: R^2_3 (a, b, c) = (a, c, -b), plus r x F (r = (0, l, 0))
-        F3x, F3y, F3z = f3x, f3z, -f3y
-        N2x = n2x + n3x + l * F3z
-        N2y = n2y + n3z
-        N2z = n2z - n3y - l * F3x
-        Qb = N2z
-        # body 1 (ring) about its fixed axis: only I_zz1 and s_1 act (omega_1 = (0, 0, alpha'))
-        P = prm[0:10]
-        n1z = P[5] * add + P[6] * a1y - P[7] * a1x
-        Qa = n1z + st * N2x + ct * N2y                 # z_1 . (n_1 + R^1_2 N_2)
-        if use_fric:                                   # eq. 32
-            Ql += fr[j] * (1.0 if ld > 0 else (-1.0 if ld < 0 else 0.0)) + fr[6 + j] * ld
-            Qa += fr[12] * (1.0 if ad > 0 else (-1.0 if ad < 0 else 0.0))
-            Qb += fr[13] * (1.0 if bd > 0 else (-1.0 if bd < 0 else 0.0))
-        # force at B_j: F = sum_k Q_k grad q_k (base coordinates); gradients in S_j, then RS
-        ga_x, ga_z = -z / r2, x / r2
-        hx, hy, hz = -x * y / (r * l2), r / l2, -y * z / (r * l2)
-        Sx = Qa * ga_x + Qb * hx + Ql * x / l
-        Sy = Qb * hy + Ql * y / l
-        Sz = Qa * ga_z + Qb * hz + Ql * z / l
-        Fx = s00 * Sx + s01 * Sy + s02 * Sz
-        Fy = s10 * Sx + s11 * Sy + s12 * Sz
-        Fz = s20 * Sx + s21 * Sy + s22 * Sz
-        tau[0] += Fx
-        tau[1] += Fy
-        tau[2] += Fz
-        tau[3] += by * Fz - bz * Fy
-        tau[4] += bz * Fx - bx * Fz
-        tau[5] += bx * Fy - by * Fx
-        ux_, uy_, uz_ = ex / l, ey / l, ez / l
-        Jt[0, j] = ux_
-        Jt[1, j] = uy_
-        Jt[2, j] = uz_
-        Jt[3, j] = by * uz_ - bz * uy_
-        Jt[4, j] = bz * ux_ - bx * uz_
-        Jt[5, j] = bx * uy_ - by * ux_
-    # platform (eq. 14 in frame E): body-frame omega, omega', v' = R^T (a - g)
-    P = prm[30:40]
+    # eq. 2-3 in S_j coordinates
+    cx, cy, cz = wy * bz - wz * by, wz * bx - wx * bz, wx * by - wy * bx
+    ux, uy, uz = vx + cx, vy + cy, vz + cz
+    fx = ax + dy_ * bz - dz_ * by + wy * cz - wz * cy
+    fy = ay + dz_ * bx - dx_ * bz + wz * cx - wx * cz
+    fz = az + dx_ * by - dy_ * bx + wx * cy - wy * cx
+    xd = s00 * ux + s10 * uy + s20 * uz
+    yd = s01 * ux + s11 * uy + s21 * uz
+    zd = s02 * ux + s12 * uy + s22 * uz
+    xdd = s00 * fx + s10 * fy + s20 * fz
+    ydd = s01 * fx + s11 * fy + s21 * fz
+    zdd = s02 * fx + s12 * fy + s22 * fz
+    # joint rates and accelerations: time derivatives of eq. 29-31
+    ld = (x * xd + y * yd + z * zd) / l
+    ldd = (xd * xd + yd * yd + zd * zd + x * xdd + y * ydd + z * zdd - ld * ld) / l
+    rd = (x * xd + z * zd) / r
+    rdd = (xd * xd + zd * zd + x * xdd + z * zdd - rd * rd) / r
+    ad = (x * zd - z * xd) / r2
+    add = (x * zdd - z * xdd) / r2 - 2.0 * ad * rd / r
+    bd = (r * yd - y * rd) / l2
+    bdd = (r * ydd - y * rdd) / l2 - 2.0 * bd * ld / l
+    # gravity in frame 1: -g in S_j, frame 0 = (z, -x, -y), then Rz(alpha)^T
+    gsx = s00 * g[0] + s10 * g[1] + s20 * g[2]
+    gsy = s01 * g[0] + s11 * g[1] + s21 * g[2]
+    gsz = s02 * g[0] + s12 * g[1] + s22 * g[2]
+    g0x, g0y, g0z = -gsz, gsx, gsy                # -g in frame 0
+    a1x = ca * g0x + sa * g0y                    # v_1' (frame 1; origin A fixed)
+    a1y = -sa * g0x + ca * g0y
+    a1z = g0z
+    # frame 2: theta_2 = beta + pi/2, (ct, st) = (cos, sin) theta_2; R^2_1 w = (c wx + s wz, -s wx + c wz, -wy)
+    w2x, w2y, w2z = st * ad, ct * ad, bd                                  # eq. 7
+    o2x, o2y, o2z = st * add + bd * ct * ad, ct * add - bd * st * ad, bdd  # eq. 8
+    a2x, a2y, a2z = ct * a1x + st * a1z, -st * a1x + ct * a1z, -a1y
+    # frame 3: R^3_2 w = (wx, -wz, wy); r = (0, l, 0) in frame 2
+    w3x, w3y, w3z = w2x, -w2z, w2y
+    o3x, o3y, o3z = o2x, -o2z, o2y
+    # v_2' + omega_2' x r + omega_2 x (omega_2 x r)
+    tx = a2x - o2z * l + w2y * w2x * l
+    ty = a2y - (w2x * w2x + w2z * w2z) * l
+    tz = a2z + o2x * l + w2y * w2z * l
+    a3x = tx + 2.0 * ld * w3y                                              # eq. 6
+    a3y = -tz - 2.0 * ld * w3x
+    a3z = ty + ldd
+    # body 3 (slider) wrench about B_j, eq. 14
+    f3x, f3y, f3z, n3x, n3y, n3z = _body_wrench(prm[20:30], w3x, w3y, w3z, o3x, o3y, o3z, a3x, a3y, a3z)
+    Ql = f3z
+    # body 2 (stator) moment about A, eq. 14
+    _, _, _, n2x, n2y, n2z = _body_wrench(prm[10:20], w2x, w2y, w2z, o2x, o2y, o2z, a2x, a2y, a2z)
+    # body 3's wrench moved to frame 2: R^2_3 (a, b, c) = (a, c, -b), plus r x F (r = (0, l, 0))
+    N2x = n2x + n3x - l * f3y
+    N2y = n2y + n3z
+    N2z = n2z - n3y - l * f3x
+    Qb = N2z
+    # body 1 (ring) about its fixed axis: only I_zz1 and s_1 act (omega_1 = (0, 0, alpha'))
+    P = prm[0:10]
+    n1z = P[5] * add + P[6] * a1y - P[7] * a1x
+    Qa = n1z + st * N2x + ct * N2y                 # z_1 . (n_1 + R^1_2 N_2)
+    if use_fric:                                   # eq. 32 (sign smoothed for eps > 0)
+        Ql += fr[j] * _sign(ld, eps) + fr[6 + j] * ld
+        Qa += fr[12] * _sign(ad, eps)
+        Qb += fr[13] * _sign(bd, eps)
+    # force at B_j: F = sum_k Q_k grad q_k (base coordinates); gradients in S_j, then RS
+    ga_x, ga_z = -z / r2, x / r2
+    hx, hy, hz = -x * y / (r * l2), r / l2, -y * z / (r * l2)
+    Sx = Qa * ga_x + Qb * hx + Ql * x / l
+    Sy = Qb * hy + Ql * y / l
+    Sz = Qa * ga_z + Qb * hz + Ql * z / l
+    return (s00 * Sx + s01 * Sy + s02 * Sz, s10 * Sx + s11 * Sy + s12 * Sz, s20 * Sx + s21 * Sy + s22 * Sz)
+
+
+def _add_force(t, k, Fx, Fy, Fz):
+    """t += (F, b x F): the generalized force of a force F at B_j (virtual power with eq. 2)."""
+    bx, by, bz = k[0], k[1], k[2]
+    t[0] += Fx
+    t[1] += Fy
+    t[2] += Fz
+    t[3] += by * Fz - bz * Fy
+    t[4] += bz * Fx - bx * Fz
+    t[5] += bx * Fy - by * Fx
+
+
+def _add_platform(t, R, tw, ac, g, P):
+    """t += the platform's term of eq. 14 (frame E: omega, omega' and v' = R^T (a - g); H = R)."""
+    r00, r01, r02 = R[0, 0], R[0, 1], R[0, 2]
+    r10, r11, r12 = R[1, 0], R[1, 1], R[1, 2]
+    r20, r21, r22 = R[2, 0], R[2, 1], R[2, 2]
+    wx, wy, wz, dx_, dy_, dz_ = tw[3], tw[4], tw[5], ac[3], ac[4], ac[5]
     qx, qy, qz = r00 * wx + r10 * wy + r20 * wz, r01 * wx + r11 * wy + r21 * wz, r02 * wx + r12 * wy + r22 * wz
     ox, oy, oz = r00 * dx_ + r10 * dy_ + r20 * dz_, r01 * dx_ + r11 * dy_ + r21 * dz_, r02 * dx_ + r12 * dy_ + r22 * dz_
-    hx_, hy_, hz_ = ax - gx, ay - gy, az - gz
+    hx_, hy_, hz_ = ac[0] - g[0], ac[1] - g[1], ac[2] - g[2]
     aex = r00 * hx_ + r10 * hy_ + r20 * hz_
     aey = r01 * hx_ + r11 * hy_ + r21 * hz_
     aez = r02 * hx_ + r12 * hy_ + r22 * hz_
     fEx, fEy, fEz, nEx, nEy, nEz = _body_wrench(P, qx, qy, qz, ox, oy, oz, aex, aey, aez)
-    tau[0] += r00 * fEx + r01 * fEy + r02 * fEz
-    tau[1] += r10 * fEx + r11 * fEy + r12 * fEz
-    tau[2] += r20 * fEx + r21 * fEy + r22 * fEz
-    tau[3] += r00 * nEx + r01 * nEy + r02 * nEz
-    tau[4] += r10 * nEx + r11 * nEy + r12 * nEz
-    tau[5] += r20 * nEx + r21 * nEy + r22 * nEz
-    if not solve:
-        for k in range(6):
-            out[k] = tau[k]
-        return 0
-    # J^T Q_a = tau (eq. 12): Gaussian elimination with partial pivoting
+    t[0] += r00 * fEx + r01 * fEy + r02 * fEz
+    t[1] += r10 * fEx + r11 * fEy + r12 * fEz
+    t[2] += r20 * fEx + r21 * fEy + r22 * fEz
+    t[3] += r00 * nEx + r01 * nEy + r02 * nEz
+    t[4] += r10 * nEx + r11 * nEy + r12 * nEz
+    t[5] += r20 * nEx + r21 * nEy + r22 * nEz
+
+
+def _gauss_solve(A, b, out):
+    """out = A^-1 b by Gaussian elimination with partial pivoting (A, b overwritten); returns 0, or
+    SINGULAR when a pivot is below 1e-12 of the largest entry of A."""
     scale = 0.0
     for i in range(6):
         for k in range(6):
-            scale = max(scale, abs(Jt[i, k]))
+            scale = max(scale, abs(A[i, k]))
     for k in range(6):
         piv = k
         for i in range(k + 1, 6):
-            if abs(Jt[i, k]) > abs(Jt[piv, k]):
+            if abs(A[i, k]) > abs(A[piv, k]):
                 piv = i
-        if not abs(Jt[piv, k]) > 1e-12 * scale:
-            return 3
+        if not abs(A[piv, k]) > 1e-12 * scale:
+            return SINGULAR
         if piv != k:
             for c in range(k, 6):
-                t = Jt[k, c]
-                Jt[k, c] = Jt[piv, c]
-                Jt[piv, c] = t
-            t = tau[k]
-            tau[k] = tau[piv]
-            tau[piv] = t
+                t = A[k, c]
+                A[k, c] = A[piv, c]
+                A[piv, c] = t
+            t = b[k]
+            b[k] = b[piv]
+            b[piv] = t
         for i in range(k + 1, 6):
-            f = Jt[i, k] / Jt[k, k]
+            f = A[i, k] / A[k, k]
             for c in range(k + 1, 6):
-                Jt[i, c] -= f * Jt[k, c]
-            tau[i] -= f * tau[k]
+                A[i, c] -= f * A[k, c]
+            b[i] -= f * b[k]
     for k in range(5, -1, -1):
-        t = tau[k]
+        t = b[k]
         for c in range(k + 1, 6):
-            t -= Jt[k, c] * out[c]
-        out[k] = t / Jt[k, k]
+            t -= A[k, c] * out[c]
+        out[k] = t / A[k, k]
     return 0
+
+
+def _id_kernel(p, R, tw, ac, geo, cos_cone, prm, g, fr, use_fric, eps, solve, out):
+    """One sample: out = Q_a (solve) or the generalized force tau (not solve). Returns 0, GIMBAL_LOCK,
+    OUT_OF_LIMITS (joint limit / cone) or SINGULAR.
+
+    geo rows: A (3), RS (9, row-major), b (3), anchor axis (3), limits (alpha lo hi, beta lo hi,
+    l lo hi). prm: p_1, p_2, p_3, p_E in the paper's order (eq. 17). eps: friction sign smoothing
+    (0: sign, eq. 32). Scalar code, eq. 2-3, 5-8, 14 (recursive projection onto the strut joints),
+    13, 32, 12.
+    """
+    Jt = np.empty((6, 6))      # J^T (columns = rows of d l_dot / d theta_dot)
+    tau = np.zeros(6)
+    for j in range(6):
+        status, k = _strut_pose(p, R, geo[j], cos_cone, Jt, j)
+        if status:
+            return status
+        Fx, Fy, Fz = _strut_force(j, geo[j], k, tw, ac, g, prm, fr, use_fric, eps)
+        _add_force(tau, k, Fx, Fy, Fz)
+    _add_platform(tau, R, tw, ac, g, prm[30:40])
+    if not solve:
+        for i in range(6):
+            out[i] = tau[i]
+        return 0
+    return _gauss_solve(Jt, tau, out)            # J^T Q_a = tau (eq. 12)
 
 
 def _batch_kernel(P, Rs, T, Ac, geo, cos_cone, prm, g, fr, use_fric, out, status):
     row = np.empty(6)
     for i in range(P.shape[0]):
-        status[i] = _KERNEL_INNER(P[i], Rs[i], T[i], Ac[i], geo, cos_cone, prm, g, fr, use_fric, True, row)
+        status[i] = _KERNEL(P[i], Rs[i], T[i], Ac[i], geo, cos_cone, prm, g, fr, use_fric, 0.0, True, row)
         for k in range(6):
             out[i, k] = row[k]
 
 
+def _fd_kernel(p, R, tw, tau_a, geo, prm, g, fr, use_fric, eps, xdd):
+    """Forward dynamics xdd = M^-1 (J^T tau_a - h) on theta_dot = (v_E, omega_E), no joint limits.
+
+    The same strut and platform terms as ``_id_kernel``, evaluated for 7 motions at one pose (the
+    position level once per strut): h = tau(twist, 0, gravity, friction) and the columns M e_c =
+    tau(0, e_c, 0, no friction) (eq. 14 is linear in the acceleration); eq. 11-12 give J^T tau_a.
+    Returns 0, GIMBAL_LOCK or SINGULAR (M).
+    """
+    Jt = np.empty((6, 6))
+    C = np.zeros((7, 6))       # rows: M e_0 .. M e_5, h
+    zero = np.zeros(6)         # no velocity, no acceleration, no gravity (first 3 entries)
+    e = np.zeros(6)
+    for j in range(6):
+        status, k = _strut_pose(p, R, geo[j], -2.0, Jt, j)
+        if status:
+            return status
+        Fx, Fy, Fz = _strut_force(j, geo[j], k, tw, zero, g, prm, fr, use_fric, eps)
+        _add_force(C[6], k, Fx, Fy, Fz)
+        for c in range(6):
+            e[c] = 1.0
+            Fx, Fy, Fz = _strut_force(j, geo[j], k, zero, e, zero, prm, fr, False, 0.0)
+            _add_force(C[c], k, Fx, Fy, Fz)
+            e[c] = 0.0
+    _add_platform(C[6], R, tw, zero, g, prm[30:40])
+    for c in range(6):
+        e[c] = 1.0
+        _add_platform(C[c], R, zero, e, zero, prm[30:40])
+        e[c] = 0.0
+    M = np.empty((6, 6))
+    rhs = np.empty(6)
+    for i in range(6):
+        s = -C[6, i]
+        for j in range(6):
+            s += Jt[i, j] * tau_a[j]
+            M[i, j] = C[j, i]
+        rhs[i] = s
+    return _gauss_solve(M, rhs, xdd)
+
+
+def _platform_pose(c, p, R):
+    """(p, R) of the platform-joint coordinates c = (x, y, z, yaw, pitch, roll) (kinematics/task_space:
+    prismatic x, y, z, revolute z, y, x; R = Rz(yaw) Ry(pitch) Rx(roll)). Returns (cos, sin) of yaw
+    and pitch for the Euler rates."""
+    cy, sy = math.cos(c[3]), math.sin(c[3])
+    cp, sp = math.cos(c[4]), math.sin(c[4])
+    cr, sr = math.cos(c[5]), math.sin(c[5])
+    p[0], p[1], p[2] = c[0], c[1], c[2]
+    R[0, 0], R[0, 1], R[0, 2] = cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr
+    R[1, 0], R[1, 1], R[1, 2] = sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr
+    R[2, 0], R[2, 1], R[2, 2] = -sp, cp * sr, cp * cr
+    return cy, sy, cp, sp
+
+
+def _rk4_kernel(c, t, dt, tau_a, geo, prm, g, fr, use_fric, eps, c_out, t_out):
+    """One classical RK4 step of (platform-joint coordinates c, twist t) with tau_a held:
+    c' = B(c) t (B = diag(I, E^-1), omega = E (yaw', pitch', roll')), t' = ``_fd_kernel``.
+
+    Returns 0, NOT_FINITE (input), GIMBAL_LOCK, SINGULAR, EULER_SINGULAR (|cos pitch| < 1e-9) or
+    DIVERGED (a non-finite stage or result); the outputs are valid only for 0.
+    """
+    for i in range(6):
+        if not (math.isfinite(c[i]) and math.isfinite(t[i]) and math.isfinite(tau_a[i])):
+            return NOT_FINITE
+    p = np.empty(3)
+    R = np.empty((3, 3))
+    cs = np.empty(6)
+    ts = np.empty(6)
+    kc = np.zeros((4, 6))
+    kt = np.zeros((4, 6))
+    for s in range(4):
+        h = 0.0 if s == 0 else (dt if s == 3 else 0.5 * dt)
+        for i in range(6):
+            cs[i] = c[i] + h * kc[s - 1, i]
+            ts[i] = t[i] + h * kt[s - 1, i]
+            if not (math.isfinite(cs[i]) and math.isfinite(ts[i])):
+                return DIVERGED
+        cy, sy, cp, sp = _platform_pose(cs, p, R)
+        if not abs(cp) > 1e-9:
+            return EULER_SINGULAR
+        # E^-1 omega of task_space.euler_rate_matrix: roll' = (cy wx + sy wy) / cp, pitch' = cy wy - sy wx,
+        # yaw' = wz + sp roll'
+        rr = (cy * ts[3] + sy * ts[4]) / cp
+        kc[s, 0], kc[s, 1], kc[s, 2] = ts[0], ts[1], ts[2]
+        kc[s, 3], kc[s, 4], kc[s, 5] = ts[5] + sp * rr, cy * ts[4] - sy * ts[3], rr
+        status = _FD(p, R, ts, tau_a, geo, prm, g, fr, use_fric, eps, kt[s])
+        if status:
+            return status
+    for i in range(6):
+        c_out[i] = c[i] + dt / 6 * (kc[0, i] + 2 * kc[1, i] + 2 * kc[2, i] + kc[3, i])
+        t_out[i] = t[i] + dt / 6 * (kt[0, i] + 2 * kt[1, i] + 2 * kt[2, i] + kt[3, i])
+        if not (math.isfinite(c_out[i]) and math.isfinite(t_out[i])):
+            return DIVERGED
+    return 0
+
+
+def _actuated_kernel(c, t, geo, q, qd):
+    """Actuated joints of the state (c, t): q = strut lengths l_j, qd = J t. Returns 0, NOT_FINITE or
+    GIMBAL_LOCK."""
+    for i in range(6):
+        if not (math.isfinite(c[i]) and math.isfinite(t[i])):
+            return NOT_FINITE
+    p = np.empty(3)
+    R = np.empty((3, 3))
+    Jt = np.empty((6, 6))
+    _platform_pose(c, p, R)
+    for j in range(6):
+        status, k = _strut_pose(p, R, geo[j], -2.0, Jt, j)
+        if status:
+            return status
+        q[j] = k[9]
+        s = 0.0
+        for i in range(6):
+            s += Jt[i, j] * t[i]
+        qd[j] = s
+    return 0
+
+
 if numba is not None:
+    _sign = numba.njit(cache=True, inline="always")(_sign)
     _body_wrench = numba.njit(cache=True, inline="always")(_body_wrench)
-    _KERNEL_INNER = numba.njit(cache=True)(_id_kernel)
-    _KERNEL = _KERNEL_INNER
+    _add_force = numba.njit(cache=True, inline="always")(_add_force)
+    _strut_pose = numba.njit(cache=True)(_strut_pose)
+    _strut_force = numba.njit(cache=True)(_strut_force)
+    _add_platform = numba.njit(cache=True)(_add_platform)
+    _gauss_solve = numba.njit(cache=True)(_gauss_solve)
+    _platform_pose = numba.njit(cache=True)(_platform_pose)
+    _KERNEL = numba.njit(cache=True)(_id_kernel)
     _BATCH = numba.njit(cache=True)(_batch_kernel)
+    _FD = numba.njit(cache=True)(_fd_kernel)
+    _RK4 = numba.njit(cache=True)(_rk4_kernel)
+    _ACTUATED = numba.njit(cache=True)(_actuated_kernel)
 else:  # pragma: no cover
-    _KERNEL_INNER = _KERNEL = _id_kernel
-    _BATCH = _batch_kernel
+    _KERNEL, _BATCH, _FD, _RK4, _ACTUATED = _id_kernel, _batch_kernel, _fd_kernel, _rk4_kernel, _actuated_kernel
 
 #: the pure-Python kernel (same code, not compiled) for tests of the compiled one
 id_kernel_python = _id_kernel
