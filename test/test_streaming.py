@@ -162,3 +162,22 @@ def test_any_goal_text_parses_or_is_refused(text):
         assert isinstance(parse_goal(text), dict)
     except InvalidInputError:
         pass
+
+
+def test_a_spoofed_clock_is_refused(kin):
+    """Back to zero is a reset; back elsewhere or a jump of more than a second ahead is refused and changes nothing."""
+    from pkm_control.trajectory.streaming import MAX_CLOCK_JUMP_NS
+
+    s = scheduler(kin)
+    s.load({"type": "circle", "radius": 0.02, "normal": [0, 0, 1], "speed": 0.1, "laps": 3, "ramp_time": 0.2})
+    s.start()
+    s.advance(0)
+    s.advance(400 * DT)
+    published = s.published_until
+    for t in (200 * DT, 400 * DT + MAX_CLOCK_JUMP_NS + DT, 10**15):
+        with pytest.raises(InvalidInputError, match="clock"):
+            s.advance(t)
+        assert s.now_ns == 400 * DT and s.published_until == published and s.active is not None
+    s.advance(400 * DT + MAX_CLOCK_JUMP_NS)              # the largest step ahead is accepted
+    chunks, _ = s.advance(0)                             # a reset of the time source
+    assert chunks[0].times_ns[0] == 0

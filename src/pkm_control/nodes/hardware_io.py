@@ -4,6 +4,9 @@
   ``hardware`` node, or a ros2_control controller manager with a joint_state_broadcaster and a
   forward_command_controller): it reads the actuated joints from ``/joint_states`` and writes the
   commands to ``/<controller_name>/commands`` (std_msgs/Float64MultiArray), ros2_control's names.
+  A state whose stamp is not after the last one (out of order, repeated) is rejected, except a stamp
+  of 0 (the robot was reset); a stale one (older than state_timeout) engages the controller's safe
+  behaviour.
 * ``SimulationTopics``: what a simulated robot publishes besides its measurement: ``/clock`` (it is
   the time source) and its ground truth, every joint on ``/hardware/ground_truth/joint_states`` and
   the exact platform pose on ``/hardware/platform_pose`` (tests and plots, never the controller).
@@ -11,6 +14,7 @@
 
 from __future__ import annotations
 
+from ..errors import InvalidInputError
 from ..hardware.interface import HardwareInterface
 from .messages import commands_msg, joint_state_msg, parse_joint_state, pose_stamped_msg, stamp_msg, to_ns
 from .runtime import guarded
@@ -36,7 +40,11 @@ class TopicHardware(HardwareInterface):
 
     def _on_state(self, msg):
         meas = parse_joint_state(msg, self.ctx.joint_names, self.ctx.actuated_joints)
-        self.measurement, self.measurement_ns = meas, to_ns(msg.header.stamp)
+        t = to_ns(msg.header.stamp)
+        if self.measurement_ns is not None and t <= self.measurement_ns and t != 0:
+            raise InvalidInputError(f"joint_states stamp {t * 1e-9:.6f} s is not after the last one "
+                                    f"{self.measurement_ns * 1e-9:.6f} s (out of order or repeated; 0 = a reset)")
+        self.measurement, self.measurement_ns = meas, t
         if self._on_measurement is not None:
             self._on_measurement(self.measurement_ns)
 

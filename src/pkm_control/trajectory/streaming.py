@@ -33,6 +33,8 @@ from ..kinematics.task_space import Pose
 
 #: a goal message longer than this is refused before parsing (a trajectory spec is a few hundred bytes)
 MAX_GOAL_BYTES = 65536
+#: the largest step of the clock accepted forward (ns); a step back is accepted only to time zero (a reset)
+MAX_CLOCK_JUMP_NS = 1_000_000_000
 #: deepest nesting of flow collections ([...], {...}) in a goal (a spec needs 3)
 MAX_GOAL_DEPTH = 32
 _QUOTED = re.compile(r'"(?:[^"\\]|\\.)*"|\'[^\']*\'')
@@ -263,12 +265,21 @@ class GoalScheduler:
     # ------------------------------------------------------------------ time
     def advance(self, now_ns: int):
         """Time is now_ns: returns (chunks to publish, events). Events: 'started' (Motion) when a pending
-        start got its time, 'finished' (Motion) when the motion ended; a clock that went back (reset
-        of the time source) restarts the publication from now."""
+        start got its time, 'finished' (Motion) when the motion ended. A clock back to zero (a reset of
+        the time source) restarts the publication from there; a clock that goes back elsewhere or jumps
+        ahead by more than MAX_CLOCK_JUMP_NS (a spoofed or broken time source) raises InvalidInputError
+        and changes nothing."""
         events = []
         now_ns = int(now_ns)
-        if self.now_ns is not None and now_ns < self.now_ns:
-            self.published_until = None
+        if self.now_ns is not None:
+            if now_ns < self.now_ns and now_ns > self.dt_ns:
+                raise InvalidInputError(f"clock went back from {self.now_ns * 1e-9:.6f} s to {now_ns * 1e-9:.6f} s "
+                                        "(only a reset to 0 is accepted)")
+            if now_ns - self.now_ns > MAX_CLOCK_JUMP_NS:
+                raise InvalidInputError(f"clock jumped ahead by {(now_ns - self.now_ns) * 1e-9:.6g} s (limit "
+                                        f"{MAX_CLOCK_JUMP_NS * 1e-9:g} s)")
+            if now_ns < self.now_ns:
+                self.published_until = None
         self.now_ns = now_ns
         if self._pending_start:
             events.append(("started", self._begin(now_ns)))
