@@ -507,7 +507,7 @@ def test_computed_force_parameters_file_at_run_time(ros, tmp_path):
     a bad file is refused with the reason and the previous model stays; reload re-reads the file."""
     from std_srvs.srv import Trigger
 
-    cf = ComputedForceNode(parameter_overrides=params(feedforward_model="rigid"))
+    cf = ComputedForceNode(parameter_overrides=params(feedforward_model="rigid", parameters_dir=str(tmp_path)))
     ros.add_node(cf)
     spy = Spy(ros)
     pub = spy.node.create_publisher(MultiDOFJointTrajectory, "/platform_trajectory", 10)
@@ -538,11 +538,24 @@ def test_computed_force_parameters_file_at_run_time(ros, tmp_path):
     r = cf.set_parameters([Parameter("parameters_file", value=str(tmp_path / "missing.yaml"))])[0]
     assert not r.successful
     assert np.allclose(ff(), tau2, rtol=1e-12)
+    # outside parameters_dir: refused without reading it (a peer must not make the node read any file)
+    outside = tmp_path.parent / "outside.yaml"
+    outside.write_text(yaml_dump({"robot": "palida", "inertia_scale": 5.0, "friction": friction}))
+    r = cf.set_parameters([Parameter("parameters_file", value=str(outside))])[0]
+    assert not r.successful and "outside parameters_dir" in r.reason
+    r = cf.set_parameters([Parameter("parameters_file", value=str(tmp_path / ".." / "outside.yaml"))])[0]
+    assert not r.successful
+    assert not cf.set_parameters([Parameter("parameters_dir", value="/")])[0].successful     # read-only
     good.write_text(yaml_dump({"robot": "palida", "inertia_scale": 3.0, "friction": friction}))
     assert client.wait_for_service(timeout_sec=WAIT)
     fut = client.call_async(Trigger.Request())
     assert spin_until(ros, fut.done) and fut.result().success
     assert np.allclose(ff(), 3 * tau1, rtol=1e-9, atol=1e-9)
+    # without parameters_dir the file cannot change at run time at all
+    locked = ComputedForceNode(parameter_overrides=params(feedforward_model="rigid"))
+    r = locked.set_parameters([Parameter("parameters_file", value=str(good))])[0]
+    assert not r.successful and "parameters_dir" in r.reason
+    locked.destroy_node()
 
 
 # ----------------------------------------------------------------------------- executables

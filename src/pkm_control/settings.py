@@ -38,7 +38,7 @@ NODE_KEYS = {
     "trajectory_generator": ("control_rate", "lookahead", "start_delay", "display_rate", "goal", "auto_start",
                              "initial_pose", "approach_speed", "approach_rate"),
     "inverse_kinematics": ("display_rate", "measured_pose_rate", "initial_pose"),
-    "computed_force": ("feedforward_model", "parameters_file"),
+    "computed_force": ("feedforward_model", "parameters_file", "parameters_dir"),
     "joint_controller": ("hardware", "control_rate", "mode", "feedforward_model", "kp", "kd", "hold_kp", "hold_kd",
                          "force_limit", "safe_behaviour", "state_timeout", "reference_timeout", "lockstep",
                          "lockstep_timeout", "controller_name", "initial_pose", "state_publish_rate", "substeps",
@@ -131,6 +131,14 @@ def gain(key: str, value, n: int | None = None, positive: bool = False) -> list:
     return [float(x) for x in arr]
 
 
+def inside(path: str, directory: str) -> bool:
+    """The real path of ``path`` lies inside the real path of ``directory`` (links resolved)."""
+    import os
+
+    real, root = os.path.realpath(path), os.path.realpath(directory)
+    return os.path.commonpath([real, root]) == root
+
+
 def validate(key: str, value, n_actuated: int, force_limit=None):
     """A run-time value of a RUNTIME_KEYS parameter, checked (module docstring); InvalidInputError if not.
 
@@ -153,8 +161,8 @@ def validate(key: str, value, n_actuated: int, force_limit=None):
             raise InvalidInputError(f"feedforward_model must be one of {FEEDFORWARD_MODELS}, got {value!r}")
         return value
     if key == "parameters_file":
-        if not isinstance(value, str):
-            raise InvalidInputError(f"parameters_file must be a path string, got {value!r}")
+        if not isinstance(value, str) or len(value) > 4096:
+            raise InvalidInputError(f"parameters_file must be a path string, got {str(value)[:100]!r}")
         return value
     if key in FLOAT_KEYS:
         x = check_number(f"'{key}'", value)

@@ -17,10 +17,13 @@ Publishes
 Services
   ~/reload_parameters    std_srvs/Trigger   re-read parameters_file (after editing it) and rebuild the model
 
-Node parameters (besides the common ones; both run time: setting one rebuilds the model, a model
-that cannot be built is refused with the reason and the old one stays)
+Node parameters (besides the common ones; the first two are run time: setting one rebuilds the model,
+a model that cannot be built is refused with the reason and the old one stays)
   feedforward_model  none | rigid | rigid+friction     (default: the controller's)
-  parameters_file    model parameter YAML (pkm_control.control.feedforward schema); '' = the config's
+  parameters_file    model parameter YAML (pkm_control.control.feedforward schema); '' = the config's.
+                     At start-up any path; at run time only a file inside parameters_dir (a peer on the
+                     domain must not make this node read an arbitrary file)
+  parameters_dir     read-only; '' (default) = parameters_file cannot change at run time
 A point whose motion the model rejects (unreachable, singular) is counted, logged and replaced
 by the last valid forces (never NaN).
 """
@@ -32,6 +35,7 @@ from rclpy.node import Node
 
 from ..control.feedforward import FeedforwardModel
 from ..errors import InvalidInputError, PkmError
+from ..settings import inside
 from ..kinematics.task_space import Pose
 from .messages import joint_trajectory_msg, parse_platform_trajectory, to_ns
 from .runtime import COMMON_PARAMS, Diagnostics, declare_settings, guarded, run_node
@@ -67,6 +71,13 @@ class ComputedForceNode(Node):
 
     def on_change(self, key, value):
         """feedforward_model / parameters_file set at run time: the new model, or the set is refused."""
+        if key == "parameters_file" and value:
+            root = self.s["parameters_dir"]
+            if not root:
+                raise InvalidInputError("parameters_file can change at run time only inside parameters_dir, which is "
+                                        "not set (set it at start-up)")
+            if not inside(value, root):
+                raise InvalidInputError(f"parameters_file {value!r} is outside parameters_dir {root!r}")
         model = value if key == "feedforward_model" else self.s["feedforward_model"]
         path = value if key == "parameters_file" else self.s["parameters_file"]
         self.ff = self.build(model, path)
