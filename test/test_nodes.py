@@ -646,6 +646,7 @@ def test_generator_start_stop_services(ros):
     gen = TrajectoryGeneratorNode(parameter_overrides=params(auto_start=False))
     ros.add_node(gen)
     spy = Spy(ros)
+    measured = spy.node.create_publisher(PoseStamped, "/platform_pose", 10)
     clock = spy.node.create_publisher(Clock, "/clock", 10)
     goal = spy.node.create_publisher(String, "/trajectory_generator/goal", 10)
     start = spy.node.create_client(Trigger, "/trajectory_generator/start")
@@ -655,7 +656,19 @@ def test_generator_start_stop_services(ros):
     def tick(t_ns):
         clock.publish(Clock(clock=Time(sec=t_ns // 10**9, nanosec=t_ns % 10**9)))
         assert spin_until(ros, lambda: gen.sched.now_ns == t_ns)
+    # nothing is published before the measured pose is known: references start from it
+    clock.publish(Clock(clock=Time(sec=0, nanosec=0)))
+    assert spin_until(ros, lambda: spy.count["/clock"] > 0)
+    assert gen.sched.now_ns is None and spy.count["/platform_trajectory"] == 0
+    pose = HOME.position
+    msg = PoseStamped()
+    msg.pose.position.x, msg.pose.position.y, msg.pose.position.z = map(float, pose)
+    msg.pose.orientation.w = 1.0
+    assert spin_until(ros, lambda: measured.get_subscription_count() > 0)
+    measured.publish(msg)
+    assert spin_until(ros, lambda: gen.measured is not None)
     tick(0)
+    assert np.allclose(gen.sched.hold.position, pose, atol=1e-15)
     goal.publish(String(data="{type: point_to_point, goal: [0.05, 0, -0.85, 0, 0, 0], duration: 1.0}"))
     assert spin_until(ros, lambda: gen.sched.loaded is not None)
     assert gen.sched.active is None
@@ -677,6 +690,42 @@ def test_generator_start_stop_services(ros):
     assert not _call(ros, start).success        # nothing loaded any more
     assert spin_until(ros, lambda: spy.count["/platform_trajectory"] > 0)
     assert not spy.nonfinite
+
+
+def test_references_start_from_the_measured_pose_after_a_restart_and_a_reset(ros):
+    """The robot is moved 1 cm by a goal; a restarted generator holds where the robot IS (not at its
+    initial pose); after /hardware/reset (the robot back at its start, the clock back to zero) the references
+    start again from the measured pose: no reference step in either case."""
+    from std_srvs.srv import Trigger
+
+    goal = "{type: point_to_point, goal: [0.01, 0.0, -0.85, 0.0, 0.0, 0.0], duration: 0.1}"
+    gen, ik, cf, ctl = graph(ros, "cf_rb_friction", goal=goal)
+    assert spin_until(ros, lambda: ctl.k > 400 and gen.sched.active is None)
+    ros.remove_node(gen)
+    gen.destroy_node()
+    gen = TrajectoryGeneratorNode(parameter_overrides=params(controller="cf_rb_friction"))
+    ros.add_node(gen)
+    k = ctl.k
+    assert spin_until(ros, lambda: ctl.k > k + 200)
+    assert np.abs(gen.sched.hold.position - [0.01, 0.0, -0.85]).max() < 1e-4        # where the robot is
+    assert ctl.diag.safe_behaviour == "none" and ctl.loop.controller.safe_entries == 0
+    jumps = []
+    period = ctl.period
+
+    def traced(t):
+        ref = ctl.loop.references.at(t)
+        if ref is not None:
+            jumps.append(np.abs(ref[:6] - truth(ctl).position[ACT]).max())
+        period(t)
+    ctl.period = traced
+    spy = Spy(ros)
+    client = spy.node.create_client(Trigger, "/hardware/reset")
+    assert client.wait_for_service(timeout_sec=WAIT)
+    fut = client.call_async(Trigger.Request())
+    assert spin_until(ros, fut.done) and fut.result().success
+    assert spin_until(ros, lambda: ctl.k > 300 and len(jumps) > 300)
+    assert np.allclose(gen.sched.hold.position, HOME.position, atol=1e-4)
+    assert max(jumps) < 2e-4, max(jumps)              # the references never stepped away from the robot
 
 
 def test_benchmark_circle_from_its_start_pose(ros):

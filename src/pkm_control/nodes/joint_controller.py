@@ -23,10 +23,12 @@ Publishes
   /joint_states            sensor_msgs/JointState            (hardware: sim) EVERY joint from the state
                                                              estimator (measured actuated joints, passive and
                                                              platform joints by forward kinematics), effort =
-                                                             applied force, at state_publish_rate (sim time)
+                                                             applied force, at state_publish_rate (sim time;
+                                                             default 250 Hz, enough for RViz and TF)
   /estimated_joint_states  sensor_msgs/JointState            (hardware: topics) the same
   /clock                   rosgraph_msgs/Clock               (hardware: sim) sim time, every period
-  /hardware/ground_truth/joint_states, /hardware/platform_pose   (hardware: sim) the plant's exact state
+  /hardware/ground_truth/joint_states, /hardware/platform_pose   (hardware: sim) the plant's exact state,
+                                                             every period
   /<controller_name>/commands   std_msgs/Float64MultiArray   (hardware: topics) actuator forces
   /diagnostics             diagnostic_msgs/DiagnosticArray   rate, deadline misses, cycle time, plant step,
                                                              safe behaviour and its entries, saturations
@@ -261,23 +263,22 @@ class JointControllerNode(Node):
                                     if k != "deadline_misses"})
 
     def publish_state(self, t_ns: int, force: bool = False):
-        """Every joint from the state estimator (and, simulated, the ground truth) at state_publish_rate."""
-        rate = self.s["state_publish_rate"]
-        slot = t_ns // int(1e9 / rate) if rate > 0 else t_ns
-        if slot == self._publish_slot and not force:
-            return
-        self._publish_slot = slot
+        """The simulated robot's ground truth every period; every joint from the state estimator at
+        state_publish_rate (sim time)."""
         hw = self.loop.hardware
-        meas = hw.read()
-        if meas is None:
-            return
         try:
+            if self.sim:
+                self.sim_topics.ground_truth(t_ns, hw.ground_truth())
+            rate = self.s["state_publish_rate"]
+            slot = t_ns // int(1e9 / rate) if rate > 0 else t_ns
+            meas = hw.read()
+            if (slot == self._publish_slot and not force) or meas is None:
+                return
+            self._publish_slot = slot
             est = self.loop.controller.estimate(meas, joints=True)
             effort = np.zeros(len(est.q))
             effort[self.ctx.model.actuated_idx] = meas.effort
             self.pub_state.publish(joint_state_msg(t_ns, self.ctx.joint_names, est.q, est.v, effort))
-            if self.sim:
-                self.sim_topics.ground_truth(t_ns, hw.ground_truth())
         except PkmError as exc:
             self.diag.reject("state estimate", exc)
 

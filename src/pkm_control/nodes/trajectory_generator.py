@@ -4,6 +4,8 @@ usage: trajectory_generator [--help] [--ros-args -p robot:=palida -p goal:='{typ
 
 Subscribes
   /clock                   rosgraph_msgs/Clock          sim time (joint_controller's; lockstep-safe timing)
+  /platform_pose           geometry_msgs/PoseStamped    the measured platform pose (state estimator of the
+                                                        inverse_kinematics node): where references start
   ~/goal                   std_msgs/String              a trajectory spec in YAML or JSON, as taken by
                                                         pkm_control.trajectory.trajectory_from_spec, e.g.
                                                         "{type: point_to_point, goal: [0, 0, -0.8, 0, 0, 0],
@@ -24,8 +26,11 @@ Services
                                               now + start_delay (a velocity step for the controller)
 
 Behaviour (pkm_control.trajectory.streaming.GoalScheduler): idle, the reference is a hold at the
-last desired pose (initially initial_pose), streamed like any trajectory, so the controllers always
-have a reference. A goal is parsed, built and checked for reachability over its whole duration; a
+last desired pose, streamed like any trajectory, so the controllers always have a reference. The
+references start from the MEASURED pose: nothing is published until a /platform_pose of the
+current timeline has arrived, at start-up, after a restart of this node, and after a reset of the
+time source (the clock back to zero, /hardware/reset); the goal parameter is loaded from there.
+A goal is parsed, built and checked for reachability over its whole duration; a
 goal that fails is rejected, logged and counted, and the robot keeps holding. A goal received while
 a motion runs is rejected (call ~/stop first). If the goal starts away from the held pose, a quintic
 approach move (peak speed approach_speed m/s, approach_rate rad/s) is put in front. The motion
@@ -45,8 +50,9 @@ import time
 from rclpy.node import Node
 
 from ..errors import PkmError
+from ..kinematics.task_space import Pose
 from ..trajectory.streaming import GoalScheduler, parse_goal
-from .messages import period_ns, platform_trajectory_msg, pose_stamped_msg, to_ns
+from .messages import finite, period_ns, platform_trajectory_msg, pose_stamped_msg, rotations, to_ns
 from .runtime import COMMON_PARAMS, Diagnostics, declare_settings, guarded, run_node
 
 __doc__ += "\n" + COMMON_PARAMS
@@ -74,6 +80,7 @@ class TrajectoryGeneratorNode(Node):
         self.diag = Diagnostics(self, s["diagnostics_period"])
         self.diag.extra["robot"] = self.ctx.robot
         self._display_slot = None
+        self._goal_loaded = False
         self._clock_changed = time.monotonic()
         self.reoffers = 0
         self.pub_traj = self.create_publisher(MultiDOFJointTrajectory, "/platform_trajectory", 10)
@@ -81,13 +88,15 @@ class TrajectoryGeneratorNode(Node):
         latched = QoSProfile(depth=10, durability=DurabilityPolicy.TRANSIENT_LOCAL)
         self.pub_status = self.create_publisher(String, "~/status", latched)
         self.sub_clock = self.create_subscription(Clock, "/clock", guarded(self.diag, "clock")(self.on_clock), 10)
+        self.measured = None             # (stamp ns, Pose): the latest measured platform pose
+        self.awaiting_measurement = True
+        self.sub_pose = self.create_subscription(PoseStamped, "/platform_pose",
+                                                 guarded(self.diag, "platform_pose")(self.on_pose), 10)
         self.sub_goal = self.create_subscription(String, "~/goal", guarded(self.diag, "goal")(self.on_goal), 10)
         self.reoffer_timer = self.create_timer(0.25, guarded(self.diag, "re-offer")(self.on_reoffer),
                                                clock=WallClock(clock_type=ClockType.STEADY_TIME))
         self.srv_start = self.create_service(Trigger, "~/start", self.on_start)
         self.srv_stop = self.create_service(Trigger, "~/stop", self.on_stop)
-        if s["goal"]:
-            self.load(s["goal"], "goal parameter")
 
     def on_change(self, key, value):
         if key in ("approach_speed", "approach_rate"):
@@ -145,12 +154,30 @@ class TrajectoryGeneratorNode(Node):
         return response
 
     # ------------------------------------------------------------------ time
+    def on_pose(self, msg):
+        p = msg.pose.position
+        q = msg.pose.orientation
+        pose = Pose(finite("platform_pose position", [p.x, p.y, p.z]), rotations([q.x, q.y, q.z, q.w]))
+        self.measured = (to_ns(msg.header.stamp), self.ctx.kin.validate(pose)[0])
+
     def on_clock(self, msg):
         now = to_ns(msg.clock)
         if now != self.sched.now_ns:
             self._clock_changed = time.monotonic()
-        if self.sched.now_ns is not None and now < self.sched.now_ns:
+        if self.sched.now_ns is not None and now < self.sched.now_ns and now <= self.sched.dt_ns:
+            # the time source was reset (the robot is back at its start): start over from the measured pose
             self._display_slot = None
+            self.sched.reset(self.sched.hold)
+            self.awaiting_measurement = True
+            self.get_logger().info("clock reset: references start again from the measured pose")
+        if self.awaiting_measurement:
+            if self.measured is None or self.measured[0] > now:
+                return                   # no measurement of this timeline yet: publish nothing
+            self.sched.hold = self.measured[1]
+            self.awaiting_measurement = False
+            if self.s["goal"] and self.sched.now_ns is None and not self._goal_loaded:
+                self._goal_loaded = True
+                self.load(self.s["goal"], "goal parameter")
         chunks, events = self.sched.advance(now)
         for kind, motion in events:
             if kind == "started":
