@@ -201,7 +201,8 @@ def cmd_ik(args):
                       + ("" if a is None else f" {j['acceleration']:12.6g}") for j in joints]
     unit = "deg for revolute joints" if args.deg else "m / rad"
     lines.append(f"closure residual: {res:.3g} m   (* = actuated; {unit})")
-    _emit(args, {"robot": clm.name, "variant": clm.variant, "joints": joints, "closure_residual": res}, "\n".join(lines))
+    _emit(args, {"robot": clm.name, "variant": clm.variant, "joints": joints, "closure_residual": res},
+          "\n".join(lines))
 
 
 def cmd_fk(args):
