@@ -1,26 +1,119 @@
 """The `pkm` command line: every subcommand, JSON output, units, and errors."""
 
+import argparse
 import json
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from pkm_control.cli import main
+from pkm_control.cli import NEGATIVE_NUMBER, build_parser, main
 from pkm_control.kinematics import robot_kinematics
 
 
 def run(capsys, *argv):
-    code = main(list(argv))
+    """(exit status, stdout, stderr) of `pkm argv`, argparse's exits included."""
+    try:
+        code = main(list(argv))
+    except SystemExit as exc:
+        code = exc.code
     out = capsys.readouterr()
     return code, out.out, out.err
 
 
-def test_help_at_every_level(capsys):
-    for argv in ([], ["ik"], ["fk"], ["jacobian"], ["workspace"], ["info"], ["bench"], ["tour"], ["demo"]):
-        with pytest.raises(SystemExit) as exc:
-            main(argv + ["--help"])
-        assert exc.value.code == 0
-        assert "usage: pkm" in capsys.readouterr().out
+def subcommands():
+    (sub,) = [a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)]
+    return list(sub.choices)
+
+
+# which of the shared flags each subcommand offers: only where they do something
+COMMON_FLAGS = {"info": {"--json", "--deg"}, "ik": {"--json", "--deg"}, "fk": {"--json", "--deg"},
+                "jacobian": {"--json", "--deg"}, "workspace": {"--json", "--deg"}, "id": {"--json", "--deg"},
+                "reproduce": {"--json"}, "bench": {"--json"}, "bringup": set(), "tour": {"--json", "--deg"},
+                "demo": {"--json"}}
+
+
+def test_help_at_every_level_is_plain_and_offers_only_working_flags(capsys):
+    assert set(subcommands()) == set(COMMON_FLAGS)
+    for argv in [[]] + [[name] for name in subcommands()]:
+        code, out, _ = run(capsys, *argv, "--help")
+        assert code == 0 and "usage: pkm" in out
+        assert "``" not in out, f"RST markup in pkm {' '.join(argv)} --help"
+        if argv:
+            offered = {flag for flag in ("--json", "--deg") if f"[{flag}]" in out}
+            assert offered == COMMON_FLAGS[argv[0]], argv[0]
+
+
+@pytest.mark.parametrize("text", ["-4.5e-05", "1E3", ".5", "-0", "-.5", "+1", "-1.", "-2E+3", "-1_000.5", "7"])
+def test_every_float_syntax_is_a_value(text):
+    args = build_parser().parse_args(["ik", "--robot", "stewart", "--pose", text, text, "--twist", text])
+    assert args.pose == [float(text)] * 2 and args.twist == [float(text)]
+
+
+def test_negative_exponent_pose_from_the_bug_report(capsys):
+    x = ["-0.003", "0.003", "1.2", "-0.002", "-4.5e-05", "-0.0005"]
+    code, out, err = run(capsys, "ik", "--robot", "stewart", "--pose", *x, "--json")
+    assert code == 0, err
+    joints = {j["name"]: j["position"] for j in json.loads(out)["joints"]}
+    platform = [joints[f"platform_{k}"] for k in ("x", "y", "z", "roll", "pitch", "yaw")]
+    np.testing.assert_allclose(platform, [float(v) for v in x], rtol=0, atol=1e-15)  # angles via R
+
+
+@pytest.mark.parametrize("text", ["nan", "NaN", "-nan", "inf", "-inf", "+inf", "infinity", "-Infinity", "INF"])
+@pytest.mark.parametrize("argv", [["ik", "--robot", "stewart", "--pose", "0", "0", "1"],
+                                  ["fk", "--robot", "delta", "--joints", "0.3", "0.3"],
+                                  ["workspace", "--robot", "delta", "--scale"],
+                                  ["id", "--robot", "delta", "--pose", "0", "0", "-0.3", "--wrench", "0", "0", "0", "0",
+                                   "0"],
+                                  ["bench", "kinematics", "--samples"],
+                                  ["bringup", "--duration"],
+                                  ["demo", "--radius"]], ids=lambda argv: argv[0])
+def test_nan_and_inf_are_refused_naming_the_option(capsys, argv, text):
+    with pytest.raises(SystemExit) as exc:
+        build_parser().parse_args(argv + [text])  # parsing only: nothing starts even if the check were lost
+    err = capsys.readouterr().err
+    option = [a for a in argv if a.startswith("--")][-1]
+    assert exc.value.code == 2 and err.count("\n") == 1 and f"argument {option}:" in err and repr(text) in err
+
+
+FORMATS = [repr, "%e".__mod__, "%E".__mod__, "%g".__mod__]
+
+
+@settings(deadline=None)  # number of examples: the active hypothesis profile
+@given(st.lists(st.floats(allow_nan=False, allow_infinity=False), min_size=1, max_size=6), st.sampled_from(FORMATS))
+def test_random_floats_round_trip_through_the_parser(values, fmt):
+    texts = [fmt(v) for v in values]
+    for argv in (["ik", "--robot", "stewart", "--pose"], ["fk", "--robot", "delta", "--joints"],
+                 ["workspace", "--robot", "delta", "--fixed"]):
+        args = build_parser().parse_args(argv + texts + ["--json"])
+        parsed = getattr(args, argv[-1][2:])
+        assert parsed == [float(t) for t in texts] and args.json
+        if fmt is repr:
+            assert parsed == values
+
+
+# run() empties capsys after each call, so sharing the fixture between examples is safe
+@settings(deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.floats(-0.02, 0.02), min_size=3, max_size=3), st.sampled_from(FORMATS))
+def test_random_floats_round_trip_through_ik_json(capsys, offset, fmt):
+    texts = [fmt(h + o) for h, o in zip((0.0, 0.0, -0.3), offset)]
+    code, out, err = run(capsys, "ik", "--robot", "delta", "--pose", *texts, "--json")
+    assert code == 0, err
+    joints = {j["name"]: j["position"] for j in json.loads(out)["joints"]}
+    assert [joints[f"platform_{k}"] for k in "xyz"] == [float(t) for t in texts]
+
+
+@settings(max_examples=2000, deadline=None)  # a regex match per example: 2000 cost ~1 s in any profile
+@given(st.text(alphabet="0123456789\u0663\uff11._eE+-infatyINFATY", max_size=12))
+def test_negative_number_matcher_agrees_with_float(tail):
+    text = "-" + tail
+    try:
+        float(text)
+        number = True
+    except ValueError:
+        number = False
+    assert bool(NEGATIVE_NUMBER.match(text)) == number, text
 
 
 def test_info_lists_robots_and_describes_one(capsys):
@@ -71,8 +164,46 @@ def test_errors_are_reported_not_raised(capsys):
     assert code == 2 and ("UnreachablePoseError" in err or "JointLimitError" in err)
     code, _, err = run(capsys, "ik", "--robot", "nosuchrobot", "--pose", "0", "0", "1")
     assert code == 2 and "nosuchrobot" in err
-    with pytest.raises(SystemExit, match="6 values"):
-        main(["ik", "--robot", "stewart", "--pose", "0", "0", "1"])
+    code, _, err = run(capsys, "ik", "--robot", "stewart", "--pose", "0", "0", "1")
+    assert code == 2 and "--pose needs 6 values (x y z roll pitch yaw), got 3" in err
+
+
+MALFORMED = [
+    [], ["nosuchcommand"],
+    ["info", "--robot", "nosuchrobot"], ["info", "--variant", "3-6"],
+    ["info", "--robot", "stewart", "--variant", "9-9"],
+    ["ik", "--robot", "stewart", "--pose", "0", "0", "1"], ["ik", "--robot", "stewart", "--pose", "0", "0", "x"],
+    ["ik", "--robot", "stewart", "--pose", "0", "0", "1.2", "0", "0", "0", "--twist", "1"],
+    ["ik", "--robot", "stewart", "--pose", "0", "0", "1.2", "0", "0", "0", "--twist", *"000000", "--accel", "1"],
+    ["ik", "--pose", "0", "0", "1"],
+    ["fk", "--robot", "delta", "--joints", "0.3"], ["fk", "--robot", "delta", "--joints", *["0.3"] * 3, "--guess", "0"],
+    ["jacobian", "--robot", "delta", "--pose", "0", "0"],
+    ["workspace", "--robot", "delta", "--vary", "q"], ["workspace", "--robot", "delta", "--fixed", "0"],
+    ["workspace", "--robot", "delta", "--resolution", "0"], ["workspace", "--robot", "delta", "--resolution", "4.5"],
+    ["workspace", "--robot", "delta", "--resolution", "3", "--plot", "/nonexistent/dir/ws.png", "--json"],
+    ["id", "--robot", "delta", "--pose", "0", "0", "-0.3", "--method", "nosuchmethod"],
+    ["id", "--robot", "delta", "--pose", "0", "0", "-0.3", "--method", "virtual_work", "--wrench", *"000000"],
+    ["id", "--robot", "delta", "--pose", "0", "0", "-0.3", "--wrench", "0", "0"],
+    ["id", "--robot", "delta", "--pose", "0", "0", "-0.3", "--accel", "1"],
+    ["reproduce", "nosuch"], ["reproduce", "lopes", "--out", "/proc/no/such/dir"],
+    ["bench", "nosuch"], ["bench", "kinematics", "--samples", "-5"], ["bench", "kinematics", "--robot", "nosuchrobot"],
+    ["bringup", "--robot", "nosuchrobot", "--dry-run"], ["bringup", "--variant", "9-9", "--dry-run"],
+    ["bringup", "--deg"], ["tour", "--robot", "delta"], ["demo", "--laps", "x"], ["demo", "--deg"],
+]
+
+
+@pytest.mark.parametrize("argv", MALFORMED, ids=" ".join)
+def test_malformed_input_exits_2_with_one_line(capsys, argv):
+    code, _, err = run(capsys, *argv)
+    assert code == 2 and err.count("\n") == 1 and err.startswith("pkm"), err
+
+
+def test_errors_under_deg_show_the_degrees_typed(capsys):
+    code, _, err = run(capsys, "ik", "--robot", "stewart", "--pose", "0", "0", "1.2", "80", "0", "0", "--deg")
+    assert code == 2 and err.count("\n") == 1
+    assert "angles in degrees: --pose 0 0 1.2 80 0 0" in err and "m and rad" in err
+    code, _, err = run(capsys, "ik", "--robot", "stewart", "--pose", "0", "0", "1.2", "80", "0", "0")
+    assert code == 2 and "degrees" not in err
 
 
 def test_workspace_with_plot(capsys, tmp_path):

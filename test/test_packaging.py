@@ -72,10 +72,14 @@ def test_package_xml_declares_ament_python_and_dependencies(setup_kwargs):
     deps = {e.text for tag in ('depend', 'exec_depend') for e in root.findall(tag)}
     required = {
         'rclpy', 'std_msgs', 'sensor_msgs', 'geometry_msgs', 'trajectory_msgs',
-        'visualization_msgs', 'std_srvs', 'diagnostic_msgs', 'rosgraph_msgs',
-        'python3-numpy', 'python3-scipy', 'python3-yaml', 'pinocchio', 'xacro',
+        'std_srvs', 'diagnostic_msgs', 'rosgraph_msgs',
+        'python3-numpy', 'python3-scipy', 'python3-yaml', 'python3-numba', 'pinocchio', 'xacro',
     }
     assert required <= deps, f'missing in package.xml: {sorted(required - deps)}'
+    # and no message package that nothing imports
+    code = '\n'.join(p.read_text() for d in ('src', 'launch') for p in sorted((REPO / d).rglob('*.py')))
+    unused = sorted(d for d in deps if d.endswith('_msgs') and not re.search(rf'^\s*(from|import) {d}\b', code, re.M))
+    assert not unused, f'declared in package.xml but imported nowhere in src/ or launch/: {unused}'
     tests = {e.text for tag in ('depend', 'test_depend') for e in root.findall(tag)}
     assert 'python3-pytest' in tests
 

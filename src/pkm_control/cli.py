@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 
 import numpy as np
 
-from .errors import PkmError
+from .errors import InvalidInputError, PkmError, check_number
 
 EXAMPLES = """examples:
   pkm info                                   list the robots and their variants
@@ -33,6 +34,54 @@ EXAMPLES = """examples:
   pkm tour
   pkm demo
 """
+
+
+# ----------------------------------------------------------------------------- parsing
+
+_DIGITS = r"\d(?:_?\d)*"
+_DECIMAL = rf"(?:(?:{_DIGITS})?\.{_DIGITS}|{_DIGITS}\.?)(?:e[+-]?{_DIGITS})?"
+#: a negative number as float() reads it (the floatvalue grammar of the Python docs, nan and inf included, so
+#: that they reach finite_float and are refused there by name): -4.5e-05, -.5, -1E3, -0, -inf
+NEGATIVE_NUMBER = re.compile(rf"-(?:{_DECIMAL}|inf(?:inity)?|nan)\Z", re.IGNORECASE)
+
+
+def finite_float(text: str) -> float:
+    """argparse type of every float option: any float() spelling; nan and inf are refused."""
+    try:
+        return check_number("value", text)
+    except InvalidInputError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def count(text: str) -> int:
+    """argparse type of a number of samples or grid points: a whole number >= 1, in any float spelling (1e5)."""
+    x = finite_float(text)
+    if x < 1 or not x.is_integer():
+        raise argparse.ArgumentTypeError(f"value must be a whole number >= 1, got {text!r}")
+    return int(x)
+
+
+class Parser(argparse.ArgumentParser):
+    """The parser of ``pkm`` and, through add_subparsers, of every subcommand.
+
+    * A token that float() reads as a negative number is a value, not an option: argparse's own
+      ``_negative_number_matcher`` knows only -1 and -1.5, not -4.5e-05 or -.5.
+    * ``type=float`` means finite_float, also for the options other modules add (bringup, demo).
+    * An error is one line on stderr and exit status 2.
+    """
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._negative_number_matcher = NEGATIVE_NUMBER
+        self.register("type", float, finite_float)
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def _plain(doc: str) -> str:
+    """A docstring as help text: without the RST double backticks."""
+    return doc.replace("``", "")
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -58,7 +107,7 @@ def _revolute_mask(clm):
 def _task_in(kin, values, deg, what):
     x = np.asarray(values, float)
     if x.shape != (kin.task.dim,):
-        raise SystemExit(f"pkm: {what} needs {kin.task.dim} values ({' '.join(kin.task.names)}), got {len(x)}")
+        raise InvalidInputError(f"{what} needs {kin.task.dim} values ({' '.join(kin.task.names)}), got {len(x)}")
     if deg:
         x = np.where(_angular_mask(kin), np.radians(x), x)
     return x
@@ -96,6 +145,8 @@ def cmd_info(args):
     from .description import load_robot, robot_names, robot_variants
 
     if not args.robot:
+        if args.variant:
+            raise InvalidInputError(f"--variant {args.variant} needs --robot")
         rows = {name: robot_variants(name) for name in robot_names()}
         text = "robots (variants; the first is the default):\n" + "\n".join(
             f"  {n:18s} {', '.join(v) if any(v) else '-'}" for n, v in rows.items())
@@ -151,7 +202,8 @@ def cmd_ik(args):
                       + ("" if a is None else f" {j['acceleration']:12.6g}") for j in joints]
     unit = "deg for revolute joints" if args.deg else "m / rad"
     lines.append(f"closure residual: {res:.3g} m   (* = actuated; {unit})")
-    _emit(args, {"robot": clm.name, "variant": clm.variant, "joints": joints, "closure_residual": res}, "\n".join(lines))
+    _emit(args, {"robot": clm.name, "variant": clm.variant, "joints": joints, "closure_residual": res},
+          "\n".join(lines))
 
 
 def cmd_fk(args):
@@ -161,7 +213,8 @@ def cmd_fk(args):
     clm = kin.model
     qa = np.asarray(args.joints, float)
     if qa.shape != (clm.n_actuated,):
-        raise SystemExit(f"pkm: --joints needs {clm.n_actuated} values ({' '.join(clm.actuated_joints)})")
+        raise InvalidInputError(f"--joints needs {clm.n_actuated} values ({' '.join(clm.actuated_joints)}), "
+                                f"got {len(qa)}")
     if args.deg:
         qa = np.where(_revolute_mask(clm)[clm.actuated_idx], np.radians(qa), qa)
     guess = np.asarray(clm.config["home"], float) if args.guess is None else _task_in(kin, args.guess, args.deg,
@@ -267,7 +320,7 @@ def cmd_id(args):
         tau = dyn.inverse_dynamics(pose, twist, accel, wrench=args.wrench, friction=friction).tau
     else:
         if args.wrench is not None:
-            raise SystemExit("pkm: --wrench is supported by the generic method only")
+            raise InvalidInputError(f"--wrench is supported by the generic method only, not by --method {args.method}")
         form = formulation(args.method, dyn)
         # a paper formulation includes friction only where the paper models it (Abdellatif)
         friction = bool(getattr(form, "models_friction", False)) and not args.no_friction
@@ -304,8 +357,11 @@ def cmd_bench(args):
 
 
 def cmd_bringup(args):
+    from .description import robot_config
     from .nodes import bringup
 
+    shared = bringup.parameters(args)["/**"]["ros__parameters"]
+    robot_config(shared["robot"], shared.get("variant"))  # an unknown robot or variant fails here, not in five nodes
     code = bringup.run(args)
     if code:
         raise SystemExit(code)
@@ -327,13 +383,20 @@ def cmd_demo(args):
 
 # ----------------------------------------------------------------------------- parser
 
+#: the flags a subcommand may share, offered only where they do something (add(..., common=...))
+COMMON_FLAGS = {
+    "json": "machine-readable JSON on stdout",
+    "deg": "angles in degrees instead of radians (in and out)",
+}
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="pkm", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter, epilog=EXAMPLES)
+    p = Parser(prog="pkm", description=_plain(__doc__), formatter_class=argparse.RawDescriptionHelpFormatter,
+               epilog=EXAMPLES)
     sub = p.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     def add(name, func, help_, desc=None, robot=True, robot_required=True, common=("json", "deg")):
-        sp = sub.add_parser(name, help=help_, description=desc or help_,
+        sp = sub.add_parser(name, help=help_, description=_plain(desc or help_),
                             formatter_class=argparse.RawDescriptionHelpFormatter)
         if robot:
             sp.add_argument("--robot", required=robot_required,
@@ -341,10 +404,8 @@ def build_parser() -> argparse.ArgumentParser:
             sp.add_argument("--variant", default=None,
                             help="robot variant, e.g. 3-6 for stewart, nonredundant for planar_redundant "
                                  "(default: the robot's default variant)")
-        if "json" in common:
-            sp.add_argument("--json", action="store_true", help="machine-readable JSON on stdout")
-        if "deg" in common:
-            sp.add_argument("--deg", action="store_true", help="angles in degrees instead of radians (in and out)")
+        for flag in common:
+            sp.add_argument(f"--{flag}", action="store_true", help=COMMON_FLAGS[flag])
         sp.set_defaults(func=func)
         return sp
 
@@ -378,7 +439,7 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--volume", action="store_true", help="grid x y z (a volume) instead of a slice")
     sp.add_argument("--fixed", nargs="+", type=float, metavar="X",
                     help="values of the other coordinates (default: home pose)")
-    sp.add_argument("--resolution", type=int, default=41, help="grid points per varied coordinate (default 41)")
+    sp.add_argument("--resolution", type=count, default=41, help="grid points per varied coordinate (default 41)")
     sp.add_argument("--scale", type=float, default=1.5,
                     help="grid span: the config's workspace box scaled about its centre (default 1.5, "
                          "so the edge of the reachable set shows)")
@@ -402,19 +463,20 @@ def build_parser() -> argparse.ArgumentParser:
 
     from .reproduce import REPRODUCTIONS
     sp = add("reproduce", cmd_reproduce, "reproduce a reference paper's figures and tables (PNG, CSV)",
-             "Reproductions:\n" + "\n".join(f"  {k:24s} {v[1]}" for k, v in REPRODUCTIONS.items()), robot=False)
+             "Reproductions:\n" + "\n".join(f"  {k:24s} {v[1]}" for k, v in REPRODUCTIONS.items()), robot=False,
+             common=("json",))
     sp.add_argument("name", choices=list(REPRODUCTIONS), help="which reproduction")
     sp.add_argument("--out", default="results", help="output folder (default: results/)")
 
     sp = add("bench", cmd_bench, "benchmarks that print timings and ratios against a baseline run alongside",
-             robot=False)
+             robot=False, common=("json",))
     sp.add_argument("what", choices=["kinematics", "dynamics", "simulation", "loop"],
                     help="kinematics, dynamics, simulation (the simulated robot's step, compiled beside generic), or "
                          "loop (the real-time control path at 2 kHz against the simulated robot, beside the "
                          "five-process path)")
     sp.add_argument("--robot", nargs="+", default=None,
                     help="robots to run (default: all; simulation and loop: palida)")
-    sp.add_argument("--samples", type=int, default=100_000, help="poses for the batched IK throughput (default 1e5)")
+    sp.add_argument("--samples", type=count, default=100_000, help="poses for the batched IK throughput (default 1e5)")
     sp.add_argument("--controller", default="cf_rb_friction", help="loop: named controller (default cf_rb_friction)")
     sp.add_argument("--seconds", type=float, default=60.0,
                     help="loop: wall seconds of the real-time run (default 60; the baseline runs min(20, S))")
@@ -429,18 +491,31 @@ def build_parser() -> argparse.ArgumentParser:
     sp = add("demo", cmd_demo, "the PaLiDA computed-force benchmark through the ROS 2 node graph (make demo)",
              "Abdellatif sec. V: a circle inclined 30 deg at 1 m/s, three runs (SJ PD, CF rb, CF rb+frict)\n"
              "through the five nodes in lockstep against the simulated palida; prints the tracking table and\n"
-             "writes results/palida_benchmark.json, plots (Figs. 5-6) and CSV.", robot=False)
+             "writes results/palida_benchmark.json, plots (Figs. 5-6) and CSV.", robot=False, common=("json",))
     from .nodes.benchmark import add_arguments as demo_arguments
     demo_arguments(sp)
     return p
+
+
+#: options holding task coordinates, rates or joint positions: their angles are in degrees with --deg
+ANGLE_OPTIONS = ("pose", "twist", "accel", "fixed", "guess", "joints")
+
+
+def _degrees_note(args) -> str:
+    """With --deg: the angle-bearing input as typed, since the model's messages are in SI units and radians."""
+    given = [f"--{name} {' '.join(f'{v:.12g}' for v in getattr(args, name))}"
+             for name in ANGLE_OPTIONS if getattr(args, name, None)]
+    if not (getattr(args, "deg", False) and given):
+        return ""
+    return f" (model values in m and rad unless marked; input with --deg, angles in degrees: {', '.join(given)})"
 
 
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     try:
         args.func(args)
-    except PkmError as exc:
-        print(f"pkm: {type(exc).__name__}: {exc}", file=sys.stderr)
+    except (PkmError, OSError) as exc:  # OSError: an output path that cannot be written
+        print(f"pkm: {type(exc).__name__}: {exc}{_degrees_note(args)}", file=sys.stderr)
         return 2
     return 0
 
