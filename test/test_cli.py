@@ -27,10 +27,11 @@ def subcommands():
     return list(sub.choices)
 
 
-# which of the shared flags each subcommand offers: only where they do something
+# which of the shared flags each subcommand offers: only where they do something (bringup: --json with
+# --exit-when-done, its own option)
 COMMON_FLAGS = {"info": {"--json", "--deg"}, "ik": {"--json", "--deg"}, "fk": {"--json", "--deg"},
                 "jacobian": {"--json", "--deg"}, "workspace": {"--json", "--deg"}, "id": {"--json", "--deg"},
-                "reproduce": {"--json"}, "bench": {"--json"}, "bringup": set(), "tour": {"--json", "--deg"},
+                "reproduce": {"--json"}, "bench": {"--json"}, "bringup": {"--json"}, "tour": {"--json", "--deg"},
                 "demo": {"--json"}}
 
 

@@ -11,6 +11,7 @@ import pytest
 import yaml
 
 from pkm_control.description import robot_names
+from pkm_control.errors import InvalidInputError
 from pkm_control.nodes import NODES, bringup, graph
 from pkm_control.paths import share_dir
 
@@ -184,9 +185,11 @@ def test_bringup_parameters_and_set():
     assert shared == {"robot": "delta", "controller": "computed_torque", "hardware": "sim", "lockstep": False}
     assert doc["joint_controller"]["ros__parameters"]["lockstep_timeout"] == 0.5
     assert doc["trajectory_generator"]["ros__parameters"]["goal"] == "{type: circle, radius: 0.02}"
-    with pytest.raises(SystemExit, match="unknown node"):
+    with pytest.raises(InvalidInputError, match="unknown node"):
         bringup.parameters(bringup.build_parser().parse_args(["--set", "nobody.x=1"]))
-    with pytest.raises(SystemExit, match="unknown node"):      # no hardware node with the robot inside
+    with pytest.raises(InvalidInputError, match="KEY=VALUE"):
+        bringup.parameters(bringup.build_parser().parse_args(["--set", "x"]))
+    with pytest.raises(InvalidInputError, match="unknown node"):      # no hardware node with the robot inside
         bringup.parameters(bringup.build_parser().parse_args(["--set", "hardware.substeps=2"]))
 
 

@@ -172,8 +172,11 @@ def test_random_poses_against_paper_closures_and_finite_differences(kin):
         assert np.abs(K @ m.a + closure_bias(clm, data, m.q, m.v)).max() <= 1e-9
         assert np.allclose(m.v, G @ xd, atol=1e-13)
         # rates and accelerations of every joint (passive ones included) and Jdot: finite differences
-        x_of = lambda t: X + xd * t + 0.5 * xdd * t * t
-        qf = lambda t: kin.inverse(kin.task.pose(x_of(t)), check_limits=False).q
+        def x_of(t):
+            return X + xd * t + 0.5 * xdd * t * t
+
+        def qf(t):
+            return kin.inverse(kin.task.pose(x_of(t)), check_limits=False).q
         vfd, afd = _fd(qf)
         assert _rel(m.v, vfd) <= 1e-6
         assert _rel(m.a, afd) <= 1e-6

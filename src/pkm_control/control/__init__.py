@@ -22,5 +22,5 @@ from .safety import ForceLimits, HoldTarget, ReferenceLimits, SafeBehaviour
 
 __all__ = ["CONTROL", "Command", "ComputedTorque", "ControlCycle", "ControlLoop", "Controller", "CycleResult",
            "DecentralizedPD", "FEEDFORWARD", "FeedforwardModel", "ForceLimits", "HoldTarget", "LAWS", "MEASURED_POSE",
-           "MODELS", "PDFeedforward", "ParameterSet", "ReferenceLimits", "References", "SafeBehaviour", "StateEstimate", "StateEstimator",
-           "load_parameter_set", "make_law", "parameter_set_from_dict", "task_rates"]
+           "MODELS", "PDFeedforward", "ParameterSet", "ReferenceLimits", "References", "SafeBehaviour", "StateEstimate",
+           "StateEstimator", "load_parameter_set", "make_law", "parameter_set_from_dict", "task_rates"]

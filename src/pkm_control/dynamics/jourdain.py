@@ -612,7 +612,8 @@ class Formulation:
                 raise InvalidInputError(f"{name} must have shape {shape}, got {arr.shape}")
         for name, arr in (("positions", P), ("rotations", Rs), ("twists", T), ("accels", Ac)):
             if not np.isfinite(arr).all():
-                raise InvalidInputError(f"{name} must be finite (row {np.flatnonzero(~np.isfinite(arr.reshape(N, -1)).all(axis=1))[0]})")
+                row = np.flatnonzero(~np.isfinite(arr.reshape(N, -1)).all(axis=1))[0]
+                raise InvalidInputError(f"{name} must be finite (row {row})")
         err = np.abs(np.einsum("nji,njk->nik", Rs, Rs) - np.eye(3)).max(axis=(1, 2)) if N else np.zeros(0)
         bad = np.flatnonzero((err > 1e-9) | (np.linalg.det(Rs) <= 0)) if N else []
         if len(bad):

@@ -217,7 +217,8 @@ class Formulation:
             rd = Hr @ st["xdot"]
             ld, phid = float(u @ rd), float(n @ rd) / ls
             rdd = aB - aE
-            phidd = (float(n @ rdd) - 2.0 * ld * phid) / ls            # r'' = l'' u + 2 l' phi' n + l phi'' n - l phi'^2 u
+            # r'' = l'' u + 2 l' phi' n + l phi'' n - l phi'^2 u
+            phidd = (float(n @ rdd) - 2.0 * ld * phid) / ls
             st[f"strut{s}"] = (-math.atan2(sp, cp), -Gphi, -phid, -phidd)
             st[f"J{s + 2}"] = Jl
         return st

@@ -92,7 +92,8 @@ class Kinematics(ParallelKinematics):
         try:
             self.act_rows = np.array([full.index(n) for n in clm.actuated_joints], dtype=int)
         except ValueError as exc:
-            raise InvalidModelError(f"planar_redundant: actuated joints {clm.actuated_joints} must be among {full}") from exc
+            raise InvalidModelError(f"planar_redundant: actuated joints {clm.actuated_joints} must be among "
+                                    f"{full}") from exc
         self._act_rows_list = [int(r) for r in self.act_rows]
         self.na = len(self.act_rows)
         # strut k belongs to column s-1
@@ -191,8 +192,8 @@ class Kinematics(ParallelKinematics):
         for i in (0, 1):
             g = math.remainder(beta[i] - alpha, 2 * math.pi)
             if not (self.cut_link[0] - 1e-12 <= g <= self.cut_link[1] + 1e-12):
-                raise JointLimitError(f"cut joint '{self._cut_names[i]}' (link{i + 1}-platform angle beta_{i + 1} - alpha "
-                                      f"at A1) = {g:.6g} rad is outside its range [{self.cut_link[0]:.6g}, "
+                raise JointLimitError(f"cut joint '{self._cut_names[i]}' (link{i + 1}-platform angle beta_{i + 1} - "
+                                      f"alpha at A1) = {g:.6g} rad is outside its range [{self.cut_link[0]:.6g}, "
                                       f"{self.cut_link[1]:.6g}]")
         for k, s in enumerate(self.struts):
             g = math.remainder(phi[k] - alpha, 2 * math.pi)

@@ -38,6 +38,7 @@ import time
 
 import yaml
 
+from ..errors import InvalidInputError
 from . import estimated_state_topic, graph
 
 GRACE = 5.0     # s between SIGINT and SIGTERM (and SIGTERM and SIGKILL)
@@ -103,11 +104,15 @@ def parameters(args) -> dict:
     for item in args.set:
         key, sep, value = item.partition("=")
         if not sep or not key:
-            raise SystemExit(f"pkm bringup: --set needs [NODE.]KEY=VALUE, got {item!r}")
+            raise InvalidInputError(f"--set needs [NODE.]KEY=VALUE, got {item!r}")
         node, dot, key = key.rpartition(".")
         if dot and node not in per_node:
-            raise SystemExit(f"pkm bringup: --set {item!r}: unknown node {node!r} (nodes: {', '.join(per_node)})")
-        (per_node[node] if dot else shared)[key] = yaml.safe_load(value)
+            raise InvalidInputError(f"--set {item!r}: unknown node {node!r} (nodes: {', '.join(per_node)})")
+        try:
+            parsed = yaml.safe_load(value)
+        except yaml.YAMLError as exc:
+            raise InvalidInputError(f"--set {item!r}: the value is not YAML ({str(exc)[:100]})") from exc
+        (per_node[node] if dot else shared)[key] = parsed
     doc = {"/**": {"ros__parameters": shared}}
     for name, values in per_node.items():
         doc[name] = {"ros__parameters": values}

@@ -6,8 +6,8 @@ The matrix is A, "the inertia seen from the motor" (joint space, kg m^2).
 
 The paper plots the mass matrix of eq. 50 (the simplified model: "the shape of
 this mass matrix is shown in Figures 4 and 5"). We plot it like the paper (3x3
-surfaces, but over x, y in mm and each on its own scale), the full model of eq. 47 (exact for the config, heatmaps), and their
-difference. For each slice and model we give the max/min ratio of every diagonal
+surfaces, but over x, y in mm and each on its own scale), the full model of eq. 47 (exact for the
+config, heatmaps), and their difference. For each slice and model we give the max/min ratio of every diagonal
 inertia. The paper says "the ratio between the maximum and minimum inertias is
 about 2", with more variation at the upper slice and off-diagonal coupling of the
 same order as the diagonal. It also prints the simplified-vs-full error table
