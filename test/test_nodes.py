@@ -203,6 +203,8 @@ def test_quaternion_round_trip():
     R = rotations(q)
     assert np.allclose(np.einsum("nij,nkj->nik", R, R), np.eye(3), atol=1e-14)
     assert np.allclose(quaternions(R), q * np.sign(q[:, 3:4]), atol=1e-12)
+    for k in range(5):             # one matrix (pinocchio) = the batch (scipy)
+        assert np.allclose(quaternions(R[k]), quaternions(R)[k], atol=1e-14)
 
 
 # ----------------------------------------------------------------------------- lockstep

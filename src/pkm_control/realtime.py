@@ -5,7 +5,8 @@ a controller manager's real-time thread does:
 
 * absolute deadlines (no drift from the cycle's own cost): sleep until ``deadline - spin_ns`` (the
   kernel's timer slack is lowered to 1 us with prctl where Linux allows it), then spin on the clock
-  for the last ``spin_ns``;
+  for the last ``spin_ns`` (default half a period: a core kept busy runs the period faster and wakes
+  without the scheduler's latency);
 * a period whose cycle ends after the next deadline is a deadline miss; the runner then skips the
   periods it lost instead of running them back to back;
 * ``prepare_realtime()`` asks for what helps and says what it got: SCHED_FIFO (needs CAP_SYS_NICE or
@@ -50,15 +51,27 @@ class RealtimeSetup:
                 f"gc {'frozen' if self.gc_frozen else 'on'}")
 
 
-def prepare_realtime(priority: int = 80, cpu: int | None = None, switch_interval_s: float = 5e-5) -> RealtimeSetup:
-    """Real-time settings for the calling thread (module docstring); never raises for a missing privilege."""
-    notes = []
-    fifo = False
+def fifo_priority(priority: int) -> str:
+    """SCHED_FIFO at ``priority`` for the calling thread: '' when set, else why not (never raises)."""
     try:
         os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(int(priority)))
-        fifo = True
+        return ""
     except (PermissionError, OSError, AttributeError) as exc:
-        notes.append(f"SCHED_FIFO not set ({type(exc).__name__}: {exc}); running with the default scheduler")
+        return f"SCHED_FIFO not set ({type(exc).__name__}: {exc}); running with the default scheduler"
+
+
+def prepare_realtime(priority: int = 80, cpu: int | None = None, switch_interval_s: float = 5e-5) -> RealtimeSetup:
+    """Real-time settings for the calling thread (module docstring); never raises for a missing privilege.
+
+    The other Python threads of the process share the interpreter lock with this one: a thread that holds
+    it and is preempted by another process stalls the real-time thread (priority inversion through the
+    lock). The caller should therefore give them SCHED_FIFO too, below ``priority`` (``fifo_priority``).
+    """
+    notes = []
+    why = fifo_priority(priority)
+    fifo = not why
+    if why:
+        notes.append(why)
     got_cpu = None
     if cpu is not None:
         try:
@@ -116,11 +129,13 @@ class PeriodicRunner:
     ``stats()`` may be called from another thread while it runs.
     """
 
-    def __init__(self, period_ns: int, spin_ns: int = 100_000, window: int = 1 << 18):
+    def __init__(self, period_ns: int, spin_ns: int | None = None, window: int = 1 << 18):
         if period_ns <= 0:
             raise ValueError(f"period must be > 0 ns, got {period_ns}")
         self.period_ns = int(period_ns)
-        self.spin_ns = int(min(spin_ns, period_ns // 2))
+        # spin the last half period by default: measured here, a loop woken from a sleep ran its period about
+        # 1.5x slower than one that kept its core busy, and the wake-up itself adds up to ~100 us
+        self.spin_ns = int(period_ns // 2 if spin_ns is None else min(spin_ns, period_ns))
         self._stop = False
         self._jitter = np.zeros(int(window))
         self._compute = np.zeros(int(window))

@@ -15,6 +15,9 @@ Figures (from the nodes' own /diagnostics over the run):
   plant step    the simulated robot's step (forward dynamics with friction in every joint, RK4)
   start-up      from starting the joint_controller process to its first /joint_states (warm: the numba
                 cache exists; measured twice, the second is reported)
+
+Both paths publish the estimated joint states and the simulated robot's ground truth at 100 Hz (observation
+topics, not part of the control path; a real drive has no ground truth).
 """
 
 from __future__ import annotations
@@ -44,7 +47,7 @@ def _run_graph(robot, controller, hardware, seconds, quiet):
 
     args = build_parser().parse_args(["--robot", robot, "--controller", controller, "--hardware", hardware,
                                       "--goal", _goal(seconds), "--set", "lockstep=false",
-                                      "--set", "state_publish_rate=100.0"])
+                                      "--set", "state_publish_rate=100.0", "--set", "ground_truth_rate=100.0"])
     rec = GraphRecorder(robot_kinematics(robot), hardware, samples=False)
     g = Graph(args, open(os.devnull, "w") if quiet else sys.stderr)
     try:

@@ -32,7 +32,7 @@ Node parameters (besides the common ones; all read-only)
   control_rate, substeps, friction, command_timeout, safe_behaviour, lockstep, lockstep_timeout,
   controller_name, hold_kp, hold_kd (the hold behaviour's joint PD), force_limit,
   initial_pose (task coordinates of the start; '' = home), wait_for_recorder (lockstep: step only once the
-  ground truth has a subscriber)
+  ground truth has a subscriber), ground_truth_rate (Hz of the ground truth, sim time; 0 = every step)
 """
 
 from __future__ import annotations
@@ -71,6 +71,7 @@ class HardwareNode(Node):
                                                 guarded(self.diag, "command")(self.on_command), 10)
         self.srv_reset = self.create_service(Trigger, "/hardware/reset", self.on_reset)
         self.k = 0                      # steps taken: sim time = k * dt exactly
+        self._truth_slot = None
         self.pending = None             # latest valid command not yet applied
         self.got_first = False
         self.waiting_since = time.monotonic()
@@ -97,7 +98,11 @@ class HardwareNode(Node):
         self.topics.clock(t)
         self.pub_state.publish(joint_state_msg(t, self.ctx.actuated_joints, meas.position, meas.velocity,
                                                meas.effort))
-        self.topics.ground_truth(t, self.plant.ground_truth())
+        rate = self.s["ground_truth_rate"]
+        slot = t // int(1e9 / rate) if rate > 0 else t
+        if slot != self._truth_slot:
+            self._truth_slot = slot
+            self.topics.ground_truth(t, self.plant.ground_truth())
         self.diag.safe_behaviour = self.plant.mode if self.plant.safe_active else "none"
         self.waiting_since = time.monotonic()
 

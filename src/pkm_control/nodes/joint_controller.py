@@ -28,7 +28,7 @@ Publishes
   /estimated_joint_states  sensor_msgs/JointState            (hardware: topics) the same
   /clock                   rosgraph_msgs/Clock               (hardware: sim) sim time, every period
   /hardware/ground_truth/joint_states, /hardware/platform_pose   (hardware: sim) the plant's exact state,
-                                                             every period
+                                                             at ground_truth_rate (default every period)
   /<controller_name>/commands   std_msgs/Float64MultiArray   (hardware: topics) actuator forces
   /diagnostics             diagnostic_msgs/DiagnosticArray   rate, deadline misses, cycle time, plant step,
                                                              safe behaviour and its entries, saturations
@@ -59,8 +59,9 @@ Node parameters (besides the common ones; run time: kp, kd, hold_kp, hold_kd, fo
 safe_behaviour; the others are read-only)
   hardware, control_rate, mode, feedforward_model (computed torque's model), kp, kd, hold_kp, hold_kd,
   force_limit, safe_behaviour, state_timeout, reference_timeout, lockstep, lockstep_timeout,
-  controller_name, initial_pose, state_publish_rate, substeps, friction, command_timeout (the simulated
-  robot's), realtime_priority, realtime_cpu, wait_for_recorder (lockstep: start once the state is recorded)
+  controller_name, initial_pose, state_publish_rate, ground_truth_rate, substeps, friction, command_timeout
+  (the simulated robot's), realtime_priority, realtime_cpu, wait_for_recorder (lockstep: start once the state
+  is recorded)
 """
 
 from __future__ import annotations
@@ -74,7 +75,7 @@ from rclpy.node import Node
 from ..control import (Controller, ControlLoop, FeedforwardModel, ForceLimits, ReferenceLimits, SafeBehaviour,
                        StateEstimator, make_law)
 from ..errors import PkmError
-from ..realtime import PeriodicRunner, prepare_realtime, release_realtime
+from ..realtime import PeriodicRunner, fifo_priority, prepare_realtime, release_realtime
 from . import estimated_state_topic
 from .hardware_io import SimulationTopics, TopicHardware
 from .messages import joint_state_msg, parse_joint_trajectory, period_ns
@@ -124,7 +125,7 @@ class JointControllerNode(Node):
         self.sub_ff = self.create_subscription(JointTrajectory, "/feedforward",
                                                guarded(self.diag, "feedforward")(self.on_feedforward), 10)
         self.k = 0                      # sim: periods stepped, sim time = k * dt exactly
-        self._publish_slot = None
+        self._publish_slots = {}
         self._cycle_us = np.zeros(STATS_WINDOW)       # preallocated: no allocation in the loop
         self._step_us = np.zeros(STATS_WINDOW)
         self._n_stats = 0
@@ -262,19 +263,24 @@ class JointControllerNode(Node):
             self.diag.extra.update({k: (f"{v:.2f}" if isinstance(v, float) else v) for k, v in st.items()
                                     if k != "deadline_misses"})
 
+    def _due(self, what: str, t_ns: int, rate: float, force: bool) -> bool:
+        """t_ns is in another period of ``rate`` (Hz, sim time; 0 = every call) than the last publication."""
+        slot = t_ns // int(1e9 / rate) if rate > 0 else t_ns
+        if slot == self._publish_slots.get(what) and not force:
+            return False
+        self._publish_slots[what] = slot
+        return True
+
     def publish_state(self, t_ns: int, force: bool = False):
-        """The simulated robot's ground truth every period; every joint from the state estimator at
+        """The simulated robot's ground truth at ground_truth_rate, every joint from the state estimator at
         state_publish_rate (sim time)."""
         hw = self.loop.hardware
         try:
-            if self.sim:
+            if self.sim and self._due("truth", t_ns, self.s["ground_truth_rate"], force):
                 self.sim_topics.ground_truth(t_ns, hw.ground_truth())
-            rate = self.s["state_publish_rate"]
-            slot = t_ns // int(1e9 / rate) if rate > 0 else t_ns
             meas = hw.read()
-            if (slot == self._publish_slot and not force) or meas is None:
+            if meas is None or not self._due("state", t_ns, self.s["state_publish_rate"], force):
                 return
-            self._publish_slot = slot
             est = self.loop.controller.estimate(meas, joints=True)
             effort = np.zeros(len(est.q))
             effort[self.ctx.model.actuated_idx] = meas.effort
@@ -336,6 +342,11 @@ class JointControllerNode(Node):
 
     # ------------------------------------------------------------------ real time (own thread)
     def start_realtime(self):
+        # the executor thread (this one) shares the interpreter lock with the loop: SCHED_FIFO below the loop,
+        # so that no other process preempts it while it holds the lock (realtime.prepare_realtime)
+        why = fifo_priority(max(1, int(self.s["realtime_priority"]) - 10))
+        if why:
+            self.get_logger().info(f"executor thread: {why}")
         self._runner = PeriodicRunner(self.dt_ns)
         self._rt_thread = threading.Thread(target=guarded(self.diag, "real-time loop")(self._realtime),
                                            name="pkm_rt_loop", daemon=True)
