@@ -127,7 +127,8 @@ def test_launch_setup_node_list_with_stub_launch(monkeypatch, robot, hardware):
         assert node.kwargs["package"] == "pkm_control" and node.kwargs["name"] == name
         assert shared["robot"] == robot and shared["controller"] == "pd" and shared["lockstep"] is True
         assert shared["hardware"] == hardware
-        assert own["use_sim_time"] is (name != clock)
+        assert own["use_sim_time"] is dict(graph(hardware))[name]
+        assert own["use_sim_time"] is (name not in (clock, "inverse_kinematics", "computed_force"))
     goal = by_exec["trajectory_generator"][0].kwargs["parameters"][1]["goal"]
     assert isinstance(goal, str) and goal.startswith("{type: point_to_point")
     measured, desired = by_exec["robot_state_publisher"]
@@ -172,8 +173,9 @@ def test_bringup_dry_run_lists_the_nodes(hardware):
     params = yaml.safe_load("\n".join(ln[4:] for ln in r.stdout.splitlines() if ln.startswith("#   ")))
     assert params["/**"]["ros__parameters"] == {"robot": "palida", "controller": "pd", "hardware": hardware}
     clock = "joint_controller" if hardware == "sim" else "hardware"
-    assert params[clock]["ros__parameters"]["use_sim_time"] is False
-    assert all(params[n]["ros__parameters"]["use_sim_time"] for n in started if n != clock)
+    for n in started:     # on sim time: the generator and, with the robot in its own process, the controller
+        assert params[n]["ros__parameters"]["use_sim_time"] is (n not in (clock, "inverse_kinematics",
+                                                                         "computed_force"))
 
 
 def test_bringup_parameters_and_set():
@@ -185,6 +187,9 @@ def test_bringup_parameters_and_set():
     assert shared == {"robot": "delta", "controller": "computed_torque", "hardware": "sim", "lockstep": False}
     assert doc["joint_controller"]["ros__parameters"]["lockstep_timeout"] == 0.5
     assert doc["trajectory_generator"]["ros__parameters"]["goal"] == "{type: circle, radius: 0.02}"
+    mixed = bringup.parameters(bringup.build_parser().parse_args(["--set", "initial_pose=[0, 0, -0.85, 0, 0, 0]"]))
+    assert mixed["/**"]["ros__parameters"]["initial_pose"] == [0.0, 0.0, -0.85, 0.0, 0.0, 0.0]
+    assert all(type(x) is float for x in mixed["/**"]["ros__parameters"]["initial_pose"])
     with pytest.raises(InvalidInputError, match="unknown node"):
         bringup.parameters(bringup.build_parser().parse_args(["--set", "nobody.x=1"]))
     with pytest.raises(InvalidInputError, match="KEY=VALUE"):

@@ -25,7 +25,7 @@ from .kinematics.task_space import Pose
 FLOAT_KEYS = {"control_rate", "state_timeout", "reference_timeout", "command_timeout", "lockstep_timeout",
               "lookahead", "start_delay", "display_rate", "measured_pose_rate", "diagnostics_period",
               "approach_speed", "approach_rate", "state_publish_rate",
-              "ground_truth_rate"}
+              "ground_truth_rate", "clock_rate"}
 GAIN_KEYS = ("kp", "kd", "hold_kp", "hold_kd")
 MODES = ("pd", "pd_feedforward", "computed_torque")
 FEEDFORWARD_MODELS = ("none", "rigid", "rigid+friction")
@@ -43,7 +43,7 @@ NODE_KEYS = {
     "joint_controller": ("hardware", "control_rate", "mode", "feedforward_model", "kp", "kd", "hold_kp", "hold_kd",
                          "force_limit", "safe_behaviour", "state_timeout", "reference_timeout", "lockstep",
                          "lockstep_timeout", "controller_name", "initial_pose", "state_publish_rate",
-                         "ground_truth_rate", "substeps",
+                         "ground_truth_rate", "clock_rate", "substeps",
                          "friction", "command_timeout", "realtime_priority", "realtime_cpu", "wait_for_recorder"),
     "hardware": ("control_rate", "substeps", "friction", "command_timeout", "safe_behaviour", "hold_kp", "hold_kd",
                  "lockstep", "lockstep_timeout", "controller_name", "initial_pose", "force_limit", "wait_for_recorder",

@@ -21,14 +21,19 @@ hardware: topics (a robot in another process, here the ``hardware`` node):
 NODES = ("trajectory_generator", "inverse_kinematics", "computed_force", "joint_controller", "hardware")
 
 
+#: nodes that work on the stamps of their input messages and need no clock of their own
+STAMP_DRIVEN = ("inverse_kinematics", "computed_force")
+
+
 def graph(hardware: str = "sim") -> list:
-    """(node, use_sim_time) of the graph for a hardware mode, in start order; the clock source (the
-    node that simulates the robot) does not follow /clock."""
+    """(node, use_sim_time) of the graph for a hardware mode, in start order. The clock source (the node that
+    simulates the robot) does not follow /clock, nor do the nodes whose outputs carry their inputs' stamps
+    (STAMP_DRIVEN: they would only pay for every /clock message)."""
     if hardware not in ("sim", "topics"):
         raise ValueError(f"hardware must be 'sim' or 'topics', got {hardware!r}")
     names = NODES if hardware == "topics" else NODES[:-1]
     clock = "hardware" if hardware == "topics" else "joint_controller"
-    return [(n, n != clock) for n in names]
+    return [(n, n != clock and n not in STAMP_DRIVEN) for n in names]
 
 
 def estimated_state_topic(hardware: str = "sim") -> str:

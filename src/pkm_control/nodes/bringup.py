@@ -112,6 +112,9 @@ def parameters(args) -> dict:
             parsed = yaml.safe_load(value)
         except yaml.YAMLError as exc:
             raise InvalidInputError(f"--set {item!r}: the value is not YAML ({str(exc)[:100]})") from exc
+        if isinstance(parsed, list) and parsed and all(isinstance(x, (int, float)) and not isinstance(x, bool)
+                                                      for x in parsed):
+            parsed = [float(x) for x in parsed]     # ROS parameter arrays have one type: [0, 0.5] -> doubles
         (per_node[node] if dot else shared)[key] = parsed
     doc = {"/**": {"ros__parameters": shared}}
     for name, values in per_node.items():

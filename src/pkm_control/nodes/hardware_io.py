@@ -9,7 +9,8 @@
   behaviour.
 * ``SimulationTopics``: what a simulated robot publishes besides its measurement: ``/clock`` (it is
   the time source) and its ground truth, every joint on ``/hardware/ground_truth/joint_states`` and
-  the exact platform pose on ``/hardware/platform_pose`` (tests and plots, never the controller).
+  the exact platform pose on ``/hardware/platform_pose`` (tests and plots, never the controller; the
+  pose at the display rate of the estimated joint states).
 """
 
 from __future__ import annotations
@@ -73,6 +74,8 @@ class SimulationTopics:
     def clock(self, t_ns: int) -> None:
         self.pub_clock.publish(self._clock_cls(clock=stamp_msg(t_ns)))
 
-    def ground_truth(self, t_ns: int, state) -> None:
+    def ground_truth(self, t_ns: int, state, pose: bool = True) -> None:
+        """Every joint; with ``pose`` also the platform pose (a display topic: the joint states carry it too)."""
         self.pub_truth.publish(joint_state_msg(t_ns, state.names, state.position, state.velocity, state.effort))
-        self.pub_pose.publish(pose_stamped_msg(t_ns, self.frame, state.platform_pose))
+        if pose:
+            self.pub_pose.publish(pose_stamped_msg(t_ns, self.frame, state.platform_pose))

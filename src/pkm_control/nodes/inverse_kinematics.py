@@ -35,7 +35,7 @@ from ..errors import PkmError
 from ..kinematics.task_space import Pose
 from .messages import (joint_state_msg, joint_trajectory_msg, parse_joint_state, parse_platform_trajectory,
                        pose_stamped_msg, to_ns)
-from .runtime import COMMON_PARAMS, Diagnostics, declare_settings, guarded, run_node
+from .runtime import COMMON_PARAMS, Diagnostics, declare_settings, guarded, latched_qos, run_node
 
 __doc__ += "\n" + COMMON_PARAMS
 
@@ -61,7 +61,8 @@ class InverseKinematicsNode(Node):
         self._slots = {}
         self.pub_ref = self.create_publisher(JointTrajectory, "/joint_references", 10)
         self.pub_desired = self.create_publisher(JointState, "/desired_joint_states", 10)
-        self.pub_pose = self.create_publisher(PoseStamped, "/platform_pose", 10)
+        # latched: a node that starts later (the trajectory generator waits for it) gets the last measured pose
+        self.pub_pose = self.create_publisher(PoseStamped, "/platform_pose", latched_qos())
         self.sub_traj = self.create_subscription(MultiDOFJointTrajectory, "/platform_trajectory",
                                                  guarded(self.diag, "platform_trajectory")(self.on_trajectory), 10)
         self.sub_state = self.create_subscription(JointState, "/joint_states",

@@ -26,7 +26,8 @@ Publishes
                                                              applied force, at state_publish_rate (sim time;
                                                              default 250 Hz, enough for RViz and TF)
   /estimated_joint_states  sensor_msgs/JointState            (hardware: topics) the same
-  /clock                   rosgraph_msgs/Clock               (hardware: sim) sim time, every period
+  /clock                   rosgraph_msgs/Clock               (hardware: sim) sim time at clock_rate (default
+                                                             200 Hz: every 5 ms of sim time)
   /hardware/ground_truth/joint_states, /hardware/platform_pose   (hardware: sim) the plant's exact state,
                                                              at ground_truth_rate (default every period)
   /<controller_name>/commands   std_msgs/Float64MultiArray   (hardware: topics) actuator forces
@@ -59,7 +60,7 @@ Node parameters (besides the common ones; run time: kp, kd, hold_kp, hold_kd, fo
 safe_behaviour; the others are read-only)
   hardware, control_rate, mode, feedforward_model (computed torque's model), kp, kd, hold_kp, hold_kd,
   force_limit, safe_behaviour, state_timeout, reference_timeout, lockstep, lockstep_timeout,
-  controller_name, initial_pose, state_publish_rate, ground_truth_rate, substeps, friction, command_timeout
+  controller_name, initial_pose, state_publish_rate, ground_truth_rate, clock_rate, substeps, friction, command_timeout
   (the simulated robot's), realtime_priority, realtime_cpu, wait_for_recorder (lockstep: start once the state
   is recorded)
 """
@@ -131,6 +132,7 @@ class JointControllerNode(Node):
         self._n_stats = 0
         self._reset_request = threading.Event()
         self._handled = None
+        self._started = False
         self._runner = None
         self._run_start = None          # (wall s, sim ns) of the first period: the real-time factor
         self._last_t = None
@@ -198,6 +200,7 @@ class JointControllerNode(Node):
     def _apply_reset(self):
         self._reset_request.clear()
         self._handled = None
+        self._started = False
         self._run_start = None
         self.loop.hardware.reset(self.initial)
         self.loop.clear_streams()
@@ -223,7 +226,7 @@ class JointControllerNode(Node):
             t_ns = self.k * self.dt_ns
         t2 = time.perf_counter()
         self.record(cmd, (t1 - t0) * 1e6, (t2 - t1) * 1e6)
-        if self.sim:
+        if self.sim and self._due("clock", t_ns, self.s["clock_rate"], False):
             self.sim_topics.clock(t_ns)
         self.publish_state(t_ns)
         self.diag.step()
@@ -276,10 +279,11 @@ class JointControllerNode(Node):
         state_publish_rate (sim time)."""
         hw = self.loop.hardware
         try:
+            state_due = self._due("state", t_ns, self.s["state_publish_rate"], force)
             if self.sim and self._due("truth", t_ns, self.s["ground_truth_rate"], force):
-                self.sim_topics.ground_truth(t_ns, hw.ground_truth())
+                self.sim_topics.ground_truth(t_ns, hw.ground_truth(), pose=state_due)
             meas = hw.read()
-            if meas is None or not self._due("state", t_ns, self.s["state_publish_rate"], force):
+            if meas is None or not state_due:
                 return
             est = self.loop.controller.estimate(meas, joints=True)
             effort = np.zeros(len(est.q))
@@ -297,12 +301,16 @@ class JointControllerNode(Node):
 
     def started(self) -> bool:
         """A lockstep run starts with the first reference (and, with wait_for_recorder, once the robot's state is
-        recorded: a subscriber on the ground truth, or on the estimated joint states for a robot behind topics)."""
+        recorded: a subscriber on the ground truth, or on the estimated joint states for a robot behind topics);
+        once started it runs until a reset."""
+        if self._started:
+            return True
         if self.s["wait_for_recorder"]:
             pub = self.sim_topics.pub_truth if self.sim else self.pub_state
             if pub.get_subscription_count() == 0:
                 return False
-        return self.loop.started()
+        self._started = self.loop.started()
+        return self._started
 
     def advance_ready(self):
         """Run every period whose streams are there (at most MAX_BURST, then back to the executor)."""

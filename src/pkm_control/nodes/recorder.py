@@ -19,6 +19,7 @@ from .. import benchmark as bm
 from . import estimated_state_topic
 from .hardware_io import GROUND_TRUTH_TOPIC
 from .messages import to_ns
+from .runtime import latched_qos
 
 
 class GraphRecorder:
@@ -29,7 +30,7 @@ class GraphRecorder:
         import rclpy
         from diagnostic_msgs.msg import DiagnosticArray
         from rclpy.executors import SingleThreadedExecutor
-        from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+        from rclpy.qos import QoSProfile, ReliabilityPolicy
         from rclpy.signals import SignalHandlerOptions
         from sensor_msgs.msg import JointState
         from std_msgs.msg import String
@@ -44,9 +45,9 @@ class GraphRecorder:
         self.executor = SingleThreadedExecutor(context=self.context)
         self.executor.add_node(self.node)
         deep = QoSProfile(depth=10000, reliability=ReliabilityPolicy.RELIABLE)
-        latched = QoSProfile(depth=10, durability=DurabilityPolicy.TRANSIENT_LOCAL,
-                             reliability=ReliabilityPolicy.RELIABLE)
+        latched = latched_qos(10)
         self.states = {GROUND_TRUTH_TOPIC: [], estimated_state_topic(hardware): []} if samples else {}
+        self._selection = {}
         for topic in self.states:
             self.node.create_subscription(JointState, topic, lambda m, t=topic: self._state(t, m), deep)
         self.ff = {}
@@ -71,14 +72,18 @@ class GraphRecorder:
 
     # ------------------------------------------------------------------ callbacks
     def _state(self, topic, msg):
-        idx = {n: i for i, n in enumerate(msg.name)}
-        if any(n not in idx for n in self.act + self.plat):
-            return
+        names = tuple(msg.name)
+        sel = self._selection.get(names)
+        if sel is None:                  # the index lists of a name order, computed once
+            idx = {n: i for i, n in enumerate(names)}
+            if any(n not in idx for n in self.act + self.plat):
+                return
+            sel = self._selection[names] = ([idx[n] for n in self.act], [idx[n] for n in self.plat])
         t = to_ns(msg.header.stamp) * 1e-9
         self.sim_time = max(self.sim_time, t)
-        eff = [msg.effort[idx[n]] for n in self.act] if len(msg.effort) else [0.0] * len(self.act)
-        self.states[topic].append((t, [msg.position[idx[n]] for n in self.act], eff,
-                                   [msg.position[idx[n]] for n in self.plat]))
+        pos = msg.position
+        eff = [msg.effort[i] for i in sel[0]] if len(msg.effort) else [0.0] * len(self.act)
+        self.states[topic].append((t, [pos[i] for i in sel[0]], eff, [pos[i] for i in sel[1]]))
 
     def _feedforward(self, msg):
         t0 = to_ns(msg.header.stamp)

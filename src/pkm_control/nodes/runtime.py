@@ -27,6 +27,15 @@ from ..errors import InvalidInputError, PkmError
 from ..settings import FLOAT_KEYS, GAIN_KEYS, RUNTIME_KEYS, gain, node_settings, validate
 
 LOG_THROTTLE = 1.0               # s between repeated warnings of one kind
+
+
+def latched_qos(depth: int = 1):
+    """QoS of state-like topics (the goal status, the measured pose): reliable, transient local, the last
+    ``depth`` messages kept, so a node that starts (or matches) late still gets them."""
+    from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+
+    return QoSProfile(depth=depth, durability=DurabilityPolicy.TRANSIENT_LOCAL,
+                      reliability=ReliabilityPolicy.RELIABLE)
 SPIN_WAIT = 0.1                  # s: the longest an idle spin waits before it looks at the stop flag
 
 

@@ -53,7 +53,7 @@ from ..errors import PkmError
 from ..kinematics.task_space import Pose
 from ..trajectory.streaming import GoalScheduler, parse_goal
 from .messages import finite, period_ns, platform_trajectory_msg, pose_stamped_msg, rotations, to_ns
-from .runtime import COMMON_PARAMS, Diagnostics, declare_settings, guarded, run_node
+from .runtime import COMMON_PARAMS, Diagnostics, declare_settings, guarded, latched_qos, run_node
 
 __doc__ += "\n" + COMMON_PARAMS
 REOFFER_AFTER = 0.5          # s (wall) of standing sim time before the chunks are offered again
@@ -64,7 +64,6 @@ class TrajectoryGeneratorNode(Node):
         super().__init__("trajectory_generator", **kwargs)
         from geometry_msgs.msg import PoseStamped
         from rclpy.clock import Clock as WallClock, ClockType
-        from rclpy.qos import DurabilityPolicy, QoSProfile
         from rosgraph_msgs.msg import Clock
         from std_msgs.msg import String
         from std_srvs.srv import Trigger
@@ -85,13 +84,12 @@ class TrajectoryGeneratorNode(Node):
         self.reoffers = 0
         self.pub_traj = self.create_publisher(MultiDOFJointTrajectory, "/platform_trajectory", 10)
         self.pub_desired = self.create_publisher(PoseStamped, "/desired_platform_pose", 10)
-        latched = QoSProfile(depth=10, durability=DurabilityPolicy.TRANSIENT_LOCAL)
-        self.pub_status = self.create_publisher(String, "~/status", latched)
+        self.pub_status = self.create_publisher(String, "~/status", latched_qos(10))
         self.sub_clock = self.create_subscription(Clock, "/clock", guarded(self.diag, "clock")(self.on_clock), 10)
         self.measured = None             # (stamp ns, Pose): the latest measured platform pose
         self.awaiting_measurement = True
         self.sub_pose = self.create_subscription(PoseStamped, "/platform_pose",
-                                                 guarded(self.diag, "platform_pose")(self.on_pose), 10)
+                                                 guarded(self.diag, "platform_pose")(self.on_pose), latched_qos())
         self.sub_goal = self.create_subscription(String, "~/goal", guarded(self.diag, "goal")(self.on_goal), 10)
         self.reoffer_timer = self.create_timer(0.25, guarded(self.diag, "re-offer")(self.on_reoffer),
                                                clock=WallClock(clock_type=ClockType.STEADY_TIME))
