@@ -136,7 +136,8 @@ class JointControllerNode(Node):
         self._runner = None
         self._run_start = None          # (wall s, sim ns) of the first period: the real-time factor
         self._last_t = None
-        self._offered = self._waiting_since = self._timing_at = time.monotonic()
+        self._offered = self._waiting_since = time.monotonic()
+        self.diag.before_publish = lambda: self.timing(self._runner)
         wall = WallClock(clock_type=ClockType.STEADY_TIME)
         if s["lockstep"]:
             self.timer = self.create_timer(0.01, guarded(self.diag, "lockstep")(self.on_lockstep_timer), clock=wall)
@@ -144,7 +145,6 @@ class JointControllerNode(Node):
                 self.sim_topics.clock(0)
                 self.publish_state(0, force=True)
         else:
-            self.timer = self.create_timer(0.5, self.on_realtime_timer, clock=wall)
             self.start_realtime()
 
     # ------------------------------------------------------------------ settings
@@ -325,11 +325,10 @@ class JointControllerNode(Node):
             self._waiting_since = time.monotonic()
 
     def on_lockstep_timer(self):
-        """Wall-clock duties of lockstep: offer time 0 until the graph is up, bound the wait for a stream."""
+        """Wall-clock duties of lockstep: offer time 0 until the graph is up, announce the time again while the
+        loop waits for a stream (a node that starts later, such as a restarted generator, learns it), bound the
+        wait."""
         now = time.monotonic()
-        if now - self._timing_at > 0.5:
-            self._timing_at = now
-            self.timing()
         t = self.next_instant()
         if t is None or not self.started():
             self._waiting_since = now
@@ -340,6 +339,9 @@ class JointControllerNode(Node):
             return
         self.advance_ready()
         t = self.next_instant()
+        if self.sim and t is not None and now - self._waiting_since > 0.1 and now - self._offered > 0.1:
+            self._offered = now
+            self.sim_topics.clock(t)
         if t is not None and now - self._waiting_since >= self.s["lockstep_timeout"]:
             self.diag.miss("reference", f"no reference for sim time {t * 1e-9:.4f} s after "
                                         f"{self.s['lockstep_timeout']} s (wall): safe behaviour "
@@ -378,9 +380,6 @@ class JointControllerNode(Node):
             release_realtime()
         self.get_logger().info(f"real-time loop stopped: {stats.cycles} periods, {stats.misses} deadline misses "
                                f"({stats.miss_percent:.3f} %)")
-
-    def on_realtime_timer(self):
-        self.timing(self._runner)
 
     def destroy_node(self):
         if self._runner is not None:

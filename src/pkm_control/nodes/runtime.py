@@ -117,6 +117,7 @@ class Diagnostics:
         self.extra: dict = {}
         self._last = (time.monotonic(), 0)
         self._log_times: dict = {}
+        self.before_publish = None      # a node's hook that refreshes its figures in ``extra``
         self.timer = node.create_timer(period, self.publish, clock=Clock(clock_type=ClockType.STEADY_TIME))
 
     def step(self):
@@ -141,6 +142,8 @@ class Diagnostics:
     def publish(self):
         from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 
+        if self.before_publish is not None:
+            self.before_publish()
         now = time.monotonic()
         t_last, steps_last = self._last
         rate = (self.steps - steps_last) / max(now - t_last, 1e-9)

@@ -57,6 +57,8 @@ from .runtime import COMMON_PARAMS, Diagnostics, declare_settings, guarded, latc
 
 __doc__ += "\n" + COMMON_PARAMS
 REOFFER_AFTER = 0.5          # s (wall) of standing sim time before the chunks are offered again
+#: a measured pose may be stamped this much after the last clock seen (the clock is published at a lower rate)
+MEASURED_SLACK_NS = 100_000_000
 
 
 class TrajectoryGeneratorNode(Node):
@@ -167,9 +169,10 @@ class TrajectoryGeneratorNode(Node):
             self._display_slot = None
             self.sched.reset(self.sched.hold)
             self.awaiting_measurement = True
+            self.measured = None         # a pose of the old timeline must not seed the new one
             self.get_logger().info("clock reset: references start again from the measured pose")
         if self.awaiting_measurement:
-            if self.measured is None or self.measured[0] > now:
+            if self.measured is None or self.measured[0] > now + MEASURED_SLACK_NS:
                 return                   # no measurement of this timeline yet: publish nothing
             self.sched.hold = self.measured[1]
             self.awaiting_measurement = False
