@@ -109,7 +109,7 @@ def _figures(diag: dict, new: bool) -> dict:
                 "compute_median_us": f(ctl, "cycle_median_us"), "compute_p99_us": f(ctl, "cycle_p99_us"),
                 "plant_step_median_us": f(ctl, "plant_step_median_us"), "realtime": ctl.get("realtime", "")}
     hw = diag.get("hardware", {})
-    steps = f(hw, "steps")
+    steps = f(hw, "timer_steps")                 # the same snapshot as the stale count
     stale = f(hw, "stale_command_steps")
     return {"deadline_miss_percent": 100.0 * stale / steps if steps > 0 else float("nan"), "deadline_misses": stale,
             "periods": steps, "jitter_median_us": f(hw, "jitter_median_us"), "jitter_p99_us": f(hw, "jitter_p99_us"),

@@ -133,7 +133,8 @@ class HardwareNode(Node):
         n = min(self.k, len(self.jitter_us), len(self.step_us))
         if n:
             j = self.jitter_us[:n]
-            self.diag.extra.update(stale_command_steps=self.stale, jitter_median_us=f"{np.median(j):.1f}",
+            self.diag.extra.update(stale_command_steps=self.stale, timer_steps=self.k,
+                                   jitter_median_us=f"{np.median(j):.1f}",
                                    jitter_p99_us=f"{np.percentile(j, 99):.1f}", jitter_max_us=f"{j.max():.1f}",
                                    plant_step_median_us=f"{np.median(self.step_us[:n]):.1f}")
 

@@ -52,7 +52,7 @@ class GraphRecorder:
             self.node.create_subscription(JointState, topic, lambda m, t=topic: self._state(t, m), deep)
         self.ff = {}
         if samples:
-            self.node.create_subscription(JointTrajectory, "/feedforward", self._feedforward, deep)
+            self.node.create_subscription(JointTrajectory, "/feedforward", self._feedforward, latched_qos(100))
         self.status = {}
         self.statuses = []
         self.node.create_subscription(String, "/trajectory_generator/status", self._status, latched)
