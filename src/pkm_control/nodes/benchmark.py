@@ -82,6 +82,9 @@ def run_one(name, controller, spec, start, t_end, args):
     if summary["goal_status"] != "finished":
         raise RuntimeError(f"run '{name}' ({controller}) did not finish: {summary['goal_status']} "
                            f"{summary.get('reason', '')}")
+    if summary.get("missing_samples"):
+        raise RuntimeError(f"run '{name}' ({controller}): the recorder lost {summary['missing_samples']} samples of "
+                           "the ground truth (machine overloaded?): its figures would not be comparable")
     record.name = name
     return record, summary
 

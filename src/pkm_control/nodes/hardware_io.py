@@ -21,6 +21,7 @@ from .messages import commands_msg, joint_state_msg, parse_joint_state, pose_sta
 from .runtime import guarded
 
 GROUND_TRUTH_TOPIC = "/hardware/ground_truth/joint_states"
+OBSERVATION_DEPTH = 50_000
 
 
 class TopicHardware(HardwareInterface):
@@ -67,8 +68,9 @@ class SimulationTopics:
         self.frame = frame
         self._clock_cls = Clock
         self.pub_clock = node.create_publisher(Clock, "/clock", 10)
-        # observation topics: a deep history, so that a recorder that falls behind loses no sample
-        self.pub_truth = node.create_publisher(JointState, GROUND_TRUTH_TOPIC, 1000)
+        # observation topic: a deep history (OBSERVATION_DEPTH samples, 25 s at 2 kHz), so that a recorder
+        # that falls behind on a loaded machine loses no sample (KEEP_LAST overwrites what it has not taken)
+        self.pub_truth = node.create_publisher(JointState, GROUND_TRUTH_TOPIC, OBSERVATION_DEPTH)
         self.pub_pose = node.create_publisher(PoseStamped, "/hardware/platform_pose", 10)
 
     def clock(self, t_ns: int) -> None:

@@ -17,7 +17,7 @@ import numpy as np
 
 from .. import benchmark as bm
 from . import estimated_state_topic
-from .hardware_io import GROUND_TRUTH_TOPIC
+from .hardware_io import GROUND_TRUTH_TOPIC, OBSERVATION_DEPTH
 from .messages import to_ns
 from .runtime import latched_qos
 
@@ -44,7 +44,7 @@ class GraphRecorder:
         self.node = rclpy.create_node("pkm_graph_recorder", context=self.context)
         self.executor = SingleThreadedExecutor(context=self.context)
         self.executor.add_node(self.node)
-        deep = QoSProfile(depth=10000, reliability=ReliabilityPolicy.RELIABLE)
+        deep = QoSProfile(depth=OBSERVATION_DEPTH, reliability=ReliabilityPolicy.RELIABLE)
         latched = latched_qos(10)
         self.states = {GROUND_TRUTH_TOPIC: [], estimated_state_topic(hardware): []} if samples else {}
         self._selection = {}
@@ -147,5 +147,8 @@ def outcome(kin, spec: dict, initial, record: bm.RunRecord, status: dict) -> dic
     traj = trajectory_from_spec(kin, spec)
     m = bm.run_metrics(kin, traj, record, float(status["goal_start"]))
     out = {k: v for k, v in m.items() if not k.startswith("_")}
+    if len(record.t) > 1:      # periods of the goal's trajectory without a recorded sample (a lossy recording)
+        dt = float(np.median(np.diff(record.t)))
+        out["missing_samples"] = max(0, int(round(traj.duration / dt)) + 1 - m["samples"])
     out["_metrics"] = m
     return out
