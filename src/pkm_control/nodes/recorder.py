@@ -58,7 +58,16 @@ class GraphRecorder:
         self.node.create_subscription(String, "/trajectory_generator/status", self._status, latched)
         self.diagnostics = {}
         self.node.create_subscription(DiagnosticArray, "/diagnostics", self._diagnostics, deep)
-        self.sim_time = 0.0
+        self.latest = {}                 # topic -> newest sample time (s)
+
+    @property
+    def sim_time(self) -> float:
+        """The newest sample time of the recorded stream (the ground truth when there is one): a run is over
+        only when that stream has reached its end, whatever the other topics have delivered."""
+        for topic in self.states:
+            if topic in self.latest:
+                return self.latest[topic]
+        return 0.0
 
     def close(self):
         import rclpy
@@ -80,7 +89,7 @@ class GraphRecorder:
                 return
             sel = self._selection[names] = ([idx[n] for n in self.act], [idx[n] for n in self.plat])
         t = to_ns(msg.header.stamp) * 1e-9
-        self.sim_time = max(self.sim_time, t)
+        self.latest[topic] = max(self.latest.get(topic, 0.0), t)
         pos = msg.position
         eff = [msg.effort[i] for i in sel[0]] if len(msg.effort) else [0.0] * len(self.act)
         self.states[topic].append((t, [pos[i] for i in sel[0]], eff, [pos[i] for i in sel[1]]))
