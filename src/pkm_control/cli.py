@@ -248,7 +248,7 @@ def cmd_jacobian(args):
 
 
 def cmd_workspace(args):
-    from tqdm import tqdm
+    from .progress import progress_bar
 
     from .kinematics.workspace import sample_workspace
 
@@ -276,8 +276,7 @@ def cmd_workspace(args):
         elif not plot.parent.is_dir():
             raise InvalidInputError(f"--plot {args.plot}: directory {plot.parent}/ does not exist")
     res = sample_workspace(kin, vary, fixed, args.resolution, scale=args.scale,
-                           progress=None if args.json else (lambda it: tqdm(it, desc="dexterity", unit="pose",
-                                                                            file=sys.stderr)))
+                           progress=None if args.json else (lambda it: progress_bar(it, desc="dexterity", unit="pose")))
     stats = res.dexterity_stats()
     text = "\n".join([
         f"{kin.model.name}: {len(res.coords)} samples over {' x '.join(vary)} "

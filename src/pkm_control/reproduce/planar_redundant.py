@@ -311,8 +311,8 @@ def run(out_dir: pathlib.Path, progress: bool = True, duration: float | None = N
 def _progress(on):
     if not on:
         return None
-    from tqdm import tqdm
-    return lambda it: tqdm(it, desc="sensitivity", unit="case", leave=False)
+    from ..progress import progress_bar
+    return lambda it: progress_bar(it, desc="sensitivity", unit="case", leave=False)
 
 
 def _write_study_csv(path, sens):
