@@ -22,11 +22,6 @@ DT = 0.0005
 DT_NS = 500_000
 
 
-@pytest.fixture(scope="module")
-def palida():
-    return robot_dynamics("palida")
-
-
 def make_controller(dyn, mode="pd_feedforward", safe="hold", state_timeout=0.02):
     s = load_settings(dyn.model.name, {"pd_feedforward": "cf_rb_friction", "pd": "pd",
                                        "computed_torque": "computed_torque"}[mode], n_actuated=dyn.model.n_actuated)

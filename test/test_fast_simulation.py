@@ -9,6 +9,7 @@ import math
 
 import numpy as np
 import pytest
+from conftest import home
 
 from pkm_control.control.feedforward import FeedforwardModel
 from pkm_control.control.safety import ForceLimits, SafeBehaviour
@@ -33,10 +34,6 @@ def dyn():
 @pytest.fixture(scope="module")
 def sims(dyn):
     return ReducedSimulator(dyn), ReducedSimulator(dyn, compiled=False)
-
-
-def home(dyn):
-    return dyn.kin.task.pose(dyn.model.config["home"])
 
 
 def test_the_compiled_path_is_picked_for_palida_only(dyn, sims):

@@ -18,6 +18,7 @@ from scipy.spatial.transform import Rotation
 
 from ..errors import InvalidInputError
 from ..hardware.interface import JointMeasurement
+from ..trajectory.streaming import Chunk
 
 PLATFORM_JOINT = "platform"      # the one "joint" of /platform_trajectory
 #: a trajectory chunk with more points than this is refused (the generator sends lookahead / dt ~ 100)
@@ -132,22 +133,11 @@ def spatial_from_task(task, x) -> np.ndarray:
     return np.asarray(x, float) @ task.twist_map().T
 
 
-@dataclass(frozen=True)
-class PlatformChunk:
-    """A platform trajectory message: absolute times (ns) and the motion at each."""
-
-    times_ns: np.ndarray
-    positions: np.ndarray        # (N, 3)
-    rotations: np.ndarray        # (N, 3, 3)
-    twists: np.ndarray           # (N, task dim)
-    accels: np.ndarray
-
-
 def _vec3(v):
     return (v.x, v.y, v.z)
 
 
-def parse_platform_trajectory(msg, task) -> PlatformChunk:
+def parse_platform_trajectory(msg, task) -> Chunk:
     """MultiDOFJointTrajectory with the one joint 'platform': poses, twists (v, omega), accelerations."""
     if list(msg.joint_names) != [PLATFORM_JOINT]:
         raise InvalidInputError(f"platform_trajectory: joint_names {list(msg.joint_names)[:10]}, expected "
@@ -180,7 +170,7 @@ def parse_platform_trajectory(msg, task) -> PlatformChunk:
     R = rotations(Q)
     if n > 1 and np.any(np.diff(times) <= 0):
         raise InvalidInputError("platform_trajectory: point times are not strictly increasing")
-    return PlatformChunk(times, P, R.reshape(n, 3, 3), task_from_spatial(task, V), task_from_spatial(task, A))
+    return Chunk(times, P, R.reshape(n, 3, 3), task_from_spatial(task, V), task_from_spatial(task, A))
 
 
 def platform_trajectory_msg(t0_ns: int, frame: str, times_ns, positions, rots, twists, accels, task):
