@@ -12,6 +12,7 @@ the real-time factor, safe-behaviour events and rejected inputs.
 from __future__ import annotations
 
 import json
+import math
 
 import numpy as np
 
@@ -156,8 +157,10 @@ def outcome(kin, spec: dict, initial, record: bm.RunRecord, status: dict) -> dic
     traj = trajectory_from_spec(kin, spec)
     m = bm.run_metrics(kin, traj, record, float(status["goal_start"]))
     out = {k: v for k, v in m.items() if not k.startswith("_")}
-    if len(record.t) > 1:      # periods of the goal's trajectory without a recorded sample (a lossy recording)
+    if len(record.t) > 1:      # grid instants of the goal's trajectory without a recorded sample (a lossy recording)
         dt = float(np.median(np.diff(record.t)))
-        out["missing_samples"] = max(0, int(round(traj.duration / dt)) + 1 - m["samples"])
+        t0 = float(status["goal_start"])
+        grid = int(math.floor((t0 + traj.duration) / dt + 1e-6)) - int(math.ceil(t0 / dt - 1e-6)) + 1
+        out["missing_samples"] = max(0, grid - m["samples"])
     out["_metrics"] = m
     return out
