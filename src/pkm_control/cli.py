@@ -481,7 +481,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="loop: wall seconds of the real-time run (default 60; the baseline runs min(20, S))")
 
     from .nodes import bringup
-    sp = add("bringup", cmd_bringup, "run the ROS 2 node graph (five processes) without launch_ros",
+    sp = add("bringup", cmd_bringup, "run the ROS 2 node graph (a process per node) without launch_ros",
              bringup.__doc__, robot_required=False, common=())
     bringup.add_arguments(sp, robot=False)
 
@@ -489,7 +489,7 @@ def build_parser() -> argparse.ArgumentParser:
         robot=False)
     sp = add("demo", cmd_demo, "the PaLiDA computed-force benchmark through the ROS 2 node graph (make demo)",
              "Abdellatif sec. V: a circle inclined 30 deg at 1 m/s, three runs (SJ PD, CF rb, CF rb+frict)\n"
-             "through the five nodes in lockstep against the simulated palida; prints the tracking table and\n"
+             "through the node graph in lockstep against the simulated palida; prints the tracking table and\n"
              "writes results/palida_benchmark.json, plots (Figs. 5-6) and CSV.", robot=False, common=("json",))
     from .nodes.benchmark import add_arguments as demo_arguments
     demo_arguments(sp)
