@@ -14,6 +14,7 @@ import pytest
 import scipy.linalg
 
 from pkm_control.dynamics import ClosedLoopDynamics, robot_dynamics
+from pkm_control.dynamics.end_stops import EndStops
 from pkm_control.dynamics.formulations import formulation
 from pkm_control.dynamics.jourdain import (MDH_AXES, Formulation, _id_kernel, id_kernel_python,
                                            mdh_to_link_map)
@@ -200,7 +201,8 @@ def test_compiled_forward_kernels_match_python_source(form, states):
     """_FD, _RK4 and _ACTUATED against their plain-Python source (numba semantics = Python's)."""
     from pkm_control.dynamics import jourdain
 
-    args = (form._geo_free, form._kparams, form.gravity, form.friction_values, True, 2e-3)
+    args = (form._geo_free, form._kparams, form.gravity, form.friction_values, True, 2e-3,
+            form.end_stop_table(EndStops.from_config(form.dyn)))
     for p, t, _ in states[:5]:
         tau = np.linspace(-200.0, 300.0, 6)
         o1, o2 = np.empty(6), np.empty(6)

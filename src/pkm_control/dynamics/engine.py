@@ -220,9 +220,11 @@ class ClosedLoopDynamics:
         return Ji.T @ M @ Ji, Ji.T @ (C - M @ Ji @ Jd) @ Ji, Ji.T @ Gx
 
     # ------------------------------------------------------------------ forward dynamics
-    def forward_dynamics(self, pose: Pose, twist, tau, wrench=None, friction: bool = True) -> np.ndarray:
+    def forward_dynamics(self, pose: Pose, twist, tau, wrench=None, friction: bool = True,
+                         end_stops=None) -> np.ndarray:
         """Task acceleration xddot from actuator forces (reduced coordinates):
-        M xddot = J^T tau + S^T w - G^T (RNEA(q, v, Gdot xdot) + tau_f).
+        M xddot = J^T tau + S^T w - G^T (RNEA(q, v, Gdot xdot) + tau_f - tau_stop),
+        tau_stop the force of ``end_stops`` (dynamics/end_stops.EndStops; None: no stops).
         """
         pose, twist, _ = self.kin.validate(pose, twist)
         tau = check_vector("actuator forces", tau, self.model.n_actuated)
@@ -232,6 +234,8 @@ class ClosedLoopDynamics:
         bias = pin.rnea(m, d, q, v, a0)
         if friction and len(self.friction):
             bias = bias + self.friction.torque(d, q, v, self.sign_eps)
+        if end_stops is not None:
+            bias = bias - end_stops.torque(q, v)
         Mt = pin.crba(m, d, q)
         Mt = np.triu(Mt) + np.triu(Mt, 1).T
         M = G.T @ Mt @ G

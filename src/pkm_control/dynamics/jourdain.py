@@ -250,6 +250,7 @@ class Formulation:
         self._geo_free = self._geo.copy()                    # limits lifted (check_limits=False)
         self._geo_free[:, 18:24] = [-np.inf, np.inf, -np.inf, np.inf, -np.inf, np.inf]
         self._kparams = self._kernel_parameters(self.base_values if self.table_i_exact else None)
+        self._no_stops = self.end_stop_table(None)
         for arr in (self._A, self._RS, self._Bp, self._R0, self.standard_values, self.base_values,
                     self.friction_values, self._geo, self._geo_free, self._kparams, self._base_cols, self.gravity,
                     *self.standard.values()):
@@ -546,18 +547,35 @@ class Formulation:
                                          "below 1e-12 of the largest entry): forward singularity")
 
     # ------------------------------------------------------------------ forward dynamics, simulation
-    def forward_dynamics(self, pose: Pose, twist, tau, friction: bool = True, sign_eps: float = 0.0) -> np.ndarray:
+    def end_stop_table(self, end_stops) -> np.ndarray:
+        """The kernels' form of an ``end_stops.EndStops`` (None: no stops): per strut j the row
+        (lower, upper, k, c) of alpha_j, of beta_j and of l_j (read-only, 6 x 12)."""
+        table = np.tile(_NO_STOP, (self.n, 1))
+        if end_stops is not None:
+            ji = self.kin.model.joint_index
+            for j in range(self.n):
+                for c, name in enumerate(("alpha", "beta", "prismatic")):
+                    k = ji[f"leg{j + 1}_{name}"]
+                    table[j, 4 * c:4 * c + 4] = (end_stops.lower[k], end_stops.upper[k], end_stops.stiffness[k],
+                                                 end_stops.damping[k])
+        table.setflags(write=False)
+        return table
+
+    def forward_dynamics(self, pose: Pose, twist, tau, friction: bool = True, sign_eps: float = 0.0,
+                         stops=None) -> np.ndarray:
         """Task acceleration xddot = M^-1 (J^T tau - h) on theta_dot = (v_E, omega_E) (eq. 11-14): h holds
-        gravity, the velocity products and, with ``friction``, eq. 32 in every joint with sign(qdot)
-        smoothed to tanh(qdot / sign_eps) for sign_eps > 0. As the engine's ``forward_dynamics`` with the
-        same ``sign_eps`` (no joint-limit check); compiled kernel, base parameters."""
+        gravity, the velocity products, with ``friction`` eq. 32 in every joint with sign(qdot)
+        smoothed to tanh(qdot / sign_eps) for sign_eps > 0, and the end stops of ``stops``
+        (``end_stop_table``; None: none). As the engine's ``forward_dynamics`` with the same ``sign_eps``
+        and stops (no joint-limit check); compiled kernel, base parameters."""
         if twist is None:
             raise InvalidInputError("forward dynamics needs a twist")
         pose, twist, _ = self.kin.validate(pose, twist)
         tau = check_vector("actuator forces", tau, self.n)
         out = np.empty(6)
         status = _FD(pose.position, pose.rotation, twist, tau, self._geo_free, self._kparams, self.gravity,
-                     self.friction_values, bool(friction), _check_eps(sign_eps), out)
+                     self.friction_values, bool(friction), _check_eps(sign_eps),
+                     self._no_stops if stops is None else stops, out)
         if status == GIMBAL_LOCK:
             self.kin.inverse(pose, check_limits=False)      # the family's precise message
             raise UnreachablePoseError(f"a universal joint is in gimbal lock (r < {_GIMBAL_EPS:g} m)")
@@ -566,8 +584,9 @@ class Formulation:
         return out
 
     def rk4_step(self, coords, twist, dt: float, tau, friction: bool = True,
-                 sign_eps: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
-        """One classical RK4 step of ``forward_dynamics`` in one compiled call, tau held over the step.
+                 sign_eps: float = 0.0, stops=None) -> tuple[np.ndarray, np.ndarray]:
+        """One classical RK4 step of ``forward_dynamics`` in one compiled call, tau held over the step,
+        with the end stops of ``stops`` (``end_stop_table``; None: none).
 
         State as ``simulation.ReducedSimulator``: the platform-joint coordinates of the generic tree
         coords = (x, y, z, yaw, pitch, roll) (kinematics/task_space: R = Rz(yaw) Ry(pitch) Rx(roll),
@@ -580,7 +599,8 @@ class Formulation:
             "actuator forces", tau)
         c_out, t_out = np.empty(6), np.empty(6)
         status = _RK4(coords, twist, check_number("dt", dt), tau, self._geo_free, self._kparams, self.gravity,
-                      self.friction_values, bool(friction), _check_eps(sign_eps), c_out, t_out)
+                      self.friction_values, bool(friction), _check_eps(sign_eps),
+                      self._no_stops if stops is None else stops, c_out, t_out)
         if status:
             _raise_step(status, coords, twist, dt, tau)
         return c_out, t_out
@@ -662,7 +682,9 @@ def _raise_step(status, coords, twist, dt=None, tau=None):
 
 
 # ---------------------------------------------------------------------- compiled kernel
-_NO_STRUT = (0.0,) * 14      # the position-level tuple of a failed strut (see _strut_pose)
+_NO_STRUT = (0.0,) * 16      # the position-level tuple of a failed strut (see _strut_pose)
+#: the end-stop row of a strut without stops (see ``Formulation.end_stop_table``)
+_NO_STOP = np.array([-np.inf, np.inf, 0.0, 0.0] * 3)
 
 
 def _sign(x, eps):
@@ -696,8 +718,8 @@ def _strut_pose(p, R, G, cos_cone, Jt, j):
     """Position level of strut j at the pose (p, R): (status, k), status 0, GIMBAL_LOCK or OUT_OF_LIMITS.
 
     G: the strut's geometry row (see ``_id_kernel``). k = (b_x, b_y, b_z) = R b_j (base), (x, y, z) =
-    A_j B_j in S_j (eq. 1), r^2, r, l^2, l, and cos, sin of alpha_j and of theta_2 = beta_j + pi/2
-    (eq. 29-31, from the ratios: no trigonometric calls). Writes column j of J^T:
+    A_j B_j in S_j (eq. 1), r^2, r, l^2, l, cos, sin of alpha_j and of theta_2 = beta_j + pi/2
+    (eq. 29-31, from the ratios), alpha_j, beta_j. Writes column j of J^T:
     (u_j, b_j x u_j), u_j = A_j B_j / l_j (the rows of d l_dot / d theta_dot).
     """
     r00, r01, r02 = R[0, 0], R[0, 1], R[0, 2]
@@ -734,18 +756,31 @@ def _strut_pose(p, R, G, cos_cone, Jt, j):
     Jt[4, j] = bz * ux - bx * uz
     Jt[5, j] = bx * uy - by * ux
     # cos, sin of alpha = atan2(x, -z); of theta_2 = beta + pi/2: (-sin beta, cos beta), beta = atan2(y, r)
-    return 0, (bx, by, bz, x, y, z, r2, r, l2, l, -z / r, x / r, -y / l, r / l)
+    return 0, (bx, by, bz, x, y, z, r2, r, l2, l, -z / r, x / r, -y / l, r / l, al, be)
 
 
-def _strut_force(j, G, k, tw, ac, g, prm, fr, use_fric, eps):
+def _stop_force(q, qd, lo, hi, k, c):
+    """End-stop force on a joint at q, qd (dynamics/end_stops.py): max(0, k d + c ddot) out of the stop."""
+    if q > hi:
+        f = k * (q - hi) + c * qd
+        return -f if f > 0.0 else 0.0
+    if q < lo:
+        f = k * (lo - q) - c * qd
+        return f if f > 0.0 else 0.0
+    return 0.0
+
+
+def _strut_force(j, G, k, tw, ac, g, prm, fr, use_fric, eps, stop):
     """Force F at B_j (base coordinates) that carries strut j's share of the generalized force:
     tau += (F, b_j x F). The strut's joint forces Q (eq. 14 projected recursively on the MDH joints,
-    plus eq. 13, 32 friction with use_fric) mapped by F = sum_k Q_k grad q_k (eq. 12-13).
+    plus eq. 13, 32 friction with use_fric, minus the end-stop forces) mapped by F = sum_k Q_k grad q_k
+    (eq. 12-13).
 
     k from ``_strut_pose``; motion: twist tw (6), acceleration ac (6), gravity g (3); fr: the 14
-    friction parameters (r1 of l_1..l_6, r2 of l_1..l_6, r1 alpha, r1 beta).
+    friction parameters (r1 of l_1..l_6, r2 of l_1..l_6, r1 alpha, r1 beta); stop: the strut's row of
+    ``Formulation.end_stop_table`` (``_NO_STOP``: none).
     """
-    bx, by, bz, x, y, z, r2, r, l2, l, ca, sa, ct, st = k
+    bx, by, bz, x, y, z, r2, r, l2, l, ca, sa, ct, st, al, be = k
     s00, s01, s02, s10, s11, s12, s20, s21, s22 = G[3], G[4], G[5], G[6], G[7], G[8], G[9], G[10], G[11]
     vx, vy, vz, wx, wy, wz = tw[0], tw[1], tw[2], tw[3], tw[4], tw[5]
     ax, ay, az, dx_, dy_, dz_ = ac[0], ac[1], ac[2], ac[3], ac[4], ac[5]
@@ -810,6 +845,9 @@ def _strut_force(j, G, k, tw, ac, g, prm, fr, use_fric, eps):
         Ql += fr[j] * _sign(ld, eps) + fr[6 + j] * ld
         Qa += fr[12] * _sign(ad, eps)
         Qb += fr[13] * _sign(bd, eps)
+    Qa -= _stop_force(al, ad, stop[0], stop[1], stop[2], stop[3])
+    Qb -= _stop_force(be, bd, stop[4], stop[5], stop[6], stop[7])
+    Ql -= _stop_force(l, ld, stop[8], stop[9], stop[10], stop[11])
     # force at B_j: F = sum_k Q_k grad q_k (base coordinates); gradients in S_j, then RS
     ga_x, ga_z = -z / r2, x / r2
     hx, hy, hz = -x * y / (r * l2), r / l2, -y * z / (r * l2)
@@ -901,7 +939,7 @@ def _id_kernel(p, R, tw, ac, geo, cos_cone, prm, g, fr, use_fric, eps, solve, ou
         status, k = _strut_pose(p, R, geo[j], cos_cone, Jt, j)
         if status:
             return status
-        Fx, Fy, Fz = _strut_force(j, geo[j], k, tw, ac, g, prm, fr, use_fric, eps)
+        Fx, Fy, Fz = _strut_force(j, geo[j], k, tw, ac, g, prm, fr, use_fric, eps, _NO_STOP)
         _add_force(tau, k, Fx, Fy, Fz)
     _add_platform(tau, R, tw, ac, g, prm[30:40])
     if not solve:
@@ -919,11 +957,12 @@ def _batch_kernel(P, Rs, T, Ac, geo, cos_cone, prm, g, fr, use_fric, out, status
             out[i, k] = row[k]
 
 
-def _fd_kernel(p, R, tw, tau_a, geo, prm, g, fr, use_fric, eps, xdd):
-    """Forward dynamics xdd = M^-1 (J^T tau_a - h) on theta_dot = (v_E, omega_E), no joint limits.
+def _fd_kernel(p, R, tw, tau_a, geo, prm, g, fr, use_fric, eps, stops, xdd):
+    """Forward dynamics xdd = M^-1 (J^T tau_a - h) on theta_dot = (v_E, omega_E), no joint-limit check.
 
     The same strut and platform terms as ``_id_kernel``, evaluated for 7 motions at one pose (the
-    position level once per strut): h = tau(twist, 0, gravity, friction) and the columns M e_c =
+    position level once per strut): h = tau(twist, 0, gravity, friction, end stops ``stops``
+    (``Formulation.end_stop_table``)) and the columns M e_c =
     tau(0, e_c, 0, no friction) (eq. 14 is linear in the acceleration); eq. 11-12 give J^T tau_a.
     Returns 0, GIMBAL_LOCK or SINGULAR (M).
     """
@@ -935,11 +974,11 @@ def _fd_kernel(p, R, tw, tau_a, geo, prm, g, fr, use_fric, eps, xdd):
         status, k = _strut_pose(p, R, geo[j], -2.0, Jt, j)
         if status:
             return status
-        Fx, Fy, Fz = _strut_force(j, geo[j], k, tw, zero, g, prm, fr, use_fric, eps)
+        Fx, Fy, Fz = _strut_force(j, geo[j], k, tw, zero, g, prm, fr, use_fric, eps, stops[j])
         _add_force(C[6], k, Fx, Fy, Fz)
         for c in range(6):
             e[c] = 1.0
-            Fx, Fy, Fz = _strut_force(j, geo[j], k, zero, e, zero, prm, fr, False, 0.0)
+            Fx, Fy, Fz = _strut_force(j, geo[j], k, zero, e, zero, prm, fr, False, 0.0, _NO_STOP)
             _add_force(C[c], k, Fx, Fy, Fz)
             e[c] = 0.0
     _add_platform(C[6], R, tw, zero, g, prm[30:40])
@@ -972,7 +1011,7 @@ def _platform_pose(c, p, R):
     return cy, sy, cp, sp
 
 
-def _rk4_kernel(c, t, dt, tau_a, geo, prm, g, fr, use_fric, eps, c_out, t_out):
+def _rk4_kernel(c, t, dt, tau_a, geo, prm, g, fr, use_fric, eps, stops, c_out, t_out):
     """One classical RK4 step of (platform-joint coordinates c, twist t) with tau_a held:
     c' = B(c) t (B = diag(I, E^-1), omega = E (yaw', pitch', roll')), t' = ``_fd_kernel``.
 
@@ -1003,7 +1042,7 @@ def _rk4_kernel(c, t, dt, tau_a, geo, prm, g, fr, use_fric, eps, c_out, t_out):
         rr = (cy * ts[3] + sy * ts[4]) / cp
         kc[s, 0], kc[s, 1], kc[s, 2] = ts[0], ts[1], ts[2]
         kc[s, 3], kc[s, 4], kc[s, 5] = ts[5] + sp * rr, cy * ts[4] - sy * ts[3], rr
-        status = _FD(p, R, ts, tau_a, geo, prm, g, fr, use_fric, eps, kt[s])
+        status = _FD(p, R, ts, tau_a, geo, prm, g, fr, use_fric, eps, stops, kt[s])
         if status:
             return status
     for i in range(6):
@@ -1038,6 +1077,7 @@ def _actuated_kernel(c, t, geo, q, qd):
 
 if numba is not None:
     _sign = numba.njit(cache=True, inline="always")(_sign)
+    _stop_force = numba.njit(cache=True, inline="always")(_stop_force)
     _body_wrench = numba.njit(cache=True, inline="always")(_body_wrench)
     _add_force = numba.njit(cache=True, inline="always")(_add_force)
     _strut_pose = numba.njit(cache=True)(_strut_pose)

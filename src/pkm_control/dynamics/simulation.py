@@ -54,18 +54,21 @@ class ReducedSimulator:
 
     compiled: None picks the compiled palida step when available (``_compiled_model``), False forces
     the generic engine, True requires the compiled step (InvalidModelError otherwise).
+    end_stops: the machine's end stops (``end_stops.EndStops``, in both paths), None: none.
     """
 
-    def __init__(self, dyn, friction: bool = True, compiled: bool | None = None):
+    def __init__(self, dyn, friction: bool = True, compiled: bool | None = None, end_stops=None):
         self.dyn = dyn
         self.task = dyn.kin.task
         self.friction = bool(friction)
+        self.end_stops = end_stops
         if not (math.isfinite(dyn.sign_eps) and dyn.sign_eps >= 0):
             raise InvalidInputError(f"sign_eps of the dynamics must be >= 0 (0: sign, > 0: tanh(qdot / sign_eps)), "
                                     f"got {dyn.sign_eps}")
         self._fast = None if compiled is False else _compiled_model(dyn)
         if compiled and self._fast is None:
             raise InvalidModelError(f"no compiled simulation step for '{dyn.model.name}' (palida only, needs numba)")
+        self._stops = None if self._fast is None else self._fast.end_stop_table(end_stops)
 
     @property
     def compiled(self) -> bool:
@@ -81,7 +84,7 @@ class ReducedSimulator:
 
     def _deriv(self, coords, twist, tau, wrench):
         pose = self.task.pose_from_platform_joints(coords)
-        xdd = self.dyn.forward_dynamics(pose, twist, tau, wrench, friction=self.friction)
+        xdd = self.dyn.forward_dynamics(pose, twist, tau, wrench, friction=self.friction, end_stops=self.end_stops)
         return self.task.platform_rate_matrix(pose) @ twist, xdd
 
     def actuated(self, s: SimState) -> tuple[np.ndarray, np.ndarray]:
@@ -94,7 +97,8 @@ class ReducedSimulator:
     def step(self, s: SimState, dt: float, tau, wrench=None) -> SimState:
         """One RK4 step with actuator forces and wrench held over the step (compiled without wrench)."""
         if self._fast is not None and wrench is None:
-            return SimState(*self._fast.rk4_step(s.coords, s.twist, dt, tau, self.friction, self.dyn.sign_eps))
+            return SimState(*self._fast.rk4_step(s.coords, s.twist, dt, tau, self.friction, self.dyn.sign_eps,
+                                                 self._stops))
         c, t = s.coords, s.twist
         k1c, k1t = self._deriv(c, t, tau, wrench)
         k2c, k2t = self._deriv(c + 0.5 * dt * k1c, t + 0.5 * dt * k1t, tau, wrench)

@@ -87,6 +87,11 @@ class ParallelKinematics(ABC):
         """
         return self.actuated(pose), self.jacobian(pose)
 
+    def end_stop_limits(self) -> tuple[np.ndarray, np.ndarray]:
+        """(lower, upper) of the simulated machine's end stops per tree joint (dynamics/end_stops.py):
+        the joint ranges; a family whose cut joints limit a tree joint further narrows it."""
+        return self.lower.copy(), self.upper.copy()
+
     def check_limits(self, q: np.ndarray) -> None:
         """Raise JointLimitError naming the first joint outside its range."""
         bad = np.flatnonzero((q < self.lower - 1e-12) | (q > self.upper + 1e-12))

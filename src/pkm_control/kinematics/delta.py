@@ -324,6 +324,14 @@ class Kinematics(ParallelKinematics):
     def jacobian(self, pose: Pose) -> np.ndarray:
         return np.array(self._jrows(self._state(*self._pxyz(pose))))
 
+    def end_stop_limits(self) -> tuple[np.ndarray, np.ndarray]:
+        """The joint ranges, with elbow2 narrowed to the plate ball-joint cone: |elbow2| is that cone
+        angle (module docstring), so the ball joint's stop acts on elbow2."""
+        lower, upper = super().end_stop_limits()
+        lower[self._ie2] = np.maximum(lower[self._ie2], -self.cone_max)
+        upper[self._ie2] = np.minimum(upper[self._ie2], self.cone_max)
+        return lower, upper
+
     def jacobian_xq(self, pose: Pose):
         st = self._state(*self._pxyz(pose))
         Jx = [((c * sx - s * sy), (s * sx + c * sy), sz) for (c, s), (q, cq, sq, sx, sy, sz, d) in zip(self._cs, st)]
