@@ -1,17 +1,21 @@
-"""End stops of the simulated machine: stiff, damped, one-sided limits on the tree joints.
+"""End stops of the simulated machine: stiff, damped, one-sided limits on the joints.
 
 Every tree joint with a finite range (the actuated strokes and the limited passive joints: cardan
 and universal-joint angles, arm and elbow angles, sliders, counterweights; ``end_stop_limits`` of
-the kinematics family) gets a spring-damper stop at each end. With the penetration d > 0 beyond a
-limit and ddot its rate (positive into the stop), the stop force on the joint is
+the kinematics family) and every limited cut joint (the ball-joint cones of the hexapods, the
+planar cut joints; ``cut_joint_limits``) gets a spring-damper stop at each end. With the
+penetration d > 0 beyond a limit and ddot its rate (positive into the stop), the stop force on the
+joint is
 
     f = max(0, k d + c ddot),   directed out of the stop, zero inside the range,
 
 a Kelvin-Voigt contact (Hunt & Crossley 1975 discuss the model) with the pull-back part cut off:
 the stop only pushes, it never becomes adhesive when the joint leaves it faster than k d / c. It
-enters the reduced dynamics as a generalized force through the joint's velocity map, the row g_j
-of G (qdot = G xdot, kinematics ``joint_jacobian``; for the actuated joints the rows of J), by
-virtual power as friction does (engine eq. 1): M xddot = ... + G^T tau_stop.
+enters the reduced dynamics as a generalized force through the joint's velocity map, by virtual
+power as friction does (engine eq. 1): for a tree joint the row g_j of G (qdot = G xdot,
+kinematics ``joint_jacobian``; for the actuated joints the rows of J), M xddot = ... + G^T tau_stop;
+for a cut joint the row of its angle rate (``cut_joint_rows``; a cone angle is a torque between the
+strut and the platform about the axis of the cone angle).
 
 Passivity: with U = 1/2 k d^2, the power into the stop is f ddot >= dU/dt (equality plus c ddot^2
 while in contact; f = 0 >= k d ddot when the clamp is active, since then ddot < 0). The stops
@@ -26,8 +30,9 @@ stop carries F minus the joint's share of gravity, d = (F - F_gravity) / k.
 
 Gains (config ``end_stops: {natural_frequency: omega, damping_ratio: zeta}``): per joint,
 k_j = m_j omega^2 and c_j = 2 zeta m_j omega, with m_j = 1 / (g_j^T M^-1 g_j) the effective mass
-(or inertia) of joint j at the home pose (M the task-space mass matrix): the joint alone against
-its stop is an oscillator of frequency omega and damping ratio zeta. Classical RK4 is stable on
+(or inertia) of joint j (M the task-space mass matrix), the smallest over the home and demo poses
+(config ``demo_poses``): the joint alone against its stop is an oscillator of frequency <= omega
+there and damping ratio zeta. Classical RK4 is stable on
 the negative real axis for |lambda| h < 2.785; the contact eigenvalues -zeta omega +- i omega
 sqrt(1 - zeta^2) have |lambda| = omega, and near rest the smoothed friction adds its own fast real
 mode (hardware/simulated.py: |lambda| h = 1.6 for palida). omega = 600 rad/s (h omega = 0.3 at
@@ -45,6 +50,8 @@ import numpy as np
 
 from ..errors import InvalidModelError
 
+#: below this cut-joint angle (rad) its rate map is not sampled for the gains (a cone angle is |.|-like at 0)
+_SMOOTH_ANGLE = 1e-3
 #: keys of the config section ``end_stops``
 NATURAL_FREQUENCY = "natural_frequency"     # rad/s
 DAMPING_RATIO = "damping_ratio"
@@ -55,7 +62,8 @@ class EndStops:
     """The stops of one robot's tree joints (immutable; arrays in the model's q order).
 
     lower, upper: stop positions (-inf / inf where the joint has none); stiffness k (N/m or Nm/rad),
-    damping c (N s/m or Nm s/rad); zero gains on joints without a stop.
+    damping c (N s/m or Nm s/rad); zero gains on joints without a stop. cut_*: the same for the
+    limited cut joints (kinematics ``cut_joint_limits`` order).
     """
 
     lower: np.ndarray
@@ -63,6 +71,11 @@ class EndStops:
     stiffness: np.ndarray
     damping: np.ndarray
     names: tuple
+    cut_lower: np.ndarray
+    cut_upper: np.ndarray
+    cut_stiffness: np.ndarray
+    cut_damping: np.ndarray
+    cut_names: tuple
 
     @classmethod
     def from_config(cls, dyn) -> "EndStops":
@@ -79,30 +92,62 @@ class EndStops:
             raise InvalidModelError(f"robot '{clm.name}': end_stops natural_frequency must be > 0 and damping_ratio "
                                     f">= 0, got {omega}, {zeta}")
         lower, upper = kin.end_stop_limits()
-        home = kin.task.pose(clm.config["home"])
-        G = kin.joint_jacobian(home)
-        Minv = np.linalg.inv(dyn.mass_matrix(home))
-        limited = np.isfinite(lower) | np.isfinite(upper)
-        mass = np.zeros(len(lower))
-        for j in np.flatnonzero(limited):
-            mass[j] = 1.0 / float(G[j] @ Minv @ G[j])
-        arrays = (np.array(lower, float), np.array(upper, float), mass * omega ** 2, 2.0 * zeta * omega * mass)
-        for a in arrays:
+        cut_names, cut_lower, cut_upper = kin.cut_joint_limits()
+        poses = [kin.task.pose(x) for x in [clm.config["home"], *clm.config.get("demo_poses", [])]]
+        tree_mass = np.full(len(lower), np.inf)
+        cut_mass = np.full(len(cut_names), np.inf)
+        for pose in poses:
+            Minv = np.linalg.inv(dyn.mass_matrix(pose))
+            G = kin.joint_jacobian(pose)
+            tree_mass = np.minimum(tree_mass, 1.0 / np.einsum("ij,jk,ik->i", G, Minv, G))
+            if cut_names:
+                # a cone angle is not differentiable where it vanishes (home of a hexapod): rows there are skipped
+                C = kin.cut_joint_rows(pose)
+                smooth = np.abs(kin.cut_joint_angles(pose)) > _SMOOTH_ANGLE
+                cut_mass[smooth] = np.minimum(cut_mass[smooth], 1.0 / np.einsum("ij,jk,ik->i", C, Minv, C)[smooth])
+        if not np.isfinite(cut_mass).all():
+            bad = [n for n, m in zip(cut_names, cut_mass) if not np.isfinite(m)]
+            raise InvalidModelError(f"robot '{clm.name}': cut joints {bad} have a zero angle at home and every demo "
+                                    "pose: no effective mass for their stops")
+        tree_mass[~(np.isfinite(lower) | np.isfinite(upper))] = 0.0
+        tree = (np.array(lower, float), np.array(upper, float), tree_mass * omega ** 2, 2.0 * zeta * omega * tree_mass)
+        cut = (np.array(cut_lower, float), np.array(cut_upper, float), cut_mass * omega ** 2,
+               2.0 * zeta * omega * cut_mass)
+        for a in tree + cut:
             a.setflags(write=False)
-        return cls(*arrays, tuple(clm.joint_names))
+        return cls(*tree, tuple(clm.joint_names), *cut, tuple(cut_names))
 
     def penetration(self, q: np.ndarray) -> np.ndarray:
-        """d >= 0 per joint: how far q is beyond its stop (0 inside the range)."""
+        """d >= 0 per tree joint: how far q is beyond its stop (0 inside the range)."""
         return np.maximum(self.lower - q, 0.0) + np.maximum(q - self.upper, 0.0)
 
+    def cut_penetration(self, angles: np.ndarray) -> np.ndarray:
+        """d >= 0 per limited cut joint (kinematics ``cut_joint_angles``)."""
+        return np.maximum(self.cut_lower - angles, 0.0) + np.maximum(angles - self.cut_upper, 0.0)
+
     def torque(self, q: np.ndarray, v: np.ndarray) -> np.ndarray:
-        """Tree generalized force of the stops (module docstring), exactly zero inside the ranges."""
-        below, above = q < self.lower, q > self.upper
-        out = np.zeros(len(q))
-        if below.any():
-            k, c = self.stiffness[below], self.damping[below]
-            out[below] = np.maximum(k * (self.lower[below] - q[below]) - c * v[below], 0.0)
-        if above.any():
-            k, c = self.stiffness[above], self.damping[above]
-            out[above] = -np.maximum(k * (q[above] - self.upper[above]) + c * v[above], 0.0)
-        return out
+        """Tree generalized force of the tree-joint stops (module docstring), exactly zero inside the ranges."""
+        return _stop_force(q, v, self.lower, self.upper, self.stiffness, self.damping)
+
+    def cut_force(self, kin, pose, twist) -> np.ndarray | None:
+        """Generalized force on the task velocity of the cut-joint stops, None while every cut joint is
+        inside its range (the rows of ``cut_joint_rows`` are only computed in contact)."""
+        if not self.cut_names:
+            return None
+        angles = kin.cut_joint_angles(pose)
+        if not ((angles < self.cut_lower) | (angles > self.cut_upper)).any():
+            return None
+        rows = kin.cut_joint_rows(pose)
+        return rows.T @ _stop_force(angles, rows @ twist, self.cut_lower, self.cut_upper, self.cut_stiffness,
+                                    self.cut_damping)
+
+
+def _stop_force(x, rate, lower, upper, k, c) -> np.ndarray:
+    """max(0, k d + c ddot) out of each stop (module docstring), zero inside [lower, upper]."""
+    below, above = x < lower, x > upper
+    out = np.zeros(len(x))
+    if below.any():
+        out[below] = np.maximum(k[below] * (lower[below] - x[below]) - c[below] * rate[below], 0.0)
+    if above.any():
+        out[above] = -np.maximum(k[above] * (x[above] - upper[above]) + c[above] * rate[above], 0.0)
+    return out

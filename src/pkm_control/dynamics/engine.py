@@ -223,8 +223,9 @@ class ClosedLoopDynamics:
     def forward_dynamics(self, pose: Pose, twist, tau, wrench=None, friction: bool = True,
                          end_stops=None) -> np.ndarray:
         """Task acceleration xddot from actuator forces (reduced coordinates):
-        M xddot = J^T tau + S^T w - G^T (RNEA(q, v, Gdot xdot) + tau_f - tau_stop),
-        tau_stop the force of ``end_stops`` (dynamics/end_stops.EndStops; None: no stops).
+        M xddot = J^T tau + S^T w - G^T (RNEA(q, v, Gdot xdot) + tau_f - tau_stop) + f_cut,
+        tau_stop and f_cut the forces of the tree- and cut-joint ``end_stops`` (dynamics/end_stops.EndStops;
+        None: no stops).
         """
         pose, twist, _ = self.kin.validate(pose, twist)
         tau = check_vector("actuator forces", tau, self.model.n_actuated)
@@ -240,6 +241,10 @@ class ClosedLoopDynamics:
         Mt = np.triu(Mt) + np.triu(Mt, 1).T
         M = G.T @ Mt @ G
         rhs = G[self._act].T @ tau + self._wrench(wrench) - G.T @ bias
+        if end_stops is not None:
+            f_cut = end_stops.cut_force(self.kin, pose, twist)
+            if f_cut is not None:
+                rhs = rhs + f_cut
         try:
             return np.linalg.solve(M, rhs)
         except np.linalg.LinAlgError as exc:

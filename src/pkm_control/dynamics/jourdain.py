@@ -549,7 +549,8 @@ class Formulation:
     # ------------------------------------------------------------------ forward dynamics, simulation
     def end_stop_table(self, end_stops) -> np.ndarray:
         """The kernels' form of an ``end_stops.EndStops`` (None: no stops): per strut j the row
-        (lower, upper, k, c) of alpha_j, of beta_j and of l_j (read-only, 6 x 12)."""
+        (lower, upper, k, c) of alpha_j, of beta_j and of l_j, then (upper, k, c) of the cone angle of
+        its spherical joint (read-only, 6 x 15)."""
         table = np.tile(_NO_STOP, (self.n, 1))
         if end_stops is not None:
             ji = self.kin.model.joint_index
@@ -558,6 +559,8 @@ class Formulation:
                     k = ji[f"leg{j + 1}_{name}"]
                     table[j, 4 * c:4 * c + 4] = (end_stops.lower[k], end_stops.upper[k], end_stops.stiffness[k],
                                                  end_stops.damping[k])
+                c = end_stops.cut_names.index(f"leg{j + 1}_spherical")
+                table[j, 12:] = end_stops.cut_upper[c], end_stops.cut_stiffness[c], end_stops.cut_damping[c]
         table.setflags(write=False)
         return table
 
@@ -684,7 +687,7 @@ def _raise_step(status, coords, twist, dt=None, tau=None):
 # ---------------------------------------------------------------------- compiled kernel
 _NO_STRUT = (0.0,) * 16      # the position-level tuple of a failed strut (see _strut_pose)
 #: the end-stop row of a strut without stops (see ``Formulation.end_stop_table``)
-_NO_STOP = np.array([-np.inf, np.inf, 0.0, 0.0] * 3)
+_NO_STOP = np.array([-np.inf, np.inf, 0.0, 0.0] * 3 + [np.inf, 0.0, 0.0])
 
 
 def _sign(x, eps):
@@ -768,6 +771,44 @@ def _stop_force(q, qd, lo, hi, k, c):
         f = k * (lo - q) - c * qd
         return f if f > 0.0 else 0.0
     return 0.0
+
+
+def _cone_force(R, G, k, tw, stop, t):
+    """t (the bias h of ``_fd_kernel``) -= the generalized force of strut j's spherical-joint cone stop
+    (dynamics/end_stops.py).
+
+    Cone angle theta = acos(u . n), u = A_j B_j / l_j, n = R n_j (hexapod_ups.cut_joint_angles); its rate
+    theta' = g . (v, omega) with g = -(w, b x w + n x u) / sin theta, w = (n - cos theta u) / l_j, from
+    u' = (1 - u u^T) v_B / l_j, n' = omega x n and v_B = v + omega x b (eq. 2). The stop's torque
+    -max(0, k d + c theta') about the cone axis acts on the task velocity as -f g.
+    """
+    upper = stop[12]
+    bx, by, bz, x, y, z, l = k[0], k[1], k[2], k[3], k[4], k[5], k[9]
+    ux = (G[3] * x + G[4] * y + G[5] * z) / l          # u = RS_j (x, y, z) / l
+    uy = (G[6] * x + G[7] * y + G[8] * z) / l
+    uz = (G[9] * x + G[10] * y + G[11] * z) / l
+    nx = R[0, 0] * G[15] + R[0, 1] * G[16] + R[0, 2] * G[17]
+    ny = R[1, 0] * G[15] + R[1, 1] * G[16] + R[1, 2] * G[17]
+    nz = R[2, 0] * G[15] + R[2, 1] * G[16] + R[2, 2] * G[17]
+    c = ux * nx + uy * ny + uz * nz
+    if not c < math.cos(upper):
+        return
+    th = math.acos(max(-1.0, c))
+    s = max(math.sqrt(max(0.0, 1.0 - c * c)), 1e-12)
+    wx, wy, wz = (nx - c * ux) / l, (ny - c * uy) / l, (nz - c * uz) / l
+    g0, g1, g2 = -wx / s, -wy / s, -wz / s
+    g3 = -(by * wz - bz * wy + ny * uz - nz * uy) / s
+    g4 = -(bz * wx - bx * wz + nz * ux - nx * uz) / s
+    g5 = -(bx * wy - by * wx + nx * uy - ny * ux) / s
+    rate = g0 * tw[0] + g1 * tw[1] + g2 * tw[2] + g3 * tw[3] + g4 * tw[4] + g5 * tw[5]
+    f = stop[13] * (th - upper) + stop[14] * rate
+    if f > 0.0:
+        t[0] += f * g0
+        t[1] += f * g1
+        t[2] += f * g2
+        t[3] += f * g3
+        t[4] += f * g4
+        t[5] += f * g5
 
 
 def _strut_force(j, G, k, tw, ac, g, prm, fr, use_fric, eps, stop):
@@ -976,6 +1017,7 @@ def _fd_kernel(p, R, tw, tau_a, geo, prm, g, fr, use_fric, eps, stops, xdd):
             return status
         Fx, Fy, Fz = _strut_force(j, geo[j], k, tw, zero, g, prm, fr, use_fric, eps, stops[j])
         _add_force(C[6], k, Fx, Fy, Fz)
+        _cone_force(R, geo[j], k, tw, stops[j], C[6])
         for c in range(6):
             e[c] = 1.0
             Fx, Fy, Fz = _strut_force(j, geo[j], k, zero, e, zero, prm, fr, False, 0.0, _NO_STOP)
@@ -1078,6 +1120,7 @@ def _actuated_kernel(c, t, geo, q, qd):
 if numba is not None:
     _sign = numba.njit(cache=True, inline="always")(_sign)
     _stop_force = numba.njit(cache=True, inline="always")(_stop_force)
+    _cone_force = numba.njit(cache=True)(_cone_force)
     _body_wrench = numba.njit(cache=True, inline="always")(_body_wrench)
     _add_force = numba.njit(cache=True, inline="always")(_add_force)
     _strut_pose = numba.njit(cache=True)(_strut_pose)

@@ -92,6 +92,28 @@ class ParallelKinematics(ABC):
         the joint ranges; a family whose cut joints limit a tree joint further narrows it."""
         return self.lower.copy(), self.upper.copy()
 
+    def cut_joint_limits(self) -> tuple[tuple, np.ndarray, np.ndarray]:
+        """(names, lower, upper) of the limited cut joints (not tree joints: ball-joint cones, planar
+        cut joints), in the order of ``cut_joint_angles``; a family with such limits overrides both."""
+        return (), np.empty(0), np.empty(0)
+
+    def cut_joint_angles(self, pose: Pose) -> np.ndarray:
+        """The limited angles of the cut joints at a pose (``cut_joint_limits`` order, no check)."""
+        return np.empty(0)
+
+    def cut_joint_rows(self, pose: Pose, step: float = 1e-7) -> np.ndarray:
+        """d(cut-joint angle rates) / d xdot (n_cut x task dim): central differences of
+        ``cut_joint_angles`` in the platform-joint coordinates c, times their rate map B (cdot = B xdot)."""
+        task = self.task
+        c0 = task.platform_joint_motion(pose)[0]
+        D = np.empty((len(self.cut_joint_limits()[0]), len(c0)))
+        for k in range(len(c0)):
+            e = np.zeros(len(c0))
+            e[k] = step
+            D[:, k] = (self.cut_joint_angles(task.pose_from_platform_joints(c0 + e))
+                       - self.cut_joint_angles(task.pose_from_platform_joints(c0 - e))) / (2 * step)
+        return D @ task.platform_rate_matrix(pose)
+
     def check_limits(self, q: np.ndarray) -> None:
         """Raise JointLimitError naming the first joint outside its range."""
         bad = np.flatnonzero((q < self.lower - 1e-12) | (q > self.upper + 1e-12))

@@ -169,6 +169,19 @@ class Kinematics(ParallelKinematics):
                                   f"= {math.degrees(ang):.6g} deg exceeds the limit "
                                   f"{math.degrees(self.cone_limit):.6g} deg (config limits.spherical_cone)")
 
+    def cut_joint_limits(self) -> tuple[tuple, np.ndarray, np.ndarray]:
+        """The spherical joints' cones: leg<i>_spherical, angle <= limits.spherical_cone."""
+        n = self.base_points.shape[1]
+        return tuple(f"leg{i + 1}_spherical" for i in range(n)), np.full(n, -np.inf), np.full(n, self.cone_limit)
+
+    def cut_joint_angles(self, pose: Pose) -> np.ndarray:
+        """Cone angle of each spherical joint: between the link a_i = (d_ix, d_iy, h_i) and the platform
+        normal R e_z (as ``_check_cone``)."""
+        R = np.asarray(pose.rotation, float)
+        _, d, _, h = self._legs(np.asarray(pose.position, float), R)
+        d[2] = h
+        return np.arccos(np.clip(R[:, 2] @ d / self.L, -1.0, 1.0))
+
     @staticmethod
     def _rpy(R):
         """(roll, pitch, yaw) of R = Rz(yaw) Ry(pitch) Rx(roll), |pitch| < pi/2."""

@@ -141,6 +141,19 @@ class Kinematics(ParallelKinematics):
                     return pose, twist, accel
         return super().validate(pose, twist, accel)
 
+    def cut_joint_limits(self) -> tuple[tuple, np.ndarray, np.ndarray]:
+        """The spherical joints' cones at B_i: leg<i>_spherical, angle <= spherical_joint_max_angle."""
+        n = self.n_legs
+        return (tuple(f"leg{i + 1}_spherical" for i in range(n)), np.full(n, -np.inf),
+                np.full(n, self.spherical_joint_max_angle))
+
+    def cut_joint_angles(self, pose: Pose) -> np.ndarray:
+        """Cone angle of each spherical joint: between the strut axis u_i and the anchor axis R n_i."""
+        R = np.asarray(pose.rotation, float)
+        d = self._Bp @ R.T + (np.asarray(pose.position, float) - self._A)
+        c = np.einsum("ij,ij->i", d, self._axes @ R.T) / np.linalg.norm(d, axis=1)
+        return np.arccos(np.clip(c, -1.0, 1.0))
+
     @staticmethod
     def _fast_vector(v) -> bool:
         """A finite float64 array of shape (6,) (else the generic validation decides)."""

@@ -202,6 +202,19 @@ class Kinematics(ParallelKinematics):
                                       f"{g:.6g} rad is outside its range [{self.cut_strut[0]:.6g}, "
                                       f"{self.cut_strut[1]:.6g}]")
 
+    def cut_joint_limits(self) -> tuple[tuple, np.ndarray, np.ndarray]:
+        """The planar cut joints on the platform: leg1, leg2 (link-platform angle beta_i - alpha at A1)
+        and leg<s + 2> (strut-platform angle phi_s - alpha at B), as ``_check_cut``."""
+        n = len(self.struts)
+        return (tuple(self._cut_names), np.array([self.cut_link[0]] * 2 + [self.cut_strut[0]] * n),
+                np.array([self.cut_link[1]] * 2 + [self.cut_strut[1]] * n))
+
+    def cut_joint_angles(self, pose: Pose) -> np.ndarray:
+        x, y, s, c = self._xyalpha(pose)
+        alpha = math.atan2(s, c)
+        _, _, _, beta, _, _, _, phi = self._geometry(x, y, s, c)
+        return np.array([math.remainder(b - alpha, 2 * math.pi) for b in list(beta) + list(phi)])
+
     def _rows(self, dx, h, ex, ey, ln, s, c):
         """Jacobian rows of the full actuated vector, the beta rates and the strut-angle rows."""
         l6 = self.l6
