@@ -783,6 +783,8 @@ def _cone_force(R, G, k, tw, stop, t):
     -max(0, k d + c theta') about the cone axis acts on the task velocity as -f g.
     """
     upper = stop[12]
+    if stop[13] == 0.0:                                 # no stop (``_NO_STOP``)
+        return
     bx, by, bz, x, y, z, l = k[0], k[1], k[2], k[3], k[4], k[5], k[9]
     ux = (G[3] * x + G[4] * y + G[5] * z) / l          # u = RS_j (x, y, z) / l
     uy = (G[6] * x + G[7] * y + G[8] * z) / l

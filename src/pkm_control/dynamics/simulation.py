@@ -5,7 +5,8 @@ Two integrators, cross-checked in the tests:
 * ``ReducedSimulator`` integrates the task-space equations (ClosedLoopDynamics.
   forward_dynamics) with classical RK4 in the platform-joint coordinates; every
   tree joint is recomputed by the analytic IK, so the closures hold exactly at
-  every step (projection onto the constraint manifold: zero drift). For palida
+  every step (projection onto the constraint manifold: zero drift). The machine's end stops
+  (end_stops.EndStops) act in both paths. For palida
   (numba present) a step without external wrench is one compiled call
   (jourdain.Formulation.rk4_step: Abdellatif's model, the same equations as the
   engine to ~1e-13, the same state and RK4 stages): ~30 us instead of ~1.2 ms

@@ -40,7 +40,12 @@ with a = q_i + elbow1, b = elbow2. The frame so obtained is the frame of the
 parallelogram (x normal to its plane, which contains the elbow axis), which is
 the parallelogram's no-spin property. |b| is also the cone angle of the
 plate-side ball joints (sockets along the elbow axis), checked against
-``limits.plate_ball_joint_cone`` (not a tree joint).
+``limits.plate_ball_joint_cone`` (not a tree joint; ``end_stop_limits`` puts its stop on elbow2).
+
+Branch: s . b = -L_A L_B cos(elbow1) cos(elbow2), so the elbow-out branch is elbow1 in (-90, 90) deg,
+ending at the stretched (-90) and the folded (+90) arm, where J_q is singular and the IK of a pose
+beyond is unreachable or jumps branch. The elbow1 range [-60, 80] deg (config) keeps the joint-limited
+workspace, and with its end stops the simulated robot, 30 and 10 deg off them.
 
 Direct geometric model (``direct_geometric_model``): P is the intersection of
 the three spheres of radius L_B about the C_i (Clavel 1989), the solution below
