@@ -352,9 +352,8 @@ def bench_simulation_robot(robot, variant, steps=2000, dt=5e-4, warmup=20):
         r[name] = {"step": _median_p99(t_step), "period": _median_p99(t_period)}
     robot_sim = SimulatedRobot(dyn, dt, sign_eps=DEFAULT_SIGN_EPS, cost_window=warmup + steps)
     st = robot_sim.reset(home)
-    act = clm.actuated_idx
     for k in range(warmup + steps):
-        robot_sim.write(hold.command(target, st.position[act], st.velocity[act])
+        robot_sim.write(hold.command(target, st.position, st.velocity)
                         + amp * np.sin(2 * np.pi * 2.0 * k * dt + phase))
         st = robot_sim.step()
     r["robot_step"] = _median_p99(robot_sim.step_cost_us()[warmup:] * 1e-6)
