@@ -19,12 +19,14 @@ strut and the platform about the axis of the cone angle).
 
 Passivity: with U = 1/2 k d^2, the power into the stop is f ddot >= dU/dt (equality plus c ddot^2
 while in contact; f = 0 >= k d ddot when the clamp is active, since then ddot < 0). The stops
-therefore never create energy, and the energy balance of the machine from rest reads
+therefore never create energy, and with the stored energy U = sum_j 1/2 k_j d_j^2 the energy
+balance of the machine from any start reads
 
-    E(t) - E(0) + sum_j 1/2 k_j d_j^2 <= W_drives(t),                                          (1)
+    U(t) <= U(0) + W_drives(t) - (E(t) - E(0)),                                                (1)
 
-with E = kinetic + potential energy and W_drives the work of the actuator forces. (1) is the
-compliance bound the tests check: d_j <= sqrt(2 (W_drives - Delta E) / k_j). Under a constant
+with E = kinetic + potential energy (gravity) and W_drives the work of the actuator forces. (1) is
+the compliance bound the tests check: from rest inside the ranges d_j <= sqrt(2 (W_drives - Delta E)
+/ k_j). Under a constant
 force F pressing a joint into its stop at rest (static equilibrium, no friction at rest), the
 stop carries F minus the joint's share of gravity, d = (F - F_gravity) / k.
 
@@ -32,8 +34,8 @@ Gains (config ``end_stops: {natural_frequency: omega, damping_ratio: zeta}``): p
 k_j = m_j omega^2 and c_j = 2 zeta m_j omega, with m_j = 1 / (g_j^T M^-1 g_j) the effective mass
 (or inertia) of joint j (M the task-space mass matrix), the smallest over the home and demo poses
 (config ``demo_poses``): the joint alone against its stop is an oscillator of frequency <= omega
-there and damping ratio zeta. Classical RK4 is stable on
-the negative real axis for |lambda| h < 2.785; the contact eigenvalues -zeta omega +- i omega
+there and damping ratio zeta. Classical RK4 is stable on the negative real axis for
+|lambda| h < 2.785; the contact eigenvalues -zeta omega +- i omega
 sqrt(1 - zeta^2) have |lambda| = omega, and near rest the smoothed friction adds its own fast real
 mode (hardware/simulated.py: up to |lambda| h = 1.6 for palida at rest). omega = 600 rad/s
 (h omega = 0.3 at h = 0.5 ms) and zeta = 0.7 leave room for the contact damping 2 zeta omega =
@@ -61,7 +63,7 @@ DAMPING_RATIO = "damping_ratio"
 
 @dataclass(frozen=True)
 class EndStops:
-    """The stops of one robot's tree joints (immutable; arrays in the model's q order).
+    """The stops of one robot's tree and cut joints (immutable; tree arrays in the model's q order).
 
     lower, upper: stop positions (-inf / inf where the joint has none); stiffness k (N/m or Nm/rad),
     damping c (N s/m or Nm s/rad); zero gains on joints without a stop. cut_*: the same for the
@@ -81,8 +83,9 @@ class EndStops:
 
     @classmethod
     def from_config(cls, dyn) -> "EndStops":
-        """Stops at the family's ``end_stop_limits`` with the gains of config ``end_stops`` (module
-        docstring: k = m omega^2, c = 2 zeta m omega with the effective mass m at home)."""
+        """Stops at the family's ``end_stop_limits`` and ``cut_joint_limits`` with the gains of config
+        ``end_stops`` (module docstring: k = m omega^2, c = 2 zeta m omega, m the smallest effective
+        mass over home and the demo poses)."""
         clm, kin = dyn.model, dyn.kin
         spec = clm.config.get("end_stops") or {}
         try:
