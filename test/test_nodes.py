@@ -11,6 +11,7 @@ import os
 import subprocess
 import sys
 import time
+from pathlib import Path
 from types import SimpleNamespace
 
 # before rclpy.init: no cross-talk with other test modules (PKM_TEST_ROS_DOMAIN_ID: with other runs on the machine)
@@ -631,6 +632,15 @@ def test_generated_junk_is_rejected_by_the_parsers(data):
     hw.measurement_ns = 10**9
     with pytest.raises(InvalidInputError):
         hw._on_state(data.draw(junk_joint_state(data.draw(st.sampled_from(STATE_FLAWS)), 10**9)))
+
+
+def test_the_qos_table_is_the_one_in_the_architecture_doc():
+    """docs/architecture.md states every row of nodes/qos.py's table, with its profile, depth and reason."""
+    from pkm_control.nodes.qos import TABLE
+
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "architecture.md").read_text()
+    for (topic, end), row in TABLE.items():
+        assert f"| `{topic}` | {end} | {row.profile} | {row.depth} | {row.why} |" in doc, (topic, end)
 
 
 FLOOD = 12                    # junk messages per topic per control period: more than the old depth of 10
