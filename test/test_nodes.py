@@ -6,6 +6,7 @@ time limit only keeps a broken run from hanging (generous, for a loaded 2-core m
 waits of the nodes are long (LOCKSTEP_TIMEOUT) so that a slow step never turns into a safe-behaviour step.
 """
 
+import collections
 import math
 import os
 import subprocess
@@ -35,18 +36,25 @@ from std_msgs.msg import Float64MultiArray, String  # noqa: E402
 from trajectory_msgs.msg import (JointTrajectory, JointTrajectoryPoint, MultiDOFJointTrajectory,  # noqa: E402
                                  MultiDOFJointTrajectoryPoint)
 
+from conftest import home  # noqa: E402
+from pkm_control.control import (CONTROL, Controller, ControlLoop, FeedforwardModel, ForceLimits,  # noqa: E402
+                                 ReferenceLimits, SafeBehaviour, StateEstimator, make_law)
 from pkm_control.errors import InvalidInputError  # noqa: E402
+from pkm_control.hardware import SimulatedRobot  # noqa: E402
 from pkm_control.kinematics import robot_kinematics  # noqa: E402
+from pkm_control.kinematics.task_space import Pose  # noqa: E402
 from pkm_control.nodes import NODES  # noqa: E402
 from pkm_control.nodes.computed_force import ComputedForceNode  # noqa: E402
 from pkm_control.nodes.hardware import HardwareNode  # noqa: E402
 from pkm_control.nodes.inverse_kinematics import InverseKinematicsNode  # noqa: E402
 from pkm_control.nodes.joint_controller import JointControllerNode  # noqa: E402
 from pkm_control.nodes.messages import (parse_commands, parse_joint_trajectory, parse_platform_trajectory,  # noqa: E402
-                                        platform_trajectory_msg, quaternions, rotations)
+                                        joint_trajectory_msg, platform_trajectory_msg, quaternions, rotations)
 from pkm_control.nodes.qos import qos  # noqa: E402
-from pkm_control.nodes.runtime import LOG_THROTTLE, Diagnostics  # noqa: E402
+from pkm_control.nodes.runtime import LOG_THROTTLE, Diagnostics, guarded  # noqa: E402
 from pkm_control.nodes.trajectory_generator import TrajectoryGeneratorNode  # noqa: E402
+from pkm_control.settings import load_settings  # noqa: E402
+from pkm_control.trajectory.streaming import GoalScheduler  # noqa: E402
 
 pytestmark = pytest.mark.ros
 
@@ -724,6 +732,94 @@ def test_a_flood_of_junk_changes_nothing(ros, data):
     assert np.array_equal(flooded, calm)
     # and the move was tracked: the goal reached
     assert np.abs(hw.plant.ground_truth().platform_pose.position - [0.01, 0.0, -0.85]).max() < 5e-4
+
+
+CONSUMER_RATE = 8             # messages the modelled consumer takes per control period
+OUTRUN = 40                   # junk per control period of the flood that outruns it
+CHUNK = 100                   # periods per reference chunk (lookahead 50 ms at 2 kHz)
+OUTRUN_WINDOW = (100, 300)    # control periods of that flood
+
+
+def _outrun_run(dyn, pool=None, window=OUTRUN_WINDOW, periods=800):
+    """The real-time path without ROS: a goal streamed in chunks (GoalScheduler -> IK -> JointTrajectory
+    messages) into a model of the loop's /joint_references queue (keep last STREAM_DEPTH, shared with the
+    flooder) that the consumer works off CONSUMER_RATE messages per period through the node boundary (parse,
+    guarded, Diagnostics); the loop runs every period (sim time). With ``pool``, OUTRUN junk messages per period
+    inside ``window``. Returns (modes, max |reference - ground truth| per period, commands, rejected messages that
+    were not junk)."""
+    kin = dyn.kin
+    s = load_settings("palida", "pd", n_actuated=len(ACT))
+    start = home(dyn)
+    hold = SafeBehaviour("hold", FeedforwardModel(dyn, "rigid"), np.array(s["hold_kp"]), np.array(s["hold_kd"]))
+    controller = Controller(make_law("pd", np.array(s["kp"]), np.array(s["kd"]), None),
+                            ForceLimits.from_config(dyn.model), hold, StateEstimator(kin), start, s["state_timeout"],
+                            ReferenceLimits.from_kinematics(kin))
+    robot = SimulatedRobot(dyn, DT_NS * 1e-9)
+    robot.reset(start)
+    loop = ControlLoop(robot, controller, int(s["reference_timeout"] * 1e9))
+    sched = GoalScheduler(kin, start, DT_NS, CHUNK, 10_000_000)
+    sched.load({"type": "point_to_point", "goal": [0.01, 0.0, -0.85, 0, 0, 0], "duration": 0.2})
+    sched.start()
+    names = list(kin.model.actuated_joints)
+    fields = ("positions", "velocities", "accelerations")
+    queue = collections.deque(maxlen=qos("/joint_references", "sub").depth)
+    diag = Diagnostics(FakeNode(), clock=lambda: k * DT_NS * 1e-9)
+    junk = {id(m) for m in pool or ()}
+
+    @guarded(diag, "joint_references")
+    def take(msg):
+        c = parse_joint_trajectory(msg, names, fields)
+        loop.offer_references(c.times_ns, c.positions, c.velocities, c.accelerations)
+    modes, errors, commands, junk_taken = [], [], [], 0
+    for k in range(periods):
+        t = k * DT_NS
+        for c in sched.advance(t)[0]:
+            ms = [kin.inverse(Pose(p, R), v, a) for p, R, v, a in zip(c.positions, c.rotations, c.twists, c.accels)]
+            queue.append(joint_trajectory_msg(int(c.times_ns[0]), names, c.times_ns, *(
+                np.array([getattr(m, x)[ACT] for m in ms]) for x in ("q", "v", "a"))))
+        if pool and window[0] <= k < window[1]:
+            queue.extend(pool[(k * OUTRUN + i) % len(pool)] for i in range(OUTRUN))
+        for _ in range(min(CONSUMER_RATE, len(queue))):
+            msg = queue.popleft()
+            junk_taken += id(msg) in junk
+            take(msg)
+        cmd = loop.cycle(t)
+        ref = loop.references.at(t)
+        modes.append(cmd.mode)
+        commands.append(cmd.tau)
+        errors.append(np.inf if ref is None else np.abs(robot.ground_truth().position[ACT] - ref[:len(ACT)]).max())
+        robot.step()
+    return modes, np.array(errors), np.array(commands), diag.rejected - junk_taken
+
+
+_CALM = {}
+
+
+@settings(max_examples=10, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_a_flood_that_outruns_the_consumer_holds_the_robot_and_it_resumes(palida, data):
+    """The limit of any keep-last depth, on the ROS-free loop: junk (hypothesis) at OUTRUN messages per period
+    against a consumer that takes CONSUMER_RATE fills the queue and evicts the real chunks. The robot holds
+    safely (every command finite and within the force limits, the hold engaged once the buffered references
+    ran dry) and, once the flood stopped and the queue drained, the references flow again, the hold releases
+    and the tracking error falls below the largest one of the run without the flood."""
+    pool = [data.draw(junk_joint_trajectory("positions", f)) for f in TRAJECTORY_FLAWS for _ in range(2)]
+    if not _CALM:
+        _CALM["run"] = _outrun_run(palida)
+    calm_modes, calm_errors, _, _ = _CALM["run"]
+    assert set(calm_modes) == {CONTROL}
+    modes, errors, commands, wrongly_rejected = _outrun_run(palida, pool)
+    window = OUTRUN_WINDOW
+    limits = ForceLimits.from_config(palida.model).limits
+    assert np.all(np.isfinite(commands)) and np.all(np.abs(commands) <= limits)
+    assert set(modes[:window[0]]) == {CONTROL}
+    held = [k for k, m in enumerate(modes) if m == "hold"]
+    # the hold engages once the references buffered before the flood (up to two chunks ahead) ran dry
+    assert held and held[0] <= window[1] + 2 * CHUNK, held[:1]
+    assert modes[held[-1] + 1:] == [CONTROL] * (len(modes) - held[-1] - 1)
+    assert wrongly_rejected == 0                                      # every junk message taken, and only those
+    assert np.all(np.isfinite(errors[held[-1] + 1:]))                 # references flow again
+    assert errors[-100:].max() < calm_errors.max(), (errors[-100:].max(), calm_errors.max())
 
 
 def test_unreachable_goal_rejected_robot_holds(ros):
