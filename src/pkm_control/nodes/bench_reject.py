@@ -5,9 +5,10 @@ the junk of the flood test (a NaN, a wrong size, a wrong name, a stale stamp) go
 node boundary as a callback of the node does: the message parse, the rejection in ``guarded`` and
 ``Diagnostics.reject`` (counted; logged at most once per second per kind). The baseline, measured
 alongside, is the parse of a valid message of the same topic. The last figures are the consumer's
-whole path for junk chunks of 1 and of 100 points in one process (a private topic on an isolated
-domain): take from the queue, deserialize, reject; they bound the flood rate a consumer keeps up
-with.
+whole path for junk chunks of 1 and of 100 points in one process (a private topic on a domain of
+its own): take from the queue, deserialize, reject, with the executor the nodes use
+(SingleThreadedExecutor) beside rclpy's EventsExecutor; they bound the flood rate a consumer keeps
+up with.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ def bench_reject(robot: str = "palida", as_json: bool = False) -> dict:
     import rclpy
     from builtin_interfaces.msg import Duration, Time
     from rclpy.executors import SingleThreadedExecutor
+    from rclpy.experimental import EventsExecutor
     from rclpy.signals import SignalHandlerOptions
     from sensor_msgs.msg import JointState
     from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
@@ -92,19 +94,22 @@ def bench_reject(robot: str = "palida", as_json: bool = False) -> dict:
     topic = "/pkm_bench_reject/joint_references"
     pub = node.create_publisher(JointTrajectory, topic, qos("/joint_references", "pub"))
     node.create_subscription(JointTrajectory, topic, counted, qos("/joint_references", "sub"))
-    ex = SingleThreadedExecutor(context=ctx)
-    ex.add_node(node)
-    for points, junk in ((1, trajectory(qa, ["x"] + act[1:], points=1)), (100, references["junk"][2])):
-        spent = 0.0
-        for _ in range(4):
-            got[0] = 0
-            for _ in range(500):
-                pub.publish(junk)
-            t0 = time.perf_counter()
-            while got[0] < 500:
-                ex.spin_once(timeout_sec=1.0)
-            spent += time.perf_counter() - t0
-        out[f"joint_references_junk_{points}_points_taken_us"] = spent / 2000 * 1e6
+    for name, executor in (("single_threaded", SingleThreadedExecutor), ("events", EventsExecutor)):
+        ex = executor(context=ctx)
+        ex.add_node(node)
+        for points, junk in ((1, trajectory(qa, ["x"] + act[1:], points=1)), (100, references["junk"][2])):
+            spent = 0.0
+            for _ in range(4):
+                got[0] = 0
+                for _ in range(500):
+                    pub.publish(junk)
+                t0 = time.perf_counter()
+                while got[0] < 500:
+                    ex.spin_once(timeout_sec=1.0)
+                spent += time.perf_counter() - t0
+            out[f"junk_{points}_points_taken_us_{name}"] = spent / 2000 * 1e6
+        ex.remove_node(node)
+        ex.shutdown()
     node.destroy_node()
     rclpy.shutdown(context=ctx)
     if as_json:
@@ -114,8 +119,9 @@ def bench_reject(robot: str = "palida", as_json: bool = False) -> dict:
               "the parse of a valid one):")
         for topic in ("joint_references", "joint_states"):
             print(f"  {topic:17s} junk {out[topic + '_junk_us']:8.2f} us   valid {out[topic + '_valid_us']:8.2f} us")
+        print("  joint_references junk taken from the queue, deserialized and rejected, per message:")
         for points in (1, 100):
-            d = out[f"joint_references_junk_{points}_points_taken_us"]
-            print(f"  joint_references junk of {points:3d} points taken from the queue, deserialized and rejected: "
-                  f"{d:7.1f} us ({1e6 / d:.0f} messages/s)")
+            single, events = (out[f"junk_{points}_points_taken_us_{x}"] for x in ("single_threaded", "events"))
+            print(f"    {points:3d} points: SingleThreadedExecutor {single:7.1f} us ({1e6 / single:5.0f}/s), "
+                  f"EventsExecutor {events:7.1f} us ({1e6 / events:5.0f}/s)")
     return out

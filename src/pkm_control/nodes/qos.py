@@ -5,8 +5,9 @@ Profiles:
                (a lost chunk or, in lockstep, a lost measurement or command stalls the loop). The
                depth is what a flood on the same topic must push through the queue before it evicts
                a real message: at 5 kHz of junk, STREAM_DEPTH lasts 0.2 s, twice joint_controller's
-               longest callback (MAX_BURST lockstep periods, ~0.1 s) while rejecting a message
-               costs far less than 0.2 ms (``pkm bench reject``).
+               longest callback (MAX_BURST lockstep periods, ~0.1 s). It covers a burst; a flood
+               faster than the consumer takes messages (~4 000 small ones a second through
+               rclpy's SingleThreadedExecutor here, ``pkm bench reject``) fills any depth.
   sensor       rclpy's sensor-data profile (best effort, volatile, keep last 5): freshest wins, a
                subscriber that falls behind skips to the newest sample instead of working off a backlog.
   latched      reliable, transient local, keep last ``depth``: state; a late joiner gets the last one(s).
