@@ -46,6 +46,7 @@ from pkm_control.kinematics.task_space import Pose  # noqa: E402
 from pkm_control.nodes import NODES  # noqa: E402
 from pkm_control.nodes.computed_force import ComputedForceNode  # noqa: E402
 from pkm_control.nodes.hardware import HardwareNode  # noqa: E402
+from pkm_control.nodes.hardware_io import TopicHardware  # noqa: E402
 from pkm_control.nodes.inverse_kinematics import InverseKinematicsNode  # noqa: E402
 from pkm_control.nodes.joint_controller import JointControllerNode  # noqa: E402
 from pkm_control.nodes.messages import (parse_commands, parse_joint_trajectory, parse_platform_trajectory,  # noqa: E402
@@ -623,8 +624,6 @@ def test_rejections_are_counted_and_logged_once_per_throttle_window_per_kind(eve
 def test_generated_junk_is_rejected_by_the_parsers(data):
     """Every kind of junk the flood below uses fails the message parse or the stamp order (and nothing else
     than InvalidInputError comes out)."""
-    from pkm_control.nodes.hardware_io import TopicHardware
-
     field = data.draw(st.sampled_from(["positions", "effort"]))
     fields = ("positions", "velocities", "accelerations") if field == "positions" else ("effort",)
     with pytest.raises(InvalidInputError):

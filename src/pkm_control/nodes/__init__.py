@@ -4,7 +4,7 @@ Each module is one executable (``python -m pkm_control.nodes.<name>`` or the con
 of the same name): trajectory_generator, inverse_kinematics, computed_force, joint_controller,
 hardware. ``bringup`` starts the graph as processes from the same YAML (``pkm bringup``),
 ``runtime`` holds the parameter handling, diagnostics and the runner, ``messages`` the message
-conversion, ``hardware_io`` the hardware behind topics.
+conversion, ``hardware_io`` the hardware behind topics, ``qos`` the QoS of every topic.
 
 Graph (standard messages only), hardware: sim (the default; the robot inside joint_controller):
 
