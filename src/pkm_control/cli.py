@@ -30,6 +30,7 @@ EXAMPLES = """examples:
   pkm bench kinematics
   pkm bench dynamics
   pkm bench simulation                       palida's compiled simulation step beside the generic one
+  pkm bench reject                           what a malformed message costs its consumer
   pkm bringup --robot palida --controller pd --dry-run
   pkm tour
   pkm demo
@@ -348,6 +349,10 @@ def cmd_bench(args):
         bench_simulation(args.robot, as_json=args.json)
     elif args.what == "dynamics":
         bench_dynamics(args.robot, as_json=args.json)
+    elif args.what == "reject":
+        from .nodes.bench_reject import bench_reject
+
+        bench_reject((args.robot or ["palida"])[0], as_json=args.json)
     else:
         from .nodes.bench_loop import bench_loop
 
@@ -469,12 +474,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     sp = add("bench", cmd_bench, "benchmarks that print timings and ratios against a baseline run alongside",
              robot=False, common=("json",))
-    sp.add_argument("what", choices=["kinematics", "dynamics", "simulation", "loop"],
+    sp.add_argument("what", choices=["kinematics", "dynamics", "simulation", "loop", "reject"],
                     help="kinematics, dynamics, simulation (the simulated robot's step, compiled beside generic), or "
                          "loop (the real-time control path at 2 kHz against the simulated robot, beside the "
-                         "five-process path)")
+                         "five-process path), or reject (what a malformed message costs its consumer, beside a "
+                         "valid one)")
     sp.add_argument("--robot", nargs="+", default=None,
-                    help="robots to run (default: all; simulation and loop: palida)")
+                    help="robots to run (default: all; simulation, loop and reject: palida)")
     sp.add_argument("--samples", type=count, default=100_000, help="poses for the batched IK throughput (default 1e5)")
     sp.add_argument("--controller", default="cf_rb_friction", help="loop: named controller (default cf_rb_friction)")
     sp.add_argument("--seconds", type=float, default=60.0,

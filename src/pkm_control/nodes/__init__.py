@@ -4,7 +4,7 @@ Each module is one executable (``python -m pkm_control.nodes.<name>`` or the con
 of the same name): trajectory_generator, inverse_kinematics, computed_force, joint_controller,
 hardware. ``bringup`` starts the graph as processes from the same YAML (``pkm bringup``),
 ``runtime`` holds the parameter handling, diagnostics and the runner, ``messages`` the message
-conversion, ``hardware_io`` the hardware behind topics.
+conversion, ``hardware_io`` the hardware behind topics, ``qos`` the QoS of every topic.
 
 Graph (standard messages only), hardware: sim (the default; the robot inside joint_controller):
 
@@ -16,6 +16,9 @@ hardware: topics (a robot in another process, here the ``hardware`` node):
 
   hardware --/joint_states--> joint_controller --/<controller_name>/commands--> hardware;  hardware --/clock--> all
 """
+
+#: the simulated robot's exact joint states (tests and plots, never the controller)
+GROUND_TRUTH_TOPIC = "/hardware/ground_truth/joint_states"
 
 #: the node executables, in start order (the clock source last, so every subscriber is up)
 NODES = ("trajectory_generator", "inverse_kinematics", "computed_force", "joint_controller", "hardware")

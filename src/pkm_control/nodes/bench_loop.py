@@ -28,6 +28,8 @@ import subprocess
 import sys
 import time
 
+from .qos import qos
+
 TARGETS = {"deadline_miss_percent": 0.1, "jitter_p99_us": 100.0, "compute_median_us": 50.0, "startup_s": 3.0}
 
 
@@ -73,7 +75,8 @@ def _startup_seconds(robot, controller):
     rclpy.init(context=ctx, signal_handler_options=SignalHandlerOptions.NO)
     node = rclpy.create_node("pkm_startup_probe", context=ctx)
     got = []
-    node.create_subscription(JointState, "/joint_states", lambda m: got.append(time.monotonic()), 10)
+    node.create_subscription(JointState, "/joint_states", lambda m: got.append(time.monotonic()),
+                             qos("/joint_states", "sub"))
     ex = rclpy.executors.SingleThreadedExecutor(context=ctx)
     ex.add_node(node)
     try:

@@ -38,10 +38,10 @@ from ..errors import InvalidInputError, PkmError
 from ..settings import inside
 from ..kinematics.task_space import Pose
 from .messages import joint_trajectory_msg, parse_platform_trajectory, to_ns
-from .runtime import COMMON_PARAMS, Diagnostics, declare_settings, guarded, latched_qos, run_node
+from .qos import qos
+from .runtime import COMMON_PARAMS, Diagnostics, declare_settings, guarded, run_node
 
 __doc__ += "\n" + COMMON_PARAMS
-FEEDFORWARD_HISTORY = 100    # chunks (5 s at the default lookahead) kept for a late subscriber
 
 
 class ComputedForceNode(Node):
@@ -58,9 +58,10 @@ class ComputedForceNode(Node):
         self.ff = self.build(s["feedforward_model"], s["parameters_file"])
         self.last_tau = None
         # kept for late subscribers (a recorder that matches after the run started gets the chunks it missed)
-        self.pub = self.create_publisher(JointTrajectory, "/feedforward", latched_qos(FEEDFORWARD_HISTORY))
+        self.pub = self.create_publisher(JointTrajectory, "/feedforward", qos("/feedforward", "pub"))
         self.sub = self.create_subscription(MultiDOFJointTrajectory, "/platform_trajectory",
-                                            guarded(self.diag, "platform_trajectory")(self.on_trajectory), 10)
+                                            guarded(self.diag, "platform_trajectory")(self.on_trajectory),
+                                            qos("/platform_trajectory", "sub"))
         self.srv = self.create_service(Trigger, "~/reload_parameters", self.on_reload)
 
     def build(self, model: str, path: str) -> FeedforwardModel:

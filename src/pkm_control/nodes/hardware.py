@@ -45,6 +45,7 @@ from rclpy.node import Node
 from ..hardware.simulated import simulated_robot
 from .hardware_io import SimulationTopics
 from .messages import joint_state_msg, parse_commands, period_ns
+from .qos import COMMANDS, qos
 from .runtime import COMMON_PARAMS, Diagnostics, declare_settings, guarded, run_node
 
 __doc__ += "\n" + COMMON_PARAMS
@@ -66,9 +67,10 @@ class HardwareNode(Node):
         self.diag = Diagnostics(self, s["diagnostics_period"])
         self.diag.extra.update(robot=self.ctx.robot, mode="lockstep" if s["lockstep"] else "real-time")
         self.topics = SimulationTopics(self)
-        self.pub_state = self.create_publisher(JointState, "/joint_states", 10)
+        self.pub_state = self.create_publisher(JointState, "/joint_states", qos("/joint_states", "pub"))
         self.sub_cmd = self.create_subscription(Float64MultiArray, f"/{s['controller_name']}/commands",
-                                                guarded(self.diag, "command")(self.on_command), 10)
+                                                guarded(self.diag, "command")(self.on_command),
+                                                qos(COMMANDS, "sub"))
         self.srv_reset = self.create_service(Trigger, "/hardware/reset", self.on_reset)
         self.k = 0                      # steps taken: sim time = k * dt exactly
         self._truth_slot = None

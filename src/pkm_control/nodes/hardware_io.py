@@ -18,10 +18,9 @@ from __future__ import annotations
 from ..errors import InvalidInputError
 from ..hardware.interface import HardwareInterface
 from .messages import commands_msg, joint_state_msg, parse_joint_state, pose_stamped_msg, stamp_msg, to_ns
+from . import GROUND_TRUTH_TOPIC
+from .qos import COMMANDS, qos
 from .runtime import guarded
-
-GROUND_TRUTH_TOPIC = "/hardware/ground_truth/joint_states"
-OBSERVATION_DEPTH = 50_000
 
 
 class TopicHardware(HardwareInterface):
@@ -36,9 +35,11 @@ class TopicHardware(HardwareInterface):
         self.measurement = None
         self.measurement_ns = None
         self._on_measurement = on_measurement
-        self._pub = node.create_publisher(Float64MultiArray, f"/{controller_name}/commands", 10)
+        self._pub = node.create_publisher(Float64MultiArray, f"/{controller_name}/commands",
+                                          qos(COMMANDS, "pub"))
         self._sub = node.create_subscription(JointState, "/joint_states",
-                                             guarded(diag, "joint_states")(self._on_state), 10)
+                                             guarded(diag, "joint_states")(self._on_state),
+                                             qos("/joint_states", "sub"))
 
     def _on_state(self, msg):
         meas = parse_joint_state(msg, self.ctx.joint_names, self.ctx.actuated_joints)
@@ -67,11 +68,10 @@ class SimulationTopics:
 
         self.frame = frame
         self._clock_cls = Clock
-        self.pub_clock = node.create_publisher(Clock, "/clock", 10)
-        # observation topic: a deep history (OBSERVATION_DEPTH samples, 25 s at 2 kHz), so that a recorder
-        # that falls behind on a loaded machine loses no sample (KEEP_LAST overwrites what it has not taken)
-        self.pub_truth = node.create_publisher(JointState, GROUND_TRUTH_TOPIC, OBSERVATION_DEPTH)
-        self.pub_pose = node.create_publisher(PoseStamped, "/hardware/platform_pose", 10)
+        self.pub_clock = node.create_publisher(Clock, "/clock", qos("/clock", "pub"))
+        self.pub_truth = node.create_publisher(JointState, GROUND_TRUTH_TOPIC, qos(GROUND_TRUTH_TOPIC, "pub"))
+        self.pub_pose = node.create_publisher(PoseStamped, "/hardware/platform_pose",
+                                              qos("/hardware/platform_pose", "pub"))
 
     def clock(self, t_ns: int) -> None:
         self.pub_clock.publish(self._clock_cls(clock=stamp_msg(t_ns)))

@@ -35,7 +35,8 @@ from ..errors import PkmError
 from ..kinematics.task_space import Pose
 from .messages import (joint_state_msg, joint_trajectory_msg, parse_joint_state, parse_platform_trajectory,
                        pose_stamped_msg, to_ns)
-from .runtime import COMMON_PARAMS, Diagnostics, declare_settings, guarded, latched_qos, run_node
+from .qos import qos
+from .runtime import COMMON_PARAMS, Diagnostics, declare_settings, guarded, run_node
 
 __doc__ += "\n" + COMMON_PARAMS
 
@@ -59,14 +60,17 @@ class InverseKinematicsNode(Node):
         self.estimator = StateEstimator(kin)
         self.guess = initial                       # the estimator's warm start
         self._slots = {}
-        self.pub_ref = self.create_publisher(JointTrajectory, "/joint_references", 10)
-        self.pub_desired = self.create_publisher(JointState, "/desired_joint_states", 10)
+        self.pub_ref = self.create_publisher(JointTrajectory, "/joint_references", qos("/joint_references", "pub"))
+        self.pub_desired = self.create_publisher(JointState, "/desired_joint_states",
+                                                 qos("/desired_joint_states", "pub"))
         # latched: a node that starts later (the trajectory generator waits for it) gets the last measured pose
-        self.pub_pose = self.create_publisher(PoseStamped, "/platform_pose", latched_qos())
+        self.pub_pose = self.create_publisher(PoseStamped, "/platform_pose", qos("/platform_pose", "pub"))
         self.sub_traj = self.create_subscription(MultiDOFJointTrajectory, "/platform_trajectory",
-                                                 guarded(self.diag, "platform_trajectory")(self.on_trajectory), 10)
+                                                 guarded(self.diag, "platform_trajectory")(self.on_trajectory),
+                                                 qos("/platform_trajectory", "sub"))
         self.sub_state = self.create_subscription(JointState, "/joint_states",
-                                                  guarded(self.diag, "joint_states")(self.on_state), 10)
+                                                  guarded(self.diag, "joint_states")(self.on_state),
+                                                  qos("/joint_states", "sub:inverse_kinematics"))
 
     def on_trajectory(self, msg):
         c = parse_platform_trajectory(msg, self.ctx.task)

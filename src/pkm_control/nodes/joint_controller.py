@@ -80,6 +80,7 @@ from ..realtime import PeriodicRunner, fifo_priority, prepare_realtime, release_
 from . import estimated_state_topic
 from .hardware_io import SimulationTopics, TopicHardware
 from .messages import joint_state_msg, parse_joint_trajectory, period_ns
+from .qos import qos
 from .runtime import COMMON_PARAMS, Diagnostics, declare_settings, guarded, run_node
 
 __doc__ += "\n" + COMMON_PARAMS
@@ -119,12 +120,14 @@ class JointControllerNode(Node):
         else:
             hardware = TopicHardware(self, self.ctx, s["controller_name"], self.diag, self.on_measurement)
         self.loop = ControlLoop(hardware, controller, int(round(s["reference_timeout"] * 1e9)))
-        # an observation topic: a deep history, so that a recorder that falls behind loses no sample
-        self.pub_state = self.create_publisher(JointState, estimated_state_topic(s["hardware"]), 1000)
+        state_topic = estimated_state_topic(s["hardware"])
+        self.pub_state = self.create_publisher(JointState, state_topic, qos(state_topic, "pub"))
         self.sub_ref = self.create_subscription(JointTrajectory, "/joint_references",
-                                                guarded(self.diag, "joint_references")(self.on_reference), 10)
+                                                guarded(self.diag, "joint_references")(self.on_reference),
+                                                qos("/joint_references", "sub"))
         self.sub_ff = self.create_subscription(JointTrajectory, "/feedforward",
-                                               guarded(self.diag, "feedforward")(self.on_feedforward), 10)
+                                               guarded(self.diag, "feedforward")(self.on_feedforward),
+                                               qos("/feedforward", "sub"))
         self.k = 0                      # sim: periods stepped, sim time = k * dt exactly
         self._publish_slots = {}
         self._cycle_us = np.zeros(STATS_WINDOW)       # preallocated: no allocation in the loop

@@ -18,9 +18,9 @@ import numpy as np
 
 from .. import benchmark as bm
 from . import estimated_state_topic
-from .hardware_io import GROUND_TRUTH_TOPIC, OBSERVATION_DEPTH
+from . import GROUND_TRUTH_TOPIC
 from .messages import to_ns
-from .runtime import latched_qos
+from .qos import qos
 
 
 class GraphRecorder:
@@ -31,7 +31,6 @@ class GraphRecorder:
         import rclpy
         from diagnostic_msgs.msg import DiagnosticArray
         from rclpy.executors import SingleThreadedExecutor
-        from rclpy.qos import QoSProfile, ReliabilityPolicy
         from rclpy.signals import SignalHandlerOptions
         from sensor_msgs.msg import JointState
         from std_msgs.msg import String
@@ -45,20 +44,21 @@ class GraphRecorder:
         self.node = rclpy.create_node("pkm_graph_recorder", context=self.context)
         self.executor = SingleThreadedExecutor(context=self.context)
         self.executor.add_node(self.node)
-        deep = QoSProfile(depth=OBSERVATION_DEPTH, reliability=ReliabilityPolicy.RELIABLE)
-        latched = latched_qos(10)
         self.states = {GROUND_TRUTH_TOPIC: [], estimated_state_topic(hardware): []} if samples else {}
         self._selection = {}
         for topic in self.states:
-            self.node.create_subscription(JointState, topic, lambda m, t=topic: self._state(t, m), deep)
+            self.node.create_subscription(JointState, topic, lambda m, t=topic: self._state(t, m),
+                                          qos(topic, "sub" if topic == GROUND_TRUTH_TOPIC else "sub:recorder"))
         self.ff = {}
         if samples:
-            self.node.create_subscription(JointTrajectory, "/feedforward", self._feedforward, latched_qos(100))
+            self.node.create_subscription(JointTrajectory, "/feedforward", self._feedforward,
+                                          qos("/feedforward", "sub:recorder"))
         self.status = {}
         self.statuses = []
-        self.node.create_subscription(String, "/trajectory_generator/status", self._status, latched)
+        self.node.create_subscription(String, "/trajectory_generator/status", self._status,
+                                      qos("/trajectory_generator/status", "sub"))
         self.diagnostics = {}
-        self.node.create_subscription(DiagnosticArray, "/diagnostics", self._diagnostics, deep)
+        self.node.create_subscription(DiagnosticArray, "/diagnostics", self._diagnostics, qos("/diagnostics", "sub"))
         self.latest = {}                 # topic -> newest sample time (s)
 
     @property

@@ -8,7 +8,10 @@ declared read-only.
 
 Callbacks: ``guarded`` catches every exception of a callback at the node boundary: it is counted in
 /diagnostics (rejected inputs), logged at most once per second per kind, and the node keeps running
-with its last safe output.
+with its last safe output. A rejection is cheap, so that a flood of junk costs little more than its
+delivery: a count, one dictionary look-up on (what, exception type) and a clock read; the log line
+(with how many of its kind were not logged since) and the diagnostics' text are only formatted when
+they are written.
 
 Runner: ``run_node`` handles --help, starts rclpy without its signal handlers and installs its own
 for SIGINT, SIGTERM and SIGHUP: each ends the spin within one wait period (0.1 s) and the node
@@ -25,17 +28,9 @@ import time
 
 from ..errors import InvalidInputError, PkmError
 from ..settings import FLOAT_KEYS, GAIN_KEYS, RUNTIME_KEYS, gain, node_settings, validate
+from .qos import qos
 
 LOG_THROTTLE = 1.0               # s between repeated warnings of one kind
-
-
-def latched_qos(depth: int = 1):
-    """QoS of state-like topics (the goal status, the measured pose): reliable, transient local, the last
-    ``depth`` messages kept, so a node that starts (or matches) late still gets them."""
-    from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
-
-    return QoSProfile(depth=depth, durability=DurabilityPolicy.TRANSIENT_LOCAL,
-                      reliability=ReliabilityPolicy.RELIABLE)
 SPIN_WAIT = 0.1                  # s: the longest an idle spin waits before it looks at the stop flag
 
 
@@ -103,20 +98,21 @@ class Diagnostics:
     per node. Published on a wall timer (``period`` s) and on demand (``publish()``).
     """
 
-    def __init__(self, node, period: float = 1.0):
+    def __init__(self, node, period: float = 1.0, clock=time.monotonic):
         from diagnostic_msgs.msg import DiagnosticArray
         from rclpy.clock import Clock, ClockType
 
         self.node = node
-        self.pub = node.create_publisher(DiagnosticArray, "/diagnostics", 10)
+        self.pub = node.create_publisher(DiagnosticArray, "/diagnostics", qos("/diagnostics", "pub"))
         self.steps = 0
         self.rejected = 0
         self.deadline_misses = 0
         self.safe_behaviour = "none"
-        self.last_reject = ""
         self.extra: dict = {}
+        self.clock = clock              # s, monotonic: the log throttle's time
         self._last = (time.monotonic(), 0)
-        self._log_times: dict = {}
+        self._last_reject = None        # (what, exception), formatted when read
+        self._throttle: dict = {}       # kind -> [time of the last log line, messages of the kind not logged since]
         self.before_publish = None      # a node's hook that refreshes its figures in ``extra``
         self.timer = node.create_timer(period, self.publish, clock=Clock(clock_type=ClockType.STEADY_TIME))
 
@@ -124,20 +120,41 @@ class Diagnostics:
         self.steps += 1
 
     def reject(self, what: str, exc: Exception) -> None:
-        """Count a rejected input and log it (at most once per second per kind)."""
+        """Count a rejected input and log it (at most once per LOG_THROTTLE per kind: what and exception type)."""
         self.rejected += 1
-        self.last_reject = f"{what}: {str(exc)[:300]}"
-        self.warn(f"{what}:{type(exc).__name__}", f"rejected {what}: {type(exc).__name__}: {str(exc)[:500]}")
+        self._last_reject = (what, exc)
+        suppressed = self._due((what, type(exc)))
+        if suppressed is not None:
+            self.node.get_logger().warning(f"rejected {what}: {type(exc).__name__}: {str(exc)[:500]}"
+                                           + _suppressed(suppressed))
+
+    @property
+    def last_reject(self) -> str:
+        if self._last_reject is None:
+            return ""
+        what, exc = self._last_reject
+        return f"{what}: {str(exc)[:300]}"
 
     def miss(self, what: str, message: str) -> None:
         self.deadline_misses += 1
-        self.warn("miss:" + what, message)
+        suppressed = self._due(("miss", what))
+        if suppressed is not None:
+            self.node.get_logger().warning(message + _suppressed(suppressed))
 
-    def warn(self, kind: str, message: str) -> None:
-        now = time.monotonic()
-        if now - self._log_times.get(kind, -1e9) >= LOG_THROTTLE:
-            self._log_times[kind] = now
-            self.node.get_logger().warning(message)
+    def _due(self, kind) -> int | None:
+        """None while ``kind`` was logged less than LOG_THROTTLE ago (the message is counted as not logged),
+        else how many of its kind were not logged since the last line (the caller logs now)."""
+        now = self.clock()
+        entry = self._throttle.get(kind)
+        if entry is None:
+            self._throttle[kind] = [now, 0]
+            return 0
+        if now - entry[0] < LOG_THROTTLE:
+            entry[1] += 1
+            return None
+        suppressed = entry[1]
+        entry[0], entry[1] = now, 0
+        return suppressed
 
     def publish(self):
         from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
@@ -164,6 +181,10 @@ class Diagnostics:
         msg.status = [st]
         self.pub.publish(msg)
         return msg
+
+
+def _suppressed(n: int) -> str:
+    return f" ({n} more of this kind not logged)" if n else ""
 
 
 def guarded(diag: Diagnostics, what: str):

@@ -53,7 +53,8 @@ from ..errors import PkmError
 from ..kinematics.task_space import Pose
 from ..trajectory.streaming import GoalScheduler, parse_goal
 from .messages import finite, period_ns, platform_trajectory_msg, pose_stamped_msg, rotations, to_ns
-from .runtime import COMMON_PARAMS, Diagnostics, declare_settings, guarded, latched_qos, run_node
+from .qos import qos
+from .runtime import COMMON_PARAMS, Diagnostics, declare_settings, guarded, run_node
 
 __doc__ += "\n" + COMMON_PARAMS
 REOFFER_AFTER = 0.5          # s (wall) of standing sim time before the chunks are offered again
@@ -84,15 +85,20 @@ class TrajectoryGeneratorNode(Node):
         self._goal_loaded = False
         self._clock_changed = time.monotonic()
         self.reoffers = 0
-        self.pub_traj = self.create_publisher(MultiDOFJointTrajectory, "/platform_trajectory", 10)
-        self.pub_desired = self.create_publisher(PoseStamped, "/desired_platform_pose", 10)
-        self.pub_status = self.create_publisher(String, "~/status", latched_qos(10))
-        self.sub_clock = self.create_subscription(Clock, "/clock", guarded(self.diag, "clock")(self.on_clock), 10)
+        self.pub_traj = self.create_publisher(MultiDOFJointTrajectory, "/platform_trajectory",
+                                               qos("/platform_trajectory", "pub"))
+        self.pub_desired = self.create_publisher(PoseStamped, "/desired_platform_pose",
+                                                  qos("/desired_platform_pose", "pub"))
+        self.pub_status = self.create_publisher(String, "~/status", qos("/trajectory_generator/status", "pub"))
+        self.sub_clock = self.create_subscription(Clock, "/clock", guarded(self.diag, "clock")(self.on_clock),
+                                                  qos("/clock", "sub"))
         self.measured = None             # (stamp ns, Pose): the latest measured platform pose
         self.awaiting_measurement = True
         self.sub_pose = self.create_subscription(PoseStamped, "/platform_pose",
-                                                 guarded(self.diag, "platform_pose")(self.on_pose), latched_qos())
-        self.sub_goal = self.create_subscription(String, "~/goal", guarded(self.diag, "goal")(self.on_goal), 10)
+                                                 guarded(self.diag, "platform_pose")(self.on_pose),
+                                                 qos("/platform_pose", "sub"))
+        self.sub_goal = self.create_subscription(String, "~/goal", guarded(self.diag, "goal")(self.on_goal),
+                                                 qos("/trajectory_generator/goal", "sub"))
         self.reoffer_timer = self.create_timer(0.25, guarded(self.diag, "re-offer")(self.on_reoffer),
                                                clock=WallClock(clock_type=ClockType.STEADY_TIME))
         self.srv_start = self.create_service(Trigger, "~/start", self.on_start)
@@ -169,7 +175,10 @@ class TrajectoryGeneratorNode(Node):
             self._display_slot = None
             self.sched.reset(self.sched.hold)
             self.awaiting_measurement = True
-            self.measured = None         # a pose of the old timeline must not seed the new one
+            if self.measured is not None and self.measured[0] > now:
+                # a pose of the old timeline must not seed the new one; one of the new timeline may be here
+                # before this clock (the pose's path from /joint_states can be quicker than this queue)
+                self.measured = None
             self.get_logger().info("clock reset: references start again from the measured pose")
         if self.awaiting_measurement:
             if self.measured is None or self.measured[0] > now + MEASURED_SLACK_NS:
