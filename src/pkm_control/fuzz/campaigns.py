@@ -711,8 +711,11 @@ def _api_run(dyns, x):
     dyn = dyns[x["robot"]]
     kin = dyn.kin
     p = x["pose"]
-    pose = Pose(np.asarray(p[0], float), np.asarray(p[1], float).reshape(-1, 3)) if isinstance(p, tuple) \
-        else kin.task.pose(np.asarray(p, float))
+    if isinstance(p, tuple):                 # a raw Pose: 3 + 9 numbers, or a wrong size the call must refuse
+        R = np.asarray(p[1], float)
+        pose = Pose(np.asarray(p[0], float), R.reshape(3, 3) if R.size == 9 else R)
+    else:
+        pose = kin.task.pose(np.asarray(p, float))
     twist, accel = np.asarray(x["twist"], float), np.asarray(x["accel"], float)
     q, qd, qdd = (np.asarray(v, float) for v in x["joints"])
     call = x["call"]
