@@ -489,7 +489,7 @@ def _simulated_setup():
     from ..kinematics.workspace import workspace_box
 
     out = {}
-    for r in ("palida", "delta", "planar_redundant"):
+    for r in _robots():
         dyn = robot_dynamics(r)
         robot = SimulatedRobot(dyn, 0.0005, command_timeout=0.00075)
         lo, hi = workspace_box(dyn.kin)
@@ -508,17 +508,18 @@ def _simulated_inputs(ctx):
                             .map(lambda s: (REFUSE_FACTOR * limits * s).tolist()))
         return st.fixed_dictionaries({
             "robot": st.just(name), "start": vectors(home, half).filter(lambda v: len(v) == len(home)),
-            "twist": st.lists(st.floats(-1, 1), min_size=len(home), max_size=len(home)),
-            "commands": st.lists(st.one_of(st.none(), command), min_size=1, max_size=30)})
+            "twist": st.lists(st.floats(-2, 2), min_size=len(home), max_size=len(home)),
+            "commands": st.lists(st.tuples(st.one_of(st.none(), command), st.integers(1, 100)), min_size=1,
+                                 max_size=6)})
 
     return st.sampled_from(sorted(ctx)).flatmap(for_robot)
 
 
 def _simulated_run(ctx, x):
-    """Reset at a start pose and twist, then per period write a command (None: none written, the command timeout's
-    safe behaviour takes over) and step: a command is refused exactly when it is not finite, of the wrong size or
-    beyond REFUSE_FACTOR x its force limit; the applied force is within the limits; the state stays finite and the
-    actuated joints inside ``joint_bounds``."""
+    """Reset at a start pose and twist, then (command, periods) pairs: write the command and step, every period
+    (None: nothing written, the command timeout's safe behaviour takes over). A command is refused exactly when it
+    is not finite, of the wrong size or beyond REFUSE_FACTOR x its force limit; the applied force is within the
+    limits; the state stays finite and the actuated joints inside ``joint_bounds``."""
     from ..hardware.simulated import REFUSE_FACTOR
 
     robot = ctx[x["robot"]][0]
@@ -526,7 +527,8 @@ def _simulated_run(ctx, x):
     robot.reset(kin.task.pose(np.asarray(x["start"], float)), np.asarray(x["twist"], float))
     limits = robot.force_limits.limits
     lower, upper = joint_bounds(robot)
-    for k, tau in enumerate(x["commands"]):
+    periods = [tau for tau, repeat in x["commands"] for _ in range(repeat)]
+    for k, tau in enumerate(periods):
         if tau is not None:
             a = np.asarray(tau, float)
             valid = a.shape == limits.shape and np.all(np.isfinite(a)) and np.all(np.abs(a) <= REFUSE_FACTOR * limits)
