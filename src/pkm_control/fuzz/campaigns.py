@@ -13,7 +13,7 @@ it is; ``strategy.example()`` is meant for the REPL (it warns, is slow and does 
 campaign that failed, a second @given run with the same seed raises at the first input of the first failure's
 kind: hypothesis generates the same inputs up to it (the function did the same until then), shrinks it and
 replays the minimal one last, which is kept as the reproduction. The same seed gives the same inputs, so a run
-repeats with ``--seed``.
+repeats with ``--seed`` (``import_reachable`` keeps hypothesis's constants from the code the same).
 """
 
 from __future__ import annotations
@@ -98,9 +98,26 @@ def _settings(budget: int, phases) -> settings:
                     suppress_health_check=list(HealthCheck))
 
 
+def import_reachable() -> None:
+    """Import every pkm_control module a campaign can reach (all but the ROS nodes) before generating: hypothesis
+    mixes constants from the source of the local modules imported so far into the inputs it draws, so a module
+    imported on first use (or by the campaign before) would change what one seed generates."""
+    import importlib
+    import pkgutil
+
+    from .. import __name__ as package, __path__ as path
+    from ..nodes import NODES
+
+    ros_nodes = {f"{package}.nodes.{n}" for n in NODES}
+    for module in pkgutil.walk_packages(path, f"{package}."):
+        if module.name not in ros_nodes:
+            importlib.import_module(module.name)
+
+
 def run_campaign(campaign: Campaign, budget: int, seed: int, step=None, shrink: bool = True) -> Tally:
     """``budget`` generated inputs of ``campaign`` (module docstring); ``step()`` is called after each input (a
     progress bar). With ``shrink``, a failure is searched again and minimized (``first_failure``)."""
+    import_reachable()
     ctx = campaign.setup()
     tally = Tally(campaign.name)
     strategy = campaign.inputs(ctx)
@@ -116,7 +133,8 @@ def run_campaign(campaign: Campaign, budget: int, seed: int, step=None, shrink: 
 
     explore()
     if shrink and tally.first_failure:
-        tally.first_failure = _minimal(campaign, ctx, strategy, budget, seed, tally.first_failure[0])
+        tally.first_failure = _minimal(campaign, ctx, strategy, budget, seed, tally.first_failure[0]) \
+            or tally.first_failure
     return tally
 
 
@@ -124,8 +142,9 @@ class _Found(Exception):
     """The input of the kind ``_minimal`` searches for (raised to make hypothesis shrink it)."""
 
 
-def _minimal(campaign, ctx, strategy, budget, seed, kind) -> tuple:
-    """(kind, text, detail) of the smallest input of ``kind`` hypothesis finds from ``seed`` (module docstring)."""
+def _minimal(campaign, ctx, strategy, budget, seed, kind) -> tuple | None:
+    """(kind, text, detail) of the smallest input of ``kind`` hypothesis finds from ``seed`` (module docstring), or
+    None if the search does not meet one again (an outcome that depends on more than the input)."""
     found = []
 
     @hypothesis_seed(seed)
@@ -141,7 +160,7 @@ def _minimal(campaign, ctx, strategy, budget, seed, kind) -> tuple:
         search()
     except _Found:
         pass
-    return found[-1]
+    return found[-1] if found else None
 
 
 # ----------------------------------------------------------------------------- shared strategies
