@@ -363,8 +363,12 @@ def _controller_run(ctx, x):
 # ----------------------------------------------------------------------------- (3) ROS messages
 
 def _messages_setup():
-    import sensor_msgs.msg  # noqa: F401  (the message packages must import: a missing one fails here, once)
     from ..kinematics import robot_kinematics
+
+    try:
+        import sensor_msgs.msg  # noqa: F401
+    except ImportError as exc:
+        raise PkmError(f"the messages class needs the ROS 2 message packages (requirements-ros.txt): {exc}") from exc
 
     kin = robot_kinematics("palida")
     return {"kin": kin, "names": list(kin.model.joint_names), "actuated": list(kin.model.actuated_joints)}
