@@ -4,6 +4,7 @@
 #   make test    create .venv if needed, install, lint (ruff), run the whole test suite
 #   make test-fast   lint and the tests without ROS nodes, slow runs or colcon builds (development)
 #   make lint    ruff over src/, test/ and launch/ (config in pyproject.toml)
+#   make fuzz    create .venv if needed, install, run `pkm fuzz`: 2000 hostile inputs per class (the suite: 60)
 #   make bench   create .venv if needed, install, run `pkm bench kinematics`
 #   make bench-loop  the real-time control path at 2 kHz against the simulated robot (`pkm bench loop`)
 #   make env     only create/refresh .venv
@@ -28,6 +29,8 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 PIP := $(BIN)/python -m pip --disable-pip-version-check
 PYTEST_ARGS ?=
+# `make fuzz FUZZ_ARGS="--seed 1 --classes goals,cli"`; the budget is pkm fuzz's default (fuzz.FUZZ_BUDGET)
+FUZZ_ARGS ?=
 
 # "system" if a sourced ROS 2 provides rclpy, else "wheels".
 ROS_MODE := $(shell if [ -n "$${ROS_DISTRO:-}" ] && $(PYTHON) -c 'import rclpy' >/dev/null 2>&1; \
@@ -48,7 +51,7 @@ INSTALL_INPUTS := requirements.txt requirements-pinocchio.txt requirements-ros.t
 HASH := $(shell cat $(INSTALL_INPUTS) 2>/dev/null | sha256sum | cut -c1-16)
 STAMP := $(VENV)/.installed-$(ROS_MODE)-$(HASH)
 
-.PHONY: help env demo test test-fast lint bench bench-loop clean distclean
+.PHONY: help env demo test test-fast lint fuzz bench bench-loop clean distclean
 
 help:
 	@sed -n 's/^#   make /make /p' $(firstword $(MAKEFILE_LIST))
@@ -81,6 +84,9 @@ test: lint
 
 test-fast: lint
 	$(BIN)/python -m pytest -q test -m "not ros and not slow and not packaging" $(PYTEST_ARGS)
+
+fuzz: $(STAMP)
+	$(BIN)/pkm fuzz $(FUZZ_ARGS)
 
 bench: $(STAMP)
 	$(BIN)/pkm bench kinematics

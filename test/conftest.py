@@ -12,11 +12,12 @@ import pytest
 from hypothesis import settings
 
 from pkm_control.dynamics import robot_dynamics
+from pkm_control.fuzz import FUZZ_BUDGET
 
-# generated-input tests: a budget for `make test`, a larger one for `make fuzz` (PKM_FUZZ=1); no deadline,
-# a loaded CI machine must not turn a slow example into a failure
+# generated-input tests: a budget for `make test`, the one of `make fuzz` with PKM_FUZZ=1 (test_fuzz then runs each
+# campaign as `make fuzz` does); no deadline, a loaded CI machine must not turn a slow example into a failure
 settings.register_profile("suite", max_examples=60, deadline=None)
-settings.register_profile("fuzz", max_examples=2000, deadline=None)
+settings.register_profile("fuzz", max_examples=FUZZ_BUDGET, deadline=None)
 settings.load_profile("fuzz" if os.environ.get("PKM_FUZZ") else "suite")
 
 

@@ -1,18 +1,18 @@
 """The controller core (control/controller.py) and the loop (control/loop.py), without ROS.
 
 The state machine: first inputs, stale state, stale references, a stream running dry, entry into
-and exit from the safe behaviour, and a command that is never NaN whatever the inputs. Then the
+and exit from the safe behaviour (a command that is never NaN whatever the inputs: the controller
+campaign of pkm_control.fuzz, test_fuzz). Then the
 whole real-time path in one process, read -> estimate -> update -> write against the simulated
 robot, fed by the same streaming pieces the nodes use: lockstep runs reproduce themselves bitwise.
 """
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
 
-from pkm_control.control import (CONTROL, Controller, ControlLoop, FeedforwardModel, ForceLimits, ReferenceLimits,
-                                 References, SafeBehaviour, StateEstimator, make_law)
+from pkm_control.control import CONTROL, ControlLoop, FeedforwardModel, References, StateEstimator
 from pkm_control.dynamics import robot_dynamics
+from pkm_control.fuzz.campaigns import make_controller
 from pkm_control.hardware import JointMeasurement, SimulatedRobot
 from pkm_control.settings import load_settings
 from pkm_control.trajectory.streaming import GoalScheduler
@@ -20,18 +20,6 @@ from pkm_control.kinematics.task_space import Pose
 
 DT = 0.0005
 DT_NS = 500_000
-
-
-def make_controller(dyn, mode="pd_feedforward", safe="hold", state_timeout=0.02):
-    s = load_settings(dyn.model.name, {"pd_feedforward": "cf_rb_friction", "pd": "pd",
-                                       "computed_torque": "computed_torque"}[mode], n_actuated=dyn.model.n_actuated)
-    model = FeedforwardModel(dyn, "rigid+friction") if mode == "computed_torque" else None
-    law = make_law(mode, np.array(s["kp"]), np.array(s["kd"]), model)
-    hold = SafeBehaviour(safe, FeedforwardModel(dyn, "rigid"), np.array(s["hold_kp"]), np.array(s["hold_kd"])) \
-        if safe == "hold" else SafeBehaviour("zero")
-    home = dyn.kin.task.pose(dyn.model.config["home"])
-    return Controller(law, ForceLimits.from_config(dyn.model), hold, StateEstimator(dyn.kin), home, state_timeout,
-                      ReferenceLimits.from_kinematics(dyn.kin))
 
 
 def home_state(dyn):
@@ -124,26 +112,6 @@ def test_the_stream_running_dry_repeats_then_holds(palida):
         robot.step()
     # samples 0..9 (4.5 ms), then repeated up to 4.5 + 2 ms, then hold
     assert modes[:14] == [CONTROL] * 14 and modes[14:] == ["hold"] * 2
-
-
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(st.lists(st.floats(allow_nan=True, allow_infinity=True, width=64), min_size=25, max_size=25),
-       st.floats(min_value=-1.0, max_value=1.0), st.booleans(), st.sampled_from(["pd_feedforward", "computed_torque"]))
-def test_the_command_is_never_nan_and_within_the_limits(palida, values, dt, with_refs, mode):
-    c = CONTROLLERS[mode]
-    v = np.array(values)
-    meas = JointMeasurement(0.0, v[:6], v[6:12], np.zeros(6))
-    refs = References(v[12:18], v[18:24], np.full(6, v[24])) if with_refs else None
-    cmd = c.update(dt, meas, refs, v[:6] * 1e3)
-    assert np.all(np.isfinite(cmd.tau)) and np.all(np.abs(cmd.tau) <= c.limits.limits)
-
-
-CONTROLLERS = {}
-
-
-@pytest.fixture(autouse=True, scope="module")
-def _controllers(palida):
-    CONTROLLERS.update({m: make_controller(palida, m) for m in ("pd_feedforward", "computed_torque")})
 
 
 # ----------------------------------------------------------------------------- the whole path without ROS

@@ -73,7 +73,7 @@ def test_package_xml_declares_ament_python_and_dependencies(setup_kwargs):
     required = {
         'rclpy', 'std_msgs', 'sensor_msgs', 'geometry_msgs', 'trajectory_msgs',
         'std_srvs', 'diagnostic_msgs', 'rosgraph_msgs',
-        'python3-numpy', 'python3-scipy', 'python3-yaml', 'python3-numba', 'pinocchio', 'xacro',
+        'python3-numpy', 'python3-scipy', 'python3-yaml', 'python3-numba', 'python3-hypothesis', 'pinocchio', 'xacro',
     }
     assert required <= deps, f'missing in package.xml: {sorted(required - deps)}'
     # and no message package that nothing imports

@@ -15,6 +15,8 @@ Inputs of one period at time t (s, the loop's clock: sim time in lockstep):
   farther since the last accepted one than the velocity limit allows is refused like a missing one.
 * ``feedforward``: the computed force at t, or None; needed only by laws that require it.
 
+Every array holds one value per actuated joint; one of another size is refused like a non-finite one.
+
 The law declares what else it needs (``law.requires``): the measured platform pose and twist come
 from the state estimator (estimator.py), warm-started from the last estimate.
 
@@ -143,13 +145,14 @@ class Controller:
         age = t - measured.time
         if not age <= self.state_timeout:
             return f"measurement is {age * 1e3:.3g} ms old (state_timeout {self.state_timeout * 1e3:.3g} ms)"
-        if not (np.all(np.isfinite(measured.position)) and np.all(np.isfinite(measured.velocity))):
-            return "measurement is not finite"
+        why = self._invalid(measured.position, measured.velocity)
+        if why:
+            return f"measurement {why}"
         if references is None:
             return "no reference for this instant (stream ran dry)"
-        if not (np.all(np.isfinite(references.q)) and np.all(np.isfinite(references.qd))
-                and np.all(np.isfinite(references.qdd))):
-            return "reference is not finite"
+        why = self._invalid(references.q, references.qd, references.qdd)
+        if why:
+            return f"reference {why}"
         if self.reference_limits is not None:
             prev_t, prev_q = self._last_ref if self._last_ref is not None else (t, None)
             why = self.reference_limits.problem(references.q, references.qd, prev_q, t - prev_t)
@@ -159,8 +162,19 @@ class Controller:
         if self.needs_feedforward:
             if feedforward is None:
                 return "no feedforward for this instant (stream ran dry)"
-            if not np.all(np.isfinite(feedforward)):
-                return "feedforward is not finite"
+            why = self._invalid(feedforward)
+            if why:
+                return f"feedforward {why}"
+        return ""
+
+    def _invalid(self, *arrays) -> str:
+        """'' when every array holds one finite number per actuator; else what is wrong with the first that does not."""
+        for a in arrays:
+            shape = np.shape(a)
+            if shape != (self.n,):
+                return f"has shape {shape}, expected ({self.n},)"
+            if not np.all(np.isfinite(a)):
+                return "is not finite"
         return ""
 
     def _safe_command(self, measured, reason) -> np.ndarray:

@@ -19,6 +19,7 @@ import collections
 
 import numpy as np
 
+from ..errors import InvalidInputError
 from ..trajectory.streaming import SampleBuffer
 from .controller import Command, Controller, References
 
@@ -43,11 +44,18 @@ class ControlLoop:
 
     # ------------------------------------------------------------------ streams (any thread)
     def offer_references(self, times_ns, q, qd, qdd) -> None:
-        """A chunk of desired actuated motion (times (N,), each (N, n)); spliced at its first time."""
-        self._inbox.append((self.references, times_ns, np.hstack([q, qd, qdd])))
+        """A chunk of desired actuated motion (times (N,), each (N, n)); spliced at its first time. A chunk of
+        other sizes raises InvalidInputError here, in the caller's thread, never later in a period."""
+        self._inbox.append((self.references, times_ns, np.hstack([self._rows(times_ns, x) for x in (q, qd, qdd)])))
 
     def offer_feedforward(self, times_ns, tau) -> None:
-        self._inbox.append((self.feedforward, times_ns, tau))
+        self._inbox.append((self.feedforward, times_ns, self._rows(times_ns, tau)))
+
+    def _rows(self, times_ns, rows) -> np.ndarray:
+        rows, shape = np.asarray(rows, dtype=float), (len(times_ns), self.n)
+        if rows.shape != shape:
+            raise InvalidInputError(f"a chunk of {shape[0]} times needs rows of shape {shape}, got {rows.shape}")
+        return rows
 
     def clear_streams(self) -> None:
         """Forget every buffered sample (after a reset of the time source)."""

@@ -1,0 +1,101 @@
+"""Generated hostile inputs against the real code, counted per class of input (issue 9): ``pkm fuzz``, ``make fuzz``.
+
+One campaign per class of input that reaches the robot from outside (campaigns.py):
+
+  goals        goal specs and goal text for the trajectory generator (parse_goal, GoalScheduler load/start/advance)
+  controller   measurements, references, feedforward and times for Controller.update and ControlLoop.cycle
+  messages     ROS messages through the nodes' parse_* functions (needs the message packages, not rclpy)
+  simulated    commands up to and beyond REFUSE_FACTOR x the force limits for SimulatedRobot.write/step
+  cli          argument vectors for every ``pkm`` subcommand (run in this process)
+  api          the public kinematics and dynamics functions
+
+Each outcome is one of: accepted (a valid output); rejected cleanly (one of the project's errors,
+pkm_control.errors.PkmError: InvalidInputError, an unreachable pose, ...; for the CLI exit status 2 with a
+one-line message); crash (any other exception, a simulated robot that fails to step; for the CLI a traceback or
+another exit status); NaN output (a non-finite number in an output, a nan/inf printed by the CLI); limit
+violation (a command beyond the force limits, an actuated joint beyond its range plus the end stops'
+compliance, a motion outside the duration limits, a refused valid command or an applied invalid one, ...).
+A ``Tally`` counts them.
+
+This module is light (no hypothesis import) so that ``pkm --help`` stays fast; the campaigns import on use.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+
+#: inputs per class of ``make fuzz`` (the suite runs each campaign at its hypothesis profile's budget: 60)
+FUZZ_BUDGET = 2000
+
+CLASSES = {
+    "goals": "goal specs and goal text for the trajectory generator (parse_goal, GoalScheduler)",
+    "controller": "measurements, references, feedforward, times: Controller.update, ControlLoop.cycle",
+    "messages": "ROS messages through nodes/messages.py parse_* (needs the message packages)",
+    "simulated": "commands up to and beyond 2 x the force limits: SimulatedRobot.write/step",
+    "cli": "argument vectors for every pkm subcommand",
+    "api": "public kinematics and dynamics functions",
+}
+
+ACCEPTED, REJECTED, CRASH, NAN, VIOLATION = "accepted", "rejected", "crash", "nan", "violation"
+FAILURES = (CRASH, NAN, VIOLATION)
+COLUMNS = (("tried", "inputs tried"), (ACCEPTED, "accepted"), (REJECTED, "rejected cleanly"), (CRASH, "crashes"),
+           (NAN, "NaN outputs"), (VIOLATION, "limit violations"))
+
+
+@dataclass
+class Tally:
+    """Outcome counts of one campaign and its first failing input (the minimal one once shrunk)."""
+
+    name: str
+    counts: dict = field(default_factory=lambda: dict.fromkeys((ACCEPTED, REJECTED, *FAILURES), 0))
+    first_failure: tuple | None = None        # (kind, input as text, detail)
+
+    @property
+    def tried(self) -> int:
+        return sum(self.counts.values())
+
+    @property
+    def failures(self) -> int:
+        return sum(self.counts[k] for k in FAILURES)
+
+    def add(self, kind: str, text: str, detail: str) -> None:
+        self.counts[kind] += 1
+        if kind in FAILURES and self.first_failure is None:
+            self.first_failure = (kind, text, detail)
+
+    def as_dict(self) -> dict:
+        out = {"tried": self.tried, **self.counts}
+        if self.first_failure:
+            out["first_failure"] = dict(zip(("kind", "input", "detail"), self.first_failure))
+        return out
+
+
+def run(classes, budget: int, seed: int | None = None, progress: bool = True, shrink: bool = True):
+    """Every campaign of ``classes`` at ``budget`` inputs: (seed used, {name: Tally}). Without a seed one is drawn
+    (and reported, so that the run can be repeated)."""
+    from ..progress import progress_bar
+    from .campaigns import CAMPAIGNS, run_campaign
+
+    seed = random.SystemRandom().randrange(2**32) if seed is None else int(seed)
+    tallies = {}
+    with progress_bar(total=budget * len(classes), desc="fuzz", unit="input", disable=not progress) as bar:
+        for name in classes:
+            bar.set_postfix_str(name)
+            tallies[name] = run_campaign(CAMPAIGNS[name], budget, seed, step=lambda: bar.update(1), shrink=shrink)
+            bar.update(budget - tallies[name].tried)     # a campaign may run out of distinct inputs early
+    return seed, tallies
+
+
+def table(tallies) -> str:
+    """The counts as a text table, then the first failing input of each failing class."""
+    head = f"{'class':12s}" + "".join(f"{label:>18s}" for _, label in COLUMNS)
+    rows = [head, "-" * len(head)]
+    for t in tallies.values():
+        d = t.as_dict()
+        rows.append(f"{t.name:12s}" + "".join(f"{d[key]:>18d}" for key, _ in COLUMNS))
+    for t in tallies.values():
+        if t.first_failure:
+            kind, text, detail = t.first_failure
+            rows += ["", f"{t.name}: first {kind} (minimal input):", f"  {text}", f"  -> {detail}"]
+    return "\n".join(rows)

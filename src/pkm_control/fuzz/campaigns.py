@@ -1,0 +1,785 @@
+"""The campaigns of ``pkm fuzz`` (the package docstring lists the classes and outcomes) and their driver.
+
+A campaign is a class of input: ``setup()`` builds what it needs once (robot models), ``inputs(ctx)`` is a
+hypothesis strategy, ``run(ctx, x)`` feeds one input to the real code and returns (accepted) or raises: an
+``Outcome`` for what it found (NaN output, limit violation, ...), a PkmError (rejected cleanly), anything else
+(crash); ``classify`` turns that into the counted kind.
+
+How hypothesis is driven. ``run_campaign`` runs a @given-decorated inner function once, with
+settings(max_examples=budget, database=None, deadline=None, phases=[generate]) under hypothesis.seed(seed). The
+function records every outcome into the tally and never raises, so hypothesis generates the whole budget and
+every input is counted (a raising test stops at the first failure). Hypothesis is used as the generation engine
+it is; ``strategy.example()`` is meant for the REPL (it warns, is slow and does not explore the strategy). For a
+campaign that failed, a second @given run with the same seed raises at the first input of the first failure's
+kind: hypothesis generates the same inputs up to it (the function did the same until then), shrinks it and
+replays the minimal one last, which is kept as the reproduction. The same seed gives the same inputs, so a run
+repeats with ``--seed`` (``import_reachable`` keeps hypothesis's constants from the code the same).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import re
+import shlex
+import traceback
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+from hypothesis import HealthCheck, Phase, Verbosity, given, settings, strategies as st
+from hypothesis import seed as hypothesis_seed
+
+from ..errors import PkmError
+from . import ACCEPTED, CRASH, NAN, REJECTED, VIOLATION, Tally
+
+#: how far beyond its joint limit the simulated robot's actuated joint may be pushed (m or rad): the end stops'
+#: compliance. The bound checked is the model's joint range widened by this (``joint_bounds``).
+END_STOP_COMPLIANCE = 0.005
+
+
+class Outcome(Exception):
+    """Raised by a campaign's run to classify its input other than accepted (NaN output, limit violation, ...)."""
+
+    def __init__(self, kind: str, detail: str):
+        super().__init__(detail)
+        self.kind, self.detail = kind, detail
+
+
+def expect_finite(what: str, values) -> None:
+    arr = np.asarray(values, dtype=float)
+    if not np.all(np.isfinite(arr)):
+        raise Outcome(NAN, f"{what} is not finite: {np.array2string(arr.ravel()[:12], precision=6)}")
+
+
+def expect(condition, detail: str) -> None:
+    if not condition:
+        raise Outcome(VIOLATION, detail)
+
+
+@dataclass(frozen=True)
+class Campaign:
+    """One class of hostile input: ``setup()`` -> context (robot models, built once); ``inputs(ctx)`` -> a strategy;
+    ``run(ctx, x)`` feeds x to the code and returns normally (accepted) or raises (``classify``); ``text(x)`` shows
+    an input as a reproduction."""
+
+    name: str
+    setup: object
+    inputs: object
+    run: object
+    text: object = repr
+
+
+def classify(campaign: Campaign, ctx, x) -> tuple[str, str]:
+    """(kind, detail) of one input: Outcome as raised, PkmError -> rejected cleanly, any other exception -> crash.
+    Warnings are recorded and dropped, so that the outcome does not depend on which warnings were shown before."""
+    with warnings.catch_warnings(record=True):
+        warnings.simplefilter("always")
+        try:
+            campaign.run(ctx, x)
+        except Outcome as o:
+            return o.kind, o.detail
+        except PkmError as exc:
+            return REJECTED, f"{type(exc).__name__}: {exc}"
+        except Exception as exc:
+            return CRASH, crash_text(exc)
+    return ACCEPTED, ""
+
+
+def crash_text(exc: BaseException) -> str:
+    """The exception and where it was raised (file:line of the innermost frame)."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    where = f" at {frames[-1].filename.rsplit('/src/', 1)[-1]}:{frames[-1].lineno}" if frames else ""
+    return f"{type(exc).__name__}: {str(exc)[:300]}{where}"
+
+
+def _settings(budget: int, phases) -> settings:
+    return settings(max_examples=budget, deadline=None, database=None, phases=phases, print_blob=False,
+                    suppress_health_check=list(HealthCheck))
+
+
+def import_reachable() -> None:
+    """Import every pkm_control module a campaign can reach (all but the ROS nodes) before generating: hypothesis
+    mixes constants from the source of the local modules imported so far into the inputs it draws, so a module
+    imported on first use (or by the campaign before) would change what one seed generates."""
+    import importlib
+    import pkgutil
+
+    from .. import __name__ as package, __path__ as path
+    from ..nodes import NODES
+
+    ros_nodes = {f"{package}.nodes.{n}" for n in NODES}
+    for module in pkgutil.walk_packages(path, f"{package}."):
+        if module.name not in ros_nodes:
+            importlib.import_module(module.name)
+
+
+def run_campaign(campaign: Campaign, budget: int, seed: int, step=None, shrink: bool = True) -> Tally:
+    """``budget`` generated inputs of ``campaign`` (module docstring); ``step()`` is called after each input (a
+    progress bar). With ``shrink``, a failure is searched again and minimized (``first_failure``)."""
+    import_reachable()
+    ctx = campaign.setup()
+    tally = Tally(campaign.name)
+    strategy = campaign.inputs(ctx)
+
+    @hypothesis_seed(seed)
+    @_settings(budget, [Phase.generate])
+    @given(strategy)
+    def explore(x):
+        kind, detail = classify(campaign, ctx, x)
+        tally.add(kind, campaign.text(x), detail)
+        if step:
+            step()
+
+    explore()
+    if shrink and tally.first_failure:
+        tally.first_failure = _minimal(campaign, ctx, strategy, budget, seed, tally.first_failure[0]) \
+            or tally.first_failure
+    return tally
+
+
+class _Found(Exception):
+    """The input of the kind ``_minimal`` searches for (raised to make hypothesis shrink it)."""
+
+
+def _minimal(campaign, ctx, strategy, budget, seed, kind) -> tuple | None:
+    """(kind, text, detail) of the smallest input of ``kind`` hypothesis finds from ``seed`` (module docstring), or
+    None if the search does not meet one again (an outcome that depends on more than the input)."""
+    found = []
+
+    @hypothesis_seed(seed)
+    @settings(_settings(budget, [Phase.generate, Phase.shrink]), verbosity=Verbosity.quiet)
+    @given(strategy)
+    def search(x):
+        k, detail = classify(campaign, ctx, x)
+        if k == kind:
+            found.append((kind, campaign.text(x), detail))
+            raise _Found
+
+    try:
+        search()
+    except _Found:
+        pass
+    return found[-1] if found else None
+
+
+# ----------------------------------------------------------------------------- shared strategies
+
+#: numbers an attacker or a broken sender puts where a float belongs
+HOSTILE = st.one_of(st.floats(allow_nan=True, allow_infinity=True),
+                    st.sampled_from([0.0, -0.0, 5e-324, 1e-300, 1e300, -1e300, 1e9, -1e9, 1e5]))
+
+
+def vectors(center, spread) -> st.SearchStrategy:
+    """Lists near ``center`` (within +-spread per entry), the same with one hostile entry, wrong sizes, and
+    hostile numbers throughout: the values reach deep into the code and its edges."""
+    center = np.asarray(center, float)
+    n = len(center)
+    near = st.lists(st.floats(-1, 1), min_size=n, max_size=n).map(lambda u: (center + spread * np.asarray(u)).tolist())
+    spoiled = st.tuples(near, st.integers(0, max(n - 1, 0)), HOSTILE).map(
+        lambda t: t[0][:t[1]] + [t[2]] + t[0][t[1] + 1:])
+    wrong = st.lists(st.one_of(st.floats(-2, 2), HOSTILE), max_size=n + 3).filter(lambda v: len(v) != n)
+    return st.one_of(near, near, spoiled, wrong, st.lists(HOSTILE, min_size=n, max_size=n))
+
+
+def _robots():
+    from ..description import robot_names
+
+    return robot_names()
+
+
+# ----------------------------------------------------------------------------- (1) goals
+
+GOAL_FIELDS = ("type", "goal", "duration", "radius", "laps", "speed", "ramp_time", "normal", "poses", "durations",
+               "height", "profile", "start", "inclination_deg", "center", "start_angle", "up", "tilt_axis")
+GOAL_TYPES = ("point_to_point", "circle", "waypoints", "semi_ellipse", "benchmark_circle", "quintic",
+              "sine_on_ramp", "trig_spline3")
+
+
+def _goals_setup():
+    from ..kinematics import robot_kinematics
+
+    return {r: robot_kinematics(r) for r in _robots()}
+
+
+def _goals_inputs(kins):
+    numbers = st.one_of(HOSTILE, st.integers(-10**12, 10**12), st.floats(-1, 1))
+    value = st.one_of(numbers, st.lists(numbers, max_size=8), st.lists(st.lists(numbers, max_size=7), max_size=5),
+                      st.text(max_size=20), st.sampled_from(GOAL_TYPES))
+
+    # a field of a plausible spec: mostly a sensible size, sometimes anything (tiny, huge, negative, NaN)
+    size = st.one_of(st.floats(0.01, 2), st.floats(0.01, 2), numbers)
+
+    def for_robot(robot):
+        home = kins[robot].model.config["home"]
+        near = vectors(home, 0.02)
+        plausible = st.one_of(
+            st.fixed_dictionaries({"type": st.just("point_to_point"), "goal": near, "duration": size}),
+            st.fixed_dictionaries({"type": st.just("circle"), "radius": size.map(lambda r: r / 50),
+                                   "normal": vectors([0, 0, 1], 1), "speed": size, "laps": size,
+                                   "ramp_time": size}),
+            st.fixed_dictionaries({"type": st.just("waypoints"), "poses": st.lists(near, max_size=5),
+                                   "durations": st.lists(size, max_size=5)}),
+            st.fixed_dictionaries({"type": st.just("semi_ellipse"), "goal": near, "height": size.map(lambda h: h / 50),
+                                   "duration": size}),
+            st.fixed_dictionaries({"type": st.just("benchmark_circle"), "radius": size.map(lambda r: r / 10),
+                                   "speed": size, "laps": size, "ramp_time": size, "inclination_deg": numbers}))
+        spec = st.one_of(plausible, st.dictionaries(st.sampled_from(GOAL_FIELDS), value, max_size=8))
+        bomb = st.builds(lambda n, c: c[0] * n + c[1] * n, st.integers(0, 40000),
+                         st.sampled_from([("[", "]"), ("{a: ", "}"), ("- ", ""), ("&a [*a, ", "]")]))
+        text = st.one_of(st.text(max_size=300), bomb, spec.map(repr),
+                         st.sampled_from(["x" * 70000, "!!python/object/apply:os.system [ls]", "a: &a [*a]", "~"]))
+        clocks = st.lists(st.one_of(st.integers(0, 2_000_000_000), st.integers(-2**63, 2**63 - 1)), max_size=4)
+        return st.fixed_dictionaries({"robot": st.just(robot), "goal": st.one_of(spec, text), "clock_ns": clocks})
+
+    return st.sampled_from(sorted(kins)).flatmap(for_robot)
+
+
+def _goals_run(kins, x):
+    """A goal as the trajectory generator gets it (text is parsed first), loaded, started and advanced over the
+    clock: a motion within the duration limits, checked in bounded cost, whose chunks are finite."""
+    from ..trajectory.paths import CHECK_SAMPLES
+    from ..trajectory.profiles import MAX_DURATION, MIN_DURATION
+    from ..trajectory.streaming import GoalScheduler, parse_goal
+
+    kin = kins[x["robot"]]
+    goal = parse_goal(x["goal"]) if isinstance(x["goal"], str) else x["goal"]
+    s = GoalScheduler(kin, kin.task.pose(kin.model.config["home"]), 500_000, 100, 10_000_000)
+    traj, _ = s.load(goal)
+    expect(MIN_DURATION <= traj.duration <= 2 * MAX_DURATION,
+           f"motion of {traj.duration:.6g} s (limits {MIN_DURATION:g} to 2 x {MAX_DURATION:g} s)")
+    expect(traj.check_times().size <= 3 * CHECK_SAMPLES,
+           f"reachability checked at {traj.check_times().size} samples (limit 3 x {CHECK_SAMPLES})")
+    s.start()
+    for t in [0, *x["clock_ns"]]:
+        for chunk in s.advance(t)[0]:
+            for what in ("positions", "rotations", "twists", "accels"):
+                expect_finite(f"chunk {what} at t = {t} ns", getattr(chunk, what))
+
+
+# ----------------------------------------------------------------------------- (2) controller
+
+def make_controller(dyn, mode="pd_feedforward", safe="hold", state_timeout=0.02, parts=None):
+    """The controller of a named mode as the joint_controller node builds it (the robot's controller settings,
+    force limits from the config, reference limits from the URDF); ``parts`` caches its immutable pieces."""
+    from ..control import (Controller, FeedforwardModel, ForceLimits, ReferenceLimits, SafeBehaviour, StateEstimator,
+                          make_law)
+    from ..settings import load_settings
+
+    parts = {} if parts is None else parts
+    key = (dyn.model.name, mode, safe)
+    if key not in parts:
+        s = load_settings(dyn.model.name, {"pd_feedforward": "cf_rb_friction", "pd": "pd",
+                                           "computed_torque": "computed_torque"}[mode], n_actuated=dyn.model.n_actuated)
+        model = FeedforwardModel(dyn, "rigid+friction") if mode == "computed_torque" else None
+        law = make_law(mode, np.array(s["kp"]), np.array(s["kd"]), model)
+        hold = SafeBehaviour("hold", FeedforwardModel(dyn, "rigid"), np.array(s["hold_kp"]), np.array(s["hold_kd"])) \
+            if safe == "hold" else SafeBehaviour("zero")
+        parts[key] = (law, ForceLimits.from_config(dyn.model), hold, ReferenceLimits.from_kinematics(dyn.kin))
+    law, limits, hold, ref_limits = parts[key]
+    home = dyn.kin.task.pose(dyn.model.config["home"])
+    return Controller(law, limits, hold, StateEstimator(dyn.kin), home, state_timeout, ref_limits)
+
+
+class _ScriptedHardware:
+    """A robot that measures what the input says and records what the loop writes."""
+
+    def __init__(self, measurements):
+        self.measurements, self.k, self.written = measurements, 0, []
+
+    def read(self):
+        m = self.measurements[min(self.k, len(self.measurements) - 1)]
+        self.k += 1
+        return m
+
+    def write(self, tau, time=None):
+        self.written.append(np.array(tau, float))
+
+
+def _controller_setup():
+    from ..dynamics import robot_dynamics
+
+    dyns = {r: robot_dynamics(r) for r in ("palida", "stewart", "delta")}
+    return {"dyn": dyns, "q": {r: d.kin.actuated(d.kin.task.pose(d.model.config["home"])) for r, d in dyns.items()},
+            "parts": {}}
+
+
+def _controller_inputs(ctx):
+    times = st.one_of(st.floats(-1, 1), HOSTILE)
+
+    def for_robot(robot):
+        q = ctx["q"][robot]
+        zero = np.zeros(len(q))
+        optional = st.one_of(st.none(), vectors(zero, 1.0))
+        period = st.fixed_dictionaries({
+            "t": times, "measured_at": times,
+            "measured": st.one_of(st.none(), st.tuples(vectors(q, 0.05), vectors(zero, 0.5))),
+            "references": st.one_of(st.none(), st.tuples(vectors(q, 0.05), optional.map(lambda v: v or [0.0] * len(q)),
+                                                         vectors(zero, 5.0))),
+            "feedforward": st.one_of(st.none(), vectors(zero, 1e3))})
+        return st.fixed_dictionaries({
+            "robot": st.just(robot), "mode": st.sampled_from(["pd_feedforward", "computed_torque", "pd"]),
+            "safe": st.sampled_from(["hold", "zero"]), "through_loop": st.booleans(),
+            "periods": st.lists(period, min_size=1, max_size=6)})
+
+    return st.sampled_from(sorted(ctx["dyn"])).flatmap(for_robot)
+
+
+def _controller_run(ctx, x):
+    """Periods of Controller.update, or of ControlLoop.cycle with the inputs streamed as one-sample chunks at t (the
+    loop's own lookup, ready/started, stale and back-dated times): every command finite and within the limits."""
+    from ..control import ControlLoop, References
+    from ..hardware import JointMeasurement
+
+    c = make_controller(ctx["dyn"][x["robot"]], x["mode"], x["safe"], parts=ctx["parts"])
+    limits = c.limits.limits
+    measured = [None if p["measured"] is None else
+                JointMeasurement(p["measured_at"], np.asarray(p["measured"][0], float),
+                                 np.asarray(p["measured"][1], float), np.zeros(c.n)) for p in x["periods"]]
+    hardware = _ScriptedHardware(measured)
+    loop = ControlLoop(hardware, c, 2_000_000)
+    commands = []
+    for p, m in zip(x["periods"], measured):
+        refs = None if p["references"] is None else References(*(np.asarray(v, float) for v in p["references"]))
+        ff = None if p["feedforward"] is None else np.asarray(p["feedforward"], float)
+        if not x["through_loop"]:
+            commands.append(c.update(p["t"], m, refs, ff).tau)
+            continue
+        t_ns = int(np.clip(np.nan_to_num(p["t"]) * 1e9, -2**62, 2**62))
+        if refs is not None:
+            loop.offer_references([t_ns], np.atleast_2d(refs.q), np.atleast_2d(refs.qd), np.atleast_2d(refs.qdd))
+        if ff is not None:
+            loop.offer_feedforward([t_ns], np.atleast_2d(ff))
+        loop.ready(t_ns)
+        loop.started()
+        commands.append(loop.cycle(t_ns).tau)
+    for k, tau in enumerate(commands + hardware.written):
+        expect_finite(f"command {k}", tau)
+        expect(np.shape(tau) == limits.shape and np.all(np.abs(tau) <= limits),
+               f"command {k} = {np.array2string(np.asarray(tau), precision=6)} beyond the force limits "
+               f"{np.array2string(limits, precision=6)}")
+
+
+# ----------------------------------------------------------------------------- (3) ROS messages
+
+def _messages_setup():
+    from ..kinematics import robot_kinematics
+
+    try:
+        import sensor_msgs.msg  # noqa: F401
+    except ImportError as exc:
+        raise PkmError(f"the messages class needs the ROS 2 message packages (requirements-ros.txt): {exc}") from exc
+
+    kin = robot_kinematics("palida")
+    return {"kin": kin, "names": list(kin.model.joint_names), "actuated": list(kin.model.actuated_joints)}
+
+
+def _messages_inputs(ctx):
+    """Messages as a correct sender writes them (consistent names, sizes and increasing times) with hostile values,
+    and messages with wrong names, sizes, stamps and times."""
+    names, actuated = ctx["names"], ctx["actuated"]
+    n = len(actuated)
+    floats = st.one_of(st.floats(-2, 2), HOSTILE)
+    stamp = st.tuples(st.integers(-2**31, 2**31 - 1), st.integers(0, 2**32 - 1))
+    name_lists = st.one_of(st.permutations(actuated), st.permutations(names),
+                           st.lists(st.sampled_from(names + ["", "platform", "leg1", "x" * 300]), max_size=n + 3))
+
+    def sized(k):
+        return st.one_of(vectors(np.zeros(k), 1.0), st.lists(floats, max_size=k + 2))
+
+    def times(m):
+        """m point times (sec, nanosec): increasing on a grid, or anything a message can hold."""
+        grid = st.lists(st.integers(1, 10**8), min_size=m, max_size=m).map(
+            lambda d: [divmod(int(t), 10**9) for t in np.cumsum(d)])
+        raw = st.lists(st.tuples(st.integers(-2**31, 2**31 - 1), st.integers(0, 2**32 - 1)), min_size=m, max_size=m)
+        return st.one_of(grid, grid, raw)
+
+    joint_state = name_lists.flatmap(lambda nm: st.fixed_dictionaries({
+        "kind": st.just("joint_state"), "stamp": stamp, "name": st.just(list(nm)), "position": sized(len(nm)),
+        "velocity": sized(len(nm)), "effort": st.one_of(st.just([]), sized(len(nm)))}))
+    commands = st.fixed_dictionaries({"kind": st.just("commands"), "data": sized(n)})
+
+    def joint_trajectory(nm, m):
+        point = st.fixed_dictionaries({f: st.one_of(sized(len(nm)), st.just([]))
+                                       for f in ("positions", "velocities", "accelerations", "effort")})
+        return st.fixed_dictionaries({
+            "kind": st.just("joint_trajectory"), "stamp": stamp, "joint_names": st.just(list(nm)),
+            "fields": st.sampled_from([("positions", "velocities", "accelerations"), ("effort",)]),
+            "points": st.lists(point, min_size=m, max_size=m), "t": times(m)})
+
+    quaternion = st.one_of(st.lists(floats, min_size=4, max_size=4),
+                           st.lists(st.floats(-1, 1), min_size=4, max_size=4).filter(lambda q: np.linalg.norm(q) > 0.1)
+                           .map(lambda q: (np.asarray(q) / np.linalg.norm(q)).tolist()))
+    six = st.one_of(vectors(np.zeros(6), 1.0).filter(lambda v: len(v) == 6), st.lists(floats, min_size=6, max_size=6))
+    platform_point = st.fixed_dictionaries({
+        "transforms": st.sampled_from([1, 1, 1, 0, 2]), "translation": st.lists(floats, min_size=3, max_size=3),
+        "rotation": quaternion, "twists": st.lists(six, max_size=2), "accels": st.lists(six, max_size=2)})
+
+    def platform(m):
+        return st.fixed_dictionaries({
+            "kind": st.just("platform_trajectory"), "stamp": stamp,
+            "joint_names": st.sampled_from([["platform"], ["platform"], [], ["platform", "platform"], ["Platform"]]),
+            "points": st.lists(platform_point, min_size=m, max_size=m), "t": times(m)})
+
+    points = st.integers(0, 6)
+    return st.one_of(joint_state, commands, st.tuples(name_lists, points).flatmap(lambda a: joint_trajectory(*a)),
+                     points.flatmap(platform))
+
+
+def _time(cls, sec_ns):
+    return cls(sec=sec_ns[0], nanosec=sec_ns[1])
+
+
+def _messages_run(ctx, x):
+    """The message as a node receives it, through its parse_* function: the parsed arrays finite and of the declared
+    size, times strictly increasing, rotations orthonormal."""
+    from builtin_interfaces.msg import Duration, Time
+    from geometry_msgs.msg import Transform, Twist, Vector3
+    from sensor_msgs.msg import JointState
+    from std_msgs.msg import Float64MultiArray
+    from trajectory_msgs.msg import (JointTrajectory, JointTrajectoryPoint, MultiDOFJointTrajectory,
+                                     MultiDOFJointTrajectoryPoint)
+
+    from ..nodes import messages as m
+
+    n = len(ctx["actuated"])
+    kind = x["kind"]
+    if kind == "joint_state":
+        msg = JointState(name=x["name"], position=x["position"], velocity=x["velocity"], effort=x["effort"])
+        msg.header.stamp = _time(Time, x["stamp"])
+        out = m.parse_joint_state(msg, ctx["names"], ctx["actuated"])
+        for what in ("position", "velocity", "effort"):
+            expect_finite(f"joint_state {what}", getattr(out, what))
+            expect(getattr(out, what).shape == (n,), f"joint_state {what} has shape {getattr(out, what).shape}")
+        expect_finite("joint_state time", out.time)
+    elif kind == "commands":
+        out = m.parse_commands(Float64MultiArray(data=x["data"]), n)
+        expect_finite("commands", out)
+        expect(out.shape == (n,), f"commands have shape {out.shape}")
+    elif kind == "joint_trajectory":
+        msg = JointTrajectory(joint_names=x["joint_names"])
+        msg.header.stamp = _time(Time, x["stamp"])
+        msg.points = [JointTrajectoryPoint(positions=p["positions"], velocities=p["velocities"],
+                                           accelerations=p["accelerations"], effort=p["effort"],
+                                           time_from_start=_time(Duration, t)) for p, t in zip(x["points"], x["t"])]
+        out = m.parse_joint_trajectory(msg, ctx["actuated"], x["fields"])
+        _check_times(out.times_ns)
+        for f, a in zip(m._FIELDS, (out.positions, out.velocities, out.accelerations, out.efforts)):
+            if f in x["fields"]:
+                expect_finite(f"joint trajectory {f}", a)
+                expect(a.shape == (len(x["points"]), n), f"joint trajectory {f} has shape {a.shape}")
+    else:
+        msg = MultiDOFJointTrajectory(joint_names=x["joint_names"])
+        msg.header.stamp = _time(Time, x["stamp"])
+        msg.points = [_platform_point(p, t, MultiDOFJointTrajectoryPoint, Transform, Twist, Vector3, Duration)
+                      for p, t in zip(x["points"], x["t"])]
+        out = m.parse_platform_trajectory(msg, ctx["kin"].task)
+        _check_times(out.times_ns)
+        for what in ("positions", "rotations", "twists", "accels"):
+            expect_finite(f"platform trajectory {what}", getattr(out, what))
+        R = out.rotations
+        err = np.abs(np.einsum("nji,njk->nik", R, R) - np.eye(3)).max()
+        expect(err <= 1e-6, f"platform trajectory rotation not orthonormal (|R^T R - I| = {err:.3g})")
+
+
+def _platform_point(p, t, Point, Transform, Twist, Vector3, Duration):
+    def twist(v):
+        return Twist(linear=Vector3(x=v[0], y=v[1], z=v[2]), angular=Vector3(x=v[3], y=v[4], z=v[5]))
+
+    tr = Transform()
+    tr.translation.x, tr.translation.y, tr.translation.z = p["translation"]
+    tr.rotation.x, tr.rotation.y, tr.rotation.z, tr.rotation.w = p["rotation"]
+    return Point(transforms=[tr] * p["transforms"], velocities=[twist(v) for v in p["twists"]],
+                 accelerations=[twist(v) for v in p["accels"]], time_from_start=_time(Duration, t))
+
+
+def _check_times(times_ns):
+    expect(np.all(np.diff(times_ns) > 0), f"point times not strictly increasing: {times_ns[:8].tolist()}")
+
+
+# ----------------------------------------------------------------------------- (4) the simulated robot
+
+def joint_bounds(robot, compliance: float = END_STOP_COMPLIANCE):
+    """(lower, upper) of the simulated robot's actuated joints: the model's joint range widened by the end stops'
+    compliance (m or rad)."""
+    act = robot.kin.model.actuated_idx
+    return robot.kin.lower[act] - compliance, robot.kin.upper[act] + compliance
+
+
+def _simulated_setup():
+    from ..dynamics import robot_dynamics
+    from ..hardware import SimulatedRobot
+    from ..kinematics.workspace import workspace_box
+
+    out = {}
+    for r in _robots():
+        dyn = robot_dynamics(r)
+        robot = SimulatedRobot(dyn, 0.0005, command_timeout=0.00075)
+        lo, hi = workspace_box(dyn.kin)
+        out[r] = (robot, np.asarray(dyn.model.config["home"], float), (hi - lo) / 2)
+    return out
+
+
+def _simulated_inputs(ctx):
+    from ..hardware.simulated import REFUSE_FACTOR
+
+    def for_robot(name):
+        robot, home, half = ctx[name]
+        limits = robot.force_limits.limits
+        command = st.one_of(vectors(np.zeros(len(limits)), 1.25 * REFUSE_FACTOR * limits),
+                            st.lists(st.sampled_from([-1, 1]), min_size=len(limits), max_size=len(limits))
+                            .map(lambda s: (REFUSE_FACTOR * limits * s).tolist()))
+        return st.fixed_dictionaries({
+            "robot": st.just(name), "start": vectors(home, half).filter(lambda v: len(v) == len(home)),
+            "twist": st.lists(st.floats(-2, 2), min_size=len(home), max_size=len(home)),
+            "commands": st.lists(st.tuples(st.one_of(st.none(), command), st.integers(1, 100)), min_size=1,
+                                 max_size=6)})
+
+    return st.sampled_from(sorted(ctx)).flatmap(for_robot)
+
+
+def _simulated_run(ctx, x):
+    """Reset at a start pose and twist, then (command, periods) pairs: write the command and step, every period
+    (None: nothing written, the command timeout's safe behaviour takes over). A command is refused exactly when it
+    is not finite, of the wrong size or beyond REFUSE_FACTOR x its force limit; the applied force is within the
+    limits; the state stays finite and the actuated joints inside ``joint_bounds``."""
+    from ..hardware.simulated import REFUSE_FACTOR
+
+    robot = ctx[x["robot"]][0]
+    kin = robot.kin
+    robot.reset(kin.task.pose(np.asarray(x["start"], float)), np.asarray(x["twist"], float))
+    limits = robot.force_limits.limits
+    lower, upper = joint_bounds(robot)
+    periods = [tau for tau, repeat in x["commands"] for _ in range(repeat)]
+    for k, tau in enumerate(periods):
+        if tau is not None:
+            a = np.asarray(tau, float)
+            valid = a.shape == limits.shape and np.all(np.isfinite(a)) and np.all(np.abs(a) <= REFUSE_FACTOR * limits)
+            try:
+                robot.write(a, robot.time)
+                expect(valid, f"period {k}: command {tau} applied (refuse: not finite, wrong size or beyond "
+                              f"{REFUSE_FACTOR:g} x the limits {limits.tolist()})")
+            except PkmError as exc:
+                expect(not valid, f"period {k}: valid command {tau} refused: {exc}")
+        try:
+            meas = robot.step()
+        except PkmError as exc:          # the plant must advance (it raises when its state went non-finite too)
+            raise Outcome(CRASH, f"period {k}: step() raised {type(exc).__name__}: {exc}") from exc
+        expect_finite(f"period {k}: measured positions", meas.position)
+        expect_finite(f"period {k}: measured velocities", meas.velocity)
+        expect(np.all(np.abs(robot.tau_applied) <= limits), f"period {k}: applied force {robot.tau_applied.tolist()} "
+                                                            f"beyond the limits {limits.tolist()}")
+        out = (meas.position < lower) | (meas.position > upper)
+        if out.any():
+            i = int(np.flatnonzero(out)[0])
+            raise Outcome(VIOLATION, f"period {k}: {robot.actuated_names[i]} at {meas.position[i]:.6g}, outside "
+                                     f"[{lower[i]:.6g}, {upper[i]:.6g}] (joint range + {END_STOP_COMPLIANCE:g} "
+                                     "end-stop compliance)")
+
+
+# ----------------------------------------------------------------------------- (5) the CLI
+
+#: subcommands that run in milliseconds: called through cli.main; the others (seconds to minutes, nodes, ROS) are
+#: parsed only (argument types and choices), the part that hostile arguments reach before any work starts
+RUN_COMMANDS = ("info", "ik", "fk", "jacobian", "id", "workspace")
+PARSE_COMMANDS = ("reproduce", "bench", "bringup", "tour", "demo", "fuzz")
+#: a number printed as nan or inf (not inside a word)
+NONFINITE_TEXT = re.compile(r"(?<![A-Za-z_])[-+]?(nan|inf|infinity)(?![A-Za-z_])", re.IGNORECASE)
+NUMBER_TEXTS = ("nan", "-inf", "inf", "1e400", "-1e400", "1e-400", "0x10", "1_0", "", "--", "abc", "\u0663",
+                "1e308", "-0", "+1", ".5", "-.5e-3", "1,5", "None", "[1]")
+
+
+def _cli_setup():
+    from ..kinematics import robot_kinematics
+
+    return {r: robot_kinematics(r) for r in _robots()}
+
+
+def _cli_inputs(kins):
+    from ..reproduce import REPRODUCTIONS
+
+    number = st.one_of(st.floats(-2, 2).map(repr), st.floats(allow_nan=True, allow_infinity=True).map(repr),
+                       st.sampled_from(NUMBER_TEXTS), st.text(max_size=6))
+    robot = st.sampled_from([*kins, "", "nope", "../config/palida", "Palida", "palida;ls"])
+
+    def numbers(base, spread):
+        plain = vectors(base, spread).map(lambda v: [repr(float(a)) for a in v])
+        return st.one_of(plain, plain, st.lists(number, max_size=len(base) + 2))
+
+    def flag(name, values):
+        """Absent, or the option with the tokens of ``values`` (a strategy of lists)."""
+        return st.one_of(st.just([]), values.map(lambda v: [name, *v]))
+
+    def one(*tokens):
+        return st.sampled_from(tokens).map(lambda v: [v])
+
+    def for_robot(r):
+        kin = kins[r]
+        home, dim = list(kin.model.config["home"]), kin.task.dim
+        qa = kin.actuated(kin.task.pose(home)).tolist()
+        base = st.tuples(st.just(["--robot", r]), flag("--variant", one("", "x", "3-6", "redundant")),
+                         flag("--deg", st.just([])), flag("--json", st.just([])))
+        pose, rates = numbers(home, 0.05), numbers([0.0] * dim, 1.0)
+        per_command = {
+            "info": st.tuples(flag("--robot", st.just([r])), flag("--json", st.just([]))),
+            "ik": st.tuples(base, st.just(["--pose"]), pose, flag("--twist", rates), flag("--accel", rates)),
+            "fk": st.tuples(base, st.just(["--joints"]), numbers(qa, 0.05), flag("--guess", pose)),
+            "jacobian": st.tuples(base, st.just(["--pose"]), pose),
+            "id": st.tuples(base, st.just(["--pose"]), pose, flag("--twist", rates), flag("--accel", rates),
+                            flag("--wrench", numbers([0.0] * 6, 100.0)), flag("--no-friction", st.just([])),
+                            flag("--method", one("generic", "newton_euler", "jourdain", "generalized_momentum",
+                                                 "virtual_work", "pivotal_virtual_work", "nope"))),
+            # resolution: small grids and hostile spellings only (a large grid is a long run, not a hostile input)
+            "workspace": st.tuples(base, flag("--vary", st.lists(st.sampled_from([*kin.task.names, "w", ""]),
+                                                                 max_size=4)),
+                                   flag("--volume", st.just([])), flag("--fixed", pose),
+                                   flag("--resolution", one("2", "3", "4", "1e0", "0", "-1", "2.5", "nan", "1e400")),
+                                   flag("--scale", st.lists(number, min_size=1, max_size=1))),
+            "reproduce": st.tuples(st.just([]), one(*REPRODUCTIONS, "nope"),
+                                   flag("--out", st.text(max_size=10).map(lambda v: [v]))),
+            "bench": st.tuples(one("kinematics", "dynamics", "simulation", "loop", "x"),
+                               flag("--samples", st.lists(number, min_size=1, max_size=1)),
+                               flag("--seconds", st.lists(number, min_size=1, max_size=1))),
+            "bringup": st.tuples(flag("--robot", robot.map(lambda v: [v])),
+                                 flag("--controller", one("pd", "pd_feedforward", "cf_rb_friction", "x")),
+                                 st.just(["--dry-run"])),
+            "tour": st.tuples(flag("--json", st.just([])), flag("--deg", st.just([]))),
+            "demo": st.tuples(flag("--json", st.just([]))),
+            "fuzz": st.tuples(flag("--budget", st.lists(number, min_size=1, max_size=1)),
+                              flag("--classes", st.text(max_size=12).map(lambda v: [v])),
+                              flag("--seed", st.lists(number, min_size=1, max_size=1))),
+        }
+        return st.sampled_from(sorted(per_command)).flatmap(
+            lambda c: per_command[c].map(lambda parts: [c, *(t for p in parts for t in _flatten(p))]))
+
+    return st.one_of(st.sampled_from(sorted(kins)).flatmap(for_robot),
+                     st.lists(st.one_of(number, st.text(max_size=8)), max_size=4))
+
+
+def _flatten(p):
+    if isinstance(p, (list, tuple)):
+        for q in p:
+            yield from _flatten(q)
+    else:
+        yield p
+
+
+def _cli_run(kins, argv):
+    """``pkm ARGV`` in this process: exit 0 with no nan/inf printed, or exit 2 with one line on stderr. A
+    subcommand of PARSE_COMMANDS only goes through the parser."""
+    from .. import cli
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            if argv and argv[0] in PARSE_COMMANDS:
+                cli.build_parser().parse_args(argv)
+                code = 0
+            else:
+                code = cli.main(argv)
+        except SystemExit as exc:
+            code = exc.code
+    message = err.getvalue().strip()
+    if code == 2:
+        if "\n" in message or not message:
+            raise Outcome(CRASH, f"exit 2 with {len(message.splitlines())} lines on stderr: {message[-300:]!r}")
+        raise Outcome(REJECTED, message)
+    if code not in (0, None):
+        raise Outcome(CRASH, f"exit status {code!r}: {message[-300:]!r}")
+    printed = NONFINITE_TEXT.search(out.getvalue())
+    if printed:
+        around = out.getvalue()[max(printed.start() - 80, 0):printed.end()]
+        raise Outcome(NAN, f"exit 0 and printed {printed.group()!r}: ...{around!r}")
+
+
+def _cli_text(argv) -> str:
+    return "pkm " + shlex.join(argv)
+
+
+# ----------------------------------------------------------------------------- (6) the Python API
+
+API_CALLS = ("inverse", "forward_kinematics", "jacobian", "singularity", "inverse_dynamics", "forward_dynamics",
+             "mass_matrix", "joint_space", "inverse_dynamics_joint", "formulation")
+
+
+def _api_setup():
+    from ..dynamics import robot_dynamics
+
+    return {r: robot_dynamics(r) for r in _robots()}
+
+
+def _api_inputs(dyns):
+    def for_robot(r):
+        dyn = dyns[r]
+        kin = dyn.kin
+        home = list(dyn.model.config["home"])
+        qa = kin.actuated(kin.task.pose(home)).tolist()
+        dim, n = kin.task.dim, dyn.model.n_actuated
+        raw_pose = st.tuples(vectors(kin.task.pose(home).position, 0.05), vectors(np.eye(3).ravel(), 0.01))
+        return st.fixed_dictionaries({
+            "robot": st.just(r), "call": st.sampled_from(API_CALLS),
+            "pose": st.one_of(vectors(home, 0.05), raw_pose),
+            "twist": vectors([0.0] * dim, 1.0), "accel": vectors([0.0] * dim, 10.0),
+            "joints": st.tuples(vectors(qa, 0.05), vectors([0.0] * n, 1.0), vectors([0.0] * n, 10.0)),
+            "tau": vectors([0.0] * n, 1e3), "wrench": st.one_of(st.none(), vectors([0.0] * 6, 100.0))})
+
+    return st.sampled_from(sorted(dyns)).flatmap(for_robot)
+
+
+def _api_run(dyns, x):
+    """One public call: a finite result, or one of the project's errors."""
+    from ..dynamics.formulations import formulation, methods_for
+    from ..kinematics.analysis import singularity
+    from ..kinematics.forward import forward_kinematics
+    from ..kinematics.task_space import Pose
+
+    dyn = dyns[x["robot"]]
+    kin = dyn.kin
+    p = x["pose"]
+    if isinstance(p, tuple):                 # a raw Pose: 3 + 9 numbers, or a wrong size the call must refuse
+        R = np.asarray(p[1], float)
+        pose = Pose(np.asarray(p[0], float), R.reshape(3, 3) if R.size == 9 else R)
+    else:
+        pose = kin.task.pose(np.asarray(p, float))
+    twist, accel = np.asarray(x["twist"], float), np.asarray(x["accel"], float)
+    q, qd, qdd = (np.asarray(v, float) for v in x["joints"])
+    call = x["call"]
+    if call == "inverse":
+        m = kin.inverse(pose, twist, accel)
+        results = [m.q, m.v, m.a]
+    elif call == "forward_kinematics":
+        r = forward_kinematics(kin, q, pose)
+        results = [r.pose.position, r.pose.rotation, r.residual]
+    elif call == "jacobian":
+        results = [kin.jacobian(pose)]
+    elif call == "singularity":
+        rep = singularity(kin, pose)
+        results = [v for v in vars(rep).values() if isinstance(v, (int, float, np.ndarray))]
+    elif call == "inverse_dynamics":
+        results = [dyn.inverse_dynamics(pose, twist, accel, wrench=x["wrench"]).tau]
+    elif call == "forward_dynamics":
+        results = [dyn.forward_dynamics(pose, twist, np.asarray(x["tau"], float), wrench=x["wrench"])]
+    elif call == "mass_matrix":
+        results = [dyn.mass_matrix(pose)]
+    elif call == "joint_space":
+        results = list(dyn.joint_space(pose, twist))
+    elif call == "inverse_dynamics_joint":
+        results = [dyn.inverse_dynamics_joint(q, qd, qdd, pose).tau]
+    else:
+        results = [formulation(m, dyn).inverse_dynamics(pose, twist, accel) for m in methods_for(x["robot"])]
+    for k, r in enumerate(results):
+        if r is not None:
+            expect_finite(f"{call} result {k}", r)
+
+
+# ----------------------------------------------------------------------------- the campaigns
+
+#: the campaign of each class of pkm_control.fuzz.CLASSES, in that order
+CAMPAIGNS = {c.name: c for c in (
+    Campaign("goals", _goals_setup, _goals_inputs, _goals_run),
+    Campaign("controller", _controller_setup, _controller_inputs, _controller_run),
+    Campaign("messages", _messages_setup, _messages_inputs, _messages_run),
+    Campaign("simulated", _simulated_setup, _simulated_inputs, _simulated_run),
+    Campaign("cli", _cli_setup, _cli_inputs, _cli_run, _cli_text),
+    Campaign("api", _api_setup, _api_inputs, _api_run),
+)}
