@@ -16,7 +16,7 @@ import math
 import numpy as np
 from scipy.linalg.lapack import dgesv
 
-from ..errors import ConvergenceError, UnreachablePoseError, check_vector
+from ..errors import MAGNITUDE_LIMIT, ConvergenceError, UnreachablePoseError, check_vector
 from .base import ParallelKinematics
 from .task_space import Pose
 
@@ -42,7 +42,7 @@ def forward_kinematics(kin: ParallelKinematics, q_actuated, guess: Pose, tol: fl
     state estimator's twist needs it).
     """
     qa = check_vector(f"actuated joint positions ({', '.join(kin.model.actuated_joints)})",
-                      q_actuated, kin.model.n_actuated)
+                      q_actuated, kin.model.n_actuated, MAGNITUDE_LIMIT)
     pose = kin.validate(guess)[0]
     task = kin.task
     n = task.dim
