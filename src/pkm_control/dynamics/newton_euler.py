@@ -68,13 +68,12 @@ import math
 import numpy as np
 
 from ..errors import InvalidInputError, InvalidModelError, SingularConfigurationError, check_vector
+from ..kinematics.analysis import check_conditioning
 from ..kinematics.task_space import Pose, rpy_to_matrix
 from .formulations import formulation_kinematics
 
 #: below this 1 - (k1 . s)^2 the universal joint is in gimbal lock (limb along its first axis)
 _GIMBAL_EPS = 1e-12
-#: sigma_min / sigma_max of J below which J^-T is refused
-_SINGULAR_RATIO = 1e-10
 
 
 def _skew(v):
@@ -334,10 +333,7 @@ class Formulation:
         return rows if order is None else rows[np.asarray(order)]
 
     def _solve_JT(self, J, F):
-        sv = np.linalg.svd(J, compute_uv=False)
-        if not sv[-1] > _SINGULAR_RATIO * sv[0]:
-            raise SingularConfigurationError(f"Jacobian J is singular (sigma_min / sigma_max = {sv[-1] / sv[0]:.3g} "
-                                             f"<= {_SINGULAR_RATIO:g}): tau = J^-T F undefined")
+        check_conditioning(J, "Jacobian J (tau = J^-T F)")
         return np.linalg.solve(J.T, F)
 
     def generalized_force(self, pose: Pose, twist, accel, wrench=None, gravity=None) -> np.ndarray:
