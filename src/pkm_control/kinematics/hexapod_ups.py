@@ -346,12 +346,15 @@ class Kinematics(ParallelKinematics):
         px, py, pz = np.asarray(pose.position, float).tolist()
         vx, vy, vz, ox, oy, oz = np.asarray(twist, float).tolist()
         rows = []
-        for ax, ay, az, bx, by, bz, *_ in self._legdata:
+        for i, (ax, ay, az, bx, by, bz, *_) in enumerate(self._legdata):
             wx = r00 * bx + r01 * by + r02 * bz
             wy = r10 * bx + r11 * by + r12 * bz
             wz = r20 * bx + r21 * by + r22 * bz
             dx, dy, dz = wx + px - ax, wy + py - ay, wz + pz - az
             l = math.sqrt(dx * dx + dy * dy + dz * dz)
+            if not l > _GIMBAL_EPS:
+                raise UnreachablePoseError(f"leg{i + 1}: strut length {l:.3g} m is below {_GIMBAL_EPS:g} m: "
+                                           "the strut direction is undefined")
             ux, uy, uz = dx / l, dy / l, dz / l
             cx, cy, cz = oy * wz - oz * wy, oz * wx - ox * wz, ox * wy - oy * wx      # omega x b
             ex, ey, ez = vx + cx, vy + cy, vz + cz                                   # v_B
