@@ -162,9 +162,10 @@ def test_batch_and_workspace(robot, data):
             kin.inverse(Pose(P[i], R[i]))
     names = list(kin.task.names)
     vary = data.draw(st.one_of(st.lists(st.sampled_from(names + ["w"]), min_size=0, max_size=4),
-                               st.just("xy")), "vary")
+                               st.sampled_from(["xy", None, [["x"]], ("x", 1)])), "vary")
     fixed = data.draw(st.one_of(st.just(home), vectors(len(home))), "fixed")
-    resolution = data.draw(st.one_of(st.integers(-1, 4), st.sampled_from([10 ** 6, 2.5, "3", True])), "resolution")
+    resolution = data.draw(st.one_of(st.integers(-1, 4), st.sampled_from([10 ** 6, np.int64(10 ** 7), 2.5, "3", True])),
+                           "resolution")
     scale = data.draw(st.one_of(st.floats(0.5, 2.0), HOSTILE, st.just("x")), "scale")
     res = finite_or_project_error(lambda: sample_workspace(kin, vary, fixed, resolution, scale=scale))
     if res is not None:

@@ -103,7 +103,8 @@ def sample_workspace(kin: ParallelKinematics, vary, fixed, resolution: int, prog
     progress: optional callable wrapping an iterable (e.g. tqdm) for the dexterity loop.
     """
     names = kin.task.names
-    if isinstance(vary, str) or not 1 <= len(vary) <= len(names) or len(set(vary)) != len(vary):
+    if (not isinstance(vary, (list, tuple)) or not all(isinstance(a, str) for a in vary)
+            or not 1 <= len(vary) <= len(names) or len(set(vary)) != len(vary)):
         raise InvalidInputError(f"vary must name 1 to {len(names)} distinct task coordinates of "
                                 f"'{kin.model.name}' ({' '.join(names)}), got {excerpt(vary)}")
     for a in vary:
@@ -113,7 +114,7 @@ def sample_workspace(kin: ParallelKinematics, vary, fixed, resolution: int, prog
     fixed = check_vector(f"fixed task coordinates ({' '.join(names)})", fixed, kin.task.dim, MAGNITUDE_LIMIT)
     if isinstance(resolution, bool) or not isinstance(resolution, (int, np.integer)) or resolution < 2:
         raise InvalidInputError(f"resolution must be a whole number >= 2, got {excerpt(resolution)}")
-    if resolution ** len(vary) > SAMPLES_MAX:
+    if int(resolution) ** len(vary) > SAMPLES_MAX:            # int: a numpy integer power wraps around
         raise InvalidInputError(f"{resolution}^{len(vary)} samples exceed the limit {SAMPLES_MAX:,} "
                                 f"(workspace.SAMPLES_MAX): lower the resolution")
     scale = check_number("scale", scale)
