@@ -256,16 +256,19 @@ def cmd_jacobian(args):
     kin.inverse(pose)  # reachability and limits first: a clear error beats a Jacobian of nothing
     J = kin.jacobian(pose)
     rep = singularity(kin, pose)
+    # kappa(J) is unbounded where J is exactly singular: "unbounded" in the text, null in JSON (never inf)
+    kappa = rep.condition_number if np.isfinite(rep.condition_number) else None
     text = "\n".join(
         [f"J (qdot_a = J [{' '.join(kin.task.velocity_names)}]), SI units:"]
         + [f"  {a:18s} {_fmt(row, 10, 4)}" for a, row in zip(kin.model.actuated_joints, J)]
-        + [f"condition number: {rep.condition_number:.4g}   dexterity 1/kappa: {rep.dexterity:.4g}",
+        + [f"condition number: {'unbounded' if kappa is None else f'{kappa:.4g}'}   "
+           f"dexterity 1/kappa: {rep.dexterity:.4g}",
            f"singularity: {rep.classification}  (J_q: {_det(rep.inverse_det)}sigma_min {rep.inverse_sigma_min:.3g};"
            f" J_x: {_det(rep.forward_det)}sigma_min {rep.forward_sigma_min:.3g})"])
     _emit(args, {"robot": kin.model.name, "variant": kin.model.variant, "jacobian": J,
                  "task_velocity": list(kin.task.velocity_names), "actuated_joints": list(kin.model.actuated_joints),
-                 "condition_number": rep.condition_number, "dexterity": rep.dexterity,
-                 "singularity": rep.__dict__}, text)
+                 "condition_number": kappa, "dexterity": rep.dexterity,
+                 "singularity": dict(rep.__dict__, condition_number=kappa)}, text)
 
 
 def _det(det):

@@ -31,7 +31,7 @@ class SingularityReport:
     forward_det: float | None       # det J_x (None if not square: a redundant robot's J_x)
     forward_sigma_min: float
     forward_ratio: float            # sigma_min / sigma_max of J_x
-    condition_number: float         # kappa(J), J = J_q^-1 J_x (inf at an inverse singularity)
+    condition_number: float         # kappa(J), J = J_q^-1 J_x (inf where J is singular: J_q, or sigma_min(J_x) = 0)
 
     @property
     def dexterity(self) -> float:
