@@ -232,7 +232,7 @@ class ClosedLoopDynamics:
         M xddot = J^T tau + S^T w - G^T (RNEA(q, v, Gdot xdot) + tau_f).
         """
         pose, twist, _ = self.kin.validate_motion(pose, twist)
-        tau = check_vector("actuator forces", tau, self.model.n_actuated)
+        tau = check_vector("actuator forces", tau, self.model.n_actuated, MAGNITUDE_LIMIT)
         zero = np.zeros(self.n)
         m, d = self.pin_model, self._data
         q, v, a0, G = self.state(pose, twist, zero)          # a0 = Gdot xdot

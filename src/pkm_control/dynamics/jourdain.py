@@ -78,8 +78,8 @@ import math
 
 import numpy as np
 
-from ..errors import (InvalidInputError, InvalidModelError, SingularConfigurationError, UnreachablePoseError,
-                      check_number, check_vector)
+from ..errors import (MAGNITUDE_LIMIT, InvalidInputError, InvalidModelError, SingularConfigurationError,
+                      UnreachablePoseError, check_number, check_vector)
 from ..kinematics.analysis import check_conditioning
 from ..kinematics.task_space import Pose, rpy_to_matrix
 
@@ -552,7 +552,7 @@ class Formulation:
         if twist is None:
             raise InvalidInputError("forward dynamics needs a twist")
         pose, twist, _ = self.kin.validate(pose, twist)
-        tau = check_vector("actuator forces", tau, self.n)
+        tau = check_vector("actuator forces", tau, self.n, MAGNITUDE_LIMIT)
         out = np.empty(6)
         status = _FD(pose.position, pose.rotation, twist, tau, self._geo_free, self._kparams, self.gravity,
                      self.friction_values, bool(friction), _check_eps(sign_eps), out)

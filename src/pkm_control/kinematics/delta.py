@@ -189,7 +189,9 @@ class Kinematics(ParallelKinematics):
         return tuple(pose.position.tolist())
 
     @staticmethod
-    def _vec(name, v):
+    def vector3(name, v):
+        """3 floats (a list) of a checked twist or acceleration: finite, within MAGNITUDE_LIMIT (a fast path
+        for float arrays and lists; check_vector raises, naming ``name``, otherwise)."""
         if type(v) is np.ndarray and v.shape == (3,) and v.dtype.char == "d":
             x = v.tolist()
         elif type(v) in (list, tuple) and len(v) == 3 and all(type(e) in (float, int) for e in v):
@@ -258,11 +260,11 @@ class Kinematics(ParallelKinematics):
         """
         px, py, pz = self._pxyz(pose)
         if twist is not None:
-            twist = self._vec("twist (vx vy vz)", twist)
+            twist = self.vector3("twist (vx vy vz)", twist)
         if accel is not None:
             if twist is None:
                 raise InvalidInputError("an acceleration needs a twist as well")
-            accel = self._vec("acceleration", accel)
+            accel = self.vector3("acceleration", accel)
         st = self._state(px, py, pz)
         qa, e1, e2 = [0.0] * 3, [0.0] * 3, [0.0] * 3
         for i, (q, cq, sq, sx, sy, sz, d) in enumerate(st):
@@ -353,7 +355,7 @@ class Kinematics(ParallelKinematics):
         return np.array([G[j] for j in self._slot])
 
     def jacobian_dot(self, pose: Pose, twist) -> np.ndarray:
-        wx, wy, wz = self._vec("twist (vx vy vz)", twist)
+        wx, wy, wz = self.vector3("twist (vx vy vz)", twist)
         st = self._state(*self._pxyz(pose))
         rows = self._jrows(st)
         LA = self.LA

@@ -68,9 +68,10 @@ def forward_kinematics(kin: ParallelKinematics, q_actuated, guess: Pose, tol: fl
             _, _, dx, info = dgesv(J, -r)
         if info != 0:
             _, _, dx, info = dgesv(J.T @ J + damping * np.eye(n), -(J.T @ r))
-            if info != 0:
-                raise ConvergenceError(f"forward kinematics: singular Jacobian at iteration {it} "
-                                       f"(residual {rn:.3g})")
+        # a step beyond MAGNITUDE_LIMIT (or not finite): J is singular to working precision
+        if info != 0 or not np.abs(dx).max() <= MAGNITUDE_LIMIT:
+            raise ConvergenceError(f"forward kinematics: singular Jacobian at iteration {it} "
+                                   f"(residual {rn:.3g})")
         step = 1.0
         while step > 1e-6:
             cand = task.retract(pose, step * dx)
