@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import sys
 
@@ -298,6 +299,9 @@ def _plot_path(text: str, varied: int):
         plot.parent.mkdir(exist_ok=True)
     elif not plot.parent.is_dir():
         raise InvalidInputError(f"--plot {shown}: directory {excerpt(str(plot.parent) + '/')} does not exist")
+    longest = os.pathconf(plot.parent, "PC_NAME_MAX")
+    if len(os.fsencode(plot.name)) > longest:
+        raise InvalidInputError(f"--plot {shown}: the file name is longer than {longest} bytes")
     return plot
 
 
@@ -559,7 +563,7 @@ def main(argv=None) -> int:
     try:
         args.func(args)
     except (PkmError, OSError) as exc:  # OSError: an output path that cannot be written
-        print(f"pkm: {type(exc).__name__}: {exc}{_degrees_note(args)}", file=sys.stderr)
+        print(f"pkm: {type(exc).__name__}: {excerpt(str(exc), 600)}{_degrees_note(args)}", file=sys.stderr)
         return 2
     return 0
 
