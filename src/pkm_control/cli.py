@@ -89,7 +89,7 @@ class Parser(argparse.ArgumentParser):
     * A token that float() reads as a negative number is a value, not an option: argparse's own
       ``_negative_number_matcher`` knows only -1 and -1.5, not -4.5e-05 or -.5.
     * ``type=float`` means finite_float, also for the options other modules add (bringup, demo).
-    * An error is one line on stderr and exit status 2.
+    * An error is one short line on stderr and exit status 2.
     """
 
     def __init__(self, *args, **kwargs):
@@ -98,7 +98,8 @@ class Parser(argparse.ArgumentParser):
         self.register("type", float, finite_float)
 
     def error(self, message):
-        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+        # argparse echoes what it could not use (unrecognized arguments: ...): a 5000-character one is cut short
+        self.exit(2, f"{self.prog}: error: {excerpt(message, 600)} (see {self.prog} --help)\n")
 
 
 def _plain(doc: str) -> str:
