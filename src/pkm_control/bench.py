@@ -14,7 +14,7 @@ import time
 import numpy as np
 
 from .description import closure_residual, robot_names, robot_variants
-from .errors import PkmError
+from .errors import InvalidInputError, PkmError
 from .kinematics import robot_kinematics
 from .kinematics.analysis import singularity
 from .kinematics.forward import forward_kinematics
@@ -23,6 +23,8 @@ from .kinematics.workspace import coords_to_arrays, random_poses, workspace_box
 #: issue targets for the hexapods on a 2-core machine
 TARGETS = {"ik_jacobian_us": 20.0, "batch_per_s": 2e5, "fk_warm_us": 100.0}
 HEXAPODS = ("stewart", "palida", "lopes")
+#: the most poses of the batched-IK throughput run: about 1 GB for a hexapod's batch (q, legs, temporaries)
+SAMPLES_MAX = 1_000_000
 
 
 def robot_list(robots=None):
@@ -49,6 +51,8 @@ def _warm_guess(kin, pose, rng):
 
 
 def bench_robot(robot, variant, samples=100_000, n_poses=200, seed=0):
+    if isinstance(samples, bool) or not isinstance(samples, (int, np.integer)) or not 1 <= samples <= SAMPLES_MAX:
+        raise InvalidInputError(f"samples must be a whole number from 1 to {SAMPLES_MAX:,}, got {samples!r}")
     kin = robot_kinematics(robot, variant)
     rng = np.random.default_rng(seed)
     poses = random_poses(kin, n_poses, rng)

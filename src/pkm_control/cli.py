@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import sys
 
 import numpy as np
 
-from .errors import InvalidInputError, PkmError, check_number
+from .errors import InvalidInputError, PkmError, check_number, excerpt
 
 EXAMPLES = """examples:
   pkm info                                   list the robots and their variants
@@ -55,12 +56,33 @@ def finite_float(text: str) -> float:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
-def count(text: str) -> int:
-    """argparse type of a number of samples or grid points: a whole number >= 1, in any float spelling (1e5)."""
+def count(least: int, most: int):
+    """argparse type of a number of samples or grid points: a whole number in [least, most], in any float
+    spelling (1e5)."""
+    def whole_number(text: str) -> int:
+        x = finite_float(text)
+        if not (x.is_integer() and least <= x <= most):
+            raise argparse.ArgumentTypeError(f"value must be a whole number from {least} to {most:,}, "
+                                             f"got '{excerpt(text)}'")
+        return int(x)
+    return whole_number
+
+
+def robot_id(text: str) -> str:
+    """argparse type of --robot: a shipped robot, checked before anything is loaded."""
+    from .description import robot_names
+
+    if text not in robot_names():
+        raise argparse.ArgumentTypeError(f"unknown robot '{excerpt(text)}' (robots: {', '.join(robot_names())})")
+    return text
+
+
+def seconds(text: str) -> float:
+    """argparse type of a wall-clock duration: more than 0 s, at most an hour."""
     x = finite_float(text)
-    if x < 1 or not x.is_integer():
-        raise argparse.ArgumentTypeError(f"value must be a whole number >= 1, got {text!r}")
-    return int(x)
+    if not 0.0 < x <= 3600.0:
+        raise argparse.ArgumentTypeError(f"value must be more than 0 and at most 3600 s, got '{excerpt(text)}'")
+    return x
 
 
 class Parser(argparse.ArgumentParser):
@@ -69,7 +91,7 @@ class Parser(argparse.ArgumentParser):
     * A token that float() reads as a negative number is a value, not an option: argparse's own
       ``_negative_number_matcher`` knows only -1 and -1.5, not -4.5e-05 or -.5.
     * ``type=float`` means finite_float, also for the options other modules add (bringup, demo).
-    * An error is one line on stderr and exit status 2.
+    * An error is one short line on stderr and exit status 2.
     """
 
     def __init__(self, *args, **kwargs):
@@ -78,7 +100,8 @@ class Parser(argparse.ArgumentParser):
         self.register("type", float, finite_float)
 
     def error(self, message):
-        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+        # argparse echoes what it could not use (unrecognized arguments: ...): a 5000-character one is cut short
+        self.exit(2, f"{self.prog}: error: {excerpt(message, 600)} (see {self.prog} --help)\n")
 
 
 def _plain(doc: str) -> str:
@@ -237,16 +260,52 @@ def cmd_jacobian(args):
     kin.inverse(pose)  # reachability and limits first: a clear error beats a Jacobian of nothing
     J = kin.jacobian(pose)
     rep = singularity(kin, pose)
+    # kappa(J) is unbounded where J is exactly singular: "unbounded" in the text, null in JSON (never inf)
+    kappa = rep.condition_number if np.isfinite(rep.condition_number) else None
     text = "\n".join(
         [f"J (qdot_a = J [{' '.join(kin.task.velocity_names)}]), SI units:"]
         + [f"  {a:18s} {_fmt(row, 10, 4)}" for a, row in zip(kin.model.actuated_joints, J)]
-        + [f"condition number: {rep.condition_number:.4g}   dexterity 1/kappa: {rep.dexterity:.4g}",
-           f"singularity: {rep.classification}  (J_q: det {rep.inverse_det:.3g}, sigma_min {rep.inverse_sigma_min:.3g};"
-           f" J_x: det {rep.forward_det:.3g}, sigma_min {rep.forward_sigma_min:.3g})"])
+        + [f"condition number: {'unbounded' if kappa is None else f'{kappa:.4g}'}   "
+           f"dexterity 1/kappa: {rep.dexterity:.4g}",
+           f"singularity: {rep.classification}  (J_q: {_det(rep.inverse_det)}sigma_min {rep.inverse_sigma_min:.3g};"
+           f" J_x: {_det(rep.forward_det)}sigma_min {rep.forward_sigma_min:.3g})"])
     _emit(args, {"robot": kin.model.name, "variant": kin.model.variant, "jacobian": J,
                  "task_velocity": list(kin.task.velocity_names), "actuated_joints": list(kin.model.actuated_joints),
-                 "condition_number": rep.condition_number, "dexterity": rep.dexterity,
-                 "singularity": rep.__dict__}, text)
+                 "condition_number": kappa, "dexterity": rep.dexterity,
+                 "singularity": dict(rep.__dict__, condition_number=kappa)}, text)
+
+
+def _det(det):
+    """'det 0.123, ' for a square matrix's determinant, nothing for a non-square one (None)."""
+    return "" if det is None else f"det {det:.3g}, "
+
+
+def _plot_path(text: str, varied: int):
+    """The --plot file, checked before anything is computed: a type matplotlib writes, a directory that exists
+    (a bare file name goes into results/, created), 1 to 3 varied coordinates."""
+    from pathlib import Path
+
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    if not 1 <= varied <= 3:
+        raise InvalidInputError(f"--plot draws 1 to 3 varied coordinates, got {varied}")
+    types = FigureCanvasBase.get_supported_filetypes()
+    shown = excerpt(text)
+    if "\0" in text:
+        raise InvalidInputError(f"--plot {shown}: a file name cannot hold a NUL character")
+    plot = Path(text)
+    if plot.suffix[1:].lower() not in types:
+        raise InvalidInputError(f"--plot {shown}: the extension must name a file type matplotlib writes "
+                                f"({' '.join(sorted(types))}), got '{excerpt(plot.suffix)}'")
+    if plot.name == text:
+        plot = Path("results") / plot
+        plot.parent.mkdir(exist_ok=True)
+    elif not plot.parent.is_dir():
+        raise InvalidInputError(f"--plot {shown}: directory {excerpt(str(plot.parent) + '/')} does not exist")
+    longest = os.pathconf(plot.parent, "PC_NAME_MAX")
+    if len(os.fsencode(plot.name)) > longest:
+        raise InvalidInputError(f"--plot {shown}: the file name is longer than {longest} bytes")
+    return plot
 
 
 def cmd_workspace(args):
@@ -257,26 +316,9 @@ def cmd_workspace(args):
     kin = _kin(args)
     names = kin.task.names
     vary = args.vary or (["x", "y", "z"] if args.volume else list(names[:2]))
+    plot = _plot_path(args.plot, len(vary)) if args.plot else None
     fixed = np.asarray(kin.model.config["home"], float) if args.fixed is None else \
         _task_in(kin, args.fixed, args.deg, "--fixed")
-    plot = None
-    if args.plot:               # a bare file name goes into results/ (created); a named directory must exist
-        from pathlib import Path
-
-        from matplotlib.backend_bases import FigureCanvasBase
-
-        from .errors import InvalidInputError
-
-        plot = Path(args.plot)
-        types = FigureCanvasBase.get_supported_filetypes()
-        if plot.suffix[1:].lower() not in types:
-            raise InvalidInputError(f"--plot {args.plot}: the extension must name a file type matplotlib writes "
-                                    f"({' '.join(sorted(types))}), got '{plot.suffix}'")
-        if plot.name == args.plot:
-            plot = Path("results") / plot
-            plot.parent.mkdir(exist_ok=True)
-        elif not plot.parent.is_dir():
-            raise InvalidInputError(f"--plot {args.plot}: directory {plot.parent}/ does not exist")
     res = sample_workspace(kin, vary, fixed, args.resolution, scale=args.scale,
                            progress=None if args.json else (lambda it: progress_bar(it, desc="dexterity", unit="pose")))
     stats = res.dexterity_stats()
@@ -285,7 +327,7 @@ def cmd_workspace(args):
         f"(workspace box x {args.scale:g}) "
         f"(others at {_fmt(_task_out(kin, fixed, args.deg), 8, 4)})",
         f"reachable fraction: {res.reachable_fraction:.3f}",
-        "dexterity 1/kappa(J): " + "  ".join(f"{k} {v:.4g}" for k, v in stats.items())])
+        "dexterity 1/kappa(J): " + ("  ".join(f"{k} {v:.4g}" for k, v in stats.items()) or "no reachable sample")])
     if plot:
         _plot_workspace(kin, res, plot, args.deg)
         text += f"\nplot: {plot}"
@@ -314,6 +356,7 @@ def cmd_id(args):
     dyn = robot_dynamics(args.robot, args.variant)
     kin = dyn.kin
     pose = kin.task.pose(_task_in(kin, args.pose, args.deg, "--pose"))
+    kin.inverse(pose)  # reachability and every joint limit first, as `pkm ik` and `pkm jacobian`
     twist = _task_in(kin, args.twist, args.deg, "--twist") if args.twist else np.zeros(kin.task.dim)
     accel = _task_in(kin, args.accel, args.deg, "--accel") if args.accel else np.zeros(kin.task.dim)
     if args.method == "generic":
@@ -420,6 +463,9 @@ COMMON_FLAGS = {
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from .bench import SAMPLES_MAX as BENCH_SAMPLES_MAX
+    from .kinematics.workspace import SAMPLES_MAX
+
     p = Parser(prog="pkm", description=_plain(__doc__), formatter_class=argparse.RawDescriptionHelpFormatter,
                epilog=EXAMPLES)
     sub = p.add_subparsers(dest="command", metavar="COMMAND", required=True)
@@ -428,7 +474,7 @@ def build_parser() -> argparse.ArgumentParser:
         sp = sub.add_parser(name, help=help_, description=_plain(desc or help_),
                             formatter_class=argparse.RawDescriptionHelpFormatter)
         if robot:
-            sp.add_argument("--robot", required=robot_required,
+            sp.add_argument("--robot", required=robot_required, type=robot_id,
                             help="robot id: stewart, palida, lopes, delta, planar_redundant (see `pkm info`)")
             sp.add_argument("--variant", default=None,
                             help="robot variant, e.g. 3-6 for stewart, nonredundant for planar_redundant "
@@ -468,7 +514,9 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--volume", action="store_true", help="grid x y z (a volume) instead of a slice")
     sp.add_argument("--fixed", nargs="+", type=float, metavar="X",
                     help="values of the other coordinates (default: home pose)")
-    sp.add_argument("--resolution", type=count, default=41, help="grid points per varied coordinate (default 41)")
+    sp.add_argument("--resolution", type=count(2, SAMPLES_MAX), default=41,
+                    help=f"grid points per varied coordinate (default 41); resolution^(number varied) is at "
+                         f"most {SAMPLES_MAX:,}")
     sp.add_argument("--scale", type=float, default=1.5,
                     help="grid span: the config's workspace box scaled about its centre (default 1.5, "
                          "so the edge of the reachable set shows)")
@@ -504,12 +552,14 @@ def build_parser() -> argparse.ArgumentParser:
                          "loop (the real-time control path at 2 kHz against the simulated robot, beside the "
                          "five-process path), or reject (what a malformed message costs its consumer, beside a "
                          "valid one)")
-    sp.add_argument("--robot", nargs="+", default=None,
+    sp.add_argument("--robot", nargs="+", default=None, type=robot_id,
                     help="robots to run (default: all; simulation, loop and reject: palida)")
-    sp.add_argument("--samples", type=count, default=100_000, help="poses for the batched IK throughput (default 1e5)")
+    sp.add_argument("--samples", type=count(1, BENCH_SAMPLES_MAX), default=100_000,
+                    help=f"poses for the batched IK throughput, 1 to {BENCH_SAMPLES_MAX:.0e} (default 1e5)")
     sp.add_argument("--controller", default="cf_rb_friction", help="loop: named controller (default cf_rb_friction)")
-    sp.add_argument("--seconds", type=float, default=60.0,
-                    help="loop: wall seconds of the real-time run (default 60; the baseline runs min(20, S))")
+    sp.add_argument("--seconds", type=seconds, default=60.0,
+                    help="loop: wall seconds of the real-time run, at most 3600 (default 60; the baseline runs "
+                         "min(20, S))")
 
     from .nodes import bringup
     sp = add("bringup", cmd_bringup, "run the ROS 2 node graph (a process per node) without launch_ros",
@@ -525,7 +575,7 @@ def build_parser() -> argparse.ArgumentParser:
     from .nodes.benchmark import add_arguments as demo_arguments
     demo_arguments(sp)
 
-    from .fuzz import CLASSES, FUZZ_BUDGET
+    from .fuzz import CLASSES, FUZZ_BUDGET, FUZZ_BUDGET_MAX
     sp = add("fuzz", cmd_fuzz, "generated hostile inputs per class: counts of rejections, crashes, NaN, violations",
              "Generated inputs (hypothesis) against the real code, one campaign per class of input:\n"
              + "\n".join(f"  {k:12s} {c}" for k, c in CLASSES.items())
@@ -534,8 +584,9 @@ def build_parser() -> argparse.ArgumentParser:
              "shrunk to a minimal one. Exit status 1 when any crash, NaN output or violation was found.\n"
              "make fuzz runs every class at the default budget (a few minutes on 2 cores).", robot=False,
              common=("json",))
-    sp.add_argument("--budget", type=count, default=FUZZ_BUDGET,
-                    help=f"generated inputs per class (default {FUZZ_BUDGET}; the test suite runs 60)")
+    sp.add_argument("--budget", type=count(1, FUZZ_BUDGET_MAX), default=FUZZ_BUDGET,
+                    help=f"generated inputs per class, 1 to {FUZZ_BUDGET_MAX:,} (default {FUZZ_BUDGET}; the test "
+                         "suite runs 60)")
     sp.add_argument("--classes", type=_fuzz_classes, default=list(CLASSES), metavar="A,B",
                     help=f"comma-separated classes to run, or all (default all: {','.join(CLASSES)})")
     sp.add_argument("--seed", type=int, default=None,
@@ -562,7 +613,7 @@ def main(argv=None) -> int:
     try:
         args.func(args)
     except (PkmError, OSError) as exc:  # OSError: an output path that cannot be written
-        print(f"pkm: {type(exc).__name__}: {exc}{_degrees_note(args)}", file=sys.stderr)
+        print(f"pkm: {type(exc).__name__}: {excerpt(str(exc), 600)}{_degrees_note(args)}", file=sys.stderr)
         return 2
     return 0
 

@@ -35,17 +35,38 @@ class ConvergenceError(PkmError):
     """An iterative solver did not converge; the message gives iterations and residual."""
 
 
-def check_vector(name, value, size):
-    """Return ``value`` as a float array of shape ``size`` (int or tuple) or raise InvalidInputError."""
+#: the largest magnitude accepted for a component of a platform pose, twist, acceleration or wrench, and of a
+#: joint position, in SI units (m, rad, m/s, rad/s, m/s^2, rad/s^2, N, Nm). Six orders of magnitude above
+#: anything the robots here do (workspaces of a few metres, speeds of a few m/s, forces of kN), and small
+#: enough that the products the kinematics and dynamics form (squared rates, omega x (omega x b), rates over
+#: a near-singular pivot) stay far from float overflow: a finite input then gives a finite output.
+MAGNITUDE_LIMIT = 1e6
+
+
+def excerpt(value, limit: int = 40) -> str:
+    """``value`` for an error message (a string as it is, anything else as its repr), cut after ``limit``
+    characters: a 5000-character name keeps the message short."""
+    text = value if isinstance(value, str) else repr(value)
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
+
+
+def check_vector(name, value, size, bound: float | None = None):
+    """Return ``value`` as a float array of shape ``size`` (int or tuple) or raise InvalidInputError.
+
+    bound: the largest magnitude accepted for each component (e.g. MAGNITUDE_LIMIT), or None.
+    """
     try:
         arr = np.asarray(value, dtype=float)
     except (TypeError, ValueError) as exc:
-        raise InvalidInputError(f"{name} must be numeric, got {value!r}") from exc
+        raise InvalidInputError(f"{name} must be numeric, got {excerpt(value)}") from exc
     shape = (size,) if isinstance(size, int) else tuple(size)
     if arr.shape != shape:
         raise InvalidInputError(f"{name} must have shape {shape}, got {arr.shape}")
     if not np.isfinite(arr).all():
         raise InvalidInputError(f"{name} must be finite, got {np.array2string(arr, precision=6)}")
+    if bound is not None and arr.size and np.abs(arr).max() > bound:
+        raise InvalidInputError(f"{name} has a component of magnitude {np.abs(arr).max():.6g}, beyond the limit "
+                                f"{bound:g} (SI units)")
     return arr
 
 
@@ -54,7 +75,7 @@ def check_number(what: str, value) -> float:
     try:
         x = float(value)
     except (TypeError, ValueError) as exc:
-        raise InvalidInputError(f"{what} must be a number, got {value!r}") from exc
+        raise InvalidInputError(f"{what} must be a number, got {excerpt(value)!r}") from exc
     if not np.isfinite(x):
         raise InvalidInputError(f"{what} must be finite, got {value!r}")
     return x

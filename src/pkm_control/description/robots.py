@@ -11,7 +11,7 @@ import functools
 
 import yaml
 
-from ..errors import InvalidModelError
+from ..errors import InvalidModelError, excerpt
 from ..paths import config_path, share_dir, urdf_xacro_path
 from .loader import ClosedLoopModel, load_model
 
@@ -24,10 +24,10 @@ def robot_names() -> list[str]:
 
 
 def _raw_config(robot: str) -> dict:
-    path = config_path(robot)
-    if not path.exists():
-        raise InvalidModelError(f"unknown robot '{robot}': {path} does not exist (robots: {robot_names()})")
-    with open(path) as f:
+    names = robot_names()
+    if robot not in names:      # before any file access: a name is not a path (nor 5000 characters of one)
+        raise InvalidModelError(f"unknown robot '{excerpt(robot)}' (robots: {', '.join(names)})")
+    with open(config_path(robot)) as f:
         return yaml.safe_load(f)
 
 
@@ -44,7 +44,7 @@ def robot_config(robot: str, variant: str | None = None) -> dict:
     variants = cfg.get("variants") or {"": {}}
     variant = cfg.get("default_variant", "") if variant is None else variant
     if variant not in variants:
-        raise InvalidModelError(f"robot '{robot}' has no variant '{variant}' (variants: {list(variants)})")
+        raise InvalidModelError(f"robot '{robot}' has no variant '{excerpt(variant)}' (variants: {list(variants)})")
     merged = dict(cfg, **(variants[variant] or {}))
     merged["variant"] = variant
     return merged

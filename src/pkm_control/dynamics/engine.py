@@ -24,7 +24,8 @@ import numpy as np
 import pinocchio as pin
 
 from ..description.loader import closure_jacobian
-from ..errors import InvalidInputError, SingularConfigurationError, check_vector
+from ..errors import MAGNITUDE_LIMIT, InvalidInputError, SingularConfigurationError, check_vector
+from ..kinematics.analysis import check_conditioning
 from ..kinematics.base import ParallelKinematics
 from ..kinematics.task_space import Pose
 from .friction import FrictionModel
@@ -85,17 +86,24 @@ class ClosedLoopDynamics:
     def _wrench(self, wrench):
         if wrench is None:
             return 0.0
-        return self._S.T @ check_vector("wrench (fx fy fz mx my mz, base frame)", wrench, 6)
+        return self._S.T @ check_vector("wrench (fx fy fz mx my mz, base frame)", wrench, 6, MAGNITUDE_LIMIT)
 
     def _solve_actuation(self, J, f, weights=None):
-        """tau with J^T tau = f: exact (square) or (weighted) minimum norm (Wu eq. 39)."""
+        """tau with J^T tau = f: exact (square) or (weighted) minimum norm (Wu eq. 39).
+
+        SingularConfigurationError where J is singular by the test of the singularity analysis
+        (check_conditioning): the actuators cannot balance the platform there.
+        """
+        check_conditioning(J, "J (qdot_a = J xdot)")
         if not self.redundant:
-            try:
-                return np.linalg.solve(J.T, f)
-            except np.linalg.LinAlgError as exc:
-                raise SingularConfigurationError("J^T is singular: the actuators cannot balance the "
-                                                 "platform (forward singularity)") from exc
-        Winv = np.ones(J.shape[0]) if weights is None else 1.0 / check_vector("weights", weights, J.shape[0])
+            return np.linalg.solve(J.T, f)
+        if weights is None:
+            Winv = np.ones(J.shape[0])
+        else:
+            w = check_vector("weights", weights, J.shape[0], MAGNITUDE_LIMIT)
+            if not (w >= 1.0 / MAGNITUDE_LIMIT).all():
+                raise InvalidInputError(f"weights must be at least {1.0 / MAGNITUDE_LIMIT:g}, got {w}")
+            Winv = 1.0 / w
         A = J.T @ (Winv[:, None] * J)
         s = np.linalg.svd(A, compute_uv=False)
         if s[-1] <= 1e-12 * s[0]:
@@ -110,9 +118,7 @@ class ClosedLoopDynamics:
         wrench: external wrench applied to the platform (force at its origin, moment), base frame.
         weights: for redundant robots, W of the weighted minimum norm tau^T W tau (default I).
         """
-        pose, twist, accel = self.kin.validate(pose, twist, accel)
-        if twist is None or accel is None:
-            raise InvalidInputError("inverse dynamics needs a twist and an acceleration")
+        pose, twist, accel = self.kin.validate_motion(pose, twist, accel, "inverse dynamics")
         d = self._data
         q, v, a, G = self.state(pose, twist, accel)
         tau_tree = pin.rnea(self.pin_model, d, q, v, a)
@@ -192,7 +198,7 @@ class ClosedLoopDynamics:
 
     def coriolis_matrix(self, pose: Pose, twist) -> np.ndarray:
         """C (n x n) with Mdot - 2C skew-symmetric; C xdot is the velocity-product force."""
-        pose, twist, _ = self.kin.validate(pose, twist)
+        pose, twist, _ = self.kin.validate_motion(pose, twist)
         q, v, _, G = self.state(pose, twist)
         m, d = self.pin_model, self._data
         Mt = pin.crba(m, d, q)
@@ -216,6 +222,7 @@ class ClosedLoopDynamics:
         Gx = self.gravity_vector(pose)
         J = self.kin.jacobian(pose)
         Jd = self.kin.jacobian_dot(pose, twist)
+        check_conditioning(J, "J (qdot_a = J xdot)")
         Ji = np.linalg.inv(J) if not self.redundant else np.linalg.pinv(J)
         return Ji.T @ M @ Ji, Ji.T @ (C - M @ Ji @ Jd) @ Ji, Ji.T @ Gx
 
@@ -227,8 +234,8 @@ class ClosedLoopDynamics:
         tau_stop and f_cut the forces of the tree- and cut-joint ``end_stops`` (dynamics/end_stops.EndStops;
         None: no stops).
         """
-        pose, twist, _ = self.kin.validate(pose, twist)
-        tau = check_vector("actuator forces", tau, self.model.n_actuated)
+        pose, twist, _ = self.kin.validate_motion(pose, twist)
+        tau = check_vector("actuator forces", tau, self.model.n_actuated, MAGNITUDE_LIMIT)
         zero = np.zeros(self.n)
         m, d = self.pin_model, self._data
         q, v, a0, G = self.state(pose, twist, zero)          # a0 = Gdot xdot
@@ -252,7 +259,7 @@ class ClosedLoopDynamics:
 
     def energy(self, pose: Pose, twist) -> tuple[float, float]:
         """(kinetic, potential) energy; potential = -sum m_i g . c_i over the bodies."""
-        pose, twist, _ = self.kin.validate(pose, twist)
+        pose, twist, _ = self.kin.validate_motion(pose, twist)
         q, v, _, _ = self.state(pose, twist)
         m, d = self.pin_model, self._data
         return float(pin.computeKineticEnergy(m, d, q, v)), float(pin.computePotentialEnergy(m, d, q))
@@ -280,7 +287,7 @@ class ClosedLoopDynamics:
     def regressor(self, pose: Pose, twist, accel, friction: bool = True) -> np.ndarray:
         """Observation matrix Omega (n x n_params) of J^T tau = Omega p (Wu eq. 16);
         for non-redundant robots, tau = J^-T Omega p: use ``actuator_regressor``."""
-        pose, twist, accel = self.kin.validate(pose, twist, accel)
+        pose, twist, accel = self.kin.validate_motion(pose, twist, accel, "the regressor")
         m, d = self.pin_model, self._data
         q, v, a, G = self.state(pose, twist, accel)
         Y = pin.computeJointTorqueRegressor(m, d, q, v, a)[:, self._body_cols]
@@ -294,4 +301,6 @@ class ClosedLoopDynamics:
         if self.redundant:
             raise InvalidInputError("a redundant robot has no unique actuator regressor; use regressor() "
                                     "(J^T tau = Omega p)")
-        return np.linalg.solve(self.kin.jacobian(pose).T, self.regressor(pose, twist, accel, friction))
+        J = self.kin.jacobian(pose)
+        check_conditioning(J, "J (qdot_a = J xdot)")
+        return np.linalg.solve(J.T, self.regressor(pose, twist, accel, friction))

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import importlib
 
-from ..errors import InvalidInputError, InvalidModelError
+from ..errors import InvalidInputError, InvalidModelError, excerpt
 
 FORMULATIONS = {
     "jourdain": ("pkm_control.dynamics.jourdain", ("palida",)),
@@ -21,7 +21,8 @@ FORMULATIONS = {
 def formulation(method: str, dyn):
     """Build the named paper formulation for a robot's ClosedLoopDynamics."""
     if method not in FORMULATIONS:
-        raise InvalidInputError(f"unknown dynamics method '{method}' (methods: generic, {', '.join(FORMULATIONS)})")
+        raise InvalidInputError(f"unknown dynamics method '{excerpt(method)}' "
+                                f"(methods: generic, {', '.join(FORMULATIONS)})")
     module, robots = FORMULATIONS[method]
     if dyn.model.name not in robots:
         raise InvalidInputError(f"method '{method}' is the formulation of {', '.join(robots)}, "

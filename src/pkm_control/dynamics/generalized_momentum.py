@@ -58,6 +58,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import InvalidInputError, InvalidModelError, SingularConfigurationError, UnreachablePoseError
+from ..kinematics.analysis import check_conditioning
 from ..kinematics.task_space import Pose
 from .formulations import formulation_kinematics
 
@@ -339,11 +340,8 @@ class Formulation:
         return g
 
     def _solve(self, JC, f):
-        try:
-            return np.linalg.solve(JC.T, f)                              # eq. (2), (25)
-        except np.linalg.LinAlgError as exc:
-            raise SingularConfigurationError("J_C^T is singular: the actuators cannot balance the platform "
-                                             "(forward singularity)") from exc
+        check_conditioning(JC, "J_C (forward singularity: the actuators cannot balance the platform)")
+        return np.linalg.solve(JC.T, f)                                  # eq. (2), (25)
 
     def contributions_euler(self, pose: Pose, xd, xdd, gravity=None) -> dict:
         """Actuator forces split by body, from Lopes' xdot_E, xddot_E (eq. 24-25, 32, 44, 60, 64-67).

@@ -78,8 +78,9 @@ import math
 
 import numpy as np
 
-from ..errors import (InvalidInputError, InvalidModelError, SingularConfigurationError, UnreachablePoseError,
-                      check_number, check_vector)
+from ..errors import (MAGNITUDE_LIMIT, InvalidInputError, InvalidModelError, SingularConfigurationError,
+                      UnreachablePoseError, check_number, check_vector)
+from ..kinematics.analysis import check_conditioning
 from ..kinematics.task_space import Pose, rpy_to_matrix
 
 try:  # the fast path is compiled when numba is available
@@ -424,10 +425,7 @@ class Formulation:
 
     def _solve(self, J, rhs):
         """Q_a = J^-T tau (eq. 11-12); J = d qdot_a / d theta_dot is the paper's J^-1."""
-        s = np.linalg.svd(J, compute_uv=False)
-        if not s[-1] > 1e-10 * s[0]:
-            raise SingularConfigurationError(f"d qdot_a / d theta_dot is singular (sigma_min/sigma_max = "
-                                             f"{s[-1] / s[0]:.3g}, limit 1e-10): forward singularity")
+        check_conditioning(J, "d qdot_a / d theta_dot (forward singularity)")
         return np.linalg.solve(J.T, rhs)
 
     def inverse_dynamics_reference(self, pose: Pose, twist, accel, friction: bool = True,
@@ -574,7 +572,7 @@ class Formulation:
         if twist is None:
             raise InvalidInputError("forward dynamics needs a twist")
         pose, twist, _ = self.kin.validate(pose, twist)
-        tau = check_vector("actuator forces", tau, self.n)
+        tau = check_vector("actuator forces", tau, self.n, MAGNITUDE_LIMIT)
         out = np.empty(6)
         status = _FD(pose.position, pose.rotation, twist, tau, self._geo_free, self._kparams, self.gravity,
                      self.friction_values, bool(friction), _check_eps(sign_eps),

@@ -67,14 +67,13 @@ import math
 
 import numpy as np
 
-from ..errors import InvalidInputError, InvalidModelError, SingularConfigurationError, check_vector
+from ..errors import MAGNITUDE_LIMIT, InvalidInputError, InvalidModelError, SingularConfigurationError, check_vector
+from ..kinematics.analysis import check_conditioning
 from ..kinematics.task_space import Pose, rpy_to_matrix
 from .formulations import formulation_kinematics
 
 #: below this 1 - (k1 . s)^2 the universal joint is in gimbal lock (limb along its first axis)
 _GIMBAL_EPS = 1e-12
-#: sigma_min / sigma_max of J below which J^-T is refused
-_SINGULAR_RATIO = 1e-10
 
 
 def _skew(v):
@@ -166,9 +165,15 @@ class Formulation:
             arr.setflags(write=False)
 
     # ------------------------------------------------------------------ input
-    def _check(self, pose, twist=None, accel=None):
+    def _check(self, pose, twist=None, accel=None, required=()):
+        """The kinematics' validate; ``required`` names the motion arguments that must be given
+        ("twist", "acceleration")."""
         if not isinstance(pose, Pose):
             raise InvalidInputError(f"pose must be a Pose, got {type(pose).__name__}")
+        missing = [name for name, value in (("twist", twist), ("acceleration", accel))
+                   if name in required and value is None]
+        if missing:
+            raise InvalidInputError(f"this computation needs {' and '.join(missing)}")
         return self.kin.validate(pose, twist, accel)
 
     def _gravity(self, gravity):
@@ -306,7 +311,7 @@ class Formulation:
         """Task-space C(X, X') = C_p + sum (J_i^T M_i J_i' + J_i^T C_i J_i)."""
         if form not in ("christoffel", "book"):
             raise InvalidInputError(f"form must be 'christoffel' or 'book', got {form!r}")
-        pose, twist, _ = self._check(pose, twist)
+        pose, twist, _ = self._check(pose, twist, required=("twist",))
         return self._assemble(pose, twist, self.gravity, form)[2]
 
     def gravity_vector(self, pose: Pose, gravity=None) -> np.ndarray:
@@ -322,7 +327,7 @@ class Formulation:
 
     def jacobian_dot(self, pose: Pose, twist) -> np.ndarray:
         """J' along the twist: rows [s_i'^T, ((omega x b_i) x s_i + b_i x s_i')^T]."""
-        pose, twist, _ = self._check(pose, twist)
+        pose, twist, _ = self._check(pose, twist, required=("twist",))
         L = self._legs(pose, twist)
         ob = _cross(twist[3:], L["b"])
         return self._act(np.hstack([L["sd"], _cross(ob, L["s"]) + _cross(L["b"], L["sd"])]))
@@ -334,20 +339,17 @@ class Formulation:
         return rows if order is None else rows[np.asarray(order)]
 
     def _solve_JT(self, J, F):
-        sv = np.linalg.svd(J, compute_uv=False)
-        if not sv[-1] > _SINGULAR_RATIO * sv[0]:
-            raise SingularConfigurationError(f"Jacobian J is singular (sigma_min / sigma_max = {sv[-1] / sv[0]:.3g} "
-                                             f"<= {_SINGULAR_RATIO:g}): tau = J^-T F undefined")
+        check_conditioning(J, "Jacobian J (tau = J^-T F)")
         return np.linalg.solve(J.T, F)
 
     def generalized_force(self, pose: Pose, twist, accel, wrench=None, gravity=None) -> np.ndarray:
         """F = M X'' + C X' + G - F_d (the task-space force the actuators must supply, J^T tau), from the
         assembled matrices."""
-        pose, twist, accel = self._check(pose, twist, accel)
+        pose, twist, accel = self._check(pose, twist, accel, ("twist", "acceleration"))
         _, M, C, G = self._assemble(pose, twist, self._gravity(gravity))
         F = M @ accel + C @ twist + G
         if wrench is not None:
-            F = F - check_vector("wrench (fx fy fz mx my mz)", wrench, 6)
+            F = F - check_vector("wrench (fx fy fz mx my mz)", wrench, 6, MAGNITUDE_LIMIT)
         return F
 
     def inverse_dynamics(self, pose: Pose, twist, accel, friction: bool = False, wrench=None,
@@ -364,7 +366,7 @@ class Formulation:
         if friction:
             raise InvalidInputError("friction=True: Taghirad's Stewart-Gough model neglects friction "
                                     "(use the generic engine for the friction terms)")
-        pose, twist, accel = self._check(pose, twist, accel)
+        pose, twist, accel = self._check(pose, twist, accel, ("twist", "acceleration"))
         gx, gy, gz = self._gravity(gravity).tolist()
         (r00, r01, r02), (r10, r11, r12), (r20, r21, r22) = pose.rotation.tolist()
         px, py, pz = pose.position.tolist()
@@ -464,12 +466,12 @@ class Formulation:
         F = np.array([Fx + fx, Fy + fy, Fz + fz, Nx + ry * fz - rz * fy + tx, Ny + rz * fx - rx * fz + ty,
                       Nz + rx * fy - ry * fx + tz])
         if wrench is not None:
-            F = F - check_vector("wrench (fx fy fz mx my mz)", wrench, 6)
+            F = F - check_vector("wrench (fx fy fz mx my mz)", wrench, 6, MAGNITUDE_LIMIT)
         return self._solve_JT(self._act(np.array(rows)), F)
 
     def joint_space(self, pose: Pose, twist, form: str = "christoffel"):
         """(M_q, C_q, G_q) with M_q = J^-T M J^-1, C_q = J^-T (C - M J^-1 J') J^-1, G_q = J^-T G."""
-        pose, twist, _ = self._check(pose, twist)
+        pose, twist, _ = self._check(pose, twist, required=("twist",))
         _, M, C, G = self._assemble(pose, twist, self.gravity, form)
         J = self.jacobian(pose)
         Jd = self.jacobian_dot(pose, twist)

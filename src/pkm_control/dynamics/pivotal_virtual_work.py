@@ -54,6 +54,7 @@ import math
 import numpy as np
 
 from ..errors import InvalidInputError, InvalidModelError, SingularConfigurationError
+from ..kinematics.analysis import check_conditioning
 from .formulations import formulation_kinematics
 
 _ROBOT = "planar_redundant"
@@ -403,10 +404,7 @@ class Formulation:
 
     def _solve(self, J, f, weights):
         n = self.n_actuated
-        sv = np.linalg.svd(J, compute_uv=False)
-        if sv[-1] <= 1e-9 * sv[0]:
-            raise SingularConfigurationError(f"Jacobian J ({n} x 3) is singular: sigma_min / sigma_max = "
-                                             f"{sv[-1] / sv[0]:.3g} (limit 1e-9)")
+        check_conditioning(J, f"Jacobian J ({n} x 3)")
         if not self.redundant:
             if weights is not None:
                 raise InvalidInputError("weights apply to the redundant variant only")

@@ -59,7 +59,7 @@ the constructor raises InvalidModelError and names the body.
 
 from __future__ import annotations
 
-from math import cos, isfinite, sin
+from math import cos, sin
 
 import numpy as np
 
@@ -160,23 +160,15 @@ class Formulation:
         object.__setattr__(self, name, value)
 
     # ------------------------------------------------------------------ kinematics (sec. 4.3-4.4)
-    @staticmethod
-    def _vec(name, v):
-        if type(v) is np.ndarray and v.shape == (3,) and v.dtype.char == "d":
-            x = v.tolist()
-            if isfinite(x[0] + x[1] + x[2]):
-                return x
-        return check_vector(name, v, 3).tolist()
-
     def _inputs(self, pose, twist=None, accel=None):
         """Arm angles (the family's IK, which checks the pose) and the plate motion as floats."""
         q = self.kin.actuated(pose)                  # InvalidInputError / UnreachablePoseError as validate
         X = [float(e) for e in pose.position]
-        Xd = self._vec("twist (vx vy vz)", twist) if twist is not None else None
+        Xd = self.kin.vector3("twist (vx vy vz)", twist) if twist is not None else None
         if accel is not None:
             if twist is None:
                 raise InvalidInputError("an acceleration needs a twist as well")
-            accel = self._vec("acceleration", accel)
+            accel = self.kin.vector3("acceleration", accel)
         return X, q.tolist(), Xd, accel
 
     # One pose is 3 legs and 3 x 3 matrices: plain floats (the inverse of [s_i^T] by its

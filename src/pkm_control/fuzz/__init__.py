@@ -27,6 +27,8 @@ from dataclasses import dataclass, field
 
 #: inputs per class of ``make fuzz`` (the suite runs each campaign at its hypothesis profile's budget: 60)
 FUZZ_BUDGET = 2000
+#: the largest budget ``pkm fuzz`` takes: a bound on its run time (about an hour a class on 2 cores)
+FUZZ_BUDGET_MAX = 100_000
 
 CLASSES = {
     "goals": "goal specs and goal text for the trajectory generator (parse_goal, GoalScheduler)",

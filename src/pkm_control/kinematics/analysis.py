@@ -25,13 +25,13 @@ SINGULAR_TOL = 1e-6
 @dataclass(frozen=True)
 class SingularityReport:
     classification: str            # regular | inverse | forward | combined
-    inverse_det: float              # det J_q (nan if not square)
+    inverse_det: float | None       # det J_q (None if not square)
     inverse_sigma_min: float
     inverse_ratio: float            # sigma_min / sigma_max of J_q
-    forward_det: float              # det J_x (nan if not square)
+    forward_det: float | None       # det J_x (None if not square: a redundant robot's J_x)
     forward_sigma_min: float
     forward_ratio: float            # sigma_min / sigma_max of J_x
-    condition_number: float         # kappa(J), J = J_q^-1 J_x (inf at an inverse singularity)
+    condition_number: float         # kappa(J), J = J_q^-1 J_x (inf where J is singular: J_q, or sigma_min(J_x) = 0)
 
     @property
     def dexterity(self) -> float:
@@ -45,7 +45,7 @@ class SingularityReport:
 
 def _svd_stats(A):
     s = np.linalg.svd(A, compute_uv=False)
-    det = float(np.linalg.det(A)) if A.shape[0] == A.shape[1] else float("nan")
+    det = float(np.linalg.det(A)) if A.shape[0] == A.shape[1] else None
     return det, float(s[-1]), float(s[-1] / s[0]) if s[0] > 0 else 0.0
 
 
@@ -62,6 +62,22 @@ def singularity(kin: ParallelKinematics, pose: Pose, tol: float = SINGULAR_TOL) 
         kappa = float(np.linalg.cond(np.linalg.solve(Jq, Jx) if Jq.shape[0] == Jq.shape[1]
                                      else np.linalg.lstsq(Jq, Jx, rcond=None)[0]))
     return SingularityReport(cls, idet, imin, iratio, fdet, fmin, fratio, kappa)
+
+
+def check_conditioning(J: np.ndarray, what: str, tol: float = SINGULAR_TOL) -> None:
+    """SingularConfigurationError unless sigma_min / sigma_max of J is at least ``tol``.
+
+    The rank test of ``singularity``, applied to the matrix that a force computation inverts
+    (tau = J^-T f): a pose the classification calls singular gets no actuator forces. Near Fichter's
+    singularity of the Stewart platform (yaw 90 deg, config ``singular_pose``) J^-T f reaches 1e18 N.
+    """
+    if not np.isfinite(J).all():
+        raise SingularConfigurationError(f"{what} is not finite (singular configuration)")
+    s = np.linalg.svd(J, compute_uv=False)
+    ratio = float(s[-1] / s[0]) if s[0] > 0 else 0.0
+    if not ratio >= tol:
+        raise SingularConfigurationError(f"{what} is singular: sigma_min / sigma_max = {ratio:.3g} is below "
+                                         f"{tol:g} (kinematics.analysis.SINGULAR_TOL)")
 
 
 def dexterity(kin: ParallelKinematics, pose: Pose) -> float:

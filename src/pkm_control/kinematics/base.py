@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..description.loader import ClosedLoopModel, closure_jacobian
-from ..errors import InvalidInputError, JointLimitError, check_vector
+from ..errors import MAGNITUDE_LIMIT, InvalidInputError, JointLimitError, check_vector
 from .task_space import Pose, TaskSpace
 
 
@@ -127,16 +127,52 @@ class ParallelKinematics(ABC):
         return np.all((q >= self.lower - 1e-12) & (q <= self.upper + 1e-12), axis=-1)
 
     def validate(self, pose: Pose, twist=None, accel=None):
-        """Checked pose, twist and acceleration (InvalidInputError names the bad one)."""
+        """Checked pose, twist and acceleration (InvalidInputError names the bad one).
+
+        Every component must be finite and within MAGNITUDE_LIMIT (errors.py): the bound that keeps
+        the outputs of the kinematics and dynamics finite.
+        """
+        if not isinstance(pose, Pose):
+            raise InvalidInputError(f"pose must be a Pose (position, rotation), got {type(pose).__name__}")
         pose = pose.validated()
         n = self.task.dim
         if twist is not None:
-            twist = check_vector(f"twist ({' '.join(self.task.velocity_names)})", twist, n)
+            twist = check_vector(f"twist ({' '.join(self.task.velocity_names)})", twist, n, MAGNITUDE_LIMIT)
         if accel is not None:
             if twist is None:
                 raise InvalidInputError("an acceleration needs a twist as well")
-            accel = check_vector("acceleration", accel, n)
+            accel = check_vector("acceleration", accel, n, MAGNITUDE_LIMIT)
         return pose, twist, accel
+
+    def validate_motion(self, pose: Pose, twist, accel=None, needs_accel: str = ""):
+        """``validate`` for a computation that needs a twist and, when ``needs_accel`` names the computation,
+        an acceleration: InvalidInputError if one is missing."""
+        pose, twist, accel = self.validate(pose, twist, accel)
+        if twist is None:
+            raise InvalidInputError(f"{needs_accel or 'this computation'} needs a twist")
+        if needs_accel and accel is None:
+            raise InvalidInputError(f"{needs_accel} needs an acceleration")
+        return pose, twist, accel
+
+    def checked_batch(self, positions, rotations):
+        """(P (N, 3), R (N, 3, 3), usable (N,)) for ``inverse_batch``: InvalidInputError on wrong shapes or
+        types; usable is False for a sample whose position has a component that is not finite or beyond
+        MAGNITUDE_LIMIT, or whose R is not a rotation (|R^T R - I| > 1e-9 or det R < 0, as Pose.validated):
+        the batch reports such a sample as invalid instead of raising (its row of q is not meaningful)."""
+        try:
+            P = np.asarray(positions, dtype=float)
+            R = np.asarray(rotations, dtype=float)
+        except (TypeError, ValueError) as exc:
+            raise InvalidInputError(f"inverse_batch needs numeric positions and rotations: {exc}") from exc
+        if P.ndim != 2 or P.shape[1] != 3 or R.shape != (P.shape[0], 3, 3):
+            raise InvalidInputError(f"inverse_batch needs positions (N, 3) and rotations (N, 3, 3), "
+                                    f"got {P.shape} and {R.shape}")
+        with np.errstate(invalid="ignore", over="ignore"):
+            orthonormal = np.abs(np.einsum("nki,nkj->nij", R, R) - np.eye(3)).max(axis=(1, 2), initial=0.0) <= 1e-9
+            right_handed = np.einsum("ni,ni->n", np.cross(R[:, :, 0], R[:, :, 1]), R[:, :, 2]) > 0.0
+            usable = (np.abs(P) <= MAGNITUDE_LIMIT).all(axis=1) & orthonormal & right_handed
+        # the family computes the unusable samples at the identity pose (no overflow), then marks them invalid
+        return np.where(usable[:, None], P, 0.0), np.where(usable[:, None, None], R, np.eye(3)), usable
 
     def constraint_joint_jacobian(self, q: np.ndarray, data=None) -> np.ndarray:
         """G from the generic closure model: qdot = G xdot, solved from K qdot = 0.

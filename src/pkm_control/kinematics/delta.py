@@ -54,12 +54,13 @@ the plane of the elbows.
 
 from __future__ import annotations
 
-from math import acos, asin, atan2, cos, isfinite, pi, sin, sqrt
+from math import acos, asin, atan2, cos, pi, sin, sqrt
 
 import numpy as np
 
-from ..errors import (InvalidInputError, InvalidModelError, JointLimitError, SingularConfigurationError,
-                      UnreachablePoseError, check_vector)
+from ..errors import (MAGNITUDE_LIMIT, InvalidInputError, InvalidModelError, JointLimitError,
+                      SingularConfigurationError, UnreachablePoseError, check_vector)
+from .analysis import check_conditioning
 from .base import JointMotion, ParallelKinematics
 from .task_space import Pose, TaskSpace
 
@@ -177,13 +178,14 @@ class Kinematics(ParallelKinematics):
 
     def _pxyz(self, pose):
         """(px, py, pz) floats of a checked pose (InvalidInputError / UnreachablePoseError as validate)."""
-        p, Rm = pose.position, pose.rotation
+        p, Rm = getattr(pose, "position", None), getattr(pose, "rotation", None)
         if (type(p) is np.ndarray and p.shape == (3,) and p.dtype.char == "d"
                 and type(Rm) is np.ndarray and Rm.shape == (3, 3) and Rm.dtype.char == "d"):
             px, py, pz = p.tolist()
             (r00, r01, r02), (r10, r11, r12), (r20, r21, r22) = Rm.tolist()
             t = _ROT_TOL
-            if (isfinite(px + py + pz) and abs(r00 - 1.0) <= t and abs(r11 - 1.0) <= t and abs(r22 - 1.0) <= t
+            if (abs(px) + abs(py) + abs(pz) <= MAGNITUDE_LIMIT
+                    and abs(r00 - 1.0) <= t and abs(r11 - 1.0) <= t and abs(r22 - 1.0) <= t
                     and abs(r01) <= t and abs(r02) <= t and abs(r10) <= t and abs(r12) <= t
                     and abs(r20) <= t and abs(r21) <= t):
                 return px, py, pz
@@ -192,15 +194,17 @@ class Kinematics(ParallelKinematics):
         return tuple(pose.position.tolist())
 
     @staticmethod
-    def _vec(name, v):
+    def vector3(name, v):
+        """3 floats (a list) of a checked twist or acceleration: finite, within MAGNITUDE_LIMIT (a fast path
+        for float arrays and lists; check_vector raises, naming ``name``, otherwise)."""
         if type(v) is np.ndarray and v.shape == (3,) and v.dtype.char == "d":
             x = v.tolist()
         elif type(v) in (list, tuple) and len(v) == 3 and all(type(e) in (float, int) for e in v):
             x = [float(e) for e in v]
         else:
-            return check_vector(name, v, 3).tolist()
-        if not isfinite(x[0] + x[1] + x[2]):
-            check_vector(name, v, 3)             # raises, naming the value
+            return check_vector(name, v, 3, MAGNITUDE_LIMIT).tolist()
+        if not abs(x[0]) + abs(x[1]) + abs(x[2]) <= MAGNITUDE_LIMIT:
+            check_vector(name, v, 3, MAGNITUDE_LIMIT)             # raises, naming the value
         return x
 
     def _state(self, px, py, pz):
@@ -261,11 +265,11 @@ class Kinematics(ParallelKinematics):
         """
         px, py, pz = self._pxyz(pose)
         if twist is not None:
-            twist = self._vec("twist (vx vy vz)", twist)
+            twist = self.vector3("twist (vx vy vz)", twist)
         if accel is not None:
             if twist is None:
                 raise InvalidInputError("an acceleration needs a twist as well")
-            accel = self._vec("acceleration", accel)
+            accel = self.vector3("acceleration", accel)
         st = self._state(px, py, pz)
         qa, e1, e2 = [0.0] * 3, [0.0] * 3, [0.0] * 3
         for i, (q, cq, sq, sx, sy, sz, d) in enumerate(st):
@@ -364,7 +368,7 @@ class Kinematics(ParallelKinematics):
         return np.array([G[j] for j in self._slot])
 
     def jacobian_dot(self, pose: Pose, twist) -> np.ndarray:
-        wx, wy, wz = self._vec("twist (vx vy vz)", twist)
+        wx, wy, wz = self.vector3("twist (vx vy vz)", twist)
         st = self._state(*self._pxyz(pose))
         rows = self._jrows(st)
         LA = self.LA
@@ -386,12 +390,7 @@ class Kinematics(ParallelKinematics):
         ball-joint cone. Rows that are geometrically unreachable (or not finite)
         are NaN; rows that only break a limit keep their joint values.
         """
-        P = np.asarray(positions, dtype=float)
-        if P.ndim != 2 or P.shape[1] != 3:
-            raise InvalidInputError(f"positions must have shape (N, 3), got {P.shape}")
-        Rm = np.asarray(rotations, dtype=float)
-        if Rm.shape != (P.shape[0], 3, 3):
-            raise InvalidInputError(f"rotations must have shape ({P.shape[0]}, 3, 3), got {Rm.shape}")
+        P, Rm, usable = self.checked_batch(positions, rotations)
         with np.errstate(invalid="ignore"):
             k, qa, cq, sq, sx, sy, sz, d = self._legs(P[:, 0:1], P[:, 1:2], P[:, 2:3])
             e1, beta = self._passive(qa, sx, sy, sz)
@@ -402,7 +401,7 @@ class Kinematics(ParallelKinematics):
             q[:, self._ie1] = e1
             q[:, self._ie2] = beta
             q[:, self._ip] = P
-            ok = reach & rot_ok & np.all(np.isfinite(q), axis=1)
+            ok = usable & reach & rot_ok & np.all(np.isfinite(q), axis=1)
             valid = ok & self.within_limits(q) & np.all(np.abs(beta) <= self.cone_max + 1e-12, axis=1)
         q[~ok] = np.nan
         return q, valid
@@ -415,7 +414,7 @@ class Kinematics(ParallelKinematics):
         The plate is the intersection of the spheres of radius L_B about the
         elbows C_i moved in by R_B, on the side below the plane of the elbows.
         """
-        q = check_vector("arm angles theta (leg1_arm leg2_arm leg3_arm)", theta, 3)
+        q = check_vector("arm angles theta (leg1_arm leg2_arm leg3_arm)", theta, 3, MAGNITUDE_LIMIT)
         e = self.R + self.LA * np.cos(q)
         cx, cy, cz = self._c * e, self._s * e, -self.LA * np.sin(q)
         d2 = (cx[1] - cx[0], cy[1] - cy[0], cz[1] - cz[0])
@@ -442,17 +441,19 @@ class Kinematics(ParallelKinematics):
     def forward_jacobian(self, pose: Pose) -> np.ndarray:
         """Codourey's Jacobian, eq. 36: xdot = J_c qdot, J_c = -[s_i^T]^-1 diag(s_i . b_i)."""
         Jx, Jq = self.jacobian_xq(pose)
+        check_conditioning(Jx, "[s_i^T] (forward singularity: the forearms are coplanar)")
         return np.linalg.solve(Jx, Jq)
 
     def forward_jacobian_dot(self, pose: Pose, qdot) -> np.ndarray:
         """Codourey's eq. 37: xddot = J_c qddot + Jdot_c qdot with
         Jdot_c = -[s_i^T]^-1 ([sdot_i^T] J_c + diag(sdot_i . b_i + s_i . bdot_i)),
         sdot_i = J_c qdot + b_i qdot_i (eq. 33), bdot_i from eq. 38."""
-        qdot = check_vector("arm rates qdot", qdot, 3)
+        qdot = check_vector("arm rates qdot", qdot, 3, MAGNITUDE_LIMIT)
         st = self._state(*self._pxyz(pose))
         q, cq, sq, sx, sy, sz, d = (np.array(col) for col in zip(*st))
         c, s, LA = self._c, self._s, self.LA
         Sx = np.column_stack([c * sx - s * sy, s * sx + c * sy, sz])
+        check_conditioning(Sx, "[s_i^T] (forward singularity: the forearms are coplanar)")
         Jc = np.linalg.solve(Sx, np.diag(-d))
         xd = Jc @ qdot
         b = np.column_stack([c * LA * sq, s * LA * sq, LA * cq])

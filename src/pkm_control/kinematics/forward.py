@@ -16,7 +16,7 @@ import math
 import numpy as np
 from scipy.linalg.lapack import dgesv
 
-from ..errors import ConvergenceError, UnreachablePoseError, check_vector
+from ..errors import MAGNITUDE_LIMIT, ConvergenceError, UnreachablePoseError, check_vector
 from .base import ParallelKinematics
 from .task_space import Pose
 
@@ -42,7 +42,7 @@ def forward_kinematics(kin: ParallelKinematics, q_actuated, guess: Pose, tol: fl
     state estimator's twist needs it).
     """
     qa = check_vector(f"actuated joint positions ({', '.join(kin.model.actuated_joints)})",
-                      q_actuated, kin.model.n_actuated)
+                      q_actuated, kin.model.n_actuated, MAGNITUDE_LIMIT)
     pose = kin.validate(guess)[0]
     task = kin.task
     n = task.dim
@@ -68,9 +68,10 @@ def forward_kinematics(kin: ParallelKinematics, q_actuated, guess: Pose, tol: fl
             _, _, dx, info = dgesv(J, -r)
         if info != 0:
             _, _, dx, info = dgesv(J.T @ J + damping * np.eye(n), -(J.T @ r))
-            if info != 0:
-                raise ConvergenceError(f"forward kinematics: singular Jacobian at iteration {it} "
-                                       f"(residual {rn:.3g})")
+        # a step beyond MAGNITUDE_LIMIT (or not finite): J is singular to working precision
+        if info != 0 or not np.abs(dx).max() <= MAGNITUDE_LIMIT:
+            raise ConvergenceError(f"forward kinematics: singular Jacobian at iteration {it} "
+                                   f"(residual {rn:.3g})")
         step = 1.0
         while step > 1e-6:
             cand = task.retract(pose, step * dx)

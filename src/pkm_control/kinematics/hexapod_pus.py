@@ -60,8 +60,8 @@ import math
 
 import numpy as np
 
-from ..errors import (InvalidInputError, InvalidModelError, JointLimitError, SingularConfigurationError,
-                      UnreachablePoseError)
+from ..errors import (MAGNITUDE_LIMIT, InvalidModelError, JointLimitError,
+                      SingularConfigurationError, UnreachablePoseError)
 from .base import JointMotion, ParallelKinematics
 from .kernels import pus_positions_jacobian
 from .task_space import Pose, TaskSpace
@@ -201,11 +201,12 @@ class Kinematics(ParallelKinematics):
     def validate(self, pose: Pose, twist=None, accel=None):
         """Same checks and errors as ParallelKinematics.validate, with a fast path for float arrays.
 
-        Inputs that pass the fast test (shapes, finite values, |R^T R - I| <= 1e-9, det R > 0)
+        Inputs that pass the fast test (shapes, finite values, |R^T R - I| <= 1e-9, det R > 0, each
+        vector's |.|_1 within MAGNITUDE_LIMIT)
         are returned as they are; anything else goes through the base class, which raises
         InvalidInputError naming the bad quantity.
         """
-        p, R = pose.position, pose.rotation
+        p, R = getattr(pose, "position", None), getattr(pose, "rotation", None)
         if (type(p) is np.ndarray and type(R) is np.ndarray and p.shape == (3,) and R.shape == (3, 3)
                 and p.dtype == np.float64 and R.dtype == np.float64
                 and (twist is None or (type(twist) is np.ndarray and twist.shape == (6,) and twist.dtype == np.float64))
@@ -217,12 +218,12 @@ class Kinematics(ParallelKinematics):
                       abs(a * c + d * f + g * i), abs(b * c + e * f + h * i))
             det = a * (e * i - f * h) - b * (d * i - f * g) + c * (d * h - e * g)
             x, y, z = p.tolist()
-            fin = x - x + y - y + z - z        # NaN if any is not finite
+            small = abs(x) + abs(y) + abs(z) <= MAGNITUDE_LIMIT        # False for NaN too
             if twist is not None:
-                fin += float(np.dot(twist, twist)) * 0.0
+                small = small and sum(map(abs, twist.tolist())) <= MAGNITUDE_LIMIT
                 if accel is not None:
-                    fin += float(np.dot(accel, accel)) * 0.0
-            if err <= 1e-9 and det > 0.0 and fin == 0.0:
+                    small = small and sum(map(abs, accel.tolist())) <= MAGNITUDE_LIMIT
+            if err <= 1e-9 and det > 0.0 and small:
                 return pose, twist, accel
         return super().validate(pose, twist, accel)
 
@@ -369,14 +370,17 @@ class Kinematics(ParallelKinematics):
         return self._inverse_scalar(pose.position, pose.rotation, check_limits, jacobian, twist, accel)
 
     def actuated(self, pose: Pose) -> np.ndarray:
-        return self.actuated_and_jacobian(pose)[0]
+        return self.actuated_and_jacobian(self.validate(pose)[0])[0]
 
     def jacobian(self, pose: Pose) -> np.ndarray:
         """J = J_C (Lopes eq. 6): qdot_a = J [v; omega]."""
-        return self.actuated_and_jacobian(pose)[1]
+        return self.actuated_and_jacobian(self.validate(pose)[0])[1]
 
     def actuated_and_jacobian(self, pose: Pose):
-        """(q_a, J_C) from one compiled pass over the legs: the FK Newton step needs both."""
+        """(q_a, J_C) from one compiled pass over the legs: the FK Newton step needs both.
+
+        The inner call of the FK iteration: no input checks, the pose must come from ``validate``.
+        """
         p, R = np.asarray(pose.position, float), np.asarray(pose.rotation, float)
         l, J, leg = pus_positions_jacobian(R, p, self._base_xy, self._plat_xy, self.L2, _REACH_TOL)
         if leg >= 0:     # out of reach or link horizontal: the scalar path raises the named error
@@ -385,6 +389,7 @@ class Kinematics(ParallelKinematics):
 
     def jacobian_xq(self, pose: Pose):
         """(J_x, J_q): J_q qdot_a = J_x [v; omega]; J_q = diag(a_iz) is singular when a link is horizontal."""
+        pose = self.validate(pose)[0]
         r, d, rho2, h = self._legs(pose.position, pose.rotation)
         dx, dy = d[0], d[1]
         Jx = np.array([dx, dy, h, r[1] * h - r[2] * dy, r[2] * dx - r[0] * h, r[0] * dy - r[1] * dx]).T
@@ -400,6 +405,7 @@ class Kinematics(ParallelKinematics):
 
     def joint_jacobian(self, pose: Pose) -> np.ndarray:
         """G (nv x 6): qdot = G [v; omega] for every tree joint (platform rows: Euler rates)."""
+        pose = self.validate(pose)[0]
         p, R = pose.position, pose.rotation
         r, d, rho2, h = self._legs(p, R)
         if h.min() <= 0.0 or rho2.min() <= 1e-24:
@@ -427,7 +433,7 @@ class Kinematics(ParallelKinematics):
 
     def jacobian_dot(self, pose: Pose, twist) -> np.ndarray:
         """Jdot with qddot_a = J [p''; omega'] + Jdot [v; omega]."""
-        pose, twist, _ = self.validate(pose, twist)
+        pose, twist, _ = self.validate_motion(pose, twist)
         r, d, rho2, h = self._legs(pose.position, pose.rotation)
         if h.min() <= 0.0:
             raise SingularConfigurationError(f"leg {int(np.argmin(h)) + 1}: link horizontal (a_z = 0 m): "
@@ -452,11 +458,7 @@ class Kinematics(ParallelKinematics):
 
     def inverse_batch(self, positions, rotations):
         """Vectorized IK: (q (N, nv), valid (N,)); valid = reachable and within every limit."""
-        P = np.asarray(positions, dtype=float)
-        R = np.asarray(rotations, dtype=float)
-        if P.ndim != 2 or P.shape[1] != 3 or R.shape != (P.shape[0], 3, 3):
-            raise InvalidInputError(f"inverse_batch needs positions (N, 3) and rotations (N, 3, 3), "
-                                    f"got {P.shape} and {R.shape}")
+        P, R, usable = self.checked_batch(positions, rotations)
         N = P.shape[0]
         r = R @ self.platform_points                    # (N, 3, 6)
         d = r - self.base_points
@@ -484,8 +486,7 @@ class Kinematics(ParallelKinematics):
         ok &= np.all((l >= self._lo_ip - 1e-12) & (l <= self._hi_ip + 1e-12)
                      & (u1 >= self._lo_u1 - 1e-12) & (u1 <= self._hi_u1 + 1e-12)
                      & (u2 >= self._lo_u2 - 1e-12) & (u2 <= self._hi_u2 + 1e-12), axis=1)
-        ok &= np.isfinite(P).all(axis=1) & np.isfinite(R).all(axis=(1, 2))
-        return q, ok
+        return q, ok & usable
 
     # ------------------------------------------------------------------ Lopes' Euler-angle forms
     @staticmethod
@@ -510,6 +511,7 @@ class Kinematics(ParallelKinematics):
 
     def euler_rate_map(self, pose: Pose) -> np.ndarray:
         """Lopes' J_A (eq. 9): omega = J_A [psi' theta' phi']."""
+        pose = self.validate(pose)[0]
         roll, pitch, yaw = self._rpy(pose.rotation)
         sps, cps, sth, cth = math.sin(yaw), math.cos(yaw), math.sin(pitch), math.cos(pitch)
         return np.array([[0.0, -sps, cth * cps], [0.0, cps, cth * sps], [1.0, 0.0, -sth]])

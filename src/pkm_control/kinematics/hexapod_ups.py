@@ -35,8 +35,8 @@ import math
 
 import numpy as np
 
-from ..errors import (InvalidInputError, InvalidModelError, JointLimitError, SingularConfigurationError,
-                      UnreachablePoseError)
+from ..errors import (MAGNITUDE_LIMIT, InvalidModelError, JointLimitError,
+                      SingularConfigurationError, UnreachablePoseError)
 from .base import JointMotion, ParallelKinematics
 from .kernels import ups_lengths_jacobian
 from .task_space import Pose, TaskSpace, rpy_to_matrix
@@ -122,17 +122,17 @@ class Kinematics(ParallelKinematics):
         """As ParallelKinematics.validate (same checks, same errors), with a scalar fast path.
 
         A float64 pose of the right shapes is checked with explicit scalar arithmetic (finite,
-        |R^T R - I| <= 1e-9, det R > 0); anything else, and every failure, goes to the generic
-        validation, which builds the error message.
+        |R^T R - I| <= 1e-9, det R > 0, |x| + |y| + |z| within MAGNITUDE_LIMIT); anything else, and
+        every failure, goes to the generic validation, which builds the error message.
         """
-        p, R = pose.position, pose.rotation
+        p, R = getattr(pose, "position", None), getattr(pose, "rotation", None)
         if (type(p) is np.ndarray and type(R) is np.ndarray and p.shape == (3,) and R.shape == (3, 3)
                 and p.dtype == np.float64 and R.dtype == np.float64
                 and (twist is None or self._fast_vector(twist))
                 and (accel is None or (twist is not None and self._fast_vector(accel)))):
             (a, b, c), (d, e, f), (g, h, i) = R.tolist()
             x, y, z = p.tolist()
-            if math.isfinite(a + b + c + d + e + f + g + h + i + x + y + z):
+            if math.isfinite(a + b + c + d + e + f + g + h + i) and abs(x) + abs(y) + abs(z) <= MAGNITUDE_LIMIT:
                 err = max(abs(a * a + d * d + g * g - 1.0), abs(b * b + e * e + h * h - 1.0),
                           abs(c * c + f * f + i * i - 1.0), abs(a * b + d * e + g * h),
                           abs(a * c + d * f + g * i), abs(b * c + e * f + h * i))
@@ -156,9 +156,9 @@ class Kinematics(ParallelKinematics):
 
     @staticmethod
     def _fast_vector(v) -> bool:
-        """A finite float64 array of shape (6,) (else the generic validation decides)."""
+        """A float64 array of shape (6,) with |v|_1 within MAGNITUDE_LIMIT (else the generic validation decides)."""
         return (type(v) is np.ndarray and v.shape == (6,) and v.dtype == np.float64
-                and math.isfinite(sum(v.tolist())))
+                and sum(map(abs, v.tolist())) <= MAGNITUDE_LIMIT)
 
     def check_limits(self, q: np.ndarray) -> None:
         """As ParallelKinematics.check_limits, one vectorized test before building the message."""
@@ -289,14 +289,17 @@ class Kinematics(ParallelKinematics):
         return JointMotion(*self._solve(pose.position, pose.rotation, twist, accel, check_limits, jacobian))
 
     def actuated(self, pose: Pose) -> np.ndarray:
-        return self.actuated_and_jacobian(pose)[0]
+        return self.actuated_and_jacobian(self.validate(pose)[0])[0]
 
     def jacobian(self, pose: Pose) -> np.ndarray:
         """Taghirad's J: rows [s_i^T, (b_i x s_i)^T], qdot_a = J (v, omega)."""
-        return self.actuated_and_jacobian(pose)[1]
+        return self.actuated_and_jacobian(self.validate(pose)[0])[1]
 
     def actuated_and_jacobian(self, pose: Pose):
-        """(l, J) from one compiled pass over the legs: the FK Newton step needs both."""
+        """(l, J) from one compiled pass over the legs: the FK Newton step needs both.
+
+        The inner call of the FK iteration: no input checks, the pose must come from ``validate``.
+        """
         l, J = ups_lengths_jacobian(np.asarray(pose.rotation, float), np.asarray(pose.position, float),
                                     self._A, self._Bp)
         return (l, J) if self._act_identity else (l[self._act], J[self._act])
@@ -308,6 +311,7 @@ class Kinematics(ParallelKinematics):
     def joint_jacobian(self, pose: Pose) -> np.ndarray:
         """G: per leg the rows [g^T, (b x g)^T] with g the gradient of alpha, beta, l w.r.t. B_i
         (base coordinates); the platform rows are the task's platform rate matrix."""
+        pose = self.validate(pose)[0]
         (r00, r01, r02), (r10, r11, r12), (r20, r21, r22) = np.asarray(pose.rotation, float).tolist()
         px, py, pz = np.asarray(pose.position, float).tolist()
         ra, rb, rl = [], [], []
@@ -350,16 +354,20 @@ class Kinematics(ParallelKinematics):
 
     def jacobian_dot(self, pose: Pose, twist) -> np.ndarray:
         """dJ/dt along the twist: rows [u'^T, ((omega x b) x u + b x u')^T], u' = (v_B - l' u) / l."""
+        pose, twist, _ = self.validate_motion(pose, twist)
         (r00, r01, r02), (r10, r11, r12), (r20, r21, r22) = np.asarray(pose.rotation, float).tolist()
         px, py, pz = np.asarray(pose.position, float).tolist()
         vx, vy, vz, ox, oy, oz = np.asarray(twist, float).tolist()
         rows = []
-        for ax, ay, az, bx, by, bz, *_ in self._legdata:
+        for i, (ax, ay, az, bx, by, bz, *_) in enumerate(self._legdata):
             wx = r00 * bx + r01 * by + r02 * bz
             wy = r10 * bx + r11 * by + r12 * bz
             wz = r20 * bx + r21 * by + r22 * bz
             dx, dy, dz = wx + px - ax, wy + py - ay, wz + pz - az
             l = math.sqrt(dx * dx + dy * dy + dz * dz)
+            if not l > _GIMBAL_EPS:
+                raise UnreachablePoseError(f"leg{i + 1}: strut length {l:.3g} m is below {_GIMBAL_EPS:g} m: "
+                                           "the strut direction is undefined")
             ux, uy, uz = dx / l, dy / l, dz / l
             cx, cy, cz = oy * wz - oz * wy, oz * wx - ox * wz, ox * wy - oy * wx      # omega x b
             ex, ey, ez = vx + cx, vy + cy, vz + cz                                   # v_B
@@ -373,13 +381,8 @@ class Kinematics(ParallelKinematics):
         return Jd if self._act_identity else Jd[self._act]
 
     def inverse_batch(self, positions, rotations):
-        P = np.asarray(positions, dtype=float)
-        Rs = np.asarray(rotations, dtype=float)
-        if P.ndim != 2 or P.shape[1] != 3:
-            raise InvalidInputError(f"positions must have shape (N, 3), got {P.shape}")
+        P, Rs, usable = self.checked_batch(positions, rotations)
         N = P.shape[0]
-        if Rs.shape != (N, 3, 3):
-            raise InvalidInputError(f"rotations must have shape ({N}, 3, 3), got {Rs.shape}")
         b = self._Bp @ Rs.transpose(0, 2, 1)                        # (N, n, 3)
         d = b + (P[:, None, :] - self._A)
         s = np.einsum("nki,kij->nkj", d, self._RS)
@@ -400,6 +403,6 @@ class Kinematics(ParallelKinematics):
         with np.errstate(invalid="ignore", divide="ignore"):
             n_base = self._axes @ Rs.transpose(0, 2, 1)                  # (N, n, 3)
             cos_cone = np.einsum("nki,nki->nk", d, n_base) / l
-            valid = (np.all(r > _GIMBAL_EPS, axis=1) & np.all(cos_cone >= self._cos_cone, axis=1)
+            valid = (usable & np.all(r > _GIMBAL_EPS, axis=1) & np.all(cos_cone >= self._cos_cone, axis=1)
                      & self.within_limits(q) & np.all(np.isfinite(q), axis=1))
         return q, valid

@@ -24,7 +24,7 @@ import math
 import numpy as np
 
 from ..description.loader import ClosedLoopModel
-from ..errors import InvalidModelError, JointLimitError, UnreachablePoseError
+from ..errors import MAGNITUDE_LIMIT, InvalidModelError, JointLimitError, UnreachablePoseError
 from .base import JointMotion, ParallelKinematics
 from .task_space import Pose, TaskSpace
 
@@ -32,7 +32,7 @@ _PLANE_TOL = 1e-9
 
 
 def _fast_vec3(v):
-    """3 finite floats as a tuple, or None (then the base class validates and raises)."""
+    """3 floats with |v|_1 within MAGNITUDE_LIMIT as a tuple, or None (then the base class validates and raises)."""
     if v is None:
         return None
     if type(v) is np.ndarray:
@@ -45,7 +45,7 @@ def _fast_vec3(v):
     else:
         return None
     a, b, c = float(v[0]), float(v[1]), float(v[2])
-    return (a, b, c) if math.isfinite(a + b + c) else None
+    return (a, b, c) if abs(a) + abs(b) + abs(c) <= MAGNITUDE_LIMIT else None
 
 
 class Kinematics(ParallelKinematics):
@@ -113,17 +113,18 @@ class Kinematics(ParallelKinematics):
 
         The fast path accepts a pose whose arrays are already float64 of the right shape,
         finite, with R orthonormal (|R^T R - I| <= 1e-9) and det R > 0, and a twist /
-        acceleration of 3 finite floats, using scalar arithmetic; anything else goes
-        through the base class, which raises the errors.
+        acceleration of 3 floats (the position's, twist's and acceleration's |.|_1 within
+        MAGNITUDE_LIMIT), using scalar arithmetic; anything else goes through the base
+        class, which raises the errors.
         """
-        p, R = pose.position, pose.rotation
+        p, R = getattr(pose, "position", None), getattr(pose, "rotation", None)
         if (type(p) is np.ndarray and type(R) is np.ndarray and p.shape == (3,) and R.shape == (3, 3)
                 and p.dtype == np.float64 and R.dtype == np.float64 and (accel is None or twist is not None)):
             a, b, c, d, e, f, g, h, i = R.ravel().tolist()
             x0, x1, x2 = p.tolist()
             tw = _fast_vec3(twist)
             ac = _fast_vec3(accel)
-            if (math.isfinite(a + b + c + d + e + f + g + h + i + x0 + x1 + x2)
+            if (math.isfinite(a + b + c + d + e + f + g + h + i) and abs(x0) + abs(x1) + abs(x2) <= MAGNITUDE_LIMIT
                     and (twist is None or tw is not None) and (accel is None or ac is not None)):
                 err = max(abs(a * a + d * d + g * g - 1.0), abs(b * b + e * e + h * h - 1.0),
                           abs(c * c + f * f + i * i - 1.0), abs(a * b + d * e + g * h),
@@ -289,18 +290,19 @@ class Kinematics(ParallelKinematics):
         return JointMotion(qv, v, a, Jout)
 
     def actuated(self, pose: Pose) -> np.ndarray:
-        x, y, s, c = self._xyalpha(pose)
+        x, y, s, c = self._xyalpha(self.validate(pose)[0])
         _, _, q, _, _, _, ln, _ = self._geometry(x, y, s, c)
         full = q + ln
         return np.array([full[r] for r in self._act_rows_list])
 
     def jacobian(self, pose: Pose) -> np.ndarray:
-        x, y, s, c = self._xyalpha(pose)
+        x, y, s, c = self._xyalpha(self.validate(pose)[0])
         dx, h, _, _, ex, ey, ln, _ = self._geometry(x, y, s, c)
         _, Jfull, _ = self._rows(dx, h, ex, ey, ln, s, c)
         return np.array([Jfull[r] for r in self._act_rows_list])
 
     def joint_jacobian(self, pose: Pose) -> np.ndarray:
+        pose = self.validate(pose)[0]
         x, y, s, c = self._xyalpha(pose)
         dx, h, _, _, ex, ey, ln, _ = self._geometry(x, y, s, c)
         t, Jfull, Gphi = self._rows(dx, h, ex, ey, ln, s, c)
@@ -316,7 +318,7 @@ class Kinematics(ParallelKinematics):
         return G
 
     def jacobian_dot(self, pose: Pose, twist) -> np.ndarray:
-        twist = np.asarray(twist, float)
+        pose, twist, _ = self.validate_motion(pose, twist)
         x, y, s, c = self._xyalpha(pose)
         dx, h, _, _, ex, ey, ln, _ = self._geometry(x, y, s, c)
         t, Jfull, Gphi = self._rows(dx, h, ex, ey, ln, s, c)
@@ -341,7 +343,7 @@ class Kinematics(ParallelKinematics):
         strut k:   l_k ldot_k + ey_k qdot_col = r_k . Bdot                        (|B - E_k| = l_k)
         det J_q = h_1 h_2 prod(l_k): zero when a link is horizontal (beta_i = +-90 deg).
         """
-        x, y, s, c = self._xyalpha(pose)
+        x, y, s, c = self._xyalpha(self.validate(pose)[0])
         l, l6 = self.l, self.l6
         dx = [x - self.cx[0], x - self.cx[1]]
         h = [math.sqrt(max(l * l - d * d, 0.0)) for d in dx]
@@ -364,15 +366,14 @@ class Kinematics(ParallelKinematics):
         return Jx, Jq
 
     def inverse_batch(self, positions, rotations):
-        P = np.asarray(positions, float)
-        R = np.asarray(rotations, float)
+        P, R, usable = self.checked_batch(positions, rotations)
         N = P.shape[0]
         sa = self.task.alpha_sign
         x, y = P[:, 0], P[:, 1]
         s = sa * R[:, 1, 0]
         c = R[:, 0, 0]
         ok = (np.abs(P[:, 2]) <= _PLANE_TOL) & (np.abs(R[:, 2, 2] - 1.0) <= _PLANE_TOL)
-        ok &= np.all(np.isfinite(P), axis=1) & np.all(np.isfinite(R), axis=(1, 2))
+        ok &= usable
         l, l5, l6 = self.l, self.l5, self.l6
         dx = x[:, None] - self._cx[None, :]                       # (N, 2)
         h2 = l * l - dx * dx

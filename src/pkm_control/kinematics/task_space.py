@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import InvalidInputError, SingularConfigurationError, check_vector
+from ..errors import MAGNITUDE_LIMIT, InvalidInputError, SingularConfigurationError, check_vector
 
 
 @dataclass(frozen=True)
@@ -45,7 +45,7 @@ class Pose:
 
     def validated(self) -> "Pose":
         """This pose with float arrays, or InvalidInputError naming what is wrong."""
-        p = check_vector("pose position", self.position, 3)
+        p = check_vector("pose position", self.position, 3, MAGNITUDE_LIMIT)
         R = check_vector("pose rotation", self.rotation, (3, 3))
         # columns orthonormal and right-handed, in scalars (this runs once per IK/FK call)
         (a, b, c), (d, e, f), (g, h, i) = R.tolist()
@@ -159,7 +159,7 @@ class TaskSpace:
     # -- edges: coordinates <-> pose ------------------------------------------------
     def pose(self, coords) -> Pose:
         """Pose from task coordinates (radians for the angles)."""
-        x = check_vector(f"task coordinates ({' '.join(self.names)})", coords, self.dim)
+        x = check_vector(f"task coordinates ({' '.join(self.names)})", coords, self.dim, MAGNITUDE_LIMIT)
         if self.kind == "spatial":
             return Pose(x[:3].copy(), rpy_to_matrix(x[3], x[4], x[5]))
         if self.kind == "translation":

@@ -12,10 +12,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import InvalidInputError, InvalidModelError
+from ..errors import MAGNITUDE_LIMIT, InvalidInputError, InvalidModelError, check_number, check_vector, excerpt
 from .analysis import dexterity, singularity
 from .base import ParallelKinematics
 from .task_space import Pose, rpy_to_matrix, rot_z
+
+
+#: the most samples of one ``sample_workspace`` call: about 250 MB for the batched IK of a hexapod
+#: (a 500 x 500 slice, a 63^3 volume), and a minute of dexterity evaluations
+SAMPLES_MAX = 250_000
 
 
 def workspace_box(kin: ParallelKinematics):
@@ -81,9 +86,10 @@ class WorkspaceResult:
         return float(self.reachable.mean()) if self.reachable.size else 0.0
 
     def dexterity_stats(self) -> dict:
+        """min, mean, median and max of the dexterity over the reachable samples ({} if there is none)."""
         d = self.dexterity[self.reachable]
         if d.size == 0:
-            return {"min": float("nan"), "mean": float("nan"), "median": float("nan"), "max": float("nan")}
+            return {}
         return {"min": float(d.min()), "mean": float(d.mean()), "median": float(np.median(d)),
                 "max": float(d.max())}
 
@@ -92,25 +98,35 @@ def sample_workspace(kin: ParallelKinematics, vary, fixed, resolution: int, prog
                      scale: float = 1.0) -> WorkspaceResult:
     """Grid over the coordinates named in ``vary``, others at ``fixed`` (task coords).
 
-    The grid spans the config's workspace box scaled by ``scale`` about its centre
-    (scale > 1 shows where the reachable set ends).
+    The grid spans the config's workspace box scaled by ``scale`` (in (0, MAGNITUDE_LIMIT]) about its
+    centre (scale > 1 shows where the reachable set ends); resolution ** len(vary) is at most SAMPLES_MAX.
     progress: optional callable wrapping an iterable (e.g. tqdm) for the dexterity loop.
     """
     names = kin.task.names
+    if (not isinstance(vary, (list, tuple)) or not all(isinstance(a, str) for a in vary)
+            or not 1 <= len(vary) <= len(names) or len(set(vary)) != len(vary)):
+        raise InvalidInputError(f"vary must name 1 to {len(names)} distinct task coordinates of "
+                                f"'{kin.model.name}' ({' '.join(names)}), got {excerpt(vary)}")
     for a in vary:
         if a not in names:
-            raise InvalidInputError(f"coordinate '{a}' is not a task coordinate of '{kin.model.name}' ({names})")
-    if resolution < 2:
-        raise InvalidInputError(f"resolution must be >= 2, got {resolution}")
-    if not scale > 0:
-        raise InvalidInputError(f"scale must be positive, got {scale}")
+            raise InvalidInputError(f"coordinate '{excerpt(a)}' is not a task coordinate of '{kin.model.name}' "
+                                    f"({' '.join(names)})")
+    fixed = check_vector(f"fixed task coordinates ({' '.join(names)})", fixed, kin.task.dim, MAGNITUDE_LIMIT)
+    if isinstance(resolution, bool) or not isinstance(resolution, (int, np.integer)) or resolution < 2:
+        raise InvalidInputError(f"resolution must be a whole number >= 2, got {excerpt(resolution)}")
+    if int(resolution) ** len(vary) > SAMPLES_MAX:            # int: a numpy integer power wraps around
+        raise InvalidInputError(f"{resolution}^{len(vary)} samples exceed the limit {SAMPLES_MAX:,} "
+                                f"(workspace.SAMPLES_MAX): lower the resolution")
+    scale = check_number("scale", scale)
+    if not 0 < scale <= MAGNITUDE_LIMIT:
+        raise InvalidInputError(f"scale must be positive and at most {MAGNITUDE_LIMIT:g}, got {scale}")
     lo, hi = workspace_box(kin)
     mid, half = (lo + hi) / 2, (hi - lo) / 2 * scale
     lo, hi = mid - half, mid + half
     idx = [names.index(a) for a in vary]
     grids = tuple(np.linspace(lo[i], hi[i], resolution) for i in idx)
     mesh = np.meshgrid(*grids, indexing="ij")
-    X = np.tile(np.asarray(fixed, float), (mesh[0].size, 1))
+    X = np.tile(fixed, (mesh[0].size, 1))
     for i, m in zip(idx, mesh):
         X[:, i] = m.ravel()
     P, R = coords_to_arrays(kin.task, X)
