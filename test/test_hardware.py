@@ -257,3 +257,23 @@ def test_reset_refuses_a_start_the_machine_cannot_be_in(name, x):
     assert robot.state is before
     robot.step()
     assert np.isfinite(robot.read().position).all() and robot.safe_active
+
+
+def test_a_start_too_fast_for_the_stops_is_refused_by_step_and_the_state_kept():
+    """Started at home at 200 m/s upwards, the delta carries more energy than its stops absorb before the IK ends
+    (at 50 m/s they hold it): step() refuses with InvalidInputError, state kept, reset goes on."""
+    from pkm_control.dynamics import robot_dynamics
+
+    dyn = robot_dynamics("delta")
+    robot = SimulatedRobot(dyn, DT)
+    robot.reset(home(dyn), np.array([0.0, 0.0, 50.0]))
+    for _ in range(400):
+        robot.step()
+    robot.reset(home(dyn), np.array([0.0, 0.0, 200.0]))
+    with pytest.raises(InvalidInputError, match="left the configurations the machine can be in"):
+        for _ in range(400):
+            before = robot.state
+            robot.step()
+    assert robot.state is before and np.isfinite(robot.read().position).all()
+    robot.reset(home(dyn))
+    robot.step()

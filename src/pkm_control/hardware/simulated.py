@@ -14,7 +14,12 @@ machine does, and so do the limited cut joints (ball-joint cones); inside the ra
 exactly zero force. A command at the force limit pressed into a stop holds there with a
 penetration of F / k minus the gravity share (palida: 2000 N against k = 2.17e6 N/m, 0.92 mm; at
 impact from a full-force run 9 mm); the state stays finite and within the ranges plus the
-compliance bound of end_stops eq. 1, whatever the accepted command (test_end_stops).
+compliance bound of end_stops eq. 1, whatever the accepted command (test_end_stops; the fuzz class
+"simulated" checks it with end_stops.EnergyBound). So the plant stays in the configurations the machine can
+be in, as a real one does: the delta, started at home at 50 m/s, stays on its IK branch. Only a start
+far beyond any machine's speed (200 m/s) carries more energy than the stops absorb before the IK ends
+(out of reach, singular): ``step`` then refuses with InvalidInputError and keeps the state (as for a
+diverged step), the node stays alive; ``reset`` refuses starts outside the ranges and infinite energies.
 
 Choice of eps and substeps (stability of explicit RK4 with the friction slope): at rest the
 smoothed friction has the slope r1 / eps + r2, so the linearized plant has the eigenvalues
@@ -58,7 +63,7 @@ from ..control.safety import ForceLimits, SafeBehaviour
 from ..dynamics.end_stops import EndStops, EnergyBound
 from ..dynamics.engine import ClosedLoopDynamics
 from ..dynamics.simulation import ReducedSimulator, SimState
-from ..errors import InvalidInputError, UnreachablePoseError, check_vector
+from ..errors import InvalidInputError, SingularConfigurationError, UnreachablePoseError, check_vector
 from ..kinematics.task_space import Pose
 from .interface import HardwareInterface, JointMeasurement, RobotState, Simulated
 
@@ -205,8 +210,14 @@ class SimulatedRobot(HardwareInterface, Simulated):
         self.tau_applied = tau
         h = self.dt / self.substeps
         s = self._state
-        for _ in range(self.substeps):
-            s = self.sim.step(s, h, tau)
+        try:
+            for _ in range(self.substeps):
+                s = self.sim.step(s, h, tau)
+        except (UnreachablePoseError, SingularConfigurationError) as exc:
+            raise InvalidInputError(
+                f"the simulated robot left the configurations the machine can be in at t = {self.time:.6g} s "
+                f"(energy {self.energy():.6g} J, more than its end stops absorb on the way there: a start far too "
+                f"fast for the machine): {exc}; state kept, reset to go on") from exc
         if not (np.isfinite(s.coords).all() and np.isfinite(s.twist).all()):
             raise InvalidInputError(f"the simulation diverged at t = {self.time:.6g} s (dt {self.dt}, substeps "
                                     f"{self.substeps}, sign_eps {self.sign_eps}: see stability_factor)")
