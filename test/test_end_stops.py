@@ -26,6 +26,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pkm_control.dynamics import ClosedLoopDynamics, robot_dynamics
+from pkm_control.dynamics.end_stops import BOUND_ABSOLUTE_SLACK, BOUND_RELATIVE_SLACK, EnergyBound
 from pkm_control.dynamics.simulation import ReducedSimulator
 from pkm_control.hardware import SimulatedRobot
 from pkm_control.hardware.simulated import REFUSE_FACTOR, RK4_REAL_AXIS_LIMIT
@@ -257,3 +258,27 @@ def test_delta_stops_keep_the_arms_off_the_stretched_and_folded_configurations(d
         # |s . b| = |J_q| >= L_A L_B cos(85 deg) cos(45 deg) = 0.0108
         assert np.abs(np.diag(kin.jacobian_xq(gt.platform_pose)[1])).min() > 0.01
     assert worst < np.radians(85.0)
+
+
+# ---------------------------------------------------------------- the bound itself
+def test_energy_bound_names_the_joint_beyond_its_allowed_penetration(dynamics):
+    """EnergyBound by hand on palida's stops: 10 J of drive work (100 N over 0.1 m) minus 4 J gained by the
+    plant allow sqrt(2 B / k) per stop; one stroke just inside is fine, just beyond names it; two strokes each
+    within their own allowance but together holding more than B break the energy."""
+    es = SimulatedRobot(dynamics["palida"], DT).end_stops
+    act = dynamics["palida"].model.actuated_idx
+    zero_tree, zero_cut = np.zeros(len(es.names)), np.zeros(len(es.cut_names))
+    bound = EnergyBound(es, 100.0, np.zeros(6), zero_tree, zero_cut)
+    bound.update(np.r_[100.0, np.zeros(5)], np.r_[0.1, np.zeros(5)], 104.0)
+    slack = BOUND_RELATIVE_SLACK * (100.0 + 10.0) + BOUND_ABSOLUTE_SLACK
+    assert bound.budget == pytest.approx(6.0 + slack, rel=1e-12)
+    allowed = bound.allowed()[0][act[0]]
+    assert allowed == pytest.approx(np.sqrt(2 * bound.budget / es.stiffness[act[0]]), rel=1e-12)
+    assert np.isinf(bound.allowed()[0][dynamics["palida"].model.platform_idx]).all()     # no stop there
+    d = zero_tree.copy()
+    d[act[0]] = 0.999 * allowed
+    assert bound.violation(d, zero_cut) is None
+    d[act[0]] = 1.001 * allowed
+    assert es.names[act[0]] in bound.violation(d, zero_cut)
+    d[act[:2]] = 0.9 * bound.allowed()[0][act[:2]]
+    assert "stop energy" in bound.violation(d, zero_cut)
