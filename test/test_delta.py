@@ -249,6 +249,27 @@ def test_unreachable_and_limits(kin):
     kin.inverse(P([0.3, 0.0, -0.1]), check_limits=False)
 
 
+def test_arm_angle_is_reported_in_minus_pi_pi_and_continuous_through_the_motor_plane(kin):
+    """q = atan2(F, E) - acos(k) lies in (-2 pi, pi]; atan2 jumps from pi to -pi where the plate crosses the
+    motors' plane (z = 0) on the inner side of a leg (X < 0), so the arm angle read q - 2 pi above it (the
+    -6.28 the fuzz campaign found). Reported in (-pi, pi]: the plate 8 cm above the motors (arms 62 deg down,
+    forearms up, inside every range) is accepted with the arm angles whose elbows are L_B from the plate,
+    by the scalar and the batch IK, and the angle is continuous across z = 0."""
+    LB = kin.model.config["geometry"]["forearm_length"]
+    x = [0.0, 0.0, 0.08]
+    q = kin.inverse(P(x)).q[kin._ia]                         # within the limits (JointLimitError before)
+    assert np.all(np.abs(q - 1.0842) < 1e-3)
+    np.testing.assert_allclose(np.linalg.norm(elbows(kin, q) - x, axis=1), LB, rtol=1e-12)
+    # crossing z = 0 inside leg 1 (X = x - R < 0): a reachable vertical segment
+    zs = np.linspace(-0.02, 0.02, 41)
+    xs = np.column_stack([np.full_like(zs, -0.4), np.zeros_like(zs), zs])
+    qs = np.array([q_at(kin, p)[kin._ia] for p in xs])
+    qb, _ = kin.inverse_batch(xs, np.broadcast_to(I3, (len(zs), 3, 3)))
+    np.testing.assert_allclose(qb[:, kin._ia], qs, rtol=0, atol=1e-12)
+    assert np.all((qs > -np.pi) & (qs <= np.pi)) and np.abs(np.diff(qs, axis=0)).max() < 0.05
+    np.testing.assert_allclose([kin.actuated(P(p)) for p in xs], qs, rtol=0, atol=1e-12)
+
+
 def test_invalid_input(kin):
     with pytest.raises(InvalidInputError):
         kin.inverse(P([np.nan, 0.0, -0.3]))

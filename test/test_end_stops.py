@@ -2,18 +2,19 @@
 bound under any accepted command on every robot, static penetration under a constant force, zero force
 inside the ranges, the compiled palida step against the engine, and the delta kept on its IK branch.
 
-The bound checked (derived from the energy balance, not from the stop code): the stops are passive
-(storage U = sum_j 1/2 k_j d_j^2, dissipation >= 0), friction dissipates, so from any start
+The bound checked is dynamics/end_stops.py ``EnergyBound`` (the one the fuzz campaign "simulated" checks too),
+derived from the energy balance, not from the stop code: the stops are passive (storage U = sum_j 1/2 k_j d_j^2,
+dissipation >= 0), friction dissipates, so from any start
 
     U(t)  <=  B(t) = U(0) + W(t) - (E(t) - E(0)),    W(t) = sum_steps tau . (q_a(t_k+1) - q_a(t_k)),
 
 with E the kinetic + potential energy (gravity included) and W the work of the held (zero-order hold)
 actuator forces: the drives' work at F_max over the distance actually travelled, plus the kinetic energy
 at the start and what gravity released. Every limited joint therefore stays within d_j <= sqrt(2 B / k_j)
-of its limit. RK4 does not conserve energy exactly: on an undamped oscillator its amplification is
-|R(i h omega)|^2 = 1 - (h omega)^6 / 72 + ..., a loss of 1e-5 of the energy per step at the stops'
-h omega = 0.3 (dissipative: it only helps the bound); the other truncation errors are covered by a
-slack of 1e-4 of the energy that went through the system (|E(0)| + sum |dW|) plus 1e-6 J.
+of its limit. Slack (EnergyBound's docstring): RK4 does not conserve energy exactly; on an undamped
+oscillator its amplification is |R(i h omega)|^2 = 1 - (h omega)^6 / 72 + ..., a loss of 1e-5 of the energy
+per step at the stops' h omega = 0.3 (dissipative: it only helps the bound); the other truncation errors are
+covered by a slack of 1e-4 of the energy that went through the system (|E(0)| + U(0) + sum |dW|) plus 1e-6 J.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pkm_control.dynamics import ClosedLoopDynamics, robot_dynamics
+from pkm_control.dynamics.end_stops import BOUND_ABSOLUTE_SLACK, BOUND_RELATIVE_SLACK, EnergyBound
 from pkm_control.dynamics.simulation import ReducedSimulator
 from pkm_control.hardware import SimulatedRobot
 from pkm_control.hardware.simulated import REFUSE_FACTOR, RK4_REAL_AXIS_LIMIT
@@ -33,43 +35,24 @@ DT = 5e-4
 ROBOTS = ("palida", "stewart", "lopes", "delta", "planar_redundant")
 
 
-def penetrations(robot: SimulatedRobot):
-    """(tree, cut) penetrations of the ground truth, from the ranges (not from the stop forces)."""
-    gt = robot.ground_truth()
-    es = robot.end_stops
-    return es.penetration(gt.position), es.cut_penetration(robot.kin.cut_joint_angles(gt.platform_pose))
-
-
 def run(robot: SimulatedRobot, pieces, check_every: int = 1):
     """Apply (steps, command) pieces; check finiteness and the energy bound (module docstring) on the way.
     Returns the largest tree and cut penetrations seen."""
-    es = robot.end_stops
-
-    def stored():
-        d, dc = penetrations(robot)
-        return 0.5 * (es.stiffness @ d ** 2 + es.cut_stiffness @ dc ** 2), d, dc
-
-    e0, u0 = robot.energy(), stored()[0]
-    work, through = 0.0, abs(e0) + u0
+    bound = robot.energy_bound()
     worst = np.zeros(2)
-    q_prev = robot.read().position
     n = 0
     for steps, command in pieces:
         for _ in range(steps):
             robot.write(command)
-            meas = robot.step()
+            robot.step()
             assert np.isfinite(robot.state.coords).all() and np.isfinite(robot.state.twist).all()
-            dw = float(robot.tau_applied @ (meas.position - q_prev))
-            work += dw
-            through += abs(dw)
-            q_prev = meas.position
+            robot.update_energy_bound(bound)
             n += 1
             if n % check_every:
                 continue
-            u, d, dc = stored()
-            budget = u0 + work - (robot.energy() - e0)
-            assert u <= budget + 1e-4 * through + 1e-6, (
-                f"t = {robot.time:.4f}: stop energy {u:.6g} J exceeds the energy put in {budget:.6g} J")
+            d, dc = robot.penetrations()
+            broken = bound.violation(d, dc)
+            assert broken is None, f"t = {robot.time:.4f}: {broken}"
             worst = np.maximum(worst, [d.max(), dc.max(initial=0.0)])
     return worst
 
@@ -143,7 +126,7 @@ def test_static_penetration_under_a_constant_force(dynamics, compiled):
     assert np.abs(robot.state.twist).max() < 1e-7
     es = robot.end_stops
     act = dyn.model.actuated_idx
-    d, dc = penetrations(robot)
+    d, dc = robot.penetrations()
     assert np.flatnonzero(d).tolist() == sorted(act.tolist()) and not dc.any()    # only the strokes
     pose = robot.ground_truth().platform_pose
     tau_g = np.linalg.solve(dyn.kin.jacobian(pose).T, dyn.gravity_vector(pose))
@@ -275,3 +258,27 @@ def test_delta_stops_keep_the_arms_off_the_stretched_and_folded_configurations(d
         # |s . b| = |J_q| >= L_A L_B cos(85 deg) cos(45 deg) = 0.0108
         assert np.abs(np.diag(kin.jacobian_xq(gt.platform_pose)[1])).min() > 0.01
     assert worst < np.radians(85.0)
+
+
+# ---------------------------------------------------------------- the bound itself
+def test_energy_bound_names_the_joint_beyond_its_allowed_penetration(dynamics):
+    """EnergyBound by hand on palida's stops: 10 J of drive work (100 N over 0.1 m) minus 4 J gained by the
+    plant allow sqrt(2 B / k) per stop; one stroke just inside is fine, just beyond names it; two strokes each
+    within their own allowance but together holding more than B break the energy."""
+    es = SimulatedRobot(dynamics["palida"], DT).end_stops
+    act = dynamics["palida"].model.actuated_idx
+    zero_tree, zero_cut = np.zeros(len(es.names)), np.zeros(len(es.cut_names))
+    bound = EnergyBound(es, 100.0, np.zeros(6), zero_tree, zero_cut)
+    bound.update(np.r_[100.0, np.zeros(5)], np.r_[0.1, np.zeros(5)], 104.0)
+    slack = BOUND_RELATIVE_SLACK * (100.0 + 10.0) + BOUND_ABSOLUTE_SLACK
+    assert bound.budget == pytest.approx(6.0 + slack, rel=1e-12)
+    allowed = bound.allowed()[0][act[0]]
+    assert allowed == pytest.approx(np.sqrt(2 * bound.budget / es.stiffness[act[0]]), rel=1e-12)
+    assert np.isinf(bound.allowed()[0][dynamics["palida"].model.platform_idx]).all()     # no stop there
+    d = zero_tree.copy()
+    d[act[0]] = 0.999 * allowed
+    assert bound.violation(d, zero_cut) is None
+    d[act[0]] = 1.001 * allowed
+    assert es.names[act[0]] in bound.violation(d, zero_cut)
+    d[act[:2]] = 0.9 * bound.allowed()[0][act[:2]]
+    assert "stop energy" in bound.violation(d, zero_cut)

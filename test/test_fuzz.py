@@ -1,8 +1,10 @@
 """The fuzz campaigns (pkm_control.fuzz): each at the hypothesis profile's budget, and the tally on a broken target.
 
 The suite runs every campaign at the active profile's budget (60; 2000 with PKM_FUZZ=1, the budget of
-`make fuzz`). Classes whose code is robust assert no crash, NaN output or limit violation; the others (cli, api,
-simulated) are only checked to run and count every input until the branches that make them robust are merged.
+`make fuzz`). Classes whose code is robust assert no crash, NaN output or limit violation (goals, controller,
+messages, simulated: the simulated robot's limits are its end stops' energy bound, dynamics/end_stops.py
+EnergyBound); the others (cli, api) are only checked to run and count every input until the branches that make them
+robust are merged.
 """
 
 import json
@@ -17,7 +19,7 @@ from pkm_control.fuzz import ACCEPTED, CRASH, NAN, REJECTED, VIOLATION
 from pkm_control.fuzz import campaigns as c
 
 BUDGET = settings.default.max_examples
-ROBUST = ("goals", "controller", "messages")
+ROBUST = ("goals", "controller", "messages", "simulated")
 
 
 def campaign(name):
@@ -37,6 +39,36 @@ def test_robust_classes_have_no_crash_nan_or_violation(name):
 def test_every_other_campaign_runs_and_counts_every_input(name):
     t = c.run_campaign(campaign(name), 20, seed=0, shrink=False)
     assert t.tried == 20 and t.counts[ACCEPTED] > 0
+
+
+#: inputs of the campaign "simulated" found as limit violations while its bound was the joint range + a fixed 5 mm
+#: (pkm fuzz --classes simulated --budget 300 --seed 5 on main): within the energy bound, accepted
+SIMULATED_WITHIN_THE_BOUND = [
+    {"robot": "lopes", "start": [0.0, 0.0, 2.0, 0.0, 0.0, 0.0], "twist": [0.0] * 6,
+     "commands": [([0.0, 0.0, 0.0, 0.0, -375.0, -375.0], 96)]},
+]
+
+
+@pytest.mark.parametrize("x", SIMULATED_WITHIN_THE_BOUND)
+def test_simulated_pressing_a_stop_within_the_energy_bound_is_accepted(x):
+    ctx = c._simulated_setup()
+    assert c.classify(c.CAMPAIGNS["simulated"], ctx, x) == (ACCEPTED, "")
+    robot = ctx[x["robot"]][0]
+    assert robot.penetrations()[0].max() > 0.005          # deeper than the old fixed 5 mm: the stop was pressed
+
+
+def test_simulated_counts_a_joint_beyond_its_energy_bound_as_a_violation(monkeypatch):
+    """The same run with the energy bound made 1e6 times tighter (the stops 1e12 times stiffer on paper)."""
+    from pkm_control.dynamics import end_stops
+
+    class Tight(end_stops.EnergyBound):
+        def allowed(self):
+            return tuple(a * 1e-6 for a in super().allowed())
+
+    monkeypatch.setattr(end_stops, "EnergyBound", Tight)
+    monkeypatch.setattr("pkm_control.hardware.simulated.EnergyBound", Tight)
+    kind, detail = c.classify(c.CAMPAIGNS["simulated"], c._simulated_setup(), SIMULATED_WITHIN_THE_BOUND[0])
+    assert kind == VIOLATION and "leg5_prismatic is" in detail and "energy bound" in detail, detail
 
 
 def broken(x):

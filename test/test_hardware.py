@@ -233,3 +233,47 @@ def test_bench_simulation_runs_the_simulated_robot():
 
     r = bench_simulation_robot("palida", None, steps=20, warmup=2)
     assert r["robot_step_compiled"] and np.isfinite(r["robot_step"]).all()
+
+
+@pytest.mark.parametrize("name,x", [("palida", (2, 1.9e154)), ("stewart", (0, 1e200)), ("lopes", (2, 2.0e10)),
+                                    ("delta", (2, 1.9e154)), ("delta", (0, 0.3)), ("planar_redundant", (0, 1e200))])
+def test_reset_refuses_a_start_the_machine_cannot_be_in(name, x):
+    """Unreachable, a joint beyond its range (the fuzz campaign found z = 1.9e154 accepted, then NaN in the hold
+    capture): InvalidInputError naming the cause, the state unchanged; so is a start twist of infinite energy."""
+    from pkm_control.dynamics import robot_dynamics
+
+    dyn = robot_dynamics(name)
+    robot = SimulatedRobot(dyn, DT, command_timeout=1.5 * DT)
+    robot.reset(home(dyn))
+    before = robot.state
+    start = np.array(dyn.model.config["home"], float)
+    start[x[0]] = x[1]
+    if name == "delta" and x[1] == 0.3:
+        start[2] = -0.1                                       # arm 1 would point up by 105 deg
+    with pytest.raises(InvalidInputError, match="start pose refused: .*(range|reach|must be)"):
+        robot.reset(dyn.kin.task.pose(start))
+    with pytest.raises(InvalidInputError, match="energy"), np.errstate(over="ignore"):
+        robot.reset(home(dyn), np.full(dyn.n, 1e300))
+    assert robot.state is before
+    robot.step()
+    assert np.isfinite(robot.read().position).all() and robot.safe_active
+
+
+def test_a_start_too_fast_for_the_stops_is_refused_by_step_and_the_state_kept():
+    """Started at home at 200 m/s upwards, the delta carries more energy than its stops absorb before the IK ends
+    (at 50 m/s they hold it): step() refuses with InvalidInputError, state kept, reset goes on."""
+    from pkm_control.dynamics import robot_dynamics
+
+    dyn = robot_dynamics("delta")
+    robot = SimulatedRobot(dyn, DT)
+    robot.reset(home(dyn), np.array([0.0, 0.0, 50.0]))
+    for _ in range(400):
+        robot.step()
+    robot.reset(home(dyn), np.array([0.0, 0.0, 200.0]))
+    with pytest.raises(InvalidInputError, match="left the configurations the machine can be in"):
+        for _ in range(400):
+            before = robot.state
+            robot.step()
+    assert robot.state is before and np.isfinite(robot.read().position).all()
+    robot.reset(home(dyn))
+    robot.step()

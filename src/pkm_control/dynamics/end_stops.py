@@ -156,3 +156,81 @@ def _stop_force(x, rate, lower, upper, k, c) -> np.ndarray:
     if above.any():
         out[above] = -np.maximum(k[above] * (x[above] - upper[above]) + c[above] * rate[above], 0.0)
     return out
+
+
+#: slack of the energy bound (``EnergyBound``): relative to the energy that went through the system, and absolute (J)
+BOUND_RELATIVE_SLACK = 1e-4
+BOUND_ABSOLUTE_SLACK = 1e-6
+
+
+class EnergyBound:
+    """Running check of the energy bound (1) of the module docstring along one simulated run (mutable).
+
+    Start it at a state of the plant with that state's energy E(0) = kinetic + potential, its actuated
+    positions and its penetrations (the stop energy U(0) = sum 1/2 k d^2 there); then feed it every period
+    with the actuator force held over the period (zero-order hold, after saturation), the actuated positions
+    and the energy at its end (``update``). The drives' work over a period is then exact: W += tau . Delta q_a.
+    ``violation`` compares penetrations with the bound
+
+        U(t) <= B(t) = U(0) + W(t) - (E(t) - E(0)) + slack,      d_j <= sqrt(2 B(t) / k_j) per limited joint,
+
+    derived from the energy balance, not from the stop code: the stops are passive (storage U, dissipation
+    >= 0) and friction dissipates. Slack: classical RK4 does not conserve energy exactly; on an undamped
+    oscillator its amplification is |R(i h omega)|^2 = 1 - (h omega)^6 / 72 + ..., a loss of 1e-5 of the
+    energy per step at the stops' h omega = 0.3, dissipative (it only helps the bound); the other truncation
+    errors (the smoothed friction's fast mode, the contact transients) are covered by BOUND_RELATIVE_SLACK of
+    the energy that went through the system (|E(0)| + U(0) + sum |Delta W|) plus BOUND_ABSOLUTE_SLACK.
+    """
+
+    def __init__(self, stops: EndStops, energy: float, actuated, penetration, cut_penetration):
+        self.stops = stops
+        self.energy0 = self.energy = float(energy)
+        self.stored0 = self.stored_energy(penetration, cut_penetration)
+        self.work = 0.0
+        self.through = abs(self.energy0) + self.stored0
+        self._actuated = np.array(actuated, float)
+
+    def stored_energy(self, penetration, cut_penetration) -> float:
+        """U = sum_j 1/2 k_j d_j^2 over the tree and cut stops."""
+        d, dc = np.asarray(penetration, float), np.asarray(cut_penetration, float)
+        return 0.5 * float(self.stops.stiffness @ d ** 2 + self.stops.cut_stiffness @ dc ** 2)
+
+    def update(self, tau, actuated, energy: float) -> None:
+        """One period: ``tau`` the actuator forces held over it, ``actuated`` the actuated positions and
+        ``energy`` the plant's kinetic + potential energy at its end."""
+        q = np.array(actuated, float)
+        dw = float(np.dot(tau, q - self._actuated))
+        self.work += dw
+        self.through += abs(dw)
+        self._actuated = q
+        self.energy = float(energy)
+
+    @property
+    def budget(self) -> float:
+        """B(t) (J) with the slack: the most energy the stops can hold now."""
+        return (self.stored0 + self.work - (self.energy - self.energy0) + BOUND_RELATIVE_SLACK * self.through
+                + BOUND_ABSOLUTE_SLACK)
+
+    def allowed(self) -> tuple[np.ndarray, np.ndarray]:
+        """(tree, cut) largest penetration each stop may show now, sqrt(2 B / k_j) (inf without a stop)."""
+        b = max(self.budget, 0.0)
+        return tuple(np.where(k > 0, np.sqrt(2.0 * b / np.where(k > 0, k, 1.0)), np.inf)
+                     for k in (self.stops.stiffness, self.stops.cut_stiffness))
+
+    def violation(self, penetration, cut_penetration) -> str | None:
+        """None while the penetrations (``EndStops.penetration``, ``cut_penetration``) are within the bound, else
+        what broke it: the first joint beyond its limit plus its allowed penetration, or the stop energy."""
+        d, dc = np.asarray(penetration, float), np.asarray(cut_penetration, float)
+        es = self.stops
+        if not (np.isfinite(d).all() and np.isfinite(dc).all()):
+            return f"penetrations not finite: tree {d.tolist()}, cut {dc.tolist()}"
+        for pen, allowed, names in zip((d, dc), self.allowed(), (es.names, es.cut_names)):
+            out = np.flatnonzero(pen > allowed)
+            if out.size:
+                i = int(out[0])
+                return (f"{names[i]} is {pen[i]:.6g} beyond its limit, more than the energy bound allows: "
+                        f"sqrt(2 B / k) = {allowed[i]:.6g} (B = {self.budget:.6g} J)")
+        u = self.stored_energy(d, dc)
+        if u > self.budget:
+            return f"stop energy {u:.6g} J exceeds the energy put in {self.budget:.6g} J"
+        return None

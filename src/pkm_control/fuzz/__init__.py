@@ -13,8 +13,9 @@ Each outcome is one of: accepted (a valid output); rejected cleanly (one of the 
 pkm_control.errors.PkmError: InvalidInputError, an unreachable pose, ...; for the CLI exit status 2 with a
 one-line message); crash (any other exception, a simulated robot that fails to step; for the CLI a traceback or
 another exit status); NaN output (a non-finite number in an output, a nan/inf printed by the CLI); limit
-violation (a command beyond the force limits, an actuated joint beyond its range plus the end stops'
-compliance, a motion outside the duration limits, a refused valid command or an applied invalid one, ...).
+violation (a command beyond the force limits, a limited joint of the simulated robot beyond its range plus the
+penetration its end stop's energy bound allows, a motion outside the duration limits, a refused valid command or an
+applied invalid one, ...).
 A ``Tally`` counts them.
 
 This module is light (no hypothesis import) so that ``pkm --help`` stays fast; the campaigns import on use.

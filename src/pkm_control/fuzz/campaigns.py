@@ -33,11 +33,6 @@ from hypothesis import seed as hypothesis_seed
 from ..errors import PkmError
 from . import ACCEPTED, CRASH, NAN, REJECTED, VIOLATION, Tally
 
-#: how far beyond its joint limit the simulated robot's actuated joint may be pushed (m or rad): the end stops'
-#: compliance. The bound checked is the model's joint range widened by this (``joint_bounds``).
-END_STOP_COMPLIANCE = 0.005
-
-
 class Outcome(Exception):
     """Raised by a campaign's run to classify its input other than accepted (NaN output, limit violation, ...)."""
 
@@ -499,13 +494,6 @@ def _check_times(times_ns):
 
 # ----------------------------------------------------------------------------- (4) the simulated robot
 
-def joint_bounds(robot, compliance: float = END_STOP_COMPLIANCE):
-    """(lower, upper) of the simulated robot's actuated joints: the model's joint range widened by the end stops'
-    compliance (m or rad)."""
-    act = robot.kin.model.actuated_idx
-    return robot.kin.lower[act] - compliance, robot.kin.upper[act] + compliance
-
-
 def _simulated_setup():
     from ..dynamics import robot_dynamics
     from ..hardware import SimulatedRobot
@@ -542,14 +530,16 @@ def _simulated_run(ctx, x):
     """Reset at a start pose and twist, then (command, periods) pairs: write the command and step, every period
     (None: nothing written, the command timeout's safe behaviour takes over). A command is refused exactly when it
     is not finite, of the wrong size or beyond REFUSE_FACTOR x its force limit; the applied force is within the
-    limits; the state stays finite and the actuated joints inside ``joint_bounds``."""
+    limits; the state stays finite and every limited joint (strokes, passive joints, cut joints) within its end
+    stop's limit plus the penetration the energy bound allows (dynamics/end_stops.py ``EnergyBound``: the stops
+    only store or dissipate what the drives, the start's kinetic energy and gravity put in)."""
     from ..hardware.simulated import REFUSE_FACTOR
 
     robot = ctx[x["robot"]][0]
     kin = robot.kin
     robot.reset(kin.task.pose(np.asarray(x["start"], float)), np.asarray(x["twist"], float))
+    bound = robot.energy_bound()
     limits = robot.force_limits.limits
-    lower, upper = joint_bounds(robot)
     periods = [tau for tau, repeat in x["commands"] for _ in range(repeat)]
     for k, tau in enumerate(periods):
         if tau is not None:
@@ -563,18 +553,18 @@ def _simulated_run(ctx, x):
                 expect(not valid, f"period {k}: valid command {tau} refused: {exc}")
         try:
             meas = robot.step()
+            truth = robot.ground_truth()
         except PkmError as exc:          # the plant must advance (it raises when its state went non-finite too)
             raise Outcome(CRASH, f"period {k}: step() raised {type(exc).__name__}: {exc}") from exc
         expect_finite(f"period {k}: measured positions", meas.position)
         expect_finite(f"period {k}: measured velocities", meas.velocity)
+        expect_finite(f"period {k}: joint positions (ground truth)", truth.position)
+        expect_finite(f"period {k}: platform twist (ground truth)", truth.platform_twist)
         expect(np.all(np.abs(robot.tau_applied) <= limits), f"period {k}: applied force {robot.tau_applied.tolist()} "
                                                             f"beyond the limits {limits.tolist()}")
-        out = (meas.position < lower) | (meas.position > upper)
-        if out.any():
-            i = int(np.flatnonzero(out)[0])
-            raise Outcome(VIOLATION, f"period {k}: {robot.actuated_names[i]} at {meas.position[i]:.6g}, outside "
-                                     f"[{lower[i]:.6g}, {upper[i]:.6g}] (joint range + {END_STOP_COMPLIANCE:g} "
-                                     "end-stop compliance)")
+        robot.update_energy_bound(bound)
+        broken = bound.violation(*robot.penetrations(truth))
+        expect(broken is None, f"period {k}: {broken}")
 
 
 # ----------------------------------------------------------------------------- (5) the CLI

@@ -14,7 +14,12 @@ machine does, and so do the limited cut joints (ball-joint cones); inside the ra
 exactly zero force. A command at the force limit pressed into a stop holds there with a
 penetration of F / k minus the gravity share (palida: 2000 N against k = 2.17e6 N/m, 0.92 mm; at
 impact from a full-force run 9 mm); the state stays finite and within the ranges plus the
-compliance bound of end_stops eq. 1, whatever the accepted command (test_end_stops).
+compliance bound of end_stops eq. 1, whatever the accepted command (test_end_stops; the fuzz class
+"simulated" checks it with end_stops.EnergyBound). So the plant stays in the configurations the machine can
+be in, as a real one does: the delta, started at home at 50 m/s, stays on its IK branch. Only a start
+far beyond any machine's speed (200 m/s) carries more energy than the stops absorb before the IK ends
+(out of reach, singular): ``step`` then refuses with InvalidInputError and keeps the state (as for a
+diverged step), the node stays alive; ``reset`` refuses starts outside the ranges and infinite energies.
 
 Choice of eps and substeps (stability of explicit RK4 with the friction slope): at rest the
 smoothed friction has the slope r1 / eps + r2, so the linearized plant has the eigenvalues
@@ -55,10 +60,10 @@ import numpy as np
 
 from ..control.feedforward import FeedforwardModel
 from ..control.safety import ForceLimits, SafeBehaviour
-from ..dynamics.end_stops import EndStops
+from ..dynamics.end_stops import EndStops, EnergyBound
 from ..dynamics.engine import ClosedLoopDynamics
 from ..dynamics.simulation import ReducedSimulator, SimState
-from ..errors import InvalidInputError, check_vector
+from ..errors import InvalidInputError, SingularConfigurationError, UnreachablePoseError, check_vector
 from ..kinematics.task_space import Pose
 from .interface import HardwareInterface, JointMeasurement, RobotState, Simulated
 
@@ -121,10 +126,26 @@ class SimulatedRobot(HardwareInterface, Simulated):
 
     # ------------------------------------------------------------------ interface
     def reset(self, pose: Pose, twist=None, time: float = 0.0) -> JointMeasurement:
+        """Place the robot at ``pose`` moving with ``twist`` (default at rest). A start the machine cannot be in
+        (unreachable, a joint outside its range or a cut joint beyond its stop: JointLimitError, ... as the
+        cause) or whose energy is not finite is refused with InvalidInputError; the state stays as it was."""
         pose = self.kin.validate(pose)[0]
         twist = np.zeros(self.dyn.n) if twist is None else twist
-        self.kin.inverse(pose)                     # reachable and inside the joint limits
-        self._state = self.sim.state(pose, twist)
+        try:
+            self.kin.inverse(pose)                     # reachable and inside the joint limits
+        except UnreachablePoseError as exc:            # JointLimitError too
+            raise InvalidInputError(f"start pose refused: {exc}") from exc
+        state = self.sim.state(pose, twist)
+        if self.end_stops is not None:
+            cut = self.end_stops.cut_penetration(self.kin.cut_joint_angles(pose))
+            if cut.any():
+                i = int(np.flatnonzero(cut)[0])
+                raise InvalidInputError(f"start pose refused: cut joint {self.end_stops.cut_names[i]} is "
+                                        f"{cut[i]:.6g} beyond its stop")
+        energy = self.sim.energy(state)
+        if not np.isfinite(energy):
+            raise InvalidInputError(f"start refused: the energy of that pose and twist is {energy} J")
+        self._state = state
         self.time = self._t0 = float(time)
         self._tau_cmd = np.zeros(self.n_actuated)
         self._last_command = None            # no command yet: the safe behaviour (if a timeout is set)
@@ -189,8 +210,14 @@ class SimulatedRobot(HardwareInterface, Simulated):
         self.tau_applied = tau
         h = self.dt / self.substeps
         s = self._state
-        for _ in range(self.substeps):
-            s = self.sim.step(s, h, tau)
+        try:
+            for _ in range(self.substeps):
+                s = self.sim.step(s, h, tau)
+        except (UnreachablePoseError, SingularConfigurationError) as exc:
+            raise InvalidInputError(
+                f"the simulated robot left the configurations the machine can be in at t = {self.time:.6g} s "
+                f"(energy {self.energy():.6g} J, more than its end stops absorb on the way there: a start far too "
+                f"fast for the machine): {exc}; state kept, reset to go on") from exc
         if not (np.isfinite(s.coords).all() and np.isfinite(s.twist).all()):
             raise InvalidInputError(f"the simulation diverged at t = {self.time:.6g} s (dt {self.dt}, substeps "
                                     f"{self.substeps}, sign_eps {self.sign_eps}: see stability_factor)")
@@ -215,6 +242,29 @@ class SimulatedRobot(HardwareInterface, Simulated):
     def energy(self) -> float:
         """Kinetic + potential energy of the whole mechanism (J)."""
         return self.sim.energy(self._state)
+
+    def penetrations(self, truth: RobotState | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """(tree, cut) penetrations of the ground truth (``truth``: that of the current state, if already at
+        hand) beyond the end stops' ranges (``EndStops.penetration``, ``cut_penetration``; from the joint
+        positions, not from the stop forces)."""
+        es = self._stops_required()
+        gt = self.ground_truth() if truth is None else truth
+        return es.penetration(gt.position), es.cut_penetration(self.kin.cut_joint_angles(gt.platform_pose))
+
+    def energy_bound(self) -> EnergyBound:
+        """The energy bound of the end stops (end_stops.EnergyBound) started at the current state; after each
+        ``step`` feed it with ``update_energy_bound`` and ask ``violation(*penetrations())``."""
+        return EnergyBound(self._stops_required(), self.energy(), self.read().position, *self.penetrations())
+
+    def update_energy_bound(self, bound: EnergyBound) -> None:
+        """Feed ``bound`` the period just stepped: the held force, the actuated positions, the energy."""
+        bound.update(self.tau_applied, self.read().position, self.energy())
+
+    def _stops_required(self) -> EndStops:
+        self._require()
+        if self.end_stops is None:
+            raise InvalidInputError("the simulated robot has no end stops (end_stops=None): no penetrations to check")
+        return self.end_stops
 
     def step_cost_us(self) -> np.ndarray:
         """Wall time of the recorded steps (us), the plant's own cost per control period."""

@@ -21,6 +21,10 @@ X = x - R, eq. 29 reads E cos q + F sin q = G with
 so q = atan2(F, E) - acos(G / sqrt(E^2 + F^2)) on the elbow-out branch (the
 elbow on the outer side of the line from the motor to P); |G| > sqrt(E^2 + F^2)
 means unreachable, G = sqrt(E^2 + F^2) the stretched arm (inverse singularity).
+That expression lies in (-2 pi, pi]: it is reported in (-pi, pi] (2 pi added below
+-pi), so that the arm angle is continuous through the horizontal arm (atan2(F, E)
+jumps from -pi to pi where the plate crosses the motors' plane inside the arm, z = 0
+with X < 0: the angle read -6.28 there instead of 0) and comparable with the range.
 
 Velocity (eq. 31-36): s_i . (xdot + b_i qdot_i) = 0 with
 b_i = R_i [L_A sin q_i, 0, L_A cos q_i] (eq. 34 prints -L_A cos q_i as the last
@@ -144,6 +148,7 @@ class Kinematics(ParallelKinematics):
         with np.errstate(divide="ignore", invalid="ignore"):
             k = np.where(r > 0.0, G / np.where(r > 0.0, r, 1.0), np.inf)
         q = np.arctan2(F, E) - np.arccos(np.clip(k, -1.0, 1.0))
+        q = np.where(q <= -np.pi, q + 2.0 * np.pi, q)          # (-2 pi, pi] -> (-pi, pi] (module docstring)
         cq, sq = np.cos(q), np.sin(q)
         sx = X - LA * cq
         sz = z + LA * sq
@@ -222,6 +227,8 @@ class Kinematics(ParallelKinematics):
                 raise self._reach_error(i, G, r)
             k = G / r
             q = atan2(F, E) - acos(1.0 if k > 1.0 else -1.0 if k < -1.0 else k)
+            if q <= -pi:                 # (-2 pi, pi] -> (-pi, pi]: the arm angle does not jump at horizontal
+                q += 2.0 * pi
             cq, sq = cos(q), sin(q)
             sx = X - LA * cq
             sz = pz + LA * sq
