@@ -744,7 +744,11 @@ def _api_run(dyns, x):
         results = [kin.jacobian(pose)]
     elif call == "singularity":
         rep = singularity(kin, pose)
-        results = [v for v in vars(rep).values() if isinstance(v, (int, float, np.ndarray))]
+        # kappa(J) is inf exactly where J is singular, by definition (SingularityReport); finite elsewhere
+        if not np.isfinite(rep.condition_number) and not rep.singular:
+            raise Outcome(NAN, f"condition number {rep.condition_number} at a pose classified regular")
+        results = [v for k, v in vars(rep).items() if isinstance(v, (int, float, np.ndarray))
+                   and k != "condition_number"] + [rep.dexterity]
     elif call == "inverse_dynamics":
         results = [dyn.inverse_dynamics(pose, twist, accel, wrench=x["wrench"]).tau]
     elif call == "forward_dynamics":
