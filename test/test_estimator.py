@@ -147,11 +147,9 @@ def _bad_warm_starts(kin):
     if key in ("stewart-6-6", "stewart-3-6", "palida"):
         # the warm start converges to the mirror assembly (same q_a), outside the joint limits
         return [(_mirror(home), d, "mirror") for d in demos]
-    if key == "delta":
-        # the delta's mirror guess is no good start: Newton stalls
-        return [(_mirror(home), d, "fails") for d in demos]
-    if key == "lopes":
-        # 5 m off the base: no leg reaches, the guess is not an assembly
+    if key in ("delta", "lopes"):
+        # 5 m off the base: no leg reaches, the guess is not an assembly (the delta's mirror guess, above the
+        # motors' plane, is a good start for some poses since its arm angles are continuous there)
         return [(Pose(home.position + [5.0, 0.0, 0.0], home.rotation), d, "fails") for d in demos]
     if key == "planar_redundant-redundant":
         # from a workspace corner the least squares end in a local minimum (misfit 0.3 m)

@@ -9,6 +9,7 @@ from pkm_control.description.loader import closure_residual
 from pkm_control.errors import InvalidInputError
 from pkm_control.hardware import DEFAULT_SIGN_EPS, HardwareInterface, RobotState, SimulatedRobot
 from pkm_control.hardware.simulated import RK4_REAL_AXIS_LIMIT
+from pkm_control.kinematics.task_space import Pose
 
 DT = 5e-4
 
@@ -239,20 +240,21 @@ def test_bench_simulation_runs_the_simulated_robot():
                                     ("delta", (2, 1.9e154)), ("delta", (0, 0.3)), ("planar_redundant", (0, 1e200))])
 def test_reset_refuses_a_start_the_machine_cannot_be_in(name, x):
     """Unreachable, a joint beyond its range (the fuzz campaign found z = 1.9e154 accepted, then NaN in the hold
-    capture): InvalidInputError naming the cause, the state unchanged; so is a start twist of infinite energy."""
+    capture): InvalidInputError naming the cause, the state unchanged; so is a start twist beyond the input bound."""
     from pkm_control.dynamics import robot_dynamics
 
     dyn = robot_dynamics(name)
     robot = SimulatedRobot(dyn, DT, command_timeout=1.5 * DT)
     robot.reset(home(dyn))
     before = robot.state
-    start = np.array(dyn.model.config["home"], float)
-    start[x[0]] = x[1]
     if name == "delta" and x[1] == 0.3:
-        start[2] = -0.1                                       # arm 1 would point up by 105 deg
-    with pytest.raises(InvalidInputError, match="start pose refused: .*(range|reach|must be)"):
-        robot.reset(dyn.kin.task.pose(start))
-    with pytest.raises(InvalidInputError, match="energy"), np.errstate(over="ignore"):
+        start = dyn.kin.task.pose([0.3, 0.0, -0.1])          # arm 1 would point up by 105 deg
+    else:                                                     # a raw Pose: the task-space constructor refuses it
+        start = Pose(home(dyn).position.copy(), home(dyn).rotation)
+        start.position[x[0]] = x[1]                           # (index x[0] is that position coordinate)
+    with pytest.raises(InvalidInputError, match="start pose refused: .*(range|reach|must be|beyond the limit)"):
+        robot.reset(start)
+    with pytest.raises(InvalidInputError, match="start refused: twist .* beyond the limit"):
         robot.reset(home(dyn), np.full(dyn.n, 1e300))
     assert robot.state is before
     robot.step()

@@ -25,7 +25,7 @@ import numpy as np
 import pinocchio as pin
 
 from ..description.loader import closure_bias, closure_jacobian, closure_residual
-from ..errors import InvalidInputError, InvalidModelError, check_vector
+from ..errors import MAGNITUDE_LIMIT, InvalidInputError, InvalidModelError, check_vector
 from ..kinematics.task_space import Pose
 from . import jourdain
 
@@ -78,7 +78,7 @@ class ReducedSimulator:
 
     def state(self, pose: Pose, twist) -> SimState:
         qp = self.task.platform_joint_motion(pose)[0]
-        return SimState(qp, check_vector("twist", twist, self.task.dim).copy())
+        return SimState(qp, check_vector("twist", twist, self.task.dim, MAGNITUDE_LIMIT).copy())
 
     def pose(self, s: SimState) -> Pose:
         return self.task.pose_from_platform_joints(s.coords)

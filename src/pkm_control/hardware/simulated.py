@@ -63,7 +63,7 @@ from ..control.safety import ForceLimits, SafeBehaviour
 from ..dynamics.end_stops import EndStops, EnergyBound
 from ..dynamics.engine import ClosedLoopDynamics
 from ..dynamics.simulation import ReducedSimulator, SimState
-from ..errors import InvalidInputError, SingularConfigurationError, UnreachablePoseError, check_vector
+from ..errors import InvalidInputError, PkmError, SingularConfigurationError, UnreachablePoseError, check_vector
 from ..kinematics.task_space import Pose
 from .interface import HardwareInterface, JointMeasurement, RobotState, Simulated
 
@@ -127,24 +127,24 @@ class SimulatedRobot(HardwareInterface, Simulated):
     # ------------------------------------------------------------------ interface
     def reset(self, pose: Pose, twist=None, time: float = 0.0) -> JointMeasurement:
         """Place the robot at ``pose`` moving with ``twist`` (default at rest). A start the machine cannot be in
-        (unreachable, a joint outside its range or a cut joint beyond its stop: JointLimitError, ... as the
-        cause) or whose energy is not finite is refused with InvalidInputError; the state stays as it was."""
-        pose = self.kin.validate(pose)[0]
-        twist = np.zeros(self.dyn.n) if twist is None else twist
+        (a coordinate or rate beyond errors.MAGNITUDE_LIMIT, unreachable, a joint outside its range or a cut joint
+        beyond its stop: the project's error as the cause) is refused with InvalidInputError; the state stays as
+        it was."""
         try:
+            pose = self.kin.validate(pose)[0]
             self.kin.inverse(pose)                     # reachable and inside the joint limits
-        except UnreachablePoseError as exc:            # JointLimitError too
+        except PkmError as exc:                        # beyond the bound, unreachable, JointLimitError
             raise InvalidInputError(f"start pose refused: {exc}") from exc
-        state = self.sim.state(pose, twist)
+        try:
+            state = self.sim.state(pose, np.zeros(self.dyn.n) if twist is None else twist)
+        except InvalidInputError as exc:
+            raise InvalidInputError(f"start refused: {exc}") from exc
         if self.end_stops is not None:
             cut = self.end_stops.cut_penetration(self.kin.cut_joint_angles(pose))
             if cut.any():
                 i = int(np.flatnonzero(cut)[0])
                 raise InvalidInputError(f"start pose refused: cut joint {self.end_stops.cut_names[i]} is "
                                         f"{cut[i]:.6g} beyond its stop")
-        energy = self.sim.energy(state)
-        if not np.isfinite(energy):
-            raise InvalidInputError(f"start refused: the energy of that pose and twist is {energy} J")
         self._state = state
         self.time = self._t0 = float(time)
         self._tau_cmd = np.zeros(self.n_actuated)
