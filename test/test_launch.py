@@ -198,10 +198,27 @@ def test_bringup_parameters_and_set():
         bringup.parameters(bringup.build_parser().parse_args(["--set", "hardware.substeps=2"]))
 
 
+def _sigint_ignored():
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def _bringup(*argv, domain):
+    """`pkm bringup` started as a background job of a non-interactive shell is: SIGINT ignored on entry (a CI
+    runner may start the suite so); bringup must still stop the graph on a `kill -INT`."""
     env = dict(os.environ, ROS_DOMAIN_ID=str(domain), PYTHONUNBUFFERED="1")
     return subprocess.Popen([sys.executable, "-m", "pkm_control.cli", "bringup", *argv], stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True, env=env)
+                            stderr=subprocess.STDOUT, text=True, env=env, preexec_fn=_sigint_ignored)
+
+
+def _communicate(p, timeout):
+    """p's remaining output; on a timeout p is killed (no graph left running on the test's domain)."""
+    try:
+        return p.communicate(timeout=timeout)[0]
+    except subprocess.TimeoutExpired:
+        p.kill()
+        raise
 
 
 def _read_until(p, marker):
@@ -227,7 +244,7 @@ def test_bringup_stops_the_whole_graph_on_a_signal(signame):
         lines = _read_until(p, "motion finished")
     finally:
         p.send_signal(getattr(signal, signame))
-        out, _ = p.communicate(timeout=120)
+        out = _communicate(p, 120)
     out = "".join(lines) + out
     assert p.returncode == 0, out[-2000:]
     for name, _ in graph("sim"):
@@ -253,7 +270,7 @@ def test_bringup_exit_when_done_json_is_deterministic():
     for domain in (143, 144):
         p = _bringup("--robot", "palida", "--controller", "cf_rb_friction", "--goal", goal, "--exit-when-done",
                      "--json", domain=domain)
-        out, _ = p.communicate(timeout=600)
+        out = _communicate(p, 600)
         assert p.returncode == 0, out[-3000:]
         results.append(json.loads(out[out.index("\n{") + 1:] if not out.startswith("{") else out))
     a, b = results
@@ -267,7 +284,7 @@ def test_bringup_exit_when_done_json_is_deterministic():
     assert max(a["actuator_max"]) < 1e-4
     p = _bringup("--robot", "palida", "--goal", "{type: point_to_point, goal: [0, 0, -1.5, 0, 0, 0], duration: 1}",
                  "--exit-when-done", domain=145)
-    out, _ = p.communicate(timeout=600)
+    out = _communicate(p, 600)
     assert p.returncode == 1 and "goal rejected" in out, out[-2000:]
 
 

@@ -25,6 +25,7 @@ rviz/<robot>.rviz. This module's parent imports no ROS package before the graph 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shlex
@@ -46,6 +47,9 @@ GRACE = 5.0     # s between SIGINT and SIGTERM (and SIGTERM and SIGKILL)
 
 class Stopped(Exception):
     """A signal asked the graph to stop (its name in args[0])."""
+
+    def __str__(self):
+        return "Ctrl-C" if self.args[0] == "SIGINT" else self.args[0]
 
 
 def add_arguments(p: argparse.ArgumentParser, robot: bool = True) -> None:
@@ -220,6 +224,19 @@ def _raise_stopped(signum, _frame):
     raise Stopped(signal.Signals(signum).name)
 
 
+@contextlib.contextmanager
+def _signals_stop_the_graph():
+    """SIGINT, SIGTERM and SIGHUP raise Stopped in the main thread while the graph runs. SIGINT too is installed
+    explicitly: a process started as a background job of a non-interactive shell inherits SIGINT ignored, and
+    Python then leaves it ignored (no KeyboardInterrupt), so a `kill -INT` would leave the graph running."""
+    old = {s: signal.signal(s, _raise_stopped) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
+    try:
+        yield
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+
+
 def run(args) -> int:
     if args.rviz and shutil.which("ros2") is None:
         print("pkm bringup: --rviz needs a ROS 2 installation (ros2, robot_state_publisher, rviz2 on PATH); "
@@ -245,30 +262,26 @@ def run(args) -> int:
         else:
             print(format_summary(summary))
         return {"finished": 0, "rejected": 1}.get(summary["goal_status"], 3)
-    old = {s: signal.signal(s, _raise_stopped) for s in (signal.SIGTERM, signal.SIGHUP)}
     g = Graph(args)
     code = 0
-    try:
-        g.start()
-        t_end = None if args.duration is None else time.monotonic() + args.duration
-        while True:
-            done = g.exited()
-            if done:
-                g.log(f"{done[0]} exited with status {done[1]}: stopping the graph")
-                code = done[1]
-                break
-            if t_end is not None and time.monotonic() >= t_end:
-                g.log(f"--duration {args.duration} s reached: stopping the graph")
-                break
-            time.sleep(0.1)
-    except KeyboardInterrupt:
-        g.log("Ctrl-C: stopping the graph")
-    except Stopped as exc:
-        g.log(f"{exc.args[0]}: stopping the graph")
-    finally:
-        g.stop()
-        for s, h in old.items():
-            signal.signal(s, h)
+    with _signals_stop_the_graph():
+        try:
+            g.start()
+            t_end = None if args.duration is None else time.monotonic() + args.duration
+            while True:
+                done = g.exited()
+                if done:
+                    g.log(f"{done[0]} exited with status {done[1]}: stopping the graph")
+                    code = done[1]
+                    break
+                if t_end is not None and time.monotonic() >= t_end:
+                    g.log(f"--duration {args.duration} s reached: stopping the graph")
+                    break
+                time.sleep(0.1)
+        except Stopped as exc:
+            g.log(f"{exc}: stopping the graph")
+        finally:
+            g.stop()
     return code
 
 
@@ -292,50 +305,45 @@ def run_recorded(args, progress=None, out=None):
     initial_value = params["trajectory_generator"]["ros__parameters"].get(
         "initial_pose", params["/**"]["ros__parameters"].get("initial_pose", ""))
     initial = robot_context(robot, args.variant).initial(initial_value)
-    old = {s: signal.signal(s, _raise_stopped) for s in (signal.SIGTERM, signal.SIGHUP)}
     rec = GraphRecorder(kin, args.hardware)
     g = Graph(args, out)
     t_wall0 = time.monotonic()
     t_motion = None            # wall time when sim time first passed the motion start
     status, reason = "timeout", ""
     record = None
-    try:
-        g.start()
-        while True:
-            rec.spin_once(0.05)
-            st = rec.status
-            if st.get("state") == "started" and t_motion is None and rec.sim_time >= st["motion_start"]:
-                t_motion = time.monotonic()
-            if progress is not None:
-                progress(rec.sim_time, st)
-            if st.get("state") == "rejected":
-                status, reason = "rejected", st.get("reason", "")
-                break
-            if st.get("state") == "finished" and rec.sim_time >= st["end"]:
-                status = "finished"
-                # the counters of the nodes after the end: wait for the next diagnostics (published at 1 Hz)
-                rec.diagnostics.pop("joint_controller", None)
-                t_wait = time.monotonic()
-                while "joint_controller" not in rec.diagnostics and time.monotonic() - t_wait < 3.0:
-                    rec.spin_once(0.05)
-                break
-            done = g.exited()
-            if done:
-                status, reason = "graph exited", f"{done[0]} exited with status {done[1]}"
-                break
-            if time.monotonic() - t_wall0 > args.timeout:
-                reason = f"no end after {args.timeout:.0f} s (wall) at sim time {rec.sim_time:.3f} s"
-                break
-    except KeyboardInterrupt:
-        g.log("Ctrl-C: stopping the graph")
-        status, reason = "interrupted", "Ctrl-C"
-    except Stopped as exc:
-        g.log(f"{exc.args[0]}: stopping the graph")
-        status, reason = "interrupted", exc.args[0]
-    finally:
-        g.stop()
-        for s, h in old.items():
-            signal.signal(s, h)
+    with _signals_stop_the_graph():
+        try:
+            g.start()
+            while True:
+                rec.spin_once(0.05)
+                st = rec.status
+                if st.get("state") == "started" and t_motion is None and rec.sim_time >= st["motion_start"]:
+                    t_motion = time.monotonic()
+                if progress is not None:
+                    progress(rec.sim_time, st)
+                if st.get("state") == "rejected":
+                    status, reason = "rejected", st.get("reason", "")
+                    break
+                if st.get("state") == "finished" and rec.sim_time >= st["end"]:
+                    status = "finished"
+                    # the counters of the nodes after the end: wait for the next diagnostics (published at 1 Hz)
+                    rec.diagnostics.pop("joint_controller", None)
+                    t_wait = time.monotonic()
+                    while "joint_controller" not in rec.diagnostics and time.monotonic() - t_wait < 3.0:
+                        rec.spin_once(0.05)
+                    break
+                done = g.exited()
+                if done:
+                    status, reason = "graph exited", f"{done[0]} exited with status {done[1]}"
+                    break
+                if time.monotonic() - t_wall0 > args.timeout:
+                    reason = f"no end after {args.timeout:.0f} s (wall) at sim time {rec.sim_time:.3f} s"
+                    break
+        except Stopped as exc:
+            g.log(f"{exc}: stopping the graph")
+            status, reason = "interrupted", str(exc)
+        finally:
+            g.stop()
     wall = time.monotonic() - t_wall0
     summary = {"robot": robot, "controller": args.controller, "hardware": args.hardware, "goal": spec,
                "goal_status": status, "reason": reason, "wall_duration_s": wall, "sim_duration_s": rec.sim_time}
