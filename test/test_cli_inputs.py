@@ -75,18 +75,21 @@ def option(name, values):
 SETTINGS = settings(suppress_health_check=[HealthCheck.too_slow])
 
 
+def motion_options(data, kin):
+    """argv of --pose (about home), --twist and --accel (about zero), each drawn hostile."""
+    home, zero = np.asarray(kin.model.config["home"], float), np.zeros(kin.task.dim)
+    return (option("pose", data.draw(numbers(home), "pose")), option("twist", data.draw(numbers(zero), "twist")),
+            option("accel", data.draw(numbers(zero), "accel")))
+
+
 @pytest.mark.parametrize("robot", ROBOTS)
 @SETTINGS
 @given(data=st.data())
 def test_kinematics_commands(robot, data):
     kin = robot_kinematics(robot)
-    home = np.asarray(kin.model.config["home"], float)
-    zero = np.zeros(kin.task.dim)
     flags = data.draw(st.lists(st.sampled_from(["--json", "--deg"]), unique=True), "flags")
-    pose = option("pose", data.draw(numbers(home), "pose"))
-    twist = option("twist", data.draw(numbers(zero), "twist"))
-    accel = option("accel", data.draw(numbers(zero), "accel"))
-    qa = kin.actuated(kin.task.pose(home))
+    pose, twist, accel = motion_options(data, kin)
+    qa = kin.actuated(kin.task.pose(kin.model.config["home"]))
     for argv in (["ik", "--robot", robot, *pose, *twist, *accel], ["jacobian", "--robot", robot, *pose],
                  ["fk", "--robot", robot, *option("joints", data.draw(numbers(qa), "joints"))],
                  ["fk", "--robot", robot, *option("joints", [repr(x) for x in qa]), *option("guess", pose[1:])],
@@ -101,12 +104,9 @@ def test_kinematics_commands(robot, data):
 def test_id_paper_methods(robot, data):
     from pkm_control.dynamics.formulations import methods_for
 
-    kin = robot_kinematics(robot)
-    home = np.asarray(kin.model.config["home"], float)
-    zero = np.zeros(kin.task.dim)
     method = data.draw(st.sampled_from(methods_for(robot) + ["generic", "x" * 5000, ""]), "method")
-    check(["id", "--robot", robot, "--method", method, *option("pose", data.draw(numbers(home), "pose")),
-           *option("twist", data.draw(numbers(zero), "twist")), *option("accel", data.draw(numbers(zero), "accel"))])
+    pose, twist, accel = motion_options(data, robot_kinematics(robot))
+    check(["id", "--robot", robot, "--method", method, *pose, *twist, *accel])
 
 
 @SETTINGS

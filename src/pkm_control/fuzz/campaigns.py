@@ -151,10 +151,8 @@ def _minimal(campaign, ctx, strategy, budget, seed, kind) -> tuple | None:
             found.append((kind, campaign.text(x), detail))
             raise _Found
 
-    try:
+    with contextlib.suppress(_Found):
         search()
-    except _Found:
-        pass
     return found[-1] if found else None
 
 
