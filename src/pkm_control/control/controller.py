@@ -30,7 +30,8 @@ through the force limits; a command that still is not finite is replaced by zero
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from typing import NamedTuple
 
 import numpy as np
 
@@ -46,8 +47,7 @@ CONTROL = "control"
 COMPUTE_ERRORS = (PkmError, ArithmeticError, ValueError, np.linalg.LinAlgError)
 
 
-@dataclass(frozen=True)
-class References:
+class References(NamedTuple):
     """The desired actuated-joint motion at one instant (model order)."""
 
     q: np.ndarray
@@ -55,8 +55,7 @@ class References:
     qdd: np.ndarray
 
 
-@dataclass(frozen=True)
-class Command:
+class Command(NamedTuple):
     """What the controller commands for one period."""
 
     tau: np.ndarray              # actuator forces to write (after the limits; finite)
@@ -83,6 +82,7 @@ class Controller:
         if needs_estimator and (estimator is None or initial_pose is None):
             raise InvalidInputError(f"law '{law.name}' with safe behaviour '{safe.mode}' needs a state estimator "
                                     "and an initial pose")
+        law.check_size(len(limits.limits))
         self.law = law
         self.limits = limits
         self.reference_limits = reference_limits
@@ -91,6 +91,7 @@ class Controller:
         self.estimator = estimator
         self.state_timeout = float(state_timeout)
         self.n = len(limits.limits)
+        self._shape = (self.n,)
         self.needs_feedforward = FEEDFORWARD in law.requires
         self.needs_pose = MEASURED_POSE in law.requires
         self.pose = initial_pose            # last platform estimate (warm start)
@@ -110,7 +111,7 @@ class Controller:
 
     # ------------------------------------------------------------------ the period
     def update(self, t: float, measured, references: References | None, feedforward=None) -> Command:
-        reason = self._input_problem(t, measured, references, feedforward)
+        reason, inputs = self._checked_inputs(t, measured, references, feedforward)
         tau = None
         if not reason:
             try:
@@ -118,9 +119,8 @@ class Controller:
                 if self.needs_pose:
                     est = self.estimate(measured)
                     pose, twist = est.pose, est.twist
-                tau = self.law.compute(references.q, references.qd, references.qdd, measured.position,
-                                       measured.velocity, tau_ff=feedforward, pose=pose, twist=twist)
-                if not np.all(np.isfinite(tau)):
+                tau = self.law.evaluate(*inputs, pose, twist)       # inputs checked: the law's formula alone
+                if not np.isfinite(tau).all():
                     reason = "the control law gave a non-finite command"
             except COMPUTE_ERRORS as exc:
                 reason = f"{type(exc).__name__}: {exc}"
@@ -133,49 +133,57 @@ class Controller:
         tau, sat = self.limits.apply(tau)
         if sat.any():
             self.saturations += 1
-        if not np.all(np.isfinite(tau)):
+        if not np.isfinite(tau).all():
             tau = np.zeros(self.n)
         self.last_tau = tau
         return Command(tau, sat, self.mode, self.reason, engaged)
 
-    def _input_problem(self, t, measured, references, feedforward) -> str:
-        """'' when every input the law needs is there, fresh and finite; else what is wrong."""
+    def _checked_inputs(self, t, measured, references, feedforward):
+        """('', (q_d, qd_d, qdd_d, q, qd, tau_ff) as float arrays) when every input the law needs is there, fresh
+        and finite; else (what is wrong, None)."""
         if measured is None:
-            return "no measurement yet"
+            return "no measurement yet", None
         age = t - measured.time
         if not age <= self.state_timeout:
-            return f"measurement is {age * 1e3:.3g} ms old (state_timeout {self.state_timeout * 1e3:.3g} ms)"
-        why = self._invalid(measured.position, measured.velocity)
+            return f"measurement is {age * 1e3:.3g} ms old (state_timeout {self.state_timeout * 1e3:.3g} ms)", None
+        why, q, qd = self._vectors(measured.position, measured.velocity)
         if why:
-            return f"measurement {why}"
+            return f"measurement {why}", None
         if references is None:
-            return "no reference for this instant (stream ran dry)"
-        why = self._invalid(references.q, references.qd, references.qdd)
+            return "no reference for this instant (stream ran dry)", None
+        why, q_d, qd_d, qdd_d = self._vectors(references.q, references.qd, references.qdd)
         if why:
-            return f"reference {why}"
+            return f"reference {why}", None
         if self.reference_limits is not None:
             prev_t, prev_q = self._last_ref if self._last_ref is not None else (t, None)
-            why = self.reference_limits.problem(references.q, references.qd, prev_q, t - prev_t)
+            why = self.reference_limits.problem(q_d, qd_d, prev_q, t - prev_t)
             if why:
-                return why
-            self._last_ref = (t, references.q)
+                return why, None
+            self._last_ref = (t, q_d)
         if self.needs_feedforward:
             if feedforward is None:
-                return "no feedforward for this instant (stream ran dry)"
-            why = self._invalid(feedforward)
+                return "no feedforward for this instant (stream ran dry)", None
+            why, feedforward = self._vectors(feedforward)
             if why:
-                return f"feedforward {why}"
-        return ""
+                return f"feedforward {why}", None
+        return "", (q_d, qd_d, qdd_d, q, qd, feedforward)
 
-    def _invalid(self, *arrays) -> str:
-        """'' when every array holds one finite number per actuator; else what is wrong with the first that does not."""
+    def _vectors(self, *arrays):
+        """('', *arrays as float arrays) when each holds one finite number per actuator; else (what is wrong with the
+        first that does not, None, ...). Runs on six arrays every period: float arrays pass without a copy."""
+        out = []
         for a in arrays:
-            shape = np.shape(a)
-            if shape != (self.n,):
-                return f"has shape {shape}, expected ({self.n},)"
-            if not np.all(np.isfinite(a)):
-                return "is not finite"
-        return ""
+            if type(a) is not np.ndarray or a.dtype != np.float64:
+                try:
+                    a = np.asarray(a, dtype=float)
+                except (TypeError, ValueError) as exc:
+                    return (f"is not an array of numbers ({exc})",) + (None,) * len(arrays)
+            if a.shape != self._shape:
+                return (f"has shape {a.shape}, expected ({self.n},)",) + (None,) * len(arrays)
+            if not math.isfinite(a.dot(a)):          # NaN, inf, or |a| > 1e154: 4x cheaper than isfinite().all()
+                return ("is not finite (or beyond 1e150)",) + (None,) * len(arrays)
+            out.append(a)
+        return ("", *out)
 
     def _safe_command(self, measured, reason) -> np.ndarray:
         """The safe behaviour's force; the target is latched at entry (module docstring)."""

@@ -52,22 +52,43 @@ def _vec(name, value, n):
 
 
 class _PD:
+    """Shared by the laws: gains, the checked ``compute`` and the unchecked ``evaluate``.
+
+    ``compute`` checks every input it uses (one finite value per actuator; the ones the law
+    ``requires`` present) and then evaluates. ``evaluate`` is the formula alone, for a caller that has
+    checked the same inputs already (the Controller checks them once per period, and the gain sizes
+    once with ``check_size``).
+    """
+
     requires: frozenset = frozenset()
+    uses_acceleration = False
 
     def __init__(self, kp, kd):
         self.kp, self.kd = _gain("kp", kp), _gain("kd", kd)
 
-    def _check(self, q_d, qd_d, q, qd):
-        n = len(np.atleast_1d(q))
+    def check_size(self, n: int) -> None:
         for name, g in (("kp", self.kp), ("kd", self.kd)):
             if g.ndim == 1 and len(g) != n:
                 raise InvalidInputError(f"gain {name} has {len(g)} values for {n} actuators")
-        return (_vec("desired positions", q_d, n), _vec("desired velocities", qd_d, n),
-                _vec("measured positions", q, n), _vec("measured velocities", qd, n))
+
+    def compute(self, q_d, qd_d, qdd_d, q, qd, tau_ff=None, pose=None, twist=None) -> np.ndarray:
+        n = len(np.atleast_1d(q))
+        self.check_size(n)
+        q_d, qd_d = _vec("desired positions", q_d, n), _vec("desired velocities", qd_d, n)
+        q, qd = _vec("measured positions", q, n), _vec("measured velocities", qd, n)
+        if self.uses_acceleration:
+            qdd_d = _vec("desired accelerations", qdd_d, n)
+        if FEEDFORWARD in self.requires:
+            if tau_ff is None:
+                raise InvalidInputError(f"{self.name} needs tau_ff (the computed force on the desired trajectory)")
+            tau_ff = _vec("feedforward forces tau_ff", tau_ff, n)
+        if MEASURED_POSE in self.requires and pose is None:
+            raise InvalidInputError(f"{self.name} needs the measured platform pose (hardware or forward kinematics "
+                                    "of the measured joints)")
+        return self.evaluate(q_d, qd_d, qdd_d, q, qd, tau_ff, pose, twist)
 
     def pd(self, q_d, qd_d, q, qd) -> np.ndarray:
         """Kp (q_d - q) + Kd (qd_d - qd)."""
-        q_d, qd_d, q, qd = self._check(q_d, qd_d, q, qd)
         return self.kp * (q_d - q) + self.kd * (qd_d - qd)
 
 
@@ -76,7 +97,7 @@ class DecentralizedPD(_PD):
 
     name = "pd"
 
-    def compute(self, q_d, qd_d, qdd_d, q, qd, tau_ff=None, pose=None, twist=None) -> np.ndarray:
+    def evaluate(self, q_d, qd_d, qdd_d, q, qd, tau_ff=None, pose=None, twist=None) -> np.ndarray:
         return self.pd(q_d, qd_d, q, qd)
 
 
@@ -86,11 +107,8 @@ class PDFeedforward(_PD):
     name = "pd_feedforward"
     requires = frozenset({FEEDFORWARD})
 
-    def compute(self, q_d, qd_d, qdd_d, q, qd, tau_ff=None, pose=None, twist=None) -> np.ndarray:
-        tau = self.pd(q_d, qd_d, q, qd)
-        if tau_ff is None:
-            raise InvalidInputError("PD + feedforward needs tau_ff (the computed force on the desired trajectory)")
-        return tau + _vec("feedforward forces tau_ff", tau_ff, len(tau))
+    def evaluate(self, q_d, qd_d, qdd_d, q, qd, tau_ff=None, pose=None, twist=None) -> np.ndarray:
+        return tau_ff + self.pd(q_d, qd_d, q, qd)
 
 
 class ComputedTorque(_PD):
@@ -99,6 +117,7 @@ class ComputedTorque(_PD):
 
     name = "computed_torque"
     requires = frozenset({MEASURED_POSE})
+    uses_acceleration = True
 
     def __init__(self, model: FeedforwardModel, kp, kd):
         super().__init__(kp, kd)
@@ -111,19 +130,18 @@ class ComputedTorque(_PD):
 
     def acceleration(self, q_d, qd_d, qdd_d, q, qd) -> np.ndarray:
         """u = qdd_d + Kp (q_d - q) + Kd (qd_d - qd): the commanded actuated-joint acceleration."""
-        return _vec("desired accelerations", qdd_d, len(np.atleast_1d(q))) + self.pd(q_d, qd_d, q, qd)
+        return qdd_d + self.pd(q_d, qd_d, q, qd)
 
     def compute(self, q_d, qd_d, qdd_d, q, qd, tau_ff=None, pose: Pose = None, twist=None) -> np.ndarray:
         """pose: the measured platform pose (required: the state estimator's, estimator.py).
         twist: the measured platform twist if known, else J^-1 qd."""
-        if pose is None:
-            raise InvalidInputError("computed torque needs the measured platform pose (hardware or forward "
-                                    "kinematics of the measured joints)")
-        u = self.acceleration(q_d, qd_d, qdd_d, q, qd)
-        kin = self.model.kin
         if twist is not None:
             twist = _vec("measured twist", twist, self.model.dyn.n)
-        xd, xdd = task_rates(kin, pose, np.asarray(qd, float), u, self._square, twist)
+        return super().compute(q_d, qd_d, qdd_d, q, qd, tau_ff, pose, twist)
+
+    def evaluate(self, q_d, qd_d, qdd_d, q, qd, tau_ff=None, pose: Pose = None, twist=None) -> np.ndarray:
+        u = self.acceleration(q_d, qd_d, qdd_d, q, qd)
+        xd, xdd = task_rates(self.model.kin, pose, qd, u, self._square, twist)
         return self.model.tau(pose, xd, xdd)
 
 

@@ -37,6 +37,7 @@ class ForceLimits:
             raise InvalidInputError(f"force limits must be > 0, got {lim.tolist()}")
         lim.setflags(write=False)
         self.limits = lim
+        self._lower = -lim
 
     @classmethod
     def from_config(cls, model) -> "ForceLimits":
@@ -52,8 +53,7 @@ class ForceLimits:
         tau = np.asarray(tau, dtype=float)
         if tau.shape != self.limits.shape:
             raise InvalidInputError(f"actuator forces must have shape {self.limits.shape}, got {tau.shape}")
-        sat = np.abs(tau) > self.limits
-        return np.clip(tau, -self.limits, self.limits), sat
+        return np.minimum(np.maximum(tau, self._lower), self.limits), np.abs(tau) > self.limits
 
 
 @dataclass(frozen=True)
@@ -65,6 +65,14 @@ class ReferenceLimits:
     velocity: np.ndarray
     names: tuple
 
+    def __post_init__(self):
+        # the bounds as compared every period, tolerances included, as Python floats: six scalar comparisons
+        # cost less than one numpy call on a six-vector
+        object.__setattr__(self, "_bounds", ((np.asarray(self.lower, float) - 1e-9).tolist(),
+                                             (np.asarray(self.upper, float) + 1e-9).tolist(),
+                                             (np.asarray(self.velocity, float) * (1 + 1e-6)).tolist(),
+                                             (1.5 * np.asarray(self.velocity, float)).tolist()))
+
     @classmethod
     def from_kinematics(cls, kin) -> "ReferenceLimits":
         clm = kin.model
@@ -75,21 +83,20 @@ class ReferenceLimits:
 
     def problem(self, q, qd, q_prev=None, dt: float = 0.0) -> str:
         """'' when the reference (q, qd), coming dt s after q_prev, is inside the limits; else what breaks."""
-        out = (q < self.lower - 1e-9) | (q > self.upper + 1e-9)
-        if out.any():
-            i = int(np.flatnonzero(out)[0])
-            return (f"reference of {self.names[i]} = {q[i]:.6g} is outside its range [{self.lower[i]:.6g}, "
-                    f"{self.upper[i]:.6g}]")
-        fast = np.abs(qd) > self.velocity * (1 + 1e-6)
-        if fast.any():
-            i = int(np.flatnonzero(fast)[0])
-            return f"reference velocity of {self.names[i]} = {qd[i]:.6g} exceeds its limit {self.velocity[i]:.6g}"
+        lo, hi, vmax, step = self._bounds
+        q, qd = np.asarray(q, float).tolist(), np.asarray(qd, float).tolist()
+        for i, (x, a, b) in enumerate(zip(q, lo, hi)):
+            if not a <= x <= b:
+                return (f"reference of {self.names[i]} = {x:.6g} is outside its range [{self.lower[i]:.6g}, "
+                        f"{self.upper[i]:.6g}]")
+        for i, (v, m) in enumerate(zip(qd, vmax)):
+            if not abs(v) <= m:
+                return f"reference velocity of {self.names[i]} = {v:.6g} exceeds its limit {self.velocity[i]:.6g}"
         if q_prev is not None and dt > 0:
-            jump = np.abs(q - q_prev) > self.velocity * dt * 1.5 + 1e-9
-            if jump.any():
-                i = int(np.flatnonzero(jump)[0])
-                return (f"reference of {self.names[i]} jumps by {q[i] - q_prev[i]:.6g} in {dt * 1e3:.3g} ms (limit "
-                        f"1.5 x velocity limit x period = {1.5 * self.velocity[i] * dt:.6g})")
+            for i, (x, x0, m) in enumerate(zip(q, np.asarray(q_prev, float).tolist(), step)):
+                if not abs(x - x0) <= m * dt + 1e-9:
+                    return (f"reference of {self.names[i]} jumps by {x - x0:.6g} in {dt * 1e3:.3g} ms (limit "
+                            f"1.5 x velocity limit x period = {m * dt:.6g})")
         return ""
 
 
