@@ -1,0 +1,108 @@
+"""The periodic runner of the real-time loop (pkm_control.realtime), on a simulated clock.
+
+Nothing here reads the wall clock: the runner takes its clock and sleep as parameters, and the test's
+clock advances only by what the runner sleeps, what each cycle is given to cost, and one microsecond
+per reading (so the runner's spin on the clock ends).
+"""
+
+import numpy as np
+import pytest
+
+from pkm_control.realtime import LatencyHistogram, PeriodicRunner
+
+PERIOD = 500_000        # ns: 2 kHz
+US = 1_000
+
+
+class SimulatedClock:
+    def __init__(self):
+        self.t = 10**12
+
+    def clock(self):
+        self.t += US
+        return self.t
+
+    def sleep(self, seconds):
+        assert seconds >= 0
+        self.t += int(seconds * 1e9)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_histogram_percentiles_bound_the_exact_ones_within_a_bin(seed):
+    rng = np.random.default_rng(seed)
+    x = np.concatenate([rng.exponential(60.0, 1001), rng.uniform(0, 3000, 50)])
+    h = LatencyHistogram(top_us=20_000)
+    for v in x:
+        h.add(v)
+    assert h.n == len(x) and h.max == x.max()
+    for q in (50, 90, 99):
+        exact = np.percentile(x, q, method="inverted_cdf")        # the smallest sample with >= q % at or below it
+        assert exact < h.percentile(q) <= exact + 1
+
+
+def test_histogram_beyond_its_top_reports_the_max_and_clears():
+    h = LatencyHistogram(top_us=100)
+    for v in (5.0, 7.0, 250.0, 900.5):
+        h.add(v)
+    assert h.percentile(50) == 8.0 and h.percentile(99) == 900.5 and h.max == 900.5
+    h.clear()
+    assert h.n == 0 and np.isnan(h.percentile(50)) and np.isnan(h.max)
+
+
+def test_runner_keeps_absolute_deadlines_and_skips_the_periods_an_overrun_lost():
+    sim = SimulatedClock()
+    seen = []
+
+    def cycle(k):
+        seen.append((k, sim.t))
+        sim.t += (1_200 if k == 3 else 100) * US          # period 3 overruns by 2.4 periods
+
+    runner = PeriodicRunner(PERIOD, clock=sim.clock, sleep=sim.sleep)
+    st = runner.run(cycle, cycles=10)
+    ks = [k for k, _ in seen]
+    assert ks == [0, 1, 2, 3, 6, 7, 8, 9, 10, 11]              # periods 4 and 5 were lost, not run late
+    assert st.cycles == 10 and st.misses == 2                  # two deadlines passed without their cycle
+    t0 = seen[0][1]
+    for k, t in seen:                                      # every start within a few us of t0 + k * period
+        assert 0 <= t - (t0 + k * PERIOD) <= 3 * US
+    # a cycle measures its cost + one clock reading (101 us, 1201 us): the upper edges of their 1 us bins
+    assert st.summary() == {"cycles": 10, "deadline_misses": 2, "deadline_miss_percent": 100 * 2 / 12,
+                            "jitter_median_us": 2.0,
+                            "jitter_p99_us": 2.0, "jitter_max_us": 1.0, "compute_median_us": 102.0,
+                            "compute_p99_us": 1202.0}
+
+
+def test_background_work_fills_the_slack_and_never_delays_a_period():
+    """After a 100 us cycle, items of 150 us of background work run while more than 200 us remain before the
+    next deadline: two per period; the next period starts on time."""
+    sim = SimulatedClock()
+    items = []
+    starts = []
+
+    def cycle(k):
+        starts.append(sim.t)
+        sim.t += 100 * US
+
+    def background():
+        items.append(len(starts))
+        sim.t += 150 * US
+        return True
+
+    runner = PeriodicRunner(PERIOD, clock=sim.clock, sleep=sim.sleep)
+    st = runner.run(cycle, cycles=20, background=background, background_budget_ns=200 * US)
+    assert st.misses == 0 and st.summary()["jitter_max_us"] == 1.0
+    assert [items.count(k) for k in range(1, 21)] == [2] * 20
+    assert set(np.diff(starts)) == {PERIOD}
+
+
+def test_background_stops_when_nothing_is_waiting():
+    sim = SimulatedClock()
+    calls = []
+    runner = PeriodicRunner(PERIOD, clock=sim.clock, sleep=sim.sleep)
+    runner.run(lambda k: None, cycles=5, background=lambda: calls.append(1) and False, background_budget_ns=0)
+    assert len(calls) == 5                                 # one look per period, nothing found
+
+
+def test_a_period_must_be_positive():
+    with pytest.raises(ValueError, match="period"):
+        PeriodicRunner(0)
