@@ -23,7 +23,7 @@ from .kinematics.task_space import Pose
 
 #: keys whose values are floats (a YAML int such as 2000 must not make the ROS parameter an integer)
 FLOAT_KEYS = {"control_rate", "state_timeout", "reference_timeout", "command_timeout", "lockstep_timeout",
-              "lookahead", "start_delay", "display_rate", "measured_pose_rate", "diagnostics_period",
+              "lookahead", "chunk_length", "start_delay", "display_rate", "measured_pose_rate", "diagnostics_period",
               "approach_speed", "approach_rate", "state_publish_rate",
               "ground_truth_rate", "clock_rate"}
 GAIN_KEYS = ("kp", "kd", "hold_kp", "hold_kd")
@@ -36,8 +36,8 @@ HARDWARE = ("sim", "topics")
 COMMON_KEYS = ("robot", "variant", "controller", "controller_config", "diagnostics_period")
 #: the settings each node uses, besides COMMON_KEYS
 NODE_KEYS = {
-    "trajectory_generator": ("control_rate", "lookahead", "start_delay", "display_rate", "goal", "auto_start",
-                             "initial_pose", "approach_speed", "approach_rate"),
+    "trajectory_generator": ("control_rate", "chunk_length", "lookahead", "start_delay", "display_rate", "goal",
+                             "auto_start", "initial_pose", "approach_speed", "approach_rate"),
     "inverse_kinematics": ("display_rate", "measured_pose_rate", "initial_pose"),
     "computed_force": ("feedforward_model", "parameters_file", "parameters_dir"),
     "joint_controller": ("hardware", "control_rate", "mode", "feedforward_model", "kp", "kd", "hold_kp", "hold_kd",

@@ -39,10 +39,10 @@ from __future__ import annotations
 
 import time
 
-import numpy as np
 from rclpy.node import Node
 
 from ..hardware.simulated import simulated_robot
+from ..realtime import LatencyHistogram
 from .hardware_io import SimulationTopics
 from .messages import joint_state_msg, parse_commands, period_ns
 from .qos import COMMANDS, qos
@@ -77,7 +77,7 @@ class HardwareNode(Node):
         self.pending = None             # latest valid command not yet applied
         self.got_first = False
         self.waiting_since = time.monotonic()
-        self.step_us = np.zeros(1 << 17)
+        self.step_us = LatencyHistogram()
         self.plant.reset(self.initial)
         wall = Clock(clock_type=ClockType.STEADY_TIME)
         if s["lockstep"]:
@@ -86,9 +86,11 @@ class HardwareNode(Node):
         else:
             self.timer = self.create_timer(self.dt_ns * 1e-9, guarded(self.diag, "step")(self.on_wall_timer),
                                            clock=wall)
-            self.jitter_us = np.zeros(1 << 17)
-            self.stale = 0
-            self.t_first = None
+            self.jitter_us = LatencyHistogram()
+            self.fresh = 0                # steps with a command computed since the previous step
+            self.t_first = None           # the timer's first call: its period grid
+            self.first_command_slot = None
+            self.command_periods = 0      # grid periods since the first command
             self.diag_timer = self.create_timer(0.5, self.timing, clock=wall)
         self.publish_state()
 
@@ -115,30 +117,36 @@ class HardwareNode(Node):
             self.pending = None
         t0 = time.perf_counter()
         self.plant.step()
-        self.step_us[self.k % len(self.step_us)] = (time.perf_counter() - t0) * 1e6
+        self.step_us.add((time.perf_counter() - t0) * 1e6)
         self.k += 1
         self.diag.step()
         self.publish_state()
 
     def on_wall_timer(self):
-        """Real time: one step per timer period. A step without a command since the previous one counts as a
-        stale-command step (the controller missed its deadline); the timer's lateness is the jitter."""
+        """Real time: one step per timer call. The timer's period grid starts at its first call; a call's jitter
+        is its lateness after the grid time it belongs to (a timer that falls behind skips grid periods). Since
+        the first command, a grid period counts as met when a step in it had a command computed since the
+        previous step (``fresh_command_steps`` of ``command_periods``)."""
         now = time.monotonic_ns()
         if self.t_first is None:
-            self.t_first = now - self.k * self.dt_ns
-        self.jitter_us[self.k % len(self.jitter_us)] = (now - self.t_first - self.k * self.dt_ns) * 1e-3
-        if self.got_first and self.pending is None:
-            self.stale += 1
+            self.t_first = now
+        slot, late = divmod(now - self.t_first, self.dt_ns)
+        self.jitter_us.add(late * 1e-3)
+        if self.got_first:
+            if self.first_command_slot is None:
+                self.first_command_slot = slot
+            self.command_periods = slot - self.first_command_slot + 1
+            self.fresh += self.pending is not None
         self.advance()
 
     def timing(self):
-        n = min(self.k, len(self.jitter_us), len(self.step_us))
-        if n:
-            j = self.jitter_us[:n]
-            self.diag.extra.update(stale_command_steps=self.stale, timer_steps=self.k,
-                                   jitter_median_us=f"{np.median(j):.1f}",
-                                   jitter_p99_us=f"{np.percentile(j, 99):.1f}", jitter_max_us=f"{j.max():.1f}",
-                                   plant_step_median_us=f"{np.median(self.step_us[:n]):.1f}")
+        if self.jitter_us.n:
+            self.diag.extra.update(fresh_command_steps=self.fresh, timer_steps=self.k,
+                                   command_periods=self.command_periods,
+                                   jitter_median_us=f"{self.jitter_us.percentile(50):.0f}",
+                                   jitter_p99_us=f"{self.jitter_us.percentile(99):.0f}",
+                                   jitter_max_us=f"{self.jitter_us.max:.0f}",
+                                   plant_step_median_us=f"{self.step_us.percentile(50):.0f}")
 
     # ------------------------------------------------------------------ callbacks
     def on_command(self, msg):

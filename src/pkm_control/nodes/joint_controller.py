@@ -69,6 +69,7 @@ from __future__ import annotations
 
 import threading
 import time
+from functools import partial
 
 import numpy as np
 from rclpy.node import Node
@@ -76,15 +77,17 @@ from rclpy.node import Node
 from ..control import (Controller, ControlLoop, FeedforwardModel, ForceLimits, ReferenceLimits, SafeBehaviour,
                        StateEstimator, make_law)
 from ..errors import PkmError
-from ..realtime import PeriodicRunner, fifo_priority, prepare_realtime, release_realtime
+from ..realtime import LatencyHistogram, PeriodicRunner, fifo_priority, prepare_realtime, release_realtime
 from . import estimated_state_topic
 from .hardware_io import SimulationTopics, TopicHardware
 from .messages import joint_state_msg, parse_joint_trajectory, period_ns
 from .qos import qos
-from .runtime import COMMON_PARAMS, Diagnostics, declare_settings, guarded, run_node
+from .runtime import COMMON_PARAMS, Diagnostics, PolledSubscriptions, declare_settings, guarded, run_node
 
 __doc__ += "\n" + COMMON_PARAMS
-STATS_WINDOW = 1 << 17       # cycles (65 s at 2 kHz) over which the timing figures are taken
+#: real time: a streamed chunk is taken between two periods only while this much remains before the next
+#: deadline (a 10-sample JointTrajectory costs ~120 us to take and parse here, a 100-sample one ~0.9 ms)
+STREAM_BUDGET_NS = 200_000
 MAX_BURST = 400              # lockstep periods run in one callback before the executor gets the thread back
 
 
@@ -122,17 +125,19 @@ class JointControllerNode(Node):
         self.loop = ControlLoop(hardware, controller, int(round(s["reference_timeout"] * 1e9)))
         state_topic = estimated_state_topic(s["hardware"])
         self.pub_state = self.create_publisher(JointState, state_topic, qos(state_topic, "pub"))
-        self.sub_ref = self.create_subscription(JointTrajectory, "/joint_references",
-                                                guarded(self.diag, "joint_references")(self.on_reference),
-                                                qos("/joint_references", "sub"))
-        self.sub_ff = self.create_subscription(JointTrajectory, "/feedforward",
-                                               guarded(self.diag, "feedforward")(self.on_feedforward),
-                                               qos("/feedforward", "sub"))
+        # real time: the loop's thread takes the streams between its periods (one thread: no other thread holds
+        # the interpreter lock while rclpy deserializes a chunk); lockstep: the executor runs them
+        self.streams = PolledSubscriptions()
+        subscribe = self.create_subscription if s["lockstep"] else partial(self.streams.create, self)
+        self.sub_ref = subscribe(JointTrajectory, "/joint_references",
+                                 guarded(self.diag, "joint_references")(self.on_reference),
+                                 qos("/joint_references", "sub"))
+        self.sub_ff = subscribe(JointTrajectory, "/feedforward", guarded(self.diag, "feedforward")(self.on_feedforward),
+                                qos("/feedforward", "sub"))
         self.k = 0                      # sim: periods stepped, sim time = k * dt exactly
         self._publish_slots = {}
-        self._cycle_us = np.zeros(STATS_WINDOW)       # preallocated: no allocation in the loop
-        self._step_us = np.zeros(STATS_WINDOW)
-        self._n_stats = 0
+        self._cycle_us = LatencyHistogram()       # preallocated: no allocation in the loop
+        self._step_us = LatencyHistogram()
         self._reset_request = threading.Event()
         self._handled = None
         self._started = False
@@ -246,23 +251,21 @@ class JointControllerNode(Node):
             self.get_logger().warning(f"safe behaviour '{cmd.mode}' engaged: {cmd.reason}")
         self.diag.safe_behaviour = "none" if cmd.mode == "control" else cmd.mode
         self.diag.extra.update(safe_entries=c.safe_entries, saturations=c.saturations)
-        i = self._n_stats % STATS_WINDOW
-        self._cycle_us[i], self._step_us[i] = cycle_us, step_us
-        self._n_stats += 1
+        self._cycle_us.add(cycle_us)
+        self._step_us.add(step_us)
 
     def timing(self, runner=None):
         """Timing figures into the diagnostics (called from the executor, about once a second)."""
-        n = min(self._n_stats, STATS_WINDOW)
-        if n == 0:
+        cyc = self._cycle_us
+        if cyc.n == 0:
             return
-        cyc = self._cycle_us[:n]
-        self.diag.extra.update(cycle_median_us=f"{np.median(cyc):.2f}", cycle_p99_us=f"{np.percentile(cyc, 99):.2f}",
-                               periods=self._n_stats)
+        self.diag.extra.update(cycle_median_us=f"{cyc.percentile(50):.0f}", cycle_p99_us=f"{cyc.percentile(99):.0f}",
+                               periods=cyc.n)
         wall = 0.0 if self._run_start is None else time.monotonic() - self._run_start[0]
         if wall > 0:       # sim seconds per wall second since the first period
             self.diag.extra["real_time_factor"] = f"{(self._last_t - self._run_start[1]) * 1e-9 / wall:.4f}"
         if self.sim:
-            self.diag.extra["plant_step_median_us"] = f"{np.median(self._step_us[:n]):.2f}"
+            self.diag.extra["plant_step_median_us"] = f"{self._step_us.percentile(50):.0f}"
         if runner is not None:
             st = runner.stats().summary()
             self.diag.deadline_misses = st["deadline_misses"]
@@ -355,11 +358,12 @@ class JointControllerNode(Node):
 
     # ------------------------------------------------------------------ real time (own thread)
     def start_realtime(self):
-        # the executor thread (this one) shares the interpreter lock with the loop: SCHED_FIFO below the loop,
-        # so that no other process preempts it while it holds the lock (realtime.prepare_realtime)
-        why = fifo_priority(max(1, int(self.s["realtime_priority"]) - 10))
+        # every other thread of this process, below the loop: the executor (this one) shares the interpreter lock
+        # with the loop, and the DDS threads the locks a publish takes; no other process may preempt one of them
+        # while it holds a lock the loop waits for (measured: a publish from the loop then took 0.5 ms, up to 8 ms)
+        why = fifo_priority(max(1, int(self.s["realtime_priority"]) - 10), whole_process=True)
         if why:
-            self.get_logger().info(f"executor thread: {why}")
+            self.get_logger().info(f"executor and DDS threads: {why}")
         self._runner = PeriodicRunner(self.dt_ns)
         self._rt_thread = threading.Thread(target=guarded(self.diag, "real-time loop")(self._realtime),
                                            name="pkm_rt_loop", daemon=True)
@@ -378,7 +382,7 @@ class JointControllerNode(Node):
                 self._apply_reset()
             self.guarded_period(self.k * self.dt_ns if self.sim else self.get_clock().now().nanoseconds)
         try:
-            stats = self._runner.run(cycle)
+            stats = self._runner.run(cycle, background=self.streams.take_one, background_budget_ns=STREAM_BUDGET_NS)
         finally:
             release_realtime()
         self.get_logger().info(f"real-time loop stopped: {stats.cycles} periods, {stats.misses} deadline misses "

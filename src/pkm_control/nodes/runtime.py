@@ -204,6 +204,55 @@ def guarded(diag: Diagnostics, what: str):
     return wrap
 
 
+class PolledSubscriptions:
+    """Subscriptions that no executor runs: their owner takes the messages itself, one at a time
+    (``take_one``), in the thread and at the moments it chooses (the real-time loop, between two periods).
+
+    rclpy's executors skip every entity whose callback group answers ``can_execute`` with False; this
+    group always does. The callback of each subscription is the usual one (guard it with ``guarded``).
+    """
+
+    def __init__(self):
+        from rclpy.callback_groups import CallbackGroup
+
+        class _Polled(CallbackGroup):
+            def can_execute(self, entity) -> bool:
+                return False
+
+            def beginning_execution(self, entity) -> bool:
+                return False
+
+            def ending_execution(self, entity) -> None:
+                pass
+
+        self.group = _Polled()
+        self.subscriptions = []
+        self._next = 0
+
+    def create(self, node, msg_type, topic, callback, qos_profile):
+        sub = node.create_subscription(msg_type, topic, callback, qos_profile, callback_group=self.group)
+        self.subscriptions.append(sub)
+        return sub
+
+    def take_one(self) -> bool:
+        """Take and handle one waiting message (the subscriptions in turn); False when none waits."""
+        from rclpy.exceptions import InvalidHandle
+
+        subs = self.subscriptions
+        for i in range(len(subs)):
+            sub = subs[(self._next + i) % len(subs)]
+            try:
+                with sub.handle:
+                    taken = sub.handle.take_message(sub.msg_type, sub.raw)
+            except InvalidHandle:          # destroyed while the node shuts down
+                return False
+            if taken is not None:
+                self._next = (self._next + i + 1) % len(subs)
+                sub.callback(taken[0])
+                return True
+        return False
+
+
 def wants_help(argv) -> bool:
     """--help / -h before any --ros-args (rclpy is not initialized for it)."""
     args = list(argv)

@@ -14,7 +14,8 @@ Publishes
   /platform_trajectory     trajectory_msgs/MultiDOFJointTrajectory   one joint 'platform'; transforms =
                            pose, velocities = twist (v, omega; base frame), accelerations; one point
                            per control period on the sim-time grid k/control_rate; chunks of
-                           `lookahead` s, kept two chunks ahead of /clock
+                           `chunk_length` s, published while the published end is less than
+                           `lookahead` s ahead of /clock
   ~/status                 std_msgs/String (JSON; transient local)  the goal's life cycle: state
                            (accepted | rejected | started | finished | stopped), sim times
                            motion_start, goal_start, end (s) and the reason of a rejection
@@ -38,7 +39,7 @@ starts at the first grid time after now + start_delay. If sim time stands still 
 the chunks from now are offered again (a subscriber that matched late would otherwise wait forever).
 
 Node parameters (besides the common ones; run time: approach_speed, approach_rate, display_rate)
-  control_rate, lookahead, start_delay, display_rate, goal ('' = none), auto_start, initial_pose
+  control_rate, chunk_length, lookahead, start_delay, display_rate, goal ('' = none), auto_start, initial_pose
   ('' = home), approach_speed, approach_rate
 """
 
@@ -49,10 +50,10 @@ import time
 
 from rclpy.node import Node
 
-from ..errors import PkmError
+from ..errors import InvalidInputError, PkmError
 from ..kinematics.task_space import Pose
 from ..trajectory.streaming import GoalScheduler, parse_goal
-from .messages import finite, period_ns, platform_trajectory_msg, pose_stamped_msg, rotations, to_ns
+from .messages import MAX_POINTS, finite, period_ns, platform_trajectory_msg, pose_stamped_msg, rotations, to_ns
 from .qos import qos
 from .runtime import COMMON_PARAMS, Diagnostics, declare_settings, guarded, run_node
 
@@ -60,6 +61,8 @@ __doc__ += "\n" + COMMON_PARAMS
 REOFFER_AFTER = 0.5          # s (wall) of standing sim time before the chunks are offered again
 #: a measured pose may be stamped this much after the last clock seen (the clock is published at a lower rate)
 MEASURED_SLACK_NS = 100_000_000
+#: the longest lookahead, in control periods (5 s at 2 kHz)
+MAX_LEAD_PERIODS = 10_000
 
 
 class TrajectoryGeneratorNode(Node):
@@ -76,9 +79,13 @@ class TrajectoryGeneratorNode(Node):
         self.s = s
         self.frame = "base_link"      # the core's base frame (planar_redundant: RViz views it from 'world')
         dt_ns = period_ns(s["control_rate"])
-        self.sched = GoalScheduler(self.ctx.kin, self.ctx.initial(s["initial_pose"]), dt_ns,
-                                   max(1, int(round(s["lookahead"] * 1e9 / dt_ns))), int(round(s["start_delay"] * 1e9)),
-                                   s["approach_speed"], s["approach_rate"])
+        samples = {key: max(1, int(round(s[key] * 1e9 / dt_ns))) for key in ("chunk_length", "lookahead")}
+        for key, most in (("chunk_length", MAX_POINTS), ("lookahead", MAX_LEAD_PERIODS)):
+            if samples[key] > most:
+                raise InvalidInputError(f"{key} = {s[key]:g} s is {samples[key]} control periods; at most {most}")
+        self.sched = GoalScheduler(self.ctx.kin, self.ctx.initial(s["initial_pose"]), dt_ns, samples["chunk_length"],
+                                   int(round(s["start_delay"] * 1e9)), s["approach_speed"], s["approach_rate"],
+                                   samples["lookahead"])
         self.diag = Diagnostics(self, s["diagnostics_period"])
         self.diag.extra["robot"] = self.ctx.robot
         self._display_slot = None

@@ -12,10 +12,11 @@ the sample of its instant. Two pieces:
   pose to keep when no motion runs (initially the start pose, later the end of the last motion),
   loads a goal (spec -> trajectory, an approach move in front if it starts elsewhere, the whole
   motion checked for reachability), starts it on the grid ``start_delay`` after now, stops it,
-  and tells which chunks to publish so that the published reference stays ``2 * lookahead``
-  ahead of now. A start or stop never changes a sample already published (a consumer may have
-  used it), so it takes effect at the published end when that is later than now + start_delay:
-  a published sample is final, and the splice downstream only ever appends.
+  and tells which chunks to publish so that the published reference stays at least ``lead_n``
+  periods ahead of now (and less than ``lead_n + chunk_n``). A start or stop never changes a
+  sample already published (a consumer may have used it), so it takes effect at the published
+  end when that is later than now + start_delay: a published sample is final, and the splice
+  downstream only ever appends.
   Times are integer nanoseconds of the caller's clock (sim time in lockstep).
 """
 
@@ -162,19 +163,22 @@ class GoalScheduler:
 
     dt_ns: control period; chunk_n: samples per chunk; start_delay_ns: a started motion begins on the
     first grid time at or after now + start_delay; approach_speed (m/s), approach_rate (rad/s): peak
-    speeds of the quintic approach move.
+    speeds of the quintic approach move; lead_n: periods the published end stays ahead of now at least
+    (default chunk_n: between one and two chunks ahead).
     """
 
     def __init__(self, kin, hold: Pose, dt_ns: int, chunk_n: int, start_delay_ns: int,
-                 approach_speed: float = 0.1, approach_rate: float = 0.5):
-        if dt_ns <= 0 or chunk_n < 1 or start_delay_ns < 0:
-            raise InvalidInputError(f"dt_ns {dt_ns} > 0, chunk_n {chunk_n} >= 1 and start_delay_ns "
-                                    f"{start_delay_ns} >= 0 are required")
+                 approach_speed: float = 0.1, approach_rate: float = 0.5, lead_n: int | None = None):
+        lead_n = chunk_n if lead_n is None else lead_n
+        if dt_ns <= 0 or chunk_n < 1 or start_delay_ns < 0 or lead_n < 1:
+            raise InvalidInputError(f"dt_ns {dt_ns} > 0, chunk_n {chunk_n} >= 1, lead_n {lead_n} >= 1 and "
+                                    f"start_delay_ns {start_delay_ns} >= 0 are required")
         if not (approach_speed > 0 and approach_rate > 0):
             raise InvalidInputError(f"approach_speed {approach_speed} m/s and approach_rate {approach_rate} "
                                     "rad/s must be > 0")
         self.kin = kin
         self.dt_ns, self.chunk_n, self.start_delay_ns = int(dt_ns), int(chunk_n), int(start_delay_ns)
+        self.lead_n = int(lead_n)
         self.approach_speed, self.approach_rate = float(approach_speed), float(approach_rate)
         self.hold = hold                 # pose held when no motion runs
         self.loaded = None               # (trajectory, approach s) accepted, waiting for start()
@@ -286,7 +290,7 @@ class GoalScheduler:
         if self.published_until is None:
             self.published_until = self.next_grid(now_ns) - self.dt_ns
         chunks = []
-        while self.published_until - now_ns < self.chunk_n * self.dt_ns:
+        while self.published_until - now_ns < self.lead_n * self.dt_ns:
             chunks.append(self.next_chunk())
         if self.active is not None and now_ns > self.active.end_ns:
             done = self.active
