@@ -8,7 +8,7 @@ per reading (so the runner's spin on the clock ends).
 import numpy as np
 import pytest
 
-from pkm_control.realtime import LatencyHistogram, PeriodicRunner
+from pkm_control.realtime import LatencyHistogram, PeriodicRunner, SlicedWork
 
 PERIOD = 500_000        # ns: 2 kHz
 US = 1_000
@@ -106,3 +106,46 @@ def test_background_stops_when_nothing_is_waiting():
 def test_a_period_must_be_positive():
     with pytest.raises(ValueError, match="period"):
         PeriodicRunner(0)
+
+
+def test_sliced_work_runs_one_slice_per_step_oldest_job_first():
+    done = []
+
+    def job(name, slices):
+        for i in range(slices):
+            done.append((name, i))
+            if i < slices - 1:
+                yield
+
+    work = SlicedWork(max_jobs=3)
+    work.add(job("a", 2))
+    work.add(job("b", 1))
+    assert work.step() and done == [("a", 0)]
+    assert work.step() and done == [("a", 0), ("a", 1)]            # a's last slice
+    assert work.step() and done[-1] == ("b", 0)
+    assert not work.step() and not work.jobs
+
+
+def test_sliced_work_drops_the_oldest_beyond_its_bound_and_passes_failures_on():
+    work = SlicedWork(max_jobs=2)
+    ran = []
+
+    def job(name):
+        ran.append(name)
+        yield
+
+    def failing():
+        raise RuntimeError("broken job")
+        yield
+
+    for name in "abc":
+        work.add(job(name))
+    assert work.dropped == 1
+    work.finish()
+    assert ran == ["b", "c"]
+    work.add(failing())
+    work.add(job("d"))
+    with pytest.raises(RuntimeError, match="broken job"):
+        work.step()
+    work.finish()                                          # the failed job is gone, the next one runs
+    assert ran == ["b", "c", "d"]

@@ -28,6 +28,7 @@ The clock and the sleep are parameters, so a test drives the runner on a simulat
 
 from __future__ import annotations
 
+import collections
 import ctypes
 import gc
 import os
@@ -147,6 +148,49 @@ class LatencyHistogram:
         cum = np.cumsum(self.counts)
         i = int(np.searchsorted(cum, q / 100.0 * cum[-1]))
         return float(i + 1) if i < self.top else self.max
+
+
+class SlicedWork:
+    """Background jobs cut into slices, done one slice at a time between two periods (``PeriodicRunner``'s
+    ``background``), oldest job first.
+
+    A job is a generator: its code up to each ``yield`` is one slice, short enough to fit the slack of a
+    period. ``step()`` runs one slice (True) or finds nothing to do (False); ``finish()`` runs every job to
+    its end (lockstep: the work of a period is done before the next one). At most ``max_jobs`` wait: beyond
+    that the oldest is dropped (``dropped`` counts them). A job that raises is removed, and the exception
+    passes to the caller.
+    """
+
+    def __init__(self, max_jobs: int = 64):
+        self.jobs = collections.deque()
+        self.max_jobs = int(max_jobs)
+        self.dropped = 0
+
+    def add(self, job) -> None:
+        if len(self.jobs) >= self.max_jobs:
+            self.jobs.popleft().close()
+            self.dropped += 1
+        self.jobs.append(job)
+
+    def step(self) -> bool:
+        if not self.jobs:
+            return False
+        try:
+            next(self.jobs[0])              # a slice; the job's last one ends in StopIteration
+        except StopIteration:
+            self.jobs.popleft()
+        except BaseException:
+            self.jobs.popleft()
+            raise
+        return True
+
+    def finish(self) -> None:
+        while self.step():
+            pass
+
+    def clear(self) -> None:
+        while self.jobs:
+            self.jobs.popleft().close()
 
 
 @dataclass(frozen=True)

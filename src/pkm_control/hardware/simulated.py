@@ -164,14 +164,19 @@ class SimulatedRobot(HardwareInterface, Simulated):
             self._read = JointMeasurement(self.time, q, qd, self.tau_applied.copy())
         return self._read
 
-    def ground_truth(self) -> RobotState:
+    def snapshot(self):
+        """The state as of now, cheaply (its parts are never changed in place): ``ground_truth(snapshot)`` later."""
         self._require()
-        s = self._state
+        return self.time, self._state, self.tau_applied
+
+    def ground_truth(self, snapshot=None) -> RobotState:
+        """Every joint and the platform motion, now or at a ``snapshot()``."""
+        time, s, tau = self.snapshot() if snapshot is None else snapshot
         pose = self.sim.pose(s)
         m = self.kin.inverse(pose, s.twist, check_limits=False)
         effort = np.zeros(len(self.names))
-        effort[self._act] = self.tau_applied
-        return RobotState(self.time, self.names, m.q, m.v, effort, pose, s.twist.copy())
+        effort[self._act] = tau
+        return RobotState(time, self.names, m.q, m.v, effort, pose, s.twist.copy())
 
     def write(self, tau, time: float | None = None) -> None:
         """Command actuator forces; NaN, infinite or wrong-size commands, and commands beyond

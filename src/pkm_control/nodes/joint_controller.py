@@ -77,7 +77,8 @@ from rclpy.node import Node
 from ..control import (Controller, ControlLoop, FeedforwardModel, ForceLimits, ReferenceLimits, SafeBehaviour,
                        StateEstimator, make_law)
 from ..errors import PkmError
-from ..realtime import LatencyHistogram, PeriodicRunner, fifo_priority, prepare_realtime, release_realtime
+from ..realtime import (LatencyHistogram, PeriodicRunner, SlicedWork, fifo_priority, prepare_realtime,
+                        release_realtime)
 from . import estimated_state_topic
 from .hardware_io import SimulationTopics, TopicHardware
 from .messages import joint_state_msg, parse_joint_trajectory, period_ns
@@ -85,9 +86,10 @@ from .qos import qos
 from .runtime import COMMON_PARAMS, Diagnostics, PolledSubscriptions, declare_settings, guarded, run_node
 
 __doc__ += "\n" + COMMON_PARAMS
-#: real time: a streamed chunk is taken between two periods only while this much remains before the next
-#: deadline (a 10-sample JointTrajectory costs ~120 us to take and parse here, a 100-sample one ~0.9 ms)
-STREAM_BUDGET_NS = 200_000
+#: real time: work between two periods (a streamed chunk, a slice of an observation) starts only while this much
+#: remains before the next deadline. Measured in the running graph here: a 10-sample JointTrajectory costs ~120 us
+#: to take and parse (a 100-sample one ~0.9 ms: stream in chunk_length <= 0.005 s), an observation slice 40-130 us
+BACKGROUND_BUDGET_NS = 300_000
 MAX_BURST = 400              # lockstep periods run in one callback before the executor gets the thread back
 
 
@@ -128,6 +130,7 @@ class JointControllerNode(Node):
         # real time: the loop's thread takes the streams between its periods (one thread: no other thread holds
         # the interpreter lock while rclpy deserializes a chunk); lockstep: the executor runs them
         self.streams = PolledSubscriptions()
+        self.work = SlicedWork()          # the observation topics (observe)
         subscribe = self.create_subscription if s["lockstep"] else partial(self.streams.create, self)
         self.sub_ref = subscribe(JointTrajectory, "/joint_references",
                                  guarded(self.diag, "joint_references")(self.on_reference),
@@ -150,8 +153,7 @@ class JointControllerNode(Node):
         if s["lockstep"]:
             self.timer = self.create_timer(0.01, guarded(self.diag, "lockstep")(self.on_lockstep_timer), clock=wall)
             if self.sim:
-                self.sim_topics.clock(0)
-                self.publish_state(0, force=True)
+                self.publish_observations(0)
         else:
             self.start_realtime()
 
@@ -216,12 +218,13 @@ class JointControllerNode(Node):
         c.pose, c.target, c.mode = self.initial, None, "control"
         self.k = 0
         self.get_logger().info("hardware reset: initial pose at sim time 0")
-        self.sim_topics.clock(0)
-        self.publish_state(0, force=True)
+        self.work.clear()
+        self.publish_observations(0)
 
     # ------------------------------------------------------------------ one period
     def period(self, t_ns: int):
-        """read -> estimate -> update -> write (and, simulated, step the plant); then publish."""
+        """read -> estimate -> update -> write (and, simulated, step the plant); then the observations: published at
+        once in lockstep, between the periods in real time."""
         if self._run_start is None:
             self._run_start = (time.monotonic(), t_ns)
         self._last_t = t_ns
@@ -234,10 +237,10 @@ class JointControllerNode(Node):
             t_ns = self.k * self.dt_ns
         t2 = time.perf_counter()
         self.record(cmd, (t1 - t0) * 1e6, (t2 - t1) * 1e6)
-        if self.sim and self._due("clock", t_ns, self.s["clock_rate"], False):
-            self.sim_topics.clock(t_ns)
-        self.publish_state(t_ns)
+        self.observe(t_ns)
         self.diag.step()
+        if self.s["lockstep"]:
+            self.work.finish()
 
     def guarded_period(self, t_ns: int):
         try:
@@ -280,23 +283,44 @@ class JointControllerNode(Node):
         self._publish_slots[what] = slot
         return True
 
-    def publish_state(self, t_ns: int, force: bool = False):
-        """The simulated robot's ground truth at ground_truth_rate, every joint from the state estimator at
-        state_publish_rate (sim time)."""
+    def observe(self, t_ns: int, force: bool = False):
+        """Queue the observation topics due at sim time t_ns (``force``: all of them), as jobs of slices that fit
+        between two periods (realtime.SlicedWork): /clock at clock_rate and the simulated robot's ground truth at
+        ground_truth_rate, every joint from the state estimator at state_publish_rate."""
         hw = self.loop.hardware
+        if self.sim and self._due("clock", t_ns, self.s["clock_rate"], force):
+            self.work.add(self._clock_job(t_ns))
+        state_due = self._due("state", t_ns, self.s["state_publish_rate"], force)
+        if self.sim and self._due("truth", t_ns, self.s["ground_truth_rate"], force):
+            self.work.add(self._truth_job(t_ns, hw.snapshot(), state_due))
+        meas = hw.read()
+        if state_due and meas is not None:
+            self.work.add(self._state_job(t_ns, meas))
+
+    def publish_observations(self, t_ns: int):
+        """Every observation topic at t_ns, now (time offered to the graph, a reset)."""
+        self.observe(t_ns, force=True)
+        self.work.finish()
+
+    def _clock_job(self, t_ns):
+        self.sim_topics.clock(t_ns)
+        yield
+
+    def _truth_job(self, t_ns, snapshot, pose: bool):
+        state = self.loop.hardware.ground_truth(snapshot)
+        yield
+        self.sim_topics.ground_truth(t_ns, state, pose=pose)
+
+    def _state_job(self, t_ns, meas):
         try:
-            state_due = self._due("state", t_ns, self.s["state_publish_rate"], force)
-            if self.sim and self._due("truth", t_ns, self.s["ground_truth_rate"], force):
-                self.sim_topics.ground_truth(t_ns, hw.ground_truth(), pose=state_due)
-            meas = hw.read()
-            if meas is None or not state_due:
-                return
             est = self.loop.controller.estimate(meas, joints=True)
-            effort = np.zeros(len(est.q))
-            effort[self.ctx.model.actuated_idx] = meas.effort
-            self.pub_state.publish(joint_state_msg(t_ns, self.ctx.joint_names, est.q, est.v, effort))
         except PkmError as exc:
             self.diag.reject("state estimate", exc)
+            return
+        yield
+        effort = np.zeros(len(est.q))
+        effort[self.ctx.model.actuated_idx] = meas.effort
+        self.pub_state.publish(joint_state_msg(t_ns, self.ctx.joint_names, est.q, est.v, effort))
 
     # ------------------------------------------------------------------ lockstep (event driven)
     def next_instant(self):
@@ -340,8 +364,7 @@ class JointControllerNode(Node):
             self._waiting_since = now
             if self.sim and now - self._offered > 0.1:    # nobody listening yet: offer the time again
                 self._offered = now
-                self.sim_topics.clock(t)
-                self.publish_state(t, force=True)
+                self.publish_observations(t)
             return
         self.advance_ready()
         t = self.next_instant()
@@ -369,6 +392,14 @@ class JointControllerNode(Node):
                                            name="pkm_rt_loop", daemon=True)
         self._rt_thread.start()
 
+    def background(self) -> bool:
+        """Between two periods: a streamed chunk first (the loop needs it), else a slice of an observation job."""
+        try:
+            return self.streams.take_one() or self.work.step()
+        except Exception as exc:      # noqa: BLE001 - the loop never dies; the failure is counted and logged
+            self.diag.reject("between periods", exc)
+            return True
+
     def _realtime(self):
         setup = prepare_realtime(int(self.s["realtime_priority"]),
                                  None if self.s["realtime_cpu"] < 0 else int(self.s["realtime_cpu"]))
@@ -382,7 +413,7 @@ class JointControllerNode(Node):
                 self._apply_reset()
             self.guarded_period(self.k * self.dt_ns if self.sim else self.get_clock().now().nanoseconds)
         try:
-            stats = self._runner.run(cycle, background=self.streams.take_one, background_budget_ns=STREAM_BUDGET_NS)
+            stats = self._runner.run(cycle, background=self.background, background_budget_ns=BACKGROUND_BUDGET_NS)
         finally:
             release_realtime()
         self.get_logger().info(f"real-time loop stopped: {stats.cycles} periods, {stats.misses} deadline misses "
