@@ -100,6 +100,7 @@ class Controller:
         self.reason = ""
         self.last_tau = np.zeros(self.n)
         self.safe_entries = 0
+        self.safe_periods = 0               # periods commanded by the safe behaviour
         self.saturations = 0
 
     # ------------------------------------------------------------------ state estimate
@@ -127,6 +128,7 @@ class Controller:
         engaged = False
         if reason:
             engaged = self.mode == CONTROL
+            self.safe_periods += 1
             tau = self._safe_command(measured, reason)
         elif self.mode != CONTROL:
             self.mode, self.reason, self.target = CONTROL, "", None

@@ -15,6 +15,8 @@ Figures (from the nodes' own /diagnostics over the run; durations in 1 us bins, 
                 step that had a command computed since the previous step (the timer fell behind, or the
                 command came late); in percent of all periods
   plant step    the simulated robot's step (forward dynamics with friction in every joint, RK4)
+  safe behaviour the controller's periods commanded by its safe behaviour (an input missing: the streams ran
+                dry), in percent: the loop's figures are those of a robot tracking only when this is ~0
   start-up      from starting the joint_controller process to its first /joint_states (warm: the numba
                 cache exists; measured twice, the second is reported)
 
@@ -32,8 +34,10 @@ import time
 
 from .qos import qos
 
-#: s of trajectory per streamed chunk in real-time mode (config/controllers.yaml chunk_length)
+#: real-time mode (config/controllers.yaml): s of trajectory per streamed chunk (chunk_length; the loop takes each
+#: between two periods), and how far ahead of /clock the generator streams (lookahead: the pipeline's latency margin)
 REALTIME_CHUNK = 0.005
+REALTIME_LOOKAHEAD = 0.2
 TARGETS = {"deadline_miss_percent": 0.1, "jitter_p99_us": 100.0, "compute_median_us": 50.0, "startup_s": 3.0}
 
 
@@ -54,7 +58,8 @@ def _run_graph(robot, controller, hardware, seconds, quiet):
     args = build_parser().parse_args(["--robot", robot, "--controller", controller, "--hardware", hardware,
                                       "--goal", _goal(seconds), "--set", "lockstep=false",
                                       "--set", "state_publish_rate=100.0", "--set", "ground_truth_rate=100.0",
-                                      "--set", f"chunk_length={REALTIME_CHUNK}"])
+                                      "--set", f"chunk_length={REALTIME_CHUNK}",
+                                      "--set", f"lookahead={REALTIME_LOOKAHEAD}"])
     rec = GraphRecorder(robot_kinematics(robot), hardware, samples=False)
     g = Graph(args, open(os.devnull, "w") if quiet else sys.stderr)
     try:
@@ -110,12 +115,15 @@ def _figures(diag: dict, new: bool) -> dict:
             return float("nan")
 
     ctl = diag.get("joint_controller", {})
+    # the controller's periods commanded by its safe behaviour (inputs missing: the streams ran dry), in percent
+    safe = 100.0 * f(ctl, "safe_periods") / f(ctl, "cycles") if f(ctl, "cycles") > 0 else float("nan")
     if new:
         return {"deadline_miss_percent": f(ctl, "deadline_miss_percent"), "deadline_misses": f(ctl, "deadline_misses"),
                 "periods": f(ctl, "cycles"), "jitter_median_us": f(ctl, "jitter_median_us"),
                 "jitter_p99_us": f(ctl, "jitter_p99_us"), "jitter_max_us": f(ctl, "jitter_max_us"),
                 "compute_median_us": f(ctl, "cycle_median_us"), "compute_p99_us": f(ctl, "cycle_p99_us"),
-                "plant_step_median_us": f(ctl, "plant_step_median_us"), "realtime": ctl.get("realtime", "")}
+                "plant_step_median_us": f(ctl, "plant_step_median_us"), "realtime": ctl.get("realtime", ""),
+                "safe_percent": safe, "observations_dropped": f(ctl, "observations_dropped")}
     hw = diag.get("hardware", {})
     periods = f(hw, "command_periods")           # 2 kHz periods since the first command (one snapshot)
     missed = periods - f(hw, "fresh_command_steps")
@@ -123,7 +131,7 @@ def _figures(diag: dict, new: bool) -> dict:
             "deadline_misses": missed, "periods": periods, "jitter_median_us": f(hw, "jitter_median_us"),
             "jitter_p99_us": f(hw, "jitter_p99_us"), "jitter_max_us": f(hw, "jitter_max_us"),
             "compute_median_us": f(ctl, "cycle_median_us"), "compute_p99_us": f(ctl, "cycle_p99_us"),
-            "plant_step_median_us": f(hw, "plant_step_median_us")}
+            "plant_step_median_us": f(hw, "plant_step_median_us"), "safe_percent": safe}
 
 
 def bench_loop(robot: str = "palida", controller: str = "cf_rb_friction", seconds: float = 60.0,
@@ -145,7 +153,8 @@ def bench_loop(robot: str = "palida", controller: str = "cf_rb_friction", second
             ("jitter median [us]", "jitter_median_us", "{:.1f}"),
             ("jitter p99 [us]", "jitter_p99_us", "{:.1f}"), ("jitter max [us]", "jitter_max_us", "{:.0f}"),
             ("compute median [us]", "compute_median_us", "{:.1f}"), ("compute p99 [us]", "compute_p99_us", "{:.1f}"),
-            ("plant step median [us]", "plant_step_median_us", "{:.1f}"), ("periods", "periods", "{:.0f}")]
+            ("plant step median [us]", "plant_step_median_us", "{:.1f}"), ("periods", "periods", "{:.0f}"),
+            ("safe behaviour [% periods]", "safe_percent", "{:.2f}")]
     print(f"{'':26s} {'one process':>12s} {'5 processes':>12s} {'ratio':>8s} {'target':>8s}")
     for label, key, fmt in rows:
         a, b = new[key], base[key]
@@ -154,5 +163,6 @@ def bench_loop(robot: str = "palida", controller: str = "cf_rb_friction", second
         print(f"{label:26s} {fmt.format(a):>12s} {fmt.format(b):>12s} {ratio:8.2f} "
               f"{'<= ' + format(tgt, 'g') if tgt else '':>8s}")
     print(f"{'start-up to /joint_states [s]':26s} {startup:12.2f} {'':>12s} {'':>8s} {'<= 3':>8s}")
-    print(f"real-time setup: {new['realtime'] or 'unknown'}")
+    print(f"real-time setup: {new['realtime'] or 'unknown'}; observations dropped (no slack): "
+          f"{new['observations_dropped']:.0f}")
     return out

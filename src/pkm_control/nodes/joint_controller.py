@@ -86,10 +86,10 @@ from .qos import qos
 from .runtime import COMMON_PARAMS, Diagnostics, PolledSubscriptions, declare_settings, guarded, run_node
 
 __doc__ += "\n" + COMMON_PARAMS
-#: real time: work between two periods (a streamed chunk, a slice of an observation) starts only while this much
-#: remains before the next deadline. Measured in the running graph here: a 10-sample JointTrajectory costs ~120 us
-#: to take and parse (a 100-sample one ~0.9 ms: stream in chunk_length <= 0.005 s), an observation slice 40-130 us
-BACKGROUND_BUDGET_NS = 300_000
+#: real time: a slice of work between two periods (of a streamed chunk, of an observation) starts only while this
+#: much remains before the next deadline. Measured here: a 10-sample JointTrajectory takes ~70 us to deserialize and
+#: ~45 us to parse (a 100-sample one ~0.9 ms: stream in chunk_length <= 0.005 s), an observation slice 40-130 us
+BACKGROUND_BUDGET_NS = 150_000
 MAX_BURST = 400              # lockstep periods run in one callback before the executor gets the thread back
 
 
@@ -108,7 +108,8 @@ class JointControllerNode(Node):
         self.initial = self.ctx.initial(s["initial_pose"])
         self.diag = Diagnostics(self, s["diagnostics_period"])
         self.diag.extra.update(robot=self.ctx.robot, mode=s["mode"], hardware=s["hardware"],
-                               timing="lockstep" if s["lockstep"] else "real-time", safe_entries=0, saturations=0)
+                               timing="lockstep" if s["lockstep"] else "real-time", safe_entries=0, safe_periods=0,
+                               saturations=0)
         self.model = FeedforwardModel(self.dyn, s["feedforward_model"]) if s["mode"] == "computed_torque" else None
         controller = Controller(self.make_law(s), ForceLimits(s["force_limit"]), self.make_safe(s["safe_behaviour"]),
                                 StateEstimator(self.ctx.kin), self.initial, s["state_timeout"],
@@ -131,6 +132,7 @@ class JointControllerNode(Node):
         # the interpreter lock while rclpy deserializes a chunk); lockstep: the executor runs them
         self.streams = PolledSubscriptions()
         self.work = SlicedWork()          # the observation topics (observe)
+        self._clock_due = None            # sim time to publish on /clock (observe)
         subscribe = self.create_subscription if s["lockstep"] else partial(self.streams.create, self)
         self.sub_ref = subscribe(JointTrajectory, "/joint_references",
                                  guarded(self.diag, "joint_references")(self.on_reference),
@@ -240,7 +242,7 @@ class JointControllerNode(Node):
         self.observe(t_ns)
         self.diag.step()
         if self.s["lockstep"]:
-            self.work.finish()
+            self.flush_observations()
 
     def guarded_period(self, t_ns: int):
         try:
@@ -253,7 +255,7 @@ class JointControllerNode(Node):
         if cmd.engaged:
             self.get_logger().warning(f"safe behaviour '{cmd.mode}' engaged: {cmd.reason}")
         self.diag.safe_behaviour = "none" if cmd.mode == "control" else cmd.mode
-        self.diag.extra.update(safe_entries=c.safe_entries, saturations=c.saturations)
+        self.diag.extra.update(safe_entries=c.safe_entries, safe_periods=c.safe_periods, saturations=c.saturations)
         self._cycle_us.add(cycle_us)
         self._step_us.add(step_us)
 
@@ -270,6 +272,7 @@ class JointControllerNode(Node):
         if self.sim:
             self.diag.extra["plant_step_median_us"] = f"{self._step_us.percentile(50):.0f}"
         if runner is not None:
+            self.diag.extra["observations_dropped"] = self.work.dropped     # real time: the loop had no slack for them
             st = runner.stats().summary()
             self.diag.deadline_misses = st["deadline_misses"]
             self.diag.extra.update({k: (f"{v:.2f}" if isinstance(v, float) else v) for k, v in st.items()
@@ -289,7 +292,7 @@ class JointControllerNode(Node):
         ground_truth_rate, every joint from the state estimator at state_publish_rate."""
         hw = self.loop.hardware
         if self.sim and self._due("clock", t_ns, self.s["clock_rate"], force):
-            self.work.add(self._clock_job(t_ns))
+            self._clock_due = t_ns        # the time source: never dropped, only the newest is sent
         state_due = self._due("state", t_ns, self.s["state_publish_rate"], force)
         if self.sim and self._due("truth", t_ns, self.s["ground_truth_rate"], force):
             self.work.add(self._truth_job(t_ns, hw.snapshot(), state_due))
@@ -300,11 +303,19 @@ class JointControllerNode(Node):
     def publish_observations(self, t_ns: int):
         """Every observation topic at t_ns, now (time offered to the graph, a reset)."""
         self.observe(t_ns, force=True)
+        self.flush_observations()
+
+    def flush_observations(self):
+        """What observe() queued, sent now (lockstep: after each period)."""
+        self.publish_clock()
         self.work.finish()
 
-    def _clock_job(self, t_ns):
-        self.sim_topics.clock(t_ns)
-        yield
+    def publish_clock(self) -> bool:
+        if self._clock_due is None:
+            return False
+        t, self._clock_due = self._clock_due, None
+        self.sim_topics.clock(t)
+        return True
 
     def _truth_job(self, t_ns, snapshot, pose: bool):
         state = self.loop.hardware.ground_truth(snapshot)
@@ -393,9 +404,10 @@ class JointControllerNode(Node):
         self._rt_thread.start()
 
     def background(self) -> bool:
-        """Between two periods: a streamed chunk first (the loop needs it), else a slice of an observation job."""
+        """Between two periods, one slice: the clock (the other nodes' time), a streamed chunk (the loop needs it),
+        else an observation."""
         try:
-            return self.streams.take_one() or self.work.step()
+            return self.publish_clock() or self.streams.step() or self.work.step()
         except Exception as exc:      # noqa: BLE001 - the loop never dies; the failure is counted and logged
             self.diag.reject("between periods", exc)
             return True

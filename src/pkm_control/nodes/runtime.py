@@ -205,15 +205,19 @@ def guarded(diag: Diagnostics, what: str):
 
 
 class PolledSubscriptions:
-    """Subscriptions that no executor runs: their owner takes the messages itself, one at a time
-    (``take_one``), in the thread and at the moments it chooses (the real-time loop, between two periods).
+    """Subscriptions that no executor runs: their owner takes the messages itself, a slice at a time
+    (``step``), in the thread and at the moments it chooses (the real-time loop, between two periods).
 
     rclpy's executors skip every entity whose callback group answers ``can_execute`` with False; this
-    group always does. The callback of each subscription is the usual one (guard it with ``guarded``).
+    group always does. A message is handled in three slices, each short enough for the slack of a
+    period: take its serialized bytes, deserialize them, call the subscription's usual callback (guard it
+    with ``guarded``). The subscriptions are taken in turn.
     """
 
-    def __init__(self):
+    def __init__(self, max_pending: int = 1000):
         from rclpy.callback_groups import CallbackGroup
+
+        from ..realtime import SlicedWork
 
         class _Polled(CallbackGroup):
             def can_execute(self, entity) -> bool:
@@ -227,15 +231,19 @@ class PolledSubscriptions:
 
         self.group = _Polled()
         self.subscriptions = []
+        self.pending = SlicedWork(max_pending)      # taken messages not yet handled
         self._next = 0
 
     def create(self, node, msg_type, topic, callback, qos_profile):
-        sub = node.create_subscription(msg_type, topic, callback, qos_profile, callback_group=self.group)
+        sub = node.create_subscription(msg_type, topic, callback, qos_profile, callback_group=self.group, raw=True)
         self.subscriptions.append(sub)
         return sub
 
-    def take_one(self) -> bool:
-        """Take and handle one waiting message (the subscriptions in turn); False when none waits."""
+    def step(self) -> bool:
+        """One slice: of a message taken before, else take the next waiting one; False when nothing waits."""
+        return self.pending.step() or self._take()
+
+    def _take(self) -> bool:
         from rclpy.exceptions import InvalidHandle
 
         subs = self.subscriptions
@@ -243,14 +251,22 @@ class PolledSubscriptions:
             sub = subs[(self._next + i) % len(subs)]
             try:
                 with sub.handle:
-                    taken = sub.handle.take_message(sub.msg_type, sub.raw)
+                    taken = sub.handle.take_message(sub.msg_type, True)
             except InvalidHandle:          # destroyed while the node shuts down
                 return False
             if taken is not None:
                 self._next = (self._next + i + 1) % len(subs)
-                sub.callback(taken[0])
+                self.pending.add(self._handle(sub, taken[0]))
                 return True
         return False
+
+    @staticmethod
+    def _handle(sub, data: bytes):
+        from rclpy.serialization import deserialize_message
+
+        msg = deserialize_message(data, sub.msg_type)
+        yield
+        sub.callback(msg)
 
 
 def wants_help(argv) -> bool:
