@@ -146,3 +146,20 @@ def test_a_spoofed_clock_is_refused(kin):
     s.advance(400 * DT + MAX_CLOCK_JUMP_NS)              # the largest step ahead is accepted
     chunks, _ = s.advance(0)                             # a reset of the time source
     assert chunks[0].times_ns[0] == 0
+
+
+def test_a_clock_that_confirms_its_jump_is_followed_from_now(kin):
+    """A consumer that stalled for over a second (real time on an overloaded machine) sees the clock jump: refused once,
+    accepted when the next clock follows it; the chunks then start at now, none in the past."""
+    from pkm_control.trajectory.streaming import MAX_CLOCK_JUMP_NS
+
+    s = scheduler(kin)
+    s.advance(0)
+    late = 3 * MAX_CLOCK_JUMP_NS + 7 * DT
+    with pytest.raises(InvalidInputError, match="accepted if the next clock follows"):
+        s.advance(late)
+    assert s.now_ns == 0
+    chunks, _ = s.advance(late + 10 * DT)
+    assert s.now_ns == late + 10 * DT
+    t = np.concatenate([c.times_ns for c in chunks])
+    assert t[0] == late + 10 * DT and np.all(np.diff(t) == DT) and s.published_until - s.now_ns >= CHUNK * DT

@@ -186,6 +186,7 @@ class GoalScheduler:
         self._pending_start = False      # start() before the first clock: fixed at the first advance()
         self.published_until = None      # grid time of the last published sample (ns)
         self.now_ns = None
+        self._jump = None                # a refused forward jump of the clock (ns)
 
     # ------------------------------------------------------------------ goals
     def load(self, spec: dict):
@@ -261,7 +262,7 @@ class GoalScheduler:
         nothing published, time unknown."""
         self.hold = hold
         self.loaded, self.active, self._pending_start = None, None, False
-        self.published_until = self.now_ns = None
+        self.published_until = self.now_ns = self._jump = None
 
     def next_grid(self, t_ns: int) -> int:
         return -(-int(t_ns) // self.dt_ns) * self.dt_ns
@@ -272,7 +273,9 @@ class GoalScheduler:
         start got its time, 'finished' (Motion) when the motion ended. A clock back to zero (a reset of
         the time source) restarts the publication from there; a clock that goes back elsewhere or jumps
         ahead by more than MAX_CLOCK_JUMP_NS (a spoofed or broken time source) raises InvalidInputError
-        and changes nothing."""
+        and changes nothing, unless the clock before it was such a jump and this one follows it (within
+        MAX_CLOCK_JUMP_NS ahead): the time source did move on while this consumer stalled (real-time
+        mode on an overloaded machine), and the publication goes on from now, never in the past."""
         events = []
         now_ns = int(now_ns)
         if self.now_ns is not None:
@@ -280,14 +283,18 @@ class GoalScheduler:
                 raise InvalidInputError(f"clock went back from {self.now_ns * 1e-9:.6f} s to {now_ns * 1e-9:.6f} s "
                                         "(only a reset to 0 is accepted)")
             if now_ns - self.now_ns > MAX_CLOCK_JUMP_NS:
-                raise InvalidInputError(f"clock jumped ahead by {(now_ns - self.now_ns) * 1e-9:.6g} s (limit "
-                                        f"{MAX_CLOCK_JUMP_NS * 1e-9:g} s)")
+                confirmed = self._jump is not None and 0 <= now_ns - self._jump <= MAX_CLOCK_JUMP_NS
+                self._jump = now_ns
+                if not confirmed:
+                    raise InvalidInputError(f"clock jumped ahead by {(now_ns - self.now_ns) * 1e-9:.6g} s (limit "
+                                            f"{MAX_CLOCK_JUMP_NS * 1e-9:g} s; accepted if the next clock follows it)")
             if now_ns < self.now_ns:
                 self.published_until = None
+        self._jump = None
         self.now_ns = now_ns
         if self._pending_start:
             events.append(("started", self._begin(now_ns)))
-        if self.published_until is None:
+        if self.published_until is None or self.published_until < now_ns - self.dt_ns:
             self.published_until = self.next_grid(now_ns) - self.dt_ns
         chunks = []
         while self.published_until - now_ns < self.lead_n * self.dt_ns:
