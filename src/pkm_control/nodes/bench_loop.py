@@ -20,8 +20,9 @@ Figures (from the nodes' own /diagnostics over the run; durations in 1 us bins, 
   start-up      from starting the joint_controller process to its first /joint_states (warm: the numba
                 cache exists; measured twice, the second is reported)
 
-Both paths publish the estimated joint states and the simulated robot's ground truth at 100 Hz (observation
-topics, not part of the control path; a real drive has no ground truth).
+Both paths run with `pkm bringup --realtime` (settings.REALTIME_SETTINGS: 5 ms chunks streamed 0.2 s ahead, the
+estimated joint states and the simulated robot's ground truth at 100 Hz: observation topics, not part of the
+control path; a real drive has no ground truth).
 """
 
 from __future__ import annotations
@@ -34,10 +35,6 @@ import time
 
 from .qos import qos
 
-#: real-time mode (config/controllers.yaml): s of trajectory per streamed chunk (chunk_length; the loop takes each
-#: between two periods), and how far ahead of /clock the generator streams (lookahead: the pipeline's latency margin)
-REALTIME_CHUNK = 0.005
-REALTIME_LOOKAHEAD = 0.2
 TARGETS = {"deadline_miss_percent": 0.1, "jitter_p99_us": 100.0, "compute_median_us": 50.0, "startup_s": 3.0}
 
 
@@ -56,10 +53,7 @@ def _run_graph(robot, controller, hardware, seconds, quiet):
     from .recorder import GraphRecorder
 
     args = build_parser().parse_args(["--robot", robot, "--controller", controller, "--hardware", hardware,
-                                      "--goal", _goal(seconds), "--set", "lockstep=false",
-                                      "--set", "state_publish_rate=100.0", "--set", "ground_truth_rate=100.0",
-                                      "--set", f"chunk_length={REALTIME_CHUNK}",
-                                      "--set", f"lookahead={REALTIME_LOOKAHEAD}"])
+                                      "--goal", _goal(seconds), "--realtime"])
     rec = GraphRecorder(robot_kinematics(robot), hardware, samples=False)
     g = Graph(args, open(os.devnull, "w") if quiet else sys.stderr)
     try:

@@ -70,6 +70,10 @@ def add_arguments(p: argparse.ArgumentParser, robot: bool = True) -> None:
     p.add_argument("--set", action="append", default=[], metavar="[NODE.]KEY=VALUE",
                    help="override a parameter (YAML value) for all nodes or one node, e.g. lockstep=false, "
                         "joint_controller.kp=5e5; repeatable")
+    p.add_argument("--realtime", action="store_true",
+                   help="real-time mode (the loop on the wall clock) with the settings it needs: lockstep=false, "
+                        "chunk_length=0.005, lookahead=0.2, ground_truth_rate=100, state_publish_rate=100 "
+                        "(settings.REALTIME_SETTINGS; --set overrides each)")
     p.add_argument("--duration", type=float, default=None, metavar="S",
                    help="stop the graph after S seconds (wall); default: run until stopped")
     p.add_argument("--exit-when-done", action="store_true",
@@ -105,6 +109,10 @@ def parameters(args) -> dict:
         per_node["trajectory_generator"]["goal"] = args.goal
     if getattr(args, "exit_when_done", False):      # the run is recorded from its first sample
         shared["wait_for_recorder"] = True
+    if getattr(args, "realtime", False):
+        from ..settings import REALTIME_SETTINGS
+
+        shared.update(REALTIME_SETTINGS)
     for item in args.set:
         key, sep, value = item.partition("=")
         if not sep or not key:
