@@ -199,7 +199,8 @@ def test_bringup_parameters_and_set():
     rt = bringup.parameters(bringup.build_parser().parse_args(["--realtime", "--set", "lookahead=0.5"]))
     assert rt["/**"]["ros__parameters"] == {"robot": "palida", "controller": "pd_feedforward", "hardware": "sim",
                                            "lockstep": False, "chunk_length": 0.005, "lookahead": 0.5,
-                                           "ground_truth_rate": 100.0, "state_publish_rate": 100.0}
+                                           "clock_rate": 50.0, "ground_truth_rate": 100.0,
+                                           "state_publish_rate": 100.0}
 
 
 def _sigint_ignored():

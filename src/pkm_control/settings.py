@@ -34,10 +34,10 @@ HARDWARE = ("sim", "topics")
 
 #: real-time mode (``pkm bringup --realtime``): the loop on the wall clock takes each streamed chunk between two
 #: periods, so the chunks are short (5 ms: ~0.1 ms to take, a 50 ms chunk ~0.9 ms); the generator streams 0.2 s
-#: ahead (the latency margin of three processes on a busy machine); the observation topics at 100 Hz (each costs
-#: the loop 0.1-0.2 ms, done between periods)
-REALTIME_SETTINGS = {"lockstep": False, "chunk_length": 0.005, "lookahead": 0.2, "ground_truth_rate": 100.0,
-                     "state_publish_rate": 100.0}
+#: ahead (the latency margin of three processes on a busy machine); /clock at 50 Hz (the generator publishes the
+#: chunks of 20 ms per clock); the observation topics at 100 Hz (each costs the loop 0.1-0.2 ms, between periods)
+REALTIME_SETTINGS = {"lockstep": False, "chunk_length": 0.005, "lookahead": 0.2, "clock_rate": 50.0,
+                     "ground_truth_rate": 100.0, "state_publish_rate": 100.0}
 #: the settings every node takes (the robot and the controller it runs)
 COMMON_KEYS = ("robot", "variant", "controller", "controller_config", "diagnostics_period")
 #: the settings each node uses, besides COMMON_KEYS

@@ -72,7 +72,8 @@ def add_arguments(p: argparse.ArgumentParser, robot: bool = True) -> None:
                         "joint_controller.kp=5e5; repeatable")
     p.add_argument("--realtime", action="store_true",
                    help="real-time mode (the loop on the wall clock) with the settings it needs: lockstep=false, "
-                        "chunk_length=0.005, lookahead=0.2, ground_truth_rate=100, state_publish_rate=100 "
+                        "chunk_length=0.005, lookahead=0.2, clock_rate=50, ground_truth_rate=100, "
+                        "state_publish_rate=100 "
                         "(settings.REALTIME_SETTINGS; --set overrides each)")
     p.add_argument("--duration", type=float, default=None, metavar="S",
                    help="stop the graph after S seconds (wall); default: run until stopped")
