@@ -149,3 +149,17 @@ def test_sliced_work_drops_the_oldest_beyond_its_bound_and_passes_failures_on():
         work.step()
     work.finish()                                          # the failed job is gone, the next one runs
     assert ran == ["b", "c", "d"]
+
+
+def test_restarted_statistics_count_from_the_cycle_that_restarted_them():
+    """A warm-up (here an overrun in period 1) is not in the figures once the cycle of period 4 restarts them."""
+    sim = SimulatedClock()
+    runner = PeriodicRunner(PERIOD, clock=sim.clock, sleep=sim.sleep)
+
+    def cycle(k):
+        if k == 4:
+            runner.restart_stats()
+        sim.t += (900 if k == 1 else 50) * US
+
+    st = runner.run(cycle, cycles=10)
+    assert st.misses == 0 and st.cycles == 10 and st.compute.n == 10 and st.compute.max < 100

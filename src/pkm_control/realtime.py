@@ -242,6 +242,12 @@ class PeriodicRunner:
     def stats(self) -> RunStats:
         return RunStats(self.cycles, self.misses, self.jitter, self.compute)
 
+    def restart_stats(self) -> None:
+        """Count from now on (called from the cycle: the run's figures without a warm-up)."""
+        self.cycles = self.misses = 0
+        self.jitter.clear()
+        self.compute.clear()
+
     def run(self, cycle, cycles: int | None = None, background=None, background_budget_ns: int = 0) -> RunStats:
         """``background()`` (optional) does one item of background work and returns whether it found any; it is
         called after a cycle while more than ``background_budget_ns`` remain before the next deadline."""
@@ -249,9 +255,7 @@ class PeriodicRunner:
         jitter, compute = self.jitter, self.compute
         period, spin, clock, sleep = self.period_ns, self.spin_ns, self.clock, self.sleep
         k = 0
-        self.cycles = self.misses = 0
-        jitter.clear()
-        compute.clear()
+        self.restart_stats()
         self._stop = False
         deadline = clock() + period
         while not self._stop and self.cycles < n_max:

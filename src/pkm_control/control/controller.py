@@ -103,6 +103,10 @@ class Controller:
         self.safe_periods = 0               # periods commanded by the safe behaviour
         self.saturations = 0
 
+    def reset_counters(self) -> None:
+        """Safe-behaviour entries and periods, saturated periods: counted from now on."""
+        self.safe_entries = self.safe_periods = self.saturations = 0
+
     # ------------------------------------------------------------------ state estimate
     def estimate(self, measured, joints: bool = False):
         """The state estimator on a measurement, warm-started from (and updating) the last estimate."""

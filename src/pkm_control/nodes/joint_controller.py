@@ -420,9 +420,20 @@ class JointControllerNode(Node):
         for note in setup.notes:
             self.get_logger().info(note)
 
+        measuring = False
+
         def cycle(_k):
+            nonlocal measuring
             if self._reset_request.is_set() and self.sim:
                 self._apply_reset()
+            if not measuring and self.loop.started():
+                # the figures start with the run, at the first reference (as in lockstep): the periods before it
+                # (the graph coming up, first calls) hold the robot and are not counted
+                measuring = True
+                self._runner.restart_stats()
+                self._cycle_us.clear()
+                self._step_us.clear()
+                self.loop.controller.reset_counters()
             self.guarded_period(self.k * self.dt_ns if self.sim else self.get_clock().now().nanoseconds)
         try:
             stats = self._runner.run(cycle, background=self.background, background_budget_ns=BACKGROUND_BUDGET_NS)
