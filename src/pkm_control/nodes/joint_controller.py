@@ -74,7 +74,7 @@ from functools import partial
 import numpy as np
 from rclpy.node import Node
 
-from ..control import (Controller, ControlLoop, FeedforwardModel, ForceLimits, ReferenceLimits, SafeBehaviour,
+from ..control import (CONTROL, Controller, ControlLoop, FeedforwardModel, ForceLimits, ReferenceLimits, SafeBehaviour,
                        StateEstimator, make_law)
 from ..errors import PkmError
 from ..realtime import (LatencyHistogram, PeriodicRunner, SlicedWork, fifo_priority, prepare_realtime,
@@ -426,15 +426,16 @@ class JointControllerNode(Node):
             nonlocal measuring
             if self._reset_request.is_set() and self.sim:
                 self._apply_reset()
-            if not measuring and self.loop.started():
-                # the figures start with the run, at the first reference (as in lockstep): the periods before it
-                # (the graph coming up, first calls) hold the robot and are not counted
+            self.guarded_period(self.k * self.dt_ns if self.sim else self.get_clock().now().nanoseconds)
+            if not measuring and self.loop.command is not None and self.loop.command.mode == CONTROL:
+                # the figures start with the run, at the first period the law controls (a lockstep run starts with
+                # the first reference for its instant): the periods before it (the graph coming up, first calls,
+                # the streams catching up with the clock) hold the robot and are not counted
                 measuring = True
                 self._runner.restart_stats()
                 self._cycle_us.clear()
                 self._step_us.clear()
                 self.loop.controller.reset_counters()
-            self.guarded_period(self.k * self.dt_ns if self.sim else self.get_clock().now().nanoseconds)
         try:
             stats = self._runner.run(cycle, background=self.background, background_budget_ns=BACKGROUND_BUDGET_NS)
         finally:
