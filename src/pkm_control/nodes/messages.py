@@ -10,6 +10,7 @@ compare exactly.
 
 from __future__ import annotations
 
+import array
 from dataclasses import dataclass
 
 import numpy as np
@@ -261,20 +262,28 @@ def parse_joint_trajectory(msg, names, fields) -> JointChunk:
 
 def joint_trajectory_msg(t0_ns: int, names, times_ns, positions=None, velocities=None, accelerations=None,
                          efforts=None):
+    """JointTrajectory from absolute times (``time_from_start`` relative to ``t0_ns``, the header stamp) and
+    (points, joints) arrays of the fields given. Each array is checked once and copied into the points as
+    slices of one flat array.array (no Python float per value)."""
     from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
     msg = JointTrajectory()
     msg.header.stamp = stamp_msg(t0_ns)
     msg.joint_names = list(names)
-    cols = {f: (None if a is None else finite(f, a).tolist())
-            for f, a in zip(_FIELDS, (positions, velocities, accelerations, efforts))}
+    n = len(msg.joint_names)
+    rel = (np.asarray(times_ns, np.int64) - int(t0_ns)).tolist()
+    cols = []
+    for f, a in zip(_FIELDS, (positions, velocities, accelerations, efforts)):
+        if a is not None:
+            arr = finite(f, a)
+            if arr.shape != (len(rel), n):
+                raise InvalidInputError(f"joint trajectory {f}: shape {arr.shape}, expected {(len(rel), n)}")
+            cols.append((f, array.array("d", np.ascontiguousarray(arr).tobytes())))
     points = []
-    for k, t in enumerate(times_ns):
-        pt = JointTrajectoryPoint()
-        for f, rows in cols.items():
-            if rows is not None:
-                setattr(pt, f, rows[k])
-        pt.time_from_start = duration_msg(int(t) - t0_ns)
+    for k, dt in enumerate(rel):
+        pt = JointTrajectoryPoint(**{f: flat[k * n:(k + 1) * n] for f, flat in cols})
+        d = pt.time_from_start
+        d.sec, d.nanosec = divmod(dt, 1_000_000_000)
         points.append(pt)
     msg.points = points
     return msg
