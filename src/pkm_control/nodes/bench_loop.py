@@ -16,8 +16,9 @@ Figures (from the nodes' own /diagnostics over the run):
   start-up      from starting the joint_controller process to its first /joint_states (warm: the numba
                 cache exists; measured twice, the second is reported)
 
-Both paths publish the estimated joint states and the simulated robot's ground truth at 100 Hz (observation
-topics, not part of the control path; a real drive has no ground truth).
+Both paths publish the estimated joint states at 100 Hz and sample the simulated robot's ground truth at 100 Hz
+(sent in chunks of ground_truth_chunk samples; observation topics, not part of the control path; a real drive
+has no ground truth).
 """
 
 from __future__ import annotations
