@@ -175,8 +175,10 @@ def parse_platform_trajectory(msg, task) -> Chunk:
 
 
 def platform_trajectory_msg(t0_ns: int, frame: str, times_ns, positions, rots, twists, accels, task):
-    """MultiDOFJointTrajectory (joint 'platform') from absolute times and the motion at each."""
-    from geometry_msgs.msg import Quaternion, Transform, Twist, Vector3
+    """MultiDOFJointTrajectory (joint 'platform') from absolute times and the motion at each. The values go into
+    the nested messages' own default children (a message's constructor builds them anyway): no message is built
+    only to be replaced."""
+    from geometry_msgs.msg import Transform, Twist
     from trajectory_msgs.msg import MultiDOFJointTrajectory, MultiDOFJointTrajectoryPoint
 
     P = finite("platform positions", positions)
@@ -188,13 +190,25 @@ def platform_trajectory_msg(t0_ns: int, frame: str, times_ns, positions, rots, t
     msg.header.frame_id = frame
     msg.joint_names = [PLATFORM_JOINT]
     points = []
-    for t, p, q, v, a in zip(times_ns, P.tolist(), Q.tolist(), V.tolist(), A.tolist()):
-        pt = MultiDOFJointTrajectoryPoint()
-        pt.transforms = [Transform(translation=Vector3(x=p[0], y=p[1], z=p[2]),
-                                   rotation=Quaternion(x=q[0], y=q[1], z=q[2], w=q[3]))]
-        pt.velocities = [Twist(linear=Vector3(x=v[0], y=v[1], z=v[2]), angular=Vector3(x=v[3], y=v[4], z=v[5]))]
-        pt.accelerations = [Twist(linear=Vector3(x=a[0], y=a[1], z=a[2]), angular=Vector3(x=a[3], y=a[4], z=a[5]))]
-        pt.time_from_start = duration_msg(int(t) - t0_ns)
+    rel = (np.asarray(times_ns, np.int64) - int(t0_ns)).tolist()
+    for dt, p, q, v, a in zip(rel, P.tolist(), Q.tolist(), V.tolist(), A.tolist()):
+        tr = Transform()
+        x = tr.translation
+        x.x, x.y, x.z = p
+        x = tr.rotation
+        x.x, x.y, x.z, x.w = q
+        tw, ac = Twist(), Twist()
+        x = tw.linear
+        x.x, x.y, x.z = v[:3]
+        x = tw.angular
+        x.x, x.y, x.z = v[3:]
+        x = ac.linear
+        x.x, x.y, x.z = a[:3]
+        x = ac.angular
+        x.x, x.y, x.z = a[3:]
+        pt = MultiDOFJointTrajectoryPoint(transforms=[tr], velocities=[tw], accelerations=[ac])
+        x = pt.time_from_start
+        x.sec, x.nanosec = divmod(dt, 1_000_000_000)
         points.append(pt)
     msg.points = points
     return msg
