@@ -1,7 +1,8 @@
 """Recording a run of the graph from outside it: an rclpy node in the caller's process.
 
 ``GraphRecorder`` subscribes what a run is judged by: the robot's joint states (the simulated
-robot's ground truth when there is one, else the estimated /joint_states), the feedforward, the
+robot's ground truth when there is one, else the estimated joint states; with ``hardware: sim``
+joint_controller always publishes the ground truth, so only that is subscribed), the feedforward, the
 trajectory generator's status (the goal's life cycle) and every node's /diagnostics. ``outcome``
 turns a finished run into the summary of ``pkm bringup --exit-when-done`` and ``pkm demo``: the
 tracking errors over the goal's own trajectory against the trajectory rebuilt from the goal's spec
@@ -45,7 +46,8 @@ class GraphRecorder:
         self.executor = SingleThreadedExecutor(context=self.context)
         self.executor.add_node(self.node)
         # topic -> recorded chunks (t ns, actuated positions, actuated efforts, platform joints), arrays of samples
-        self.states = {GROUND_TRUTH_TOPIC: [], estimated_state_topic(hardware): []} if samples else {}
+        topics = [GROUND_TRUTH_TOPIC] + ([estimated_state_topic(hardware)] if hardware != "sim" else [])
+        self.states = {topic: [] for topic in topics} if samples else {}
         self._selection = {}
         for topic in self.states:
             if topic == GROUND_TRUTH_TOPIC:
