@@ -55,7 +55,7 @@ def period_ns(rate_hz: float) -> int:
 def finite(name: str, values) -> np.ndarray:
     """values as a float array, or InvalidInputError if any entry is NaN or infinite."""
     arr = np.asarray(values, dtype=float)
-    if not np.all(np.isfinite(arr)):
+    if not np.isfinite(arr).all():
         bad = np.flatnonzero(~np.isfinite(arr.ravel()))
         raise InvalidInputError(f"{name} is not finite ({bad.size} of {arr.size} entries, first at index "
                                 f"{bad[0]}: {arr.ravel()[bad[0]]}; limit: finite)")
@@ -134,10 +134,6 @@ def spatial_from_task(task, x) -> np.ndarray:
     return np.asarray(x, float) @ task.twist_map().T
 
 
-def _vec3(v):
-    return (v.x, v.y, v.z)
-
-
 def parse_platform_trajectory(msg, task) -> Chunk:
     """MultiDOFJointTrajectory with the one joint 'platform': poses, twists (v, omega), accelerations."""
     if list(msg.joint_names) != [PLATFORM_JOINT]:
@@ -147,24 +143,32 @@ def parse_platform_trajectory(msg, task) -> Chunk:
     if not pts or len(pts) > MAX_POINTS:
         raise InvalidInputError(f"platform_trajectory: {len(pts)} points (expected 1 to {MAX_POINTS})")
     n = len(pts)
-    P, Q = np.empty((n, 3)), np.empty((n, 4))
-    V, A = np.zeros((n, 6)), np.zeros((n, 6))
-    t0 = to_ns(msg.header.stamp)
-    times = np.empty(n, np.int64)
+    none = (0.0,) * 6
+    rows = []                    # per point: position, quaternion, twist, acceleration (19 floats)
+    rel = []
     for k, pt in enumerate(pts):
-        if len(pt.transforms) != 1 or len(pt.velocities) > 1 or len(pt.accelerations) > 1:
-            raise InvalidInputError(f"platform_trajectory point {k}: {len(pt.transforms)} transforms, "
-                                    f"{len(pt.velocities)} velocities, {len(pt.accelerations)} accelerations "
+        tfs, vel, acc = pt.transforms, pt.velocities, pt.accelerations
+        if len(tfs) != 1 or len(vel) > 1 or len(acc) > 1:
+            raise InvalidInputError(f"platform_trajectory point {k}: {len(tfs)} transforms, "
+                                    f"{len(vel)} velocities, {len(acc)} accelerations "
                                     f"(expected 1, 0-1, 0-1)")
-        tr = pt.transforms[0]
-        P[k] = _vec3(tr.translation)
-        r = tr.rotation
-        Q[k] = (r.x, r.y, r.z, r.w)
-        if pt.velocities:
-            V[k, :3], V[k, 3:] = _vec3(pt.velocities[0].linear), _vec3(pt.velocities[0].angular)
-        if pt.accelerations:
-            A[k, :3], A[k, 3:] = _vec3(pt.accelerations[0].linear), _vec3(pt.accelerations[0].angular)
-        times[k] = t0 + to_ns(pt.time_from_start)
+        tr = tfs[0]
+        p, r = tr.translation, tr.rotation
+        if vel:
+            a, b = vel[0].linear, vel[0].angular
+            v = (a.x, a.y, a.z, b.x, b.y, b.z)
+        else:
+            v = none
+        if acc:
+            a, b = acc[0].linear, acc[0].angular
+            w = (a.x, a.y, a.z, b.x, b.y, b.z)
+        else:
+            w = none
+        rows.append((p.x, p.y, p.z, r.x, r.y, r.z, r.w) + v + w)
+        rel.append(to_ns(pt.time_from_start))
+    M = np.array(rows, float)
+    P, Q, V, A = (np.ascontiguousarray(M[:, i:j]) for i, j in ((0, 3), (3, 7), (7, 13), (13, 19)))
+    times = np.array(rel, np.int64) + to_ns(msg.header.stamp)
     finite("platform_trajectory positions", P)
     finite("platform_trajectory twists", V)
     finite("platform_trajectory accelerations", A)
