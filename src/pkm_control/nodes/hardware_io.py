@@ -100,7 +100,7 @@ class SimulationTopics:
         self.pending = k + 1
         if flush or self.pending == self.chunk:
             self.flush()
-        if pose:
+        if pose and self.pub_pose.get_subscription_count():      # a display topic: built only for a reader
             self.pub_pose.publish(pose_stamped_msg(t_ns, self.frame, state.platform_pose))
 
     def flush(self) -> None:
