@@ -43,14 +43,15 @@ from pkm_control.errors import InvalidInputError  # noqa: E402
 from pkm_control.hardware import SimulatedRobot  # noqa: E402
 from pkm_control.kinematics import robot_kinematics  # noqa: E402
 from pkm_control.kinematics.task_space import Pose  # noqa: E402
-from pkm_control.nodes import NODES  # noqa: E402
+from pkm_control.nodes import GROUND_TRUTH_TOPIC, NODES  # noqa: E402
 from pkm_control.nodes.computed_force import ComputedForceNode  # noqa: E402
 from pkm_control.nodes.hardware import HardwareNode  # noqa: E402
 from pkm_control.nodes.hardware_io import TopicHardware  # noqa: E402
 from pkm_control.nodes.inverse_kinematics import InverseKinematicsNode  # noqa: E402
 from pkm_control.nodes.joint_controller import JointControllerNode  # noqa: E402
 from pkm_control.nodes.messages import (parse_commands, parse_joint_trajectory, parse_platform_trajectory,  # noqa: E402
-                                        joint_trajectory_msg, platform_trajectory_msg, quaternions, rotations)
+                                        joint_trajectory_msg, platform_trajectory_msg, quaternions, rotations,
+                                        to_ns)
 from pkm_control.nodes.qos import qos  # noqa: E402
 from pkm_control.nodes.runtime import LOG_THROTTLE, Diagnostics, guarded  # noqa: E402
 from pkm_control.nodes.trajectory_generator import TrajectoryGeneratorNode  # noqa: E402
@@ -71,7 +72,7 @@ WAIT = 120.0                          # s (wall): the longest a test waits for a
 
 # every topic a node publishes: the spy checks every float in every message
 OUTPUTS = {"/joint_states": JointState, "/hardware/platform_pose": PoseStamped, "/clock": Clock,
-           "/hardware/ground_truth/joint_states": JointState, "/estimated_joint_states": JointState,
+           GROUND_TRUTH_TOPIC: JointTrajectory, "/estimated_joint_states": JointState,
            "/effort_controller/commands": Float64MultiArray, "/joint_references": JointTrajectory,
            "/desired_joint_states": JointState, "/platform_pose": PoseStamped, "/feedforward": JointTrajectory,
            "/platform_trajectory": MultiDOFJointTrajectory, "/desired_platform_pose": PoseStamped,
@@ -262,6 +263,12 @@ def test_graph_tracks_a_goal(ros, controller):
     goal = "{type: point_to_point, goal: [0.02, 0.0, -0.85, 0.0, 0.0, 0.0], duration: 0.2, profile: quintic}"
     gen, ik, cf, ctl = graph(ros, controller, goal=goal)
     spy = Spy(ros)
+    truths, states = {}, {}          # sim time (ns) -> (positions, velocities) of every joint
+    spy.node.create_subscription(JointTrajectory, GROUND_TRUTH_TOPIC, lambda m: truths.update(
+        (to_ns(m.header.stamp) + to_ns(p.time_from_start), (list(p.positions), list(p.velocities), m.joint_names))
+        for p in m.points), 1000)
+    spy.node.create_subscription(JointState, "/joint_states", lambda m: states.update(
+        {to_ns(m.header.stamp): (list(m.position), list(m.velocity), m.name)}), 1000)
     err = trace_errors(ctl)
     assert spin_until(ros, lambda: ctl.k >= 560 and gen.sched.active is None), f"only {ctl.k} periods"
     assert len(err) >= 560
@@ -274,12 +281,58 @@ def test_graph_tracks_a_goal(ros, controller):
     assert ctl.diag.deadline_misses == 0 and ctl.diag.safe_behaviour == "none"
     assert spin_until(ros, lambda: "/joint_states" in spy.last and "/desired_joint_states" in spy.last
                       and "/platform_pose" in spy.last)
-    js = spy.last["/joint_states"]
-    gt = spy.last["/hardware/ground_truth/joint_states"]
-    assert list(js.name) == list(gt.name) == list(KIN.model.joint_names)
-    if js.header.stamp == gt.header.stamp:
-        assert np.allclose(js.position, gt.position, atol=1e-9) and np.allclose(js.velocity, gt.velocity, atol=1e-8)
+    # the ground truth comes in chunks: every period's sample, once; the estimate equals it at its instants
+    assert spin_until(ros, lambda: truths and max(truths) >= 560 * DT_NS)
+    ts = sorted(truths)
+    assert ts == list(range(ts[0], ts[-1] + 1, DT_NS)) and ts[0] <= 10 * DT_NS
+    common = sorted(states.keys() & truths.keys())
+    assert len(common) > 10
+    for t in common:
+        (q, v, names), (q_gt, v_gt, names_gt) = states[t], truths[t]
+        assert list(names) == list(names_gt) == list(KIN.model.joint_names)
+        assert np.allclose(q, q_gt, atol=1e-9) and np.allclose(v, v_gt, atol=1e-8)
     assert not spy.nonfinite
+
+
+def test_ground_truth_in_chunks_reaches_the_recorder_whole(ros):
+    """The simulated robot's ground truth goes out in chunks of ground_truth_chunk samples, the last partial one
+    when the lockstep loop waits for a stream: the recorder gets every period's sample once (a re-offered chunk
+    too), bitwise the plant's. A chunk size that is not an integer in [1, 10000] is refused."""
+    from pkm_control.nodes.recorder import GraphRecorder
+
+    for bad in (0, 2.5, "ten", 10_001):
+        with pytest.raises(InvalidInputError, match="ground_truth_chunk"):
+            JointControllerNode(parameter_overrides=params(sim_time=False, ground_truth_chunk=bad))
+    ctl = JointControllerNode(parameter_overrides=params(sim_time=False, ground_truth_chunk=7,
+                                                         wait_for_recorder=True))
+    ros.add_node(ctl)
+    sent, plant = [], {0: truth(ctl)}
+    publish = ctl.sim_topics.pub_truth.publish
+    ctl.sim_topics.pub_truth.publish = lambda m: (sent.append(m), publish(m))
+    period = ctl.period
+    ctl.period = lambda t: (period(t), plant.update({ctl.k * DT_NS: truth(ctl)}))
+    rec = GraphRecorder(KIN)
+    try:
+        spy = Spy(ros)
+        pub = spy.node.create_publisher(JointTrajectory, "/joint_references", 10)
+        # the state at time 0 (offered again every 0.1 s until the run starts) has reached the recorder: both
+        # ends of the topic have matched, so the run's samples reach it too
+        assert spin_until(ros, lambda: pub.get_subscription_count() > 0
+                          and (rec.spin_once(0.0), GROUND_TRUTH_TOPIC in rec.latest)[1])
+        pub.publish(hold_reference(0, 299 * DT_NS))           # periods 0..299, then the loop waits
+        assert spin_until(ros, lambda: (rec.spin_once(0.0), rec.sim_time >= 300 * DT_NS * 1e-9)[1])
+        assert ctl.k == 300 and sorted(plant) == list(range(0, 300 * DT_NS + 1, DT_NS))
+        assert [len(m.points) for m in sent if to_ns(m.header.stamp) > 0] == [7] * 42 + [6]
+        rec._truth(sent[-2])                                    # a re-offer changes nothing
+        r = rec.record("chunks", "pd")
+        t_ns = np.array(sorted(plant), np.int64)
+        assert np.array_equal(r.t, t_ns * 1e-9)
+        gts = [plant[t] for t in t_ns]
+        assert np.array_equal(r.q, [g.position[ACT] for g in gts])
+        assert np.array_equal(r.tau, [g.effort[ACT] for g in gts])
+        assert np.array_equal(r.platform, [g.position[KIN.model.platform_idx] for g in gts])
+    finally:
+        rec.close()
 
 
 def _run_to_end(ex, nodes, ctl_or_hw, steps):

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 import yaml
 
-from .errors import InvalidInputError, InvalidModelError, check_number, check_vector
+from .errors import InvalidInputError, InvalidModelError, check_number, check_vector, excerpt
 from .kinematics.task_space import Pose
 
 #: keys whose values are floats (a YAML int such as 2000 must not make the ROS parameter an integer)
@@ -26,6 +26,10 @@ FLOAT_KEYS = {"control_rate", "state_timeout", "reference_timeout", "command_tim
               "lookahead", "chunk_length", "start_delay", "display_rate", "measured_pose_rate", "diagnostics_period",
               "approach_speed", "approach_rate", "state_publish_rate",
               "ground_truth_rate", "clock_rate"}
+#: integer keys: (smallest, largest) accepted value
+INT_KEYS = {"ground_truth_chunk": (1, 10_000)}
+#: samples of the simulated robot's ground truth per message when the YAML does not say
+GROUND_TRUTH_CHUNK = 10
 GAIN_KEYS = ("kp", "kd", "hold_kp", "hold_kd")
 MODES = ("pd", "pd_feedforward", "computed_torque")
 FEEDFORWARD_MODELS = ("none", "rigid", "rigid+friction")
@@ -49,11 +53,11 @@ NODE_KEYS = {
     "joint_controller": ("hardware", "control_rate", "mode", "feedforward_model", "kp", "kd", "hold_kp", "hold_kd",
                          "force_limit", "safe_behaviour", "state_timeout", "reference_timeout", "lockstep",
                          "lockstep_timeout", "controller_name", "initial_pose", "state_publish_rate",
-                         "ground_truth_rate", "clock_rate", "substeps",
+                         "ground_truth_rate", "ground_truth_chunk", "clock_rate", "substeps",
                          "friction", "command_timeout", "realtime_priority", "realtime_cpu", "wait_for_recorder"),
     "hardware": ("control_rate", "substeps", "friction", "command_timeout", "safe_behaviour", "hold_kp", "hold_kd",
                  "lockstep", "lockstep_timeout", "controller_name", "initial_pose", "force_limit", "wait_for_recorder",
-                 "ground_truth_rate"),
+                 "ground_truth_rate", "ground_truth_chunk"),
 }
 #: parameters applied at run time (validated); all others are read-only
 RUNTIME_KEYS = {
@@ -111,6 +115,9 @@ def load_settings(robot: str, controller: str, controller_config: str = "", n_ac
         out["force_limit"] = gain("force_limit", force_limit, n_actuated, positive=True)
     for key in FLOAT_KEYS & out.keys():
         out[key] = check_number(f"setting '{key}'", out[key])
+    out.setdefault("ground_truth_chunk", GROUND_TRUTH_CHUNK)
+    for key in INT_KEYS.keys() & out.keys():
+        out[key] = integer(f"setting '{key}'", out[key], *INT_KEYS[key])
     if not out["control_rate"] > 0:
         raise InvalidInputError(f"control_rate = {out['control_rate']} Hz must be > 0")
     out["substeps"] = int(out.get("substeps", 1))
@@ -138,6 +145,15 @@ def gain(key: str, value, n: int | None = None, positive: bool = False) -> list:
     if not np.all(np.isfinite(arr)) or np.any(arr <= 0 if positive else arr < 0):
         raise InvalidInputError(f"'{key}' = {arr.tolist()} must be finite and {'> 0' if positive else '>= 0'}")
     return [float(x) for x in arr]
+
+
+def integer(what: str, value, lo: int, hi: int) -> int:
+    """``value`` as an int in [lo, hi] (a float with an integer value is taken), or InvalidInputError saying
+    ``what`` must be one."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) or \
+            not np.isfinite(value) or value != int(value) or not lo <= int(value) <= hi:
+        raise InvalidInputError(f"{what} must be an integer in [{lo}, {hi}], got {excerpt(value)}")
+    return int(value)
 
 
 def inside(path: str, directory: str) -> bool:

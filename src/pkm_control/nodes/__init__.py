@@ -17,8 +17,9 @@ hardware: topics (a robot in another process, here the ``hardware`` node):
   hardware --/joint_states--> joint_controller --/<controller_name>/commands--> hardware;  hardware --/clock--> all
 """
 
-#: the simulated robot's exact joint states (tests and plots, never the controller)
-GROUND_TRUTH_TOPIC = "/hardware/ground_truth/joint_states"
+#: the simulated robot's exact joint states (tests and plots, never the controller): trajectory_msgs/JointTrajectory
+#: chunks of every joint, one point per sample (hardware_io.SimulationTopics)
+GROUND_TRUTH_TOPIC = "/hardware/ground_truth/joint_trajectory"
 
 #: the node executables, in start order (the clock source last, so every subscriber is up)
 NODES = ("trajectory_generator", "inverse_kinematics", "computed_force", "joint_controller", "hardware")

@@ -21,8 +21,8 @@ Figures (from the nodes' own /diagnostics over the run; durations in 1 us bins, 
                 cache exists; measured twice, the second is reported)
 
 Both paths run with `pkm bringup --realtime` (settings.REALTIME_SETTINGS: 5 ms chunks streamed 0.2 s ahead, the
-estimated joint states and the simulated robot's ground truth at 100 Hz: observation topics, not part of the
-control path; a real drive has no ground truth).
+estimated joint states and the simulated robot's ground truth sampled at 100 Hz, the ground truth sent in chunks of
+ground_truth_chunk samples: observation topics, not part of the control path; a real drive has no ground truth).
 """
 
 from __future__ import annotations

@@ -105,7 +105,7 @@ class ComputedForceNode(Node):
         for k in range(len(c.times_ns)):
             try:
                 tau = np.asarray(self.ff.tau(Pose(c.positions[k], c.rotations[k]), c.twists[k], c.accels[k]), float)
-                if not np.all(np.isfinite(tau)):
+                if not np.isfinite(tau).all():
                     raise InvalidInputError(f"feedforward at point {k} is not finite")
                 self.last_tau = tau
             except PkmError as exc:

@@ -12,8 +12,12 @@ Subscribes
 Publishes
   /joint_states                 sensor_msgs/JointState       the ACTUATED joints only (what drives
                                                              measure); effort = applied force
-  /hardware/ground_truth/joint_states  sensor_msgs/JointState   every joint, exact (tests, plots)
-  /hardware/platform_pose       geometry_msgs/PoseStamped    ground-truth platform pose
+  /hardware/ground_truth/joint_trajectory  trajectory_msgs/JointTrajectory   every joint, exact (tests,
+                                                             plots): ground_truth_chunk samples per message,
+                                                             one point each (a partial chunk at a reset, before
+                                                             the first command and when no command came for
+                                                             a tick of the lockstep timer, <= 0.1 s wall)
+  /hardware/platform_pose       geometry_msgs/PoseStamped    ground-truth platform pose (every sample)
   /clock                        rosgraph_msgs/Clock          sim time (this node is the clock source)
   /diagnostics                  diagnostic_msgs/DiagnosticArray
 Services
@@ -32,7 +36,8 @@ Node parameters (besides the common ones; all read-only)
   control_rate, substeps, friction, command_timeout, safe_behaviour, lockstep, lockstep_timeout,
   controller_name, hold_kp, hold_kd (the hold behaviour's joint PD), force_limit,
   initial_pose (task coordinates of the start; '' = home), wait_for_recorder (lockstep: step only once the
-  ground truth has a subscriber), ground_truth_rate (Hz of the ground truth, sim time; 0 = every step)
+  ground truth has a subscriber), ground_truth_rate (Hz of the ground truth samples, sim time; 0 = every step),
+  ground_truth_chunk (samples per ground truth message, 1 to 10000)
 """
 
 from __future__ import annotations
@@ -66,7 +71,7 @@ class HardwareNode(Node):
         self.initial = self.ctx.initial(s["initial_pose"])
         self.diag = Diagnostics(self, s["diagnostics_period"])
         self.diag.extra.update(robot=self.ctx.robot, mode="lockstep" if s["lockstep"] else "real-time")
-        self.topics = SimulationTopics(self)
+        self.topics = SimulationTopics(self, self.ctx.joint_names, s["ground_truth_chunk"])
         self.pub_state = self.create_publisher(JointState, "/joint_states", qos("/joint_states", "pub"))
         self.sub_cmd = self.create_subscription(Float64MultiArray, f"/{s['controller_name']}/commands",
                                                 guarded(self.diag, "command")(self.on_command),
@@ -106,7 +111,8 @@ class HardwareNode(Node):
         slot = t // int(1e9 / rate) if rate > 0 else t
         if slot != self._truth_slot:
             self._truth_slot = slot
-            self.topics.ground_truth(t, self.plant.ground_truth())
+            # before the first command (state 0 offered) a sample goes out at once, later in chunks
+            self.topics.ground_truth(t, self.plant.ground_truth(), flush=not self.got_first)
         self.diag.safe_behaviour = self.plant.mode if self.plant.safe_active else "none"
         self.waiting_since = time.monotonic()
 
@@ -161,6 +167,7 @@ class HardwareNode(Node):
         if not self.got_first:
             self.publish_state()          # nobody listening yet: offer state 0 again
             return
+        self.topics.flush()               # waiting for a command: the samples of a partial chunk go out
         if time.monotonic() - self.waiting_since >= self.s["lockstep_timeout"]:
             self.diag.miss("command", f"no command for {self.s['lockstep_timeout']} s (wall) at sim time "
                                       f"{self.k * self.dt_ns * 1e-9:.4f} s: stepping without it (plant command "
@@ -168,6 +175,7 @@ class HardwareNode(Node):
             self.advance()
 
     def on_reset(self, request, response):
+        self.topics.flush()               # the old timeline's last samples before the new one's first
         self.plant.reset(self.initial)
         self.k = 0
         self.pending = None

@@ -8,16 +8,19 @@
   of 0 (the robot was reset); a stale one (older than state_timeout) engages the controller's safe
   behaviour.
 * ``SimulationTopics``: what a simulated robot publishes besides its measurement: ``/clock`` (it is
-  the time source) and its ground truth, every joint on ``/hardware/ground_truth/joint_states`` and
-  the exact platform pose on ``/hardware/platform_pose`` (tests and plots, never the controller; the
-  pose at the display rate of the estimated joint states).
+  the time source) and its ground truth, every joint in chunks of samples on
+  ``/hardware/ground_truth/joint_trajectory`` (trajectory_msgs/JointTrajectory: positions, velocities,
+  effort, one point per sample) and the exact platform pose on ``/hardware/platform_pose`` (tests and
+  plots, never the controller; the pose at the display rate of the estimated joint states).
 """
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..errors import InvalidInputError
 from ..hardware.interface import HardwareInterface
-from .messages import commands_msg, joint_state_msg, parse_joint_state, pose_stamped_msg, stamp_msg, to_ns
+from .messages import commands_msg, joint_trajectory_msg, parse_joint_state, pose_stamped_msg, stamp_msg, to_ns
 from . import GROUND_TRUTH_TOPIC
 from .qos import COMMANDS, qos
 from .runtime import guarded
@@ -59,25 +62,53 @@ class TopicHardware(HardwareInterface):
 
 
 class SimulationTopics:
-    """/clock and the ground truth of a simulated robot (module docstring)."""
+    """/clock and the ground truth of a simulated robot (module docstring).
 
-    def __init__(self, node, frame: str = "base_link"):
+    The ground truth goes out in chunks: ``ground_truth`` adds one sample (every joint's position, velocity and
+    effort at its sim time) to a buffer of ``chunk`` samples, sent as one trajectory_msgs/JointTrajectory (one
+    point per sample, ``time_from_start`` relative to ``header.stamp``, the first sample's time) when it is
+    full; ``flush`` sends a partial one (the owner calls it when its loop goes idle and before a reset, so no
+    sample waits for samples that may never come)."""
+
+    def __init__(self, node, names, chunk: int = 1, frame: str = "base_link"):
         from geometry_msgs.msg import PoseStamped
         from rosgraph_msgs.msg import Clock
-        from sensor_msgs.msg import JointState
+        from trajectory_msgs.msg import JointTrajectory
 
         self.frame = frame
+        self.names = list(names)
         self._clock_cls = Clock
         self.pub_clock = node.create_publisher(Clock, "/clock", qos("/clock", "pub"))
-        self.pub_truth = node.create_publisher(JointState, GROUND_TRUTH_TOPIC, qos(GROUND_TRUTH_TOPIC, "pub"))
+        self.pub_truth = node.create_publisher(JointTrajectory, GROUND_TRUTH_TOPIC, qos(GROUND_TRUTH_TOPIC, "pub"))
         self.pub_pose = node.create_publisher(PoseStamped, "/hardware/platform_pose",
                                               qos("/hardware/platform_pose", "pub"))
+        self.chunk = int(chunk)
+        n = len(self.names)
+        self._t = np.zeros(self.chunk, np.int64)      # preallocated: a sample is three row copies
+        self._q, self._v, self._e = (np.zeros((self.chunk, n)) for _ in range(3))
+        self.pending = 0                              # samples buffered, not yet sent
 
     def clock(self, t_ns: int) -> None:
         self.pub_clock.publish(self._clock_cls(clock=stamp_msg(t_ns)))
 
-    def ground_truth(self, t_ns: int, state, pose: bool = True) -> None:
-        """Every joint; with ``pose`` also the platform pose (a display topic: the joint states carry it too)."""
-        self.pub_truth.publish(joint_state_msg(t_ns, state.names, state.position, state.velocity, state.effort))
-        if pose:
+    def ground_truth(self, t_ns: int, state, pose: bool = True, flush: bool = False) -> None:
+        """One sample of every joint (sent with the chunk it completes, or now with ``flush``); with ``pose`` also
+        the platform pose (a display topic: the joint states carry it too)."""
+        k = self.pending
+        self._t[k] = t_ns
+        self._q[k], self._v[k], self._e[k] = state.position, state.velocity, state.effort
+        self.pending = k + 1
+        if flush or self.pending == self.chunk:
+            self.flush()
+        if pose and self.pub_pose.get_subscription_count():      # a display topic: built only for a reader
             self.pub_pose.publish(pose_stamped_msg(t_ns, self.frame, state.platform_pose))
+
+    def flush(self) -> None:
+        """Send the buffered samples (if any) as one JointTrajectory."""
+        m = self.pending
+        if m == 0:
+            return
+        self.pending = 0
+        t = self._t[:m]
+        self.pub_truth.publish(joint_trajectory_msg(int(t[0]), self.names, t, self._q[:m], self._v[:m],
+                                                    efforts=self._e[:m]))

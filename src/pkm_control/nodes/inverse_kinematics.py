@@ -80,7 +80,7 @@ class InverseKinematicsNode(Node):
         for k in range(n):
             try:
                 m = kin.inverse(Pose(c.positions[k], c.rotations[k]), c.twists[k], c.accels[k])
-                if not (np.all(np.isfinite(m.q)) and np.all(np.isfinite(m.v)) and np.all(np.isfinite(m.a))):
+                if not (np.isfinite(m.q).all() and np.isfinite(m.v).all() and np.isfinite(m.a).all()):
                     raise PkmError("inverse kinematics returned a non-finite joint motion")
                 q[k], v[k], a[k] = m.q, m.v, m.a
                 self.last_q = m.q

@@ -28,8 +28,14 @@ Publishes
   /estimated_joint_states  sensor_msgs/JointState            (hardware: topics) the same
   /clock                   rosgraph_msgs/Clock               (hardware: sim) sim time at clock_rate (default
                                                              200 Hz: every 5 ms of sim time)
-  /hardware/ground_truth/joint_states, /hardware/platform_pose   (hardware: sim) the plant's exact state,
-                                                             at ground_truth_rate (default every period)
+  /hardware/ground_truth/joint_trajectory  trajectory_msgs/JointTrajectory  (hardware: sim) the plant's exact
+                                                             state of every joint (positions, velocities, effort),
+                                                             sampled at ground_truth_rate (default every period),
+                                                             ground_truth_chunk samples per message (one point
+                                                             each; a partial chunk when the lockstep loop waits
+                                                             for a stream and at a reset)
+  /hardware/platform_pose  geometry_msgs/PoseStamped         (hardware: sim) the plant's exact platform pose at
+                                                             state_publish_rate
   /<controller_name>/commands   std_msgs/Float64MultiArray   (hardware: topics) actuator forces
   /diagnostics             diagnostic_msgs/DiagnosticArray   rate, deadline misses, cycle time, plant step,
                                                              safe behaviour and its entries, saturations
@@ -60,9 +66,9 @@ Node parameters (besides the common ones; run time: kp, kd, hold_kp, hold_kd, fo
 safe_behaviour; the others are read-only)
   hardware, control_rate, mode, feedforward_model (computed torque's model), kp, kd, hold_kp, hold_kd,
   force_limit, safe_behaviour, state_timeout, reference_timeout, lockstep, lockstep_timeout,
-  controller_name, initial_pose, state_publish_rate, ground_truth_rate, clock_rate, substeps, friction, command_timeout
-  (the simulated robot's), realtime_priority, realtime_cpu, wait_for_recorder (lockstep: start once the state
-  is recorded)
+  controller_name, initial_pose, state_publish_rate, ground_truth_rate, ground_truth_chunk (1 to 10000), clock_rate,
+  substeps, friction, command_timeout (the simulated robot's), realtime_priority, realtime_cpu, wait_for_recorder
+  (lockstep: start once the state is recorded)
 """
 
 from __future__ import annotations
@@ -121,7 +127,7 @@ class JointControllerNode(Node):
 
             hardware = simulated_robot(self.dyn, s)
             hardware.reset(self.initial)
-            self.sim_topics = SimulationTopics(self)
+            self.sim_topics = SimulationTopics(self, self.ctx.joint_names, s["ground_truth_chunk"])
             self.srv_reset = self.create_service(Trigger, "/hardware/reset", self.on_reset)
         else:
             hardware = TopicHardware(self, self.ctx, s["controller_name"], self.diag, self.on_measurement)
@@ -219,6 +225,7 @@ class JointControllerNode(Node):
         c = self.loop.controller
         c.pose, c.target, c.mode = self.initial, None, "control"
         self.k = 0
+        self.flush_truth()               # the old timeline's last samples before the new one's first
         self.get_logger().info("hardware reset: initial pose at sim time 0")
         self.work.clear()
         self.publish_observations(0)
@@ -295,7 +302,7 @@ class JointControllerNode(Node):
             self._clock_due = t_ns        # the time source: never dropped, only the newest is sent
         state_due = self._due("state", t_ns, self.s["state_publish_rate"], force)
         if self.sim and self._due("truth", t_ns, self.s["ground_truth_rate"], force):
-            self.work.add(self._truth_job(t_ns, hw.snapshot(), state_due))
+            self.work.add(self._truth_job(t_ns, hw.snapshot(), state_due, force))
         meas = hw.read()
         if state_due and meas is not None:
             self.work.add(self._state_job(t_ns, meas))
@@ -317,10 +324,10 @@ class JointControllerNode(Node):
         self.sim_topics.clock(t)
         return True
 
-    def _truth_job(self, t_ns, snapshot, pose: bool):
+    def _truth_job(self, t_ns, snapshot, pose: bool, flush: bool):
         state = self.loop.hardware.ground_truth(snapshot)
         yield
-        self.sim_topics.ground_truth(t_ns, state, pose=pose)
+        self.sim_topics.ground_truth(t_ns, state, pose=pose, flush=flush)
 
     def _state_job(self, t_ns, meas):
         try:
@@ -353,13 +360,24 @@ class JointControllerNode(Node):
         self._started = self.loop.started()
         return self._started
 
+    def flush_truth(self):
+        """Send the ground truth samples of a partial chunk (hardware: sim)."""
+        if self.sim:
+            try:
+                self.sim_topics.flush()
+            except PkmError as exc:
+                self.diag.reject("ground truth", exc)
+
     def advance_ready(self):
-        """Run every period whose streams are there (at most MAX_BURST, then back to the executor)."""
+        """Run every period whose streams are there (at most MAX_BURST, then back to the executor). When the
+        loop goes idle (it waits for a stream) the ground truth of a partial chunk is sent: a sample never
+        waits for periods that may not come."""
         if self._reset_request.is_set():
             self._apply_reset()
         for _ in range(MAX_BURST):
             t = self.next_instant()
             if t is None or not self.started() or not self.loop.ready(t):
+                self.flush_truth()
                 return
             self.guarded_period(t)
             self._handled = t

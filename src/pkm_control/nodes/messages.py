@@ -10,6 +10,7 @@ compare exactly.
 
 from __future__ import annotations
 
+import array
 from dataclasses import dataclass
 
 import numpy as np
@@ -54,7 +55,7 @@ def period_ns(rate_hz: float) -> int:
 def finite(name: str, values) -> np.ndarray:
     """values as a float array, or InvalidInputError if any entry is NaN or infinite."""
     arr = np.asarray(values, dtype=float)
-    if not np.all(np.isfinite(arr)):
+    if not np.isfinite(arr).all():
         bad = np.flatnonzero(~np.isfinite(arr.ravel()))
         raise InvalidInputError(f"{name} is not finite ({bad.size} of {arr.size} entries, first at index "
                                 f"{bad[0]}: {arr.ravel()[bad[0]]}; limit: finite)")
@@ -133,10 +134,6 @@ def spatial_from_task(task, x) -> np.ndarray:
     return np.asarray(x, float) @ task.twist_map().T
 
 
-def _vec3(v):
-    return (v.x, v.y, v.z)
-
-
 def parse_platform_trajectory(msg, task) -> Chunk:
     """MultiDOFJointTrajectory with the one joint 'platform': poses, twists (v, omega), accelerations."""
     if list(msg.joint_names) != [PLATFORM_JOINT]:
@@ -146,24 +143,32 @@ def parse_platform_trajectory(msg, task) -> Chunk:
     if not pts or len(pts) > MAX_POINTS:
         raise InvalidInputError(f"platform_trajectory: {len(pts)} points (expected 1 to {MAX_POINTS})")
     n = len(pts)
-    P, Q = np.empty((n, 3)), np.empty((n, 4))
-    V, A = np.zeros((n, 6)), np.zeros((n, 6))
-    t0 = to_ns(msg.header.stamp)
-    times = np.empty(n, np.int64)
+    none = (0.0,) * 6
+    rows = []                    # per point: position, quaternion, twist, acceleration (19 floats)
+    rel = []
     for k, pt in enumerate(pts):
-        if len(pt.transforms) != 1 or len(pt.velocities) > 1 or len(pt.accelerations) > 1:
-            raise InvalidInputError(f"platform_trajectory point {k}: {len(pt.transforms)} transforms, "
-                                    f"{len(pt.velocities)} velocities, {len(pt.accelerations)} accelerations "
+        tfs, vel, acc = pt.transforms, pt.velocities, pt.accelerations
+        if len(tfs) != 1 or len(vel) > 1 or len(acc) > 1:
+            raise InvalidInputError(f"platform_trajectory point {k}: {len(tfs)} transforms, "
+                                    f"{len(vel)} velocities, {len(acc)} accelerations "
                                     f"(expected 1, 0-1, 0-1)")
-        tr = pt.transforms[0]
-        P[k] = _vec3(tr.translation)
-        r = tr.rotation
-        Q[k] = (r.x, r.y, r.z, r.w)
-        if pt.velocities:
-            V[k, :3], V[k, 3:] = _vec3(pt.velocities[0].linear), _vec3(pt.velocities[0].angular)
-        if pt.accelerations:
-            A[k, :3], A[k, 3:] = _vec3(pt.accelerations[0].linear), _vec3(pt.accelerations[0].angular)
-        times[k] = t0 + to_ns(pt.time_from_start)
+        tr = tfs[0]
+        p, r = tr.translation, tr.rotation
+        if vel:
+            a, b = vel[0].linear, vel[0].angular
+            v = (a.x, a.y, a.z, b.x, b.y, b.z)
+        else:
+            v = none
+        if acc:
+            a, b = acc[0].linear, acc[0].angular
+            w = (a.x, a.y, a.z, b.x, b.y, b.z)
+        else:
+            w = none
+        rows.append((p.x, p.y, p.z, r.x, r.y, r.z, r.w) + v + w)
+        rel.append(to_ns(pt.time_from_start))
+    M = np.array(rows, float)
+    P, Q, V, A = (np.ascontiguousarray(M[:, i:j]) for i, j in ((0, 3), (3, 7), (7, 13), (13, 19)))
+    times = np.array(rel, np.int64) + to_ns(msg.header.stamp)
     finite("platform_trajectory positions", P)
     finite("platform_trajectory twists", V)
     finite("platform_trajectory accelerations", A)
@@ -174,8 +179,10 @@ def parse_platform_trajectory(msg, task) -> Chunk:
 
 
 def platform_trajectory_msg(t0_ns: int, frame: str, times_ns, positions, rots, twists, accels, task):
-    """MultiDOFJointTrajectory (joint 'platform') from absolute times and the motion at each."""
-    from geometry_msgs.msg import Quaternion, Transform, Twist, Vector3
+    """MultiDOFJointTrajectory (joint 'platform') from absolute times and the motion at each. The values go into
+    the nested messages' own default children (a message's constructor builds them anyway): no message is built
+    only to be replaced."""
+    from geometry_msgs.msg import Transform, Twist
     from trajectory_msgs.msg import MultiDOFJointTrajectory, MultiDOFJointTrajectoryPoint
 
     P = finite("platform positions", positions)
@@ -187,13 +194,25 @@ def platform_trajectory_msg(t0_ns: int, frame: str, times_ns, positions, rots, t
     msg.header.frame_id = frame
     msg.joint_names = [PLATFORM_JOINT]
     points = []
-    for t, p, q, v, a in zip(times_ns, P.tolist(), Q.tolist(), V.tolist(), A.tolist()):
-        pt = MultiDOFJointTrajectoryPoint()
-        pt.transforms = [Transform(translation=Vector3(x=p[0], y=p[1], z=p[2]),
-                                   rotation=Quaternion(x=q[0], y=q[1], z=q[2], w=q[3]))]
-        pt.velocities = [Twist(linear=Vector3(x=v[0], y=v[1], z=v[2]), angular=Vector3(x=v[3], y=v[4], z=v[5]))]
-        pt.accelerations = [Twist(linear=Vector3(x=a[0], y=a[1], z=a[2]), angular=Vector3(x=a[3], y=a[4], z=a[5]))]
-        pt.time_from_start = duration_msg(int(t) - t0_ns)
+    rel = (np.asarray(times_ns, np.int64) - int(t0_ns)).tolist()
+    for dt, p, q, v, a in zip(rel, P.tolist(), Q.tolist(), V.tolist(), A.tolist()):
+        tr = Transform()
+        x = tr.translation
+        x.x, x.y, x.z = p
+        x = tr.rotation
+        x.x, x.y, x.z, x.w = q
+        tw, ac = Twist(), Twist()
+        x = tw.linear
+        x.x, x.y, x.z = v[:3]
+        x = tw.angular
+        x.x, x.y, x.z = v[3:]
+        x = ac.linear
+        x.x, x.y, x.z = a[:3]
+        x = ac.angular
+        x.x, x.y, x.z = a[3:]
+        pt = MultiDOFJointTrajectoryPoint(transforms=[tr], velocities=[tw], accelerations=[ac])
+        x = pt.time_from_start
+        x.sec, x.nanosec = divmod(dt, 1_000_000_000)
         points.append(pt)
     msg.points = points
     return msg
@@ -261,20 +280,28 @@ def parse_joint_trajectory(msg, names, fields) -> JointChunk:
 
 def joint_trajectory_msg(t0_ns: int, names, times_ns, positions=None, velocities=None, accelerations=None,
                          efforts=None):
+    """JointTrajectory from absolute times (``time_from_start`` relative to ``t0_ns``, the header stamp) and
+    (points, joints) arrays of the fields given. Each array is checked once and copied into the points as
+    slices of one flat array.array (no Python float per value)."""
     from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
     msg = JointTrajectory()
     msg.header.stamp = stamp_msg(t0_ns)
     msg.joint_names = list(names)
-    cols = {f: (None if a is None else finite(f, a).tolist())
-            for f, a in zip(_FIELDS, (positions, velocities, accelerations, efforts))}
+    n = len(msg.joint_names)
+    rel = (np.asarray(times_ns, np.int64) - int(t0_ns)).tolist()
+    cols = []
+    for f, a in zip(_FIELDS, (positions, velocities, accelerations, efforts)):
+        if a is not None:
+            arr = finite(f, a)
+            if arr.shape != (len(rel), n):
+                raise InvalidInputError(f"joint trajectory {f}: shape {arr.shape}, expected {(len(rel), n)}")
+            cols.append((f, array.array("d", np.ascontiguousarray(arr).tobytes())))
     points = []
-    for k, t in enumerate(times_ns):
-        pt = JointTrajectoryPoint()
-        for f, rows in cols.items():
-            if rows is not None:
-                setattr(pt, f, rows[k])
-        pt.time_from_start = duration_msg(int(t) - t0_ns)
+    for k, dt in enumerate(rel):
+        pt = JointTrajectoryPoint(**{f: flat[k * n:(k + 1) * n] for f, flat in cols})
+        d = pt.time_from_start
+        d.sec, d.nanosec = divmod(dt, 1_000_000_000)
         points.append(pt)
     msg.points = points
     return msg

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from . import GROUND_TRUTH_TOPIC
 
 STREAM_DEPTH = 1000
-OBSERVATION_DEPTH = 50_000    # recorded samples (25 s at 2 kHz)
+OBSERVATION_DEPTH = 50_000    # recorded messages (ground truth: 250 s at 2 kHz in chunks of 10 samples)
 FEEDFORWARD_HISTORY = 100     # /feedforward chunks (5 s at the default lookahead) kept for a late recorder
 STATUS_HISTORY = 10           # goal status events kept for a late `pkm bringup`
 COMMANDS = "/<controller_name>/commands"
@@ -61,11 +61,9 @@ TABLE = {
     ("/feedforward", "sub"): _row("stream", "the loop: every chunk; a flood must not evict one"),
     ("/feedforward", "sub:recorder"): _row("latched", "the chunks published before it matched", FEEDFORWARD_HISTORY),
     ("/joint_states", "pub"): _row("stream", "the hardware node's measurement (one lockstep step each); "
-                                             "joint_controller's estimate (recorded)"),
+                                             "joint_controller's estimate"),
     ("/joint_states", "sub"): _row("stream", "joint_controller (hardware: topics): one lockstep period per message"),
     ("/joint_states", "sub:inverse_kinematics"): _row("sensor", "the measured pose only: the freshest state wins"),
-    ("/joint_states", "sub:recorder"): _row("observation", "no sample lost when the recorder falls behind",
-                                            OBSERVATION_DEPTH),
     ("/estimated_joint_states", "pub"): _row("stream", "recorded (hardware: topics); as /joint_states"),
     ("/estimated_joint_states", "sub:recorder"): _row("observation", "no sample lost when the recorder falls "
                                                       "behind", OBSERVATION_DEPTH),
@@ -84,8 +82,8 @@ TABLE = {
     ("/desired_platform_pose", "pub"): _row("display", "RViz; the next message replaces a lost one"),
     ("/desired_joint_states", "pub"): _row("display", "robot_state_publisher (desired/)"),
     ("/hardware/platform_pose", "pub"): _row("display", "plots and tests"),
-    (GROUND_TRUTH_TOPIC, "pub"): _row("observation", "recorded; no sample lost when the recorder falls behind",
-                                      OBSERVATION_DEPTH),
+    (GROUND_TRUTH_TOPIC, "pub"): _row("observation", "recorded chunks of samples; none lost when the recorder falls "
+                                      "behind", OBSERVATION_DEPTH),
     (GROUND_TRUTH_TOPIC, "sub"): _row("observation", "the recorder", OBSERVATION_DEPTH),
     ("/diagnostics", "pub"): _row("display", "monitoring, 1 Hz per node"),
     ("/diagnostics", "sub"): _row("observation", "the recorder: every node's last figures", OBSERVATION_DEPTH),

@@ -1,7 +1,8 @@
 """Recording a run of the graph from outside it: an rclpy node in the caller's process.
 
 ``GraphRecorder`` subscribes what a run is judged by: the robot's joint states (the simulated
-robot's ground truth when there is one, else the estimated /joint_states), the feedforward, the
+robot's ground truth when there is one, else the estimated joint states; with ``hardware: sim``
+joint_controller always publishes the ground truth, so only that is subscribed), the feedforward, the
 trajectory generator's status (the goal's life cycle) and every node's /diagnostics. ``outcome``
 turns a finished run into the summary of ``pkm bringup --exit-when-done`` and ``pkm demo``: the
 tracking errors over the goal's own trajectory against the trajectory rebuilt from the goal's spec
@@ -44,11 +45,16 @@ class GraphRecorder:
         self.node = rclpy.create_node("pkm_graph_recorder", context=self.context)
         self.executor = SingleThreadedExecutor(context=self.context)
         self.executor.add_node(self.node)
-        self.states = {GROUND_TRUTH_TOPIC: [], estimated_state_topic(hardware): []} if samples else {}
+        # topic -> recorded chunks (t ns, actuated positions, actuated efforts, platform joints), arrays of samples
+        topics = [GROUND_TRUTH_TOPIC] + ([estimated_state_topic(hardware)] if hardware != "sim" else [])
+        self.states = {topic: [] for topic in topics} if samples else {}
         self._selection = {}
         for topic in self.states:
-            self.node.create_subscription(JointState, topic, lambda m, t=topic: self._state(t, m),
-                                          qos(topic, "sub" if topic == GROUND_TRUTH_TOPIC else "sub:recorder"))
+            if topic == GROUND_TRUTH_TOPIC:
+                self.node.create_subscription(JointTrajectory, topic, self._truth, qos(topic, "sub"))
+            else:
+                self.node.create_subscription(JointState, topic, lambda m, t=topic: self._state(t, m),
+                                              qos(topic, "sub:recorder"))
         self.ff = {}
         if samples:
             self.node.create_subscription(JointTrajectory, "/feedforward", self._feedforward,
@@ -81,25 +87,61 @@ class GraphRecorder:
         self.executor.spin_once(timeout_sec=timeout)
 
     # ------------------------------------------------------------------ callbacks
-    def _state(self, topic, msg):
-        names = tuple(msg.name)
+    def _select(self, names):
+        """(actuated, platform) column indices of a name order (computed once per order), or None when it
+        lacks one of them."""
         sel = self._selection.get(names)
-        if sel is None:                  # the index lists of a name order, computed once
+        if sel is None:
             idx = {n: i for i, n in enumerate(names)}
             if any(n not in idx for n in self.act + self.plat):
-                return
-            sel = self._selection[names] = ([idx[n] for n in self.act], [idx[n] for n in self.plat])
-        t = to_ns(msg.header.stamp) * 1e-9
-        self.latest[topic] = max(self.latest.get(topic, 0.0), t)
-        pos = msg.position
-        eff = [msg.effort[i] for i in sel[0]] if len(msg.effort) else [0.0] * len(self.act)
-        self.states[topic].append((t, [pos[i] for i in sel[0]], eff, [pos[i] for i in sel[1]]))
+                return None
+            sel = self._selection[names] = (np.array([idx[n] for n in self.act], np.intp),
+                                            np.array([idx[n] for n in self.plat], np.intp))
+        return sel
+
+    def _add(self, topic, t_ns, pos, eff, sel):
+        """Record samples: t_ns (m,) int, pos (m, joints), eff (m, joints) or None (no efforts: zeros)."""
+        self.latest[topic] = max(self.latest.get(topic, 0.0), int(t_ns.max()) * 1e-9)
+        act, plat = sel
+        eff = np.zeros((len(t_ns), len(act))) if eff is None else eff[:, act]
+        self.states[topic].append((t_ns, pos[:, act], eff, pos[:, plat]))
+
+    def _state(self, topic, msg):
+        """A JointState: one sample."""
+        names = tuple(msg.name)
+        sel = self._select(names)
+        n = len(names)
+        if sel is None or len(msg.position) != n or len(msg.effort) not in (0, n):
+            return
+        eff = np.array(msg.effort, float).reshape(1, n) if len(msg.effort) else None
+        self._add(topic, np.array([to_ns(msg.header.stamp)], np.int64), np.array(msg.position, float).reshape(1, n),
+                  eff, sel)
+
+    def _truth(self, msg):
+        """A JointTrajectory chunk of the ground truth: one sample per point (positions, effort)."""
+        names = tuple(msg.joint_names)
+        sel = self._select(names)
+        pts = msg.points
+        m, n = len(pts), len(names)
+        if sel is None or m == 0:
+            return
+        t_ns = np.fromiter((to_ns(p.time_from_start) for p in pts), np.int64, m) + to_ns(msg.header.stamp)
+        pos = _rows(pts, "positions", n)
+        eff = _rows(pts, "effort", n)
+        if pos is None or (eff is None and any(len(p.effort) for p in pts)):
+            return                  # malformed (a point with other lengths): not a sample of this robot
+        self._add(GROUND_TRUTH_TOPIC, t_ns, pos, eff, sel)
 
     def _feedforward(self, msg):
         t0 = to_ns(msg.header.stamp)
-        order = [list(msg.joint_names).index(n) for n in self.act]
-        for pt in msg.points:       # a later chunk replaces the overlapping samples of an earlier one
-            self.ff[t0 + to_ns(pt.time_from_start)] = [pt.effort[k] for k in order]
+        names = list(msg.joint_names)
+        pts = msg.points
+        eff = _rows(pts, "effort", len(names))
+        if eff is None or any(n not in names for n in self.act):
+            return
+        eff = eff[:, [names.index(n) for n in self.act]]
+        # a later chunk replaces the overlapping samples of an earlier one
+        self.ff.update(zip((t0 + to_ns(pt.time_from_start) for pt in pts), eff))
 
     def _status(self, msg):
         try:
@@ -116,12 +158,16 @@ class GraphRecorder:
     # ------------------------------------------------------------------ results
     def record(self, name: str, controller: str) -> bm.RunRecord:
         """The run's samples: ground truth where the robot is simulated, else the estimated joint states."""
-        rows = next((r for r in self.states.values() if r), [])
-        rows = sorted({round(r[0], 9): r for r in rows}.values(), key=lambda r: r[0])   # re-offers: once each
+        chunks = next((c for c in self.states.values() if c), [])
         ff_t = np.array(sorted(self.ff), dtype=np.int64)
-        return bm.RunRecord(name, controller, np.array([r[0] for r in rows]), np.array([r[1] for r in rows]),
-                            np.array([r[2] for r in rows]), np.array([r[3] for r in rows]),
-                            ff_t * 1e-9, np.array([self.ff[k] for k in ff_t]) if len(ff_t) else np.zeros((0, 0)))
+        ff = (ff_t * 1e-9, np.array([self.ff[k] for k in ff_t]) if len(ff_t) else np.zeros((0, 0)))
+        if not chunks:
+            return bm.RunRecord(name, controller, np.array([]), np.array([]), np.array([]), np.array([]), *ff)
+        t_ns, pos, eff, plat = (np.concatenate(a) for a in zip(*chunks))
+        # re-offers: once each, the last one of an instant; in time order
+        _, first_of_reversed = np.unique(t_ns[::-1], return_index=True)
+        keep = len(t_ns) - 1 - first_of_reversed
+        return bm.RunRecord(name, controller, t_ns[keep] * 1e-9, pos[keep], eff[keep], plat[keep], *ff)
 
     def events(self) -> dict:
         """Safe-behaviour entries, rejected inputs and deadline misses reported by the nodes' diagnostics."""
@@ -134,6 +180,15 @@ class GraphRecorder:
                 "cycle_median_us": _float(ctl.get("cycle_median_us")),
                 "real_time_factor": _float(ctl.get("real_time_factor")),
                 "plant_step_median_us": _float(ctl.get("plant_step_median_us"))}
+
+
+def _rows(points, field, n):
+    """The (points, n) array of one float field of trajectory points (one buffer join, no Python float per
+    value), or None when a point has not n values of it."""
+    values = [getattr(p, field) for p in points]
+    if any(len(v) != n for v in values):
+        return None
+    return np.frombuffer(b"".join(values), float).reshape(len(values), n)
 
 
 def _float(value):

@@ -27,7 +27,7 @@ import threading
 import time
 
 from ..errors import InvalidInputError, PkmError
-from ..settings import FLOAT_KEYS, GAIN_KEYS, RUNTIME_KEYS, gain, node_settings, validate
+from ..settings import FLOAT_KEYS, GAIN_KEYS, INT_KEYS, RUNTIME_KEYS, gain, integer, node_settings, validate
 from .qos import qos
 
 LOG_THROTTLE = 1.0               # s between repeated warnings of one kind
@@ -58,6 +58,8 @@ def declare_settings(node, node_name: str, on_change=None):
     for key in FLOAT_KEYS & settings.keys():
         settings[key] = validate(key, settings[key], ctx.n_actuated) if key in runtime else \
             _float(key, settings[key])
+    for key in INT_KEYS.keys() & settings.keys():
+        settings[key] = integer(f"parameter '{key}'", settings[key], *INT_KEYS[key])
     for key in set(GAIN_KEYS) & settings.keys():
         settings[key] = gain(key, settings[key], ctx.n_actuated)
     if "force_limit" in settings:
