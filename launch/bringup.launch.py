@@ -15,8 +15,9 @@ Arguments
   rviz               start rviz2 with rviz/<robot>.rviz                           [false]
 
 Starts the pkm_control nodes of pkm_control.nodes.graph(hardware) with the same parameters
-`pkm bringup` gives them (every node but the clock source on use_sim_time: joint_controller with
-hardware sim, the `hardware` node with hardware topics), robot_state_publisher with the
+`pkm bringup` gives them (use_sim_time as pkm_control.nodes.graph says: only joint_controller with
+hardware topics; the clock source, the stamp-driven nodes and the generator, which reads /clock
+itself, do not follow /clock), robot_state_publisher with the
 xacro-processed URDF (pkm_control.description.robots.robot_urdf: xacro's Python API with the
 robot's config and variant, exactly what the core loads) drawing the estimated joint states
 (pkm_control.nodes.estimated_state_topic), a second one in namespace `desired` with frame prefix

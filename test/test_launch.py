@@ -128,7 +128,8 @@ def test_launch_setup_node_list_with_stub_launch(monkeypatch, robot, hardware):
         assert shared["robot"] == robot and shared["controller"] == "pd" and shared["lockstep"] is True
         assert shared["hardware"] == hardware
         assert own["use_sim_time"] is dict(graph(hardware))[name]
-        assert own["use_sim_time"] is (name not in (clock, "inverse_kinematics", "computed_force"))
+        assert own["use_sim_time"] is (name not in (clock, "inverse_kinematics", "computed_force",
+                                                     "trajectory_generator"))
     goal = by_exec["trajectory_generator"][0].kwargs["parameters"][1]["goal"]
     assert isinstance(goal, str) and goal.startswith("{type: point_to_point")
     measured, desired = by_exec["robot_state_publisher"]
@@ -173,9 +174,9 @@ def test_bringup_dry_run_lists_the_nodes(hardware):
     params = yaml.safe_load("\n".join(ln[4:] for ln in r.stdout.splitlines() if ln.startswith("#   ")))
     assert params["/**"]["ros__parameters"] == {"robot": "palida", "controller": "pd", "hardware": hardware}
     clock = "joint_controller" if hardware == "sim" else "hardware"
-    for n in started:     # on sim time: the generator and, with the robot in its own process, the controller
+    for n in started:     # on sim time: the controller with the robot in its own process (the generator reads /clock)
         assert params[n]["ros__parameters"]["use_sim_time"] is (n not in (clock, "inverse_kinematics",
-                                                                         "computed_force"))
+                                                                         "computed_force", "trajectory_generator"))
 
 
 def test_bringup_parameters_and_set():

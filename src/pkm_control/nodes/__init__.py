@@ -27,17 +27,21 @@ NODES = ("trajectory_generator", "inverse_kinematics", "computed_force", "joint_
 
 #: nodes that work on the stamps of their input messages and need no clock of their own
 STAMP_DRIVEN = ("inverse_kinematics", "computed_force")
+#: nodes that subscribe /clock themselves and take the sim time from its messages
+CLOCK_READERS = ("trajectory_generator",)
 
 
 def graph(hardware: str = "sim") -> list:
     """(node, use_sim_time) of the graph for a hardware mode, in start order. The clock source (the node that
     simulates the robot) does not follow /clock, nor do the nodes whose outputs carry their inputs' stamps
-    (STAMP_DRIVEN: they would only pay for every /clock message)."""
+    (STAMP_DRIVEN: they would only pay for every /clock message) and those that read /clock themselves
+    (CLOCK_READERS: rclpy's time source would take every /clock message a second time). The nodes without sim
+    time stamp only their /diagnostics with the wall clock."""
     if hardware not in ("sim", "topics"):
         raise ValueError(f"hardware must be 'sim' or 'topics', got {hardware!r}")
     names = NODES if hardware == "topics" else NODES[:-1]
     clock = "hardware" if hardware == "topics" else "joint_controller"
-    return [(n, n != clock and n not in STAMP_DRIVEN) for n in names]
+    return [(n, n != clock and n not in STAMP_DRIVEN + CLOCK_READERS) for n in names]
 
 
 def estimated_state_topic(hardware: str = "sim") -> str:

@@ -321,7 +321,8 @@ common parameters (ROS: --ros-args -p name:=value):
   controller          named controller in the controller YAML (pd, pd_feedforward, cf_rb,
                       cf_rb_friction, computed_torque)                              [pd_feedforward]
   controller_config   controller YAML path ('' = <share>/config/controllers.yaml)
-  use_sim_time        follow /clock (every node but joint_controller, which is the clock source)
+  use_sim_time        follow /clock (pkm bringup and the launch file: only joint_controller with hardware
+                      topics; the generator reads /clock itself, IK and computed force use their inputs' stamps)
   a node declares the keys of the controller YAML it uses (its list below) and takes them as
   ROS parameters; only the ones marked 'run time' can be set on the running node.
   every node publishes diagnostic_msgs/DiagnosticArray on /diagnostics (1 Hz wall).
