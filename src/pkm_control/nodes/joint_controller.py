@@ -465,6 +465,12 @@ class JointControllerNode(Node):
         if self._runner is not None:
             self._runner.stop()
             self._rt_thread.join(timeout=1.0)
+        if not (self._runner is not None and self._rt_thread.is_alive()):
+            try:         # what the loop queued and the partial ground-truth chunk: no sample lost at shutdown
+                self.flush_observations()
+                self.flush_truth()
+            except Exception as exc:      # noqa: BLE001 - shutting down: said, not raised
+                self.get_logger().warning(f"observations not sent at shutdown: {type(exc).__name__}: {exc}")
         return super().destroy_node()
 
 
