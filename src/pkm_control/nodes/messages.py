@@ -236,7 +236,7 @@ def pose_stamped_msg(t_ns: int, frame: str, pose):
 
 @dataclass(frozen=True)
 class JointChunk:
-    """A JointTrajectory message on the actuated joints: absolute times and the requested fields."""
+    """A JointTrajectory message on the requested joints: absolute times and the requested fields."""
 
     times_ns: np.ndarray
     positions: np.ndarray | None
@@ -258,21 +258,18 @@ def parse_joint_trajectory(msg, names, fields) -> JointChunk:
         raise InvalidInputError(f"joint trajectory: {len(pts)} points (expected 1 to {MAX_POINTS})")
     order = [got.index(x) for x in names]
     n, m = len(names), len(pts)
-    out = {f: np.empty((m, n)) for f in fields}
+    out = {}
+    for f in _FIELDS:            # a field at a time: the points' float arrays joined in one buffer
+        values = [getattr(pt, f) for pt in pts]
+        allowed = (n,) if f in fields else (0, n)
+        bad = next((k for k, v in enumerate(values) if len(v) not in allowed), None)
+        if bad is not None:
+            raise InvalidInputError(f"joint trajectory point {bad}: {len(values[bad])} {f} for {n} joints")
+        if f in fields:
+            rows = np.frombuffer(b"".join(values), float).reshape(m, n)
+            out[f] = finite(f"joint trajectory {f}", rows)[:, order]
     t0 = to_ns(msg.header.stamp)
-    times = np.empty(m, np.int64)
-    for k, pt in enumerate(pts):
-        for f in _FIELDS:
-            values = getattr(pt, f)
-            if f in fields:
-                if len(values) != n:
-                    raise InvalidInputError(f"joint trajectory point {k}: {len(values)} {f} for {n} joints")
-                out[f][k] = values
-            elif len(values) not in (0, n):
-                raise InvalidInputError(f"joint trajectory point {k}: {len(values)} {f} for {n} joints")
-        times[k] = t0 + to_ns(pt.time_from_start)
-    for f in fields:
-        out[f] = finite(f"joint trajectory {f}", out[f])[:, order]
+    times = np.fromiter((t0 + to_ns(pt.time_from_start) for pt in pts), np.int64, m)
     if m > 1 and np.any(np.diff(times) <= 0):
         raise InvalidInputError("joint trajectory: point times are not strictly increasing")
     return JointChunk(times, *(out.get(f) for f in _FIELDS))

@@ -18,9 +18,10 @@ import math
 import numpy as np
 
 from .. import benchmark as bm
+from ..errors import InvalidInputError
 from . import estimated_state_topic
 from . import GROUND_TRUTH_TOPIC
-from .messages import to_ns
+from .messages import parse_joint_trajectory, to_ns
 from .qos import qos
 
 
@@ -118,30 +119,21 @@ class GraphRecorder:
                   eff, sel)
 
     def _truth(self, msg):
-        """A JointTrajectory chunk of the ground truth: one sample per point (positions, effort)."""
-        names = tuple(msg.joint_names)
-        sel = self._select(names)
-        pts = msg.points
-        m, n = len(pts), len(names)
-        if sel is None or m == 0:
-            return
-        t_ns = np.fromiter((to_ns(p.time_from_start) for p in pts), np.int64, m) + to_ns(msg.header.stamp)
-        pos = _rows(pts, "positions", n)
-        eff = _rows(pts, "effort", n)
-        if pos is None or (eff is None and any(len(p.effort) for p in pts)):
-            return                  # malformed (a point with other lengths): not a sample of this robot
-        self._add(GROUND_TRUTH_TOPIC, t_ns, pos, eff, sel)
+        """A JointTrajectory chunk of the ground truth (every joint): one sample per point."""
+        try:
+            c = parse_joint_trajectory(msg, self.kin.model.joint_names, ("positions", "effort"))
+        except InvalidInputError:
+            return                  # malformed: not a sample of this robot
+        joints = self.kin.model.joint_names        # the parsed columns are in this order
+        self._add(GROUND_TRUTH_TOPIC, c.times_ns, c.positions, c.efforts, self._select(tuple(joints)))
 
     def _feedforward(self, msg):
-        t0 = to_ns(msg.header.stamp)
-        names = list(msg.joint_names)
-        pts = msg.points
-        eff = _rows(pts, "effort", len(names))
-        if eff is None or any(n not in names for n in self.act):
+        try:
+            c = parse_joint_trajectory(msg, self.act, ("effort",))
+        except InvalidInputError:
             return
-        eff = eff[:, [names.index(n) for n in self.act]]
         # a later chunk replaces the overlapping samples of an earlier one
-        self.ff.update(zip((t0 + to_ns(pt.time_from_start) for pt in pts), eff))
+        self.ff.update(zip(c.times_ns.tolist(), c.efforts))
 
     def _status(self, msg):
         try:
@@ -180,15 +172,6 @@ class GraphRecorder:
                 "cycle_median_us": _float(ctl.get("cycle_median_us")),
                 "real_time_factor": _float(ctl.get("real_time_factor")),
                 "plant_step_median_us": _float(ctl.get("plant_step_median_us"))}
-
-
-def _rows(points, field, n):
-    """The (points, n) array of one float field of trajectory points (one buffer join, no Python float per
-    value), or None when a point has not n values of it."""
-    values = [getattr(p, field) for p in points]
-    if any(len(v) != n for v in values):
-        return None
-    return np.frombuffer(b"".join(values), float).reshape(len(values), n)
 
 
 def _float(value):
