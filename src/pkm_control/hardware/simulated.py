@@ -112,6 +112,9 @@ class SimulatedRobot(HardwareInterface, Simulated):
         elif force_limits is not None and not isinstance(force_limits, ForceLimits):
             force_limits = ForceLimits(force_limits, self.n_actuated)
         self.force_limits = force_limits
+        # what write() compares and names every period, formed once
+        self._refused_beyond = None if force_limits is None else REFUSE_FACTOR * force_limits.limits
+        self._command_name = f"actuator forces ({', '.join(self.actuated_names)})"
         self.command_timeout = None if command_timeout is None else float(command_timeout)
         if isinstance(safe_behaviour, str):
             model = FeedforwardModel(dyn, "rigid") if safe_behaviour == "hold" else None
@@ -184,9 +187,9 @@ class SimulatedRobot(HardwareInterface, Simulated):
         InvalidInputError and are not applied (the previous command and the timeout stay in force).
         Between the limit and that, the force saturates at the limit (``saturated``)."""
         self._require()
-        tau = check_vector(f"actuator forces ({', '.join(self.actuated_names)})", tau, self.n_actuated)
-        if self.force_limits is not None:
-            far = np.abs(tau) > REFUSE_FACTOR * self.force_limits.limits
+        tau = check_vector(self._command_name, tau, self.n_actuated)
+        if self._refused_beyond is not None:
+            far = np.abs(tau) > self._refused_beyond
             if far.any():
                 i = int(np.flatnonzero(far)[0])
                 raise InvalidInputError(f"command of {self.actuated_names[i]} = {tau[i]:.6g} is beyond "
