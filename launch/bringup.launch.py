@@ -10,7 +10,11 @@ Arguments
   controller_config  controller YAML ('' = <share>/config/controllers.yaml)       ['']
   goal               trajectory spec (YAML/JSON) started by trajectory_generator ['']
   hardware           sim: the simulated robot inside joint_controller (one process,  [sim]
-                     read-update-write); topics: the robot in the `hardware` node
+                     read-update-write); topics: the robot in the `hardware` node;
+                     ros2_control: your controller manager is the robot
+  stand_in           with hardware ros2_control: the `hardware` node stands in     [false]
+                     for the controller manager
+  topic_convention   forward_command | topic_based (hardware topics, ros2_control) [forward_command]
   lockstep           true: deterministic lockstep on sim time; false: real time    [true]
   rviz               start rviz2 with rviz/<robot>.rviz                           [false]
 
@@ -38,7 +42,11 @@ ARGUMENTS = {
     "controller": ("pd_feedforward", "named controller: pd, pd_feedforward, cf_rb, cf_rb_friction, computed_torque"),
     "controller_config": ("", "controller YAML ('' = <share>/config/controllers.yaml)"),
     "goal": ("", "trajectory spec (YAML/JSON) the trajectory_generator starts with"),
-    "hardware": ("sim", "sim: the robot inside joint_controller; topics: the robot in the hardware node"),
+    "hardware": ("sim", "sim: the robot inside joint_controller; topics: the robot in the hardware node; "
+                        "ros2_control: a ros2_control controller manager is the robot"),
+    "stand_in": ("false", "hardware ros2_control: the hardware node stands in for the controller manager"),
+    "topic_convention": ("forward_command", "forward_command (joint_state_broadcaster + forward_command_controller)"
+                                            " | topic_based (topic_based_ros2_control's JointState topics)"),
     "lockstep": ("true", "deterministic lockstep on sim time (false: real time)"),
     "rviz": ("false", "start rviz2 with rviz/<robot>.rviz"),
 }
@@ -54,12 +62,16 @@ def launch_setup(context, *args, **kwargs):
     robot, variant, hardware = arg["robot"], arg["variant"], arg["hardware"]
     shared = {"robot": robot, "variant": variant, "controller": arg["controller"],
               "controller_config": arg["controller_config"], "hardware": hardware,
-              "lockstep": arg["lockstep"].lower() in ("true", "1", "yes")}
+              "lockstep": arg["lockstep"].lower() in ("true", "1", "yes"),
+              "topic_convention": arg["topic_convention"]}
+    stand_in = arg["stand_in"].lower() in ("true", "1", "yes")
     nodes = []
-    for name, sim_time in graph(hardware):
+    for name, sim_time in graph(hardware, stand_in):
         own = {"use_sim_time": sim_time}
         if name == "trajectory_generator":
             own["goal"] = ParameterValue(arg["goal"], value_type=str)
+        if name == "hardware" and hardware == "ros2_control":     # the stand-in: joint_controller is the clock
+            own["publish_clock"] = False
         nodes.append(Node(package="pkm_control", executable=name, name=name, output="screen",
                           parameters=[shared, own]))
     urdf = robot_urdf(robot, variant or None)

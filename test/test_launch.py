@@ -100,10 +100,13 @@ def _stub_launch(monkeypatch):
         monkeypatch.setitem(sys.modules, name, mod)
 
 
-@pytest.mark.parametrize("hardware", ["sim", "topics"])
+@pytest.mark.parametrize("hardware, stand_in", [("sim", "false"), ("topics", "false"), ("ros2_control", "false"),
+                                                 ("ros2_control", "true")])
 @pytest.mark.parametrize("robot", ROBOTS)
-def test_launch_setup_node_list_with_stub_launch(monkeypatch, robot, hardware):
-    """The launch file's logic without launch_ros: the nodes, their parameters, the URDF and RViz file."""
+def test_launch_setup_node_list_with_stub_launch(monkeypatch, robot, hardware, stand_in):
+    """The launch file's logic without launch_ros: the nodes, their parameters, the URDF and RViz file; with
+    hardware ros2_control joint_controller is the clock, and the hardware node only runs as the stand-in, without
+    a clock of its own."""
     if _has_launch_ros():
         pytest.skip("launch_ros is installed: the real test covers it")
     _stub_launch(monkeypatch)
@@ -111,25 +114,27 @@ def test_launch_setup_node_list_with_stub_launch(monkeypatch, robot, hardware):
     ld = mod.generate_launch_description()
     args = {e.args[0]: e.kwargs["default_value"] for e in ld if type(e).__name__ == "DeclareLaunchArgument"}
     assert set(args) == {"robot", "variant", "controller", "controller_config", "goal", "hardware", "lockstep",
-                         "rviz"}
-    context = dict(args, robot=robot, controller="pd", hardware=hardware,
+                         "rviz", "stand_in", "topic_convention"}
+    context = dict(args, robot=robot, controller="pd", hardware=hardware, stand_in=stand_in,
                    goal="{type: point_to_point, goal: [0, 0, 1], duration: 1}")
     nodes = mod.launch_setup(context)
     by_exec = {}
     for n in nodes:
         by_exec.setdefault(n.kwargs["executable"], []).append(n)
-    names = [n for n, _ in graph(hardware)]
+    names = [n for n, _ in graph(hardware, stand_in == "true")]
+    assert ("hardware" in names) is (hardware == "topics" or stand_in == "true")
     assert set(by_exec) == set(names) | {"robot_state_publisher", "static_transform_publisher", "rviz2"}
-    clock = "joint_controller" if hardware == "sim" else "hardware"
+    clock = "hardware" if hardware == "topics" else "joint_controller"
     for name in names:
         (node,) = by_exec[name]
         shared, own = node.kwargs["parameters"]
         assert node.kwargs["package"] == "pkm_control" and node.kwargs["name"] == name
         assert shared["robot"] == robot and shared["controller"] == "pd" and shared["lockstep"] is True
         assert shared["hardware"] == hardware
-        assert own["use_sim_time"] is dict(graph(hardware))[name]
-        assert own["use_sim_time"] is (name not in (clock, "inverse_kinematics", "computed_force",
+        assert own["use_sim_time"] is dict(graph(hardware, stand_in == "true"))[name]
+        assert own["use_sim_time"] is (name not in (clock, "hardware", "inverse_kinematics", "computed_force",
                                                      "trajectory_generator"))
+        assert own.get("publish_clock", True) is (name != "hardware" or hardware == "topics")
     goal = by_exec["trajectory_generator"][0].kwargs["parameters"][1]["goal"]
     assert isinstance(goal, str) and goal.startswith("{type: point_to_point")
     measured, desired = by_exec["robot_state_publisher"]
@@ -161,22 +166,27 @@ def test_rviz_config(robot):
 
 # ----------------------------------------------------------------------------- pkm bringup
 
-@pytest.mark.parametrize("hardware", ["sim", "topics"])
-def test_bringup_dry_run_lists_the_nodes(hardware):
+@pytest.mark.parametrize("hardware, stand_in", [("sim", []), ("topics", []), ("ros2_control", []),
+                                                 ("ros2_control", ["--stand-in"])])
+def test_bringup_dry_run_lists_the_nodes(hardware, stand_in):
     r = subprocess.run([sys.executable, "-m", "pkm_control.cli", "bringup", "--robot", "palida", "--controller",
-                        "pd", "--hardware", hardware, "--dry-run"], capture_output=True, text=True, timeout=60)
+                        "pd", "--hardware", hardware, "--dry-run"] + stand_in, capture_output=True, text=True,
+                       timeout=60)
     assert r.returncode == 0, r.stderr
     lines = [ln for ln in r.stdout.splitlines() if not ln.startswith("#")]
     started = [ln.split(":")[0] for ln in lines]
-    assert started == [n for n, _ in graph(hardware)] == list(NODES if hardware == "topics" else NODES[:4])
+    with_hardware = hardware == "topics" or bool(stand_in)
+    assert started == [n for n, _ in graph(hardware, bool(stand_in))] == list(NODES if with_hardware else NODES[:4])
     for name, ln in zip(started, lines):
         assert f"-m pkm_control.nodes.{name} --ros-args -r __node:={name} --params-file" in ln
     params = yaml.safe_load("\n".join(ln[4:] for ln in r.stdout.splitlines() if ln.startswith("#   ")))
     assert params["/**"]["ros__parameters"] == {"robot": "palida", "controller": "pd", "hardware": hardware}
-    clock = "joint_controller" if hardware == "sim" else "hardware"
+    clock = "hardware" if hardware == "topics" else "joint_controller"
     for n in started:     # on sim time: the controller with the robot in its own process (the generator reads /clock)
-        assert params[n]["ros__parameters"]["use_sim_time"] is (n not in (clock, "inverse_kinematics",
+        assert params[n]["ros__parameters"]["use_sim_time"] is (n not in (clock, "hardware", "inverse_kinematics",
                                                                          "computed_force", "trajectory_generator"))
+    if stand_in:          # the stand-in leaves /clock to joint_controller
+        assert params["hardware"]["ros__parameters"]["publish_clock"] is False
 
 
 def test_bringup_parameters_and_set():

@@ -102,15 +102,17 @@ def params(sim_time=True, robot=ROBOT, **kw):
 def graph(ex, controller="pd", robot=ROBOT, goal="", hardware="sim", **kw):
     """The nodes of a graph in this process: (generator, ik, computed_force, controller[, hardware])."""
     nodes = [TrajectoryGeneratorNode(parameter_overrides=params(robot=robot, controller=controller, goal=goal, **kw)),
-             InverseKinematicsNode(parameter_overrides=params(robot=robot, controller=controller,
-                                                              **_only(kw, "initial_pose"))),
+             InverseKinematicsNode(parameter_overrides=params(robot=robot, controller=controller, hardware=hardware,
+                                                              **_only(kw, "initial_pose", "topic_convention"))),
              ComputedForceNode(parameter_overrides=params(robot=robot, controller=controller)),
-             JointControllerNode(parameter_overrides=params(sim_time=hardware != "sim", robot=robot,
+             JointControllerNode(parameter_overrides=params(sim_time=hardware == "topics", robot=robot,
                                                             controller=controller, hardware=hardware, **kw))]
-    if hardware == "topics":
+    if hardware != "sim":       # topics: the hardware node; ros2_control: the same standing in for one
         nodes.append(HardwareNode(parameter_overrides=params(sim_time=False, robot=robot, controller=controller,
+                                                             publish_clock=hardware == "topics",
                                                              **_only(kw, "initial_pose", "lockstep",
-                                                                     "command_timeout", "safe_behaviour"))))
+                                                                     "command_timeout", "safe_behaviour",
+                                                                     "topic_convention"))))
     for n in nodes:
         ex.add_node(n)
     return nodes
@@ -339,9 +341,13 @@ def _run_to_end(ex, nodes, ctl_or_hw, steps):
     assert spin_until(ex, lambda: ctl_or_hw.k >= steps), f"only {ctl_or_hw.k} periods"
 
 
-def test_robot_behind_topics_equals_the_robot_inside(ros):
-    """The same goal with the robot in the `hardware` node (five processes' topology, here one process):
-    the measured trajectory equals the one with the robot inside joint_controller to the last bit."""
+@pytest.mark.parametrize("hardware, convention", [("topics", "forward_command"), ("ros2_control", "forward_command"),
+                                                   ("ros2_control", "topic_based")])
+def test_robot_behind_topics_equals_the_robot_inside(ros, hardware, convention):
+    """The same goal with the robot in the `hardware` node (five processes' topology, here one process), in each
+    topic convention, and with it standing in for a ros2_control controller manager (joint_controller is then
+    the time source): the measured trajectory equals the one with the robot inside joint_controller to the last
+    bit, and the commands travel on the convention's topics."""
     goal = "{type: point_to_point, goal: [0.01, 0.0, -0.85, 0.0, 0.0, 0.0], duration: 0.1}"
     gen, ik, cf, ctl = graph(ros, "cf_rb_friction", goal=goal)
     inside = []
@@ -351,13 +357,22 @@ def test_robot_behind_topics_equals_the_robot_inside(ros):
     for n in (gen, ik, cf, ctl):
         ros.remove_node(n)
         n.destroy_node()
-    gen, ik, cf, ctl, hw = graph(ros, "cf_rb_friction", goal=goal, hardware="topics")
+    gen, ik, cf, ctl, hw = graph(ros, "cf_rb_friction", goal=goal, hardware=hardware, topic_convention=convention)
     behind = []
     advance = hw.advance
     hw.advance = lambda: (advance(), behind.append(hw.plant.ground_truth().position[ACT]))
     assert spin_until(ros, lambda: len(behind) >= 300)
     assert np.array_equal(np.array(inside[:300]), np.array(behind[:300]))
     assert ctl.diag.rejected == 0 and hw.diag.rejected == 0
+    topics = dict(ros.get_nodes()[0].get_topic_names_and_types())
+    expected = {"forward_command": {"/joint_states": "sensor_msgs/msg/JointState",
+                                    "/effort_controller/commands": "std_msgs/msg/Float64MultiArray"},
+                "topic_based": {"/robot_joint_states": "sensor_msgs/msg/JointState",
+                                "/robot_joint_command": "sensor_msgs/msg/JointState"}}[convention]
+    for topic, kind in expected.items():
+        assert topics[topic] == [kind]
+    clocks = [i.node_name for i in ros.get_nodes()[0].get_publishers_info_by_topic("/clock")]
+    assert clocks == ["hardware" if hardware == "topics" else "joint_controller"]
 
 
 # ----------------------------------------------------------------------------- robustness

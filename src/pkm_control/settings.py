@@ -34,7 +34,11 @@ GAIN_KEYS = ("kp", "kd", "hold_kp", "hold_kd")
 MODES = ("pd", "pd_feedforward", "computed_torque")
 FEEDFORWARD_MODELS = ("none", "rigid", "rigid+friction")
 SAFE_BEHAVIOURS = ("hold", "zero")
-HARDWARE = ("sim", "topics")
+HARDWARE = ("sim", "topics", "ros2_control")
+#: how a robot behind topics is talked to (hardware: topics | ros2_control): ros2_control's joint_state_broadcaster
+#: and forward_command_controller (/joint_states, /<controller_name>/commands as Float64MultiArray), or the
+#: topic_based_ros2_control plugin's JointState topics (joint_states_topic, joint_commands_topic)
+TOPIC_CONVENTIONS = ("forward_command", "topic_based")
 
 #: real-time mode (``pkm bringup --realtime``): the loop on the wall clock takes each streamed chunk between two
 #: periods, so the chunks are short (5 ms: ~0.1 ms to take, a 50 ms chunk ~0.9 ms); the generator streams 0.2 s
@@ -48,16 +52,19 @@ COMMON_KEYS = ("robot", "variant", "controller", "controller_config", "diagnosti
 NODE_KEYS = {
     "trajectory_generator": ("control_rate", "chunk_length", "lookahead", "start_delay", "display_rate", "goal",
                              "auto_start", "initial_pose", "approach_speed", "approach_rate"),
-    "inverse_kinematics": ("display_rate", "measured_pose_rate", "initial_pose"),
+    "inverse_kinematics": ("display_rate", "measured_pose_rate", "initial_pose", "hardware", "topic_convention",
+                           "controller_name", "joint_states_topic", "joint_commands_topic"),
     "computed_force": ("feedforward_model", "parameters_file", "parameters_dir"),
     "joint_controller": ("hardware", "control_rate", "mode", "feedforward_model", "kp", "kd", "hold_kp", "hold_kd",
                          "force_limit", "safe_behaviour", "state_timeout", "reference_timeout", "lockstep",
                          "lockstep_timeout", "controller_name", "initial_pose", "state_publish_rate",
                          "ground_truth_rate", "ground_truth_chunk", "clock_rate", "substeps",
-                         "friction", "command_timeout", "realtime_priority", "realtime_cpu", "wait_for_recorder"),
+                         "friction", "command_timeout", "realtime_priority", "realtime_cpu", "wait_for_recorder",
+                         "topic_convention", "joint_states_topic", "joint_commands_topic"),
     "hardware": ("control_rate", "substeps", "friction", "command_timeout", "safe_behaviour", "hold_kp", "hold_kd",
                  "lockstep", "lockstep_timeout", "controller_name", "initial_pose", "force_limit", "wait_for_recorder",
-                 "ground_truth_rate", "ground_truth_chunk"),
+                 "ground_truth_rate", "ground_truth_chunk", "topic_convention", "joint_states_topic",
+                 "joint_commands_topic", "publish_clock"),
 }
 #: parameters applied at run time (validated); all others are read-only
 RUNTIME_KEYS = {
@@ -101,7 +108,8 @@ def load_settings(robot: str, controller: str, controller_config: str = "", n_ac
     out.update(controllers[controller] or {})
     out["controller"] = controller
     for key, allowed in (("mode", MODES), ("feedforward_model", FEEDFORWARD_MODELS),
-                         ("safe_behaviour", SAFE_BEHAVIOURS), ("hardware", HARDWARE)):
+                         ("safe_behaviour", SAFE_BEHAVIOURS), ("hardware", HARDWARE),
+                         ("topic_convention", TOPIC_CONVENTIONS)):
         if out.get(key) not in allowed:
             raise InvalidInputError(f"controller '{controller}': {key} {out.get(key)!r} is not one of {allowed}")
     family = "computed_torque" if out["mode"] == "computed_torque" else "pd"

@@ -15,6 +15,9 @@ Graph (standard messages only), hardware: sim (the default; the robot inside joi
 hardware: topics (a robot in another process, here the ``hardware`` node):
 
   hardware --/joint_states--> joint_controller --/<controller_name>/commands--> hardware;  hardware --/clock--> all
+
+hardware: ros2_control (the robot is a ros2_control controller manager, or the ``hardware`` node standing in
+for one): the same topics (or topic_based_ros2_control's), and joint_controller --/clock--> all
 """
 
 #: the simulated robot's exact joint states (tests and plots, never the controller): trajectory_msgs/JointTrajectory
@@ -25,23 +28,29 @@ GROUND_TRUTH_TOPIC = "/hardware/ground_truth/joint_trajectory"
 NODES = ("trajectory_generator", "inverse_kinematics", "computed_force", "joint_controller", "hardware")
 
 
+#: the hardware modes with the robot in another process, behind topics (hardware_io.TopicHardware)
+BEHIND_TOPICS = ("topics", "ros2_control")
+
 #: nodes that work on the stamps of their input messages and need no clock of their own
 STAMP_DRIVEN = ("inverse_kinematics", "computed_force")
 #: nodes that subscribe /clock themselves and take the sim time from its messages
 CLOCK_READERS = ("trajectory_generator",)
 
 
-def graph(hardware: str = "sim") -> list:
+def graph(hardware: str = "sim", stand_in: bool = False) -> list:
     """(node, use_sim_time) of the graph for a hardware mode, in start order. The clock source (the node that
-    simulates the robot) does not follow /clock, nor do the nodes whose outputs carry their inputs' stamps
-    (STAMP_DRIVEN: they would only pay for every /clock message) and those that read /clock themselves
-    (CLOCK_READERS: rclpy's time source would take every /clock message a second time). The nodes without sim
-    time stamp only their /diagnostics with the wall clock."""
-    if hardware not in ("sim", "topics"):
-        raise ValueError(f"hardware must be 'sim' or 'topics', got {hardware!r}")
-    names = NODES if hardware == "topics" else NODES[:-1]
+    simulates the robot; joint_controller in front of ros2_control) does not follow /clock, nor do the nodes whose
+    outputs carry their inputs' stamps (STAMP_DRIVEN: they would only pay for every /clock message) and those that
+    read /clock themselves (CLOCK_READERS: rclpy's time source would take every /clock message a second time).
+    The nodes without sim time stamp only their /diagnostics with the wall clock. ``stand_in`` (ros2_control):
+    the ``hardware`` node plays the controller manager, on its own clock as one does."""
+    from ..settings import HARDWARE
+
+    if hardware not in HARDWARE:
+        raise ValueError(f"hardware must be one of {HARDWARE}, got {hardware!r}")
+    names = NODES if hardware == "topics" or (hardware == "ros2_control" and stand_in) else NODES[:-1]
     clock = "hardware" if hardware == "topics" else "joint_controller"
-    return [(n, n != clock and n not in STAMP_DRIVEN + CLOCK_READERS) for n in names]
+    return [(n, n not in (clock, "hardware") and n not in STAMP_DRIVEN + CLOCK_READERS) for n in names]
 
 
 def estimated_state_topic(hardware: str = "sim") -> str:

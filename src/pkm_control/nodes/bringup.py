@@ -61,9 +61,14 @@ def add_arguments(p: argparse.ArgumentParser, robot: bool = True) -> None:
                         "computed_torque (default pd_feedforward)")
     p.add_argument("--controller-config", default="", metavar="YAML",
                    help="controller YAML (default <share>/config/controllers.yaml)")
-    p.add_argument("--hardware", choices=("sim", "topics"), default="sim",
+    p.add_argument("--hardware", choices=("sim", "topics", "ros2_control"), default="sim",
                    help="sim: the simulated robot inside joint_controller (one process: read, update, write); "
-                        "topics: the robot in the `hardware` node behind /joint_states and commands (default sim)")
+                        "topics: the robot in the `hardware` node behind /joint_states and commands; "
+                        "ros2_control: your controller manager is the robot (joint_state_broadcaster + "
+                        "effort_controller, README 'ros2_control bridge') (default sim)")
+    p.add_argument("--stand-in", action="store_true",
+                   help="with --hardware ros2_control: start the `hardware` node in the controller manager's "
+                        "place (the simulated robot behind the same topics), to try the bridge without one")
     p.add_argument("--goal", default=None, metavar="SPEC",
                    help="trajectory spec (YAML/JSON) the trajectory_generator starts with, e.g. "
                         "\"{type: point_to_point, goal: [0.05, 0, -0.85, 0, 0, 0], duration: 1.0}\"")
@@ -104,8 +109,14 @@ def parameters(args) -> dict:
     if args.controller_config:
         shared["controller_config"] = os.path.abspath(args.controller_config)
     shared["hardware"] = args.hardware
-    nodes = graph(args.hardware)
+    stand_in = getattr(args, "stand_in", False)
+    if stand_in and args.hardware != "ros2_control":
+        raise InvalidInputError("--stand-in stands in for a ros2_control controller manager: it needs "
+                                "--hardware ros2_control")
+    nodes = graph(args.hardware, stand_in)
     per_node = {name: {"use_sim_time": sim_time} for name, sim_time in nodes}
+    if stand_in:              # joint_controller is the time source in front of ros2_control
+        per_node["hardware"]["publish_clock"] = False
     if args.goal:
         per_node["trajectory_generator"]["goal"] = args.goal
     if getattr(args, "exit_when_done", False):      # the run is recorded from its first sample
@@ -138,7 +149,7 @@ def parameters(args) -> dict:
 def commands(args, params_file: str) -> list[tuple[str, list[str]]]:
     """(name, argv) of every process to start."""
     out = [(name, [sys.executable, "-m", f"pkm_control.nodes.{name}", "--ros-args", "-r", f"__node:={name}",
-                   "--params-file", params_file]) for name, _ in graph(args.hardware)]
+                   "--params-file", params_file]) for name, _ in graph(args.hardware, args.stand_in)]
     if args.rviz:
         from ..description.robots import robot_urdf
         from ..paths import share_dir

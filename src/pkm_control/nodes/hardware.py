@@ -3,22 +3,32 @@
 usage: hardware [--help] [--ros-args -p robot:=palida -p controller:=pd ...]
 
 The robot of joint_controller's `hardware: topics` mode: it behaves as a ros2_control controller
-manager with a joint_state_broadcaster and a forward_command_controller would, so the same
-controller drives it and a real ros2_control machine. (With `hardware: sim`, the default, the
-simulated robot runs inside joint_controller instead and this node is not started.)
+manager would, so the same controller drives it and a real ros2_control machine; it is also the
+stand-in for one in `hardware: ros2_control` (`pkm bringup --hardware ros2_control --stand-in`:
+publish_clock false, joint_controller is then the time source). (With `hardware: sim`, the default,
+the simulated robot runs inside joint_controller instead and this node is not started.)
+
+topic_convention: forward_command (a joint_state_broadcaster and a forward_command_controller named
+controller_name) or topic_based (the topic_based_ros2_control plugin's JointState topics).
 
 Subscribes
-  /<controller_name>/commands   std_msgs/Float64MultiArray   actuator forces (actuated-joint order)
+  /<controller_name>/commands   std_msgs/Float64MultiArray   actuator forces (actuated-joint order);
+                                                             topic_based: sensor_msgs/JointState (name,
+                                                             effort) on joint_commands_topic
 Publishes
   /joint_states                 sensor_msgs/JointState       the ACTUATED joints only (what drives
-                                                             measure); effort = applied force
+                                                             measure); effort = applied force;
+                                                             topic_based: on joint_states_topic. Stamped
+                                                             with sim time, or (stand-in in real time) with
+                                                             this node's clock, as a controller manager does
   /hardware/ground_truth/joint_trajectory  trajectory_msgs/JointTrajectory   every joint, exact (tests,
                                                              plots): ground_truth_chunk samples per message,
                                                              one point each (a partial chunk at a reset, before
                                                              the first command and when no command came for
                                                              a tick of the lockstep timer, <= 0.1 s wall)
   /hardware/platform_pose       geometry_msgs/PoseStamped    ground-truth platform pose (every sample)
-  /clock                        rosgraph_msgs/Clock          sim time (this node is the clock source)
+  /clock                        rosgraph_msgs/Clock          sim time (this node is the clock source;
+                                                             publish_clock false: not published)
   /diagnostics                  diagnostic_msgs/DiagnosticArray
 Services
   /hardware/reset               std_srvs/Trigger             restart at initial_pose (default home), sim time 0
@@ -37,7 +47,8 @@ Node parameters (besides the common ones; all read-only)
   controller_name, hold_kp, hold_kd (the hold behaviour's joint PD), force_limit,
   initial_pose (task coordinates of the start; '' = home), wait_for_recorder (lockstep: step only once the
   ground truth has a subscriber), ground_truth_rate (Hz of the ground truth samples, sim time; 0 = every step),
-  ground_truth_chunk (samples per ground truth message, 1 to 10000)
+  ground_truth_chunk (samples per ground truth message, 1 to 10000), topic_convention, joint_states_topic,
+  joint_commands_topic, publish_clock
 """
 
 from __future__ import annotations
@@ -48,8 +59,8 @@ from rclpy.node import Node
 
 from ..hardware.simulated import simulated_robot
 from ..realtime import LatencyHistogram
-from .hardware_io import SimulationTopics
-from .messages import joint_state_msg, parse_commands, period_ns
+from .hardware_io import ClockPublisher, SimulationTopics, TopicConvention
+from .messages import joint_state_msg, period_ns
 from .qos import COMMANDS, qos
 from .runtime import COMMON_PARAMS, Diagnostics, declare_settings, guarded, run_node
 
@@ -61,7 +72,6 @@ class HardwareNode(Node):
         super().__init__("hardware", **kwargs)
         from rclpy.clock import Clock, ClockType
         from sensor_msgs.msg import JointState
-        from std_msgs.msg import Float64MultiArray
         from std_srvs.srv import Trigger
 
         self.ctx, s = declare_settings(self, "hardware")
@@ -72,8 +82,12 @@ class HardwareNode(Node):
         self.diag = Diagnostics(self, s["diagnostics_period"])
         self.diag.extra.update(robot=self.ctx.robot, mode="lockstep" if s["lockstep"] else "real-time")
         self.topics = SimulationTopics(self, self.ctx.joint_names, s["ground_truth_chunk"])
-        self.pub_state = self.create_publisher(JointState, "/joint_states", qos("/joint_states", "pub"))
-        self.sub_cmd = self.create_subscription(Float64MultiArray, f"/{s['controller_name']}/commands",
+        self.convention = TopicConvention.from_settings(s)
+        self.clock = ClockPublisher(self) if s["publish_clock"] else None
+        # a stand-in in real time stamps as a controller manager does, with its clock; else with sim time
+        self.wall_stamps = not (s["publish_clock"] or s["lockstep"])
+        self.pub_state = self.create_publisher(JointState, self.convention.states_topic, qos("/joint_states", "pub"))
+        self.sub_cmd = self.create_subscription(self.convention.command_type, self.convention.commands_topic,
                                                 guarded(self.diag, "command")(self.on_command),
                                                 qos(COMMANDS, "sub"))
         self.srv_reset = self.create_service(Trigger, "/hardware/reset", self.on_reset)
@@ -103,9 +117,10 @@ class HardwareNode(Node):
     def publish_state(self):
         t = self.k * self.dt_ns
         meas = self.plant.read()
-        # the clock first: a node handling /joint_states already sees its sim time
-        self.topics.clock(t)
-        self.pub_state.publish(joint_state_msg(t, self.ctx.actuated_joints, meas.position, meas.velocity,
+        if self.clock is not None:        # the clock first: a node handling /joint_states already sees its sim time
+            self.clock.publish(t)
+        stamp = self.get_clock().now().nanoseconds if self.wall_stamps else t
+        self.pub_state.publish(joint_state_msg(stamp, self.ctx.actuated_joints, meas.position, meas.velocity,
                                                meas.effort))
         rate = self.s["ground_truth_rate"]
         slot = t // int(1e9 / rate) if rate > 0 else t
@@ -156,7 +171,7 @@ class HardwareNode(Node):
 
     # ------------------------------------------------------------------ callbacks
     def on_command(self, msg):
-        self.pending = parse_commands(msg, self.ctx.n_actuated)
+        self.pending = self.convention.parse_command(msg, self.ctx.actuated_joints)
         if self.s["wait_for_recorder"] and self.topics.pub_truth.get_subscription_count() == 0:
             return                        # lockstep waits for the recorder: state 0 is offered again meanwhile
         self.got_first = True

@@ -1,14 +1,22 @@
 """Hardware behind topics, both ways: the bridge a controller uses, and the simulated robot's own topics.
 
 * ``TopicHardware``: the HardwareInterface of a robot that lives in another process (our
-  ``hardware`` node, or a ros2_control controller manager with a joint_state_broadcaster and a
-  forward_command_controller): it reads the actuated joints from ``/joint_states`` and writes the
-  commands to ``/<controller_name>/commands`` (std_msgs/Float64MultiArray), ros2_control's names.
+  ``hardware`` node, or a ros2_control controller manager), in one of two conventions
+  (``TopicConvention``, parameter ``topic_convention``):
+  - ``forward_command``: a joint_state_broadcaster and a forward_command_controller; the actuated joints
+    from ``/joint_states``, the commands to ``/<controller_name>/commands`` (std_msgs/Float64MultiArray);
+  - ``topic_based``: the topic_based_ros2_control plugin's JointState topics; the actuated joints from
+    ``joint_states_topic`` (default /robot_joint_states), the commands in the ``effort`` field of a JointState
+    (every actuated joint by name) on ``joint_commands_topic`` (default /robot_joint_command).
+  Our ``hardware`` node takes the robot's side of either convention.
   A state whose stamp is not after the last one (out of order, repeated) is rejected, except a stamp
   of 0 (the robot was reset); a stale one (older than state_timeout) engages the controller's safe
   behaviour.
-* ``SimulationTopics``: what a simulated robot publishes besides its measurement: ``/clock`` (it is
-  the time source) and its ground truth, every joint in chunks of samples on
+* ``ClockPublisher``: ``/clock``, from the node that is the graph's time source (the one that hosts a
+  simulated robot, or joint_controller in front of a ros2_control controller manager: the instants of its
+  periods).
+* ``SimulationTopics``: what a simulated robot publishes besides its measurement: its ground truth, every
+  joint in chunks of samples on
   ``/hardware/ground_truth/joint_trajectory`` (trajectory_msgs/JointTrajectory: positions, velocities,
   effort, one point per sample) and the exact platform pose on ``/hardware/platform_pose`` (tests and
   plots, never the controller; the pose at the display rate of the estimated joint states).
@@ -16,31 +24,67 @@
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from ..errors import InvalidInputError
 from ..hardware.interface import HardwareInterface
-from .messages import commands_msg, joint_trajectory_msg, parse_joint_state, pose_stamped_msg, stamp_msg, to_ns
+from ..settings import TOPIC_CONVENTIONS
+from .messages import (commands_msg, joint_state_msg, joint_trajectory_msg, parse_commands, parse_joint_commands,
+                       parse_joint_state, pose_stamped_msg, stamp_msg, to_ns)
 from . import GROUND_TRUTH_TOPIC
 from .qos import COMMANDS, qos
 from .runtime import guarded
 
 
-class TopicHardware(HardwareInterface):
-    """A robot behind /joint_states and /<controller_name>/commands (module docstring)."""
+class TopicConvention(NamedTuple):
+    """The topics of a robot behind topics, and how a command travels on them (module docstring)."""
 
-    def __init__(self, node, ctx, controller_name: str, diag, on_measurement=None):
+    name: str                    # 'forward_command' | 'topic_based'
+    states_topic: str            # sensor_msgs/JointState of the actuated joints
+    commands_topic: str
+
+    @classmethod
+    def from_settings(cls, s: dict) -> "TopicConvention":
+        name = s["topic_convention"]
+        if name == "forward_command":
+            return cls(name, "/joint_states", f"/{s['controller_name']}/commands")
+        if name == "topic_based":
+            return cls(name, s["joint_states_topic"], s["joint_commands_topic"])
+        raise InvalidInputError(f"topic_convention {name!r} is not one of {TOPIC_CONVENTIONS}")
+
+    @property
+    def command_type(self):
         from sensor_msgs.msg import JointState
         from std_msgs.msg import Float64MultiArray
 
+        return Float64MultiArray if self.name == "forward_command" else JointState
+
+    def command_msg(self, t_ns: int, names, tau):
+        """The actuator forces as this convention sends them."""
+        return commands_msg(tau) if self.name == "forward_command" else joint_state_msg(t_ns, names, effort=tau)
+
+    def parse_command(self, msg, names) -> np.ndarray:
+        """The actuator forces (``names`` order) of a command message of this convention."""
+        return parse_commands(msg, len(names)) if self.name == "forward_command" else \
+            parse_joint_commands(msg, names)
+
+
+class TopicHardware(HardwareInterface):
+    """A robot behind a TopicConvention's topics (module docstring)."""
+
+    def __init__(self, node, ctx, convention: TopicConvention, diag, on_measurement=None):
+        from sensor_msgs.msg import JointState
+
         self.ctx = ctx
+        self.convention = convention
         self.actuated_names = tuple(ctx.actuated_joints)
         self.measurement = None
         self.measurement_ns = None
         self._on_measurement = on_measurement
-        self._pub = node.create_publisher(Float64MultiArray, f"/{controller_name}/commands",
-                                          qos(COMMANDS, "pub"))
-        self._sub = node.create_subscription(JointState, "/joint_states",
+        self._pub = node.create_publisher(convention.command_type, convention.commands_topic, qos(COMMANDS, "pub"))
+        self._sub = node.create_subscription(JointState, convention.states_topic,
                                              guarded(diag, "joint_states")(self._on_state),
                                              qos("/joint_states", "sub"))
 
@@ -58,11 +102,25 @@ class TopicHardware(HardwareInterface):
         return self.measurement
 
     def write(self, command, time=None) -> None:
-        self._pub.publish(commands_msg(command))
+        t_ns = self.measurement_ns if time is None else int(round(time * 1e9))
+        self._pub.publish(self.convention.command_msg(t_ns, self.actuated_names, command))
+
+
+class ClockPublisher:
+    """/clock of the graph's time source (module docstring)."""
+
+    def __init__(self, node):
+        from rosgraph_msgs.msg import Clock
+
+        self._cls = Clock
+        self._pub = node.create_publisher(Clock, "/clock", qos("/clock", "pub"))
+
+    def publish(self, t_ns: int) -> None:
+        self._pub.publish(self._cls(clock=stamp_msg(t_ns)))
 
 
 class SimulationTopics:
-    """/clock and the ground truth of a simulated robot (module docstring).
+    """The ground truth of a simulated robot (module docstring).
 
     The ground truth goes out in chunks: ``ground_truth`` adds one sample (every joint's position, velocity and
     effort at its sim time) to a buffer of ``chunk`` samples, sent as one trajectory_msgs/JointTrajectory (one
@@ -72,13 +130,10 @@ class SimulationTopics:
 
     def __init__(self, node, names, chunk: int = 1, frame: str = "base_link"):
         from geometry_msgs.msg import PoseStamped
-        from rosgraph_msgs.msg import Clock
         from trajectory_msgs.msg import JointTrajectory
 
         self.frame = frame
         self.names = list(names)
-        self._clock_cls = Clock
-        self.pub_clock = node.create_publisher(Clock, "/clock", qos("/clock", "pub"))
         self.pub_truth = node.create_publisher(JointTrajectory, GROUND_TRUTH_TOPIC, qos(GROUND_TRUTH_TOPIC, "pub"))
         self.pub_pose = node.create_publisher(PoseStamped, "/hardware/platform_pose",
                                               qos("/hardware/platform_pose", "pub"))
@@ -87,9 +142,6 @@ class SimulationTopics:
         self._t = np.zeros(self.chunk, np.int64)      # preallocated: a sample is three row copies
         self._q, self._v, self._e = (np.zeros((self.chunk, n)) for _ in range(3))
         self.pending = 0                              # samples buffered, not yet sent
-
-    def clock(self, t_ns: int) -> None:
-        self.pub_clock.publish(self._clock_cls(clock=stamp_msg(t_ns)))
 
     def ground_truth(self, t_ns: int, state, pose: bool = True, flush: bool = False) -> None:
         """One sample of every joint (sent with the chunk it completes, or now with ``flush``); with ``pose`` also

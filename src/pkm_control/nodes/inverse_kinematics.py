@@ -5,7 +5,9 @@ usage: inverse_kinematics [--help] [--ros-args -p robot:=palida ...]
 Subscribes
   /platform_trajectory     trajectory_msgs/MultiDOFJointTrajectory   desired platform motion (chunks)
   /joint_states            sensor_msgs/JointState                     measured joints (the actuated ones
-                                                                      are used)
+                                                                      are used); with a robot behind topics
+                                                                      in the topic_based convention,
+                                                                      joint_states_topic
 Publishes
   /joint_references        trajectory_msgs/JointTrajectory   actuated joints: positions, velocities,
                                                              accelerations (same stamp and point times)
@@ -22,7 +24,8 @@ A point that is unreachable, violates a joint limit or is singular is logged, co
 replaced by the last valid reference held at rest (zero velocity and acceleration).
 
 Node parameters (besides the common ones; run time: display_rate, measured_pose_rate)
-  display_rate, measured_pose_rate, initial_pose ('' = home)
+  display_rate, measured_pose_rate, initial_pose ('' = home); hardware, topic_convention, controller_name,
+  joint_states_topic, joint_commands_topic (where the measured joints are: joint_controller's)
 """
 
 from __future__ import annotations
@@ -33,6 +36,8 @@ from rclpy.node import Node
 from ..control.estimator import StateEstimator
 from ..errors import PkmError
 from ..kinematics.task_space import Pose
+from . import BEHIND_TOPICS
+from .hardware_io import TopicConvention
 from .messages import (joint_state_msg, joint_trajectory_msg, parse_joint_state, parse_platform_trajectory,
                        pose_stamped_msg, to_ns)
 from .qos import qos
@@ -68,7 +73,9 @@ class InverseKinematicsNode(Node):
         self.sub_traj = self.create_subscription(MultiDOFJointTrajectory, "/platform_trajectory",
                                                  guarded(self.diag, "platform_trajectory")(self.on_trajectory),
                                                  qos("/platform_trajectory", "sub"))
-        self.sub_state = self.create_subscription(JointState, "/joint_states",
+        # the measured joints: the estimated ones of joint_controller, or where a robot behind topics publishes them
+        states = TopicConvention.from_settings(s).states_topic if s["hardware"] in BEHIND_TOPICS else "/joint_states"
+        self.sub_state = self.create_subscription(JointState, states,
                                                   guarded(self.diag, "joint_states")(self.on_state),
                                                   qos("/joint_states", "sub:inverse_kinematics"))
 

@@ -12,21 +12,32 @@ by the other nodes in time-stamped chunks and looked up at the period's instant.
 hardware (parameter, read-only)
   sim      the simulated robot (pkm_control.hardware.SimulatedRobot) inside this process; this node
            is then the clock source (/clock) and publishes the robot's ground truth
-  topics   a robot behind topics (the `hardware` node, or ros2_control's joint_state_broadcaster and
-           forward_command_controller): /joint_states in (actuated joints), commands out
+  topics   a robot behind topics, here the `hardware` node (the clock source): the actuated joints in,
+           commands out, in the topic_convention below
+  ros2_control  the same topics, the robot being a ros2_control controller manager (README "ros2_control
+           bridge"); this node is then the time source: /clock carries the instants of its periods
+           (the /joint_states stamps in lockstep, its own clock in real time)
+
+topic_convention (hardware: topics | ros2_control)
+  forward_command  joint_state_broadcaster + forward_command_controller: /joint_states in,
+                   /<controller_name>/commands (std_msgs/Float64MultiArray) out
+  topic_based      topic_based_ros2_control's JointState topics: joint_states_topic in, commands in the
+                   effort field of a JointState on joint_commands_topic
 
 Subscribes
   /joint_references        trajectory_msgs/JointTrajectory   actuated q_d, qd_d, qdd_d (chunks, buffered by time)
   /feedforward             trajectory_msgs/JointTrajectory   tau_ff as effort (laws that require it)
-  /joint_states            sensor_msgs/JointState            (hardware: topics) the measured actuated joints
+  /joint_states            sensor_msgs/JointState            (hardware: topics | ros2_control) the measured
+                                                             actuated joints (topic_based: joint_states_topic)
 Publishes
   /joint_states            sensor_msgs/JointState            (hardware: sim) EVERY joint from the state
                                                              estimator (measured actuated joints, passive and
                                                              platform joints by forward kinematics), effort =
                                                              applied force, at state_publish_rate (sim time;
                                                              default 250 Hz, enough for RViz and TF)
-  /estimated_joint_states  sensor_msgs/JointState            (hardware: topics) the same
-  /clock                   rosgraph_msgs/Clock               (hardware: sim) sim time at clock_rate (default
+  /estimated_joint_states  sensor_msgs/JointState            (hardware: topics | ros2_control) the same
+  /clock                   rosgraph_msgs/Clock               (hardware: sim | ros2_control) the time of the
+                                                             periods at clock_rate (default
                                                              200 Hz: every 5 ms of sim time)
   /hardware/ground_truth/joint_trajectory  trajectory_msgs/JointTrajectory  (hardware: sim) the plant's exact
                                                              state of every joint (positions, velocities, effort),
@@ -36,7 +47,8 @@ Publishes
                                                              for a stream and at a reset)
   /hardware/platform_pose  geometry_msgs/PoseStamped         (hardware: sim) the plant's exact platform pose at
                                                              state_publish_rate
-  /<controller_name>/commands   std_msgs/Float64MultiArray   (hardware: topics) actuator forces
+  /<controller_name>/commands   std_msgs/Float64MultiArray   (hardware: topics | ros2_control) actuator forces
+                                                             (topic_based: a JointState on joint_commands_topic)
   /diagnostics             diagnostic_msgs/DiagnosticArray   rate, deadline misses, cycle time, plant step,
                                                              safe behaviour and its entries, saturations
 Services
@@ -48,7 +60,7 @@ Timing
                    safe behaviour and counts a deadline miss); the run starts when the first reference
                    is there. With hardware: sim the plant steps right after the write and /clock
                    follows, so the graph runs as fast as the nodes stream (real-time factor > 1 when
-                   they keep up). With hardware: topics a period runs per received /joint_states.
+                   they keep up). With a robot behind topics a period runs per received measurement, at its stamp.
   lockstep:=false  real time: a dedicated thread runs the loop on absolute monotonic deadlines
                    (pkm_control.realtime: SCHED_FIFO at realtime_priority where permitted, pinned to
                    realtime_cpu if >= 0, the garbage collector frozen); a stream that ran dry repeats
@@ -66,7 +78,8 @@ Node parameters (besides the common ones; run time: kp, kd, hold_kp, hold_kd, fo
 safe_behaviour; the others are read-only)
   hardware, control_rate, mode, feedforward_model (computed torque's model), kp, kd, hold_kp, hold_kd,
   force_limit, safe_behaviour, state_timeout, reference_timeout, lockstep, lockstep_timeout,
-  controller_name, initial_pose, state_publish_rate, ground_truth_rate, ground_truth_chunk (1 to 10000), clock_rate,
+  controller_name, topic_convention, joint_states_topic, joint_commands_topic, initial_pose, state_publish_rate,
+  ground_truth_rate, ground_truth_chunk (1 to 10000), clock_rate,
   substeps, friction, command_timeout (the simulated robot's), realtime_priority, realtime_cpu, wait_for_recorder
   (lockstep: start once the state is recorded)
 """
@@ -86,7 +99,7 @@ from ..errors import PkmError
 from ..realtime import (LatencyHistogram, PeriodicRunner, SlicedWork, fifo_priority, prepare_realtime,
                         release_realtime)
 from . import estimated_state_topic
-from .hardware_io import SimulationTopics, TopicHardware
+from .hardware_io import ClockPublisher, SimulationTopics, TopicConvention, TopicHardware
 from .messages import joint_state_msg, parse_joint_trajectory, period_ns
 from .qos import qos
 from .runtime import COMMON_PARAMS, Diagnostics, PolledSubscriptions, declare_settings, guarded, run_node
@@ -130,7 +143,11 @@ class JointControllerNode(Node):
             self.sim_topics = SimulationTopics(self, self.ctx.joint_names, s["ground_truth_chunk"])
             self.srv_reset = self.create_service(Trigger, "/hardware/reset", self.on_reset)
         else:
-            hardware = TopicHardware(self, self.ctx, s["controller_name"], self.diag, self.on_measurement)
+            hardware = TopicHardware(self, self.ctx, TopicConvention.from_settings(s), self.diag,
+                                     self.on_measurement)
+        # the graph's time source: the simulated robot inside, or the instants of the periods in front of a
+        # ros2_control controller manager (with hardware: topics, the hardware node)
+        self.clock = ClockPublisher(self) if s["hardware"] in ("sim", "ros2_control") else None
         self.loop = ControlLoop(hardware, controller, int(round(s["reference_timeout"] * 1e9)))
         state_topic = estimated_state_topic(s["hardware"])
         self.pub_state = self.create_publisher(JointState, state_topic, qos(state_topic, "pub"))
@@ -298,7 +315,7 @@ class JointControllerNode(Node):
         between two periods (realtime.SlicedWork): /clock at clock_rate and the simulated robot's ground truth at
         ground_truth_rate, every joint from the state estimator at state_publish_rate."""
         hw = self.loop.hardware
-        if self.sim and self._due("clock", t_ns, self.s["clock_rate"], force):
+        if self.clock is not None and self._due("clock", t_ns, self.s["clock_rate"], force):
             self._clock_due = t_ns        # the time source: never dropped, only the newest is sent
         state_due = self._due("state", t_ns, self.s["state_publish_rate"], force)
         if self.sim and self._due("truth", t_ns, self.s["ground_truth_rate"], force):
@@ -321,7 +338,7 @@ class JointControllerNode(Node):
         if self._clock_due is None:
             return False
         t, self._clock_due = self._clock_due, None
-        self.sim_topics.clock(t)
+        self.clock.publish(t)
         return True
 
     def _truth_job(self, t_ns, snapshot, pose: bool, flush: bool):
@@ -391,15 +408,16 @@ class JointControllerNode(Node):
         t = self.next_instant()
         if t is None or not self.started():
             self._waiting_since = now
-            if self.sim and now - self._offered > 0.1:    # nobody listening yet: offer the time again
-                self._offered = now
+            if self.clock is not None and t is not None and now - self._offered > 0.1:
+                self._offered = now                         # nobody listening yet: offer the time again
                 self.publish_observations(t)
             return
         self.advance_ready()
         t = self.next_instant()
-        if self.sim and t is not None and now - self._waiting_since > 0.1 and now - self._offered > 0.1:
+        if self.clock is not None and t is not None and now - self._waiting_since > 0.1 and \
+                now - self._offered > 0.1:
             self._offered = now
-            self.sim_topics.clock(t)
+            self.clock.publish(t)
         if t is not None and now - self._waiting_since >= self.s["lockstep_timeout"]:
             self.diag.miss("reference", f"no reference for sim time {t * 1e-9:.4f} s after "
                                         f"{self.s['lockstep_timeout']} s (wall): safe behaviour "

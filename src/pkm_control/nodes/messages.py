@@ -101,6 +101,22 @@ def parse_commands(msg, n: int) -> np.ndarray:
     return _vector("commands", msg.data, n)
 
 
+def parse_joint_commands(msg, actuated) -> np.ndarray:
+    """The actuator forces of a JointState command (topic_based_ros2_control's convention: ``name`` and ``effort``
+    of every commanded joint, in any order), in ``actuated`` order."""
+    names = list(msg.name)
+    if len(set(names)) != len(names):
+        raise InvalidInputError(f"joint commands: duplicate joint names {names[:10]}")
+    if len(msg.effort) != len(names):
+        raise InvalidInputError(f"joint commands: {len(names)} names but {len(msg.effort)} efforts")
+    index = {x: i for i, x in enumerate(names)}
+    missing = [a for a in actuated if a not in index]
+    unknown = [x for x in names if x not in set(actuated)]
+    if missing or unknown:
+        raise InvalidInputError(f"joint commands: actuated joints {missing} missing, unknown joints {unknown[:10]}")
+    return finite("joint commands.effort", np.asarray(msg.effort, float)[[index[a] for a in actuated]])
+
+
 # ----------------------------------------------------------------------------- poses and twists
 
 def quaternions(rotations) -> np.ndarray:
@@ -304,13 +320,15 @@ def joint_trajectory_msg(t0_ns: int, names, times_ns, positions=None, velocities
     return msg
 
 
-def joint_state_msg(t_ns: int, names, position, velocity=None, effort=None):
+def joint_state_msg(t_ns: int, names, position=None, velocity=None, effort=None):
+    """A JointState; the fields given (a command of topic_based_ros2_control's convention: effort only)."""
     from sensor_msgs.msg import JointState
 
     msg = JointState()
     msg.header.stamp = stamp_msg(t_ns)
     msg.name = list(names)
-    msg.position = finite("joint positions", position).tolist()
+    if position is not None:
+        msg.position = finite("joint positions", position).tolist()
     if velocity is not None:
         msg.velocity = finite("joint velocities", velocity).tolist()
     if effort is not None:
