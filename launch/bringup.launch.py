@@ -10,7 +10,8 @@ Arguments
   controller_config  controller YAML ('' = <share>/config/controllers.yaml)       ['']
   goal               trajectory spec (YAML/JSON) started by trajectory_generator ['']
   hardware           sim: the simulated robot inside joint_controller (one process,  [sim]
-                     read-update-write); topics: the robot in the `hardware` node
+                     read-update-write); mujoco: MuJoCo as the robot, inside
+                     joint_controller as sim; topics: the robot in the `hardware` node
   lockstep           true: deterministic lockstep on sim time; false: real time    [true]
   rviz               start rviz2 with rviz/<robot>.rviz                           [false]
 
@@ -38,7 +39,8 @@ ARGUMENTS = {
     "controller": ("pd_feedforward", "named controller: pd, pd_feedforward, cf_rb, cf_rb_friction, computed_torque"),
     "controller_config": ("", "controller YAML ('' = <share>/config/controllers.yaml)"),
     "goal": ("", "trajectory spec (YAML/JSON) the trajectory_generator starts with"),
-    "hardware": ("sim", "sim: the robot inside joint_controller; topics: the robot in the hardware node"),
+    "hardware": ("sim", "sim: the robot inside joint_controller; mujoco: MuJoCo as the robot, inside "
+                        "joint_controller; topics: the robot in the hardware node"),
     "lockstep": ("true", "deterministic lockstep on sim time (false: real time)"),
     "rviz": ("false", "start rviz2 with rviz/<robot>.rviz"),
 }

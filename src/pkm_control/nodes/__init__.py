@@ -6,7 +6,8 @@ hardware. ``bringup`` starts the graph as processes from the same YAML (``pkm br
 ``runtime`` holds the parameter handling, diagnostics and the runner, ``messages`` the message
 conversion, ``hardware_io`` the hardware behind topics, ``qos`` the QoS of every topic.
 
-Graph (standard messages only), hardware: sim (the default; the robot inside joint_controller):
+Graph (standard messages only), hardware: sim (the default; the robot inside joint_controller) or mujoco (MuJoCo as
+the robot, inside joint_controller as well):
 
   trajectory_generator --/platform_trajectory--> inverse_kinematics --/joint_references--> joint_controller
                        \\------------------------> computed_force   --/feedforward------->  | (read, update, write)
@@ -16,6 +17,8 @@ hardware: topics (a robot in another process, here the ``hardware`` node):
 
   hardware --/joint_states--> joint_controller --/<controller_name>/commands--> hardware;  hardware --/clock--> all
 """
+
+from ..settings import HARDWARE, IN_PROCESS_PLANTS
 
 #: the simulated robot's exact joint states (tests and plots, never the controller): trajectory_msgs/JointTrajectory
 #: chunks of every joint, one point per sample (hardware_io.SimulationTopics)
@@ -37,9 +40,9 @@ def graph(hardware: str = "sim") -> list:
     (STAMP_DRIVEN: they would only pay for every /clock message) and those that read /clock themselves
     (CLOCK_READERS: rclpy's time source would take every /clock message a second time). The nodes without sim
     time stamp only their /diagnostics with the wall clock."""
-    if hardware not in ("sim", "topics"):
-        raise ValueError(f"hardware must be 'sim' or 'topics', got {hardware!r}")
-    names = NODES if hardware == "topics" else NODES[:-1]
+    if hardware not in HARDWARE:
+        raise ValueError(f"hardware must be one of {HARDWARE}, got {hardware!r}")
+    names = NODES if hardware not in IN_PROCESS_PLANTS else NODES[:-1]
     clock = "hardware" if hardware == "topics" else "joint_controller"
     return [(n, n != clock and n not in STAMP_DRIVEN + CLOCK_READERS) for n in names]
 
@@ -47,4 +50,4 @@ def graph(hardware: str = "sim") -> list:
 def estimated_state_topic(hardware: str = "sim") -> str:
     """Where joint_controller publishes every joint from its state estimator (robot_state_publisher's input):
     /joint_states when it hosts the robot; beside the robot's own /joint_states otherwise."""
-    return "/joint_states" if hardware == "sim" else "/estimated_joint_states"
+    return "/joint_states" if hardware in IN_PROCESS_PLANTS else "/estimated_joint_states"

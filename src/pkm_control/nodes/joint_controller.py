@@ -12,6 +12,8 @@ by the other nodes in time-stamped chunks and looked up at the period's instant.
 hardware (parameter, read-only)
   sim      the simulated robot (pkm_control.hardware.SimulatedRobot) inside this process; this node
            is then the clock source (/clock) and publishes the robot's ground truth
+  mujoco   MuJoCo as the robot (pkm_control.hardware.MujocoRobot, its model generated from the robot's
+           description) inside this process, as sim; MuJoCo steps mujoco_timestep (default 0.1 ms) at a time
   topics   a robot behind topics (the `hardware` node, or ros2_control's joint_state_broadcaster and
            forward_command_controller): /joint_states in (actuated joints), commands out
 
@@ -20,27 +22,27 @@ Subscribes
   /feedforward             trajectory_msgs/JointTrajectory   tau_ff as effort (laws that require it)
   /joint_states            sensor_msgs/JointState            (hardware: topics) the measured actuated joints
 Publishes
-  /joint_states            sensor_msgs/JointState            (hardware: sim) EVERY joint from the state
+  /joint_states            sensor_msgs/JointState            (hardware: sim, mujoco) EVERY joint from the state
                                                              estimator (measured actuated joints, passive and
                                                              platform joints by forward kinematics), effort =
                                                              applied force, at state_publish_rate (sim time;
                                                              default 250 Hz, enough for RViz and TF)
   /estimated_joint_states  sensor_msgs/JointState            (hardware: topics) the same
-  /clock                   rosgraph_msgs/Clock               (hardware: sim) sim time at clock_rate (default
+  /clock                   rosgraph_msgs/Clock               (hardware: sim, mujoco) sim time at clock_rate (default
                                                              200 Hz: every 5 ms of sim time)
-  /hardware/ground_truth/joint_trajectory  trajectory_msgs/JointTrajectory  (hardware: sim) the plant's exact
+  /hardware/ground_truth/joint_trajectory  trajectory_msgs/JointTrajectory  (hardware: sim, mujoco) the plant's exact
                                                              state of every joint (positions, velocities, effort),
                                                              sampled at ground_truth_rate (default every period),
                                                              ground_truth_chunk samples per message (one point
                                                              each; a partial chunk when the lockstep loop waits
                                                              for a stream and at a reset)
-  /hardware/platform_pose  geometry_msgs/PoseStamped         (hardware: sim) the plant's exact platform pose at
+  /hardware/platform_pose  geometry_msgs/PoseStamped         (hardware: sim, mujoco) the plant's exact platform pose at
                                                              state_publish_rate
   /<controller_name>/commands   std_msgs/Float64MultiArray   (hardware: topics) actuator forces
   /diagnostics             diagnostic_msgs/DiagnosticArray   rate, deadline misses, cycle time, plant step,
                                                              safe behaviour and its entries, saturations
 Services
-  /hardware/reset          std_srvs/Trigger                  (hardware: sim) back to initial_pose at sim time 0
+  /hardware/reset          std_srvs/Trigger                  (hardware: sim, mujoco) back to initial_pose at sim time 0
 
 Timing
   lockstep:=true   deterministic: period k runs when the streams cover its instant k/control_rate (the
@@ -83,6 +85,7 @@ from rclpy.node import Node
 from ..control import (CONTROL, Controller, ControlLoop, FeedforwardModel, ForceLimits, ReferenceLimits, SafeBehaviour,
                        StateEstimator, make_law)
 from ..errors import PkmError
+from ..settings import IN_PROCESS_PLANTS
 from ..realtime import (LatencyHistogram, PeriodicRunner, SlicedWork, fifo_priority, prepare_realtime,
                         release_realtime)
 from . import estimated_state_topic
@@ -120,12 +123,15 @@ class JointControllerNode(Node):
         controller = Controller(self.make_law(s), ForceLimits(s["force_limit"]), self.make_safe(s["safe_behaviour"]),
                                 StateEstimator(self.ctx.kin), self.initial, s["state_timeout"],
                                 ReferenceLimits.from_kinematics(self.ctx.kin))
-        self.sim = s["hardware"] == "sim"
+        self.sim = s["hardware"] in IN_PROCESS_PLANTS      # the plant steps in this process, lockstep with the loop
         self._new_measurement = None
         if self.sim:
-            from ..hardware.simulated import simulated_robot
+            if s["hardware"] == "mujoco":
+                from ..hardware.mujoco_robot import mujoco_robot as plant
+            else:
+                from ..hardware.simulated import simulated_robot as plant
 
-            hardware = simulated_robot(self.dyn, s)
+            hardware = plant(self.dyn, s)
             hardware.reset(self.initial)
             self.sim_topics = SimulationTopics(self, self.ctx.joint_names, s["ground_truth_chunk"])
             self.srv_reset = self.create_service(Trigger, "/hardware/reset", self.on_reset)
