@@ -100,7 +100,7 @@ def _stub_launch(monkeypatch):
         monkeypatch.setitem(sys.modules, name, mod)
 
 
-@pytest.mark.parametrize("hardware", ["sim", "topics"])
+@pytest.mark.parametrize("hardware", ["sim", "topics", "mujoco"])
 @pytest.mark.parametrize("robot", ROBOTS)
 def test_launch_setup_node_list_with_stub_launch(monkeypatch, robot, hardware):
     """The launch file's logic without launch_ros: the nodes, their parameters, the URDF and RViz file."""
@@ -120,7 +120,7 @@ def test_launch_setup_node_list_with_stub_launch(monkeypatch, robot, hardware):
         by_exec.setdefault(n.kwargs["executable"], []).append(n)
     names = [n for n, _ in graph(hardware)]
     assert set(by_exec) == set(names) | {"robot_state_publisher", "static_transform_publisher", "rviz2"}
-    clock = "joint_controller" if hardware == "sim" else "hardware"
+    clock = "hardware" if hardware == "topics" else "joint_controller"
     for name in names:
         (node,) = by_exec[name]
         shared, own = node.kwargs["parameters"]
@@ -133,8 +133,8 @@ def test_launch_setup_node_list_with_stub_launch(monkeypatch, robot, hardware):
     goal = by_exec["trajectory_generator"][0].kwargs["parameters"][1]["goal"]
     assert isinstance(goal, str) and goal.startswith("{type: point_to_point")
     measured, desired = by_exec["robot_state_publisher"]
-    assert measured.kwargs["remappings"] == [("joint_states", "/joint_states" if hardware == "sim"
-                                              else "/estimated_joint_states")]
+    assert measured.kwargs["remappings"] == [("joint_states", "/estimated_joint_states" if hardware == "topics"
+                                              else "/joint_states")]
     urdf = measured.kwargs["parameters"][0]["robot_description"]
     assert isinstance(urdf, str) and "<robot" in urdf and "platform" in urdf
     assert desired.kwargs["namespace"] == "desired"
@@ -161,7 +161,7 @@ def test_rviz_config(robot):
 
 # ----------------------------------------------------------------------------- pkm bringup
 
-@pytest.mark.parametrize("hardware", ["sim", "topics"])
+@pytest.mark.parametrize("hardware", ["sim", "topics", "mujoco"])
 def test_bringup_dry_run_lists_the_nodes(hardware):
     r = subprocess.run([sys.executable, "-m", "pkm_control.cli", "bringup", "--robot", "palida", "--controller",
                         "pd", "--hardware", hardware, "--dry-run"], capture_output=True, text=True, timeout=60)
@@ -173,7 +173,7 @@ def test_bringup_dry_run_lists_the_nodes(hardware):
         assert f"-m pkm_control.nodes.{name} --ros-args -r __node:={name} --params-file" in ln
     params = yaml.safe_load("\n".join(ln[4:] for ln in r.stdout.splitlines() if ln.startswith("#   ")))
     assert params["/**"]["ros__parameters"] == {"robot": "palida", "controller": "pd", "hardware": hardware}
-    clock = "joint_controller" if hardware == "sim" else "hardware"
+    clock = "hardware" if hardware == "topics" else "joint_controller"
     for n in started:     # on sim time: the controller with the robot in its own process (the generator reads /clock)
         assert params[n]["ros__parameters"]["use_sim_time"] is (n not in (clock, "inverse_kinematics",
                                                                          "computed_force", "trajectory_generator"))

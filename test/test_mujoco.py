@@ -191,3 +191,25 @@ def test_models_without_a_faithful_mujoco_form_are_refused():
         mujoco_model(dataclasses.replace(clm, closures=frame))
     with pytest.raises(InvalidInputError, match="whole number"):
         MujocoRobot(robot_dynamics("delta"), DT, timestep=3e-4)
+
+
+@pytest.mark.ros
+def test_bringup_with_hardware_mujoco_tracks_and_keeps_the_closures():
+    """`pkm bringup --hardware mujoco`: the lockstep graph runs a short PaLiDA move against MuJoCo; the ground
+    truth's closures hold within 10 um and the tracking is as tight as the native plant's (the bound of
+    test_launch's run with hardware sim)."""
+    import json
+    import os
+
+    from test_launch import _bringup, _communicate
+
+    goal = "{type: point_to_point, goal: [0.01, 0.0, -0.85, 0, 0, 0.01], duration: 0.1}"
+    p = _bringup("--robot", "palida", "--controller", "cf_rb_friction", "--hardware", "mujoco", "--goal", goal,
+                 "--exit-when-done", "--json", domain=int(os.environ.get("PKM_TEST_ROS_DOMAIN_ID", "146")))
+    out = _communicate(p, 600)
+    assert p.returncode == 0, out[-3000:]
+    s = json.loads(out[out.index("\n{") + 1:] if not out.startswith("{") else out)
+    assert s["hardware"] == "mujoco" and s["goal_status"] == "finished"
+    assert 0 < s["closure_error_max"] < 1e-5
+    assert s["safe_behaviour_entries"] == 0 and s["rejected_inputs"] == 0
+    assert max(s["actuator_max"]) < 1e-4
