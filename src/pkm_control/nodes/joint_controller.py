@@ -69,8 +69,8 @@ safe_behaviour; the others are read-only)
   hardware, control_rate, mode, feedforward_model (computed torque's model), kp, kd, hold_kp, hold_kd,
   force_limit, safe_behaviour, state_timeout, reference_timeout, lockstep, lockstep_timeout,
   controller_name, initial_pose, state_publish_rate, ground_truth_rate, ground_truth_chunk (1 to 10000), clock_rate,
-  substeps, friction, command_timeout (the simulated robot's), realtime_priority, realtime_cpu, wait_for_recorder
-  (lockstep: start once the state is recorded)
+  substeps (sim), mujoco_timestep (mujoco), friction, command_timeout (the simulated robot's), realtime_priority,
+  realtime_cpu, wait_for_recorder (lockstep: start once the state is recorded)
 """
 
 from __future__ import annotations
