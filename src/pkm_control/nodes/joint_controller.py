@@ -468,6 +468,8 @@ class JointControllerNode(Node):
                                f"({stats.miss_percent:.3f} %)")
 
     def destroy_node(self):
+        if not hasattr(self, "_runner"):       # the constructor refused a setting (rclpy.shutdown destroys it): nothing
+            return super().destroy_node()      # was started, nothing to flush
         if self._runner is not None:
             self._runner.stop()
             self._rt_thread.join(timeout=1.0)
