@@ -10,7 +10,8 @@ Arguments
   controller_config  controller YAML ('' = <share>/config/controllers.yaml)       ['']
   goal               trajectory spec (YAML/JSON) started by trajectory_generator ['']
   hardware           sim: the simulated robot inside joint_controller (one process,  [sim]
-                     read-update-write); topics: the robot in the `hardware` node;
+                     read-update-write); mujoco: MuJoCo as the robot, inside
+                     joint_controller as sim; topics: the robot in the `hardware` node;
                      ros2_control: your controller manager is the robot
   stand_in           with hardware ros2_control: the `hardware` node stands in     [false]
                      for the controller manager
@@ -42,8 +43,9 @@ ARGUMENTS = {
     "controller": ("pd_feedforward", "named controller: pd, pd_feedforward, cf_rb, cf_rb_friction, computed_torque"),
     "controller_config": ("", "controller YAML ('' = <share>/config/controllers.yaml)"),
     "goal": ("", "trajectory spec (YAML/JSON) the trajectory_generator starts with"),
-    "hardware": ("sim", "sim: the robot inside joint_controller; topics: the robot in the hardware node; "
-                        "ros2_control: a ros2_control controller manager is the robot"),
+    "hardware": ("sim", "sim: the robot inside joint_controller; mujoco: MuJoCo as the robot, inside "
+                        "joint_controller; topics: the robot in the hardware node; ros2_control: a ros2_control "
+                        "controller manager is the robot"),
     "stand_in": ("false", "hardware ros2_control: the hardware node stands in for the controller manager"),
     "topic_convention": ("forward_command", "forward_command (joint_state_broadcaster + forward_command_controller)"
                                             " | topic_based (topic_based_ros2_control's JointState topics)"),

@@ -101,7 +101,7 @@ def _stub_launch(monkeypatch):
 
 
 @pytest.mark.parametrize("hardware, stand_in", [("sim", "false"), ("topics", "false"), ("ros2_control", "false"),
-                                                 ("ros2_control", "true")])
+                                                 ("ros2_control", "true"), ("mujoco", "false")])
 @pytest.mark.parametrize("robot", ROBOTS)
 def test_launch_setup_node_list_with_stub_launch(monkeypatch, robot, hardware, stand_in):
     """The launch file's logic without launch_ros: the nodes, their parameters, the URDF and RViz file; with
@@ -138,8 +138,9 @@ def test_launch_setup_node_list_with_stub_launch(monkeypatch, robot, hardware, s
     goal = by_exec["trajectory_generator"][0].kwargs["parameters"][1]["goal"]
     assert isinstance(goal, str) and goal.startswith("{type: point_to_point")
     measured, desired = by_exec["robot_state_publisher"]
-    assert measured.kwargs["remappings"] == [("joint_states", "/joint_states" if hardware == "sim"
-                                              else "/estimated_joint_states")]
+    behind_topics = hardware in ("topics", "ros2_control")
+    assert measured.kwargs["remappings"] == [("joint_states", "/estimated_joint_states" if behind_topics
+                                              else "/joint_states")]
     urdf = measured.kwargs["parameters"][0]["robot_description"]
     assert isinstance(urdf, str) and "<robot" in urdf and "platform" in urdf
     assert desired.kwargs["namespace"] == "desired"
@@ -167,7 +168,7 @@ def test_rviz_config(robot):
 # ----------------------------------------------------------------------------- pkm bringup
 
 @pytest.mark.parametrize("hardware, stand_in", [("sim", []), ("topics", []), ("ros2_control", []),
-                                                 ("ros2_control", ["--stand-in"])])
+                                                 ("ros2_control", ["--stand-in"]), ("mujoco", [])])
 def test_bringup_dry_run_lists_the_nodes(hardware, stand_in):
     r = subprocess.run([sys.executable, "-m", "pkm_control.cli", "bringup", "--robot", "palida", "--controller",
                         "pd", "--hardware", hardware, "--dry-run"] + stand_in, capture_output=True, text=True,

@@ -25,7 +25,7 @@ from .kinematics.task_space import Pose
 FLOAT_KEYS = {"control_rate", "state_timeout", "reference_timeout", "command_timeout", "lockstep_timeout",
               "lookahead", "chunk_length", "start_delay", "display_rate", "measured_pose_rate", "diagnostics_period",
               "approach_speed", "approach_rate", "state_publish_rate",
-              "ground_truth_rate", "clock_rate"}
+              "ground_truth_rate", "clock_rate", "mujoco_timestep"}
 #: integer keys: (smallest, largest) accepted value
 INT_KEYS = {"ground_truth_chunk": (1, 10_000)}
 #: samples of the simulated robot's ground truth per message when the YAML does not say
@@ -34,7 +34,9 @@ GAIN_KEYS = ("kp", "kd", "hold_kp", "hold_kd")
 MODES = ("pd", "pd_feedforward", "computed_torque")
 FEEDFORWARD_MODELS = ("none", "rigid", "rigid+friction")
 SAFE_BEHAVIOURS = ("hold", "zero")
-HARDWARE = ("sim", "topics", "ros2_control")
+HARDWARE = ("sim", "topics", "ros2_control", "mujoco")
+#: the plants joint_controller hosts in its own process (the others are behind topics)
+IN_PROCESS_PLANTS = ("sim", "mujoco")
 #: how a robot behind topics is talked to (hardware: topics | ros2_control): ros2_control's joint_state_broadcaster
 #: and forward_command_controller (/joint_states, /<controller_name>/commands as Float64MultiArray), or the
 #: topic_based_ros2_control plugin's JointState topics (joint_states_topic, joint_commands_topic)
@@ -58,7 +60,7 @@ NODE_KEYS = {
     "joint_controller": ("hardware", "control_rate", "mode", "feedforward_model", "kp", "kd", "hold_kp", "hold_kd",
                          "force_limit", "safe_behaviour", "state_timeout", "reference_timeout", "lockstep",
                          "lockstep_timeout", "controller_name", "initial_pose", "state_publish_rate",
-                         "ground_truth_rate", "ground_truth_chunk", "clock_rate", "substeps",
+                         "ground_truth_rate", "ground_truth_chunk", "clock_rate", "substeps", "mujoco_timestep",
                          "friction", "command_timeout", "realtime_priority", "realtime_cpu", "wait_for_recorder",
                          "topic_convention", "joint_states_topic", "joint_commands_topic"),
     "hardware": ("control_rate", "substeps", "friction", "command_timeout", "safe_behaviour", "hold_kp", "hold_kd",

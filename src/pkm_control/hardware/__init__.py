@@ -1,7 +1,8 @@
 """Robots behind one contract (ROS-free): read the actuated joints, write actuator commands.
 
 interface.py  the contract (HardwareInterface, JointMeasurement; Simulated and RobotState for simulators)
-simulated.py  the simulated closed-loop plant (SimulatedRobot)
+simulated.py  the simulated closed-loop plant (SimulatedRobot) and what every simulated plant shares (SimulatedPlant)
+mujoco_robot.py  MuJoCo as the plant (MujocoRobot; imported on its own: it loads mujoco)
 """
 
 from .interface import COMMAND_INTERFACES, HardwareInterface, JointMeasurement, RobotState, Simulated

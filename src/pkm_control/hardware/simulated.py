@@ -73,40 +73,31 @@ REFUSE_FACTOR = 2.0
 RK4_REAL_AXIS_LIMIT = 2.785
 
 
-class SimulatedRobot(HardwareInterface, Simulated):
-    """The closed-loop model as a plant (see the module docstring). Mutable: it is the robot.
+class SimulatedPlant(HardwareInterface, Simulated):
+    """What every simulated plant shares (this one and hardware/mujoco_robot.py): the checks of ``write`` (NaN, size,
+    REFUSE_FACTOR), the force limits with saturation, the command timeout and its safe behaviour, the start checks of
+    ``reset`` (the pose reachable and inside the joint ranges, no cut joint beyond its stop), sim time and the step
+    cost. A plant supplies ``_start`` (the state at a pose and twist, not yet applied), ``_set``, ``_advance`` (one
+    period with the held force; InvalidInputError keeping the state), ``_actuated`` and ``_platform_pose``."""
 
-    Measures like a machine: ``read()`` gives the actuated joints only (position, velocity, the applied
-    force as effort); ``ground_truth()`` gives every joint and the exact platform motion.
-    end_stops: ``"config"`` (``EndStops.from_config``, the machine's stops), an EndStops, or None (none).
-    """
-
-    def __init__(self, dyn: ClosedLoopDynamics, dt: float, substeps: int = 1, friction: bool = True,
-                 sign_eps: float = DEFAULT_SIGN_EPS, force_limits="config", command_timeout: float | None = None,
+    def __init__(self, dyn: ClosedLoopDynamics, dt: float, force_limits="config", command_timeout: float | None = None,
                  safe_behaviour="hold", cost_window: int = 8192, end_stops="config"):
         if not (np.isfinite(dt) and dt > 0):
             raise InvalidInputError(f"dt must be > 0 s, got {dt}")
-        if int(substeps) != substeps or substeps < 1:
-            raise InvalidInputError(f"substeps must be an integer >= 1, got {substeps}")
-        if not (np.isfinite(sign_eps) and sign_eps > 0):
-            raise InvalidInputError(f"sign_eps must be > 0 (smooth friction sign for RK4), got {sign_eps}")
         if command_timeout is not None and not (np.isfinite(command_timeout) and command_timeout > 0):
             raise InvalidInputError(f"command_timeout must be > 0 s or None, got {command_timeout}")
-        self.dt, self.substeps, self.sign_eps = float(dt), int(substeps), float(sign_eps)
-        self.dyn = ClosedLoopDynamics(dyn.kin, gravity=dyn.gravity, sign_eps=self.sign_eps)
+        self.dt = float(dt)
         self.kin = dyn.kin
         clm = dyn.model
         self.names = tuple(clm.joint_names)
         self.actuated_names = tuple(clm.actuated_joints)
         self.n_actuated = clm.n_actuated
         self._act = clm.actuated_idx
-        self.friction = bool(friction)
         if isinstance(end_stops, str) and end_stops == "config":
-            end_stops = EndStops.from_config(self.dyn)
+            end_stops = EndStops.from_config(dyn)
         elif end_stops is not None and not isinstance(end_stops, EndStops):
             raise InvalidInputError(f"end_stops must be 'config', None or an EndStops, got {end_stops!r}")
         self.end_stops = end_stops
-        self.sim = ReducedSimulator(self.dyn, friction=self.friction, end_stops=end_stops)
         if isinstance(force_limits, str) and force_limits == "config":
             force_limits = ForceLimits.from_config(clm)
         elif force_limits is not None and not isinstance(force_limits, ForceLimits):
@@ -127,6 +118,26 @@ class SimulatedRobot(HardwareInterface, Simulated):
         self._n_steps = 0
         self._state = None
 
+    # ------------------------------------------------------------------ what a plant supplies
+    def _start(self, pose: Pose, twist):
+        """The plant's state at rest (or moving with ``twist``) at a checked ``pose``, not applied yet;
+        InvalidInputError for a start it cannot take."""
+        raise NotImplementedError
+
+    def _set(self, state) -> None:
+        self._state = state
+
+    def _advance(self, tau: np.ndarray) -> None:
+        """Advance exactly dt with ``tau`` held; InvalidInputError (state kept) when the plant cannot."""
+        raise NotImplementedError
+
+    def _actuated(self) -> tuple[np.ndarray, np.ndarray]:
+        """(positions, velocities) of the actuated joints now."""
+        raise NotImplementedError
+
+    def _platform_pose(self) -> Pose:
+        raise NotImplementedError
+
     # ------------------------------------------------------------------ interface
     def reset(self, pose: Pose, twist=None, time: float = 0.0) -> JointMeasurement:
         """Place the robot at ``pose`` moving with ``twist`` (default at rest). A start the machine cannot be in
@@ -139,7 +150,7 @@ class SimulatedRobot(HardwareInterface, Simulated):
         except PkmError as exc:                        # beyond the bound, unreachable, JointLimitError
             raise InvalidInputError(f"start pose refused: {exc}") from exc
         try:
-            state = self.sim.state(pose, np.zeros(self.dyn.n) if twist is None else twist)
+            state = self._start(pose, np.zeros(self.kin.task.dim) if twist is None else twist)
         except InvalidInputError as exc:
             raise InvalidInputError(f"start refused: {exc}") from exc
         if self.end_stops is not None:
@@ -148,7 +159,7 @@ class SimulatedRobot(HardwareInterface, Simulated):
                 i = int(np.flatnonzero(cut)[0])
                 raise InvalidInputError(f"start pose refused: cut joint {self.end_stops.cut_names[i]} is "
                                         f"{cut[i]:.6g} beyond its stop")
-        self._state = state
+        self._set(state)
         self.time = self._t0 = float(time)
         self._tau_cmd = np.zeros(self.n_actuated)
         self._last_command = None            # no command yet: the safe behaviour (if a timeout is set)
@@ -163,23 +174,9 @@ class SimulatedRobot(HardwareInterface, Simulated):
     def read(self) -> JointMeasurement:
         self._require()
         if self._read is None:
-            q, qd = self.sim.actuated(self._state)
+            q, qd = self._actuated()
             self._read = JointMeasurement(self.time, q, qd, self.tau_applied.copy())
         return self._read
-
-    def snapshot(self):
-        """The state as of now, cheaply (its parts are never changed in place): ``ground_truth(snapshot)`` later."""
-        self._require()
-        return self.time, self._state, self.tau_applied
-
-    def ground_truth(self, snapshot=None) -> RobotState:
-        """Every joint and the platform motion, now or at a ``snapshot()``."""
-        time, s, tau = self.snapshot() if snapshot is None else snapshot
-        pose = self.sim.pose(s)
-        m = self.kin.inverse(pose, s.twist, check_limits=False)
-        effort = np.zeros(len(self.names))
-        effort[self._act] = tau
-        return RobotState(time, self.names, m.q, m.v, effort, pose, s.twist.copy())
 
     def write(self, tau, time: float | None = None) -> None:
         """Command actuator forces; NaN, infinite or wrong-size commands, and commands beyond
@@ -201,7 +198,7 @@ class SimulatedRobot(HardwareInterface, Simulated):
             self.mode, self._target = "command", None
 
     def step(self) -> JointMeasurement:
-        """Advance exactly dt: the command (or the safe behaviour) held, saturated, RK4 substeps."""
+        """Advance exactly dt: the command (or the safe behaviour) held and saturated."""
         self._require()
         t0 = _time.perf_counter()
         if self.command_timeout is not None and (self._last_command is None or
@@ -209,13 +206,81 @@ class SimulatedRobot(HardwareInterface, Simulated):
             meas = self.read()
             if self.mode == "command":
                 self.mode = self.safe_behaviour.mode
-                self._target = self.safe_behaviour.capture(meas.position, self.sim.pose(self._state))
+                self._target = self.safe_behaviour.capture(meas.position, self._platform_pose())
             tau = self.safe_behaviour.command(self._target, meas.position, meas.velocity)
         else:
             tau = self._tau_cmd
         if self.force_limits is not None:
             tau, self.saturated = self.force_limits.apply(tau)
         self.tau_applied = tau
+        self._advance(tau)
+        self._n_steps += 1
+        self.time = self._t0 + self._n_steps * self.dt     # no accumulated rounding over long runs
+        self._read = None
+        out = self.read()
+        self._costs[(self._n_steps - 1) % len(self._costs)] = _time.perf_counter() - t0
+        return out
+
+    @property
+    def safe_active(self) -> bool:
+        return self.mode != "command"
+
+    def step_cost_us(self) -> np.ndarray:
+        """Wall time of the recorded steps (us), the plant's own cost per control period."""
+        n = min(self._n_steps, len(self._costs))
+        return self._costs[:n] * 1e6
+
+    def _require(self):
+        if self._state is None:
+            raise InvalidInputError("the simulated robot has no state yet: call reset(pose) first")
+
+
+class SimulatedRobot(SimulatedPlant):
+    """The closed-loop model as a plant (see the module docstring). Mutable: it is the robot.
+
+    Measures like a machine: ``read()`` gives the actuated joints only (position, velocity, the applied
+    force as effort); ``ground_truth()`` gives every joint and the exact platform motion.
+    end_stops: ``"config"`` (``EndStops.from_config``, the machine's stops), an EndStops, or None (none).
+    """
+
+    def __init__(self, dyn: ClosedLoopDynamics, dt: float, substeps: int = 1, friction: bool = True,
+                 sign_eps: float = DEFAULT_SIGN_EPS, force_limits="config", command_timeout: float | None = None,
+                 safe_behaviour="hold", cost_window: int = 8192, end_stops="config"):
+        if int(substeps) != substeps or substeps < 1:
+            raise InvalidInputError(f"substeps must be an integer >= 1, got {substeps}")
+        if not (np.isfinite(sign_eps) and sign_eps > 0):
+            raise InvalidInputError(f"sign_eps must be > 0 (smooth friction sign for RK4), got {sign_eps}")
+        self.substeps, self.sign_eps = int(substeps), float(sign_eps)
+        self.dyn = ClosedLoopDynamics(dyn.kin, gravity=dyn.gravity, sign_eps=self.sign_eps)
+        super().__init__(dyn, dt, force_limits, command_timeout, safe_behaviour, cost_window, end_stops)
+        self.friction = bool(friction)
+        self.sim = ReducedSimulator(self.dyn, friction=self.friction, end_stops=self.end_stops)
+
+    def _start(self, pose: Pose, twist) -> SimState:
+        return self.sim.state(pose, twist)
+
+    def _actuated(self):
+        return self.sim.actuated(self._state)
+
+    def _platform_pose(self) -> Pose:
+        return self.sim.pose(self._state)
+
+    def snapshot(self):
+        """The state as of now, cheaply (its parts are never changed in place): ``ground_truth(snapshot)`` later."""
+        self._require()
+        return self.time, self._state, self.tau_applied
+
+    def ground_truth(self, snapshot=None) -> RobotState:
+        """Every joint and the platform motion, now or at a ``snapshot()``."""
+        time, s, tau = self.snapshot() if snapshot is None else snapshot
+        pose = self.sim.pose(s)
+        m = self.kin.inverse(pose, s.twist, check_limits=False)
+        effort = np.zeros(len(self.names))
+        effort[self._act] = tau
+        return RobotState(time, self.names, m.q, m.v, effort, pose, s.twist.copy())
+
+    def _advance(self, tau):
+        """RK4 substeps (module docstring)."""
         h = self.dt / self.substeps
         s = self._state
         try:
@@ -230,18 +295,8 @@ class SimulatedRobot(HardwareInterface, Simulated):
             raise InvalidInputError(f"the simulation diverged at t = {self.time:.6g} s (dt {self.dt}, substeps "
                                     f"{self.substeps}, sign_eps {self.sign_eps}: see stability_factor)")
         self._state = s
-        self._n_steps += 1
-        self.time = self._t0 + self._n_steps * self.dt     # no accumulated rounding over long runs
-        self._read = None
-        out = self.read()
-        self._costs[(self._n_steps - 1) % len(self._costs)] = _time.perf_counter() - t0
-        return out
 
     # ------------------------------------------------------------------ extras
-    @property
-    def safe_active(self) -> bool:
-        return self.mode != "command"
-
     @property
     def state(self) -> SimState:
         self._require()
@@ -274,11 +329,6 @@ class SimulatedRobot(HardwareInterface, Simulated):
             raise InvalidInputError("the simulated robot has no end stops (end_stops=None): no penetrations to check")
         return self.end_stops
 
-    def step_cost_us(self) -> np.ndarray:
-        """Wall time of the recorded steps (us), the plant's own cost per control period."""
-        n = min(self._n_steps, len(self._costs))
-        return self._costs[:n] * 1e6
-
     def stability_factor(self, pose: Pose | None = None) -> float:
         """max |lambda| h of d xddot / d xdot at rest at ``pose`` (default: the current pose):
         RK4 is stable for < 2.785 on the real axis (module docstring)."""
@@ -295,19 +345,19 @@ class SimulatedRobot(HardwareInterface, Simulated):
                                                    end_stops=self.end_stops)) / (2 * d)
         return float(np.abs(np.linalg.eigvals(A)).max() * self.dt / self.substeps)
 
-    def _require(self):
-        if self._state is None:
-            raise InvalidInputError("the simulated robot has no state yet: call reset(pose) first")
+
+def plant_safe_behaviour(dyn: ClosedLoopDynamics, settings: dict) -> SafeBehaviour:
+    """The plant's safe behaviour of the node settings (safe_behaviour, hold_kp, hold_kd)."""
+    if settings["safe_behaviour"] == "hold":
+        return SafeBehaviour("hold", FeedforwardModel(dyn, "rigid"), np.asarray(settings["hold_kp"]),
+                             np.asarray(settings["hold_kd"]))
+    return SafeBehaviour("zero")
 
 
 def simulated_robot(dyn: ClosedLoopDynamics, settings: dict) -> SimulatedRobot:
     """The simulated robot of the node settings (control_rate, substeps, friction, command_timeout,
     safe_behaviour with hold_kp / hold_kd, force_limit)."""
-    if settings["safe_behaviour"] == "hold":
-        safe = SafeBehaviour("hold", FeedforwardModel(dyn, "rigid"), np.asarray(settings["hold_kp"]),
-                             np.asarray(settings["hold_kd"]))
-    else:
-        safe = SafeBehaviour("zero")
     return SimulatedRobot(dyn, 1.0 / settings["control_rate"], substeps=settings["substeps"],
                           friction=settings["friction"], command_timeout=settings["command_timeout"],
-                          safe_behaviour=safe, force_limits=settings.get("force_limit", "config"))
+                          safe_behaviour=plant_safe_behaviour(dyn, settings),
+                          force_limits=settings.get("force_limit", "config"))

@@ -6,7 +6,8 @@ hardware. ``bringup`` starts the graph as processes from the same YAML (``pkm br
 ``runtime`` holds the parameter handling, diagnostics and the runner, ``messages`` the message
 conversion, ``hardware_io`` the hardware behind topics, ``qos`` the QoS of every topic.
 
-Graph (standard messages only), hardware: sim (the default; the robot inside joint_controller):
+Graph (standard messages only), hardware: sim (the default; the robot inside joint_controller) or mujoco (MuJoCo as
+the robot, inside joint_controller as well):
 
   trajectory_generator --/platform_trajectory--> inverse_kinematics --/joint_references--> joint_controller
                        \\------------------------> computed_force   --/feedforward------->  | (read, update, write)
@@ -20,16 +21,14 @@ hardware: ros2_control (the robot is a ros2_control controller manager, or the `
 for one): the same topics (or topic_based_ros2_control's), and joint_controller --/clock--> all
 """
 
+from ..settings import HARDWARE, IN_PROCESS_PLANTS
+
 #: the simulated robot's exact joint states (tests and plots, never the controller): trajectory_msgs/JointTrajectory
 #: chunks of every joint, one point per sample (hardware_io.SimulationTopics)
 GROUND_TRUTH_TOPIC = "/hardware/ground_truth/joint_trajectory"
 
 #: the node executables, in start order (the clock source last, so every subscriber is up)
 NODES = ("trajectory_generator", "inverse_kinematics", "computed_force", "joint_controller", "hardware")
-
-
-#: the hardware modes with the robot in another process, behind topics (hardware_io.TopicHardware)
-BEHIND_TOPICS = ("topics", "ros2_control")
 
 #: nodes that work on the stamps of their input messages and need no clock of their own
 STAMP_DRIVEN = ("inverse_kinematics", "computed_force")
@@ -44,8 +43,6 @@ def graph(hardware: str = "sim", stand_in: bool = False) -> list:
     read /clock themselves (CLOCK_READERS: rclpy's time source would take every /clock message a second time).
     The nodes without sim time stamp only their /diagnostics with the wall clock. ``stand_in`` (ros2_control):
     the ``hardware`` node plays the controller manager, on its own clock as one does."""
-    from ..settings import HARDWARE
-
     if hardware not in HARDWARE:
         raise ValueError(f"hardware must be one of {HARDWARE}, got {hardware!r}")
     names = NODES if hardware == "topics" or (hardware == "ros2_control" and stand_in) else NODES[:-1]
@@ -56,4 +53,4 @@ def graph(hardware: str = "sim", stand_in: bool = False) -> list:
 def estimated_state_topic(hardware: str = "sim") -> str:
     """Where joint_controller publishes every joint from its state estimator (robot_state_publisher's input):
     /joint_states when it hosts the robot; beside the robot's own /joint_states otherwise."""
-    return "/joint_states" if hardware == "sim" else "/estimated_joint_states"
+    return "/joint_states" if hardware in IN_PROCESS_PLANTS else "/estimated_joint_states"

@@ -40,6 +40,7 @@ import time
 import yaml
 
 from ..errors import InvalidInputError
+from ..settings import HARDWARE
 from . import estimated_state_topic, graph
 
 GRACE = 5.0     # s between SIGINT and SIGTERM (and SIGTERM and SIGKILL)
@@ -61,11 +62,12 @@ def add_arguments(p: argparse.ArgumentParser, robot: bool = True) -> None:
                         "computed_torque (default pd_feedforward)")
     p.add_argument("--controller-config", default="", metavar="YAML",
                    help="controller YAML (default <share>/config/controllers.yaml)")
-    p.add_argument("--hardware", choices=("sim", "topics", "ros2_control"), default="sim",
+    p.add_argument("--hardware", choices=HARDWARE, default="sim",
                    help="sim: the simulated robot inside joint_controller (one process: read, update, write); "
-                        "topics: the robot in the `hardware` node behind /joint_states and commands; "
-                        "ros2_control: your controller manager is the robot (joint_state_broadcaster + "
-                        "effort_controller, README 'ros2_control bridge') (default sim)")
+                        "mujoco: MuJoCo as the robot, inside joint_controller as sim (its step: --set "
+                        "joint_controller.mujoco_timestep=...); topics: the robot in the `hardware` node behind "
+                        "/joint_states and commands; ros2_control: your controller manager is the robot "
+                        "(joint_state_broadcaster + effort_controller, README 'ros2_control bridge') (default sim)")
     p.add_argument("--stand-in", action="store_true",
                    help="with --hardware ros2_control: start the `hardware` node in the controller manager's "
                         "place (the simulated robot behind the same topics), to try the bridge without one")
@@ -394,6 +396,8 @@ def format_summary(s: dict) -> str:
                      f"{1e3 * s['platform_position_max']:.4f} mm; orientation RMS "
                      f"{1e3 * s['platform_orientation_rms']:.4f} mrad, max "
                      f"{1e3 * s['platform_orientation_max']:.4f} mrad")
+    if s.get("closure_error_max") is not None:
+        lines.append(f"closure error of the robot's ground truth: max {1e6 * s['closure_error_max']:.4g} um")
     lines.append(f"safe behaviour entries {s['safe_behaviour_entries']}, rejected inputs {s['rejected_inputs']}, "
                  f"deadline misses {s['deadline_misses']}, saturated periods {s['saturated_periods']}")
     return "\n".join(lines)

@@ -12,6 +12,8 @@ by the other nodes in time-stamped chunks and looked up at the period's instant.
 hardware (parameter, read-only)
   sim      the simulated robot (pkm_control.hardware.SimulatedRobot) inside this process; this node
            is then the clock source (/clock) and publishes the robot's ground truth
+  mujoco   MuJoCo as the robot (pkm_control.hardware.MujocoRobot, its model generated from the robot's
+           description) inside this process, as sim; MuJoCo steps mujoco_timestep (default 0.1 ms) at a time
   topics   a robot behind topics, here the `hardware` node (the clock source): the actuated joints in,
            commands out, in the topic_convention below
   ros2_control  the same topics, the robot being a ros2_control controller manager (README "ros2_control
@@ -30,29 +32,29 @@ Subscribes
   /joint_states            sensor_msgs/JointState            (hardware: topics | ros2_control) the measured
                                                              actuated joints (topic_based: joint_states_topic)
 Publishes
-  /joint_states            sensor_msgs/JointState            (hardware: sim) EVERY joint from the state
+  /joint_states            sensor_msgs/JointState            (hardware: sim, mujoco) EVERY joint from the state
                                                              estimator (measured actuated joints, passive and
                                                              platform joints by forward kinematics), effort =
                                                              applied force, at state_publish_rate (sim time;
                                                              default 250 Hz, enough for RViz and TF)
   /estimated_joint_states  sensor_msgs/JointState            (hardware: topics | ros2_control) the same
-  /clock                   rosgraph_msgs/Clock               (hardware: sim | ros2_control) the time of the
-                                                             periods at clock_rate (default
+  /clock                   rosgraph_msgs/Clock               (hardware: sim, mujoco, ros2_control) the time of
+                                                             the periods at clock_rate (default
                                                              200 Hz: every 5 ms of sim time)
-  /hardware/ground_truth/joint_trajectory  trajectory_msgs/JointTrajectory  (hardware: sim) the plant's exact
+  /hardware/ground_truth/joint_trajectory  trajectory_msgs/JointTrajectory  (hardware: sim, mujoco) the plant's exact
                                                              state of every joint (positions, velocities, effort),
                                                              sampled at ground_truth_rate (default every period),
                                                              ground_truth_chunk samples per message (one point
                                                              each; a partial chunk when the lockstep loop waits
                                                              for a stream and at a reset)
-  /hardware/platform_pose  geometry_msgs/PoseStamped         (hardware: sim) the plant's exact platform pose at
+  /hardware/platform_pose  geometry_msgs/PoseStamped         (hardware: sim, mujoco) the plant's exact platform pose at
                                                              state_publish_rate
   /<controller_name>/commands   std_msgs/Float64MultiArray   (hardware: topics | ros2_control) actuator forces
                                                              (topic_based: a JointState on joint_commands_topic)
   /diagnostics             diagnostic_msgs/DiagnosticArray   rate, deadline misses, cycle time, plant step,
                                                              safe behaviour and its entries, saturations
 Services
-  /hardware/reset          std_srvs/Trigger                  (hardware: sim) back to initial_pose at sim time 0
+  /hardware/reset          std_srvs/Trigger                  (hardware: sim, mujoco) back to initial_pose at sim time 0
 
 Timing
   lockstep:=true   deterministic: period k runs when the streams cover its instant k/control_rate (the
@@ -79,8 +81,8 @@ safe_behaviour; the others are read-only)
   hardware, control_rate, mode, feedforward_model (computed torque's model), kp, kd, hold_kp, hold_kd,
   force_limit, safe_behaviour, state_timeout, reference_timeout, lockstep, lockstep_timeout,
   controller_name, topic_convention, joint_states_topic, joint_commands_topic, initial_pose, state_publish_rate,
-  ground_truth_rate, ground_truth_chunk (1 to 10000), clock_rate,
-  substeps, friction, command_timeout (the simulated robot's), realtime_priority, realtime_cpu, wait_for_recorder
+  ground_truth_rate, ground_truth_chunk (1 to 10000), clock_rate, substeps (sim), mujoco_timestep (mujoco),
+  friction, command_timeout (the simulated robot's), realtime_priority, realtime_cpu, wait_for_recorder
   (lockstep: start once the state is recorded)
 """
 
@@ -96,6 +98,7 @@ from rclpy.node import Node
 from ..control import (CONTROL, Controller, ControlLoop, FeedforwardModel, ForceLimits, ReferenceLimits, SafeBehaviour,
                        StateEstimator, make_law)
 from ..errors import PkmError
+from ..settings import IN_PROCESS_PLANTS
 from ..realtime import (LatencyHistogram, PeriodicRunner, SlicedWork, fifo_priority, prepare_realtime,
                         release_realtime)
 from . import estimated_state_topic
@@ -133,12 +136,15 @@ class JointControllerNode(Node):
         controller = Controller(self.make_law(s), ForceLimits(s["force_limit"]), self.make_safe(s["safe_behaviour"]),
                                 StateEstimator(self.ctx.kin), self.initial, s["state_timeout"],
                                 ReferenceLimits.from_kinematics(self.ctx.kin))
-        self.sim = s["hardware"] == "sim"
+        self.sim = s["hardware"] in IN_PROCESS_PLANTS      # the plant steps in this process, lockstep with the loop
         self._new_measurement = None
         if self.sim:
-            from ..hardware.simulated import simulated_robot
+            if s["hardware"] == "mujoco":
+                from ..hardware.mujoco_robot import mujoco_robot as plant
+            else:
+                from ..hardware.simulated import simulated_robot as plant
 
-            hardware = simulated_robot(self.dyn, s)
+            hardware = plant(self.dyn, s)
             hardware.reset(self.initial)
             self.sim_topics = SimulationTopics(self, self.ctx.joint_names, s["ground_truth_chunk"])
             self.srv_reset = self.create_service(Trigger, "/hardware/reset", self.on_reset)
@@ -147,7 +153,7 @@ class JointControllerNode(Node):
                                      self.on_measurement)
         # the graph's time source: the simulated robot inside, or the instants of the periods in front of a
         # ros2_control controller manager (with hardware: topics, the hardware node)
-        self.clock = ClockPublisher(self) if s["hardware"] in ("sim", "ros2_control") else None
+        self.clock = ClockPublisher(self) if self.sim or s["hardware"] == "ros2_control" else None
         self.loop = ControlLoop(hardware, controller, int(round(s["reference_timeout"] * 1e9)))
         state_topic = estimated_state_topic(s["hardware"])
         self.pub_state = self.create_publisher(JointState, state_topic, qos(state_topic, "pub"))
@@ -480,6 +486,8 @@ class JointControllerNode(Node):
                                f"({stats.miss_percent:.3f} %)")
 
     def destroy_node(self):
+        if not hasattr(self, "_runner"):       # the constructor refused a setting (rclpy.shutdown destroys it): nothing
+            return super().destroy_node()      # was started, nothing to flush
         if self._runner is not None:
             self._runner.stop()
             self._rt_thread.join(timeout=1.0)

@@ -2,7 +2,7 @@
 
 ``GraphRecorder`` subscribes what a run is judged by: the robot's joint states (the simulated
 robot's ground truth when there is one, else the estimated joint states; with ``hardware: sim``
-joint_controller always publishes the ground truth, so only that is subscribed), the feedforward, the
+(or mujoco) joint_controller always publishes the ground truth, so only that is subscribed), the feedforward, the
 trajectory generator's status (the goal's life cycle) and every node's /diagnostics. ``outcome``
 turns a finished run into the summary of ``pkm bringup --exit-when-done`` and ``pkm demo``: the
 tracking errors over the goal's own trajectory against the trajectory rebuilt from the goal's spec
@@ -18,7 +18,9 @@ import math
 import numpy as np
 
 from .. import benchmark as bm
+from ..description.loader import closure_residual
 from ..errors import InvalidInputError
+from ..settings import IN_PROCESS_PLANTS
 from . import estimated_state_topic
 from . import GROUND_TRUTH_TOPIC
 from .messages import parse_joint_trajectory, to_ns
@@ -47,7 +49,7 @@ class GraphRecorder:
         self.executor = SingleThreadedExecutor(context=self.context)
         self.executor.add_node(self.node)
         # topic -> recorded chunks (t ns, actuated positions, actuated efforts, platform joints), arrays of samples
-        topics = [GROUND_TRUTH_TOPIC] + ([estimated_state_topic(hardware)] if hardware != "sim" else [])
+        topics = [GROUND_TRUTH_TOPIC] + ([estimated_state_topic(hardware)] if hardware not in IN_PROCESS_PLANTS else [])
         self.states = {topic: [] for topic in topics} if samples else {}
         self._selection = {}
         for topic in self.states:
@@ -67,6 +69,8 @@ class GraphRecorder:
         self.diagnostics = {}
         self.node.create_subscription(DiagnosticArray, "/diagnostics", self._diagnostics, qos("/diagnostics", "sub"))
         self.latest = {}                 # topic -> newest sample time (s)
+        self.closure_error_max = None    # the largest closure residual of the ground truth (m), as pinocchio has it
+        self._pin = kin.model.create_data()
 
     @property
     def sim_time(self) -> float:
@@ -125,6 +129,8 @@ class GraphRecorder:
         except InvalidInputError:
             return                  # malformed: not a sample of this robot
         joints = self.kin.model.joint_names        # the parsed columns are in this order
+        worst = max(float(np.abs(closure_residual(self.kin.model, self._pin, q)).max()) for q in c.positions)
+        self.closure_error_max = max(worst, self.closure_error_max or 0.0)
         self._add(GROUND_TRUTH_TOPIC, c.times_ns, c.positions, c.efforts, self._select(tuple(joints)))
 
     def _feedforward(self, msg):
@@ -171,7 +177,8 @@ class GraphRecorder:
                 "rejected_inputs": sum(rejected.values()), "rejected_inputs_per_node": rejected,
                 "cycle_median_us": _float(ctl.get("cycle_median_us")),
                 "real_time_factor": _float(ctl.get("real_time_factor")),
-                "plant_step_median_us": _float(ctl.get("plant_step_median_us"))}
+                "plant_step_median_us": _float(ctl.get("plant_step_median_us")),
+                "closure_error_max": self.closure_error_max}
 
 
 def _float(value):
