@@ -33,6 +33,8 @@ EXAMPLES = """examples:
   pkm bench simulation                       palida's compiled simulation step beside the generic one
   pkm bench reject                           what a malformed message costs its consumer
   pkm bringup --robot palida --controller pd --dry-run
+  pkm view --robot palida                    browser 3D view of the running graph at http://127.0.0.1:8080
+  pkm view --robot delta --pose 0.05 0 -0.3 --screenshot delta.png
   pkm tour
   pkm demo
   pkm fuzz --budget 200 --classes goals,controller --seed 1
@@ -404,6 +406,47 @@ def cmd_bench(args):
         bench_loop(robot, args.controller, args.seconds, as_json=args.json)
 
 
+def cmd_view(args):
+    from pathlib import Path
+
+    from .viewer.browser import BrowserView, HeadlessPage
+    from .viewer.scene import robot_scene
+
+    kin = _kin(args)
+    scene = robot_scene(kin.model)
+    q = None
+    if args.pose is not None:
+        q = kin.inverse(kin.task.pose(_task_in(kin, args.pose, args.deg, "--pose"))).q
+    if args.screenshot is not None:
+        out = Path(args.screenshot)
+        if out.suffix.lower() != ".png" or not out.parent.is_dir():
+            raise InvalidInputError(f"--screenshot must name a .png file in an existing folder, got "
+                                    f"'{excerpt(args.screenshot, 200)}'")
+        from .viewer.scene import home_q
+
+        view = BrowserView(scene, host="127.0.0.1", port=0, controller=args.controller or "")
+        try:
+            view.show(measured=home_q(kin.model) if q is None else q, trace=False)
+            with HeadlessPage(view, *args.size) as page:
+                page.screenshot(out)
+        finally:
+            view.stop()
+        print(f"screenshot: {out}")
+        return
+    from .nodes import viewer
+
+    view = BrowserView(scene, host=args.host, port=args.port, controller=args.controller or "")
+    try:
+        if q is not None:
+            view.show(measured=q, trace=False)
+        print(f"pkm view: {view.url}  (robot {scene.model.name}; Ctrl-C stops)", flush=True)
+        code = viewer.run(view, args.topic)
+    finally:
+        view.stop()
+    if code:
+        raise SystemExit(code)
+
+
 def cmd_bringup(args):
     from .description import robot_config
     from .nodes import bringup
@@ -565,6 +608,28 @@ def build_parser() -> argparse.ArgumentParser:
     sp = add("bringup", cmd_bringup, "run the ROS 2 node graph (a process per node) without launch_ros",
              bringup.__doc__, robot_required=False, common=())
     bringup.add_arguments(sp, robot=False)
+
+    sp = add("view", cmd_view, "browser 3D view of a robot: live from the ROS graph, or a screenshot",
+             "Serves a 3D view of the robot (viser) at http://HOST:PORT: the robot from its URDF's visuals, live\n"
+             "from /joint_states (effort drawn as arrows along the actuated joints), the desired robot from\n"
+             "/desired_joint_states as a translucent ghost, both platform frames and paths, and a panel with the\n"
+             "robot, the controller, the sim time and the tracking error. Ctrl-C stops it.\n"
+             "With --screenshot, draws the robot at --pose (default: home) in headless Chromium, writes the PNG\n"
+             "and exits (no ROS; needs Debian's chromium and the playwright package).",
+             common=("deg",))
+    sp.add_argument("--host", default="127.0.0.1", help="address to serve on (default 127.0.0.1; 0.0.0.0: every "
+                                                        "interface)")
+    sp.add_argument("--port", type=count(0, 65535), default=8080, help="port (default 8080; 0: any free one)")
+    sp.add_argument("--controller", help="controller name shown on the page (default: joint_controller's "
+                                         "'controller' parameter, once it answers)")
+    sp.add_argument("--topic", default="/joint_states",
+                    help="measured joint states: every tree joint (default /joint_states; with --hardware topics "
+                         "/estimated_joint_states)")
+    sp.add_argument("--pose", nargs="+", type=float, metavar="X",
+                    help="draw the robot at these task coordinates (default home; with --deg in degrees)")
+    sp.add_argument("--screenshot", metavar="PNG", help="write a screenshot of the page to this PNG file and exit")
+    sp.add_argument("--size", nargs=2, type=count(200, 4096), default=(1280, 800), metavar=("W", "H"),
+                    help="screenshot size in pixels (default 1280 800)")
 
     add("tour", cmd_tour, "kinematics tour of every robot: IK, FK, condition number, singularity status",
         robot=False)
