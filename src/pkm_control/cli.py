@@ -409,7 +409,7 @@ def cmd_bench(args):
 def cmd_view(args):
     from pathlib import Path
 
-    from .viewer.browser import BrowserView, HeadlessPage
+    from .viewer.browser import BrowserView, HeadlessBrowser
     from .viewer.scene import robot_scene
 
     kin = _kin(args)
@@ -427,8 +427,8 @@ def cmd_view(args):
         view = BrowserView(scene, host="127.0.0.1", port=0, controller=args.controller or "")
         try:
             view.show(measured=home_q(kin.model) if q is None else q, trace=False)
-            with HeadlessPage(view, *args.size) as page:
-                page.screenshot(out)
+            with HeadlessBrowser() as browser:
+                browser.open(view, *args.size).screenshot(out)
         finally:
             view.stop()
         print(f"screenshot: {out}")

@@ -77,19 +77,21 @@ class BrowserView:
     # ------------------------------------------------------------------ scene
 
     def _frame_camera(self):
-        """Look at the robot at home from a raised diagonal, far enough to see all of it."""
+        """Look at the robot at home from a raised diagonal, from where its bounding sphere just fills the view."""
         home = self.scene.placements(home_q(self.scene.model)).positions
-        centre = 0.5 * (home.min(axis=0) + home.max(axis=0))
+        reach = np.array([0.5 * np.linalg.norm(s.size) for s in self.scene.shapes])   # a sphere round each shape
+        low, high = (home - reach[:, None]).min(axis=0), (home + reach[:, None]).max(axis=0)
+        centre, radius = 0.5 * (low + high), 0.5 * np.linalg.norm(high - low)
         up = self.scene.up
         side = np.cross(up, [0.0, 0.0, 1.0] if abs(up[2]) < 0.9 else [1.0, 0.0, 0.0])
         side /= np.linalg.norm(side)
         ahead = np.cross(side, up)
         direction = 1.2 * ahead + 0.8 * side + 0.7 * up
         cam = self.server.initial_camera
-        cam.position = tuple(centre + 1.6 * self.scene.size * direction / np.linalg.norm(direction))
+        distance = radius / np.sin(0.5 * cam.fov)
+        cam.position = tuple(centre + distance * direction / np.linalg.norm(direction))
         cam.look_at = tuple(centre)
         cam.up = tuple(up)
-        reach = np.array([0.5 * np.linalg.norm(s.size) for s in self.scene.shapes])   # a sphere round each shape
         lowest = float(np.min(home @ up - reach))
         plane = "xy" if abs(up[2]) > 0.9 else "xz"
         floor = centre - (centre @ up - lowest) * up
@@ -224,14 +226,12 @@ def chromium_path() -> str:
     return path
 
 
-class HeadlessPage:
-    """The view's page in headless Chromium (playwright with the system's Chromium), for screenshots.
+class HeadlessBrowser:
+    """Headless Chromium (playwright driving the system's Chromium) that opens views' pages for screenshots.
 
-    with HeadlessPage(view) as page: page.screenshot("a.png")
+    with HeadlessBrowser() as browser:
+        browser.open(view).screenshot("a.png")
     """
-
-    def __init__(self, view: BrowserView, width: int = 1280, height: int = 800):
-        self.view, self.size = view, {"width": int(width), "height": int(height)}
 
     def __enter__(self):
         try:
@@ -239,29 +239,39 @@ class HeadlessPage:
         except ImportError as exc:
             raise PkmError("screenshots need playwright (pip install playwright; the browser is Debian's "
                            "chromium, not a playwright download)") from exc
+        executable = chromium_path()
         self._pw = sync_playwright().start()
         try:
-            self._browser = self._pw.chromium.launch(executable_path=chromium_path(), headless=True,
+            self._browser = self._pw.chromium.launch(executable_path=executable, headless=True,
                                                      args=list(CHROMIUM_ARGS))
-            self.page = self._browser.new_page(viewport=self.size)
-            self.page.goto(self.view.url)
-            if not self.view.wait_for_client():
-                raise PkmError(f"the browser did not connect to {self.view.url} within {BROWSER_TIMEOUT:.0f} s")
-            # the notice that WebGL runs in software (SwiftShader) would cover the scene
-            self.page.add_style_tag(content=".mantine-Notifications-root { display: none !important; }")
         except BaseException:
-            self.__exit__(None, None, None)
+            self._pw.stop()
             raise
         return self
+
+    def open(self, view: BrowserView, width: int = 1280, height: int = 800) -> "ViewPage":
+        """The view's page, once the browser has connected to it."""
+        page = self._browser.new_page(viewport={"width": int(width), "height": int(height)})
+        page.goto(view.url)
+        if not view.wait_for_client():
+            raise PkmError(f"the browser did not connect to {view.url} within {BROWSER_TIMEOUT:.0f} s")
+        # the notice that WebGL runs in software (SwiftShader) would cover the scene
+        page.add_style_tag(content=".mantine-Notifications-root { display: none !important; }")
+        return ViewPage(view, page)
+
+    def __exit__(self, *exc):
+        self._browser.close()
+        self._pw.stop()
+        return False
+
+
+class ViewPage:
+    """One view's page in a HeadlessBrowser."""
+
+    def __init__(self, view: BrowserView, page):
+        self.view, self.page = view, page
 
     def screenshot(self, path) -> None:
         """Write a PNG of the page once the browser has drawn every update sent so far."""
         self.view.sync()
         self.page.screenshot(path=str(path))
-
-    def __exit__(self, *exc):
-        browser = getattr(self, "_browser", None)
-        if browser is not None:
-            browser.close()
-        self._pw.stop()
-        return False
