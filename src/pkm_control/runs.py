@@ -90,15 +90,20 @@ def load_run(path, robot: str | None = None, variant: str | None = None) -> Reco
     robot, variant: the robot when the recording does not name it; by default it is the one robot whose
     tree joints are the recorded names (an error when none or several fit).
     """
-    p = Path(path)
-    if not p.exists():
-        raise InvalidInputError(f"recorded run: no such file or directory: '{excerpt(str(path), 200)}'")
+    p = _existing(path)
     if p.is_dir() or p.suffix in (".db3", ".mcap"):
         return load_bag(p, robot, variant)
     if p.suffix == ".csv":
         return load_csv(p, robot, variant)
     raise InvalidInputError(f"recorded run '{excerpt(str(path), 200)}': expected a rosbag2 (directory, .db3 or "
                             ".mcap) or a .csv file")
+
+
+def _existing(path) -> Path:
+    p = Path(path)
+    if not p.exists():
+        raise InvalidInputError(f"recorded run: no such file or directory: '{excerpt(str(path), 200)}'")
+    return p
 
 
 # ----------------------------------------------------------------------------- robot and joint tree
@@ -203,7 +208,7 @@ def load_bag(path, robot: str | None = None, variant: str | None = None) -> Reco
     from rosbags.highlevel import AnyReader
     from rosbags.typesys import Stores, get_typestore
 
-    path = Path(path)
+    path = _existing(path)
     bag = path.parent if path.is_file() else path
     source = f"bag '{bag}'"
     try:
@@ -327,7 +332,7 @@ def write_joints_csv(path, kin, controller: str | None, t, names, q, q_desired=N
 
 def load_csv(path, robot: str | None = None, variant: str | None = None) -> RecordedRun:
     """A run from a joints CSV (module docstring); robot / variant override the file's own."""
-    path = Path(path)
+    path = _existing(path)
     source = f"CSV '{path}'"
     try:
         with open(path) as f:
