@@ -4,7 +4,8 @@
 x-y plane for the planar robot, y up) from pinocchio's forward kinematics of the spanning tree at the
 recorded tree joints, the measured robot solid and the desired one as a translucent ghost, and beside
 them the actuated-joint errors e = q_desired - q_measured against time with a cursor at the frame's
-instant (no panel when the run has no desired robot). The title names robot, controller and sim time.
+instant (no panel when the run has no desired robot). The title names robot, controller and the time of
+the recording (sim time in a bag, time since the trajectory start in the demo's CSV).
 ``save`` writes MP4 (H.264) through the ffmpeg binary of the ``imageio-ffmpeg`` package when it is
 installed, GIF through Pillow otherwise or on request.
 
@@ -186,13 +187,13 @@ class RunAnimation:
             self.error_axes = ea = fig.add_subplot(grid[0, 1])
             units = {"rad" if kin.model.is_revolute(n) else "m" for n in run.actuated_joints}
             for i, e in enumerate(errors.T):
-                ea.plot(t - t[0], 1e3 * e, lw=0.8, label=f"e{i + 1}")
+                ea.plot(t, 1e3 * e, lw=0.8, label=f"e{i + 1}")
             ea.axhline(0.0, color="0.6", lw=0.5)
-            ea.set_xlabel("t [s]")
+            ea.set_xlabel("t [s]" if run.measured_from == "csv" else "sim time [s]")
             ea.set_ylabel("e = q_desired - q_measured [" + ", ".join(f"m{u}" for u in sorted(units)) + "]")
             ea.set_title("actuated-joint errors", fontsize=9)
             ea.legend(fontsize=7, ncol=2, loc="upper right")
-            self._cursor = ea.axvline(0.0, color="k", lw=1.0)
+            self._cursor = ea.axvline(t[0], color="k", lw=1.0)
         fig.subplots_adjust(left=0.02 if not self.planar else 0.1, right=0.97, bottom=0.13, top=0.88, wspace=0.3)
         self.draw_frame(0)
 
@@ -256,10 +257,9 @@ class RunAnimation:
         run = self.run
         t = self.frame_times[k]
         variant = f" ({run.variant})" if run.variant else ""
-        self._title.set_text(f"{run.robot}{variant}, controller {run.controller or 'not recorded'}: "
-                             f"t = {t - run.t[0]:.3f} s (sim)")
+        self._title.set_text(f"{run.robot}{variant}, controller {run.controller or 'not recorded'}: t = {t:.3f} s")
         if self.error_axes is not None:
-            self._cursor.set_xdata([t - run.t[0]] * 2)
+            self._cursor.set_xdata([t, t])
             changed.append(self._cursor)
         return changed + [self._title]
 
