@@ -14,6 +14,7 @@ import json
 import os
 import re
 import sys
+from pathlib import Path
 
 import numpy as np
 
@@ -37,6 +38,7 @@ EXAMPLES = """examples:
   pkm view --robot delta --pose 0.05 0 -0.3 --screenshot delta.png
   pkm tour
   pkm demo
+  pkm animate --csv results/palida_benchmark_cf_rb_joints.csv --speed 0.5
   pkm fuzz --budget 200 --classes goals,controller --seed 1
 """
 
@@ -488,6 +490,20 @@ def _fuzz_classes(text: str) -> list:
     return names
 
 
+def cmd_animate(args):
+    from .animation import write_animation
+    from .runs import load_bag, load_csv
+
+    source = args.bag or args.csv
+    run = (load_bag if args.bag else load_csv)(source, args.robot, args.variant)
+    out = args.output or Path("results") / Path(source.rstrip("/")).stem
+    path = write_animation(run, out, args.fps, args.speed, quiet=args.quiet)
+    print(f"{run.robot}{f' ({run.variant})' if run.variant else ''}, controller {run.controller or 'not recorded'}: "
+          f"{len(run.t)} samples over {run.t[-1] - run.t[0]:.3f} s (measured: {run.measured_from}"
+          f"{', desired robot recorded' if run.q_desired is not None else ', no desired robot'})")
+    print(f"animation: {path}")
+
+
 def cmd_demo(args):
     from .nodes import benchmark
 
@@ -639,6 +655,26 @@ def build_parser() -> argparse.ArgumentParser:
              "writes results/palida_benchmark.json, plots (Figs. 5-6) and CSV.", robot=False, common=("json",))
     from .nodes.benchmark import add_arguments as demo_arguments
     demo_arguments(sp)
+
+    sp = add("animate", cmd_animate, "animation (MP4, or GIF) of a recorded run: robot, desired ghost, errors",
+             "Draws a recorded run: the measured robot (actuated legs highlighted), the desired robot as a\n"
+             "translucent ghost and the actuated-joint errors e = q_desired - q_measured against time.\n"
+             "--bag: a rosbag2 (directory, .db3 or .mcap) with the ground truth\n"
+             "(/hardware/ground_truth/joint_trajectory) or /joint_states, and /desired_joint_states if recorded;\n"
+             "the robot and controller come from joint_controller's /diagnostics when the bag has them.\n"
+             "--csv: a joints CSV as `pkm demo` writes (results/palida_benchmark_<controller>_joints.csv).\n"
+             "MP4 where imageio-ffmpeg is installed, else GIF; the suffix of --output chooses.",
+             robot_required=False, common=())
+    src = sp.add_mutually_exclusive_group(required=True)
+    src.add_argument("--bag", metavar="BAG", help="rosbag2 directory, .db3 or .mcap file")
+    src.add_argument("--csv", metavar="CSV", help="joints CSV of a run (pkm demo writes one per run)")
+    sp.add_argument("--output", metavar="FILE",
+                    help="animation file, .mp4 or .gif (default: results/<name of the bag or CSV>.mp4, .gif without "
+                         "ffmpeg)")
+    sp.add_argument("--fps", type=float, default=25.0, help="frames per second of the video, at most 120 (default 25)")
+    sp.add_argument("--speed", type=float, default=1.0,
+                    help="sim seconds per video second (default 1: real time; 0.25: four times slower)")
+    sp.add_argument("--quiet", action="store_true", help="no progress bar")
 
     from .fuzz import CLASSES, FUZZ_BUDGET, FUZZ_BUDGET_MAX
     sp = add("fuzz", cmd_fuzz, "generated hostile inputs per class: counts of rejections, crashes, NaN, violations",
