@@ -300,3 +300,73 @@ def test_view_refuses_bad_input_with_one_line(args, words, capsys, tmp_path, mon
     err = capsys.readouterr().err
     assert code == 2 and words in err and "Traceback" not in err and len(err.strip().splitlines()) == 1, err
     assert not list(tmp_path.iterdir())
+
+
+# ----------------------------------------------------------------------------- replay of a recorded run
+
+def _recorded_run(tmp_path, robot="palida"):
+    """A joints CSV (runs.write_joints_csv, as pkm demo writes it) of a 1 s move along x: measured = desired
+    shifted by 2 mm."""
+    from pkm_control.runs import load_run, write_joints_csv
+
+    kin = robot_kinematics(robot)
+    home = np.array(kin.model.config["home"], float)
+    t = np.linspace(0.0, 1.0, 11)
+    xd = [home + np.r_[0.05 * s, np.zeros(len(home) - 1)] for s in t]
+    q_desired = np.array([_pose_q(kin, x) for x in xd])
+    q = np.array([_pose_q(kin, x + np.r_[0, 0.002, np.zeros(len(home) - 2)]) for x in xd])
+    path = tmp_path / "run_joints.csv"
+    write_joints_csv(path, kin, "cf_rb", t, kin.model.joint_names, q, q_desired)
+    return load_run(path)
+
+
+def test_replay_shows_the_sample_at_the_time_and_the_path_up_to_it(tmp_path):
+    from pkm_control.viewer.replay import Replay
+
+    run = _recorded_run(tmp_path)
+    scene = robot_scene(load_robot("palida"))
+    rp = Replay(run, scene)
+    f = rp.frame(0.55)                                   # samples every 0.1 s: the one at 0.5 s
+    assert f["t"] == pytest.approx(0.5) and np.array_equal(f["measured"], run.q[5])
+    assert np.array_equal(f["desired"], run.q_desired[5])
+    assert f["paths"]["desired"].shape == (6, 3)
+    assert np.allclose(f["paths"]["desired"][:, 0] - f["paths"]["desired"][0, 0], 0.05 * np.linspace(0, 0.5, 6))
+    assert np.allclose(f["paths"]["measured"] - f["paths"]["desired"], [0, 0.002, 0], atol=1e-9)
+    assert rp.frame(-5)["t"] == 0.0 and rp.frame(99)["t"] == 1.0
+    with pytest.raises(InvalidInputError, match="not of lopes"):
+        Replay(run, robot_scene(load_robot("lopes")))
+
+
+def test_replay_clock_plays_pauses_seeks_and_stops_at_the_end():
+    from pkm_control.viewer.replay import ReplayClock
+
+    c = ReplayClock(0.0, 1.0, 0.0)
+    assert c.advance(0.3) == 0.0                         # paused
+    c.toggle()
+    c.set_speed(2.0)
+    assert c.advance(0.3) == pytest.approx(0.6)
+    assert c.advance(0.3) == 1.0 and not c.playing      # stops at the end
+    assert c.toggle() and c.t == 0.0                     # plays again from the start
+    assert c.seek(7.0) == 1.0 and c.seek(-1.0) == 0.0
+    with pytest.raises(InvalidInputError):
+        c.set_speed(3.0)
+    with pytest.raises(InvalidInputError):
+        c.seek(float("nan"))
+
+
+def test_the_replay_gui_moves_the_robots_to_the_slider_time(tmp_path):
+    """The page's slider seeks (as a browser's change would: the handle's value set), without a browser."""
+    from pkm_control.viewer.browser import BrowserView
+    from pkm_control.viewer.replay import Replay
+
+    run = _recorded_run(tmp_path)
+    scene = robot_scene(load_robot("palida"))
+    view = BrowserView(scene, port=0)
+    try:
+        view.attach_replay(Replay(run, scene))
+        assert np.array_equal(view.q["measured"], run.q[0]) and view.controller == "cf_rb"
+        view.replay_widgets["time"].value = 0.8
+        assert np.array_equal(view.q["measured"], run.q[8]) and np.array_equal(view.q["desired"], run.q_desired[8])
+        assert "0.800 s" in view.status.content and "platform 2.000 mm" in view.status.content
+    finally:
+        view.stop()

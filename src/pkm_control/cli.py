@@ -14,6 +14,7 @@ import json
 import os
 import re
 import sys
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -36,6 +37,7 @@ EXAMPLES = """examples:
   pkm bringup --robot palida --controller pd --dry-run
   pkm view --robot palida                    browser 3D view of the running graph at http://127.0.0.1:8080
   pkm view --robot delta --pose 0.05 0 -0.3 --screenshot delta.png
+  pkm view --replay results/palida_benchmark_cf_rb_friction_joints.csv
   pkm tour
   pkm demo
   pkm animate --csv results/palida_benchmark_cf_rb_joints.csv --speed 0.5
@@ -414,6 +416,14 @@ def cmd_view(args):
     from .viewer.browser import BrowserView, HeadlessBrowser
     from .viewer.scene import robot_scene
 
+    run = None
+    if args.replay is not None:
+        from .runs import load_run
+
+        run = load_run(args.replay, args.robot, args.variant)
+        args.robot, args.variant = run.robot, run.variant
+    elif args.robot is None:
+        raise InvalidInputError("pkm view needs --robot (or --replay with a recording that names it)")
     kin = _kin(args)
     scene = robot_scene(kin.model)
     q = None
@@ -428,16 +438,35 @@ def cmd_view(args):
 
         view = BrowserView(scene, host="127.0.0.1", port=0, controller=args.controller or "")
         try:
-            view.show(measured=home_q(kin.model) if q is None else q, trace=False)
+            if run is not None:        # the end of the recording, with its paths
+                from .viewer.replay import Replay
+
+                view.controller = run.controller or view.controller
+                view.show_frame(Replay(run, scene).frame(run.t[-1]))
+            else:
+                view.show(measured=home_q(kin.model) if q is None else q, trace=False)
             with HeadlessBrowser() as browser:
                 browser.open(view, *args.size).screenshot(out)
         finally:
             view.stop()
         print(f"screenshot: {out}")
         return
+    view = BrowserView(scene, host=args.host, port=args.port, controller=args.controller or "")
+    if run is not None:
+        from .viewer.replay import Replay
+
+        try:
+            view.attach_replay(Replay(run, scene))
+            print(f"pkm view: {view.url}  (replay of {run.source}, {run.t[-1] - run.t[0]:.3f} s; Ctrl-C stops)",
+                  flush=True)
+            threading.Event().wait()
+        except KeyboardInterrupt:
+            pass
+        finally:
+            view.stop()
+        return
     from .nodes import viewer
 
-    view = BrowserView(scene, host=args.host, port=args.port, controller=args.controller or "")
     try:
         if q is not None:
             view.show(measured=q, trace=False)
@@ -631,8 +660,12 @@ def build_parser() -> argparse.ArgumentParser:
              "/desired_joint_states as a translucent ghost, both platform frames and paths, and a panel with the\n"
              "robot, the controller, the sim time and the tracking error. Ctrl-C stops it.\n"
              "With --screenshot, draws the robot at --pose (default: home) in headless Chromium, writes the PNG\n"
-             "and exits (no ROS; needs Debian's chromium and the playwright package).",
-             common=("deg",))
+             "and exits (no ROS; needs Debian's chromium and the playwright package).\n"
+             "With --replay, plays a recorded run (a rosbag2 or the demo's joints CSV) with a time slider,\n"
+             "play / pause and speed; the robot then comes from the recording.",
+             common=("deg",), robot_required=False)
+    sp.add_argument("--replay", metavar="RUN", help="a recorded run to replay: a rosbag2 (directory, .db3, .mcap) "
+                                                    "or a joints CSV of pkm demo")
     sp.add_argument("--host", default="127.0.0.1", help="address to serve on (default 127.0.0.1; 0.0.0.0: every "
                                                         "interface)")
     sp.add_argument("--port", type=count(0, 65535), default=8080, help="port (default 8080; 0: any free one)")

@@ -169,10 +169,57 @@ class BrowserView:
                     head_radius=0.015 * self.scene.size, head_length=0.03 * self.scene.size)
             self.status.content = self._status_text(t, self._error())
 
-    def clear_paths(self):
-        for name, tr in self.traces.items():
-            tr.clear()
-            self._line(name, tr.segments(), MEASURED_PATH_COLOUR)
+    # ------------------------------------------------------------------ replay
+
+    def show_frame(self, frame: dict):
+        """Draw one frame of a Replay: both robots and the platform paths up to it."""
+        self.show(measured=frame["measured"], desired=frame["desired"], t=frame["t"], trace=False)
+        with self.server.atomic():
+            for name, points in frame["paths"].items():
+                segments = np.stack([points[:-1], points[1:]], axis=1) if len(points) > 1 else np.zeros((0, 2, 3))
+                self._line(name, segments, MEASURED_PATH_COLOUR if name == "measured" else DESIRED_PATH_COLOUR)
+
+    def attach_replay(self, replay, rate: float = 30.0) -> threading.Thread:
+        """A time slider, play / pause and a speed choice for a Replay, and a thread that plays it at ``rate``
+        frames per wall second (ends with ``stop``)."""
+        from .replay import SPEEDS
+
+        clock = replay.clock()
+        gui = self.server.gui
+        run = replay.run
+        self.controller = run.controller or self.controller
+        with gui.add_folder(f"replay: {os.path.basename(run.source)}"):
+            slider = gui.add_slider("time (s)", min=clock.start, max=clock.end,
+                                    step=max((clock.end - clock.start) / 1000, 1e-3), initial_value=clock.start)
+            button = gui.add_button("play / pause")
+            speed = gui.add_dropdown("speed", [f"{v:g}x" for v in SPEEDS], initial_value="1x")
+        self.replay_widgets = {"time": slider, "play": button, "speed": speed}
+        moving = {"by_us": False}
+
+        def on_slider(_):
+            if not moving["by_us"]:
+                clock.playing = False
+                self.show_frame(replay.frame(clock.seek(slider.value)))
+
+        slider.on_update(on_slider)
+        button.on_click(lambda _: clock.toggle())
+        speed.on_update(lambda _: clock.set_speed(float(speed.value[:-1])))
+        self.clock, self._stopping = clock, threading.Event()
+        self.show_frame(replay.frame(clock.t))
+
+        def play():
+            period = 1.0 / rate
+            while not self._stopping.wait(period):
+                if clock.playing:
+                    t = clock.advance(period)
+                    self.show_frame(replay.frame(t))
+                    moving["by_us"] = True
+                    slider.value = t
+                    moving["by_us"] = False
+
+        thread = threading.Thread(target=play, name="pkm-view-replay", daemon=True)
+        thread.start()
+        return thread
 
     def _error(self):
         if self.q["measured"] is None or self.q["desired"] is None:
@@ -214,6 +261,8 @@ class BrowserView:
             client.get_render(64, 64, timeout=timeout)
 
     def stop(self):
+        if getattr(self, "_stopping", None) is not None:
+            self._stopping.set()
         self.server.stop()
 
 
