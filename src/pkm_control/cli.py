@@ -13,6 +13,7 @@ import argparse
 import json
 import os
 import re
+import signal
 import sys
 import threading
 from pathlib import Path
@@ -455,13 +456,15 @@ def cmd_view(args):
     if run is not None:
         from .viewer.replay import Replay
 
+        stop = threading.Event()
+        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            signal.signal(sig, lambda *_: stop.set())
         try:
             view.attach_replay(Replay(run, scene))
             print(f"pkm view: {view.url}  (replay of {run.source}, {run.t[-1] - run.t[0]:.3f} s; Ctrl-C stops)",
                   flush=True)
-            threading.Event().wait()
-        except KeyboardInterrupt:
-            pass
+            while not stop.wait(0.1):
+                pass
         finally:
             view.stop()
         return
