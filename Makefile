@@ -51,7 +51,7 @@ INSTALL_INPUTS := requirements.txt requirements-pinocchio.txt requirements-ros.t
 HASH := $(shell cat $(INSTALL_INPUTS) 2>/dev/null | sha256sum | cut -c1-16)
 STAMP := $(VENV)/.installed-$(ROS_MODE)-$(HASH)
 
-.PHONY: help env demo test test-fast lint fuzz bench bench-loop clean distclean
+.PHONY: help env demo test test-fast lint browser fuzz bench bench-loop clean distclean
 
 help:
 	@sed -n 's/^#   make /make /p' $(firstword $(MAKEFILE_LIST))
@@ -79,7 +79,15 @@ demo: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check src test launch
 
-test: lint
+# the browser tests of `pkm view` (test/test_viewer.py) need Debian's chromium: installed when missing and we are
+# root (CI); elsewhere they skip and say why
+browser:
+	@if ! command -v chromium >/dev/null 2>&1 && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	  echo ">> installing Debian's chromium for the browser tests"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	fi
+
+test: lint browser
 	$(BIN)/python -m pytest -q test $(PYTEST_ARGS)
 
 test-fast: lint

@@ -49,3 +49,19 @@ def test_report_contents(summary):
     out = summary["_out"]
     for f in ("palida_benchmark_errors.png", "palida_benchmark_forces.png", "palida_benchmark_pd_errors.csv"):
         assert (out / f).stat().st_size > 1000
+    check_replay(out, [r["controller"] for r in summary["runs"]])
+
+
+def check_replay(out, controllers):
+    """Each run's joints CSV replays it (its actuated errors are those of the errors CSV) and is animated."""
+    from pkm_control.animation import default_suffix
+    from pkm_control.runs import load_run
+
+    for c in controllers:
+        assert (out / f"palida_benchmark_{c}{default_suffix()}").stat().st_size > 10_000
+        run = load_run(out / f"palida_benchmark_{c}_joints.csv")
+        assert (run.robot, run.controller) == ("palida", c)
+        errors = np.loadtxt(out / f"palida_benchmark_{c}_errors.csv", delimiter=",", skiprows=1)
+        inside = np.isin(np.round(run.t, 6), np.round(errors[:, 0], 6))
+        assert inside.sum() == len(errors)
+        np.testing.assert_allclose(run.errors[inside], errors[:, 1:], rtol=1e-6, atol=1e-9)

@@ -25,7 +25,8 @@ def forces(t):
 @pytest.fixture(scope="module")
 def report(tmp_path_factory):
     kin = robot_kinematics("palida")
-    traj = trajectory_from_spec(kin, bm.benchmark_spec(laps=0.05, ramp_time=0.05))
+    spec = bm.benchmark_spec(laps=0.05, ramp_time=0.05)
+    traj = trajectory_from_spec(kin, spec)
     t = np.arange(0.0, T0 + traj.duration, DT)
     q_d, P, R = bm.desired_motion(kin, traj, t, T0)
     platform = kin.inverse_batch(P, R)[0][:, kin.model.platform_idx]
@@ -38,8 +39,9 @@ def report(tmp_path_factory):
     metrics = [bm.run_metrics(kin, traj, r, T0) for r in records]
     bm.add_improvement(metrics)
     out = tmp_path_factory.mktemp("report")
-    bm.write_results(out, "palida", kin.model.actuated_joints, records, metrics, {"t0": T0})
-    return {"out": out, "t": t, "errors": errors, "names": kin.model.actuated_joints, "metrics": metrics}
+    bm.write_results(out, "palida", kin.model.actuated_joints, records, metrics, {"t0": T0, "trajectory": spec})
+    return {"out": out, "t": t, "errors": errors, "names": kin.model.actuated_joints, "metrics": metrics,
+            "q_desired": q_d}
 
 
 def read_csv(path):
@@ -71,6 +73,21 @@ def test_forces_csv_holds_measured_and_aligned_computed_forces(report):
     published = t >= T0
     np.testing.assert_allclose(data[published, 7:], forces(t[published]), rtol=1e-6, atol=1e-6)
     assert np.isnan(data[~published, 7:]).all()           # before the first feedforward sample
+
+
+def test_joints_csv_replays_the_run(report):
+    """The joints CSV gives back every recorded sample: measured and desired robots and the actuator errors."""
+    from pkm_control.runs import load_run
+
+    run = load_run(report["out"] / "palida_benchmark_cf_rb_friction_joints.csv")
+    assert (run.robot, run.controller) == ("palida", "cf_rb_friction")
+    np.testing.assert_allclose(run.t, report["t"] - T0, atol=1e-9)
+    np.testing.assert_allclose(run.errors, report["errors"]["CF rb+frict"], rtol=1e-7, atol=1e-11)
+    kin = robot_kinematics("palida")
+    np.testing.assert_allclose(run.q_desired[:, kin.model.actuated_idx], report["q_desired"], atol=1e-11)
+    # measured platform = desired one (the synthetic runs err in the actuated joints only)
+    np.testing.assert_allclose(run.q[:, kin.model.platform_idx], run.q_desired[:, kin.model.platform_idx],
+                               atol=1e-11)
 
 
 def test_plots_are_written(report):

@@ -32,7 +32,7 @@ def subcommands():
 COMMON_FLAGS = {"info": {"--json", "--deg"}, "ik": {"--json", "--deg"}, "fk": {"--json", "--deg"},
                 "jacobian": {"--json", "--deg"}, "workspace": {"--json", "--deg"}, "id": {"--json", "--deg"},
                 "reproduce": {"--json"}, "bench": {"--json"}, "bringup": {"--json"}, "tour": {"--json", "--deg"},
-                "demo": {"--json"}, "fuzz": {"--json"}}
+                "demo": {"--json"}, "fuzz": {"--json"}, "animate": set(), "view": {"--deg"}}
 
 
 def test_help_at_every_level_is_plain_and_offers_only_working_flags(capsys):
@@ -69,7 +69,9 @@ def test_negative_exponent_pose_from_the_bug_report(capsys):
                                    "0"],
                                   ["bench", "kinematics", "--samples"],
                                   ["bringup", "--duration"],
-                                  ["demo", "--radius"]], ids=lambda argv: argv[0])
+                                  ["demo", "--radius"],
+                                  ["animate", "--csv", "run.csv", "--fps"],
+                                  ["view", "--robot", "palida", "--pose"]], ids=lambda argv: argv[0])
 def test_nan_and_inf_are_refused_naming_the_option(capsys, argv, text):
     with pytest.raises(SystemExit) as exc:
         build_parser().parse_args(argv + [text])  # parsing only: nothing starts even if the check were lost

@@ -44,12 +44,18 @@ class RunRecord:
     ff: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))    # (M, n_a) computed forces
 
 
-def desired_motion(kin, trajectory, t, t0: float):
-    """Desired actuated positions and platform poses at the recorded times (trajectory starts at t0)."""
+def desired_tree(kin, trajectory, t, t0: float):
+    """Desired positions of every tree joint and platform poses at the recorded times (trajectory starts at t0)."""
     P, R, V, A = trajectory.sample_many(np.clip(t - t0, 0.0, trajectory.duration))
     q, ok = kin.inverse_batch(P, R)
     if not ok.all():
         raise ValueError(f"desired trajectory unreachable at t = {t[np.flatnonzero(~ok)[0]]:.4f} s")
+    return q, P, R
+
+
+def desired_motion(kin, trajectory, t, t0: float):
+    """Desired actuated positions and platform poses at the recorded times (trajectory starts at t0)."""
+    q, P, R = desired_tree(kin, trajectory, t, t0)
     return q[:, kin.model.actuated_idx], P, R
 
 
@@ -224,7 +230,14 @@ def write_results(out_dir: Path, robot: str, names, records: list[RunRecord], me
     ``palida_benchmark_<controller>_errors.csv``: t and e = q_desired - q_measured per actuator over the
     motion. ``..._forces.csv``: t, the applied (measured) forces of every recorded sample and, for a run
     with a model, the computed forces aligned on the same time stamps (``aligned_feedforward``).
+    ``..._joints.csv``: t, the measured actuated and platform joints of every recorded sample and the desired
+    ones (the trajectory ``extra["trajectory"]`` sampled again), what a replay needs (``runs.load_run`` gives
+    every tree joint back).
     """
+    from .kinematics import robot_kinematics
+    from .runs import write_joints_csv
+    from .trajectory import trajectory_from_spec
+
     import matplotlib
 
     matplotlib.use("Agg")
@@ -233,6 +246,10 @@ def write_results(out_dir: Path, robot: str, names, records: list[RunRecord], me
     out_dir.mkdir(parents=True, exist_ok=True)
     units = joint_units(robot, names)
     t0 = extra.get("t0", 0.0)
+    kin = robot_kinematics(robot)
+    trajectory = trajectory_from_spec(kin, extra["trajectory"])
+    replay = list(kin.model.actuated_joints) + list(kin.model.platform_joints)
+    replay_idx = [kin.model.joint_index[n] for n in replay]
     runs, with_model = [], []
     for rec, m in zip(records, metrics):
         slug = m["controller"]
@@ -245,6 +262,9 @@ def write_results(out_dir: Path, robot: str, names, records: list[RunRecord], me
             forces.update({f"tau_computed_{n} [{u}]": f for n, (_, u), f in zip(names, units, computed.T)})
             with_model.append((rec.name, rec.t - t0, rec.tau, computed))
         _write_csv(out_dir / f"palida_benchmark_{slug}_forces.csv", forces)
+        q_desired = desired_tree(kin, trajectory, rec.t, t0)[0][:, replay_idx]
+        write_joints_csv(out_dir / f"palida_benchmark_{slug}_joints.csv", kin, rec.controller, rec.t - t0, replay,
+                         np.hstack([rec.q, rec.platform]), q_desired)
         runs.append({k: v for k, v in m.items() if not k.startswith("_")})
     summary = {"robot": robot, "actuated_joints": list(names), "runs": runs, **extra}
     (out_dir / "palida_benchmark.json").write_text(json.dumps(summary, indent=2))

@@ -13,7 +13,10 @@ import argparse
 import json
 import os
 import re
+import signal
 import sys
+import threading
+from pathlib import Path
 
 import numpy as np
 
@@ -33,8 +36,12 @@ EXAMPLES = """examples:
   pkm bench simulation                       palida's compiled simulation step beside the generic one
   pkm bench reject                           what a malformed message costs its consumer
   pkm bringup --robot palida --controller pd --dry-run
+  pkm view --robot palida                    browser 3D view of the running graph at http://127.0.0.1:8080
+  pkm view --robot delta --pose 0.05 0 -0.3 --screenshot delta.png
+  pkm view --replay results/palida_benchmark_cf_rb_friction_joints.csv
   pkm tour
   pkm demo
+  pkm animate --csv results/palida_benchmark_cf_rb_joints.csv --speed 0.5
   pkm fuzz --budget 200 --classes goals,controller --seed 1
 """
 
@@ -404,6 +411,76 @@ def cmd_bench(args):
         bench_loop(robot, args.controller, args.seconds, as_json=args.json)
 
 
+def cmd_view(args):
+    from pathlib import Path
+
+    from .viewer.browser import BrowserView, HeadlessBrowser
+    from .viewer.scene import robot_scene
+
+    run = None
+    if args.replay is not None:
+        from .runs import load_run
+
+        run = load_run(args.replay, args.robot, args.variant)
+        args.robot, args.variant = run.robot, run.variant
+    elif args.robot is None:
+        raise InvalidInputError("pkm view needs --robot (or --replay with a recording that names it)")
+    kin = _kin(args)
+    scene = robot_scene(kin.model)
+    q = None
+    if args.pose is not None:
+        q = kin.inverse(kin.task.pose(_task_in(kin, args.pose, args.deg, "--pose"))).q
+    if args.screenshot is not None:
+        out = Path(args.screenshot)
+        if out.suffix.lower() != ".png" or not out.parent.is_dir():
+            raise InvalidInputError(f"--screenshot must name a .png file in an existing folder, got "
+                                    f"'{excerpt(args.screenshot, 200)}'")
+        from .viewer.scene import home_q
+
+        view = BrowserView(scene, host="127.0.0.1", port=0, controller=args.controller or "")
+        try:
+            if run is not None:        # the end of the recording, with its paths
+                from .viewer.replay import Replay
+
+                view.controller = run.controller or view.controller
+                view.show_frame(Replay(run, scene).frame(run.t[-1]))
+            else:
+                view.show(measured=home_q(kin.model) if q is None else q, trace=False)
+            with HeadlessBrowser() as browser:
+                browser.open(view, *args.size).screenshot(out)
+        finally:
+            view.stop()
+        print(f"screenshot: {out}")
+        return
+    view = BrowserView(scene, host=args.host, port=args.port, controller=args.controller or "")
+    if run is not None:
+        from .viewer.replay import Replay
+
+        stop = threading.Event()
+        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            signal.signal(sig, lambda *_: stop.set())
+        try:
+            view.attach_replay(Replay(run, scene))
+            print(f"pkm view: {view.url}  (replay of {run.source}, {run.t[-1] - run.t[0]:.3f} s; Ctrl-C stops)",
+                  flush=True)
+            while not stop.wait(0.1):
+                pass
+        finally:
+            view.stop()
+        return
+    from .nodes import viewer
+
+    try:
+        if q is not None:
+            view.show(measured=q, trace=False)
+        print(f"pkm view: {view.url}  (robot {scene.model.name}; Ctrl-C stops)", flush=True)
+        code = viewer.run(view, args.topic)
+    finally:
+        view.stop()
+    if code:
+        raise SystemExit(code)
+
+
 def cmd_bringup(args):
     from .description import robot_config
     from .nodes import bringup
@@ -443,6 +520,20 @@ def _fuzz_classes(text: str) -> list:
     if not names or any(c not in CLASSES for c in names):
         raise argparse.ArgumentTypeError(f"classes must be 'all' or names of {', '.join(CLASSES)}, got {text!r}")
     return names
+
+
+def cmd_animate(args):
+    from .animation import write_animation
+    from .runs import load_bag, load_csv
+
+    source = args.bag or args.csv
+    run = (load_bag if args.bag else load_csv)(source, args.robot, args.variant)
+    out = args.output or Path("results") / Path(source.rstrip("/")).stem
+    path = write_animation(run, out, args.fps, args.speed, quiet=args.quiet)
+    print(f"{run.robot}{f' ({run.variant})' if run.variant else ''}, controller {run.controller or 'not recorded'}: "
+          f"{len(run.t)} samples over {run.t[-1] - run.t[0]:.3f} s (measured: {run.measured_from}"
+          f"{', desired robot recorded' if run.q_desired is not None else ', no desired robot'})")
+    print(f"animation: {path}")
 
 
 def cmd_demo(args):
@@ -566,6 +657,32 @@ def build_parser() -> argparse.ArgumentParser:
              bringup.__doc__, robot_required=False, common=())
     bringup.add_arguments(sp, robot=False)
 
+    sp = add("view", cmd_view, "browser 3D view of a robot: live from the ROS graph, or a screenshot",
+             "Serves a 3D view of the robot (viser) at http://HOST:PORT: the robot from its URDF's visuals, live\n"
+             "from /joint_states (effort drawn as arrows along the actuated joints), the desired robot from\n"
+             "/desired_joint_states as a translucent ghost, both platform frames and paths, and a panel with the\n"
+             "robot, the controller, the sim time and the tracking error. Ctrl-C stops it.\n"
+             "With --screenshot, draws the robot at --pose (default: home) in headless Chromium, writes the PNG\n"
+             "and exits (no ROS; needs Debian's chromium and the playwright package).\n"
+             "With --replay, plays a recorded run (a rosbag2 or the demo's joints CSV) with a time slider,\n"
+             "play / pause and speed; the robot then comes from the recording.",
+             common=("deg",), robot_required=False)
+    sp.add_argument("--replay", metavar="RUN", help="a recorded run to replay: a rosbag2 (directory, .db3, .mcap) "
+                                                    "or a joints CSV of pkm demo")
+    sp.add_argument("--host", default="127.0.0.1", help="address to serve on (default 127.0.0.1; 0.0.0.0: every "
+                                                        "interface)")
+    sp.add_argument("--port", type=count(0, 65535), default=8080, help="port (default 8080; 0: any free one)")
+    sp.add_argument("--controller", help="controller name shown on the page (default: joint_controller's "
+                                         "'controller' parameter, once it answers)")
+    sp.add_argument("--topic", default="/joint_states",
+                    help="measured joint states: every tree joint (default /joint_states; with --hardware topics "
+                         "/estimated_joint_states)")
+    sp.add_argument("--pose", nargs="+", type=float, metavar="X",
+                    help="draw the robot at these task coordinates (default home; with --deg in degrees)")
+    sp.add_argument("--screenshot", metavar="PNG", help="write a screenshot of the page to this PNG file and exit")
+    sp.add_argument("--size", nargs=2, type=count(200, 4096), default=(1280, 800), metavar=("W", "H"),
+                    help="screenshot size in pixels (default 1280 800)")
+
     add("tour", cmd_tour, "kinematics tour of every robot: IK, FK, condition number, singularity status",
         robot=False)
     sp = add("demo", cmd_demo, "the PaLiDA computed-force benchmark through the ROS 2 node graph (make demo)",
@@ -574,6 +691,26 @@ def build_parser() -> argparse.ArgumentParser:
              "writes results/palida_benchmark.json, plots (Figs. 5-6) and CSV.", robot=False, common=("json",))
     from .nodes.benchmark import add_arguments as demo_arguments
     demo_arguments(sp)
+
+    sp = add("animate", cmd_animate, "animation (MP4, or GIF) of a recorded run: robot, desired ghost, errors",
+             "Draws a recorded run: the measured robot (actuated legs highlighted), the desired robot as a\n"
+             "translucent ghost and the actuated-joint errors e = q_desired - q_measured against time.\n"
+             "--bag: a rosbag2 (directory, .db3 or .mcap) with the ground truth\n"
+             "(/hardware/ground_truth/joint_trajectory) or /joint_states, and /desired_joint_states if recorded;\n"
+             "the robot and controller come from joint_controller's /diagnostics when the bag has them.\n"
+             "--csv: a joints CSV as `pkm demo` writes (results/palida_benchmark_<controller>_joints.csv).\n"
+             "MP4 where imageio-ffmpeg is installed, else GIF; the suffix of --output chooses.",
+             robot_required=False, common=())
+    src = sp.add_mutually_exclusive_group(required=True)
+    src.add_argument("--bag", metavar="BAG", help="rosbag2 directory, .db3 or .mcap file")
+    src.add_argument("--csv", metavar="CSV", help="joints CSV of a run (pkm demo writes one per run)")
+    sp.add_argument("--output", metavar="FILE",
+                    help="animation file, .mp4 or .gif (default: results/<name of the bag or CSV>.mp4, .gif without "
+                         "ffmpeg)")
+    sp.add_argument("--fps", type=float, default=25.0, help="frames per second of the video, at most 120 (default 25)")
+    sp.add_argument("--speed", type=float, default=1.0,
+                    help="sim seconds per video second (default 1: real time; 0.25: four times slower)")
+    sp.add_argument("--quiet", action="store_true", help="no progress bar")
 
     from .fuzz import CLASSES, FUZZ_BUDGET, FUZZ_BUDGET_MAX
     sp = add("fuzz", cmd_fuzz, "generated hostile inputs per class: counts of rejections, crashes, NaN, violations",

@@ -570,7 +570,7 @@ def _simulated_run(ctx, x):
 #: subcommands that run in milliseconds: called through cli.main; the others (seconds to minutes, nodes, ROS) are
 #: parsed only (argument types and choices), the part that hostile arguments reach before any work starts
 RUN_COMMANDS = ("info", "ik", "fk", "jacobian", "id", "workspace")
-PARSE_COMMANDS = ("reproduce", "bench", "bringup", "tour", "demo", "fuzz")
+PARSE_COMMANDS = ("reproduce", "bench", "bringup", "tour", "demo", "fuzz", "animate", "view")
 #: a number printed as nan or inf (not inside a word)
 NONFINITE_TEXT = re.compile(r"(?<![A-Za-z_])[-+]?(nan|inf|infinity)(?![A-Za-z_])", re.IGNORECASE)
 NUMBER_TEXTS = ("nan", "-inf", "inf", "1e400", "-1e400", "1e-400", "0x10", "1_0", "", "--", "abc", "\u0663",
@@ -633,6 +633,15 @@ def _cli_inputs(kins):
                                  st.just(["--dry-run"])),
             "tour": st.tuples(flag("--json", st.just([])), flag("--deg", st.just([]))),
             "demo": st.tuples(flag("--json", st.just([]))),
+            "animate": st.tuples(st.one_of(st.just([]), one("--bag", "--csv")),
+                                 st.text(max_size=10).map(lambda v: [v]),
+                                 flag("--fps", st.lists(number, min_size=1, max_size=1)),
+                                 flag("--speed", st.lists(number, min_size=1, max_size=1))),
+            "view": st.tuples(flag("--robot", robot.map(lambda v: [v])), flag("--pose", pose),
+                              flag("--port", st.lists(number, min_size=1, max_size=1)),
+                              flag("--size", st.lists(number, min_size=2, max_size=2)),
+                              flag("--replay", st.text(max_size=10).map(lambda v: [v])),
+                              flag("--screenshot", st.text(max_size=10).map(lambda v: [v]))),
             "fuzz": st.tuples(flag("--budget", st.lists(number, min_size=1, max_size=1)),
                               flag("--classes", st.text(max_size=12).map(lambda v: [v])),
                               flag("--seed", st.lists(number, min_size=1, max_size=1))),

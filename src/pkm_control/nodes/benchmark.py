@@ -51,6 +51,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--timeout", type=float, default=600.0, help="wall-clock limit per run in s")
     p.add_argument("--domain-id", type=int, default=None,
                    help="ROS_DOMAIN_ID (default: $ROS_DOMAIN_ID if set, else an isolated one from the pid)")
+    p.add_argument("--no-animations", action="store_true",
+                   help="no animation per run (palida_benchmark_<controller>.mp4, .gif without ffmpeg)")
     p.add_argument("--quiet", action="store_true", help="no progress bar, no node output")
 
 
@@ -136,6 +138,7 @@ def run(args) -> dict:
         m["control_cycle_median_us"] = m["cycle"]["median_us"]
         m["control_cycle_p99_us"] = m["cycle"]["p99_us"]
     summary = bm.write_results(Path(args.out), ROBOT, kin.model.actuated_joints, records, metrics, extra)
+    animations = [] if args.no_animations else [animate(Path(args.out), m["controller"], args.quiet) for m in metrics]
     print(table)
     print(f"\ncircle: radius {args.radius} m, plane inclined 30 deg to the x-axis, 1 m/s for {args.laps:g} lap(s), "
           f"speed ramps {args.ramp_time} s; {traj.duration:.3f} s at 0.5 ms steps, lockstep through the node graph")
@@ -145,8 +148,18 @@ def run(args) -> dict:
     print("graph: " + "; ".join(f"{m['name']} real-time factor {m['real_time_factor']:.2f} (wall {m['wall_s']:.1f} s, "
                                 f"start-up {m['startup_s']:.1f} s)" for m in metrics))
     print(f"results in {args.out}/: palida_benchmark.json, palida_benchmark_errors.png (Fig. 6), "
-          "palida_benchmark_forces.png (Fig. 5), CSV per run")
+          "palida_benchmark_forces.png (Fig. 5), CSV per run"
+          + "".join(f", {a.name}" for a in animations) + (" (animations)" if animations else ""))
     return summary
+
+
+def animate(out: Path, controller: str, quiet: bool) -> Path:
+    """The animation of one run from its joints CSV (pkm_control.runs, pkm_control.animation)."""
+    from ..animation import write_animation
+    from ..runs import load_run
+
+    run = load_run(out / f"palida_benchmark_{controller}_joints.csv")
+    return write_animation(run, out / f"palida_benchmark_{controller}", quiet=quiet)
 
 
 def main(argv=None) -> int:

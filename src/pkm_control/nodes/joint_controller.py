@@ -129,7 +129,10 @@ class JointControllerNode(Node):
         self.dt_ns = period_ns(s["control_rate"])
         self.initial = self.ctx.initial(s["initial_pose"])
         self.diag = Diagnostics(self, s["diagnostics_period"])
-        self.diag.extra.update(robot=self.ctx.robot, mode=s["mode"], hardware=s["hardware"],
+        # robot, variant and controller also name the run in a recorded bag (pkm_control.runs)
+        self.diag.extra.update(robot=self.ctx.robot, variant=self.ctx.kin.model.variant,
+                               controller=self.get_parameter("controller").value, mode=s["mode"],
+                               hardware=s["hardware"],
                                timing="lockstep" if s["lockstep"] else "real-time", safe_entries=0, safe_periods=0,
                                saturations=0)
         self.model = FeedforwardModel(self.dyn, s["feedforward_model"]) if s["mode"] == "computed_torque" else None

@@ -64,6 +64,7 @@ TABLE = {
                                              "joint_controller's estimate"),
     ("/joint_states", "sub"): _row("stream", "joint_controller (hardware: topics): one lockstep period per message"),
     ("/joint_states", "sub:inverse_kinematics"): _row("sensor", "the measured pose only: the freshest state wins"),
+    ("/joint_states", "sub:viewer"): _row("sensor", "the browser view: the newest state wins"),
     ("/estimated_joint_states", "pub"): _row("stream", "recorded (hardware: topics); as /joint_states"),
     ("/estimated_joint_states", "sub:recorder"): _row("observation", "no sample lost when the recorder falls "
                                                       "behind", OBSERVATION_DEPTH),
@@ -81,6 +82,7 @@ TABLE = {
     ("/platform_pose", "sub"): _row("latched", "the last measured pose, also one published before matching", 1),
     ("/desired_platform_pose", "pub"): _row("display", "RViz; the next message replaces a lost one"),
     ("/desired_joint_states", "pub"): _row("display", "robot_state_publisher (desired/)"),
+    ("/desired_joint_states", "sub:viewer"): _row("sensor", "the browser view: the newest state wins"),
     ("/hardware/platform_pose", "pub"): _row("display", "plots and tests"),
     (GROUND_TRUTH_TOPIC, "pub"): _row("observation", "recorded chunks of samples; none lost when the recorder falls "
                                       "behind", OBSERVATION_DEPTH),

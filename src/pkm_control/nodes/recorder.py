@@ -21,6 +21,7 @@ from .. import benchmark as bm
 from ..description.loader import closure_residual
 from ..errors import InvalidInputError
 from ..settings import IN_PROCESS_PLANTS
+from ..runs import last_of_each_instant
 from . import estimated_state_topic
 from . import GROUND_TRUTH_TOPIC
 from .messages import parse_joint_trajectory, to_ns
@@ -162,9 +163,7 @@ class GraphRecorder:
         if not chunks:
             return bm.RunRecord(name, controller, np.array([]), np.array([]), np.array([]), np.array([]), *ff)
         t_ns, pos, eff, plat = (np.concatenate(a) for a in zip(*chunks))
-        # re-offers: once each, the last one of an instant; in time order
-        _, first_of_reversed = np.unique(t_ns[::-1], return_index=True)
-        keep = len(t_ns) - 1 - first_of_reversed
+        keep = last_of_each_instant(t_ns)      # re-offers: once each, the last one of an instant; in time order
         return bm.RunRecord(name, controller, t_ns[keep] * 1e-9, pos[keep], eff[keep], plat[keep], *ff)
 
     def events(self) -> dict:

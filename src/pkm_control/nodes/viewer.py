@@ -1,0 +1,94 @@
+"""viewer: the running graph in the browser view (``pkm view --robot R``, live mode).
+
+Subscribes
+  /joint_states            sensor_msgs/JointState   every tree joint of the measured robot (joint_controller's
+                                                    state estimate; effort = the applied actuator forces, drawn
+                                                    as arrows along the actuated joints); the stamp is the sim time
+  /desired_joint_states    sensor_msgs/JointState   every tree joint of the desired robot (inverse_kinematics),
+                                                    drawn as a translucent ghost
+Both as sensor data: the view shows the newest state and skips the rest. The graph publishes no wrench topic,
+so the forces drawn are the actuators' (the effort field). The controller's name is read from joint_controller's
+``controller`` parameter unless given. The page is redrawn at ``rate`` (wall clock) when a state arrived.
+"""
+
+from __future__ import annotations
+
+import threading
+
+from rclpy.node import Node
+
+from .qos import qos
+from .runtime import Diagnostics, guarded
+
+DISPLAY_RATE = 30.0           # Hz (wall): redraws of the page, at most
+
+
+class ViewerNode(Node):
+    def __init__(self, view, rate: float = DISPLAY_RATE, topic: str = "/joint_states", **kwargs):
+        super().__init__("viewer", **kwargs)
+        from sensor_msgs.msg import JointState
+
+        self.view = view
+        self.scene = view.scene
+        self.diag = Diagnostics(self)
+        self.diag.extra["robot"] = self.scene.model.name
+        self.pending = {}               # what arrived since the last redraw: measured, desired, effort, t
+        self.drawn = threading.Event()  # set after each redraw (tests wait on it)
+        self.create_subscription(JointState, topic, guarded(self.diag, "joint_states")(self.on_measured),
+                                 qos("/joint_states", "sub:viewer"))
+        self.create_subscription(JointState, "/desired_joint_states",
+                                 guarded(self.diag, "desired_joint_states")(self.on_desired),
+                                 qos("/desired_joint_states", "sub:viewer"))
+        self.create_timer(1.0 / rate, guarded(self.diag, "redraw")(self.redraw))
+        self._controller_query = None
+        if not view.controller:
+            from rclpy.parameter_client import AsyncParameterClient
+
+            self._params = AsyncParameterClient(self, "joint_controller")
+            self._controller_timer = self.create_timer(1.0, self._ask_controller)
+
+    def _state(self, msg, what):
+        from .messages import to_ns
+
+        return self.scene.joint_vector(msg.name, msg.position, what), to_ns(msg.header.stamp) * 1e-9
+
+    def on_measured(self, msg):
+        q, t = self._state(msg, "joint_states")
+        effort = None
+        if len(msg.effort):
+            efforts = dict(zip(msg.name, msg.effort))
+            effort = [efforts[n] for n in self.scene.model.actuated_joints]
+            self.scene.actuator_forces(q, effort)          # refuses a non-finite or absurd effort here
+        self.pending.update(measured=q, effort=effort, t=t)
+        self.diag.step()
+
+    def on_desired(self, msg):
+        q, _ = self._state(msg, "desired_joint_states")
+        self.pending["desired"] = q
+
+    def redraw(self):
+        if not self.pending:
+            return
+        p, self.pending = self.pending, {}
+        self.view.show(measured=p.get("measured"), desired=p.get("desired"), effort=p.get("effort"), t=p.get("t"))
+        self.drawn.set()
+
+    def _ask_controller(self):
+        if self._controller_query is None and self._params.services_are_ready():
+            self._controller_query = self._params.get_parameters(["controller"])
+            self._controller_query.add_done_callback(self._got_controller)
+
+    def _got_controller(self, future):
+        values = future.result().values if future.result() is not None else []
+        if values and values[0].string_value:
+            self.view.controller = values[0].string_value
+            self._controller_timer.cancel()
+        else:
+            self._controller_query = None
+
+
+def run(view, topic: str = "/joint_states") -> int:
+    """Spin a ViewerNode drawing into ``view`` until SIGINT, SIGTERM or SIGHUP (runtime.run_node)."""
+    from .runtime import run_node
+
+    return run_node(lambda: ViewerNode(view, topic=topic), __doc__, ["pkm-view"])
