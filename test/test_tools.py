@@ -191,7 +191,8 @@ def test_goal_is_accepted_by_the_trajectory_generator_and_a_later_rejection_is_t
     # the first goal's motion is pending (no clock yet): the generator rejects the second; the status topic still
     # holds the first goal's "accepted", which must not be taken for the answer
     code, out, err = pkm(capsys, "goal", spec, "--json", "--timeout", WAIT)
-    assert code == 1 and json.loads(out)["state"] == "rejected" and "a motion is running" in json.loads(out)["reason"]
+    assert code == 1 and out, err
+    assert json.loads(out)["state"] == "rejected" and "a motion is running" in json.loads(out)["reason"]
     assert [s["state"] for s in statuses] == ["accepted", "rejected"]
 
 
@@ -225,3 +226,59 @@ def test_domain_id_is_checked(capsys, monkeypatch):
             code = exc.code
         err = capsys.readouterr().err
         assert code == 2 and message in err and err.count("\n") == 1, err
+
+
+def test_tf_carries_the_state_estimators_and_the_trajectorys_poses(spin, capsys):
+    """/tf from the inverse_kinematics node: base_link -> platform_measured is the state estimator's pose of the
+    published joint states, base_link -> platform_desired the trajectory's pose, each to 1e-9 with a unit
+    quaternion (scipy's, from the rotation matrix). Needs tf2_msgs (ROS 2, or `make tf2-msgs`)."""
+    import numpy as np
+    from scipy.spatial.transform import Rotation
+    from sensor_msgs.msg import JointState
+    from trajectory_msgs.msg import MultiDOFJointTrajectory
+
+    from pkm_control.control import StateEstimator
+    from pkm_control.kinematics import robot_kinematics
+    from pkm_control.nodes.inverse_kinematics import DESIRED_FRAME, MEASURED_FRAME, tf_message_type
+    from pkm_control.nodes.messages import joint_state_msg, platform_trajectory_msg
+
+    if tf_message_type() is None:
+        pytest.skip("tf2_msgs is not installed (not on PyPI): `make tf2-msgs` builds it, a ROS 2 install has it")
+    kin = robot_kinematics("palida")
+    ik = InverseKinematicsNode(parameter_overrides=params(tf_rate=50.0))
+    got = {}
+    sink = rclpy.create_node("tf_sink")
+    sink.create_subscription(tf_message_type(), "/tf", lambda m: got.update(
+        {t.child_frame_id: t for t in m.transforms}), 100)
+    feed = rclpy.create_node("tf_feed")
+    pub_state = feed.create_publisher(JointState, "/joint_states", 10)
+    pub_traj = feed.create_publisher(MultiDOFJointTrajectory, "/platform_trajectory", 10)
+    spin(ik, sink)
+    desired = kin.task.pose([0.03, -0.02, -0.82, 0.05, -0.04, 0.3])
+    measured = kin.task.pose([-0.01, 0.02, -0.87, -0.03, 0.06, -0.2])
+    q = kin.inverse(measured).q
+    qa = q[kin.model.actuated_idx]
+    names = list(kin.model.joint_names)
+    state = joint_state_msg(10**9, names, q, np.zeros_like(q))
+    chunk = platform_trajectory_msg(10**9, "base_link", np.array([10**9]), desired.position[None],
+                                    desired.rotation[None], np.zeros((1, 6)), np.zeros((1, 6)), kin.task)
+    ctx = rclpy.get_default_context()
+    deadline = 600
+    while {MEASURED_FRAME, DESIRED_FRAME} - got.keys() and deadline and ctx.ok():
+        if pub_state.get_subscription_count() and pub_traj.get_subscription_count():
+            pub_state.publish(state)
+            pub_traj.publish(chunk)
+        rclpy.spin_once(feed, timeout_sec=0.1)
+        deadline -= 1
+    assert {MEASURED_FRAME, DESIRED_FRAME} <= got.keys(), got.keys()
+    est = StateEstimator(kin).estimate(qa, np.zeros_like(qa), kin.task.pose(kin.model.config["home"])).pose
+    for frame, pose in ((MEASURED_FRAME, est), (DESIRED_FRAME, desired)):
+        t = got[frame]
+        assert t.header.frame_id == "base_link" and (t.header.stamp.sec, t.header.stamp.nanosec) == (1, 0)
+        tr, r = t.transform.translation, t.transform.rotation
+        quat = np.array([r.x, r.y, r.z, r.w])
+        np.testing.assert_allclose([tr.x, tr.y, tr.z], pose.position, atol=1e-9, rtol=0)
+        assert abs(np.linalg.norm(quat) - 1) < 1e-12
+        ref = Rotation.from_matrix(pose.rotation).as_quat()
+        np.testing.assert_allclose(quat * np.sign(quat @ ref), ref, atol=1e-9, rtol=0)
+    np.testing.assert_allclose(est.position, measured.position, atol=1e-9)   # the estimator found the pose

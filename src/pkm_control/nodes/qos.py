@@ -82,6 +82,8 @@ TABLE = {
     ("/platform_pose", "sub"): _row("latched", "the last measured pose, also one published before matching", 1),
     ("/desired_platform_pose", "pub"): _row("display", "RViz; the next message replaces a lost one"),
     ("/desired_joint_states", "pub"): _row("display", "robot_state_publisher (desired/)"),
+    ("/tf", "pub"): _row("display", "TF listeners (tf2_ros subscribes reliable, volatile); the next transform "
+                                    "replaces a lost one"),
     ("/hardware/platform_pose", "pub"): _row("display", "plots and tests"),
     (GROUND_TRUTH_TOPIC, "pub"): _row("observation", "recorded chunks of samples; none lost when the recorder falls "
                                       "behind", OBSERVATION_DEPTH),

@@ -380,6 +380,10 @@ def send_goal(session: Session, spec: str, generator: str, timeout: float) -> di
     if not session.wait(lambda: pub.get_subscription_count() > 0 and sub.get_publisher_count() > 0, timeout):
         raise ToolFailure(f"no trajectory generator in {session.where()}: nothing subscribes {name}/goal and "
                           f"publishes {name}/status (waited {timeout:g} s)")
+    # the generator's reader matches this writer on its own schedule, and a volatile reader that matches after a
+    # sample drops it: give its side the settle time of `pkm topics` before sending
+    matched = time.monotonic()
+    session.wait(lambda: time.monotonic() - matched >= SETTLE, SETTLE)
     sent[0] = time.time_ns()
     pub.publish(String(data=spec))
     if not session.wait(lambda: answers, timeout):
