@@ -8,6 +8,7 @@
 #   make bench   create .venv if needed, install, run `pkm bench kinematics`
 #   make bench-loop  the real-time control path at 2 kHz against the simulated robot (`pkm bench loop`)
 #   make env     only create/refresh .venv
+#   make tf2-msgs    build tf2_msgs/TFMessage (not on PyPI) into .venv, for /tf without ROS 2 (needs cmake, a C compiler)
 #   make clean   remove build outputs and caches (keeps .venv)
 #   make distclean   clean + remove .venv
 #
@@ -51,12 +52,12 @@ INSTALL_INPUTS := requirements.txt requirements-pinocchio.txt requirements-ros.t
 HASH := $(shell cat $(INSTALL_INPUTS) 2>/dev/null | sha256sum | cut -c1-16)
 STAMP := $(VENV)/.installed-$(ROS_MODE)-$(HASH)
 
-.PHONY: help env demo test test-fast lint browser fuzz bench bench-loop clean distclean
+.PHONY: help env tf2-msgs demo test test-fast lint browser fuzz bench bench-loop clean distclean
 
 help:
 	@sed -n 's/^#   make /make /p' $(firstword $(MAKEFILE_LIST))
 
-env: $(STAMP)
+env: $(STAMP) tf2-msgs
 
 $(STAMP):
 	@if [ ! -x "$(BIN)/python" ]; then \
@@ -73,6 +74,16 @@ $(STAMP):
 	@rm -f $(VENV)/.installed-*
 	@touch $@
 
+# the rosidl generators from PyPI build vendor/tf2_msgs; its Python package and libraries go into .venv (lib/ is on
+# the ROS wheels' library path); with a system ROS 2 its own tf2_msgs is there already
+tf2-msgs: $(STAMP)
+	@if $(BIN)/python -c 'import tf2_msgs.msg' >/dev/null 2>&1; then echo ">> tf2_msgs is installed"; else \
+	  $(PIP) install -q -r vendor/tf2_msgs/requirements.txt && \
+	  AMENT_PREFIX_PATH=$(abspath $(VENV)) CMAKE_PREFIX_PATH=$(abspath $(VENV)) cmake -S vendor/tf2_msgs -B build/tf2_msgs \
+	    -DCMAKE_INSTALL_PREFIX=$(abspath $(VENV)) -DPython3_EXECUTABLE=$(abspath $(BIN))/python -DBUILD_TESTING=OFF >/dev/null && \
+	  AMENT_PREFIX_PATH=$(abspath $(VENV)) cmake --build build/tf2_msgs -j2 >/dev/null && cmake --install build/tf2_msgs >/dev/null && \
+	  $(BIN)/python -c 'from tf2_msgs.msg import TFMessage' && echo ">> tf2_msgs built into $(VENV)"; fi
+
 demo: $(STAMP)
 	$(BIN)/pkm demo
 
@@ -87,7 +98,7 @@ browser:
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
 	fi
 
-test: lint browser
+test: lint browser tf2-msgs
 	$(BIN)/python -m pytest -q test $(PYTEST_ARGS)
 
 test-fast: lint

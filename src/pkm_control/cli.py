@@ -43,6 +43,11 @@ EXAMPLES = """examples:
   pkm demo
   pkm animate --csv results/palida_benchmark_cf_rb_joints.csv --speed 0.5
   pkm fuzz --budget 200 --classes goals,controller --seed 1
+  pkm topics -v                              the running graph's topics (pip-only; ros2cli where installed)
+  pkm echo /platform_pose --once
+  pkm param set /joint_controller kp 3e5
+  pkm call /hardware/reset
+  pkm goal "{type: point_to_point, goal: [0.05, 0, -0.85, 0, 0, 0], duration: 1.0}"
 """
 
 
@@ -544,6 +549,82 @@ def cmd_demo(args):
         print(json.dumps(summary, indent=2))
 
 
+def _graph_tool(run):
+    """A command of nodes.tools (the ros2cli tasks): its own ROS session on the domain of `pkm demo` (without
+    its isolated fallback); exit 1 when the graph does not answer as asked, 0 on Ctrl-C for `pkm echo` (its way
+    to end) and 1 for the others."""
+    def cmd(args):
+        from .nodes import domain_id
+
+        domain = domain_id(args.domain_id, isolated=False)
+        try:
+            from .nodes.tools import Session, ToolFailure
+        except ImportError as exc:
+            raise SystemExit(f"pkm {args.command}: needs rclpy ({exc}): pip install -r requirements-ros.txt, or "
+                             "source a ROS 2 installation") from None
+        session = Session(domain, args.command)
+        try:
+            run(args, session)
+        except ToolFailure as exc:
+            print(f"pkm {args.command}: {excerpt(str(exc), 600)}", file=sys.stderr)
+            raise SystemExit(1) from None
+        except KeyboardInterrupt:
+            raise SystemExit(0 if args.command == "echo" else 1) from None
+        finally:
+            session.close()
+    return cmd
+
+
+def _topics(args, session):
+    from .nodes.tools import format_topics, topics
+
+    rows = topics(session, timeout=args.timeout)
+    _emit(args, {"domain": session.domain, "topics": rows}, format_topics(rows, args.verbose))
+
+
+def _echo(args, session):
+    from .nodes.tools import echo, message_text
+
+    echo(session, args.topic, 1 if args.once else args.count, args.timeout,
+         lambda msg: print(message_text(msg, args.json), flush=True))
+
+
+def _param(args, session):
+    from .nodes.tools import format_value, param_get, param_set
+
+    if args.action == "get":
+        value, kind = param_get(session, args.node, args.name, args.timeout)
+    else:
+        value = param_set(session, args.node, args.name, args.value, args.timeout)
+        kind = None
+    _emit(args, {"node": args.node, "name": args.name, "value": value, **({"type": kind} if kind else {})},
+          format_value(value) if kind else f"{args.name} = {format_value(value)} (set on {args.node})")
+
+
+def _call(args, session):
+    from .nodes.tools import trigger
+
+    success, message = trigger(session, args.service, args.timeout)
+    _emit(args, {"service": args.service, "success": success, "message": message},
+          f"success: {str(success).lower()}\nmessage: {message}")
+    if not success:
+        raise SystemExit(1)
+
+
+def _goal(args, session):
+    from .nodes.tools import format_answer, send_goal
+
+    event = send_goal(session, args.spec, args.node, args.timeout)
+    if args.json:
+        print(json.dumps(event, indent=2))
+    elif event["state"] == "accepted":
+        print(format_answer(event))
+    else:
+        print(f"pkm goal: {excerpt(format_answer(event), 2000)}", file=sys.stderr)
+    if event["state"] != "accepted":
+        raise SystemExit(1)
+
+
 # ----------------------------------------------------------------------------- parser
 
 #: the flags a subcommand may share, offered only where they do something (add(..., common=...))
@@ -729,7 +810,88 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--seed", type=int, default=None,
                     help="seed of the generation: the same seed gives the same inputs (default: a random one, "
                          "printed in the header)")
+
+    from .nodes.benchmark import domain
+
+    def tool(parent, name, run, help_, desc, examples):
+        sp = parent.add_parser(name, help=help_, description=desc + "\n\n" + TOOLS_NOTE, epilog=examples,
+                               formatter_class=argparse.RawDescriptionHelpFormatter)
+        sp.add_argument("--timeout", type=seconds, default=10.0, metavar="S",
+                        help="seconds (wall) to wait for the graph: a publisher, node or service to appear, an answer "
+                             "(default 10)")
+        sp.add_argument("--domain-id", type=domain, default=None, metavar="N",
+                        help="ROS domain (default: $ROS_DOMAIN_ID if set, else 0, where pkm bringup runs without it)")
+        sp.add_argument("--json", action="store_true", help=COMMON_FLAGS["json"])
+        sp.set_defaults(func=_graph_tool(run))
+        return sp
+
+    sp = tool(sub, "topics", _topics, "list the running graph's topics with their types (pip-only ros2 topic list)",
+              "Lists the topics of the other nodes on the domain with their types; -v adds the number of\n"
+              "publishers and subscribers. Waits for a node to appear, then until the graph is unchanged for 0.5 s.",
+              "examples:\n  pkm topics\n  pkm topics -v --domain-id 7")
+    sp.add_argument("-v", "--verbose", action="store_true", help="also the publisher and subscriber counts")
+
+    sp = tool(sub, "echo", _echo, "print the messages of a topic as YAML (pip-only ros2 topic echo)",
+              "Prints each message of TOPIC as a YAML document ending in '---' (with --json: one JSON object per\n"
+              "line). The type comes from the graph; the QoS follows the publishers (a latched topic's last message\n"
+              "arrives at once). Runs until Ctrl-C, or --once / --count N messages. Exit 1 when no publisher appears\n"
+              "(or, with --once / --count, no message comes) within --timeout.",
+              "examples:\n  pkm echo /platform_pose --once\n  pkm echo /trajectory_generator/status\n"
+              "  pkm echo /diagnostics --count 5 --json")
+    sp.add_argument("topic", metavar="TOPIC", help="topic name, e.g. /joint_states")
+    group = sp.add_mutually_exclusive_group()
+    group.add_argument("--once", action="store_true", help="print one message and exit")
+    group.add_argument("-n", "--count", type=count(1, 10**9), default=None, metavar="N",
+                       help="print N messages and exit")
+
+    sp = sub.add_parser("param", help="get or set a parameter of a running node (pip-only ros2 param get|set)",
+                        description="Get or set a parameter of a running node through its parameter services.\n\n"
+                        + TOOLS_NOTE, formatter_class=argparse.RawDescriptionHelpFormatter,
+                        epilog="examples:\n  pkm param get /joint_controller kp\n"
+                               "  pkm param set /joint_controller kp 3e5\n"
+                               "  pkm param set /computed_force feedforward_model rigid")
+    actions = sp.add_subparsers(dest="action", metavar="ACTION", required=True)
+    sp = tool(actions, "get", _param, "print a parameter's value", "Prints the value of parameter NAME of NODE "
+              "(a string as it is, anything else as JSON,\nso that `pkm param set` reads it back).",
+              "examples:\n  pkm param get /joint_controller kp\n  pkm param get /inverse_kinematics tf_rate --json")
+    sp.add_argument("node", metavar="NODE", help="node name, e.g. /joint_controller")
+    sp.add_argument("name", metavar="NAME", help="parameter name")
+    sp = tool(actions, "set", _param, "set a parameter (the node may refuse it, with its reason)",
+              "Sets parameter NAME of NODE to VALUE. VALUE is read as ros2 param set reads it (YAML): true/false a\n"
+              "bool, 3 an integer, 3.0 or 3e5 a double, [1.0, 2] a double array, [a, b] a string array, anything\n"
+              "else a string (quote it, '3e5', to send a number as a string). Exit 1 with the node's reason when it\n"
+              "refuses the value (read-only, wrong type, out of range); exit 2 for a VALUE no parameter holds.",
+              "examples:\n  pkm param set /joint_controller kp 3e5\n"
+              "  pkm param set /joint_controller kd '[900, 900, 900, 900, 900, 900]'\n"
+              "  pkm param set /joint_controller safe_behaviour zero")
+    sp.add_argument("node", metavar="NODE", help="node name, e.g. /joint_controller")
+    sp.add_argument("name", metavar="NAME", help="parameter name")
+    sp.add_argument("value", metavar="VALUE", help="the new value (YAML, see above)")
+
+    sp = tool(sub, "call", _call, "call a std_srvs/Trigger service (pip-only ros2 service call)",
+              "Calls SERVICE (a std_srvs/srv/Trigger service) and prints its success and message. Exit 1 when it\n"
+              "answers success: false, or is not there within --timeout; exit 2 for a service of another type.",
+              "examples:\n  pkm call /hardware/reset\n  pkm call /trajectory_generator/stop")
+    sp.add_argument("service", metavar="SERVICE", help="service name, e.g. /trajectory_generator/start")
+
+    sp = tool(sub, "goal", _goal, "send a trajectory goal to the running trajectory_generator; wait for its answer",
+              "Sends SPEC (a trajectory spec in YAML or JSON, as pkm bringup --goal takes it) to the trajectory\n"
+              "generator's goal topic and waits for its answer on its status topic: exit 0 when it accepted the\n"
+              "goal (printing its duration), 1 when it rejected it (printing the reason) or did not answer within\n"
+              "--timeout, 2 when SPEC is not a trajectory spec. The motion itself is followed with\n"
+              "`pkm echo /trajectory_generator/status`.",
+              "examples:\n  pkm goal \"{type: point_to_point, goal: [0.05, 0, -0.85, 0, 0, 0], duration: 1.0}\"\n"
+              "  pkm goal \"{type: circle, radius: 0.1, normal: [0, 0, 1], speed: 0.5, laps: 2, ramp_time: 0.3}\"")
+    sp.add_argument("spec", metavar="SPEC", help="trajectory spec (YAML/JSON)")
+    sp.add_argument("--node", default="/trajectory_generator",
+                    help="the trajectory generator's node name (default /trajectory_generator)")
     return p
+
+
+#: said by every graph tool's --help
+TOOLS_NOTE = ("For pip-only installs (ros2cli is not on PyPI); where ROS 2 is installed, ros2cli does the same.\n"
+              "Domain: --domain-id, else $ROS_DOMAIN_ID, else 0 (pkm bringup's without ROS_DOMAIN_ID).\n"
+              "Exit status: 0 done, 1 the graph did not answer as asked, 2 malformed input.")
 
 
 #: options holding task coordinates, rates or joint positions: their angles are in degrees with --deg

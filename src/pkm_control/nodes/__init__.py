@@ -21,11 +21,36 @@ hardware: ros2_control (the robot is a ros2_control controller manager, or the `
 for one): the same topics (or topic_based_ros2_control's), and joint_controller --/clock--> all
 """
 
+from __future__ import annotations
+
+import os
+
+from ..errors import InvalidInputError, excerpt
 from ..settings import HARDWARE, IN_PROCESS_PLANTS
 
 #: the simulated robot's exact joint states (tests and plots, never the controller): trajectory_msgs/JointTrajectory
 #: chunks of every joint, one point per sample (hardware_io.SimulationTopics)
 GROUND_TRUTH_TOPIC = "/hardware/ground_truth/joint_trajectory"
+
+#: the largest ROS domain id (ROS_DOMAIN_ID) rcl accepts
+DOMAIN_MAX = 232
+
+
+def domain_id(requested: int | None = None, isolated: bool = True) -> int:
+    """The ROS domain of `pkm demo` and of the graph tools (`pkm topics`, `echo`, `param`, `call`, `goal`):
+    ``requested`` (their --domain-id), else ROS_DOMAIN_ID when it is set, else an isolated one derived from the
+    process id (``isolated``: the demo, so that it meets no other graph) or ROS's default 0 (the tools: where
+    `pkm bringup` and the launch file run without ROS_DOMAIN_ID). InvalidInputError for a ROS_DOMAIN_ID that is
+    not a domain id."""
+    if requested is not None:
+        return requested
+    env = os.environ.get("ROS_DOMAIN_ID", "").strip()
+    if env:
+        if not (env.isdigit() and int(env) <= DOMAIN_MAX):
+            raise InvalidInputError(f"ROS_DOMAIN_ID={excerpt(env)!r} is not a ROS domain id (0 to {DOMAIN_MAX})")
+        return int(env)
+    return 100 + os.getpid() % 100 if isolated else 0
+
 
 #: the node executables, in start order (the clock source last, so every subscriber is up)
 NODES = ("trajectory_generator", "inverse_kinematics", "computed_force", "joint_controller", "hardware")

@@ -25,6 +25,7 @@ from ..kinematics import robot_kinematics
 from ..progress import progress_bar
 from ..settings import load_settings
 from ..trajectory import trajectory_from_spec
+from . import domain_id
 
 ROBOT = "palida"
 #: s (wall): how long a lockstep period waits for a missing input before it runs without it (the controller's
@@ -41,6 +42,15 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def domain(text: str) -> int:
+    """argparse type of --domain-id: a ROS domain id, 0 to DOMAIN_MAX."""
+    from . import DOMAIN_MAX
+
+    if not (text.strip().isdigit() and int(text) <= DOMAIN_MAX):
+        raise argparse.ArgumentTypeError(f"a ROS domain id is a whole number from 0 to {DOMAIN_MAX}, got {text!r}")
+    return int(text)
+
+
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", default="results", help="output folder (default results/)")
     p.add_argument("--radius", type=float, default=0.15, help="circle radius in m (default 0.15)")
@@ -49,19 +59,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--runs", nargs="+", default=[c for _, c in bm.RUNS],
                    help="controllers to run (default: pd cf_rb cf_rb_friction)")
     p.add_argument("--timeout", type=float, default=600.0, help="wall-clock limit per run in s")
-    p.add_argument("--domain-id", type=int, default=None,
+    p.add_argument("--domain-id", type=domain, default=None,
                    help="ROS_DOMAIN_ID (default: $ROS_DOMAIN_ID if set, else an isolated one from the pid)")
     p.add_argument("--no-animations", action="store_true",
                    help="no animation per run (palida_benchmark_<controller>.mp4, .gif without ffmpeg)")
     p.add_argument("--quiet", action="store_true", help="no progress bar, no node output")
-
-
-def domain_id(requested: int | None) -> int:
-    """The ROS domain of the demo (module docstring)."""
-    if requested is not None:
-        return requested
-    env = os.environ.get("ROS_DOMAIN_ID", "").strip()
-    return int(env) if env.isdigit() else 100 + os.getpid() % 100
 
 
 def run_one(name, controller, spec, start, t_end, args):

@@ -19,12 +19,16 @@ Publishes
                                                              kinematics of the measured actuated joints,
                                                              warm-started at the previous estimate) at
                                                              measured_pose_rate (0 = every /joint_states)
+  /tf                      tf2_msgs/TFMessage                base_link -> platform_measured (the state
+                                                             estimator's pose) and base_link -> platform_desired
+                                                             (the trajectory's) at tf_rate (sim time; 0 = none);
+                                                             only where tf2_msgs is installed (README "TF")
   /diagnostics             diagnostic_msgs/DiagnosticArray
 A point that is unreachable, violates a joint limit or is singular is logged, counted and
 replaced by the last valid reference held at rest (zero velocity and acceleration).
 
-Node parameters (besides the common ones; run time: display_rate, measured_pose_rate)
-  display_rate, measured_pose_rate, initial_pose ('' = home); hardware, topic_convention, controller_name,
+Node parameters (besides the common ones; run time: display_rate, measured_pose_rate, tf_rate)
+  display_rate, measured_pose_rate, tf_rate, initial_pose ('' = home); hardware, topic_convention, controller_name,
   joint_states_topic, joint_commands_topic (where the measured joints are: joint_controller's)
 """
 
@@ -39,11 +43,24 @@ from ..kinematics.task_space import Pose
 from ..settings import IN_PROCESS_PLANTS
 from .hardware_io import TopicConvention
 from .messages import (joint_state_msg, joint_trajectory_msg, parse_joint_state, parse_platform_trajectory,
-                       pose_stamped_msg, to_ns)
+                       pose_stamped_msg, to_ns, transform_stamped_msg)
 from .qos import qos
 from .runtime import COMMON_PARAMS, Diagnostics, declare_settings, guarded, run_node
 
 __doc__ += "\n" + COMMON_PARAMS
+#: the TF frames of the platform poses: child frame ids that robot_state_publisher never publishes (it publishes the
+#: URDF's links, and desired/<link> for the desired robot), so no frame gets a second parent
+MEASURED_FRAME = "platform_measured"
+DESIRED_FRAME = "platform_desired"
+
+
+def tf_message_type():
+    """tf2_msgs/TFMessage, or None where tf2_msgs is not installed (it is not on PyPI; README "TF")."""
+    try:
+        from tf2_msgs.msg import TFMessage
+    except ImportError:
+        return None
+    return TFMessage
 
 
 class InverseKinematicsNode(Node):
@@ -70,6 +87,11 @@ class InverseKinematicsNode(Node):
                                                  qos("/desired_joint_states", "pub"))
         # latched: a node that starts later (the trajectory generator waits for it) gets the last measured pose
         self.pub_pose = self.create_publisher(PoseStamped, "/platform_pose", qos("/platform_pose", "pub"))
+        self.tf_type = tf_message_type()
+        self.pub_tf = None if self.tf_type is None else self.create_publisher(self.tf_type, "/tf", qos("/tf", "pub"))
+        if self.pub_tf is None:
+            self.get_logger().info("tf2_msgs is not installed: no /tf (the poses are on /platform_pose and "
+                                   "/desired_platform_pose)")
         self.sub_traj = self.create_subscription(MultiDOFJointTrajectory, "/platform_trajectory",
                                                  guarded(self.diag, "platform_trajectory")(self.on_trajectory),
                                                  qos("/platform_trajectory", "sub"))
@@ -102,6 +124,8 @@ class InverseKinematicsNode(Node):
         for k, t in enumerate(c.times_ns):
             if self._due("display", int(t), self.s["display_rate"]):
                 self.pub_desired.publish(joint_state_msg(int(t), self.ctx.joint_names, q[k], v[k]))
+            if self._tf_due("desired", int(t)):
+                self.publish_tf(int(t), DESIRED_FRAME, Pose(c.positions[k], c.rotations[k]))
 
     def _due(self, what, t, rate):
         """True when t is in another period of ``rate`` (Hz, sim time; 0 = always) than the last
@@ -112,14 +136,25 @@ class InverseKinematicsNode(Node):
         self._slots[what] = slot
         return True
 
+    def _tf_due(self, what, t):
+        """A transform of ``what`` is due at t: /tf exists and tf_rate > 0 (0 = no /tf)."""
+        return self.pub_tf is not None and self.s["tf_rate"] > 0 and self._due("tf " + what, t, self.s["tf_rate"])
+
+    def publish_tf(self, t, child, pose):
+        self.pub_tf.publish(self.tf_type(transforms=[transform_stamped_msg(t, self.frame, child, pose)]))
+
     def on_state(self, msg):
         meas = parse_joint_state(msg, self.ctx.joint_names, self.ctx.actuated_joints)
         t = to_ns(msg.header.stamp)
-        if not self._due("pose", t, self.s["measured_pose_rate"]):
+        pose_due, tf_due = self._due("pose", t, self.s["measured_pose_rate"]), self._tf_due("measured", t)
+        if not (pose_due or tf_due):
             return
         est = self.estimator.estimate(meas.position, meas.velocity, self.guess)
         self.guess = est.pose
-        self.pub_pose.publish(pose_stamped_msg(t, self.frame, est.pose))
+        if pose_due:
+            self.pub_pose.publish(pose_stamped_msg(t, self.frame, est.pose))
+        if tf_due:
+            self.publish_tf(t, MEASURED_FRAME, est.pose)
 
 
 def main(argv=None) -> int:

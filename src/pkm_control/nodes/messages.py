@@ -248,6 +248,23 @@ def pose_stamped_msg(t_ns: int, frame: str, pose):
     return msg
 
 
+def transform_stamped_msg(t_ns: int, parent: str, child: str, pose):
+    """geometry_msgs/TransformStamped of ``child`` in ``parent`` at a pose (the pose of the child's frame in the
+    parent's, as TF takes it)."""
+    from geometry_msgs.msg import TransformStamped
+
+    p = finite("pose position", pose.position)
+    q = finite("pose orientation", quaternions(pose.rotation))
+    msg = TransformStamped()
+    msg.header.stamp = stamp_msg(t_ns)
+    msg.header.frame_id = parent
+    msg.child_frame_id = child
+    t, r = msg.transform.translation, msg.transform.rotation
+    t.x, t.y, t.z = (float(x) for x in p)
+    r.x, r.y, r.z, r.w = (float(x) for x in q)
+    return msg
+
+
 # ----------------------------------------------------------------------------- joint trajectories
 
 @dataclass(frozen=True)

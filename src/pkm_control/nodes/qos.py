@@ -73,6 +73,7 @@ TABLE = {
     (COMMANDS, "sub"): _row("stream", "hardware node: one lockstep step per command"),
     ("/clock", "pub"): _row("stream", "sim time from the loop"),
     ("/clock", "sub"): _row("stream", "paces the generator; in lockstep a lost clock stalls the streams"),
+    ("/trajectory_generator/goal", "pub"): _row("stream", "`pkm goal`: reliable, as the generator's reader"),
     ("/trajectory_generator/goal", "sub"): _row("stream", "a user's goal must outlive a flood of junk goals"),
     ("/trajectory_generator/status", "pub"): _row("latched", "the goal's life cycle for a late `pkm bringup`",
                                                   STATUS_HISTORY),
@@ -83,6 +84,8 @@ TABLE = {
     ("/desired_platform_pose", "pub"): _row("display", "RViz; the next message replaces a lost one"),
     ("/desired_joint_states", "pub"): _row("display", "robot_state_publisher (desired/)"),
     ("/desired_joint_states", "sub:viewer"): _row("sensor", "the browser view: the newest state wins"),
+    ("/tf", "pub"): _row("display", "TF listeners (tf2_ros subscribes reliable, volatile); the next transform "
+                                    "replaces a lost one"),
     ("/hardware/platform_pose", "pub"): _row("display", "plots and tests"),
     (GROUND_TRUTH_TOPIC, "pub"): _row("observation", "recorded chunks of samples; none lost when the recorder falls "
                                       "behind", OBSERVATION_DEPTH),

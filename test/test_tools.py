@@ -1,0 +1,284 @@
+"""The pip-only ros2cli tasks (`pkm topics`, `echo`, `param`, `call`, `goal`) against real nodes.
+
+The nodes (stand-in publishers and the project's own nodes) spin in a background thread of this process; each
+command runs through ``pkm_control.cli.main`` in the test's thread, with a ROS context of its own on the same
+domain. Every wait is on an event (a message, a service answer, a graph change) and its time limit only keeps
+a broken run from hanging.
+"""
+
+import json
+import os
+import threading
+
+# before rclpy.init: no cross-talk with other test modules (PKM_TEST_ROS_DOMAIN_ID: with other runs on the machine)
+DOMAIN = os.environ.get("PKM_TEST_ROS_DOMAIN_ID", "143")
+os.environ["ROS_DOMAIN_ID"] = DOMAIN
+os.environ.setdefault("RMW_IMPLEMENTATION", "rmw_fastrtps_cpp")
+
+import pytest  # noqa: E402
+import yaml  # noqa: E402
+
+rclpy = pytest.importorskip("rclpy")
+
+from geometry_msgs.msg import PoseStamped  # noqa: E402
+from rclpy.executors import SingleThreadedExecutor  # noqa: E402
+from rclpy.parameter import Parameter  # noqa: E402
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy  # noqa: E402
+from std_msgs.msg import String  # noqa: E402
+
+from pkm_control.cli import main  # noqa: E402
+from pkm_control.nodes.inverse_kinematics import InverseKinematicsNode  # noqa: E402
+from pkm_control.nodes.joint_controller import JointControllerNode  # noqa: E402
+from pkm_control.nodes.tools import parameter_value  # noqa: E402
+from pkm_control.nodes.trajectory_generator import TrajectoryGeneratorNode  # noqa: E402
+from pkm_control.errors import InvalidInputError  # noqa: E402
+
+pytestmark = pytest.mark.ros
+WAIT = "60"          # s (wall): --timeout of a command that must succeed (never reached on a working graph)
+
+
+def pkm(capsys, *argv):
+    """(exit status, stdout, stderr) of `pkm argv --domain-id DOMAIN`."""
+    try:
+        code = main([*argv, "--domain-id", DOMAIN])
+    except SystemExit as exc:
+        code = exc.code
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+@pytest.fixture
+def spin():
+    """start(*nodes): the nodes spin in a background thread until the test ends."""
+    rclpy.init()
+    ex = SingleThreadedExecutor()
+    thread = threading.Thread(target=ex.spin, daemon=True)
+
+    def start(*nodes):
+        for n in nodes:
+            ex.add_node(n)
+        if not thread.is_alive():
+            thread.start()
+        return nodes
+
+    yield start
+    ex.shutdown()
+    thread.join(timeout=10)
+    for node in list(ex.get_nodes()):
+        node.destroy_node()
+    rclpy.shutdown()
+
+
+def params(**kw):
+    return [Parameter("robot", value="palida"), Parameter("controller", value="pd")] + \
+        [Parameter(k, value=v) for k, v in kw.items()]
+
+
+def test_echo_once_prints_a_published_message_as_yaml_and_json(spin, capsys):
+    node = rclpy.create_node("talker")
+    pub = node.create_publisher(PoseStamped, "/tools_test/pose", 10)
+    msg = PoseStamped()
+    msg.header.frame_id = "base_link"
+    msg.header.stamp.sec, msg.header.stamp.nanosec = 12, 345
+    msg.pose.position.x, msg.pose.position.z, msg.pose.orientation.w = 0.25, -0.85, 1.0
+    node.create_timer(0.05, lambda: pub.publish(msg))
+    spin(node)
+    code, out, err = pkm(capsys, "echo", "/tools_test/pose", "--once", "--timeout", WAIT)
+    assert code == 0, err
+    assert out.rstrip().endswith("---") and out.count("---") == 1
+    doc = yaml.safe_load(out.rstrip()[:-3])
+    assert doc["header"] == {"stamp": {"sec": 12, "nanosec": 345}, "frame_id": "base_link"}
+    assert doc["pose"]["position"] == {"x": 0.25, "y": 0.0, "z": -0.85}
+    assert doc["pose"]["orientation"] == {"x": 0.0, "y": 0.0, "z": 0.0, "w": 1.0}
+    code, out, err = pkm(capsys, "echo", "tools_test/pose", "--count", "2", "--json", "--timeout", WAIT)
+    lines = out.splitlines()
+    assert code == 0 and len(lines) == 2 and all(json.loads(line) == doc for line in lines), err
+
+
+def test_echo_takes_the_last_message_of_a_latched_topic(spin, capsys):
+    node = rclpy.create_node("latcher")
+    latched = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+    pub = node.create_publisher(String, "/tools_test/latched", latched)
+    pub.publish(String(data="old"))
+    pub.publish(String(data="published before anyone listened"))      # depth 1: only this one is kept
+    spin(node)
+    code, out, err = pkm(capsys, "echo", "/tools_test/latched", "--once", "--timeout", WAIT)
+    assert code == 0 and yaml.safe_load(out.rstrip()[:-3]) == {"data": "published before anyone listened"}, err
+
+
+def test_topics_lists_the_graph_with_types_and_counts(spin, capsys):
+    node = rclpy.create_node("lister")
+    node.create_publisher(String, "/tools_test/listed", 10)
+    node.create_subscription(PoseStamped, "/tools_test/listened", lambda m: None, 10)
+    spin(node)
+    code, out, err = pkm(capsys, "topics", "-v", "--json", "--timeout", WAIT)
+    assert code == 0, err
+    rows = {r["name"]: r for r in json.loads(out)["topics"]}
+    assert rows["/tools_test/listed"] == {"name": "/tools_test/listed", "types": ["std_msgs/msg/String"],
+                                          "publishers": 1, "subscribers": 0}
+    assert rows["/tools_test/listened"]["subscribers"] == 1 and rows["/tools_test/listened"]["publishers"] == 0
+    code, out, err = pkm(capsys, "topics", "--timeout", WAIT)
+    assert code == 0 and "/tools_test/listed [std_msgs/msg/String]" in out.splitlines()
+
+
+def test_param_set_changes_a_real_parameter_and_get_reads_it_back(spin, capsys):
+    ik = InverseKinematicsNode(parameter_overrides=params())
+    ctl = JointControllerNode(parameter_overrides=params(lockstep_timeout=60.0))
+    spin(ik, ctl)
+    code, out, err = pkm(capsys, "param", "set", "/inverse_kinematics", "display_rate", "25", "--timeout", WAIT)
+    assert code == 0 and "display_rate = 25" in out, err
+    assert ik.s["display_rate"] == 25.0 and ik.get_parameter("display_rate").value == 25
+    code, out, err = pkm(capsys, "param", "get", "inverse_kinematics", "display_rate", "--json", "--timeout", WAIT)
+    assert code == 0 and json.loads(out) == {"node": "inverse_kinematics", "name": "display_rate", "value": 25,
+                                             "type": "integer"}, err
+    # 3e5 is a double here (YAML 1.1 reads it as a string): the gains of every actuated joint
+    code, out, err = pkm(capsys, "param", "set", "/joint_controller", "kp", "3e5", "--timeout", WAIT)
+    assert code == 0, err
+    assert ctl.loop.controller.law.kp.tolist() == [3e5] * 6
+    code, out, err = pkm(capsys, "param", "get", "/joint_controller", "kp", "--timeout", WAIT)
+    assert code == 0 and json.loads(out) == 3e5, err
+    # the node's refusals come back with its reason, exit 1
+    code, out, err = pkm(capsys, "param", "set", "/joint_controller", "kd", "[1, 2]", "--timeout", WAIT)
+    assert code == 1 and "refused kd = [1, 2]" in err and "6 actuated joints" in err and err.count("\n") == 1
+    code, out, err = pkm(capsys, "param", "set", "/joint_controller", "control_rate", "1000.0", "--timeout", WAIT)
+    assert code == 1 and "read-only" in err, err
+    code, out, err = pkm(capsys, "param", "get", "/joint_controller", "no_such_parameter", "--timeout", WAIT)
+    assert code == 1 and "has no parameter 'no_such_parameter'" in err
+    code, out, err = pkm(capsys, "param", "get", "/no_such_node", "kp", "--timeout", "1")
+    assert code == 1 and "node /no_such_node not found in ROS domain" in err and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("text,value", [("true", True), ("3", 3), ("3.5", 3.5), ("3e5", 3e5), ("-1E-3", -1e-3),
+                                        ("[1, 2.5]", [1.0, 2.5]), ("[1, 2]", [1, 2]), ("hold", "hold"),
+                                        ("'3e5'", "3e5"), ("", ""), ("[a, b]", ["a", "b"]), ("a b c", "a b c")])
+def test_parameter_values_are_inferred_as_ros2_param_set_does(text, value):
+    got = parameter_value(text)
+    assert got == value and type(got) is type(value)
+
+
+@pytest.mark.parametrize("text", [".nan", "-.inf", "[1, .nan]", "{a: 1}", "[[1, 2]]", "[1, a]", "[true, 1]",
+                                  str(2**63), "x" * 10_001])
+def test_values_no_parameter_holds_are_refused(text):
+    with pytest.raises(InvalidInputError):
+        parameter_value(text)
+
+
+def test_call_triggers_a_real_service_and_reports_its_answer(spin, capsys):
+    ctl = JointControllerNode(parameter_overrides=params(lockstep_timeout=60.0))
+    gen = TrajectoryGeneratorNode(parameter_overrides=params(auto_start=False))
+    spin(ctl, gen)
+    code, out, err = pkm(capsys, "call", "/hardware/reset", "--timeout", WAIT)
+    assert code == 0 and out.startswith("success: true\nmessage: "), err
+    code, out, err = pkm(capsys, "call", "/trajectory_generator/start", "--json", "--timeout", WAIT)
+    assert code == 1 and json.loads(out) == {"service": "/trajectory_generator/start", "success": False,
+                                             "message": "no goal loaded"}, err
+    code, out, err = pkm(capsys, "call", "/joint_controller/get_parameters", "--timeout", WAIT)
+    assert code == 2 and "rcl_interfaces/srv/GetParameters service" in err
+    code, out, err = pkm(capsys, "call", "/no/such/service", "--timeout", "1")
+    assert code == 1 and "service /no/such/service not found in ROS domain" in err
+
+
+def test_goal_is_accepted_by_the_trajectory_generator_and_a_later_rejection_is_told_apart(spin, capsys):
+    gen = TrajectoryGeneratorNode(parameter_overrides=params())
+    statuses = []
+    gen.pub_status.publish = (lambda publish: lambda msg: statuses.append(json.loads(msg.data)) or publish(msg))(
+        gen.pub_status.publish)
+    spin(gen)
+    spec = "{type: point_to_point, goal: [0.02, 0, -0.85, 0, 0, 0], duration: 0.5}"
+    code, out, err = pkm(capsys, "goal", spec, "--timeout", WAIT)
+    assert code == 0 and out.startswith("goal accepted: 0.5 s"), err
+    assert statuses[-1]["state"] == "accepted" and gen.sched.loaded is not None
+    # the first goal's motion is pending (no clock yet): the generator rejects the second; the status topic still
+    # holds the first goal's "accepted", which must not be taken for the answer
+    code, out, err = pkm(capsys, "goal", spec, "--json", "--timeout", WAIT)
+    assert code == 1 and out, err
+    assert json.loads(out)["state"] == "rejected" and "a motion is running" in json.loads(out)["reason"]
+    assert [s["state"] for s in statuses] == ["accepted", "rejected"]
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["goal", "{type: point_to_point, goal: [0, 0"], "goal is not valid YAML/JSON"),
+    (["goal", "[1, 2]"], "goal must be a mapping"),
+    (["echo", "/not a topic"], "topic '/not a topic' is not a valid ROS name"),
+    (["param", "set", "/joint_controller", "kp", ".nan"], "is not finite"),
+    (["call", "bad//name"], "is not a valid ROS name"),
+])
+def test_malformed_input_exits_2_with_one_line(capsys, argv, message):
+    code, out, err = pkm(capsys, *argv, "--timeout", "1")
+    assert code == 2 and message in err and err.count("\n") == 1 and "Traceback" not in err, err
+
+
+def test_nothing_there_exits_1_with_one_line(capsys):
+    for argv, message in ((["echo", "/tools_test/nobody"], "topic /tools_test/nobody does not exist in ROS domain"),
+                          (["goal", "{type: point_to_point, goal: [0, 0, -0.85, 0, 0, 0], duration: 1}"],
+                           "no trajectory generator in ROS domain")):
+        code, out, err = pkm(capsys, *argv, "--timeout", "1")
+        assert code == 1 and message in err and err.count("\n") == 1, err
+
+
+def test_domain_id_is_checked(capsys, monkeypatch):
+    for argv, env, message in ((["--domain-id", "233"], DOMAIN, "0 to 232"),
+                               ([], "seven", "ROS_DOMAIN_ID='seven' is not a ROS domain id (0 to 232)")):
+        monkeypatch.setenv("ROS_DOMAIN_ID", env)
+        try:
+            code = main(["topics", "--timeout", "1", *argv])
+        except SystemExit as exc:
+            code = exc.code
+        err = capsys.readouterr().err
+        assert code == 2 and message in err and err.count("\n") == 1, err
+
+
+def test_tf_carries_the_state_estimators_and_the_trajectorys_poses(spin, capsys):
+    """/tf from the inverse_kinematics node: base_link -> platform_measured is the state estimator's pose of the
+    published joint states, base_link -> platform_desired the trajectory's pose, each to 1e-9 with a unit
+    quaternion (scipy's, from the rotation matrix). Needs tf2_msgs (ROS 2, or `make tf2-msgs`)."""
+    import numpy as np
+    from scipy.spatial.transform import Rotation
+    from sensor_msgs.msg import JointState
+    from trajectory_msgs.msg import MultiDOFJointTrajectory
+
+    from pkm_control.control import StateEstimator
+    from pkm_control.kinematics import robot_kinematics
+    from pkm_control.nodes.inverse_kinematics import DESIRED_FRAME, MEASURED_FRAME, tf_message_type
+    from pkm_control.nodes.messages import joint_state_msg, platform_trajectory_msg
+
+    if tf_message_type() is None:
+        pytest.skip("tf2_msgs is not installed (not on PyPI): `make tf2-msgs` builds it, a ROS 2 install has it")
+    kin = robot_kinematics("palida")
+    ik = InverseKinematicsNode(parameter_overrides=params(tf_rate=50.0))
+    got = {}
+    sink = rclpy.create_node("tf_sink")
+    sink.create_subscription(tf_message_type(), "/tf", lambda m: got.update(
+        {t.child_frame_id: t for t in m.transforms}), 100)
+    feed = rclpy.create_node("tf_feed")
+    pub_state = feed.create_publisher(JointState, "/joint_states", 10)
+    pub_traj = feed.create_publisher(MultiDOFJointTrajectory, "/platform_trajectory", 10)
+    spin(ik, sink)
+    desired = kin.task.pose([0.03, -0.02, -0.82, 0.05, -0.04, 0.3])
+    measured = kin.task.pose([-0.01, 0.02, -0.87, -0.03, 0.06, -0.2])
+    q = kin.inverse(measured).q
+    qa = q[kin.model.actuated_idx]
+    names = list(kin.model.joint_names)
+    state = joint_state_msg(10**9, names, q, np.zeros_like(q))
+    chunk = platform_trajectory_msg(10**9, "base_link", np.array([10**9]), desired.position[None],
+                                    desired.rotation[None], np.zeros((1, 6)), np.zeros((1, 6)), kin.task)
+    ctx = rclpy.get_default_context()
+    deadline = 600
+    while {MEASURED_FRAME, DESIRED_FRAME} - got.keys() and deadline and ctx.ok():
+        if pub_state.get_subscription_count() and pub_traj.get_subscription_count():
+            pub_state.publish(state)
+            pub_traj.publish(chunk)
+        rclpy.spin_once(feed, timeout_sec=0.1)
+        deadline -= 1
+    assert {MEASURED_FRAME, DESIRED_FRAME} <= got.keys(), got.keys()
+    est = StateEstimator(kin).estimate(qa, np.zeros_like(qa), kin.task.pose(kin.model.config["home"])).pose
+    for frame, pose in ((MEASURED_FRAME, est), (DESIRED_FRAME, desired)):
+        t = got[frame]
+        assert t.header.frame_id == "base_link" and (t.header.stamp.sec, t.header.stamp.nanosec) == (1, 0)
+        tr, r = t.transform.translation, t.transform.rotation
+        quat = np.array([r.x, r.y, r.z, r.w])
+        np.testing.assert_allclose([tr.x, tr.y, tr.z], pose.position, atol=1e-9, rtol=0)
+        assert abs(np.linalg.norm(quat) - 1) < 1e-12
+        ref = Rotation.from_matrix(pose.rotation).as_quat()
+        np.testing.assert_allclose(quat * np.sign(quat @ ref), ref, atol=1e-9, rtol=0)
+    np.testing.assert_allclose(est.position, measured.position, atol=1e-9)   # the estimator found the pose
