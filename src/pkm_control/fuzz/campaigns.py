@@ -253,23 +253,26 @@ def _goals_run(kins, x):
 # ----------------------------------------------------------------------------- (2) controller
 
 def make_controller(dyn, mode="pd_feedforward", safe="hold", state_timeout=0.02, parts=None):
-    """The controller of a named mode as the joint_controller node builds it (the robot's controller settings,
-    force limits from the config, reference limits from the URDF); ``parts`` caches its immutable pieces."""
-    from ..control import (Controller, FeedforwardModel, ForceLimits, ReferenceLimits, SafeBehaviour, StateEstimator,
-                          make_law)
+    """The controller of a named mode as the joint_controller node builds it (the robot's controller settings of the
+    controller named like the mode, cf_rb_friction for pd_feedforward; force limits from the config, reference limits
+    from the URDF); ``parts`` caches its immutable pieces (a law with a state of its own is reset)."""
+    from ..control import Controller, FeedforwardModel, ForceLimits, ReferenceLimits, SafeBehaviour, StateEstimator
+    from ..control.laws import MODEL_FREE, law_from_settings
     from ..settings import load_settings
 
     parts = {} if parts is None else parts
     key = (dyn.model.name, mode, safe)
     if key not in parts:
-        s = load_settings(dyn.model.name, {"pd_feedforward": "cf_rb_friction", "pd": "pd",
-                                           "computed_torque": "computed_torque"}[mode], n_actuated=dyn.model.n_actuated)
-        model = FeedforwardModel(dyn, "rigid+friction") if mode == "computed_torque" else None
-        law = make_law(mode, np.array(s["kp"]), np.array(s["kd"]), model)
+        s = load_settings(dyn.model.name, {"pd_feedforward": "cf_rb_friction"}.get(mode, mode),
+                          n_actuated=dyn.model.n_actuated, n_task=dyn.kin.task.dim)
+        model = None if mode in MODEL_FREE else FeedforwardModel(dyn, s["feedforward_model"])
+        law = law_from_settings(s, model, dyn.kin)
         hold = SafeBehaviour("hold", FeedforwardModel(dyn, "rigid"), np.array(s["hold_kp"]), np.array(s["hold_kd"])) \
             if safe == "hold" else SafeBehaviour("zero")
         parts[key] = (law, ForceLimits.from_config(dyn.model), hold, ReferenceLimits.from_kinematics(dyn.kin))
     law, limits, hold, ref_limits = parts[key]
+    if hasattr(law, "reset"):
+        law.reset()
     home = dyn.kin.task.pose(dyn.model.config["home"])
     return Controller(law, limits, hold, StateEstimator(dyn.kin), home, state_timeout, ref_limits)
 

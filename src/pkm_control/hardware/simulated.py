@@ -43,6 +43,12 @@ position differs from a converged run (16 substeps) by ~2e-7 m and joint rates b
 by >10x per halving of the substep (test_hardware). Use substeps = 2..4 where friction transients
 matter more than speed.
 
+Actuator lag (``actuator_lag`` = T_m s, default 0 = none): each drive's current loop as a first-order lag of the
+commanded (saturated) force, tau_applied' = (tau_cmd - tau_applied) / T_m, integrated with the plant's RK4 on the
+state augmented by tau_applied (ReducedSimulator.step_lagged; the generic engine, also for palida). The measured
+effort is the applied force. Codourey (sec. 5.1) gives T_m = 2 ms, the rise time of the DELTA's motor current: the
+physical reason for regulator 4 (the feedforward led by T_m, control/loop.py).
+
 Command timeout (sim time): when no command was written for more than ``command_timeout``, the
 robot applies its safe behaviour (``hold``: gravity compensation at the pose where it engaged +
 PD towards the actuated positions there; ``zero``: no force) and reports it in ``mode``, until
@@ -83,7 +89,7 @@ class SimulatedRobot(HardwareInterface, Simulated):
 
     def __init__(self, dyn: ClosedLoopDynamics, dt: float, substeps: int = 1, friction: bool = True,
                  sign_eps: float = DEFAULT_SIGN_EPS, force_limits="config", command_timeout: float | None = None,
-                 safe_behaviour="hold", cost_window: int = 8192, end_stops="config"):
+                 safe_behaviour="hold", cost_window: int = 8192, end_stops="config", actuator_lag: float = 0.0):
         if not (np.isfinite(dt) and dt > 0):
             raise InvalidInputError(f"dt must be > 0 s, got {dt}")
         if int(substeps) != substeps or substeps < 1:
@@ -92,6 +98,9 @@ class SimulatedRobot(HardwareInterface, Simulated):
             raise InvalidInputError(f"sign_eps must be > 0 (smooth friction sign for RK4), got {sign_eps}")
         if command_timeout is not None and not (np.isfinite(command_timeout) and command_timeout > 0):
             raise InvalidInputError(f"command_timeout must be > 0 s or None, got {command_timeout}")
+        if not (np.isfinite(actuator_lag) and actuator_lag >= 0):
+            raise InvalidInputError(f"actuator_lag must be >= 0 s (0: none), got {actuator_lag}")
+        self.actuator_lag = float(actuator_lag)
         self.dt, self.substeps, self.sign_eps = float(dt), int(substeps), float(sign_eps)
         self.dyn = ClosedLoopDynamics(dyn.kin, gravity=dyn.gravity, sign_eps=self.sign_eps)
         self.kin = dyn.kin
@@ -212,12 +221,15 @@ class SimulatedRobot(HardwareInterface, Simulated):
             tau = self._tau_cmd
         if self.force_limits is not None:
             tau, self.saturated = self.force_limits.apply(tau)
-        self.tau_applied = tau
         h = self.dt / self.substeps
         s = self._state
+        applied = self.tau_applied
         try:
             for _ in range(self.substeps):
-                s = self.sim.step(s, h, tau)
+                if self.actuator_lag > 0:
+                    s, applied = self.sim.step_lagged(s, h, applied, tau, self.actuator_lag)
+                else:
+                    s = self.sim.step(s, h, tau)
         except (UnreachablePoseError, SingularConfigurationError) as exc:
             raise InvalidInputError(
                 f"the simulated robot left the configurations the machine can be in at t = {self.time:.6g} s "
@@ -227,6 +239,7 @@ class SimulatedRobot(HardwareInterface, Simulated):
             raise InvalidInputError(f"the simulation diverged at t = {self.time:.6g} s (dt {self.dt}, substeps "
                                     f"{self.substeps}, sign_eps {self.sign_eps}: see stability_factor)")
         self._state = s
+        self.tau_applied = applied if self.actuator_lag > 0 else tau
         self._n_steps += 1
         self.time = self._t0 + self._n_steps * self.dt     # no accumulated rounding over long runs
         self._read = None
@@ -299,7 +312,7 @@ class SimulatedRobot(HardwareInterface, Simulated):
 
 def simulated_robot(dyn: ClosedLoopDynamics, settings: dict) -> SimulatedRobot:
     """The simulated robot of the node settings (control_rate, substeps, friction, command_timeout,
-    safe_behaviour with hold_kp / hold_kd, force_limit)."""
+    safe_behaviour with hold_kp / hold_kd, force_limit, actuator_lag)."""
     if settings["safe_behaviour"] == "hold":
         safe = SafeBehaviour("hold", FeedforwardModel(dyn, "rigid"), np.asarray(settings["hold_kp"]),
                              np.asarray(settings["hold_kd"]))
@@ -307,4 +320,5 @@ def simulated_robot(dyn: ClosedLoopDynamics, settings: dict) -> SimulatedRobot:
         safe = SafeBehaviour("zero")
     return SimulatedRobot(dyn, 1.0 / settings["control_rate"], substeps=settings["substeps"],
                           friction=settings["friction"], command_timeout=settings["command_timeout"],
-                          safe_behaviour=safe, force_limits=settings.get("force_limit", "config"))
+                          safe_behaviour=safe, force_limits=settings.get("force_limit", "config"),
+                          actuator_lag=settings.get("actuator_lag", 0.0))
