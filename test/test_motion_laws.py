@@ -20,14 +20,13 @@ from conftest import home
 from test_control import _second_order
 from pkm_control.control import (CONTROL, Controller, ControlLoop, FeedforwardModel, ForceLimits, References,
                                  SafeBehaviour, StateEstimator)
-from pkm_control.control.laws import (LAWS, JointPDGravity, TaskAdaptiveIDC, TaskIDC, TaskPDGravity, TaskRobustIDC,
+from pkm_control.control.laws import (JointPDGravity, TaskAdaptiveIDC, TaskIDC, TaskPDGravity, TaskRobustIDC,
                                       make_law)
 from pkm_control.dynamics import robot_dynamics
 from pkm_control.dynamics.parameters import sample_states
 from pkm_control.errors import InvalidInputError
-from pkm_control.fuzz.campaigns import make_controller
+from pkm_control.fuzz.campaigns import make_controller, modes
 from pkm_control.hardware import SimulatedRobot
-from pkm_control.kinematics.task_space import Pose, rot_z
 
 DT = 0.0005
 DT_NS = 500_000
@@ -265,3 +264,95 @@ def test_adaptive_idc_refuses_bad_settings(delta):
             TaskAdaptiveIDC(model, **args)
     with pytest.raises(InvalidInputError, match="needs a FeedforwardModel"):
         make_law("task_adaptive_idc", 400.0, 28.0, FeedforwardModel(delta, "none"))
+
+
+# ----------------------------------------------------------------------------- every law, every robot, the watchdog
+
+@pytest.mark.parametrize("robot", ["stewart", "palida", "lopes", "delta", "planar_redundant"])
+def test_every_law_through_the_loop_tracks_and_keeps_the_watchdog(robot):
+    """Each law that applies to the robot (fuzz.campaigns.modes), built from config/controllers.yaml as the
+    joint_controller node builds it, through ControlLoop on the simulated robot: 40 periods of a small motion
+    (references and the feedforward streamed as chunks of one sample), then the streams stop for 20 periods
+    (the safe behaviour 'hold' engages after reference_timeout), then they return for 30 periods (the law
+    controls again). Every command finite and within the force limits; the actuated error at the end below 2 mm
+    (rad)."""
+    dyn = robot_dynamics(robot)
+    kin, act = dyn.kin, dyn.model.actuated_idx
+    traj = Sines(dyn, np.full(dyn.n, 0.004), np.linspace(8.0, 12.0, dyn.n))
+    ff_model = FeedforwardModel(dyn, "rigid+friction")
+    parts = {}
+    for mode in modes(robot):
+        c = make_controller(dyn, mode, parts=parts)
+        robot_ = SimulatedRobot(dyn, DT)
+        robot_.reset(*traj(0.0)[:2])
+        loop = ControlLoop(robot_, c, 2_000_000)
+        seen = []
+        for k in range(90):
+            t_ns = k * DT_NS
+            if not 40 <= k < 60:
+                pose, tw, ac = traj(t_ns * 1e-9)
+                m = kin.inverse(pose, tw, ac)
+                loop.offer_references([t_ns], [m.q[act]], [m.v[act]], [m.a[act]])
+                loop.offer_feedforward([t_ns], [ff_model.tau(pose, tw, ac)])
+            cmd = loop.cycle(t_ns)
+            assert np.isfinite(cmd.tau).all() and (np.abs(cmd.tau) <= c.limits.limits).all(), (mode, k)
+            seen.append(cmd.mode)
+            robot_.step()
+        assert seen[:40] == [CONTROL] * 40 and seen[-25:] == [CONTROL] * 25, (mode, seen)
+        assert "hold" in seen[40:60] and c.safe_entries == 1, (mode, seen)
+        q_d = kin.actuated(traj(90 * DT)[0])
+        assert np.abs(robot_.read().position - q_d).max() < 2e-3, mode
+
+
+def test_joint_mass_matrix_is_the_kinetic_energy(delta, planar):
+    """FeedforwardModel.joint_mass_matrix: 1/2 qd^T M_q qd is pinocchio's kinetic energy of the whole mechanism at
+    qd = J xdot (square and redundant actuation: M_q = J^+T M J^+, exact on qd in the range of J)."""
+    for dyn in (delta, planar):
+        model = FeedforwardModel(dyn, "rigid")
+        for pose, twist, _ in sample_states(dyn, 3, np.random.default_rng(5)):
+            qd = dyn.kin.jacobian(pose) @ twist
+            kinetic = dyn.energy(pose, twist)[0]
+            assert 0.5 * qd @ model.joint_mass_matrix(pose) @ qd == pytest.approx(kinetic, rel=1e-10)
+
+
+# ----------------------------------------------------------------------------- Codourey: T_m in the plant and the loop
+
+def test_actuator_lag_step_response_is_first_order(delta):
+    """A force step of the command through the lag T_m = 2 ms: the applied force (the measured effort) is
+    u (1 - r^k) with r = 1 - x + x^2/2 - x^3/6 + x^4/24, x = dt / T_m (RK4 on the augmented state, to 1e-12), and
+    the continuous u (1 - exp(-t / T_m)) to 2e-5 of u; without a lag it is u at once."""
+    x0 = home(delta)
+    u = np.array([1.0, -2.0, 0.5])
+    robot = SimulatedRobot(delta, DT, friction=False, actuator_lag=0.002)
+    robot.reset(x0)
+    robot.write(u, 0.0)
+    for k in range(1, 21):
+        robot.write(u, robot.time)
+        effort = robot.step().effort
+        x = DT / 0.002
+        assert np.allclose(effort, u * (1 - (1 - x + x ** 2 / 2 - x ** 3 / 6 + x ** 4 / 24) ** k), rtol=0, atol=1e-12)
+        assert np.allclose(effort, u * (1 - np.exp(-k * DT / 0.002)), rtol=0, atol=2e-5 * np.abs(u).max())
+    plain = SimulatedRobot(delta, DT, friction=False)
+    plain.reset(x0)
+    plain.write(u, 0.0)
+    assert np.array_equal(plain.step().effort, u)
+    with pytest.raises(InvalidInputError, match="actuator_lag"):
+        SimulatedRobot(delta, DT, actuator_lag=-1.0)
+
+
+def test_feedforward_lead_looks_ahead_by_t_m(delta):
+    """Codourey's regulator 4: with feedforward_lead T_m the loop takes the feedforward at t + T_m (and waits for
+    it in lockstep), the references at t."""
+    c = make_controller(delta, "pd_feedforward", safe="zero")
+    robot = SimulatedRobot(delta, DT)
+    robot.reset(home(delta))
+    q = robot.read().position
+    loop = ControlLoop(robot, c, 2_000_000, feedforward_lead_ns=4 * DT_NS)
+    times = np.arange(10) * DT_NS
+    loop.offer_references(times, np.tile(q, (10, 1)), np.zeros((10, 3)), np.zeros((10, 3)))
+    ff = np.outer(np.arange(10.0), [1.0, 2.0, 3.0])
+    loop.offer_feedforward(times, ff)
+    assert loop.ready(5 * DT_NS) and not loop.ready(6 * DT_NS)
+    assert np.allclose(loop.cycle(0).tau, ff[4])             # q = q_d, qd = 0: the PD is zero
+    with pytest.raises(InvalidInputError, match="feedforward_lead"):
+        ControlLoop(robot, c, 2_000_000, feedforward_lead_ns=-1)

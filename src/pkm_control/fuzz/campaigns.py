@@ -314,11 +314,18 @@ def _controller_inputs(ctx):
                                                          vectors(zero, 5.0))),
             "feedforward": st.one_of(st.none(), vectors(zero, 1e3))})
         return st.fixed_dictionaries({
-            "robot": st.just(robot), "mode": st.sampled_from(["pd_feedforward", "computed_torque", "pd"]),
+            "robot": st.just(robot), "mode": st.sampled_from(modes(robot)),
             "safe": st.sampled_from(["hold", "zero"]), "through_loop": st.booleans(),
             "periods": st.lists(period, min_size=1, max_size=6)})
 
     return st.sampled_from(sorted(ctx["dyn"])).flatmap(for_robot)
+
+
+def modes(robot: str) -> list:
+    """The control laws (modes) that apply to a robot: all of control.laws.LAWS, mass_matrix_decoupling on the DELTA."""
+    from ..control.laws import LAWS
+
+    return [m for m in LAWS if m != "mass_matrix_decoupling" or robot == "delta"]
 
 
 def _controller_run(ctx, x):
