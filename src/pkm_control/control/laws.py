@@ -17,8 +17,13 @@ twist from the state estimator); the controller (controller.py) provides exactly
   (least squares for redundant actuation). With a perfect model the error obeys
   e'' + Kd e' + Kp e = 0 exactly.
 
+The motion-control family below (Taghirad, chapter Motion Control, task and joint space; Codourey sec. 5)
+adds ``DESIRED_POSE``: the desired platform pose and twist, the state estimator's forward kinematics of the
+references (the controller passes them). Each law's docstring gives the equations it implements.
+
 Gains are scalars (every actuator) or one value per actuator (N/m, N s/m or Nm/rad, Nm s/rad for
-the PD laws; 1/s^2, 1/s for computed torque).
+the PD laws; 1/s^2, 1/s for computed torque and the IDC family); the task-space laws take one value per task
+coordinate.
 """
 
 from __future__ import annotations
