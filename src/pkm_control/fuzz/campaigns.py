@@ -322,10 +322,12 @@ def _controller_inputs(ctx):
 
 
 def modes(robot: str) -> list:
-    """The control laws (modes) that apply to a robot: all of control.laws.LAWS, mass_matrix_decoupling on the DELTA."""
+    """The control laws (modes) that apply to a robot (default variant): all of control.laws.LAWS,
+    mass_matrix_decoupling on the DELTA only, joint_adaptive_idc not on the redundant planar robot."""
     from ..control.laws import LAWS
 
-    return [m for m in LAWS if m != "mass_matrix_decoupling" or robot == "delta"]
+    return [m for m in LAWS if (m != "mass_matrix_decoupling" or robot == "delta")
+            and (m != "joint_adaptive_idc" or robot != "planar_redundant")]
 
 
 def _controller_run(ctx, x):

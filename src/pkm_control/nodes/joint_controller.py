@@ -37,7 +37,7 @@ Publishes
   /hardware/platform_pose  geometry_msgs/PoseStamped         (hardware: sim) the plant's exact platform pose at
                                                              state_publish_rate
   /<controller_name>/commands   std_msgs/Float64MultiArray   (hardware: topics) actuator forces
-  /joint_controller/parameter_estimates  std_msgs/Float64MultiArray  (mode task_adaptive_idc) the estimated base
+  /joint_controller/parameter_estimates  std_msgs/Float64MultiArray  (adaptive IDC modes) the estimated base
                                                              parameters at parameter_estimates_rate (sim time)
   /diagnostics             diagnostic_msgs/DiagnosticArray   rate, deadline misses, cycle time, plant step,
                                                              safe behaviour and its entries, saturations
