@@ -21,6 +21,7 @@ os.environ.setdefault("RMW_IMPLEMENTATION", "rmw_fastrtps_cpp")
 
 import numpy as np
 import pytest
+import yaml
 from hypothesis import HealthCheck, Phase, given, settings, strategies as st
 
 rclpy = pytest.importorskip("rclpy")
@@ -76,7 +77,13 @@ OUTPUTS = {"/joint_states": JointState, "/hardware/platform_pose": PoseStamped, 
            "/effort_controller/commands": Float64MultiArray, "/joint_references": JointTrajectory,
            "/desired_joint_states": JointState, "/platform_pose": PoseStamped, "/feedforward": JointTrajectory,
            "/platform_trajectory": MultiDOFJointTrajectory, "/desired_platform_pose": PoseStamped,
-           "/diagnostics": DiagnosticArray}
+           "/diagnostics": DiagnosticArray, "/joint_controller/parameter_estimates": Float64MultiArray}
+#: the controllers whose law has no dynamic model in its feedback (a sag or lag of up to ~2 mm on a 2 cm move)
+MODEL_FREE_FEEDBACK = ("pd", "task_pd", "pd_acceleration_feedforward", "joint_pd_gravity", "task_pd_gravity")
+#: every controller of config/controllers.yaml that runs on palida (mass_matrix_decoupling is the DELTA's)
+PALIDA_CONTROLLERS = [c for c in yaml.safe_load(
+    (Path(__file__).resolve().parents[1] / "config" / "controllers.yaml").read_text())["controllers"]
+    if c != "mass_matrix_decoupling"]
 
 
 @pytest.fixture
@@ -258,10 +265,12 @@ def test_lockstep_in_one_process_sim_time_exact(ros):
     assert not spy.nonfinite
 
 
-@pytest.mark.parametrize("controller", ["pd", "cf_rb_friction", "computed_torque"])
+@pytest.mark.parametrize("controller", PALIDA_CONTROLLERS)
 def test_graph_tracks_a_goal(ros, controller):
-    """The four nodes, the robot inside joint_controller: a 0.2 s move of 2 cm is tracked (< 0.5 mm with a
-    model, < 2 mm with SJ PD) and the estimated joint states equal the ground truth."""
+    """The four nodes, the robot inside joint_controller, every controller of the YAML (each law of the
+    motion-control family): a 0.2 s move of 2 cm is tracked (< 0.5 mm with a model in the feedback, < 2 mm
+    without), no node publishes NaN, the commands stay within the force limits, and the estimated joint states
+    equal the ground truth. Adaptive IDC publishes its estimates, finite."""
     goal = "{type: point_to_point, goal: [0.02, 0.0, -0.85, 0.0, 0.0, 0.0], duration: 0.2, profile: quintic}"
     gen, ik, cf, ctl = graph(ros, controller, goal=goal)
     spy = Spy(ros)
@@ -279,8 +288,14 @@ def test_graph_tracks_a_goal(ros, controller):
     assert all(n.diag.rejected == 0 for n in (gen, ik, cf, ctl)), diag
     assert np.allclose(gen.sched.hold.position, [0.02, 0, -0.85], atol=1e-12)
     assert truth(ctl).platform_pose.position[0] == pytest.approx(0.02, abs=5e-4)
-    assert max(err) < (2e-3 if controller == "pd" else 5e-4), (max(err), diag)
+    assert max(err) < (2e-3 if controller in MODEL_FREE_FEEDBACK else 5e-4), (max(err), diag)
     assert ctl.diag.deadline_misses == 0 and ctl.diag.safe_behaviour == "none"
+    c = ctl.loop.controller
+    assert c.saturations == 0 and np.all(np.abs(c.last_tau) <= c.limits.limits)
+    if controller.endswith("adaptive_idc"):
+        assert spin_until(ros, lambda: "/joint_controller/parameter_estimates" in spy.last)
+        est = spy.last["/joint_controller/parameter_estimates"]
+        assert len(est.data) == len(c.law.estimates) and np.isfinite(est.data).all()
     assert spin_until(ros, lambda: "/joint_states" in spy.last and "/desired_joint_states" in spy.last
                       and "/platform_pose" in spy.last)
     # the ground truth comes in chunks: every period's sample, once; the estimate equals it at its instants
@@ -1099,21 +1114,38 @@ MOTIONS = {"stewart": [0.01, 0.0, 1.2, 0.0, 0.0, 0.02], "palida": [0.01, 0.0, -0
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("robot", sorted(MOTIONS))
-def test_every_robot_runs_the_graph(ros, robot):
-    """PD + computed-force feedforward (rigid + friction) through the nodes on each robot: the platform ends
-    at the goal (ground truth) and tracks the reference closely."""
+@pytest.mark.parametrize("robot, controller", [(r, c) for r in sorted(MOTIONS) for c in ["pd_feedforward"] + [
+    c for c in PALIDA_CONTROLLERS + ["mass_matrix_decoupling"] if c not in ("pd_feedforward", "cf_rb", "pd")]
+    if (c != "mass_matrix_decoupling" or r == "delta") and (c != "joint_adaptive_idc" or r != "planar_redundant")])
+def test_every_robot_runs_the_graph(ros, robot, controller):
+    """Every controller (each law of the motion-control family; PD + computed-force feedforward, the first) through
+    the nodes on each robot it applies to: the platform ends at the goal (ground truth) and tracks the reference
+    closely (2e-4 m, rad with a model in the feedback; 3e-3 without), no command beyond the force limits, no NaN
+    published (the spy checks every message of the nodes at the publisher)."""
     kin = robot_kinematics(robot)
     goal = f"{{type: point_to_point, goal: {MOTIONS[robot]}, duration: 0.1, profile: quintic}}"
-    gen, ik, cf, ctl = graph(ros, "pd_feedforward", robot=robot, goal=goal)
+    nodes = graph(ros, controller, robot=robot, goal=goal)
+    gen, ik, cf, ctl = nodes
+    spy = Spy(ros)
+    spy.watch(nodes)
     err = trace_errors(ctl, kin.model.actuated_idx)
     assert spin_until(ros, lambda: ctl.k >= 500 and gen.sched.active is None), f"{robot}: {ctl.k} periods"
     end = kin.task.coordinates(truth(ctl).platform_pose)
     goal_x = np.array(MOTIONS[robot])
-    assert np.abs(end - goal_x).max() < 2e-4, (end, goal_x)
-    assert max(err) < 2e-4, max(err)         # single-joint PD alone: 3e-4 .. 2e-3 (m, rad) here
+    tol = 3e-3 if controller in MODEL_FREE_FEEDBACK else 2e-4    # single-joint PD alone: 3e-4 .. 2e-3 (m, rad) here
+    # IDC at the measured state with exact-sign Coulomb friction in its model (palida's compiled path; the plant
+    # smooths the sign) sticks ~1e-3 rad off in pitch at rest: the model's sign(v) flips there (with the plant's
+    # smooth sign, or the rigid model, it ends on the goal to 1e-6; a ROS-free check gave 1.4e-3 rad)
+    sticks = robot == "palida" and controller in ("computed_torque", "task_idc", "task_robust_idc")
+    # adaptive: the estimate moves during the short move (2.2-2.5e-4 on delta and lopes), and its rigid model leaves
+    # the plant's friction to the PD (palida ends 3.8e-4 rad off in pitch)
+    adaptive = 5e-4 if controller.endswith("adaptive_idc") else tol
+    assert max(err) < (5e-4 if sticks else adaptive), max(err)
+    assert np.abs(end - goal_x).max() < (2e-3 if sticks else adaptive), (end, goal_x)
     assert all(n.diag.rejected == 0 for n in (gen, ik, cf, ctl))
     assert ctl.diag.safe_behaviour == "none"
+    c = ctl.loop.controller
+    assert np.all(np.abs(c.last_tau) <= c.limits.limits) and not spy.nonfinite and spy.published > 0
 
 
 def _call(ros, client):

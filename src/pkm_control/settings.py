@@ -1,8 +1,11 @@
 """Settings of the control graph (ROS-free): config/controllers.yaml resolved for one robot and controller.
 
 A controller's settings resolve as ``defaults <- robots.<robot> <- controllers.<controller>``; the
-gains of the mode's family come from ``robots.<robot>.gains`` (``pd`` for pd and pd_feedforward,
-``computed_torque`` for computed torque; the hold safe behaviour always uses ``pd``). The nodes
+gains of the mode's family come from ``robots.<robot>.gains``: ``computed_torque`` (acceleration gains, 1/s^2
+and 1/s) for the inverse-dynamics family (control.laws.ACCELERATION_MODES), ``task_pd`` (force gains per task
+coordinate) for the task-space PD laws, ``pd`` (force gains per actuated joint) for the others; the hold safe
+behaviour always uses ``pd``. Gains of the task-space laws have one value per task coordinate, the others one
+per actuated joint (``gain_size``). The nodes
 then declare each key they use (``NODE_KEYS``) as a ROS parameter with the resolved value as its
 default, so a ROS parameter (launch file, ``pkm bringup --set``) overrides the YAML.
 
@@ -19,19 +22,21 @@ import numpy as np
 import yaml
 
 from .errors import InvalidInputError, InvalidModelError, check_number, check_vector, excerpt
+from .control.laws import ACCELERATION_MODES, LAWS, TASK_MODES
 from .kinematics.task_space import Pose
 
 #: keys whose values are floats (a YAML int such as 2000 must not make the ROS parameter an integer)
 FLOAT_KEYS = {"control_rate", "state_timeout", "reference_timeout", "command_timeout", "lockstep_timeout",
               "lookahead", "chunk_length", "start_delay", "display_rate", "measured_pose_rate", "diagnostics_period",
               "approach_speed", "approach_rate", "state_publish_rate", "tf_rate",
-              "ground_truth_rate", "clock_rate", "mujoco_timestep"}
+              "ground_truth_rate", "clock_rate", "mujoco_timestep", "rho", "boundary_layer", "adaptation_gain",
+              "parameter_bound", "feedforward_lead", "actuator_lag", "parameter_estimates_rate"}
 #: integer keys: (smallest, largest) accepted value
 INT_KEYS = {"ground_truth_chunk": (1, 10_000)}
 #: samples of the simulated robot's ground truth per message when the YAML does not say
 GROUND_TRUTH_CHUNK = 10
 GAIN_KEYS = ("kp", "kd", "hold_kp", "hold_kd")
-MODES = ("pd", "pd_feedforward", "computed_torque")
+MODES = tuple(LAWS)
 FEEDFORWARD_MODELS = ("none", "rigid", "rigid+friction")
 SAFE_BEHAVIOURS = ("hold", "zero")
 HARDWARE = ("sim", "topics", "ros2_control", "mujoco")
@@ -62,8 +67,11 @@ NODE_KEYS = {
                          "lockstep_timeout", "controller_name", "initial_pose", "state_publish_rate",
                          "ground_truth_rate", "ground_truth_chunk", "clock_rate", "substeps", "mujoco_timestep",
                          "friction", "command_timeout", "realtime_priority", "realtime_cpu", "wait_for_recorder",
-                         "topic_convention", "joint_states_topic", "joint_commands_topic"),
-    "hardware": ("control_rate", "substeps", "friction", "command_timeout", "safe_behaviour", "hold_kp", "hold_kd",
+                         "topic_convention", "joint_states_topic", "joint_commands_topic",
+                         "rho", "boundary_layer", "adaptation_gain", "parameter_bound", "feedforward_lead",
+                         "actuator_lag", "parameter_estimates_rate"),
+    "hardware": ("control_rate", "substeps", "friction", "command_timeout", "actuator_lag", "safe_behaviour", "hold_kp",
+                 "hold_kd",
                  "lockstep", "lockstep_timeout", "controller_name", "initial_pose", "force_limit", "wait_for_recorder",
                  "ground_truth_rate", "ground_truth_chunk", "topic_convention", "joint_states_topic",
                  "joint_commands_topic", "publish_clock"),
@@ -84,11 +92,22 @@ def default_controller_config() -> str:
     return str(share_dir() / "config" / "controllers.yaml")
 
 
+def gain_family(mode: str) -> str:
+    """The section of ``robots.<robot>.gains`` a mode takes its kp, kd from (module docstring)."""
+    return "computed_torque" if mode in ACCELERATION_MODES else "task_pd" if mode in TASK_MODES else "pd"
+
+
+def gain_size(mode: str, n_actuated: int | None, n_task: int | None) -> int | None:
+    """How many values kp and kd of a mode have: one per task coordinate (task-space laws) or per actuated joint."""
+    return n_task if mode in TASK_MODES else n_actuated
+
+
 def load_settings(robot: str, controller: str, controller_config: str = "", n_actuated: int | None = None,
-                  force_limit=None) -> dict:
+                  force_limit=None, n_task: int | None = None) -> dict:
     """Resolved controller settings of one robot and named controller (module docstring).
 
-    With ``n_actuated`` the gains are expanded to one float per actuated joint; ``force_limit``
+    With ``n_actuated`` (and ``n_task``, the task coordinates) the gains are expanded to one float per actuated joint
+    (task-space laws: per task coordinate); ``force_limit``
     (the robot config's ``actuators.force_limit``) is the default of the ``force_limit`` key.
     """
     path = controller_config or default_controller_config()
@@ -114,11 +133,12 @@ def load_settings(robot: str, controller: str, controller_config: str = "", n_ac
                          ("topic_convention", TOPIC_CONVENTIONS)):
         if out.get(key) not in allowed:
             raise InvalidInputError(f"controller '{controller}': {key} {out.get(key)!r} is not one of {allowed}")
-    family = "computed_torque" if out["mode"] == "computed_torque" else "pd"
+    family = gain_family(out["mode"])
     if family not in gains or "pd" not in gains:
-        raise InvalidInputError(f"robot '{robot}' in {path} needs gains.pd and gains.computed_torque")
+        raise InvalidInputError(f"robot '{robot}' in {path} needs gains.pd and gains.{family} (controller "
+                                f"'{controller}', mode {out['mode']})")
     for key in ("kp", "kd"):
-        out[key] = gain(key, (gains[family] or {}).get(key), n_actuated)
+        out[key] = gain(key, (gains[family] or {}).get(key), gain_size(out["mode"], n_actuated, n_task))
         # the hold safe behaviour is a joint PD: always the pd gains
         out["hold_" + key] = gain("hold_" + key, (gains["pd"] or {}).get(key), n_actuated)
     if force_limit is not None:
@@ -174,13 +194,14 @@ def inside(path: str, directory: str) -> bool:
     return os.path.commonpath([real, root]) == root
 
 
-def validate(key: str, value, n_actuated: int, force_limit=None):
+def validate(key: str, value, n_actuated: int, force_limit=None, n_gains: int | None = None):
     """A run-time value of a RUNTIME_KEYS parameter, checked (module docstring); InvalidInputError if not.
 
     force_limit: the robot's rated limits (config); a run-time force_limit may lower them, not raise them.
+    n_gains: the size of kp and kd (``gain_size``; default n_actuated).
     """
     if key in GAIN_KEYS:
-        return gain(key, value, n_actuated)
+        return gain(key, value, n_gains if key in ("kp", "kd") and n_gains is not None else n_actuated)
     if key == "force_limit":
         lim = gain(key, value, n_actuated, positive=True)
         if force_limit is not None and np.any(np.array(lim) > np.asarray(force_limit) * (1 + 1e-12)):
@@ -242,6 +263,10 @@ class RobotContext:
 
         return ForceLimits.from_config(self.kin.model).limits.tolist()
 
+    def gain_size(self, mode: str) -> int:
+        """kp and kd of ``mode``: one value per task coordinate or per actuated joint (``gain_size``)."""
+        return gain_size(mode, self.n_actuated, self.task.dim)
+
     def home(self) -> Pose:
         return self.kin.task.pose(np.asarray(self.kin.model.config["home"], float))
 
@@ -276,7 +301,7 @@ def robot_context(robot: str, variant: str | None) -> RobotContext:
 def node_settings(node_name: str, robot: str, variant: str | None, controller: str, controller_config: str = ""):
     """(RobotContext, {key: value} of the keys ``node_name`` uses, resolved from the YAML)."""
     ctx = robot_context(robot, variant)
-    s = load_settings(robot, controller, controller_config, ctx.n_actuated, ctx.force_limit)
+    s = load_settings(robot, controller, controller_config, ctx.n_actuated, ctx.force_limit, ctx.task.dim)
     out = {k: s.get(k) for k in NODE_KEYS[node_name]}
     missing = [k for k, v in out.items() if v is None]
     if missing:

@@ -18,7 +18,9 @@ Inputs of one period at time t (s, the loop's clock: sim time in lockstep):
 Every array holds one value per actuated joint; one of another size is refused like a non-finite one.
 
 The law declares what else it needs (``law.requires``): the measured platform pose and twist come
-from the state estimator (estimator.py), warm-started from the last estimate.
+from the state estimator (estimator.py), warm-started from the last estimate; the desired platform pose and
+twist (laws on the desired trajectory's matrices, task-space errors) from the same estimator on the references
+q_d, qd_d, warm-started from the last desired pose. Laws with a state of their own (adaptive IDC) get the time t.
 
 Safe behaviour (safety.py): when an input is missing, stale or not finite, the estimator or the law
 fails, or the law's output is not finite, the controller engages the configured behaviour
@@ -36,7 +38,7 @@ import numpy as np
 
 from ..errors import InvalidInputError, PkmError, all_finite
 from ..kinematics.task_space import Pose
-from .laws import FEEDFORWARD, MEASURED_POSE
+from .laws import DESIRED_POSE, FEEDFORWARD, MEASURED_POSE
 from .safety import ForceLimits, ReferenceLimits, SafeBehaviour
 
 #: Command.mode while the law runs
@@ -77,7 +79,7 @@ class Controller:
                  reference_limits: ReferenceLimits | None = None):
         if not (np.isfinite(state_timeout) and state_timeout > 0):
             raise InvalidInputError(f"state_timeout must be > 0 s, got {state_timeout}")
-        needs_estimator = MEASURED_POSE in law.requires or safe.mode == "hold"
+        needs_estimator = bool({MEASURED_POSE, DESIRED_POSE} & law.requires) or safe.mode == "hold"
         if needs_estimator and (estimator is None or initial_pose is None):
             raise InvalidInputError(f"law '{law.name}' with safe behaviour '{safe.mode}' needs a state estimator "
                                     "and an initial pose")
@@ -93,7 +95,9 @@ class Controller:
         self._shape = (self.n,)
         self.needs_feedforward = FEEDFORWARD in law.requires
         self.needs_pose = MEASURED_POSE in law.requires
+        self.needs_desired = DESIRED_POSE in law.requires
         self.pose = initial_pose            # last platform estimate (warm start)
+        self.pose_d = initial_pose          # last desired pose from the references (warm start of its FK)
         self.target = None                  # latched hold target while the safe behaviour is active
         self.mode = CONTROL
         self.reason = ""
@@ -123,7 +127,12 @@ class Controller:
                 if self.needs_pose:
                     est = self.estimate(measured)
                     pose, twist = est.pose, est.twist
-                tau = self.law.evaluate(*inputs, pose, twist)       # inputs checked: the law's formula alone
+                desired = None
+                if self.needs_desired:           # X_d, xdot_d: the estimator's FK of the references
+                    est = self.estimator.estimate(inputs[0], inputs[1], self.pose_d)
+                    self.pose_d = est.pose
+                    desired = (est.pose, est.twist)
+                tau = self.law.evaluate(*inputs, pose, twist, desired, t)   # inputs checked: the law's formula alone
                 if not all_finite(tau):
                     reason = "the control law gave a non-finite command"
             except COMPUTE_ERRORS as exc:

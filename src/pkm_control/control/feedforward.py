@@ -317,14 +317,7 @@ class FeedforwardModel:
         return self._solve(G[self._act], G.T @ tau_tree)
 
     def _solve(self, J, f):
-        """tau with J^T tau = f: exact, or the minimum norm (Wu eq. 39) for redundant actuation."""
-        try:
-            if self._square:
-                return np.linalg.solve(J.T, f)
-            return J @ np.linalg.solve(J.T @ J, f)
-        except np.linalg.LinAlgError as exc:
-            raise SingularConfigurationError("J^T J is singular: the actuators cannot balance the platform "
-                                             "(forward singularity)") from exc
+        return force_distribution(J, f, self._square)
 
     # ------------------------------------------------------------------ API
     def tau(self, pose: Pose, twist, accel) -> np.ndarray:
@@ -349,6 +342,22 @@ class FeedforwardModel:
             return self._fast[1].inverse_dynamics_fast(pose, z, z, friction=False, check_limits=False)
         return self._generic(pose, z, z, False)
 
+    def joint_mass_matrix(self, pose: Pose) -> np.ndarray:
+        """M_q = J^-T M J^-1 (n_actuated x n_actuated) at ``pose`` with this parameter set (Taghirad, Motion Control in
+        Joint Space, eq:dynamics_joint_space; M = G^T M_tree G, engine.py); J^+ for redundant actuation (rank n)."""
+        pose = self.kin.validate(pose)[0]
+        q = self.kin.inverse(pose, check_limits=False).q
+        G = self.kin.joint_jacobian(pose)
+        Mt = pin.crba(self._pin_model, self._data, q)
+        Mt = np.triu(Mt) + np.triu(Mt, 1).T
+        M = G.T @ Mt @ G
+        J = G[self._act]
+        if self._square:
+            X = np.linalg.solve(J.T, M)                     # J^-T M
+            return np.linalg.solve(J.T, X.T).T               # (J^-T (J^-T M)^T)^T = J^-T M J^-1
+        Ji = np.linalg.pinv(J)
+        return Ji.T @ M @ Ji
+
     def from_joints(self, q_actuated, qd_actuated, qdd_actuated, guess: Pose):
         """(tau, pose, twist, accel) from an actuated-joint motion: FK (warm-started at ``guess``) for the
         pose, then xdot = J^-1 qdot_a, xddot = J^-1 (qddot_a - Jdot xdot) (least squares if redundant)."""
@@ -368,6 +377,18 @@ class FeedforwardModel:
 
     def with_model(self, model: str) -> "FeedforwardModel":
         return FeedforwardModel(self.dyn, model, self.parameters, self.sign_eps)
+
+
+def force_distribution(J, f, square: bool = True) -> np.ndarray:
+    """tau with J^T tau = f (Taghirad, Controller Topology: tau = J^-T F): exact, or the minimum norm
+    tau = J (J^T J)^-1 f (Wu eq. 39) for redundant actuation."""
+    try:
+        if square:
+            return np.linalg.solve(J.T, f)
+        return J @ np.linalg.solve(J.T @ J, f)
+    except np.linalg.LinAlgError as exc:
+        raise SingularConfigurationError("J^T J is singular: the actuators cannot balance the platform "
+                                         "(forward singularity)") from exc
 
 
 def task_rates(kin, pose: Pose, qd_a, qdd_a, square: bool = True, twist=None):

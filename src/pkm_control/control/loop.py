@@ -28,14 +28,20 @@ class ControlLoop:
     """hardware + controller + the streamed references of one robot (module docstring).
 
     hardware: a HardwareInterface (``read()``, ``write(command, time)``); controller: a Controller;
-    reference_timeout_ns: how long a stream that ran dry repeats its last sample.
+    reference_timeout_ns: how long a stream that ran dry repeats its last sample;
+    feedforward_lead_ns: T_m, the feedforward is looked up at t + T_m while the regulator's references are at t
+    (Codourey sec. 5.1: "the trajectory signal input to the robot regulator is phase shifted with respect to the
+    feedforward", T_m = 2 ms, the rise time of the motor current; regulator 4 of sec. 5.2).
     """
 
-    def __init__(self, hardware, controller: Controller, reference_timeout_ns: int):
+    def __init__(self, hardware, controller: Controller, reference_timeout_ns: int, feedforward_lead_ns: int = 0):
         self.hardware = hardware
         self.controller = controller
         self.n = controller.n
         self.reference_timeout_ns = int(reference_timeout_ns)
+        if not feedforward_lead_ns >= 0:
+            raise InvalidInputError(f"feedforward_lead must be >= 0 s, got {feedforward_lead_ns * 1e-9}")
+        self.feedforward_lead_ns = int(feedforward_lead_ns)
         self.references = SampleBuffer()
         self.feedforward = SampleBuffer()
         self._inbox = collections.deque()
@@ -73,7 +79,7 @@ class ControlLoop:
         """The streams the law needs cover t (lockstep waits for this)."""
         self._drain()
         return self.references.covers(t_ns) and (not self.controller.needs_feedforward
-                                                 or self.feedforward.covers(t_ns))
+                                                 or self.feedforward.covers(t_ns + self.feedforward_lead_ns))
 
     def started(self) -> bool:
         """A first reference has arrived (a lockstep run starts then)."""
@@ -89,7 +95,8 @@ class ControlLoop:
         row = self.references.hold(t_ns, self.reference_timeout_ns)
         n = self.n
         refs = None if row is None else References(row[:n], row[n:2 * n], row[2 * n:])
-        ff = self.feedforward.hold(t_ns, self.reference_timeout_ns) if self.controller.needs_feedforward else None
+        ff = self.feedforward.hold(t_ns + self.feedforward_lead_ns, self.reference_timeout_ns) \
+            if self.controller.needs_feedforward else None
         cmd = self.controller.update(t_ns * 1e-9, measured, refs, ff)
         self.hardware.write(cmd.tau, t_ns * 1e-9)
         self.command = cmd

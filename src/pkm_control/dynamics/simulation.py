@@ -107,6 +107,21 @@ class ReducedSimulator:
         k4c, k4t = self._deriv(c + dt * k3c, t + dt * k3t, tau, wrench)
         return SimState(c + dt / 6 * (k1c + 2 * k2c + 2 * k3c + k4c), t + dt / 6 * (k1t + 2 * k2t + 2 * k3t + k4t))
 
+    def step_lagged(self, s: SimState, dt: float, tau, tau_cmd, lag: float) -> tuple[SimState, np.ndarray]:
+        """One RK4 step of the plant with a first-order actuator lag, the state augmented by the applied forces:
+        tau' = (tau_cmd - tau) / lag (the current loop of a drive, time constant ``lag`` s), tau_cmd held over the
+        step. Returns (state, applied forces) at the end of the step (always the generic engine)."""
+        c, t = s.coords, s.twist
+
+        def f(c, t, tau):
+            return (*self._deriv(c, t, tau, None), (tau_cmd - tau) / lag)
+        k1c, k1t, k1f = f(c, t, tau)
+        k2c, k2t, k2f = f(c + 0.5 * dt * k1c, t + 0.5 * dt * k1t, tau + 0.5 * dt * k1f)
+        k3c, k3t, k3f = f(c + 0.5 * dt * k2c, t + 0.5 * dt * k2t, tau + 0.5 * dt * k2f)
+        k4c, k4t, k4f = f(c + dt * k3c, t + dt * k3t, tau + dt * k3f)
+        return (SimState(c + dt / 6 * (k1c + 2 * k2c + 2 * k3c + k4c), t + dt / 6 * (k1t + 2 * k2t + 2 * k3t + k4t)),
+                tau + dt / 6 * (k1f + 2 * k2f + 2 * k3f + k4f))
+
     def energy(self, s: SimState) -> float:
         kin, pot = self.dyn.energy(self.pose(s), s.twist)
         return kin + pot

@@ -252,24 +252,28 @@ def _goals_run(kins, x):
 
 # ----------------------------------------------------------------------------- (2) controller
 
-def make_controller(dyn, mode="pd_feedforward", safe="hold", state_timeout=0.02, parts=None):
-    """The controller of a named mode as the joint_controller node builds it (the robot's controller settings,
-    force limits from the config, reference limits from the URDF); ``parts`` caches its immutable pieces."""
-    from ..control import (Controller, FeedforwardModel, ForceLimits, ReferenceLimits, SafeBehaviour, StateEstimator,
-                          make_law)
+def make_controller(dyn, mode="pd_feedforward", safe="hold", state_timeout=0.02, parts=None, controller=None):
+    """The controller of a named mode as the joint_controller node builds it (the robot's controller settings of
+    ``controller``, default the one named like the mode, cf_rb_friction for pd_feedforward; force limits from the
+    config, reference limits from the URDF); ``parts`` caches its immutable pieces (a law with a state of its own is
+    reset)."""
+    from ..control import Controller, FeedforwardModel, ForceLimits, ReferenceLimits, SafeBehaviour, StateEstimator
+    from ..control.laws import MODEL_FREE, law_from_settings
     from ..settings import load_settings
 
     parts = {} if parts is None else parts
-    key = (dyn.model.name, mode, safe)
+    key = (dyn.model.name, mode, safe, controller)
     if key not in parts:
-        s = load_settings(dyn.model.name, {"pd_feedforward": "cf_rb_friction", "pd": "pd",
-                                           "computed_torque": "computed_torque"}[mode], n_actuated=dyn.model.n_actuated)
-        model = FeedforwardModel(dyn, "rigid+friction") if mode == "computed_torque" else None
-        law = make_law(mode, np.array(s["kp"]), np.array(s["kd"]), model)
+        s = load_settings(dyn.model.name, controller or {"pd_feedforward": "cf_rb_friction"}.get(mode, mode),
+                          n_actuated=dyn.model.n_actuated, n_task=dyn.kin.task.dim)
+        model = None if mode in MODEL_FREE else FeedforwardModel(dyn, s["feedforward_model"])
+        law = law_from_settings(s, model, dyn.kin)
         hold = SafeBehaviour("hold", FeedforwardModel(dyn, "rigid"), np.array(s["hold_kp"]), np.array(s["hold_kd"])) \
             if safe == "hold" else SafeBehaviour("zero")
         parts[key] = (law, ForceLimits.from_config(dyn.model), hold, ReferenceLimits.from_kinematics(dyn.kin))
     law, limits, hold, ref_limits = parts[key]
+    if hasattr(law, "reset"):
+        law.reset()
     home = dyn.kin.task.pose(dyn.model.config["home"])
     return Controller(law, limits, hold, StateEstimator(dyn.kin), home, state_timeout, ref_limits)
 
@@ -311,11 +315,20 @@ def _controller_inputs(ctx):
                                                          vectors(zero, 5.0))),
             "feedforward": st.one_of(st.none(), vectors(zero, 1e3))})
         return st.fixed_dictionaries({
-            "robot": st.just(robot), "mode": st.sampled_from(["pd_feedforward", "computed_torque", "pd"]),
+            "robot": st.just(robot), "mode": st.sampled_from(modes(robot)),
             "safe": st.sampled_from(["hold", "zero"]), "through_loop": st.booleans(),
             "periods": st.lists(period, min_size=1, max_size=6)})
 
     return st.sampled_from(sorted(ctx["dyn"])).flatmap(for_robot)
+
+
+def modes(robot: str) -> list:
+    """The control laws (modes) that apply to a robot (default variant): all of control.laws.LAWS,
+    mass_matrix_decoupling on the DELTA only, joint_adaptive_idc not on the redundant planar robot."""
+    from ..control.laws import LAWS
+
+    return [m for m in LAWS if (m != "mass_matrix_decoupling" or robot == "delta")
+            and (m != "joint_adaptive_idc" or robot != "planar_redundant")]
 
 
 def _controller_run(ctx, x):

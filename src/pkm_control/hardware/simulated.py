@@ -43,6 +43,12 @@ position differs from a converged run (16 substeps) by ~2e-7 m and joint rates b
 by >10x per halving of the substep (test_hardware). Use substeps = 2..4 where friction transients
 matter more than speed.
 
+Actuator lag (``actuator_lag`` = T_m s, default 0 = none; SimulatedRobot): each drive's current loop as a
+first-order lag of the commanded (saturated) force, tau_applied' = (tau_cmd - tau_applied) / T_m, integrated with the
+plant's RK4 on the state augmented by tau_applied (ReducedSimulator.step_lagged; the generic engine, also for palida).
+The measured effort is the applied force. Codourey (sec. 5.1) gives T_m = 2 ms, the rise time of the DELTA's motor
+current: the physical reason for regulator 4 (the feedforward led by T_m, control/loop.py).
+
 Command timeout (sim time): when no command was written for more than ``command_timeout``, the
 robot applies its safe behaviour (``hold``: gravity compensation at the pose where it engaged +
 PD towards the actuated positions there; ``zero``: no force) and reports it in ``mode``, until
@@ -245,11 +251,14 @@ class SimulatedRobot(SimulatedPlant):
 
     def __init__(self, dyn: ClosedLoopDynamics, dt: float, substeps: int = 1, friction: bool = True,
                  sign_eps: float = DEFAULT_SIGN_EPS, force_limits="config", command_timeout: float | None = None,
-                 safe_behaviour="hold", cost_window: int = 8192, end_stops="config"):
+                 safe_behaviour="hold", cost_window: int = 8192, end_stops="config", actuator_lag: float = 0.0):
         if int(substeps) != substeps or substeps < 1:
             raise InvalidInputError(f"substeps must be an integer >= 1, got {substeps}")
         if not (np.isfinite(sign_eps) and sign_eps > 0):
             raise InvalidInputError(f"sign_eps must be > 0 (smooth friction sign for RK4), got {sign_eps}")
+        if not (np.isfinite(actuator_lag) and actuator_lag >= 0):
+            raise InvalidInputError(f"actuator_lag must be >= 0 s (0: none), got {actuator_lag}")
+        self.actuator_lag = float(actuator_lag)
         self.substeps, self.sign_eps = int(substeps), float(sign_eps)
         self.dyn = ClosedLoopDynamics(dyn.kin, gravity=dyn.gravity, sign_eps=self.sign_eps)
         super().__init__(dyn, dt, force_limits, command_timeout, safe_behaviour, cost_window, end_stops)
@@ -257,6 +266,7 @@ class SimulatedRobot(SimulatedPlant):
         self.sim = ReducedSimulator(self.dyn, friction=self.friction, end_stops=self.end_stops)
 
     def _start(self, pose: Pose, twist) -> SimState:
+        self._lagged = np.zeros(self.n_actuated)     # the force the lagging drives apply (actuator_lag > 0)
         return self.sim.state(pose, twist)
 
     def _actuated(self):
@@ -282,10 +292,13 @@ class SimulatedRobot(SimulatedPlant):
     def _advance(self, tau):
         """RK4 substeps (module docstring)."""
         h = self.dt / self.substeps
-        s = self._state
+        s, applied = self._state, self._lagged
         try:
             for _ in range(self.substeps):
-                s = self.sim.step(s, h, tau)
+                if self.actuator_lag > 0:
+                    s, applied = self.sim.step_lagged(s, h, applied, tau, self.actuator_lag)
+                else:
+                    s = self.sim.step(s, h, tau)
         except (UnreachablePoseError, SingularConfigurationError) as exc:
             raise InvalidInputError(
                 f"the simulated robot left the configurations the machine can be in at t = {self.time:.6g} s "
@@ -295,6 +308,8 @@ class SimulatedRobot(SimulatedPlant):
             raise InvalidInputError(f"the simulation diverged at t = {self.time:.6g} s (dt {self.dt}, substeps "
                                     f"{self.substeps}, sign_eps {self.sign_eps}: see stability_factor)")
         self._state = s
+        if self.actuator_lag > 0:          # the drives applied the lagged force, not the command
+            self._lagged = self.tau_applied = applied
 
     # ------------------------------------------------------------------ extras
     @property
@@ -356,8 +371,9 @@ def plant_safe_behaviour(dyn: ClosedLoopDynamics, settings: dict) -> SafeBehavio
 
 def simulated_robot(dyn: ClosedLoopDynamics, settings: dict) -> SimulatedRobot:
     """The simulated robot of the node settings (control_rate, substeps, friction, command_timeout,
-    safe_behaviour with hold_kp / hold_kd, force_limit)."""
+    safe_behaviour with hold_kp / hold_kd, force_limit, actuator_lag)."""
     return SimulatedRobot(dyn, 1.0 / settings["control_rate"], substeps=settings["substeps"],
                           friction=settings["friction"], command_timeout=settings["command_timeout"],
                           safe_behaviour=plant_safe_behaviour(dyn, settings),
-                          force_limits=settings.get("force_limit", "config"))
+                          force_limits=settings.get("force_limit", "config"),
+                          actuator_lag=settings.get("actuator_lag", 0.0))

@@ -59,7 +59,10 @@ def add_arguments(p: argparse.ArgumentParser, robot: bool = True) -> None:
         p.add_argument("--variant", default=None, help="robot variant (default: the robot's default)")
     p.add_argument("--controller", default="pd_feedforward",
                    help="named controller of the controller YAML: pd, pd_feedforward, cf_rb, cf_rb_friction, "
-                        "computed_torque (default pd_feedforward)")
+                        "computed_torque, and the motion-control family (task_pd, task_pd_feedforward, "
+                        "task_pd_gravity, task_idc, task_robust_idc, task_adaptive_idc, joint_pd_gravity, joint_idc, "
+                        "joint_robust_idc, pd_acceleration_feedforward, cf_rb_friction_lead, mass_matrix_decoupling "
+                        "(delta)); default pd_feedforward")
     p.add_argument("--controller-config", default="", metavar="YAML",
                    help="controller YAML (default <share>/config/controllers.yaml)")
     p.add_argument("--hardware", choices=HARDWARE, default="sim",

@@ -51,6 +51,8 @@ Publishes
                                                              state_publish_rate
   /<controller_name>/commands   std_msgs/Float64MultiArray   (hardware: topics | ros2_control) actuator forces
                                                              (topic_based: a JointState on joint_commands_topic)
+  /joint_controller/parameter_estimates  std_msgs/Float64MultiArray  (adaptive IDC modes) the estimated base
+                                                             parameters at parameter_estimates_rate (sim time)
   /diagnostics             diagnostic_msgs/DiagnosticArray   rate, deadline misses, cycle time, plant step,
                                                              safe behaviour and its entries, saturations
 Services
@@ -82,8 +84,10 @@ safe_behaviour; the others are read-only)
   force_limit, safe_behaviour, state_timeout, reference_timeout, lockstep, lockstep_timeout,
   controller_name, topic_convention, joint_states_topic, joint_commands_topic, initial_pose, state_publish_rate,
   ground_truth_rate, ground_truth_chunk (1 to 10000), clock_rate, substeps (sim), mujoco_timestep (mujoco),
-  friction, command_timeout (the simulated robot's), realtime_priority, realtime_cpu, wait_for_recorder
-  (lockstep: start once the state is recorded)
+  friction, command_timeout, actuator_lag (the simulated robot's), realtime_priority, realtime_cpu,
+  wait_for_recorder (lockstep: start once the state is recorded), rho, boundary_layer (robust IDC), adaptation_gain,
+  parameter_bound, parameter_estimates_rate (adaptive IDC), feedforward_lead (Codourey's T_m: the feedforward is
+  looked up this long ahead of the regulator's references)
 """
 
 from __future__ import annotations
@@ -96,7 +100,8 @@ import numpy as np
 from rclpy.node import Node
 
 from ..control import (CONTROL, Controller, ControlLoop, FeedforwardModel, ForceLimits, ReferenceLimits, SafeBehaviour,
-                       StateEstimator, make_law)
+                       StateEstimator)
+from ..control.laws import MODEL_FREE, law_from_settings
 from ..errors import PkmError
 from ..settings import IN_PROCESS_PLANTS
 from ..realtime import (LatencyHistogram, PeriodicRunner, SlicedWork, fifo_priority, prepare_realtime,
@@ -104,7 +109,7 @@ from ..realtime import (LatencyHistogram, PeriodicRunner, SlicedWork, fifo_prior
 from . import estimated_state_topic
 from .hardware_io import ClockPublisher, SimulationTopics, TopicConvention, TopicHardware
 from .messages import joint_state_msg, parse_joint_trajectory, period_ns
-from .qos import qos
+from .qos import ESTIMATES_TOPIC, qos
 from .runtime import COMMON_PARAMS, Diagnostics, PolledSubscriptions, declare_settings, guarded, run_node
 
 __doc__ += "\n" + COMMON_PARAMS
@@ -132,10 +137,11 @@ class JointControllerNode(Node):
         # robot, variant and controller also name the run in a recorded bag (pkm_control.runs)
         self.diag.extra.update(robot=self.ctx.robot, variant=self.ctx.kin.model.variant,
                                controller=self.get_parameter("controller").value, mode=s["mode"],
-                               hardware=s["hardware"],
+                               hardware=s["hardware"], feedforward_lead=s["feedforward_lead"],
+                               actuator_lag=s["actuator_lag"] if s["hardware"] == "sim" else "n/a",
                                timing="lockstep" if s["lockstep"] else "real-time", safe_entries=0, safe_periods=0,
                                saturations=0)
-        self.model = FeedforwardModel(self.dyn, s["feedforward_model"]) if s["mode"] == "computed_torque" else None
+        self.model = None if s["mode"] in MODEL_FREE else FeedforwardModel(self.dyn, s["feedforward_model"])
         controller = Controller(self.make_law(s), ForceLimits(s["force_limit"]), self.make_safe(s["safe_behaviour"]),
                                 StateEstimator(self.ctx.kin), self.initial, s["state_timeout"],
                                 ReferenceLimits.from_kinematics(self.ctx.kin))
@@ -157,7 +163,13 @@ class JointControllerNode(Node):
         # the graph's time source: the simulated robot inside, or the instants of the periods in front of a
         # ros2_control controller manager (with hardware: topics, the hardware node)
         self.clock = ClockPublisher(self) if self.sim or s["hardware"] == "ros2_control" else None
-        self.loop = ControlLoop(hardware, controller, int(round(s["reference_timeout"] * 1e9)))
+        self.loop = ControlLoop(hardware, controller, int(round(s["reference_timeout"] * 1e9)),
+                                int(round(s["feedforward_lead"] * 1e9)))
+        self.pub_estimates = None
+        if hasattr(controller.law, "estimates"):
+            from std_msgs.msg import Float64MultiArray
+
+            self.pub_estimates = self.create_publisher(Float64MultiArray, ESTIMATES_TOPIC, qos(ESTIMATES_TOPIC, "pub"))
         state_topic = estimated_state_topic(s["hardware"])
         self.pub_state = self.create_publisher(JointState, state_topic, qos(state_topic, "pub"))
         # real time: the loop's thread takes the streams between its periods (one thread: no other thread holds
@@ -193,7 +205,7 @@ class JointControllerNode(Node):
 
     # ------------------------------------------------------------------ settings
     def make_law(self, s):
-        return make_law(s["mode"], np.array(s["kp"]), np.array(s["kd"]), self.model)
+        return law_from_settings(s, self.model, self.ctx.kin)
 
     def make_safe(self, mode):
         if mode == "zero":
@@ -206,7 +218,10 @@ class JointControllerNode(Node):
         c = self.loop.controller
         s = dict(self.s, **{key: value})
         if key in ("kp", "kd"):
-            c.law = self.make_law(s)
+            law = self.make_law(s)
+            if hasattr(law, "estimates"):         # adaptive: new gains, the same estimates
+                law.reset(c.law.estimates)
+            c.law = law
         elif key == "force_limit":
             c.limits = ForceLimits(value)
         else:                       # hold_kp, hold_kd, safe_behaviour
@@ -249,7 +264,9 @@ class JointControllerNode(Node):
         self.loop.hardware.reset(self.initial)
         self.loop.clear_streams()
         c = self.loop.controller
-        c.pose, c.target, c.mode = self.initial, None, "control"
+        c.pose, c.pose_d, c.target, c.mode = self.initial, self.initial, None, "control"
+        if hasattr(c.law, "reset"):
+            c.law.reset()
         self.k = 0
         self.flush_truth()               # the old timeline's last samples before the new one's first
         self.get_logger().info("hardware reset: initial pose at sim time 0")
@@ -332,6 +349,8 @@ class JointControllerNode(Node):
         meas = hw.read()
         if state_due and meas is not None:
             self.work.add(self._state_job(t_ns, meas))
+        if self.pub_estimates is not None and self._due("estimates", t_ns, self.s["parameter_estimates_rate"], force):
+            self.work.add(self._estimates_job(self.loop.controller.law.estimates))
 
     def publish_observations(self, t_ns: int):
         """Every observation topic at t_ns, now (time offered to the graph, a reset)."""
@@ -365,6 +384,15 @@ class JointControllerNode(Node):
         effort = np.zeros(len(est.q))
         effort[self.ctx.model.actuated_idx] = meas.effort
         self.pub_state.publish(joint_state_msg(t_ns, self.ctx.joint_names, est.q, est.v, effort))
+
+    def _estimates_job(self, estimates):
+        from std_msgs.msg import Float64MultiArray, MultiArrayDimension, MultiArrayLayout
+
+        yield
+        n = len(estimates)
+        self.pub_estimates.publish(Float64MultiArray(
+            layout=MultiArrayLayout(dim=[MultiArrayDimension(label="base_parameters", size=n, stride=n)]),
+            data=estimates.tolist()))
 
     # ------------------------------------------------------------------ lockstep (event driven)
     def next_instant(self):

@@ -37,6 +37,7 @@ OBSERVATION_DEPTH = 50_000    # recorded messages (ground truth: 250 s at 2 kHz 
 FEEDFORWARD_HISTORY = 100     # /feedforward chunks (5 s at the default lookahead) kept for a late recorder
 STATUS_HISTORY = 10           # goal status events kept for a late `pkm bringup`
 COMMANDS = "/<controller_name>/commands"
+ESTIMATES_TOPIC = "/joint_controller/parameter_estimates"
 
 
 @dataclass(frozen=True)
@@ -90,6 +91,7 @@ TABLE = {
     (GROUND_TRUTH_TOPIC, "pub"): _row("observation", "recorded chunks of samples; none lost when the recorder falls "
                                       "behind", OBSERVATION_DEPTH),
     (GROUND_TRUTH_TOPIC, "sub"): _row("observation", "the recorder", OBSERVATION_DEPTH),
+    (ESTIMATES_TOPIC, "pub"): _row("display", "adaptive IDC's estimates for plots; the next replaces a lost one"),
     ("/diagnostics", "pub"): _row("display", "monitoring, 1 Hz per node"),
     ("/diagnostics", "sub"): _row("observation", "the recorder: every node's last figures", OBSERVATION_DEPTH),
 }

@@ -60,8 +60,9 @@ def declare_settings(node, node_name: str, on_change=None):
             _float(key, settings[key])
     for key in INT_KEYS.keys() & settings.keys():
         settings[key] = integer(f"parameter '{key}'", settings[key], *INT_KEYS[key])
+    n_gains = ctx.gain_size(settings["mode"]) if "mode" in settings else ctx.n_actuated
     for key in set(GAIN_KEYS) & settings.keys():
-        settings[key] = gain(key, settings[key], ctx.n_actuated)
+        settings[key] = gain(key, settings[key], n_gains if key in ("kp", "kd") else ctx.n_actuated)
     if "force_limit" in settings:
         settings["force_limit"] = validate("force_limit", settings["force_limit"], ctx.n_actuated, ctx.force_limit)
 
@@ -70,7 +71,7 @@ def declare_settings(node, node_name: str, on_change=None):
             if p.name not in runtime:
                 continue
             try:
-                value = validate(p.name, p.value, ctx.n_actuated, ctx.force_limit)
+                value = validate(p.name, p.value, ctx.n_actuated, ctx.force_limit, n_gains)
                 if on_change is not None:
                     on_change(p.name, value)
                 settings[p.name] = value

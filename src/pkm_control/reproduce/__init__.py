@@ -16,6 +16,8 @@ REPRODUCTIONS = {
                          "Wu et al.: driving forces of the redundant (minimum norm) and non-redundant robots"),
     "delta-mass-matrix": ("pkm_control.reproduce.delta_mass_matrix",
                           "Codourey: 3x3 mass matrix over slices z = -230 / -350 mm; simplified-model error"),
+    "delta-regulators": ("pkm_control.reproduce.delta_regulators",
+                         "Codourey: tracking errors of regulators 1-4 and the mass-matrix decoupling (Fig. 7)"),
     "palida-base-parameters": ("pkm_control.reproduce.palida_base_parameters",
                                "Abdellatif: base parameters derived numerically beside Table I"),
 }
