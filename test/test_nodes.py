@@ -47,7 +47,7 @@ from pkm_control.kinematics.task_space import Pose  # noqa: E402
 from pkm_control.nodes import GROUND_TRUTH_TOPIC, NODES  # noqa: E402
 from pkm_control.nodes.computed_force import ComputedForceNode  # noqa: E402
 from pkm_control.nodes.hardware import HardwareNode  # noqa: E402
-from pkm_control.nodes.hardware_io import TopicHardware  # noqa: E402
+from pkm_control.nodes.hardware_io import TopicConvention, TopicHardware  # noqa: E402
 from pkm_control.nodes.inverse_kinematics import InverseKinematicsNode  # noqa: E402
 from pkm_control.nodes.joint_controller import JointControllerNode  # noqa: E402
 from pkm_control.nodes.messages import (parse_commands, parse_joint_trajectory, parse_platform_trajectory,  # noqa: E402
@@ -718,7 +718,11 @@ def test_generated_junk_is_rejected_by_the_parsers(data):
     with pytest.raises(InvalidInputError):
         parse_commands(data.draw(junk_commands()), len(ACT))
     ctx = SimpleNamespace(joint_names=KIN.model.joint_names, actuated_joints=KIN.model.actuated_joints)
-    hw = TopicHardware(FakeNode(), ctx, "effort_controller", None)
+    convention = TopicConvention.from_settings({
+        "topic_convention": data.draw(st.sampled_from(["forward_command", "topic_based"])),
+        "controller_name": "effort_controller", "joint_states_topic": "/robot_joint_states",
+        "joint_commands_topic": "/robot_joint_command"})
+    hw = TopicHardware(FakeNode(), ctx, convention, None)
     hw.measurement_ns = 10**9
     with pytest.raises(InvalidInputError):
         hw._on_state(data.draw(junk_joint_state(data.draw(st.sampled_from(STATE_FLAWS)), 10**9)))

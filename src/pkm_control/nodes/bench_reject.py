@@ -40,7 +40,7 @@ def bench_reject(robot: str = "palida", as_json: bool = False) -> dict:
     from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
     from ..kinematics import robot_kinematics
-    from .hardware_io import TopicHardware
+    from .hardware_io import TopicConvention, TopicHardware
     from .messages import parse_joint_trajectory
     from .qos import qos
     from .runtime import Diagnostics, guarded
@@ -72,7 +72,8 @@ def bench_reject(robot: str = "palida", as_json: bool = False) -> dict:
     qa = list(map(float, q[kin.model.actuated_idx]))
     references = {"valid": [trajectory(qa)],
                   "junk": [trajectory([math.nan] + qa[1:]), trajectory(qa[:-1]), trajectory(qa, ["x"] + act[1:])]}
-    hw = TopicHardware(node, kin.model, "pkm_bench_reject", diag)
+    hw = TopicHardware(node, kin.model, TopicConvention("forward_command", "/pkm_bench_reject/joint_states",
+                                                        "/pkm_bench_reject/commands"), diag)
     hw.measurement_ns = 10**12
     states = {"valid": [state(10**12 + k) for k in range(1, N + 1)],
               "junk": [state(1), state(5, names=list(kin.model.joint_names)[:-1], position=q[:-1]),
