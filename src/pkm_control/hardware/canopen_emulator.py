@@ -163,7 +163,7 @@ class EmulatedDrives:
                 if drive.pending_fault is not None:
                     drive.fault(drive.pending_fault)
                     drive.pending_fault = None
-                elif self._since_sync > SYNC_WINDOW - 1 and drive.state in ("operation enabled", "quick stop active"):
+                elif self._since_sync > SYNC_WINDOW and drive.state in ("operation enabled", "quick stop active"):
                     drive.fault(SYNC_LOSS)
             if all(d.state == "operation enabled" for d in self.drives):
                 tau = np.empty(len(self.drives))
@@ -215,3 +215,25 @@ class EmulatedDrives:
 
     def close(self):
         self.network.disconnect()
+
+
+def emulated_robot(dyn, config: CanopenConfig, dt: float, pose, channel: str, force_limits="config",
+                   response_timeout: float = 5.0, **plant_options):
+    """(CanopenDrives started, EmulatedDrives, the SimulatedRobot) of a robot at ``pose`` on the virtual bus
+    ``channel``: the master side and the drives in this process (tests, ``hardware: canopen`` with
+    ``canopen_emulate``)."""
+    from ..control.safety import ForceLimits
+    from .canopen_drives import CanopenDrives
+
+    plant = SimulatedRobot(dyn, dt, force_limits=force_limits, **plant_options)
+    plant.reset(pose)
+    emu = EmulatedDrives(config, plant, channel)
+    limits = ForceLimits.from_config(dyn.model) if isinstance(force_limits, str) else plant.force_limits
+    hw = CanopenDrives(config, dt, limits, response_timeout=response_timeout, channel=channel)
+    try:
+        hw.start()
+    except BaseException:
+        emu.close()
+        hw.close()
+        raise
+    return hw, emu, plant
