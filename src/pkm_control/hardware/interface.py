@@ -19,9 +19,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..errors import InvalidInputError, check_vector
 from ..kinematics.task_space import Pose
 
 COMMAND_INTERFACES = ("effort", "position", "velocity")
+#: a command beyond this multiple of the force limit is refused (not clipped and applied)
+REFUSE_FACTOR = 2.0
 
 
 @dataclass(frozen=True)
@@ -67,6 +70,30 @@ class HardwareInterface(ABC):
 
     def close(self) -> None:
         """Release the hardware (stop drives, close the bus). Default: nothing to release."""
+
+
+class CommandCheck:
+    """The checks every interface applies to an actuator-force command before it goes anywhere: finite, the right
+    size, and not beyond REFUSE_FACTOR x the force limit (a broken or hostile controller, not a saturation): each
+    raises InvalidInputError naming the joint, and nothing is applied. Between the limit and that, the interface
+    saturates at the limit and reports it (``saturated``)."""
+
+    def __init__(self, names, force_limits=None):
+        self.names = tuple(names)
+        self.force_limits = force_limits
+        self._refused_beyond = None if force_limits is None else REFUSE_FACTOR * force_limits.limits
+        self._command_name = f"actuator forces ({', '.join(self.names)})"      # formed once, not every period
+
+    def __call__(self, tau) -> np.ndarray:
+        tau = check_vector(self._command_name, tau, len(self.names))
+        if self._refused_beyond is not None:
+            far = np.abs(tau) > self._refused_beyond
+            if far.any():
+                i = int(np.flatnonzero(far)[0])
+                raise InvalidInputError(f"command of {self.names[i]} = {tau[i]:.6g} is beyond "
+                                        f"{REFUSE_FACTOR:g} x its force limit {self.force_limits.limits[i]:.6g}: "
+                                        "refused")
+        return tau
 
 
 class Simulated(ABC):

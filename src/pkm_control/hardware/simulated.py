@@ -69,13 +69,11 @@ from ..control.safety import ForceLimits, SafeBehaviour
 from ..dynamics.end_stops import EndStops, EnergyBound
 from ..dynamics.engine import ClosedLoopDynamics
 from ..dynamics.simulation import ReducedSimulator, SimState
-from ..errors import InvalidInputError, PkmError, SingularConfigurationError, UnreachablePoseError, check_vector
+from ..errors import InvalidInputError, PkmError, SingularConfigurationError, UnreachablePoseError
 from ..kinematics.task_space import Pose
-from .interface import HardwareInterface, JointMeasurement, RobotState, Simulated
+from .interface import REFUSE_FACTOR, CommandCheck, HardwareInterface, JointMeasurement, RobotState, Simulated  # noqa: F401
 
 DEFAULT_SIGN_EPS = 2e-3
-#: a command beyond this multiple of the force limit is refused (not clipped and applied)
-REFUSE_FACTOR = 2.0
 RK4_REAL_AXIS_LIMIT = 2.785
 
 
@@ -109,9 +107,7 @@ class SimulatedPlant(HardwareInterface, Simulated):
         elif force_limits is not None and not isinstance(force_limits, ForceLimits):
             force_limits = ForceLimits(force_limits, self.n_actuated)
         self.force_limits = force_limits
-        # what write() compares and names every period, formed once
-        self._refused_beyond = None if force_limits is None else REFUSE_FACTOR * force_limits.limits
-        self._command_name = f"actuator forces ({', '.join(self.actuated_names)})"
+        self._check = CommandCheck(self.actuated_names, force_limits)
         self.command_timeout = None if command_timeout is None else float(command_timeout)
         if isinstance(safe_behaviour, str):
             model = FeedforwardModel(dyn, "rigid") if safe_behaviour == "hold" else None
@@ -190,14 +186,7 @@ class SimulatedPlant(HardwareInterface, Simulated):
         InvalidInputError and are not applied (the previous command and the timeout stay in force).
         Between the limit and that, the force saturates at the limit (``saturated``)."""
         self._require()
-        tau = check_vector(self._command_name, tau, self.n_actuated)
-        if self._refused_beyond is not None:
-            far = np.abs(tau) > self._refused_beyond
-            if far.any():
-                i = int(np.flatnonzero(far)[0])
-                raise InvalidInputError(f"command of {self.actuated_names[i]} = {tau[i]:.6g} is beyond "
-                                        f"{REFUSE_FACTOR:g} x its force limit {self.force_limits.limits[i]:.6g}: "
-                                        "refused")
+        tau = self._check(tau)
         self._tau_cmd = tau.copy()
         self._last_command = self.time if time is None else float(time)
         if self.mode != "command":

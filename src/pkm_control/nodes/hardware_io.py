@@ -29,7 +29,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..errors import InvalidInputError
-from ..hardware.interface import HardwareInterface
+from ..hardware.interface import CommandCheck, HardwareInterface
 from ..settings import TOPIC_CONVENTIONS
 from .messages import (commands_msg, joint_state_msg, joint_trajectory_msg, parse_commands, parse_joint_commands,
                        parse_joint_state, pose_stamped_msg, stamp_msg, to_ns)
@@ -82,6 +82,7 @@ class TopicHardware(HardwareInterface):
         self.actuated_names = tuple(ctx.actuated_joints)
         self.measurement = None
         self.measurement_ns = None
+        self._check = CommandCheck(self.actuated_names)      # the limits are the robot's: it clips and reports
         self._on_measurement = on_measurement
         self._pub = node.create_publisher(convention.command_type, convention.commands_topic, qos(COMMANDS, "pub"))
         self._sub = node.create_subscription(JointState, convention.states_topic,
@@ -102,6 +103,7 @@ class TopicHardware(HardwareInterface):
         return self.measurement
 
     def write(self, command, time=None) -> None:
+        command = self._check(command)       # NaN or the wrong size: InvalidInputError, nothing sent
         t_ns = self.measurement_ns if time is None else int(round(time * 1e9))
         self._pub.publish(self.convention.command_msg(t_ns, self.actuated_names, command))
 
