@@ -1150,6 +1150,18 @@ def test_every_robot_runs_the_graph(ros, robot, controller):
     assert ctl.diag.safe_behaviour == "none"
     c = ctl.loop.controller
     assert np.all(np.abs(c.last_tau) <= c.limits.limits) and not spy.nonfinite and spy.published > 0
+    # the watchdog with this law: the streaming nodes go away, the loop waits lockstep_timeout (shortened here, the
+    # run is over) for the next reference, then the safe behaviour holds the robot where it is
+    for n in (gen, ik, cf):
+        ros.remove_node(n)
+        n.destroy_node()
+    ctl.s["lockstep_timeout"] = 0.02
+    k = ctl.k
+    assert spin_until(ros, lambda: ctl.diag.safe_behaviour == "hold" and ctl.k >= k + 25), (robot, controller)
+    assert c.safe_entries == 1 and c.mode == "hold"
+    held = kin.task.coordinates(truth(ctl).platform_pose)
+    assert np.abs(held - end).max() < 1e-3, (held, end)
+    assert np.all(np.abs(c.last_tau) <= c.limits.limits) and not spy.nonfinite
 
 
 def _call(ros, client):
