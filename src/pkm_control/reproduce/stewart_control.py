@@ -80,7 +80,7 @@ def mismatched_plant(dyn, seed: int = SEED):
     links = [(j, link) for j, link in zip(dyn._bodies, dyn.body_names()) if dyn.pin_model.inertias[j].mass > 0]
     kinds = sorted({share_across_legs(link) for _, link in links})
     signs = np.random.default_rng(seed).choice([-1.0, 1.0], size=len(kinds))
-    factors = {k: 1.0 + MASS_ERROR * s for k, s in zip(kinds, signs)}
+    factors = {k: float(1.0 + MASS_ERROR * s) for k, s in zip(kinds, signs)}
     bodies = {}
     for j, link in links:
         inert, f = dyn.pin_model.inertias[j], factors[share_across_legs(link)]
@@ -166,8 +166,8 @@ def run(out_dir: pathlib.Path, progress: bool = True, quick: bool = False, condi
     summary = {"robot": "stewart", "paper": "Taghirad, Parallel Robots (seed 004), chapter Motion Control",
                "trajectory": spec, "rest_s": rest, "control_period_s": dt, "quick": quick,
                "conditions": {"exact": "the plant is the controller's model",
-                              "mismatch": f"plant body kinds scaled by {factors} (mass, first moment, inertia; "
-                                          f"seed {SEED}); the controller keeps the config's model",
+                              "mismatch": "plant inertias x " + ", ".join(f"{f:g} ({k})" for k, f in factors.items())
+                                          + f" (seed {SEED}); the controller keeps the config's model",
                               "noise": f"exact model, encoders: {NOISE['resolution'] * 1e6:g} um quantization, "
                                        f"{NOISE['position_std'] * 1e6:g} um and {NOISE['velocity_std'] * 1e3:g} mm/s "
                                        f"rms Gaussian noise (seed {SEED})"},
@@ -210,7 +210,8 @@ def run(out_dir: pathlib.Path, progress: bool = True, quick: bool = False, condi
         for cond in conditions:
             est = summary["laws"][controller]["conditions"][cond]["estimates"]
             lines.append(f"  {controller} ({cond}): force prediction error of the estimate "
-                         f"{100 * est['initial_prediction_error']:.1f} % -> {100 * est['final_prediction_error']:.1f} %")
+                         f"{100 * est['initial_prediction_error']:.1f} % -> "
+                         f"{100 * est['final_prediction_error']:.1f} %")
     # figure 1: tracking errors, one panel per condition
     colors = dict(zip(dict.fromkeys(what for _, _, what in LAWS), plt.rcParams["axes.prop_cycle"].by_key()["color"]))
     fig, axes = plt.subplots(len(conditions), 1, figsize=(10, 3.2 * len(conditions) + 1), sharex=True, squeeze=False)
@@ -223,10 +224,10 @@ def run(out_dir: pathlib.Path, progress: bool = True, quick: bool = False, condi
         ax.set_title(f"{cond}: {summary['conditions'][cond]}", fontsize=8)
         ax.grid(True, which="both", alpha=0.3)
     axes[-1, 0].set_xlabel("t [s]")
+    fig.suptitle("Platform position error of each law (solid: task space, dashed: joint space)")
+    fig.tight_layout(rect=(0, 0, 1, 0.9))
     fig.legend(*axes[0, 0].get_legend_handles_labels(), loc="upper center", ncol=6, fontsize=7,
-               bbox_to_anchor=(0.5, 0.99))
-    fig.suptitle("Platform position error of each law (solid: task space, dashed: joint space)", y=0.955)
-    fig.tight_layout(rect=(0, 0, 1, 0.93))
+               bbox_to_anchor=(0.5, 0.955))
     fig.savefig(out_dir / "stewart_control_errors.png", dpi=90)
     plt.close(fig)
     files = ["stewart_control_errors.png"]

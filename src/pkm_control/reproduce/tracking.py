@@ -23,12 +23,13 @@ class Tracking:
 
 
 def track(dyn, controller: str, trajectory, robot, dt: float, rest: float = 0.0, hardware=None,
-          task_errors: bool = False, observe=None, progress=None) -> Tracking:
+          task_errors: bool = False, observe=None, progress=None, overrides=None) -> Tracking:
     """``controller`` (a name of config/controllers.yaml, built as the joint_controller node builds it on ``dyn``,
     the controller's model) on ``robot`` (a SimulatedRobot, reset to the trajectory's start; its dynamics may differ
     from ``dyn``: the plant) along ``trajectory`` and ``rest`` s of hold after it, one period of ``dt`` s each.
     hardware: what the loop reads and writes (default the robot; e.g. hardware/noise.py NoisyEncoders around it).
     observe(k, controller): called after each period's update (e.g. to record an adaptive law's estimates).
+    overrides: settings of the controller replaced (as a node's ROS parameters would; e.g. adaptation_gain).
     RuntimeError when the controller's safe behaviour engages (the law failed)."""
     from ..control import ControlLoop, FeedforwardModel
     from ..fuzz.campaigns import make_controller
@@ -36,7 +37,8 @@ def track(dyn, controller: str, trajectory, robot, dt: float, rest: float = 0.0,
 
     kin, act = dyn.kin, dyn.model.actuated_idx
     s = load_settings(dyn.model.name, controller)
-    c = make_controller(dyn, s["mode"], safe="hold", controller=controller)
+    s = {**s, **(overrides or {})}
+    c = make_controller(dyn, s["mode"], safe="hold", controller=controller, overrides=overrides)
     robot.reset(trajectory.sample(0.0)[0])
     dt_ns = int(round(dt * 1e9))
     n = int(round((trajectory.duration + rest) / dt))
