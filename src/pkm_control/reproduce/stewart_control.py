@@ -115,18 +115,23 @@ def prediction_regressor(law, traj, n: int = 50) -> np.ndarray:
     return np.vstack(rows)
 
 
+def _rms(x) -> float:
+    return float(np.sqrt(np.mean(np.square(x))))
+
+
 def _figures(run, dt) -> dict:
+    """The table's figures of one run (module docstring)."""
     e = run.task_error
     pos, rot = np.linalg.norm(e[:, :3], axis=1), np.linalg.norm(e[:, 3:], axis=1)
-    rms = lambda x: float(np.sqrt(np.mean(x ** 2)))    # noqa: E731
-    return {"position_rms_mm": 1e3 * rms(pos), "position_max_mm": 1e3 * float(pos.max()),
-            "orientation_rms_mrad": 1e3 * rms(rot), "orientation_max_mrad": 1e3 * float(rot.max()),
-            "force_rms_N": rms(run.tau), "force_peak_N": float(np.abs(run.tau).max()),
+    return {"position_rms_mm": 1e3 * _rms(pos), "position_max_mm": 1e3 * float(pos.max()),
+            "orientation_rms_mrad": 1e3 * _rms(rot), "orientation_max_mrad": 1e3 * float(rot.max()),
+            "force_rms_N": _rms(run.tau), "force_peak_N": float(np.abs(run.tau).max()),
             "saturation_s": float(run.saturated.sum() * dt)}
 
 
-def run(out_dir: pathlib.Path, progress: bool = True, quick: bool = False, conditions=CONDITIONS) -> dict:
+def run(out_dir: pathlib.Path, progress: bool = True, quick: bool = False) -> dict:
     """Every law in every condition (module docstring); quick: the first move only (a smoke test)."""
+    conditions = CONDITIONS
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
