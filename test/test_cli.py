@@ -189,7 +189,7 @@ MALFORMED = [
     ["id", "--robot", "delta", "--pose", "0", "0", "-0.3", "--method", "virtual_work", "--wrench", *"000000"],
     ["id", "--robot", "delta", "--pose", "0", "0", "-0.3", "--wrench", "0", "0"],
     ["id", "--robot", "delta", "--pose", "0", "0", "-0.3", "--accel", "1"],
-    ["reproduce", "nosuch"], ["reproduce", "lopes", "--out", "/proc/no/such/dir"],
+    ["reproduce", "nosuch"], ["reproduce", "lopes", "--out", "/proc/no/such/dir"], ["reproduce", "lopes", "--quick"],
     ["bench", "nosuch"], ["bench", "kinematics", "--samples", "-5"], ["bench", "kinematics", "--robot", "nosuchrobot"],
     ["bringup", "--robot", "nosuchrobot", "--dry-run"], ["bringup", "--variant", "9-9", "--dry-run"],
     ["bringup", "--deg"], ["tour", "--robot", "delta"], ["demo", "--laps", "x"], ["demo", "--deg"],

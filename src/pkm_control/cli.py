@@ -391,7 +391,7 @@ def cmd_id(args):
 def cmd_reproduce(args):
     from . import reproduce
 
-    summary = reproduce.run(args.name, args.out, progress=not args.json)
+    summary = reproduce.run(args.name, args.out, progress=not args.json, quick=args.quick)
     if args.json:
         print(json.dumps(summary, indent=2, default=lambda o: o.tolist() if hasattr(o, "tolist") else str(o)))
 
@@ -716,6 +716,9 @@ def build_parser() -> argparse.ArgumentParser:
              common=("json",))
     sp.add_argument("name", choices=list(REPRODUCTIONS), help="which reproduction")
     sp.add_argument("--out", default="results", help="output folder (default: results/)")
+    sp.add_argument("--quick", action="store_true",
+                    help="a short run for a smoke test where the reproduction has one (stewart-control: the first "
+                         "move only); its numbers are not the README's")
 
     sp = add("bench", cmd_bench, "benchmarks that print timings and ratios against a baseline run alongside",
              robot=False, common=("json",))

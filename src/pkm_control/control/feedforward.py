@@ -219,20 +219,7 @@ class FeedforwardModel:
         self._act = dyn.model.actuated_idx
         self._square = not dyn.redundant
         # generic path: a private pinocchio model with the set's inertias, a FrictionModel with its friction
-        pm = pin.Model(dyn.pin_model)
-        names = dyn.body_names()
-        s = self.parameters.inertia_scale
-        for j, link in zip(dyn._bodies, names):
-            if link in self.parameters.bodies:
-                b = self.parameters.bodies[link]
-                inert = pin.Inertia(b["mass"], np.array(b["com"]), _inertia_matrix(b["inertia"]))
-            elif s == 1.0:
-                continue
-            else:
-                inert = pm.inertias[j]
-            # m, c, I_c -> s m, c, s I_c scales every standard parameter (m, m c, I_origin) by s;
-            # written this way because the dynamic-parameter form divides by m (massless links)
-            pm.inertias[j] = pin.Inertia(s * inert.mass, np.array(inert.lever), s * np.array(inert.inertia))
+        pm = tree_with_parameters(dyn, self.parameters)
         self._pin_model = pm
         self._data = pm.createData()
         self._friction = FrictionModel(_with_friction(dyn.model, self.parameters.friction))
@@ -377,6 +364,41 @@ class FeedforwardModel:
 
     def with_model(self, model: str) -> "FeedforwardModel":
         return FeedforwardModel(self.dyn, model, self.parameters, self.sign_eps)
+
+
+def tree_with_parameters(dyn: ClosedLoopDynamics, parameters: ParameterSet) -> pin.Model:
+    """A copy of the robot's pinocchio tree carrying a parameter set's inertias (bodies replaced, then scaled)."""
+    pm = pin.Model(dyn.pin_model)
+    s = parameters.inertia_scale
+    for j, link in zip(dyn._bodies, dyn.body_names()):
+        if link in parameters.bodies:
+            b = parameters.bodies[link]
+            inert = pin.Inertia(b["mass"], np.array(b["com"]), _inertia_matrix(b["inertia"]))
+        elif s == 1.0:
+            continue
+        else:
+            inert = pm.inertias[j]
+        # m, c, I_c -> s m, c, s I_c scales every standard parameter (m, m c, I_origin) by s;
+        # written this way because the dynamic-parameter form divides by m (massless links)
+        pm.inertias[j] = pin.Inertia(s * inert.mass, np.array(inert.lever), s * np.array(inert.inertia))
+    return pm
+
+
+def dynamics_with_parameters(dyn: ClosedLoopDynamics, parameters) -> ClosedLoopDynamics:
+    """The closed-loop dynamics of the same mechanism with a parameter set's inertias (ParameterSet, mapping or YAML
+    path; its friction is not carried: the plant's friction is the config's): a plant that differs from the model
+    the controller keeps (SimulatedRobot of the result)."""
+    from ..kinematics import make_kinematics
+
+    if isinstance(parameters, (str, os.PathLike)):
+        parameters = load_parameter_set(parameters, dyn)
+    elif isinstance(parameters, dict):
+        parameters = parameter_set_from_dict(parameters, dyn)
+    elif not isinstance(parameters, ParameterSet):
+        raise InvalidInputError(f"parameters must be a ParameterSet, a mapping or a YAML path, got "
+                                f"{type(parameters).__name__}")
+    clm = dataclasses.replace(dyn.model, model=tree_with_parameters(dyn, parameters))
+    return ClosedLoopDynamics(make_kinematics(clm), gravity=dyn.gravity, sign_eps=dyn.sign_eps)
 
 
 def force_distribution(J, f, square: bool = True) -> np.ndarray:

@@ -252,20 +252,23 @@ def _goals_run(kins, x):
 
 # ----------------------------------------------------------------------------- (2) controller
 
-def make_controller(dyn, mode="pd_feedforward", safe="hold", state_timeout=0.02, parts=None, controller=None):
+def make_controller(dyn, mode="pd_feedforward", safe="hold", state_timeout=0.02, parts=None, controller=None,
+                    overrides=None):
     """The controller of a named mode as the joint_controller node builds it (the robot's controller settings of
-    ``controller``, default the one named like the mode, cf_rb_friction for pd_feedforward; force limits from the
-    config, reference limits from the URDF); ``parts`` caches its immutable pieces (a law with a state of its own is
-    reset)."""
+    ``controller``, default the one named like the mode, cf_rb_friction for pd_feedforward, with ``overrides`` of
+    its keys as a node's ROS parameters would; force limits from the config, reference limits from the URDF);
+    ``parts`` caches its immutable pieces (a law with a state of its own is reset)."""
     from ..control import Controller, FeedforwardModel, ForceLimits, ReferenceLimits, SafeBehaviour, StateEstimator
     from ..control.laws import MODEL_FREE, law_from_settings
     from ..settings import load_settings
 
     parts = {} if parts is None else parts
-    key = (dyn.model.name, mode, safe, controller)
+    overrides = dict(overrides or {})
+    key = (dyn.model.name, mode, safe, controller, tuple(sorted(overrides.items())))
     if key not in parts:
         s = load_settings(dyn.model.name, controller or {"pd_feedforward": "cf_rb_friction"}.get(mode, mode),
                           n_actuated=dyn.model.n_actuated, n_task=dyn.kin.task.dim)
+        s = {**s, **overrides}
         model = None if mode in MODEL_FREE else FeedforwardModel(dyn, s["feedforward_model"])
         law = law_from_settings(s, model, dyn.kin)
         hold = SafeBehaviour("hold", FeedforwardModel(dyn, "rigid"), np.array(s["hold_kp"]), np.array(s["hold_kd"])) \

@@ -18,15 +18,25 @@ REPRODUCTIONS = {
                           "Codourey: 3x3 mass matrix over slices z = -230 / -350 mm; simplified-model error"),
     "delta-regulators": ("pkm_control.reproduce.delta_regulators",
                          "Codourey: tracking errors of regulators 1-4 and the mass-matrix decoupling (Fig. 7)"),
+    "stewart-control": ("pkm_control.reproduce.stewart_control",
+                        "Taghirad: every task- and joint-space motion law; exact model, +-20 % masses, noisy encoders"),
     "palida-base-parameters": ("pkm_control.reproduce.palida_base_parameters",
                                "Abdellatif: base parameters derived numerically beside Table I"),
 }
 
 
-def run(name: str, out_dir, progress: bool = True) -> dict:
+#: reproductions with a short smoke-test run (``quick``: not the README's numbers)
+QUICK = frozenset({"stewart-control"})
+
+
+def run(name: str, out_dir, progress: bool = True, quick: bool = False) -> dict:
     from pathlib import Path
 
+    from ..errors import InvalidInputError
+
     module, _ = REPRODUCTIONS[name]
+    if quick and name not in QUICK:
+        raise InvalidInputError(f"reproduction {name!r} has no quick run (those that have: {sorted(QUICK)})")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    return importlib.import_module(module).run(out, progress=progress)
+    return importlib.import_module(module).run(out, progress=progress, **({"quick": True} if quick else {}))

@@ -38,42 +38,13 @@ REGULATORS = (("1", "pd", "independent PD on each axis"),
 
 
 def simulate(dyn, controller: str, trajectory, lag: float = T_M, dt: float = DT, progress=None):
-    """One regulator on the lagged plant along ``trajectory``: (t, actuated errors q_d - q) per period. The
-    references and the computed force (rigid + friction) of the whole motion are offered up front, so the loop's
-    own lookup (and its feedforward lead) applies."""
-    from ..control import ControlLoop, FeedforwardModel
-    from ..fuzz.campaigns import make_controller
+    """One regulator on the lagged plant along ``trajectory``: (t, actuated errors q_d - q) per period
+    (tracking.track: the loop's own lookup, and its feedforward lead, applies)."""
     from ..hardware import SimulatedRobot
-    from ..settings import load_settings
+    from .tracking import track
 
-    kin, act = dyn.kin, dyn.model.actuated_idx
-    s = load_settings("delta", controller)
-    c = make_controller(dyn, s["mode"], safe="hold", controller=controller)
-    robot = SimulatedRobot(dyn, dt, actuator_lag=lag)
-    robot.reset(trajectory.sample(0.0)[0])
-    dt_ns = int(round(dt * 1e9))
-    n = int(round((trajectory.duration + REST) / dt))
-    times = np.arange(n + int(round(s["feedforward_lead"] / dt)) + 2) * dt_ns
-    ff_model = FeedforwardModel(dyn, "rigid+friction")
-    q, qd, qdd, ff = [], [], [], []
-    for t_ns in times:
-        pose, tw, ac = trajectory.sample(min(t_ns * 1e-9, trajectory.duration))
-        m = kin.inverse(pose, tw, ac)
-        q.append(m.q[act]), qd.append(m.v[act]), qdd.append(m.a[act])
-        ff.append(ff_model.tau(pose, tw, ac))
-    loop = ControlLoop(robot, c, 2 * dt_ns, int(round(s["feedforward_lead"] * 1e9)))
-    loop.offer_references(times, np.array(q), np.array(qd), np.array(qdd))
-    loop.offer_feedforward(times, np.array(ff))
-    err = np.empty((n, len(act)))
-    for k in range(n):
-        cmd = loop.cycle(k * dt_ns)
-        if cmd.mode != "control":
-            raise RuntimeError(f"{controller}: safe behaviour at t = {k * dt:.3f} s: {cmd.reason}")
-        err[k] = q[k] - robot.read().position
-        robot.step()
-        if progress is not None:
-            progress.update(1)
-    return np.arange(n) * dt, err
+    run = track(dyn, controller, trajectory, SimulatedRobot(dyn, dt, actuator_lag=lag), dt, REST, progress=progress)
+    return run.t, run.error
 
 
 def run(out_dir: pathlib.Path, progress: bool = True) -> dict:
