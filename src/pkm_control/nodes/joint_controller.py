@@ -19,6 +19,15 @@ hardware (parameter, read-only)
   ros2_control  the same topics, the robot being a ros2_control controller manager (README "ros2_control
            bridge"); this node is then the time source: /clock carries the instants of its periods
            (the /joint_states stamps in lockstep, its own clock in real time)
+  canopen  CiA 402 drives on a CAN bus (pkm_control.hardware.CanopenDrives; canopen_config, '' =
+           config/canopen/<robot>.yaml), the master inside this process: real time only (lockstep is
+           refused, the bus has its own clock), this node the time source (/clock: its periods'
+           instants). When the master latches a quick stop (heartbeat lost, drive fault, stale TPDOs)
+           every drive gets quick stop instead of the command and holds (quick stop option 6), the
+           reason is logged and in /diagnostics (drives_quick_stop), until ~/recover.
+           canopen_emulate:=true: emulated drives around the simulated robot on python-can's virtual bus
+           in this process (pkm_control.hardware.canopen_emulator.EmulatedCanopenRobot), as sim: lockstep
+           or real time, /clock, ground truth, /hardware/reset (a new start-up of the drives)
 
 topic_convention (hardware: topics | ros2_control)
   forward_command  joint_state_broadcaster + forward_command_controller: /joint_states in,
@@ -32,22 +41,22 @@ Subscribes
   /joint_states            sensor_msgs/JointState            (hardware: topics | ros2_control) the measured
                                                              actuated joints (topic_based: joint_states_topic)
 Publishes
-  /joint_states            sensor_msgs/JointState            (hardware: sim, mujoco) EVERY joint from the state
+  /joint_states            sensor_msgs/JointState            (sim, mujoco, canopen) EVERY joint from the state
                                                              estimator (measured actuated joints, passive and
                                                              platform joints by forward kinematics), effort =
                                                              applied force, at state_publish_rate (sim time;
                                                              default 250 Hz, enough for RViz and TF)
   /estimated_joint_states  sensor_msgs/JointState            (hardware: topics | ros2_control) the same
-  /clock                   rosgraph_msgs/Clock               (hardware: sim, mujoco, ros2_control) the time of
+  /clock                   rosgraph_msgs/Clock               (hardware: all but topics) the time of
                                                              the periods at clock_rate (default
                                                              200 Hz: every 5 ms of sim time)
-  /hardware/ground_truth/joint_trajectory  trajectory_msgs/JointTrajectory  (hardware: sim, mujoco) the plant's exact
+  /hardware/ground_truth/joint_trajectory  trajectory_msgs/JointTrajectory  (sim, mujoco, emulated canopen) exact
                                                              state of every joint (positions, velocities, effort),
                                                              sampled at ground_truth_rate (default every period),
                                                              ground_truth_chunk samples per message (one point
                                                              each; a partial chunk when the lockstep loop waits
                                                              for a stream and at a reset)
-  /hardware/platform_pose  geometry_msgs/PoseStamped         (hardware: sim, mujoco) the plant's exact platform pose at
+  /hardware/platform_pose  geometry_msgs/PoseStamped         (sim, mujoco, emulated canopen) the exact platform pose at
                                                              state_publish_rate
   /<controller_name>/commands   std_msgs/Float64MultiArray   (hardware: topics | ros2_control) actuator forces
                                                              (topic_based: a JointState on joint_commands_topic)
@@ -56,7 +65,11 @@ Publishes
   /diagnostics             diagnostic_msgs/DiagnosticArray   rate, deadline misses, cycle time, plant step,
                                                              safe behaviour and its entries, saturations
 Services
-  /hardware/reset          std_srvs/Trigger                  (hardware: sim, mujoco) back to initial_pose at sim time 0
+  /hardware/reset          std_srvs/Trigger                  (hardware: sim, mujoco, emulated canopen) back to
+                                                             initial_pose at sim time 0
+  ~/recover                std_srvs/Trigger                  (hardware: canopen) the drives back to Operation enabled
+                                                             after a quick stop (CiA 402 state machine); the
+                                                             controller then tracks the current references again
 
 Timing
   lockstep:=true   deterministic: period k runs when the streams cover its instant k/control_rate (the
@@ -87,7 +100,7 @@ safe_behaviour; the others are read-only)
   friction, command_timeout, actuator_lag (the simulated robot's), realtime_priority, realtime_cpu,
   wait_for_recorder (lockstep: start once the state is recorded), rho, boundary_layer (robust IDC), adaptation_gain,
   parameter_bound, parameter_estimates_rate (adaptive IDC), feedforward_lead (Codourey's T_m: the feedforward is
-  looked up this long ahead of the regulator's references)
+  looked up this long ahead of the regulator's references), canopen_config, canopen_emulate (hardware: canopen)
 """
 
 from __future__ import annotations
