@@ -306,3 +306,36 @@ def test_real_bus_refuses_lockstep_before_opening_it_and_names_a_bus_it_cannot_o
                            capture_output=True, text=True, timeout=120, env=env)
         assert r.returncode != 0 and expected in r.stderr and "Traceback" not in r.stderr, r.stderr[-2000:]
         assert ("pkm_no_such_can" in r.stderr) is (lockstep == "false")        # lockstep: the bus was not touched
+
+
+@pytest.mark.ros
+def test_joint_controller_reports_the_drives_quick_stop_and_recovers_on_the_service():
+    """joint_controller with emulated drives: a drive fault latches the master's quick stop, the node reports it in
+    its diagnostics, every drive holds instead of taking the command; ~/recover brings them back to operation
+    enabled at the next period."""
+    import rclpy
+    from rclpy.parameter import Parameter
+    from std_srvs.srv import Trigger
+
+    from pkm_control.nodes.joint_controller import JointControllerNode
+
+    rclpy.init()
+    node = JointControllerNode(parameter_overrides=[Parameter("robot", value="palida"),
+                                                    Parameter("hardware", value="canopen"),
+                                                    Parameter("canopen_emulate", value=True)])
+    try:
+        hw = node.loop.hardware
+        response = node.on_recover(Trigger.Request(), Trigger.Response())
+        assert not response.success                          # nothing to recover
+        hw.emulator.inject_fault("leg3_prismatic")
+        for _ in range(2):
+            node.period(node.k * node.dt_ns)
+        assert "0x2310" in node.diag.extra["drives_quick_stop"] and node.diag.safe_behaviour == "drives quick stop"
+        assert set(hw.emulator.states().values()) <= {"quick stop active", "fault"} and hw.plant.mode == "hold"
+        assert node.on_recover(Trigger.Request(), Trigger.Response()).success
+        node.period(node.k * node.dt_ns)
+        assert hw.safe_reason is None and "drives_quick_stop" not in node.diag.extra
+        assert set(hw.emulator.states().values()) == {"operation enabled"}
+    finally:
+        node.destroy_node()
+        rclpy.shutdown()
