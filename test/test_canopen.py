@@ -272,7 +272,8 @@ def test_bringup_canopen_stand_in_tracks_as_the_direct_simulation():
     finishes a short PaLiDA move without a safe-behaviour entry, its actuator tracking errors within one encoder
     increment (1 um) of the same run with --hardware sim (the quantization of the measurement and of the 1 N torque)."""
     goal = "{type: point_to_point, goal: [0.01, 0.0, -0.85, 0, 0, 0.01], duration: 0.1}"
-    argv = ("--robot", "palida", "--controller", "cf_rb_friction", "--goal", goal)
+    # lockstep_timeout: a stream late by more than 1 s wall on a loaded machine would count as a miss
+    argv = ("--robot", "palida", "--controller", "cf_rb_friction", "--goal", goal, "--set", "lockstep_timeout=60")
     can = _bringup_json(147, *argv, "--hardware", "canopen", "--stand-in")
     sim = _bringup_json(147, *argv, "--hardware", "sim")
     assert can["hardware"] == "canopen" and can["goal_status"] == "finished" and can["missing_samples"] == 0
