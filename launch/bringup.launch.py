@@ -12,9 +12,12 @@ Arguments
   hardware           sim: the simulated robot inside joint_controller (one process,  [sim]
                      read-update-write); mujoco: MuJoCo as the robot, inside
                      joint_controller as sim; topics: the robot in the `hardware` node;
-                     ros2_control: your controller manager is the robot
+                     ros2_control: your controller manager is the robot; canopen:
+                     CiA 402 drives on a CAN bus, the master inside joint_controller
+                     (config/canopen/<robot>.yaml; a real bus needs lockstep:=false)
   stand_in           with hardware ros2_control: the `hardware` node stands in     [false]
-                     for the controller manager
+                     for the controller manager; with hardware canopen: emulated
+                     drives on a virtual bus inside joint_controller (canopen_emulate)
   topic_convention   forward_command | topic_based (hardware topics, ros2_control) [forward_command]
   lockstep           true: deterministic lockstep on sim time; false: real time    [true]
   rviz               start rviz2 with rviz/<robot>.rviz                           [false]
@@ -45,8 +48,10 @@ ARGUMENTS = {
     "goal": ("", "trajectory spec (YAML/JSON) the trajectory_generator starts with"),
     "hardware": ("sim", "sim: the robot inside joint_controller; mujoco: MuJoCo as the robot, inside "
                         "joint_controller; topics: the robot in the hardware node; ros2_control: a ros2_control "
-                        "controller manager is the robot"),
-    "stand_in": ("false", "hardware ros2_control: the hardware node stands in for the controller manager"),
+                        "controller manager is the robot; canopen: CiA 402 drives on a CAN bus (real bus: "
+                        "lockstep:=false)"),
+    "stand_in": ("false", "hardware ros2_control: the hardware node stands in for the controller manager; hardware "
+                          "canopen: emulated drives on a virtual bus inside joint_controller"),
     "topic_convention": ("forward_command", "forward_command (joint_state_broadcaster + forward_command_controller)"
                                             " | topic_based (topic_based_ros2_control's JointState topics)"),
     "lockstep": ("true", "deterministic lockstep on sim time (false: real time)"),
@@ -74,6 +79,8 @@ def launch_setup(context, *args, **kwargs):
             own["goal"] = ParameterValue(arg["goal"], value_type=str)
         if name == "hardware" and hardware == "ros2_control":     # the stand-in: joint_controller is the clock
             own["publish_clock"] = False
+        if name == "joint_controller" and hardware == "canopen" and stand_in:     # the emulated drives
+            own["canopen_emulate"] = True
         nodes.append(Node(package="pkm_control", executable=name, name=name, output="screen",
                           parameters=[shared, own]))
     urdf = robot_urdf(robot, variant or None)

@@ -17,7 +17,7 @@ from pkm_control.dynamics import robot_dynamics
 from pkm_control.errors import InvalidInputError, InvalidModelError
 from pkm_control.hardware import SimulatedRobot
 from pkm_control.hardware.canopen_drives import CanopenConfig, DriveScaling, drive_state, next_controlword
-from pkm_control.hardware.canopen_emulator import SYNC_LOSS, emulated_robot
+from pkm_control.hardware.canopen_emulator import SYNC_LOSS, EmulatedCanopenRobot, emulated_robot
 from pkm_control.paths import share_dir
 from pkm_control.settings import load_settings
 from pkm_control.trajectory import home_pose, trajectory_from_spec
@@ -222,3 +222,121 @@ def test_benchmark_circle_over_can_tracks_like_the_direct_simulation():
     assert abs(rms(e_can) - rms(e_sim)) <= 0.02 * rms(e_sim)
     assert np.abs(e_can - e_sim).max() < 1e-6             # one encoder increment
     assert not hw.safe_active and emu.errors == []
+
+
+def test_emulated_robot_measures_what_the_plant_did_and_resets_by_a_new_start_up():
+    """EmulatedCanopenRobot (hardware: canopen with canopen_emulate): write sends the SYNC that steps the robot, step
+    returns the drives' answer (read returns it again), within one encoder increment of the ground truth; a reset
+    powers the drives up anew at the pose."""
+    dyn = robot_dynamics("palida")
+    cfg = CanopenConfig.for_robot("palida", dyn.model.actuated_joints)
+    plant = SimulatedRobot(dyn, DT)
+    hw = EmulatedCanopenRobot(dyn, cfg, plant, f"test_canopen_{next(_channels)}")
+    with pytest.raises(InvalidInputError, match="reset"):
+        hw.read()
+    inc = np.array([d.increments_per_unit for d in cfg.drives])
+    home = home_pose(dyn.kin)
+    try:
+        m = hw.reset(home)
+        assert np.all(np.abs(m.position - dyn.kin.actuated(home)) <= 0.5 / inc + 1e-5)   # holding through start-up
+        for _ in range(10):
+            hw.write(hw.read().effort + 50.0, hw.read().time)      # pushes every leg: the robot moves
+            m = hw.step()
+            assert hw.read() is m
+            truth = hw.ground_truth()
+            assert np.all(np.abs(m.position - dyn.kin.actuated(truth.platform_pose)) <= 0.5 / inc + 1e-9)
+        assert np.abs(m.position - dyn.kin.actuated(home)).max() > 2.0 / inc.min()
+        m = hw.reset(home)
+        assert np.all(np.abs(m.position - dyn.kin.actuated(home)) <= 0.5 / inc + 1e-5)
+        assert hw.safe_reason is None and hw.emulator.errors == []
+    finally:
+        hw.close()
+
+
+def _bringup_json(domain, *argv):
+    import json
+    import os
+
+    from test_launch import _bringup, _communicate
+
+    p = _bringup(*argv, "--exit-when-done", "--json", domain=int(os.environ.get("PKM_TEST_ROS_DOMAIN_ID", domain)))
+    out = _communicate(p, 600)
+    assert p.returncode == 0, out[-3000:]
+    return json.loads(out[out.index("\n{") + 1:] if not out.startswith("{") else out)
+
+
+@pytest.mark.ros
+@pytest.mark.slow
+def test_bringup_canopen_stand_in_tracks_as_the_direct_simulation():
+    """`pkm bringup --hardware canopen --stand-in`: the lockstep graph over CAN (emulated drives in joint_controller)
+    finishes a short PaLiDA move without a safe-behaviour entry, its actuator tracking errors within one encoder
+    increment (1 um) of the same run with --hardware sim (the quantization of the measurement and of the 1 N torque)."""
+    goal = "{type: point_to_point, goal: [0.01, 0.0, -0.85, 0, 0, 0.01], duration: 0.1}"
+    # lockstep_timeout: a stream late by more than 1 s wall on a loaded machine would count as a miss
+    argv = ("--robot", "palida", "--controller", "cf_rb_friction", "--goal", goal, "--set", "lockstep_timeout=60")
+    can = _bringup_json(147, *argv, "--hardware", "canopen", "--stand-in")
+    sim = _bringup_json(147, *argv, "--hardware", "sim")
+    assert can["hardware"] == "canopen" and can["goal_status"] == "finished" and can["missing_samples"] == 0
+    assert can["safe_behaviour_entries"] == 0 and can["rejected_inputs"] == 0 and can["deadline_misses"] == 0
+    increment = 1.0 / CanopenConfig.for_robot("palida", robot_dynamics("palida").model.actuated_joints).drives[
+        0].increments_per_unit
+    for key in ("actuator_rms", "actuator_max"):
+        assert np.abs(np.subtract(can[key], sim[key])).max() <= increment, key
+    assert can["actuator_max"] != sim["actuator_max"]      # the quantization is there: not the direct simulation
+
+
+@pytest.mark.ros
+def test_real_bus_refuses_lockstep_before_opening_it_and_names_a_bus_it_cannot_open(tmp_path):
+    """hardware: canopen without emulation: lockstep is refused in one line before the bus is opened (here a
+    socketcan bus that does not exist); in real time the bus that cannot be opened is named. No traceback."""
+    import os
+    import subprocess
+    import sys
+
+    import yaml
+
+    doc = yaml.safe_load((share_dir() / "config" / "canopen" / "palida.yaml").read_text())
+    doc["bus"] = {"interface": "socketcan", "channel": "pkm_no_such_can", "bitrate": 1000000}
+    doc["eds"] = str(share_dir() / "config" / "canopen" / doc["eds"])
+    cfg = tmp_path / "bus.yaml"
+    cfg.write_text(yaml.safe_dump(doc))
+    env = dict(os.environ, ROS_DOMAIN_ID=os.environ.get("PKM_TEST_ROS_DOMAIN_ID", "147"))
+    for lockstep, expected in (("true", "runs in real time (lockstep: false"), ("false", "cannot be opened")):
+        r = subprocess.run([sys.executable, "-m", "pkm_control.nodes.joint_controller", "--ros-args", "-p",
+                            "hardware:=canopen", "-p", f"canopen_config:={cfg}", "-p", f"lockstep:={lockstep}"],
+                           capture_output=True, text=True, timeout=120, env=env)
+        assert r.returncode != 0 and expected in r.stderr and "Traceback" not in r.stderr, r.stderr[-2000:]
+        assert ("pkm_no_such_can" in r.stderr) is (lockstep == "false")        # lockstep: the bus was not touched
+
+
+@pytest.mark.ros
+def test_joint_controller_reports_the_drives_quick_stop_and_recovers_on_the_service():
+    """joint_controller with emulated drives: a drive fault latches the master's quick stop, the node reports it in
+    its diagnostics, every drive holds instead of taking the command; ~/recover brings them back to operation
+    enabled at the next period."""
+    import rclpy
+    from rclpy.parameter import Parameter
+    from std_srvs.srv import Trigger
+
+    from pkm_control.nodes.joint_controller import JointControllerNode
+
+    rclpy.init()
+    node = JointControllerNode(parameter_overrides=[Parameter("robot", value="palida"),
+                                                    Parameter("hardware", value="canopen"),
+                                                    Parameter("canopen_emulate", value=True)])
+    try:
+        hw = node.loop.hardware
+        response = node.on_recover(Trigger.Request(), Trigger.Response())
+        assert not response.success                          # nothing to recover
+        hw.emulator.inject_fault("leg3_prismatic")
+        for _ in range(2):
+            node.period(node.k * node.dt_ns)
+        assert "0x2310" in node.diag.extra["drives_quick_stop"] and node.diag.safe_behaviour == "drives quick stop"
+        assert set(hw.emulator.states().values()) <= {"quick stop active", "fault"} and hw.plant.mode == "hold"
+        assert node.on_recover(Trigger.Request(), Trigger.Response()).success
+        node.period(node.k * node.dt_ns)
+        assert hw.safe_reason is None and "drives_quick_stop" not in node.diag.extra
+        assert set(hw.emulator.states().values()) == {"operation enabled"}
+    finally:
+        node.destroy_node()
+        rclpy.shutdown()

@@ -1,7 +1,8 @@
 """One conformance suite of the hardware contract (hardware/interface.py), the same tests for every interface:
 ``sim`` (SimulatedRobot), ``mujoco`` (MujocoRobot), ``ros2_control`` (TopicHardware in front of our ``hardware`` node
 standing in for a controller manager, in this process) and ``canopen`` (CanopenDrives on python-can's virtual bus
-against emulated CiA 402 drives).
+against emulated CiA 402 drives; ``canopen_emulated``: the same as one simulated robot, EmulatedCanopenRobot, as
+joint_controller hosts it with ``canopen_emulate``).
 
 Each interface is driven through a small adapter: ``command(tau)`` writes and lets one period pass (a plant's
 ``step``; the stand-in's lockstep step on the command; the SYNC the drives answer), ``idle(n)`` lets n periods pass
@@ -19,7 +20,7 @@ from pkm_control.dynamics import robot_dynamics
 from pkm_control.errors import InvalidInputError
 from pkm_control.hardware import SimulatedRobot
 from pkm_control.hardware.canopen_drives import CanopenConfig
-from pkm_control.hardware.canopen_emulator import emulated_robot
+from pkm_control.hardware.canopen_emulator import EmulatedCanopenRobot, emulated_robot
 from pkm_control.trajectory import home_pose
 
 DT = 0.0005
@@ -77,6 +78,23 @@ class CanopenAdapter(PlantAdapter):
     def close(self):
         self.hw.close()
         self.emu.close()
+
+
+class EmulatedCanopenAdapter(PlantAdapter):
+    """joint_controller's ``hardware: canopen`` with ``canopen_emulate``: the master and the drives as one simulated
+    robot (EmulatedCanopenRobot); its reset powers the drives up anew."""
+
+    def __init__(self):
+        cfg = CanopenConfig.for_robot(ROBOT, DYN.model.actuated_joints)
+        self.robot = SimulatedRobot(DYN, DT, command_timeout=1.5 * DT)
+        self.hw = EmulatedCanopenRobot(DYN, cfg, self.robot, f"conformance_{next(_channels)}")
+        self.hw.reset(HOME)
+
+    def idle(self, n):
+        self.hw.emulator.run_free(n)
+
+    def saturated(self):
+        return self.hw.drives.saturated
 
 
 class Ros2ControlAdapter(PlantAdapter):
@@ -149,7 +167,8 @@ def _mujoco():
 
 
 FACTORIES = {"sim": lambda: PlantAdapter(SimulatedRobot(DYN, DT, command_timeout=1.5 * DT)), "mujoco": _mujoco,
-             "ros2_control": Ros2ControlAdapter, "canopen": CanopenAdapter}
+             "ros2_control": Ros2ControlAdapter, "canopen": CanopenAdapter,
+             "canopen_emulated": EmulatedCanopenAdapter}
 
 
 @pytest.fixture(params=list(FACTORIES))

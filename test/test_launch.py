@@ -101,7 +101,8 @@ def _stub_launch(monkeypatch):
 
 
 @pytest.mark.parametrize("hardware, stand_in", [("sim", "false"), ("topics", "false"), ("ros2_control", "false"),
-                                                 ("ros2_control", "true"), ("mujoco", "false")])
+                                                 ("ros2_control", "true"), ("mujoco", "false"), ("canopen", "false"),
+                                                 ("canopen", "true")])
 @pytest.mark.parametrize("robot", ROBOTS)
 def test_launch_setup_node_list_with_stub_launch(monkeypatch, robot, hardware, stand_in):
     """The launch file's logic without launch_ros: the nodes, their parameters, the URDF and RViz file; with
@@ -122,7 +123,7 @@ def test_launch_setup_node_list_with_stub_launch(monkeypatch, robot, hardware, s
     for n in nodes:
         by_exec.setdefault(n.kwargs["executable"], []).append(n)
     names = [n for n, _ in graph(hardware, stand_in == "true")]
-    assert ("hardware" in names) is (hardware == "topics" or stand_in == "true")
+    assert ("hardware" in names) is (hardware == "topics" or (hardware, stand_in) == ("ros2_control", "true"))
     assert set(by_exec) == set(names) | {"robot_state_publisher", "static_transform_publisher", "rviz2"}
     clock = "hardware" if hardware == "topics" else "joint_controller"
     for name in names:
@@ -135,6 +136,8 @@ def test_launch_setup_node_list_with_stub_launch(monkeypatch, robot, hardware, s
         assert own["use_sim_time"] is (name not in (clock, "hardware", "inverse_kinematics", "computed_force",
                                                      "trajectory_generator"))
         assert own.get("publish_clock", True) is (name != "hardware" or hardware == "topics")
+        assert own.get("canopen_emulate", False) is (name == "joint_controller" and hardware == "canopen"
+                                                     and stand_in == "true")
     goal = by_exec["trajectory_generator"][0].kwargs["parameters"][1]["goal"]
     assert isinstance(goal, str) and goal.startswith("{type: point_to_point")
     measured, desired = by_exec["robot_state_publisher"]
@@ -168,7 +171,8 @@ def test_rviz_config(robot):
 # ----------------------------------------------------------------------------- pkm bringup
 
 @pytest.mark.parametrize("hardware, stand_in", [("sim", []), ("topics", []), ("ros2_control", []),
-                                                 ("ros2_control", ["--stand-in"]), ("mujoco", [])])
+                                                 ("ros2_control", ["--stand-in"]), ("mujoco", []), ("canopen", []),
+                                                 ("canopen", ["--stand-in"])])
 def test_bringup_dry_run_lists_the_nodes(hardware, stand_in):
     r = subprocess.run([sys.executable, "-m", "pkm_control.cli", "bringup", "--robot", "palida", "--controller",
                         "pd", "--hardware", hardware, "--dry-run"] + stand_in, capture_output=True, text=True,
@@ -176,7 +180,7 @@ def test_bringup_dry_run_lists_the_nodes(hardware, stand_in):
     assert r.returncode == 0, r.stderr
     lines = [ln for ln in r.stdout.splitlines() if not ln.startswith("#")]
     started = [ln.split(":")[0] for ln in lines]
-    with_hardware = hardware == "topics" or bool(stand_in)
+    with_hardware = hardware == "topics" or (hardware == "ros2_control" and bool(stand_in))
     assert started == [n for n, _ in graph(hardware, bool(stand_in))] == list(NODES if with_hardware else NODES[:4])
     for name, ln in zip(started, lines):
         assert f"-m pkm_control.nodes.{name} --ros-args -r __node:={name} --params-file" in ln
@@ -186,8 +190,11 @@ def test_bringup_dry_run_lists_the_nodes(hardware, stand_in):
     for n in started:     # on sim time: the controller with the robot in its own process (the generator reads /clock)
         assert params[n]["ros__parameters"]["use_sim_time"] is (n not in (clock, "hardware", "inverse_kinematics",
                                                                          "computed_force", "trajectory_generator"))
-    if stand_in:          # the stand-in leaves /clock to joint_controller
+    if stand_in and hardware == "ros2_control":          # the stand-in leaves /clock to joint_controller
         assert params["hardware"]["ros__parameters"]["publish_clock"] is False
+    # canopen --stand-in: the drives emulated inside joint_controller
+    assert params["joint_controller"]["ros__parameters"].get("canopen_emulate", False) is \
+        (hardware == "canopen" and bool(stand_in))
 
 
 def test_bringup_parameters_and_set():

@@ -39,9 +39,21 @@ GAIN_KEYS = ("kp", "kd", "hold_kp", "hold_kd")
 MODES = tuple(LAWS)
 FEEDFORWARD_MODELS = ("none", "rigid", "rigid+friction")
 SAFE_BEHAVIOURS = ("hold", "zero")
-HARDWARE = ("sim", "topics", "ros2_control", "mujoco")
-#: the plants joint_controller hosts in its own process (the others are behind topics)
+HARDWARE = ("sim", "topics", "ros2_control", "mujoco", "canopen")
+#: the robots joint_controller talks to from its own process (the others are behind topics): it then publishes the
+#: estimated joint states on /joint_states
+HOSTED_HARDWARE = ("sim", "mujoco", "canopen")
+#: the plants joint_controller simulates in its own process, stepped lockstep with the loop (canopen too, with
+#: canopen_emulate: in_process_plant)
 IN_PROCESS_PLANTS = ("sim", "mujoco")
+
+
+def in_process_plant(hardware: str, canopen_emulate: bool = False) -> bool:
+    """joint_controller steps the plant in its own process (lockstep, /clock, the ground truth, /hardware/reset):
+    sim, mujoco, and canopen with emulated drives (its robot simulated behind the CAN master)."""
+    return hardware in IN_PROCESS_PLANTS or (hardware == "canopen" and bool(canopen_emulate))
+
+
 #: how a robot behind topics is talked to (hardware: topics | ros2_control): ros2_control's joint_state_broadcaster
 #: and forward_command_controller (/joint_states, /<controller_name>/commands as Float64MultiArray), or the
 #: topic_based_ros2_control plugin's JointState topics (joint_states_topic, joint_commands_topic)
@@ -69,7 +81,7 @@ NODE_KEYS = {
                          "friction", "command_timeout", "realtime_priority", "realtime_cpu", "wait_for_recorder",
                          "topic_convention", "joint_states_topic", "joint_commands_topic",
                          "rho", "boundary_layer", "adaptation_gain", "parameter_bound", "feedforward_lead",
-                         "actuator_lag", "parameter_estimates_rate"),
+                         "actuator_lag", "parameter_estimates_rate", "canopen_config", "canopen_emulate"),
     "hardware": ("control_rate", "substeps", "friction", "command_timeout", "actuator_lag", "safe_behaviour", "hold_kp",
                  "hold_kd",
                  "lockstep", "lockstep_timeout", "controller_name", "initial_pose", "force_limit", "wait_for_recorder",

@@ -26,12 +26,14 @@ SimulatedRobot, stepped once per SYNC:
 from __future__ import annotations
 
 import threading
+from dataclasses import replace
 
 import numpy as np
 
 from ..errors import InvalidInputError
 from .canopen_drives import (ENABLE_OPERATION, FAULT_RESET, QUICK_STOP_OPTION_HOLD, STATUSWORD, CanopenConfig,
                              DriveScaling)
+from .interface import HardwareInterface, JointMeasurement, RobotState, Simulated
 from .simulated import SimulatedRobot
 
 SYNC_LOSS = 0x8100            # EMCY error code of a drive that lost SYNC (CiA 301: communication, generic)
@@ -218,17 +220,21 @@ class EmulatedDrives:
 
 
 def emulated_robot(dyn, config: CanopenConfig, dt: float, pose, channel: str, force_limits="config",
-                   response_timeout: float = 5.0, **plant_options):
+                   response_timeout: float = 5.0, plant: SimulatedRobot | None = None, **plant_options):
     """(CanopenDrives started, EmulatedDrives, the SimulatedRobot) of a robot at ``pose`` on the virtual bus
     ``channel``: the master side and the drives in this process (tests, ``hardware: canopen`` with
-    ``canopen_emulate``)."""
+    ``canopen_emulate``). ``plant``: this simulated robot (period ``dt``, its own force limits) instead of one made
+    of ``force_limits`` and ``plant_options``."""
     from ..control.safety import ForceLimits
     from .canopen_drives import CanopenDrives
 
-    plant = SimulatedRobot(dyn, dt, force_limits=force_limits, **plant_options)
+    if plant is None:
+        plant = SimulatedRobot(dyn, dt, force_limits=force_limits, **plant_options)
+        limits = ForceLimits.from_config(dyn.model) if isinstance(force_limits, str) else plant.force_limits
+    else:
+        limits = plant.force_limits
     plant.reset(pose)
     emu = EmulatedDrives(config, plant, channel)
-    limits = ForceLimits.from_config(dyn.model) if isinstance(force_limits, str) else plant.force_limits
     hw = CanopenDrives(config, dt, limits, response_timeout=response_timeout, channel=channel)
     try:
         hw.start()
@@ -237,3 +243,68 @@ def emulated_robot(dyn, config: CanopenConfig, dt: float, pose, channel: str, fo
         hw.close()
         raise
     return hw, emu, plant
+
+
+class EmulatedCanopenRobot(HardwareInterface, Simulated):
+    """``hardware: canopen`` with ``canopen_emulate``: the CAN master (CanopenDrives) and the emulated drives around
+    a SimulatedRobot in one process, as a simulated robot for the control loop. ``read``/``write`` are the master's
+    (the controller talks CiA 402 over the virtual bus); the SYNC that ``write`` sends steps the robot (in the bus
+    thread); ``step`` completes the period: it waits for the drives' TPDOs answering that SYNC and returns the
+    measurement, which the next ``read`` returns again. ``reset(pose)`` powers the drives up anew around the robot at
+    ``pose`` (NMT reset, SDO configuration, state machine: ``emulated_robot``). Mutable: it is the robot."""
+
+    def __init__(self, dyn, config: CanopenConfig, plant: SimulatedRobot, channel: str,
+                 response_timeout: float = 5.0):
+        self.dyn, self.plant, self.channel = dyn, plant, channel
+        self.config = replace(config, interface="virtual")        # the site's drives, emulated in this process
+        self.response_timeout = float(response_timeout)
+        self.actuated_names = tuple(d.joint for d in config.drives)
+        self.drives = self.emulator = None
+
+    def _require(self) -> None:
+        if self.drives is None:
+            raise InvalidInputError("the emulated CANopen robot is not started: call reset(pose) first")
+
+    def read(self) -> JointMeasurement:
+        self._require()
+        return self.drives.read()
+
+    def write(self, command, time: float | None = None) -> None:
+        self._require()
+        self.drives.write(command, time)
+
+    @property
+    def safe_reason(self):
+        return None if self.drives is None else self.drives.safe_reason
+
+    def recover(self) -> JointMeasurement:
+        self._require()
+        return self.drives.recover()
+
+    def step(self) -> JointMeasurement:
+        return self.read()
+
+    def reset(self, pose, twist=None, time: float = 0.0) -> JointMeasurement:
+        if twist is not None or time != 0.0:
+            raise InvalidInputError("the emulated CANopen robot starts at rest at sim time 0 (no twist, no time)")
+        self.close()
+        self.drives, self.emulator, _ = emulated_robot(self.dyn, self.config, self.plant.dt, pose, self.channel,
+                                                       response_timeout=self.response_timeout, plant=self.plant)
+        return self.read()
+
+    def snapshot(self):
+        self._require()
+        with self.emulator._lock:                 # the bus thread steps the robot at each SYNC
+            return self.plant.snapshot()
+
+    def ground_truth(self, snapshot=None) -> RobotState:
+        return self.plant.ground_truth(self.snapshot() if snapshot is None else snapshot)
+
+    def close(self) -> None:
+        drives, emulator, self.drives, self.emulator = self.drives, self.emulator, None, None
+        try:
+            if drives is not None:
+                drives.close()
+        finally:
+            if emulator is not None:
+                emulator.close()

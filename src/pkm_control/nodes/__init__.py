@@ -26,7 +26,7 @@ from __future__ import annotations
 import os
 
 from ..errors import InvalidInputError, excerpt
-from ..settings import HARDWARE, IN_PROCESS_PLANTS
+from ..settings import HARDWARE, HOSTED_HARDWARE
 
 #: the simulated robot's exact joint states (tests and plots, never the controller): trajectory_msgs/JointTrajectory
 #: chunks of every joint, one point per sample (hardware_io.SimulationTopics)
@@ -67,7 +67,8 @@ def graph(hardware: str = "sim", stand_in: bool = False) -> list:
     outputs carry their inputs' stamps (STAMP_DRIVEN: they would only pay for every /clock message) and those that
     read /clock themselves (CLOCK_READERS: rclpy's time source would take every /clock message a second time).
     The nodes without sim time stamp only their /diagnostics with the wall clock. ``stand_in`` (ros2_control):
-    the ``hardware`` node plays the controller manager, on its own clock as one does."""
+    the ``hardware`` node plays the controller manager, on its own clock as one does; (canopen) the drives are
+    emulated inside joint_controller, the graph is the same."""
     if hardware not in HARDWARE:
         raise ValueError(f"hardware must be one of {HARDWARE}, got {hardware!r}")
     names = NODES if hardware == "topics" or (hardware == "ros2_control" and stand_in) else NODES[:-1]
@@ -78,4 +79,4 @@ def graph(hardware: str = "sim", stand_in: bool = False) -> list:
 def estimated_state_topic(hardware: str = "sim") -> str:
     """Where joint_controller publishes every joint from its state estimator (robot_state_publisher's input):
     /joint_states when it hosts the robot; beside the robot's own /joint_states otherwise."""
-    return "/joint_states" if hardware in IN_PROCESS_PLANTS else "/estimated_joint_states"
+    return "/joint_states" if hardware in HOSTED_HARDWARE else "/estimated_joint_states"

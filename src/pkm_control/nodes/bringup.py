@@ -70,10 +70,15 @@ def add_arguments(p: argparse.ArgumentParser, robot: bool = True) -> None:
                         "mujoco: MuJoCo as the robot, inside joint_controller as sim (its step: --set "
                         "joint_controller.mujoco_timestep=...); topics: the robot in the `hardware` node behind "
                         "/joint_states and commands; ros2_control: your controller manager is the robot "
-                        "(joint_state_broadcaster + effort_controller, README 'ros2_control bridge') (default sim)")
+                        "(joint_state_broadcaster + effort_controller, README 'ros2_control bridge'); canopen: "
+                        "CiA 402 drives on a CAN bus (config/canopen/<robot>.yaml, or --set "
+                        "joint_controller.canopen_config=YAML), the master inside joint_controller, real time only "
+                        "(--realtime) unless --stand-in (default sim)")
     p.add_argument("--stand-in", action="store_true",
                    help="with --hardware ros2_control: start the `hardware` node in the controller manager's "
-                        "place (the simulated robot behind the same topics), to try the bridge without one")
+                        "place (the simulated robot behind the same topics), to try the bridge without one; with "
+                        "--hardware canopen: emulated drives around the simulated robot on python-can's virtual bus "
+                        "inside joint_controller (joint_controller.canopen_emulate: true; lockstep works)")
     p.add_argument("--goal", default=None, metavar="SPEC",
                    help="trajectory spec (YAML/JSON) the trajectory_generator starts with, e.g. "
                         "\"{type: point_to_point, goal: [0.05, 0, -0.85, 0, 0, 0], duration: 1.0}\"")
@@ -115,13 +120,15 @@ def parameters(args) -> dict:
         shared["controller_config"] = os.path.abspath(args.controller_config)
     shared["hardware"] = args.hardware
     stand_in = getattr(args, "stand_in", False)
-    if stand_in and args.hardware != "ros2_control":
-        raise InvalidInputError("--stand-in stands in for a ros2_control controller manager: it needs "
-                                "--hardware ros2_control")
+    if stand_in and args.hardware not in ("ros2_control", "canopen"):
+        raise InvalidInputError("--stand-in stands in for a ros2_control controller manager or for CANopen drives: "
+                                "it needs --hardware ros2_control or --hardware canopen")
     nodes = graph(args.hardware, stand_in)
     per_node = {name: {"use_sim_time": sim_time} for name, sim_time in nodes}
-    if stand_in:              # joint_controller is the time source in front of ros2_control
+    if stand_in and args.hardware == "ros2_control":      # joint_controller is the time source in front of it
         per_node["hardware"]["publish_clock"] = False
+    if stand_in and args.hardware == "canopen":           # the drives emulated on a virtual bus in joint_controller
+        per_node["joint_controller"]["canopen_emulate"] = True
     if args.goal:
         per_node["trajectory_generator"]["goal"] = args.goal
     if getattr(args, "exit_when_done", False):      # the run is recorded from its first sample
@@ -330,7 +337,9 @@ def run_recorded(args, progress=None, out=None):
     initial_value = params["trajectory_generator"]["ros__parameters"].get(
         "initial_pose", params["/**"]["ros__parameters"].get("initial_pose", ""))
     initial = robot_context(robot, args.variant).initial(initial_value)
-    rec = GraphRecorder(kin, args.hardware)
+    emulate = params["joint_controller"]["ros__parameters"].get(
+        "canopen_emulate", params["/**"]["ros__parameters"].get("canopen_emulate", False))
+    rec = GraphRecorder(kin, args.hardware, canopen_emulate=emulate is True)
     g = Graph(args, out)
     t_wall0 = time.monotonic()
     t_motion = None            # wall time when sim time first passed the motion start

@@ -40,7 +40,7 @@ from rclpy.node import Node
 from ..control.estimator import StateEstimator
 from ..errors import PkmError
 from ..kinematics.task_space import Pose
-from ..settings import IN_PROCESS_PLANTS
+from ..settings import HOSTED_HARDWARE
 from .hardware_io import TopicConvention
 from .messages import (joint_state_msg, joint_trajectory_msg, parse_joint_state, parse_platform_trajectory,
                        pose_stamped_msg, to_ns, transform_stamped_msg)
@@ -96,7 +96,7 @@ class InverseKinematicsNode(Node):
                                                  guarded(self.diag, "platform_trajectory")(self.on_trajectory),
                                                  qos("/platform_trajectory", "sub"))
         # the measured joints: the estimated ones of joint_controller, or where a robot behind topics publishes them
-        behind_topics = s["hardware"] not in IN_PROCESS_PLANTS
+        behind_topics = s["hardware"] not in HOSTED_HARDWARE
         states = TopicConvention.from_settings(s).states_topic if behind_topics else "/joint_states"
         self.sub_state = self.create_subscription(JointState, states,
                                                   guarded(self.diag, "joint_states")(self.on_state),

@@ -19,6 +19,15 @@ hardware (parameter, read-only)
   ros2_control  the same topics, the robot being a ros2_control controller manager (README "ros2_control
            bridge"); this node is then the time source: /clock carries the instants of its periods
            (the /joint_states stamps in lockstep, its own clock in real time)
+  canopen  CiA 402 drives on a CAN bus (pkm_control.hardware.CanopenDrives; canopen_config, '' =
+           config/canopen/<robot>.yaml), the master inside this process: real time only (lockstep is
+           refused, the bus has its own clock), this node the time source (/clock: its periods'
+           instants). When the master latches a quick stop (heartbeat lost, drive fault, stale TPDOs)
+           every drive gets quick stop instead of the command and holds (quick stop option 6), the
+           reason is logged and in /diagnostics (drives_quick_stop), until ~/recover.
+           canopen_emulate:=true: emulated drives around the simulated robot on python-can's virtual bus
+           in this process (pkm_control.hardware.canopen_emulator.EmulatedCanopenRobot), as sim: lockstep
+           or real time, /clock, ground truth, /hardware/reset (a new start-up of the drives)
 
 topic_convention (hardware: topics | ros2_control)
   forward_command  joint_state_broadcaster + forward_command_controller: /joint_states in,
@@ -32,22 +41,22 @@ Subscribes
   /joint_states            sensor_msgs/JointState            (hardware: topics | ros2_control) the measured
                                                              actuated joints (topic_based: joint_states_topic)
 Publishes
-  /joint_states            sensor_msgs/JointState            (hardware: sim, mujoco) EVERY joint from the state
+  /joint_states            sensor_msgs/JointState            (sim, mujoco, canopen) EVERY joint from the state
                                                              estimator (measured actuated joints, passive and
                                                              platform joints by forward kinematics), effort =
                                                              applied force, at state_publish_rate (sim time;
                                                              default 250 Hz, enough for RViz and TF)
   /estimated_joint_states  sensor_msgs/JointState            (hardware: topics | ros2_control) the same
-  /clock                   rosgraph_msgs/Clock               (hardware: sim, mujoco, ros2_control) the time of
+  /clock                   rosgraph_msgs/Clock               (hardware: all but topics) the time of
                                                              the periods at clock_rate (default
                                                              200 Hz: every 5 ms of sim time)
-  /hardware/ground_truth/joint_trajectory  trajectory_msgs/JointTrajectory  (hardware: sim, mujoco) the plant's exact
+  /hardware/ground_truth/joint_trajectory  trajectory_msgs/JointTrajectory  (sim, mujoco, emulated canopen) exact
                                                              state of every joint (positions, velocities, effort),
                                                              sampled at ground_truth_rate (default every period),
                                                              ground_truth_chunk samples per message (one point
                                                              each; a partial chunk when the lockstep loop waits
                                                              for a stream and at a reset)
-  /hardware/platform_pose  geometry_msgs/PoseStamped         (hardware: sim, mujoco) the plant's exact platform pose at
+  /hardware/platform_pose  geometry_msgs/PoseStamped         (sim, mujoco, emulated canopen) the exact platform pose at
                                                              state_publish_rate
   /<controller_name>/commands   std_msgs/Float64MultiArray   (hardware: topics | ros2_control) actuator forces
                                                              (topic_based: a JointState on joint_commands_topic)
@@ -56,7 +65,11 @@ Publishes
   /diagnostics             diagnostic_msgs/DiagnosticArray   rate, deadline misses, cycle time, plant step,
                                                              safe behaviour and its entries, saturations
 Services
-  /hardware/reset          std_srvs/Trigger                  (hardware: sim, mujoco) back to initial_pose at sim time 0
+  /hardware/reset          std_srvs/Trigger                  (hardware: sim, mujoco, emulated canopen) back to
+                                                             initial_pose at sim time 0
+  ~/recover                std_srvs/Trigger                  (hardware: canopen) the drives back to Operation enabled
+                                                             after a quick stop (CiA 402 state machine); the
+                                                             controller then tracks the current references again
 
 Timing
   lockstep:=true   deterministic: period k runs when the streams cover its instant k/control_rate (the
@@ -87,11 +100,12 @@ safe_behaviour; the others are read-only)
   friction, command_timeout, actuator_lag (the simulated robot's), realtime_priority, realtime_cpu,
   wait_for_recorder (lockstep: start once the state is recorded), rho, boundary_layer (robust IDC), adaptation_gain,
   parameter_bound, parameter_estimates_rate (adaptive IDC), feedforward_lead (Codourey's T_m: the feedforward is
-  looked up this long ahead of the regulator's references)
+  looked up this long ahead of the regulator's references), canopen_config, canopen_emulate (hardware: canopen)
 """
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from functools import partial
@@ -102,8 +116,8 @@ from rclpy.node import Node
 from ..control import (CONTROL, Controller, ControlLoop, FeedforwardModel, ForceLimits, ReferenceLimits, SafeBehaviour,
                        StateEstimator)
 from ..control.laws import MODEL_FREE, law_from_settings
-from ..errors import PkmError
-from ..settings import IN_PROCESS_PLANTS
+from ..errors import InvalidInputError, PkmError
+from ..settings import in_process_plant
 from ..realtime import (LatencyHistogram, PeriodicRunner, SlicedWork, fifo_priority, prepare_realtime,
                         release_realtime)
 from . import estimated_state_topic
@@ -145,24 +159,26 @@ class JointControllerNode(Node):
         controller = Controller(self.make_law(s), ForceLimits(s["force_limit"]), self.make_safe(s["safe_behaviour"]),
                                 StateEstimator(self.ctx.kin), self.initial, s["state_timeout"],
                                 ReferenceLimits.from_kinematics(self.ctx.kin))
-        self.sim = s["hardware"] in IN_PROCESS_PLANTS      # the plant steps in this process, lockstep with the loop
+        # the plant steps in this process, lockstep with the loop
+        self.sim = in_process_plant(s["hardware"], s["canopen_emulate"])
         self._new_measurement = None
+        self._quick_stop = None                      # canopen: the reason the master quick-stopped the drives
+        self._recover_request = threading.Event()
+        if s["hardware"] == "canopen":
+            self.srv_recover = self.create_service(Trigger, "~/recover", self.on_recover)
         if self.sim:
-            if s["hardware"] == "mujoco":
-                from ..hardware.mujoco_robot import mujoco_robot as plant
-            else:
-                from ..hardware.simulated import simulated_robot as plant
-
-            hardware = plant(self.dyn, s)
+            hardware = self.make_plant(s)
             hardware.reset(self.initial)
             self.sim_topics = SimulationTopics(self, self.ctx.joint_names, s["ground_truth_chunk"])
             self.srv_reset = self.create_service(Trigger, "/hardware/reset", self.on_reset)
+        elif s["hardware"] == "canopen":
+            hardware = self.start_canopen(s)
         else:
             hardware = TopicHardware(self, self.ctx, TopicConvention.from_settings(s), self.diag,
                                      self.on_measurement)
         # the graph's time source: the simulated robot inside, or the instants of the periods in front of a
         # ros2_control controller manager (with hardware: topics, the hardware node)
-        self.clock = ClockPublisher(self) if self.sim or s["hardware"] == "ros2_control" else None
+        self.clock = ClockPublisher(self) if self.sim or s["hardware"] in ("ros2_control", "canopen") else None
         self.loop = ControlLoop(hardware, controller, int(round(s["reference_timeout"] * 1e9)),
                                 int(round(s["feedforward_lead"] * 1e9)))
         self.pub_estimates = None
@@ -202,6 +218,80 @@ class JointControllerNode(Node):
                 self.publish_observations(0)
         else:
             self.start_realtime()
+
+    # ------------------------------------------------------------------ hardware
+    def make_plant(self, s):
+        """The robot simulated in this process (not yet reset): sim, mujoco, canopen with emulated drives."""
+        if s["hardware"] == "mujoco":
+            from ..hardware.mujoco_robot import mujoco_robot
+
+            return mujoco_robot(self.dyn, s)
+        from ..hardware.simulated import simulated_robot
+
+        plant = simulated_robot(self.dyn, s)
+        if s["hardware"] != "canopen":
+            return plant
+        from ..hardware.canopen_drives import CanopenConfig
+        from ..hardware.canopen_emulator import EmulatedCanopenRobot
+
+        config = CanopenConfig.for_robot(self.ctx.robot, self.ctx.actuated_joints, s["canopen_config"])
+        return EmulatedCanopenRobot(self.dyn, config, plant, f"pkm_emulated_{self.ctx.robot}")
+
+    def start_canopen(self, s):
+        """CiA 402 drives on a real bus (canopen_config): started (Operation enabled) on this node's clock. A real bus
+        runs on its own clock: lockstep is refused before the bus is opened."""
+        from ..control.safety import ForceLimits
+        from ..hardware.canopen_drives import CanopenConfig, CanopenDrives
+
+        if s["lockstep"]:
+            raise InvalidInputError("hardware: canopen on a real bus runs in real time (lockstep: false, pkm bringup "
+                                    "--realtime): the bus has its own clock; canopen_emulate (--stand-in) runs "
+                                    "lockstep")
+        config = CanopenConfig.for_robot(self.ctx.robot, self.ctx.actuated_joints, s["canopen_config"])
+        drives = CanopenDrives(config, self.dt_ns * 1e-9, ForceLimits(s["force_limit"]))
+        try:
+            drives.start(self.get_clock().now().nanoseconds * 1e-9)
+        except BaseException:
+            with contextlib.suppress(Exception):       # the bus released; the start-up's error is the one to tell
+                drives.close()
+            raise
+        self.get_logger().info(f"CANopen drives in operation enabled on {config.interface}:{config.channel}: "
+                               f"{', '.join(f'{d.joint} (node {d.node_id})' for d in config.drives)}")
+        return drives
+
+    def on_recover(self, request, response):
+        """canopen: bring the drives back to Operation enabled (CiA 402 state machine) after a quick stop; done by the
+        loop's thread between two periods."""
+        if self._quick_stop is None:
+            response.success, response.message = False, "the drives are not quick-stopped: nothing to recover"
+            return response
+        self._recover_request.set()
+        if self.s["lockstep"]:
+            self.advance_ready()
+        response.success = True
+        response.message = f"recovering the drives from: {self._quick_stop}"
+        return response
+
+    def supervise_drives(self):
+        """canopen, each period: the master latched a quick stop (``safe_reason``): every drive gets quick stop instead
+        of the command and holds (quick stop option 6) until ~/recover; reported once, and in the diagnostics."""
+        hw = self.loop.hardware
+        if self._recover_request.is_set():
+            self._recover_request.clear()
+            try:
+                hw.recover()
+                self.get_logger().info("drives recovered: operation enabled, the controller commands them again")
+            except PkmError as exc:
+                self.diag.reject("recover", exc)
+        reason = hw.safe_reason
+        if reason is not None and reason != self._quick_stop:
+            self.get_logger().error(f"drives quick-stopped, holding; call ~/recover once the cause is fixed: {reason}")
+            self.diag.extra["drives_quick_stop"] = reason
+        elif reason is None and self._quick_stop is not None:
+            self.diag.extra.pop("drives_quick_stop", None)
+        self._quick_stop = reason
+        if reason is not None:
+            self.diag.safe_behaviour = "drives quick stop"
 
     # ------------------------------------------------------------------ settings
     def make_law(self, s):
@@ -289,6 +379,8 @@ class JointControllerNode(Node):
             t_ns = self.k * self.dt_ns
         t2 = time.perf_counter()
         self.record(cmd, (t1 - t0) * 1e6, (t2 - t1) * 1e6)
+        if self.s["hardware"] == "canopen":
+            self.supervise_drives()
         self.observe(t_ns)
         self.diag.step()
         if self.s["lockstep"]:
@@ -528,6 +620,10 @@ class JointControllerNode(Node):
                 self.flush_truth()
             except Exception as exc:      # noqa: BLE001 - shutting down: said, not raised
                 self.get_logger().warning(f"observations not sent at shutdown: {type(exc).__name__}: {exc}")
+            try:         # canopen: the drives disabled, the bus closed
+                self.loop.hardware.close()
+            except Exception as exc:      # noqa: BLE001 - shutting down: said, not raised
+                self.get_logger().warning(f"hardware not closed at shutdown: {type(exc).__name__}: {exc}")
         return super().destroy_node()
 
 

@@ -20,7 +20,7 @@ import numpy as np
 from .. import benchmark as bm
 from ..description.loader import closure_residual
 from ..errors import InvalidInputError
-from ..settings import IN_PROCESS_PLANTS
+from ..settings import in_process_plant
 from ..runs import last_of_each_instant
 from . import estimated_state_topic
 from . import GROUND_TRUTH_TOPIC
@@ -32,7 +32,7 @@ class GraphRecorder:
     """Records one run (module docstring); ``spin_once`` processes the pending messages. With
     ``samples=False`` it follows only the status and the diagnostics (a benchmark that needs no samples)."""
 
-    def __init__(self, kin, hardware: str = "sim", samples: bool = True):
+    def __init__(self, kin, hardware: str = "sim", samples: bool = True, canopen_emulate: bool = False):
         import rclpy
         from diagnostic_msgs.msg import DiagnosticArray
         from rclpy.executors import SingleThreadedExecutor
@@ -50,7 +50,8 @@ class GraphRecorder:
         self.executor = SingleThreadedExecutor(context=self.context)
         self.executor.add_node(self.node)
         # topic -> recorded chunks (t ns, actuated positions, actuated efforts, platform joints), arrays of samples
-        topics = [GROUND_TRUTH_TOPIC] + ([estimated_state_topic(hardware)] if hardware not in IN_PROCESS_PLANTS else [])
+        topics = [GROUND_TRUTH_TOPIC] + ([] if in_process_plant(hardware, canopen_emulate)
+                                         else [estimated_state_topic(hardware)])
         self.states = {topic: [] for topic in topics} if samples else {}
         self._selection = {}
         for topic in self.states:
