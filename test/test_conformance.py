@@ -100,7 +100,6 @@ class EmulatedCanopenAdapter(PlantAdapter):
 class Ros2ControlAdapter(PlantAdapter):
     def __init__(self):
         rclpy = pytest.importorskip("rclpy")
-        os.environ["ROS_DOMAIN_ID"] = os.environ.get("PKM_TEST_ROS_DOMAIN_ID", "141")
         from rclpy.executors import SingleThreadedExecutor
         from rclpy.node import Node
         from rclpy.parameter import Parameter
@@ -111,7 +110,7 @@ class Ros2ControlAdapter(PlantAdapter):
         from pkm_control.settings import load_settings
 
         self.rclpy = rclpy
-        rclpy.init()
+        rclpy.init(domain_id=int(os.environ.get("PKM_TEST_ROS_DOMAIN_ID", "141")))
         self.ex = SingleThreadedExecutor()
         p = [Parameter("robot", value=ROBOT), Parameter("controller", value="pd"), Parameter("lockstep", value=True),
              Parameter("publish_clock", value=False), Parameter("command_timeout", value=1.5 * DT),

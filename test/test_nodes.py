@@ -15,8 +15,6 @@ import time
 from pathlib import Path
 from types import SimpleNamespace
 
-# before rclpy.init: no cross-talk with other test modules (PKM_TEST_ROS_DOMAIN_ID: with other runs on the machine)
-os.environ["ROS_DOMAIN_ID"] = os.environ.get("PKM_TEST_ROS_DOMAIN_ID", "141")
 os.environ.setdefault("RMW_IMPLEMENTATION", "rmw_fastrtps_cpp")
 
 import numpy as np
@@ -61,6 +59,10 @@ from pkm_control.trajectory.streaming import GoalScheduler  # noqa: E402
 
 pytestmark = pytest.mark.ros
 
+# this module's nodes (rclpy.init(domain_id=...)) and processes (ROS_DOMAIN_ID in their environment) in a domain of
+# their own, set explicitly: the process environment is shared with other test modules (PKM_TEST_ROS_DOMAIN_ID: with
+# other runs on the machine)
+DOMAIN = os.environ.get("PKM_TEST_ROS_DOMAIN_ID", "141")
 ROBOT = "palida"
 KIN = robot_kinematics(ROBOT)
 ACT = KIN.model.actuated_idx
@@ -88,7 +90,7 @@ PALIDA_CONTROLLERS = [c for c in yaml.safe_load(
 
 @pytest.fixture
 def ros():
-    rclpy.init()
+    rclpy.init(domain_id=int(DOMAIN))
     ex = SingleThreadedExecutor()
     yield ex
     for node in list(ex.get_nodes()):
@@ -1086,7 +1088,7 @@ def test_every_node_exits_cleanly_on_a_signal(ros, signame):
     seen = set()
     spy.node.create_subscription(DiagnosticArray, "/diagnostics",
                                  lambda m: seen.update(s.name.lstrip("/") for s in m.status), 100)
-    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    env = dict(os.environ, PYTHONUNBUFFERED="1", ROS_DOMAIN_ID=DOMAIN)
     procs = {name: subprocess.Popen([sys.executable, "-m", f"pkm_control.nodes.{name}", "--ros-args", "-p",
                                      f"robot:={ROBOT}"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env,
                                     text=True)

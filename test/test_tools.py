@@ -10,9 +10,10 @@ import json
 import os
 import threading
 
-# before rclpy.init: no cross-talk with other test modules (PKM_TEST_ROS_DOMAIN_ID: with other runs on the machine)
+# the nodes (rclpy.init(domain_id=...)) and the commands (--domain-id) of these tests in one domain of their own, set
+# explicitly: the process environment is shared with every other test module (PKM_TEST_ROS_DOMAIN_ID: with other
+# runs on the machine)
 DOMAIN = os.environ.get("PKM_TEST_ROS_DOMAIN_ID", "143")
-os.environ["ROS_DOMAIN_ID"] = DOMAIN
 os.environ.setdefault("RMW_IMPLEMENTATION", "rmw_fastrtps_cpp")
 
 import pytest  # noqa: E402
@@ -50,7 +51,7 @@ def pkm(capsys, *argv):
 @pytest.fixture
 def spin():
     """start(*nodes): the nodes spin in a background thread until the test ends."""
-    rclpy.init()
+    rclpy.init(domain_id=int(DOMAIN))
     ex = SingleThreadedExecutor()
     thread = threading.Thread(target=ex.spin, daemon=True)
 

@@ -206,7 +206,6 @@ def test_every_robot_is_drawn_in_its_colours(tmp_path):
 def test_a_joint_state_that_moves_the_robot_changes_the_picture_where_the_robot_is(tmp_path):
     """Live from ROS: the viewer node draws the /joint_states it receives. A second JointState with another pose
     changes the screenshot, and the changed pixels are where the robot is in one picture or the other."""
-    os.environ["ROS_DOMAIN_ID"] = os.environ.get("PKM_TEST_ROS_DOMAIN_ID", "147")
     rclpy = pytest.importorskip("rclpy")
     from rclpy.executors import SingleThreadedExecutor
     from sensor_msgs.msg import JointState
@@ -219,7 +218,7 @@ def test_a_joint_state_that_moves_the_robot_changes_the_picture_where_the_robot_
     kin = robot_kinematics("palida")
     poses = [np.array(scene.model.config["home"], float), np.array([0.12, -0.08, -0.75, 0.1, -0.1, 0.3])]
     view = BrowserView(scene, port=0, controller="cf_rb_friction")
-    rclpy.init()
+    rclpy.init(domain_id=int(os.environ.get("PKM_TEST_ROS_DOMAIN_ID", "147")))
     node = ViewerNode(view)
     pub_node = rclpy.create_node("viewer_test_publisher")
     pubs = [pub_node.create_publisher(JointState, t, 10) for t in ("/joint_states", "/desired_joint_states")]
