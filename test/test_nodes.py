@@ -89,7 +89,10 @@ PALIDA_CONTROLLERS = [c for c in yaml.safe_load(
 
 
 @pytest.fixture
-def ros():
+def ros(monkeypatch):
+    # this module's domain for the test's own contexts (rclpy.init here) and for what starts its own (a
+    # GraphRecorder, a node process) from the environment
+    monkeypatch.setenv("ROS_DOMAIN_ID", DOMAIN)
     rclpy.init(domain_id=int(DOMAIN))
     ex = SingleThreadedExecutor()
     yield ex
