@@ -61,6 +61,7 @@ force is zero until the first command.
 from __future__ import annotations
 
 import time as _time
+from abc import abstractmethod
 
 import numpy as np
 
@@ -121,24 +122,25 @@ class SimulatedPlant(HardwareInterface, Simulated):
         self._state = None
 
     # ------------------------------------------------------------------ what a plant supplies
+    @abstractmethod
     def _start(self, pose: Pose, twist):
         """The plant's state at rest (or moving with ``twist``) at a checked ``pose``, not applied yet;
         InvalidInputError for a start it cannot take."""
-        raise NotImplementedError
 
     def _set(self, state) -> None:
         self._state = state
 
+    @abstractmethod
     def _advance(self, tau: np.ndarray) -> None:
         """Advance exactly dt with ``tau`` held; InvalidInputError (state kept) when the plant cannot."""
-        raise NotImplementedError
 
+    @abstractmethod
     def _actuated(self) -> tuple[np.ndarray, np.ndarray]:
         """(positions, velocities) of the actuated joints now."""
-        raise NotImplementedError
 
+    @abstractmethod
     def _platform_pose(self) -> Pose:
-        raise NotImplementedError
+        """The platform's exact pose now."""
 
     # ------------------------------------------------------------------ interface
     def reset(self, pose: Pose, twist=None, time: float = 0.0) -> JointMeasurement:

@@ -8,6 +8,7 @@ paper's, and returns a JSON-able summary.
 from __future__ import annotations
 
 import importlib
+import time
 
 REPRODUCTIONS = {
     "lopes": ("pkm_control.reproduce.lopes",
@@ -40,3 +41,14 @@ def run(name: str, out_dir, progress: bool = True, quick: bool = False) -> dict:
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     return importlib.import_module(module).run(out, progress=progress, **({"quick": True} if quick else {}))
+
+
+def finish(summary: dict, lines: list, out_dir, t0: float, progress: bool) -> dict:
+    """The common end of a reproduction: its run time and files in ``summary`` and on the last text line, the text
+    printed when ``progress`` and kept as ``summary["text"]``."""
+    summary["seconds"] = time.perf_counter() - t0
+    lines.append(f"  files in {out_dir}: {', '.join(summary['files'])}  ({summary['seconds']:.1f} s)")
+    if progress:
+        print("\n".join(lines))
+    summary["text"] = "\n".join(lines)
+    return summary

@@ -27,6 +27,7 @@ import numpy as np
 
 from ..errors import PkmError
 from ..kinematics.task_space import Pose
+from . import finish
 
 SLICES_MM = (-230.0, -350.0)          # Fig. 4, Fig. 5
 HALF_WIDTH_MM = 250.0
@@ -189,9 +190,4 @@ def run(out_dir: pathlib.Path, progress: bool = True) -> dict:
     lines.append(f"  more variation at the upper slice (paper: yes): {'yes' if a > b else 'no'} "
                  f"(all-diagonal max/min {a:.3f} at -230 mm vs {b:.3f} at -350 mm)")
     lines.append(format_simplification_error(rep))
-    summary["seconds"] = time.perf_counter() - t0
-    lines.append(f"  files in {out_dir}: {', '.join(summary['files'])}  ({summary['seconds']:.1f} s)")
-    if progress:
-        print("\n".join(lines))
-    summary["text"] = "\n".join(lines)
-    return summary
+    return finish(summary, lines, out_dir, t0, progress)

@@ -28,6 +28,8 @@ import time
 
 import numpy as np
 
+from . import finish
+
 T_M = 0.002                       # s, "the rise time of the current in the motor"
 DT = 0.001                        # s, "the sampling interval was fixed at 1 msec"
 PAPER_FACTOR = 6.0                # regulator 1 -> 4: "reduced by a factor of 6"
@@ -116,9 +118,4 @@ def run(out_dir: pathlib.Path, progress: bool = True) -> dict:
         for k in range(len(t)):
             w.writerow([t[k]] + [runs[label][1][k, j] for label, _, _ in REGULATORS for j in range(3)])
     summary["files"] = ["delta_regulators.png", "delta_regulators.csv"]
-    summary["seconds"] = time.perf_counter() - t0
-    lines.append(f"  files in {out_dir}: {', '.join(summary['files'])}  ({summary['seconds']:.1f} s)")
-    if progress:
-        print("\n".join(lines))
-    summary["text"] = "\n".join(lines)
-    return summary
+    return finish(summary, lines, out_dir, t0, progress)

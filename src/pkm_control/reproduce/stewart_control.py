@@ -36,6 +36,8 @@ import time
 
 import numpy as np
 
+from . import finish
+
 SPEC = {"type": "waypoints", "profile": "quintic", "durations": [0.15] * 9,
         "poses": [[0.0088, 0.0066, 1.2066, 0.011, -0.0066, 0.0176], [-0.0088, 0.011, 1.1934, -0.0088, 0.011, -0.0132],
                   [0.0066, -0.011, 1.2088, 0.0066, 0.0088, 0.0154], [-0.011, -0.0044, 1.1934, -0.011, -0.0088, -0.0176],
@@ -273,9 +275,4 @@ def run(out_dir: pathlib.Path, progress: bool = True, quick: bool = False) -> di
                 w.writerow([space, controller, cond] + [fig_[k] for k in keys])
     files.append("stewart_control.csv")
     summary["files"] = files
-    summary["seconds"] = time.perf_counter() - t0
-    lines.append(f"  files in {out_dir}: {', '.join(files)}  ({summary['seconds']:.1f} s)")
-    if progress:
-        print("\n".join(lines))
-    summary["text"] = "\n".join(lines)
-    return summary
+    return finish(summary, lines, out_dir, t0, progress)
