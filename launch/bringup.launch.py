@@ -20,6 +20,7 @@ Arguments
                      drives on a virtual bus inside joint_controller (canopen_emulate)
   topic_convention   forward_command | topic_based (hardware topics, ros2_control) [forward_command]
   lockstep           true: deterministic lockstep on sim time; false: real time    [true]
+  true_parameters_file  the simulated robot's own parameter set (pkm perturb)      ['']
   rviz               start rviz2 with rviz/<robot>.rviz                           [false]
 
 Starts the pkm_control nodes of pkm_control.nodes.graph(hardware) with the same parameters
@@ -55,6 +56,8 @@ ARGUMENTS = {
     "topic_convention": ("forward_command", "forward_command (joint_state_broadcaster + forward_command_controller)"
                                             " | topic_based (topic_based_ros2_control's JointState topics)"),
     "lockstep": ("true", "deterministic lockstep on sim time (false: real time)"),
+    "true_parameters_file": ("", "the simulated robot's own parameter set (`pkm perturb` writes one; '' = the "
+                                 "model's)"),
     "rviz": ("false", "start rviz2 with rviz/<robot>.rviz"),
 }
 
@@ -70,7 +73,8 @@ def launch_setup(context, *args, **kwargs):
     shared = {"robot": robot, "variant": variant, "controller": arg["controller"],
               "controller_config": arg["controller_config"], "hardware": hardware,
               "lockstep": arg["lockstep"].lower() in ("true", "1", "yes"),
-              "topic_convention": arg["topic_convention"]}
+              "topic_convention": arg["topic_convention"],
+              "true_parameters_file": ParameterValue(arg["true_parameters_file"], value_type=str)}
     stand_in = arg["stand_in"].lower() in ("true", "1", "yes")
     nodes = []
     for name, sim_time in graph(hardware, stand_in):

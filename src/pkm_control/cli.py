@@ -30,6 +30,7 @@ EXAMPLES = """examples:
   pkm jacobian --robot lopes --pose 0 0 2.0 0 0 0
   pkm workspace --robot stewart --vary x y --resolution 41 --plot ws.png
   pkm id --robot palida --pose 0 0 -0.85 0 0 0 --twist 0.5 0 0 0 0 0 --accel 0 0 5 0 0 0
+  pkm perturb --robot palida --seed 1 --scale 0.2 --output true.yaml    a robot that is not the model
   pkm reproduce lopes --out results/
   pkm bench kinematics
   pkm bench dynamics
@@ -388,6 +389,28 @@ def cmd_id(args):
                  "friction": friction, "actuated_joints": list(names), "tau": tau}, text)
 
 
+def cmd_perturb(args):
+    import yaml
+
+    from .dynamics import robot_dynamics
+    from .identification.perturbation import perturbed_parameters
+
+    out = Path(args.output)
+    if out.suffix not in (".yaml", ".yml"):
+        raise InvalidInputError(f"--output must name a .yaml file, got {excerpt(args.output)}")
+    if not out.parent.is_dir():
+        raise InvalidInputError(f"--output {excerpt(args.output)}: directory {excerpt(str(out.parent))} does not exist")
+    p = perturbed_parameters(robot_dynamics(args.robot, args.variant), args.scale, args.seed, args.identical_legs)
+    header = (f"# pkm perturb --robot {args.robot}{f' --variant {args.variant}' if args.variant else ''} --seed "
+              f"{args.seed} --scale {args.scale:g}{' --identical-legs' if args.identical_legs else ''}\n"
+              f"# {p.summary()}\n# a parameters_file (control/feedforward.py) for the simulated robot's "
+              f"true_parameters_file or computed_force\n")
+    out.write_text(header + yaml.safe_dump(p.data, sort_keys=False))
+    _emit(args, {"output": str(out), "robot": args.robot, "seed": p.seed, "scale": p.scale,
+                 "n_parameters": p.n_parameters, "max_relative_change": p.max_relative_change,
+                 "bodies": len(p.data["bodies"])}, f"{p.summary()}\nwritten to {out}")
+
+
 def cmd_reproduce(args):
     from . import reproduce
 
@@ -709,6 +732,23 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--no-friction", action="store_true",
                     help="rigid-body dynamics only (paper formulations include friction only where the paper "
                          "models it)")
+
+    sp = add("perturb", cmd_perturb, "a robot that is not the model: a perturbed, physically consistent parameter set",
+             "Changes every body's mass, first moment (centre of mass) and rotational inertia and every friction\n"
+             "coefficient of the robot's config by a factor in [1 - scale, 1 + scale], seeded, and writes the set in\n"
+             "the parameters_file schema (control/feedforward.py). Physically consistent: the inertia is perturbed\n"
+             "through the second moments of the mass distribution (principal values scaled, axes turned by at most\n"
+             "scale rad), so the pseudo-inertia stays positive semidefinite (mass > 0, principal moments >= 0, the\n"
+             "triangle inequalities). Use it as the simulated robot's true parameters: pkm bringup\n"
+             "--true-parameters FILE (setting true_parameters_file), or as computed_force's parameters_file.\n"
+             "Module: pkm_control.identification.perturbation.", common=("json",))
+    sp.add_argument("--seed", type=count(0, 2 ** 32 - 1), required=True, help="seed of the draws (the same seed, "
+                                                                               "the same file)")
+    sp.add_argument("--scale", type=float, default=0.2,
+                    help="largest relative change, in [0, 1) (default 0.2: every value within +-20 %%)")
+    sp.add_argument("--identical-legs", action="store_true",
+                    help="one draw per body kind and friction role: the legs stay identical (Jourdain's model)")
+    sp.add_argument("--output", required=True, metavar="YAML", help="parameter file to write (.yaml)")
 
     from .reproduce import REPRODUCTIONS
     sp = add("reproduce", cmd_reproduce, "reproduce a reference paper's figures and tables (PNG, CSV)",

@@ -30,9 +30,14 @@ FLOAT_KEYS = {"control_rate", "state_timeout", "reference_timeout", "command_tim
               "lookahead", "chunk_length", "start_delay", "display_rate", "measured_pose_rate", "diagnostics_period",
               "approach_speed", "approach_rate", "state_publish_rate", "tf_rate",
               "ground_truth_rate", "clock_rate", "mujoco_timestep", "rho", "boundary_layer", "adaptation_gain",
-              "parameter_bound", "feedforward_lead", "actuator_lag", "parameter_estimates_rate"}
+              "parameter_bound", "feedforward_lead", "actuator_lag", "parameter_estimates_rate", "encoder_resolution",
+              "effort_noise_std"}
 #: integer keys: (smallest, largest) accepted value
-INT_KEYS = {"ground_truth_chunk": (1, 10_000)}
+INT_KEYS = {"ground_truth_chunk": (1, 10_000), "encoder_counts_per_turn": (0, 2 ** 40),
+            "measurement_seed": (0, 2 ** 32 - 1)}
+#: the simulated robot's "true" parameters and its measurement (hardware/simulated.py; off by default)
+PLANT_KEYS = ("true_parameters_file", "encoder_resolution", "encoder_counts_per_turn", "effort_noise_std",
+              "measurement_seed")
 #: samples of the simulated robot's ground truth per message when the YAML does not say
 GROUND_TRUTH_CHUNK = 10
 GAIN_KEYS = ("kp", "kd", "hold_kp", "hold_kd")
@@ -81,12 +86,13 @@ NODE_KEYS = {
                          "friction", "command_timeout", "realtime_priority", "realtime_cpu", "wait_for_recorder",
                          "topic_convention", "joint_states_topic", "joint_commands_topic",
                          "rho", "boundary_layer", "adaptation_gain", "parameter_bound", "feedforward_lead",
-                         "actuator_lag", "parameter_estimates_rate", "canopen_config", "canopen_emulate"),
+                         "actuator_lag", "parameter_estimates_rate", "canopen_config", "canopen_emulate",
+                         *PLANT_KEYS),
     "hardware": ("control_rate", "substeps", "friction", "command_timeout", "actuator_lag", "safe_behaviour", "hold_kp",
                  "hold_kd",
                  "lockstep", "lockstep_timeout", "controller_name", "initial_pose", "force_limit", "wait_for_recorder",
                  "ground_truth_rate", "ground_truth_chunk", "topic_convention", "joint_states_topic",
-                 "joint_commands_topic", "publish_clock"),
+                 "joint_commands_topic", "publish_clock", *PLANT_KEYS),
 }
 #: parameters applied at run time (validated); all others are read-only
 RUNTIME_KEYS = {

@@ -159,7 +159,8 @@ def parameter_set_from_dict(data, dyn: ClosedLoopDynamics, source: str = "") -> 
         com = check_vector(f"{where}: bodies.{link}.com", spec["com"], 3)
         inertia = check_vector(f"{where}: bodies.{link}.inertia (ixx iyy izz ixy ixz iyz)", spec["inertia"], 6)
         I = _inertia_matrix(inertia)
-        if np.linalg.eigvalsh(I)[0] < 0:
+        lam = np.linalg.eigvalsh(I)
+        if lam[0] < -1e-12 * abs(lam).sum():      # a rod's zero moment turned by round-off into -1e-18 is one
             raise InvalidInputError(f"{where}: bodies.{link}.inertia {inertia.tolist()} is not positive semidefinite")
         checked[link] = MappingProxyType({"mass": mass, "com": tuple(com.tolist()), "inertia": tuple(inertia.tolist())})
     return ParameterSet(clm.name, scale, MappingProxyType({r: MappingProxyType(e) for r, e in friction.items()}),
@@ -177,6 +178,19 @@ def load_parameter_set(path, dyn: ClosedLoopDynamics) -> ParameterSet:
     except yaml.YAMLError as exc:
         raise InvalidInputError(f"parameter set {path!r} is not valid YAML: {exc}") from exc
     return parameter_set_from_dict(data, dyn, source=path)
+
+
+def as_parameter_set(parameters, dyn: ClosedLoopDynamics) -> ParameterSet:
+    """A ParameterSet, a mapping (``parameter_set_from_dict``) or a YAML path (``load_parameter_set``) as a
+    ParameterSet; anything else raises InvalidInputError."""
+    if isinstance(parameters, (str, os.PathLike)):
+        return load_parameter_set(parameters, dyn)
+    if isinstance(parameters, dict):
+        return parameter_set_from_dict(parameters, dyn)
+    if not isinstance(parameters, ParameterSet):
+        raise InvalidInputError(f"parameters must be a ParameterSet, a mapping or a YAML path, got "
+                                f"{type(parameters).__name__}")
+    return parameters
 
 
 def _inertia_matrix(i):
@@ -205,14 +219,7 @@ class FeedforwardModel:
         self.model = model
         self.friction = model == "rigid+friction"
         self.sign_eps = float(dyn.sign_eps if sign_eps is None else sign_eps)
-        if isinstance(parameters, (str, os.PathLike)):
-            parameters = load_parameter_set(parameters, dyn)
-        elif isinstance(parameters, dict):
-            parameters = parameter_set_from_dict(parameters, dyn)
-        elif parameters is not None and not isinstance(parameters, ParameterSet):
-            raise InvalidInputError(f"parameters must be a ParameterSet, a mapping or a YAML path, got "
-                                    f"{type(parameters).__name__}")
-        self.parameters = parameters if parameters is not None else ParameterSet.nominal(dyn)
+        self.parameters = as_parameter_set(parameters, dyn) if parameters is not None else ParameterSet.nominal(dyn)
         if self.parameters.robot != dyn.model.name:
             raise InvalidInputError(f"parameter set is for {self.parameters.robot!r}, the model is {dyn.model.name!r}")
         self.n_actuated = dyn.model.n_actuated
@@ -385,19 +392,14 @@ def tree_with_parameters(dyn: ClosedLoopDynamics, parameters: ParameterSet) -> p
 
 
 def dynamics_with_parameters(dyn: ClosedLoopDynamics, parameters) -> ClosedLoopDynamics:
-    """The closed-loop dynamics of the same mechanism with a parameter set's inertias (ParameterSet, mapping or YAML
-    path; its friction is not carried: the plant's friction is the config's): a plant that differs from the model
-    the controller keeps (SimulatedRobot of the result)."""
+    """The closed-loop dynamics of the same mechanism with a parameter set's inertias and friction (ParameterSet,
+    mapping or YAML path): a plant that differs from the model the controller keeps (SimulatedRobot of the result;
+    the simulated robot's ``true_parameters_file``)."""
     from ..kinematics import make_kinematics
 
-    if isinstance(parameters, (str, os.PathLike)):
-        parameters = load_parameter_set(parameters, dyn)
-    elif isinstance(parameters, dict):
-        parameters = parameter_set_from_dict(parameters, dyn)
-    elif not isinstance(parameters, ParameterSet):
-        raise InvalidInputError(f"parameters must be a ParameterSet, a mapping or a YAML path, got "
-                                f"{type(parameters).__name__}")
-    clm = dataclasses.replace(dyn.model, model=tree_with_parameters(dyn, parameters))
+    parameters = as_parameter_set(parameters, dyn)
+    clm = dataclasses.replace(_with_friction(dyn.model, parameters.friction),
+                              model=tree_with_parameters(dyn, parameters))
     return ClosedLoopDynamics(make_kinematics(clm), gravity=dyn.gravity, sign_eps=dyn.sign_eps)
 
 

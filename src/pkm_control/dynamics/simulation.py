@@ -41,13 +41,20 @@ class SimState:
 def _compiled_model(dyn):
     """Abdellatif's compiled model (jourdain.Formulation) when ``dyn`` is palida and numba is there,
     else None. Formulation refuses (InvalidModelError) other robots and a palida config beyond the
-    paper's model (e.g. friction terms outside its 14 parameters): those stay with the engine."""
+    paper's model (e.g. friction terms outside its 14 parameters): those stay with the engine. So does a
+    palida whose tree carries other inertias than its config (feedforward.dynamics_with_parameters: the
+    formulation reads the config): its rigid-body forces must equal the engine's at a moving state."""
     if jourdain.numba is None:
         return None
     try:
-        return jourdain.Formulation(dyn)
+        form = jourdain.Formulation(dyn)
     except InvalidModelError:
         return None
+    pose = dyn.kin.task.pose(np.asarray(dyn.model.config["home"], float))
+    twist, accel = np.linspace(0.1, 0.6, dyn.n), np.linspace(-3.0, 2.0, dyn.n)
+    a = form.inverse_dynamics_fast(pose, twist, accel, friction=False, check_limits=False)
+    b = dyn.inverse_dynamics(pose, twist, accel, friction=False).tau
+    return form if np.allclose(a, b, rtol=1e-9, atol=1e-9 * np.abs(b).max()) else None
 
 
 class ReducedSimulator:

@@ -1,15 +1,21 @@
-"""Imperfect sensors in front of a robot: what a controller reads is not what the robot does.
+"""Imperfect sensors: what a controller reads is not what the robot does.
 
-``NoisyEncoders(robot, resolution, position_std, velocity_std, seed)`` passes commands through and measures the
-actuated joints as an incremental encoder with a velocity estimate would: position = resolution *
-round((q + n_q) / resolution), n_q ~ N(0, position_std^2); velocity = qd + n_v, n_v ~ N(0, velocity_std^2); one
-draw per period (a seeded numpy Generator: runs repeat exactly). The robot itself (its ``read``, ``ground_truth``)
-stays exact: that is what tracking is judged by.
+``Sensors(resolution, position_std, velocity_std, effort_std)`` measures the actuated joints as drives do: position
+= resolution * round((q + n_q) / resolution) (an incremental encoder; one resolution per joint, m per count for a
+linear joint, 2 pi / counts per turn for a rotary one, 0: not quantized), n_q ~ N(0, position_std^2); velocity = qd +
+n_v, n_v ~ N(0, velocity_std^2); effort = the applied force + n_f, n_f ~ N(0, effort_std^2) (the force or current
+measurement). One draw per period from a seeded numpy Generator: runs repeat exactly.
+
+``NoisyEncoders(robot, resolution, position_std, velocity_std, seed)`` puts them in front of any robot (it passes
+commands through); the simulated plants also take them directly (hardware/simulated.py ``sensors``, the settings
+``encoder_resolution``, ``encoder_counts_per_turn``, ``effort_noise_std``, ``measurement_seed``). The robot itself
+(its ``ground_truth``) stays exact: that is what tracking is judged by.
 """
 
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -17,18 +23,70 @@ from ..errors import InvalidInputError
 from .interface import HardwareInterface, JointMeasurement
 
 
+def _nonnegative(what, x):
+    x = np.asarray(x, float)
+    if not (np.all(np.isfinite(x)) and np.all(x >= 0)):
+        raise InvalidInputError(f"{what} must be finite and >= 0, got {x.tolist()}")
+    return x
+
+
+@dataclass(frozen=True)
+class Sensors:
+    """Encoders, velocity estimate and force measurement of the actuated joints (module docstring); m or rad, m/s or
+    rad/s, N or Nm as the joints. ``resolution``: one value for every joint or one per joint."""
+
+    resolution: np.ndarray
+    position_std: float = 0.0
+    velocity_std: float = 0.0
+    effort_std: float = 0.0
+
+    def __post_init__(self):
+        res = _nonnegative("encoder resolution", self.resolution)
+        object.__setattr__(self, "resolution", res)
+        res.setflags(write=False)
+        for what in ("position_std", "velocity_std", "effort_std"):
+            object.__setattr__(self, what, float(_nonnegative(f"encoder {what}" if what != "effort_std" else what,
+                                                              getattr(self, what))))
+
+    @staticmethod
+    def for_joints(revolute, encoder_resolution: float = 0.0, counts_per_turn: int = 0,
+                   effort_std: float = 0.0) -> "Sensors":
+        """The drives of joints that are ``revolute`` (a bool per joint, else linear): ``encoder_resolution`` m per
+        count on a linear joint, ``counts_per_turn`` counts per turn (resolution 2 pi / counts) on a rotary one;
+        0 = not quantized."""
+        _nonnegative("encoder_resolution", encoder_resolution)
+        if int(counts_per_turn) != counts_per_turn or counts_per_turn < 0:
+            raise InvalidInputError(f"encoder_counts_per_turn must be an integer >= 0, got {counts_per_turn}")
+        rotary = 2 * np.pi / counts_per_turn if counts_per_turn else 0.0
+        return Sensors(np.where(np.asarray(revolute, bool), rotary, float(encoder_resolution)), effort_std=effort_std)
+
+    @property
+    def exact(self) -> bool:
+        """True when the measurement equals the robot's state (nothing quantized, no noise)."""
+        return not (self.resolution.any() or self.position_std or self.velocity_std or self.effort_std)
+
+    def measure(self, raw: JointMeasurement, rng: np.random.Generator) -> JointMeasurement:
+        """The measurement of ``raw`` (exact), with this period's draws from ``rng``."""
+        n = len(raw.position)
+        q = raw.position + self.position_std * rng.standard_normal(n)
+        res = self.resolution
+        if res.any():
+            q = np.where(res > 0, res * np.round(q / np.where(res > 0, res, 1.0)), q)
+        qd = raw.velocity + self.velocity_std * rng.standard_normal(n)
+        out = dataclasses.replace(raw, position=q, velocity=qd)
+        if self.effort_std:
+            out = dataclasses.replace(out, effort=raw.effort + self.effort_std * rng.standard_normal(len(raw.effort)))
+        return out
+
+
 class NoisyEncoders(HardwareInterface):
-    """The robot's actuated joints measured with quantization and Gaussian noise (module docstring); m or rad,
-    m/s or rad/s as the joints. resolution 0: no quantization."""
+    """The robot's actuated joints measured through ``Sensors`` (module docstring); resolution 0: no
+    quantization."""
 
     def __init__(self, robot: HardwareInterface, resolution: float, position_std: float, velocity_std: float,
-                 seed: int = 0):
-        for what, x in (("resolution", resolution), ("position_std", position_std), ("velocity_std", velocity_std)):
-            if not (np.isfinite(x) and x >= 0):
-                raise InvalidInputError(f"encoder {what} must be finite and >= 0, got {x}")
+                 seed: int = 0, effort_std: float = 0.0):
         self.robot = robot
-        self.resolution, self.position_std, self.velocity_std = float(resolution), float(position_std), \
-            float(velocity_std)
+        self.sensors = Sensors(resolution, position_std, velocity_std, effort_std)
         self._rng = np.random.default_rng(seed)
         self._raw = self._noisy = None
 
@@ -36,12 +94,7 @@ class NoisyEncoders(HardwareInterface):
         """The measurement of this period (the same one until the robot's own measurement changes)."""
         raw = self.robot.read()
         if raw is not self._raw:
-            n = len(raw.position)
-            q = raw.position + self.position_std * self._rng.standard_normal(n)
-            if self.resolution > 0:
-                q = self.resolution * np.round(q / self.resolution)
-            qd = raw.velocity + self.velocity_std * self._rng.standard_normal(n)
-            self._raw, self._noisy = raw, dataclasses.replace(raw, position=q, velocity=qd)
+            self._raw, self._noisy = raw, self.sensors.measure(raw, self._rng)
         return self._noisy
 
     def write(self, command, time: float | None = None) -> None:

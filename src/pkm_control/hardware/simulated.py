@@ -49,6 +49,17 @@ plant's RK4 on the state augmented by tau_applied (ReducedSimulator.step_lagged;
 The measured effort is the applied force. Codourey (sec. 5.1) gives T_m = 2 ms, the rise time of the DELTA's motor
 current: the physical reason for regulator 4 (the feedforward led by T_m, control/loop.py).
 
+A robot that is not the model (``true_parameters``, setting ``true_parameters_file``): the plant's inertias and
+friction are a parameter set's (control/feedforward.py ``dynamics_with_parameters``; ``pkm perturb`` writes one
+with identification/perturbation.py), the controller keeps its own model; the safe behaviour ``hold`` keeps the
+nominal model too (it is the drives' firmware, which knows the catalogue values).
+
+Measurement (``sensors``, hardware/noise.py Sensors; settings ``encoder_resolution`` m per count on linear joints,
+``encoder_counts_per_turn`` on rotary ones, ``effort_noise_std`` N or Nm, ``measurement_seed``; all off by default):
+``read()`` gives the quantized positions and the applied force plus Gaussian noise as the effort, one draw per
+control period (the robot is sampled at the control rate; the generator restarts at ``reset``, so a run repeats).
+``ground_truth()`` stays exact. ``measurement_summary()`` states all of it for a run's summary.
+
 Command timeout (sim time): when no command was written for more than ``command_timeout``, the
 robot applies its safe behaviour (``hold``: gravity compensation at the pose where it engaged +
 PD towards the actuated positions there; ``zero``: no force) and reports it in ``mode``, until
@@ -65,13 +76,14 @@ from abc import abstractmethod
 
 import numpy as np
 
-from ..control.feedforward import FeedforwardModel
+from ..control.feedforward import FeedforwardModel, as_parameter_set, dynamics_with_parameters
 from ..control.safety import ForceLimits, SafeBehaviour
 from ..dynamics.end_stops import EndStops, EnergyBound
 from ..dynamics.engine import ClosedLoopDynamics
 from ..dynamics.simulation import ReducedSimulator, SimState
 from ..errors import InvalidInputError, PkmError, SingularConfigurationError, UnreachablePoseError
 from ..kinematics.task_space import Pose
+from .noise import Sensors
 from .interface import REFUSE_FACTOR, CommandCheck, HardwareInterface, JointMeasurement, RobotState, Simulated  # noqa: F401
 
 DEFAULT_SIGN_EPS = 2e-3
@@ -83,10 +95,13 @@ class SimulatedPlant(HardwareInterface, Simulated):
     REFUSE_FACTOR), the force limits with saturation, the command timeout and its safe behaviour, the start checks of
     ``reset`` (the pose reachable and inside the joint ranges, no cut joint beyond its stop), sim time and the step
     cost. A plant supplies ``_start`` (the state at a pose and twist, not yet applied), ``_set``, ``_advance`` (one
-    period with the held force; InvalidInputError keeping the state), ``_actuated`` and ``_platform_pose``."""
+    period with the held force; InvalidInputError keeping the state), ``_actuated`` and ``_platform_pose``.
+    ``sensors`` (hardware/noise.py Sensors or None: exact) measure what ``read`` gives, drawn from
+    ``measurement_seed``."""
 
     def __init__(self, dyn: ClosedLoopDynamics, dt: float, force_limits="config", command_timeout: float | None = None,
-                 safe_behaviour="hold", cost_window: int = 8192, end_stops="config"):
+                 safe_behaviour="hold", cost_window: int = 8192, end_stops="config", sensors: Sensors | None = None,
+                 measurement_seed: int = 0):
         if not (np.isfinite(dt) and dt > 0):
             raise InvalidInputError(f"dt must be > 0 s, got {dt}")
         if command_timeout is not None and not (np.isfinite(command_timeout) and command_timeout > 0):
@@ -117,6 +132,12 @@ class SimulatedPlant(HardwareInterface, Simulated):
         if not isinstance(safe_behaviour, SafeBehaviour):
             raise InvalidInputError(f"safe_behaviour must be 'hold', 'zero' or a SafeBehaviour, got {safe_behaviour!r}")
         self.safe_behaviour = safe_behaviour
+        if sensors is not None and not isinstance(sensors, Sensors):
+            raise InvalidInputError(f"sensors must be a hardware.noise.Sensors or None, got {type(sensors).__name__}")
+        self.sensors = None if sensors is None or sensors.exact else sensors
+        if isinstance(measurement_seed, bool) or int(measurement_seed) != measurement_seed or measurement_seed < 0:
+            raise InvalidInputError(f"measurement_seed must be an integer >= 0, got {measurement_seed}")
+        self.measurement_seed = int(measurement_seed)
         self._costs = np.zeros(int(cost_window))
         self._n_steps = 0
         self._state = None
@@ -173,6 +194,7 @@ class SimulatedPlant(HardwareInterface, Simulated):
         self._target = None
         self._n_steps = 0
         self._read = None
+        self._rng = np.random.default_rng(self.measurement_seed)      # the sensors' draws: a reset run repeats
         return self.read()
 
     def read(self) -> JointMeasurement:
@@ -180,6 +202,8 @@ class SimulatedPlant(HardwareInterface, Simulated):
         if self._read is None:
             q, qd = self._actuated()
             self._read = JointMeasurement(self.time, q, qd, self.tau_applied.copy())
+            if self.sensors is not None:
+                self._read = self.sensors.measure(self._read, self._rng)
         return self._read
 
     def write(self, tau, time: float | None = None) -> None:
@@ -236,13 +260,17 @@ class SimulatedRobot(SimulatedPlant):
     """The closed-loop model as a plant (see the module docstring). Mutable: it is the robot.
 
     Measures like a machine: ``read()`` gives the actuated joints only (position, velocity, the applied
-    force as effort); ``ground_truth()`` gives every joint and the exact platform motion.
+    force as effort; through ``sensors`` when given); ``ground_truth()`` gives every joint and the exact platform
+    motion.
     end_stops: ``"config"`` (``EndStops.from_config``, the machine's stops), an EndStops, or None (none).
+    true_parameters: a parameter set (ParameterSet, mapping or YAML path) the plant has instead of ``dyn``'s
+    (module docstring); the safe behaviour ``hold`` keeps ``dyn``'s.
     """
 
     def __init__(self, dyn: ClosedLoopDynamics, dt: float, substeps: int = 1, friction: bool = True,
                  sign_eps: float = DEFAULT_SIGN_EPS, force_limits="config", command_timeout: float | None = None,
-                 safe_behaviour="hold", cost_window: int = 8192, end_stops="config", actuator_lag: float = 0.0):
+                 safe_behaviour="hold", cost_window: int = 8192, end_stops="config", actuator_lag: float = 0.0,
+                 true_parameters=None, sensors: Sensors | None = None, measurement_seed: int = 0):
         if int(substeps) != substeps or substeps < 1:
             raise InvalidInputError(f"substeps must be an integer >= 1, got {substeps}")
         if not (np.isfinite(sign_eps) and sign_eps > 0):
@@ -251,8 +279,11 @@ class SimulatedRobot(SimulatedPlant):
             raise InvalidInputError(f"actuator_lag must be >= 0 s (0: none), got {actuator_lag}")
         self.actuator_lag = float(actuator_lag)
         self.substeps, self.sign_eps = int(substeps), float(sign_eps)
-        self.dyn = ClosedLoopDynamics(dyn.kin, gravity=dyn.gravity, sign_eps=self.sign_eps)
-        super().__init__(dyn, dt, force_limits, command_timeout, safe_behaviour, cost_window, end_stops)
+        self.true_parameters = None if true_parameters is None else as_parameter_set(true_parameters, dyn)
+        plant = dyn if self.true_parameters is None else dynamics_with_parameters(dyn, self.true_parameters)
+        self.dyn = ClosedLoopDynamics(plant.kin, gravity=dyn.gravity, sign_eps=self.sign_eps)
+        super().__init__(dyn, dt, force_limits, command_timeout, safe_behaviour, cost_window, end_stops, sensors,
+                         measurement_seed)
         self.friction = bool(friction)
         self.sim = ReducedSimulator(self.dyn, friction=self.friction, end_stops=self.end_stops)
 
@@ -303,6 +334,18 @@ class SimulatedRobot(SimulatedPlant):
             self._lagged = self.tau_applied = applied
 
     # ------------------------------------------------------------------ extras
+    def measurement_summary(self) -> dict:
+        """What this robot is and how it measures, for a run's summary (module docstring): true_parameters (the
+        file, or 'model'), encoder resolution per actuated joint (m or rad per count, 0 = exact), effort noise std,
+        actuator lag, the measurement seed and the sampling rate (the control rate)."""
+        sensors = self.sensors
+        ps = self.true_parameters
+        return {"true_parameters": "model" if ps is None else (ps.source or "in code"),
+                "encoder_resolution": [] if sensors is None else sensors.resolution.tolist(),
+                "effort_noise_std": 0.0 if sensors is None else sensors.effort_std,
+                "actuator_lag": self.actuator_lag, "measurement_seed": self.measurement_seed,
+                "sampling_rate": 1.0 / self.dt}
+
     @property
     def state(self) -> SimState:
         self._require()
@@ -323,11 +366,11 @@ class SimulatedRobot(SimulatedPlant):
     def energy_bound(self) -> EnergyBound:
         """The energy bound of the end stops (end_stops.EnergyBound) started at the current state; after each
         ``step`` feed it with ``update_energy_bound`` and ask ``violation(*penetrations())``."""
-        return EnergyBound(self._stops_required(), self.energy(), self.read().position, *self.penetrations())
+        return EnergyBound(self._stops_required(), self.energy(), self._actuated()[0], *self.penetrations())
 
     def update_energy_bound(self, bound: EnergyBound) -> None:
         """Feed ``bound`` the period just stepped: the held force, the actuated positions, the energy."""
-        bound.update(self.tau_applied, self.read().position, self.energy())
+        bound.update(self.tau_applied, self._actuated()[0], self.energy())
 
     def _stops_required(self) -> EndStops:
         self._require()
@@ -352,6 +395,15 @@ class SimulatedRobot(SimulatedPlant):
         return float(np.abs(np.linalg.eigvals(A)).max() * self.dt / self.substeps)
 
 
+def measurement_text(summary: dict) -> str:
+    """One line of ``SimulatedRobot.measurement_summary()`` (the log line at start-up)."""
+    res = summary["encoder_resolution"]
+    enc = "exact" if not any(res) else "quantized " + ", ".join(f"{r:.3g}" for r in sorted(set(res)))
+    return (f"simulated robot: parameters {summary['true_parameters']}; encoders {enc} (m or rad per count); effort "
+            f"noise std {summary['effort_noise_std']:g} N or Nm; actuator lag {summary['actuator_lag']:g} s; "
+            f"measurement seed {summary['measurement_seed']}; sampled at {summary['sampling_rate']:g} Hz")
+
+
 def plant_safe_behaviour(dyn: ClosedLoopDynamics, settings: dict) -> SafeBehaviour:
     """The plant's safe behaviour of the node settings (safe_behaviour, hold_kp, hold_kd)."""
     if settings["safe_behaviour"] == "hold":
@@ -360,11 +412,23 @@ def plant_safe_behaviour(dyn: ClosedLoopDynamics, settings: dict) -> SafeBehavio
     return SafeBehaviour("zero")
 
 
+def plant_sensors(dyn: ClosedLoopDynamics, settings: dict) -> Sensors:
+    """The drives' sensors of the node settings (encoder_resolution on linear actuated joints, encoder_counts_per_turn
+    on rotary ones, effort_noise_std; absent keys: exact)."""
+    clm = dyn.model
+    return Sensors.for_joints([clm.is_revolute(j) for j in clm.actuated_joints],
+                              settings.get("encoder_resolution", 0.0), settings.get("encoder_counts_per_turn", 0),
+                              settings.get("effort_noise_std", 0.0))
+
+
 def simulated_robot(dyn: ClosedLoopDynamics, settings: dict) -> SimulatedRobot:
     """The simulated robot of the node settings (control_rate, substeps, friction, command_timeout,
-    safe_behaviour with hold_kp / hold_kd, force_limit, actuator_lag)."""
+    safe_behaviour with hold_kp / hold_kd, force_limit, actuator_lag, true_parameters_file ('' = the model's),
+    encoder_resolution, encoder_counts_per_turn, effort_noise_std, measurement_seed)."""
     return SimulatedRobot(dyn, 1.0 / settings["control_rate"], substeps=settings["substeps"],
                           friction=settings["friction"], command_timeout=settings["command_timeout"],
                           safe_behaviour=plant_safe_behaviour(dyn, settings),
                           force_limits=settings.get("force_limit", "config"),
-                          actuator_lag=settings.get("actuator_lag", 0.0))
+                          actuator_lag=settings.get("actuator_lag", 0.0),
+                          true_parameters=settings.get("true_parameters_file") or None,
+                          sensors=plant_sensors(dyn, settings), measurement_seed=settings.get("measurement_seed", 0))

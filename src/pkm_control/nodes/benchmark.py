@@ -120,6 +120,7 @@ def run(args) -> dict:
         rec, summary = run_one(name, controller, spec, start, float(settings[-1]["start_delay"]) + traj.duration,
                                args)
         t0 = summary["goal_start"]
+        plant = summary.get("plant")           # the simulated robot of the runs (the same in each)
         m = bm.run_metrics(kin, traj, rec, t0)
         m.update(wall_s=summary["wall_duration_s"], real_time_factor=summary["real_time_factor"],
                  startup_s=summary["startup_s"], safe_behaviour_entries=summary["safe_behaviour_entries"],
@@ -135,7 +136,8 @@ def run(args) -> dict:
     table = bm.print_table(metrics, kin.model.actuated_joints)
     extra = {"trajectory": spec, "duration_s": traj.duration, "t0": t0, "control_period_s": 0.0005,
              "paper_cycle_us": bm.PAPER_CYCLE_US, "target_cycle_us": bm.TARGET_CYCLE_US,
-             "improvement_baseline": baseline, "ros_domain_id": int(os.environ["ROS_DOMAIN_ID"])}
+             "improvement_baseline": baseline, "ros_domain_id": int(os.environ["ROS_DOMAIN_ID"]),
+             "plant": plant}
     for m in metrics:
         m["control_cycle_median_us"] = m["cycle"]["median_us"]
         m["control_cycle_p99_us"] = m["cycle"]["p99_us"]

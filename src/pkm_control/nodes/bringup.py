@@ -82,6 +82,11 @@ def add_arguments(p: argparse.ArgumentParser, robot: bool = True) -> None:
     p.add_argument("--goal", default=None, metavar="SPEC",
                    help="trajectory spec (YAML/JSON) the trajectory_generator starts with, e.g. "
                         "\"{type: point_to_point, goal: [0.05, 0, -0.85, 0, 0, 0], duration: 1.0}\"")
+    p.add_argument("--true-parameters", default=None, metavar="YAML",
+                   help="the simulated robot's own parameter set (`pkm perturb` writes one): a robot that is not the "
+                        "controller's model (setting true_parameters_file; its measurement: --set "
+                        "encoder_resolution=1e-6 encoder_counts_per_turn=1048576 effort_noise_std=2 "
+                        "measurement_seed=1)")
     p.add_argument("--set", action="append", default=[], metavar="[NODE.]KEY=VALUE",
                    help="override a parameter (YAML value) for all nodes or one node, e.g. lockstep=false, "
                         "joint_controller.kp=5e5; repeatable")
@@ -137,6 +142,8 @@ def parameters(args) -> dict:
         from ..settings import REALTIME_SETTINGS
 
         shared.update(REALTIME_SETTINGS)
+    if getattr(args, "true_parameters", None):
+        shared["true_parameters_file"] = true_parameters_file(args.true_parameters, shared["robot"], args.variant)
     for item in args.set:
         key, sep, value = item.partition("=")
         if not sep or not key:
@@ -156,6 +163,16 @@ def parameters(args) -> dict:
     for name, values in per_node.items():
         doc[name] = {"ros__parameters": values}
     return doc
+
+
+def true_parameters_file(path: str, robot: str, variant: str | None) -> str:
+    """The absolute path of a parameter set for the simulated robot, read and checked for ``robot`` before any node
+    starts (InvalidInputError naming what is wrong)."""
+    from ..control.feedforward import load_parameter_set
+    from ..dynamics import robot_dynamics
+
+    load_parameter_set(path, robot_dynamics(robot, variant))
+    return os.path.abspath(path)
 
 
 def commands(args, params_file: str) -> list[tuple[str, list[str]]]:
@@ -410,6 +427,10 @@ def format_summary(s: dict) -> str:
                      f"{1e3 * s['platform_orientation_max']:.4f} mrad")
     if s.get("closure_error_max") is not None:
         lines.append(f"closure error of the robot's ground truth: max {1e6 * s['closure_error_max']:.4g} um")
+    if s.get("plant"):
+        from ..hardware.simulated import measurement_text
+
+        lines.append(measurement_text(s["plant"]))
     lines.append(f"safe behaviour entries {s['safe_behaviour_entries']}, rejected inputs {s['rejected_inputs']}, "
                  f"deadline misses {s['deadline_misses']}, saturated periods {s['saturated_periods']}")
     return "\n".join(lines)

@@ -48,7 +48,9 @@ Node parameters (besides the common ones; all read-only)
   initial_pose (task coordinates of the start; '' = home), wait_for_recorder (lockstep: step only once the
   ground truth has a subscriber), ground_truth_rate (Hz of the ground truth samples, sim time; 0 = every step),
   ground_truth_chunk (samples per ground truth message, 1 to 10000), topic_convention, joint_states_topic,
-  joint_commands_topic, publish_clock
+  joint_commands_topic, publish_clock, true_parameters_file, encoder_resolution, encoder_counts_per_turn,
+  effort_noise_std, measurement_seed (the simulated robot's own parameters and measurement: hardware/simulated.py;
+  /joint_states then carries the measured positions and forces)
 """
 
 from __future__ import annotations
@@ -59,7 +61,7 @@ from rclpy.node import Node
 
 from ..hardware.simulated import simulated_robot
 from ..realtime import LatencyHistogram
-from .hardware_io import ClockPublisher, SimulationTopics, TopicConvention
+from .hardware_io import ClockPublisher, SimulationTopics, TopicConvention, describe_plant
 from .messages import joint_state_msg, period_ns
 from .qos import COMMANDS, qos
 from .runtime import COMMON_PARAMS, Diagnostics, declare_settings, guarded, run_node
@@ -81,6 +83,8 @@ class HardwareNode(Node):
         self.initial = self.ctx.initial(s["initial_pose"])
         self.diag = Diagnostics(self, s["diagnostics_period"])
         self.diag.extra.update(robot=self.ctx.robot, mode="lockstep" if s["lockstep"] else "real-time")
+        if hasattr(self.plant, "measurement_summary"):
+            describe_plant(self, self.plant)
         self.topics = SimulationTopics(self, self.ctx.joint_names, s["ground_truth_chunk"])
         self.convention = TopicConvention.from_settings(s)
         self.clock = ClockPublisher(self) if s["publish_clock"] else None

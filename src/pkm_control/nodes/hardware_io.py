@@ -20,6 +20,7 @@
   ``/hardware/ground_truth/joint_trajectory`` (trajectory_msgs/JointTrajectory: positions, velocities,
   effort, one point per sample) and the exact platform pose on ``/hardware/platform_pose`` (tests and
   plots, never the controller; the pose at the display rate of the estimated joint states).
+* ``describe_plant``: the simulated robot's parameters and measurement stated at start-up (log, diagnostics).
 """
 
 from __future__ import annotations
@@ -166,3 +167,15 @@ class SimulationTopics:
         t = self._t[:m]
         self.pub_truth.publish(joint_trajectory_msg(int(t[0]), self.names, t, self._q[:m], self._v[:m],
                                                     efforts=self._e[:m]))
+
+
+def describe_plant(node, plant) -> None:
+    """State what the simulated robot is and how it measures (``SimulatedRobot.measurement_summary``): a log line at
+    start-up and the key ``plant`` (JSON) of the node's diagnostics, which a recorded run's summary carries."""
+    import json
+
+    from ..hardware.simulated import measurement_text
+
+    summary = plant.measurement_summary()
+    node.get_logger().info(measurement_text(summary))
+    node.diag.extra["plant"] = json.dumps(summary)

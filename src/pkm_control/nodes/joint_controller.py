@@ -100,7 +100,9 @@ safe_behaviour; the others are read-only)
   friction, command_timeout, actuator_lag (the simulated robot's), realtime_priority, realtime_cpu,
   wait_for_recorder (lockstep: start once the state is recorded), rho, boundary_layer (robust IDC), adaptation_gain,
   parameter_bound, parameter_estimates_rate (adaptive IDC), feedforward_lead (Codourey's T_m: the feedforward is
-  looked up this long ahead of the regulator's references), canopen_config, canopen_emulate (hardware: canopen)
+  looked up this long ahead of the regulator's references), canopen_config, canopen_emulate (hardware: canopen),
+  true_parameters_file, encoder_resolution, encoder_counts_per_turn, effort_noise_std, measurement_seed (the
+  simulated robot's own parameters and measurement: hardware/simulated.py)
 """
 
 from __future__ import annotations
@@ -121,7 +123,7 @@ from ..settings import in_process_plant
 from ..realtime import (LatencyHistogram, PeriodicRunner, SlicedWork, fifo_priority, prepare_realtime,
                         release_realtime)
 from . import estimated_state_topic
-from .hardware_io import ClockPublisher, SimulationTopics, TopicConvention, TopicHardware
+from .hardware_io import ClockPublisher, SimulationTopics, TopicConvention, TopicHardware, describe_plant
 from .messages import joint_state_msg, parse_joint_trajectory, period_ns
 from .qos import ESTIMATES_TOPIC, qos
 from .runtime import COMMON_PARAMS, Diagnostics, PolledSubscriptions, declare_settings, guarded, run_node
@@ -224,11 +226,18 @@ class JointControllerNode(Node):
         """The robot simulated in this process (not yet reset): sim, mujoco, canopen with emulated drives."""
         if s["hardware"] == "mujoco":
             from ..hardware.mujoco_robot import mujoco_robot
+            from ..settings import PLANT_KEYS
+
+            changed = [k for k in PLANT_KEYS if s[k]]
+            if changed:
+                raise InvalidInputError(f"{', '.join(changed)}: settings of the simulated robot (hardware sim, "
+                                        "topics, canopen with emulated drives), not of MuJoCo's")
 
             return mujoco_robot(self.dyn, s)
         from ..hardware.simulated import simulated_robot
 
         plant = simulated_robot(self.dyn, s)
+        describe_plant(self, plant)
         if s["hardware"] != "canopen":
             return plant
         from ..hardware.canopen_drives import CanopenConfig

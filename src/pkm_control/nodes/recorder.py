@@ -178,7 +178,17 @@ class GraphRecorder:
                 "cycle_median_us": _float(ctl.get("cycle_median_us")),
                 "real_time_factor": _float(ctl.get("real_time_factor")),
                 "plant_step_median_us": _float(ctl.get("plant_step_median_us")),
-                "closure_error_max": self.closure_error_max}
+                "closure_error_max": self.closure_error_max, "plant": self.plant()}
+
+    def plant(self) -> dict | None:
+        """The simulated robot's parameters and measurement (nodes.hardware_io.describe_plant), None without one."""
+        import json
+
+        for node in ("joint_controller", "hardware"):
+            text = self.diagnostics.get(node, {}).get("plant")
+            if text:
+                return json.loads(text)
+        return None
 
 
 def _float(value):
