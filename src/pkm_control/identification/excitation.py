@@ -19,12 +19,12 @@ How each limit holds on the whole trajectory, not only at samples (``check_excit
   |x_i''| <= sum_k w_f k |c_ik|); the coefficients are scaled so the bounds are inside the limits.
 * joint positions (strokes of the actuated joints, the passive joints' ranges), actuated-joint velocities (the
   URDF's <limit velocity>) and actuator forces (config ``actuators.force_limit``): inverse kinematics and inverse
-  dynamics every 2 ms over the period (``TaskTrajectory.check_times``), each value kept inside its limit by a
-  Lipschitz margin, the largest change of that value between two neighbouring samples. Any time lies within
-  h / 2 of a sample, so the value there differs from the sample's by at most L h / 2, L the largest rate of change
-  between samples; the margin takes L as twice the largest sampled rate (max |dy| / h), which holds while the rate
-  changes by less than that within one step (2 ms against the fastest harmonic's period T / K; the tests check at
-  ten times that density).
+  dynamics every 2 ms over the period (``TaskTrajectory.check_times``, at most 20001 samples), each value kept
+  inside its limit by a Lipschitz margin, the largest change of that value between two neighbouring samples. Any
+  time lies within h / 2 of a sample, so the value there differs from the sample's by at most L h / 2, L the
+  largest rate of change between samples; the margin takes L as twice the largest sampled rate (max |dy| / h),
+  which holds while the rate changes by less than that within one step (2 ms against the fastest harmonic's
+  period T / K; the tests check the IK at ten and the dynamics at three times that density).
 * reachability and the cone limits of the spherical joints (no joint coordinate to put a margin on): the inverse
   kinematics' own check at the same 2 ms samples.
 """
@@ -39,6 +39,7 @@ import numpy as np
 import scipy.optimize
 
 from ..errors import InvalidInputError, JointLimitError, PkmError, UnreachablePoseError, check_number, check_vector
+from ..kinematics.task_space import Pose
 from ..trajectory.paths import MAX_HARMONICS, FourierTrajectory
 from ..trajectory.spec import check_reachable
 
@@ -133,8 +134,6 @@ def check_excitation(dyn, traj: FourierTrajectory, limits: ExcitationLimits) -> 
             raise JointLimitError(f"excitation exceeds the {what} of {names[i]}: {bound[i]:.6g} > {lim[i]:.6g}")
     ts, _ = check_reachable(kin, traj, velocity_limits=False)
     P, R, V, A = traj.sample_many(ts)
-    from ..kinematics.task_space import Pose
-
     q, qd, tau = [], [], []
     for i in range(len(ts)):
         try:
@@ -169,8 +168,6 @@ def stacked_base_regressor(dyn, base, traj, samples: int) -> np.ndarray:
 
 def _regressors(dyn, traj, ts):
     """Full regressors (list of (rows, n_params)) and actuator forces (N, n_actuated) at times ts."""
-    from ..kinematics.task_space import Pose
-
     P, R, V, A = traj.sample_many(ts)
     _, p = dyn.parameters()
     Ys, taus = [], []
