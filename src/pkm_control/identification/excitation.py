@@ -37,6 +37,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.optimize
+from threadpoolctl import threadpool_limits
 
 from ..errors import InvalidInputError, JointLimitError, PkmError, UnreachablePoseError, check_number, check_vector
 from ..kinematics.task_space import Pose
@@ -316,13 +317,16 @@ def design_excitation(dyn, duration: float, harmonics: int, seed: int = 0, sampl
             bar.set_postfix(cond=f"{math.exp(design.best[0]):.4g}", refresh=False)
         return f
 
-    try:
-        scipy.optimize.minimize(fun, z0, method="Powell", options={"maxfev": evaluations})
-    except _Budget:
-        pass
-    finally:
-        if bar is not None:
-            bar.close()
+    # one BLAS thread: the matrices are small (hundreds of rows), where OpenBLAS's workers only wait for each other,
+    # and on a loaded machine they made each SVD 40 times slower
+    with threadpool_limits(1):
+        try:
+            scipy.optimize.minimize(fun, z0, method="Powell", options={"maxfev": evaluations})
+        except _Budget:
+            pass
+        finally:
+            if bar is not None:
+                bar.close()
     a, b = design.best[1]
     traj, usage = _verified(dyn, design, a, b)
     base_traj = baseline[0]
