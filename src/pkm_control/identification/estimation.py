@@ -141,7 +141,6 @@ def observation(run: MeasuredRun, base: BaseModel, cutoff: float = 20.0, decimat
     ``cutoff``, at most 13). force_limit: per drive (default: the config's ``actuators.force_limit``).
     """
     kin = base.kin
-    dyn_model = kin.model
     run = _check_run(run, base.dyn)
     n_samples = len(run.t)
     if n_samples < 50:
