@@ -192,8 +192,10 @@ def _scaled_condition(W, names):
     norms = np.linalg.norm(W, axis=0)
     dead = norms <= 1e-12 * max(norms.max(), 1e-300)
     if dead.any():
-        raise InvalidInputError(f"the data do not excite {[names[k] for k in np.flatnonzero(dead)]} (their "
-                                f"observation columns are zero): condition number inf; move every joint both ways")
+        idle = [names[k] for k in np.flatnonzero(dead)]
+        raise InvalidInputError(f"the data do not excite {len(idle)} base parameters (condition number inf: their "
+                                f"observation columns are zero): {idle[:6]}{' ...' if len(idle) > 6 else ''}; move "
+                                f"every joint both ways (pkm excite)")
     s, vt = np.linalg.svd(W / norms, full_matrices=False)[1:]
     return s[0] / s[-1], vt[-1]
 
