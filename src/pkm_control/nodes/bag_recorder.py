@@ -76,6 +76,7 @@ class BagRecorder:
         self._subscriptions = []
         self._closed = False
         self.received = 0                  # messages taken (all topics)
+        self.listeners = {}                # topic -> f(raw CDR bytes), called with each recorded message
 
     @property
     def ready(self) -> bool:
@@ -148,6 +149,8 @@ class BagRecorder:
             return
         self.writer.write(self.connections[topic], int(info["received_timestamp"]), raw)
         self.counts[topic] += 1
+        if topic in self.listeners:
+            self.listeners[topic](raw)
         if topic == JOINT_STATES:
             self.stamps.append(_header_stamp_ns(raw))
         elif topic == STATUS_TOPIC:
@@ -284,10 +287,9 @@ def record(session, args, log) -> dict:
                     if rec.stamps and start is None:
                         start = min(rec.stamps) * 1e-9
                     elapsed = rec.sim_time - start if start is not None else 0.0
-                    bar.n = min(elapsed, args.duration) if args.duration else elapsed
                     bar.set_postfix_str(" ".join(f"{t.rsplit('/', 1)[-1]}={n}" for t, n in rec.counts.items()),
                                         refresh=False)
-                    bar.refresh()
+                    bar.update((min(elapsed, args.duration) if args.duration else elapsed) - bar.n)  # its interval
                     if args.duration is not None and elapsed >= args.duration:
                         break
                     if args.until_done and rec.goal_done():

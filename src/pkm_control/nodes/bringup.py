@@ -393,9 +393,16 @@ def run_recorded(args, progress=None, out=None):
     emulate = params["joint_controller"]["ros__parameters"].get(
         "canopen_emulate", params["/**"]["ros__parameters"].get("canopen_emulate", False))
     bag = _bag_recorder(args)
-    # with --record the run's recorder follows once the bag records /joint_states (its ground truth subscription
-    # starts the lockstep run: wait_for_recorder)
-    rec = GraphRecorder(kin, args.hardware, canopen_emulate=emulate is True) if bag is None else None
+    # with --record the bag's ground truth subscription starts the lockstep run (wait_for_recorder: one subscriber
+    # is enough, so there is one) and the run's recorder takes the ground truth from the bag
+    rec = GraphRecorder(kin, args.hardware, canopen_emulate=emulate is True, subscribe_truth=bag is None)
+    if bag is not None:
+        from rclpy.serialization import deserialize_message
+        from trajectory_msgs.msg import JointTrajectory
+
+        from . import GROUND_TRUTH_TOPIC
+
+        bag.listeners[GROUND_TRUTH_TOPIC] = lambda raw: rec.on_truth(deserialize_message(raw, JointTrajectory))
     g = Graph(args, out)
     t_wall0 = time.monotonic()
     t_motion = None            # wall time when sim time first passed the motion start
@@ -405,18 +412,11 @@ def run_recorded(args, progress=None, out=None):
         try:
             g.start()
             while True:
-                if rec is None:
+                rec.spin_once(0.05 if bag is None else 0.0)
+                if bag is not None:
                     bag.spin_once(0.05)
-                    if bag.ready:
-                        bag.subscribe_new()
-                        rec = GraphRecorder(kin, args.hardware, canopen_emulate=emulate is True)
-                    st = {}
-                else:
-                    rec.spin_once(0.05)
-                    if bag is not None:
-                        bag.spin_once(0.0)
-                    st = rec.status
-                sim = rec.sim_time if rec is not None else 0.0
+                st = rec.status
+                sim = rec.sim_time
                 if st.get("state") == "started" and t_motion is None and sim >= st["motion_start"]:
                     t_motion = time.monotonic()
                 if progress is not None:
@@ -452,12 +452,9 @@ def run_recorded(args, progress=None, out=None):
                 bag.session.close()
     wall = time.monotonic() - t_wall0
     summary = {"robot": robot, "controller": args.controller, "hardware": args.hardware, "goal": spec,
-               "goal_status": status, "reason": reason, "wall_duration_s": wall,
-               "sim_duration_s": rec.sim_time if rec is not None else 0.0}
+               "goal_status": status, "reason": reason, "wall_duration_s": wall, "sim_duration_s": rec.sim_time}
     if bag is not None:
         summary["bag"] = bag.summary(_control_rate(args))
-    if rec is None:
-        return summary, None
     summary.update(rec.events())
     try:
         if status == "finished":
