@@ -132,7 +132,7 @@ def test_bag_errors(tmp_path):
     bad = q.copy()
     bad[3, 2] = np.nan
     write_bag(tmp_path / "nan", kin, states=(t, bad))
-    with pytest.raises(InvalidInputError, match="sample 3 .*not finite"):
+    with pytest.raises(InvalidInputError, match=r"/joint_states message 3 \(t = .*\): position not finite"):
         load_run(tmp_path / "nan")
     with pytest.raises(InvalidInputError, match="no such file"):
         load_run(tmp_path / "missing")

@@ -695,6 +695,13 @@ def _goal(args, session):
         raise SystemExit(1)
 
 
+def _record(args, session):
+    from .nodes.bag_recorder import format_summary, record
+
+    summary = record(session, args, lambda msg: print(f"pkm record: {msg}", file=sys.stderr, flush=True))
+    _emit(args, summary, format_summary(summary))
+
+
 # ----------------------------------------------------------------------------- parser
 
 #: the flags a subcommand may share, offered only where they do something (add(..., common=...))
@@ -1023,6 +1030,32 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("spec", metavar="SPEC", help="trajectory spec (YAML/JSON)")
     sp.add_argument("--node", default="/trajectory_generator",
                     help="the trajectory generator's node name (default /trajectory_generator)")
+
+    sp = tool(sub, "record", _record, "record the running graph into a rosbag2 (sqlite3 or MCAP) for ros2 bag and "
+              "pkm identify",
+              "Records topics of the running graph into a new rosbag2 at BAG with the rosbags library (readable by\n"
+              "ros2 bag, with the message definitions and the publishers' QoS): by default /joint_states, the\n"
+              "actuator commands (/<controller_name>/commands), /joint_references, /desired_joint_states,\n"
+              "/feedforward, /diagnostics and the trajectory generator's status. While it records, joint_controller\n"
+              "publishes /joint_states every control period (its state_publish_rate set to 0, the old value back at\n"
+              "the end): the identification needs the control rate. Stops after --duration seconds of recorded\n"
+              "/joint_states time (sim time in lockstep), when the goal is done (--until-done), or at Ctrl-C; the\n"
+              "bag is closed cleanly each time. Prints the messages per topic and the periods without a sample.\n"
+              "To record a run from its first period, use `pkm bringup --record BAG` instead.",
+              "examples:\n  pkm record --output run1 --until-done\n"
+              "  pkm record --output run2 --storage mcap --duration 5\n"
+              "  pkm record --output states --topics /joint_states /hardware/ground_truth/joint_trajectory")
+    sp.add_argument("--output", required=True, metavar="BAG", help="the bag directory to create (must not exist)")
+    sp.add_argument("--topics", nargs="+", default=None, metavar="TOPIC",
+                    help="the topics to record instead of the default ones")
+    sp.add_argument("--storage", choices=("sqlite3", "mcap"), default="sqlite3",
+                    help="rosbag2 storage: sqlite3 (.db3, the default) or mcap")
+    group = sp.add_mutually_exclusive_group()
+    group.add_argument("--duration", type=seconds, default=None, metavar="S",
+                       help="stop after S seconds of /joint_states stamps (sim time in lockstep)")
+    group.add_argument("--until-done", action="store_true",
+                       help="stop when the trajectory generator reports its goal finished (or rejected) and "
+                            "/joint_states has reached its end")
     return p
 
 

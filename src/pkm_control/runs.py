@@ -30,9 +30,11 @@ order, an unknown joint) raises InvalidInputError naming the file, topic or colu
 
 from __future__ import annotations
 
+import contextlib
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
@@ -203,8 +205,11 @@ def last_of_each_instant(t_ns: np.ndarray) -> np.ndarray:
 
 # ----------------------------------------------------------------------------- rosbag2
 
-def load_bag(path, robot: str | None = None, variant: str | None = None) -> RecordedRun:
-    """A run from a rosbag2 (module docstring)."""
+@contextlib.contextmanager
+def open_bag(path):
+    """A rosbag2 (a bag directory, or its .db3 / .mcap file) opened with rosbags' AnyReader: yields (reader,
+    source), source naming the bag for messages ("bag '<dir>'"); InvalidInputError when it is missing or no
+    rosbag2."""
     from rosbags.highlevel import AnyReader
     from rosbags.typesys import Stores, get_typestore
 
@@ -217,39 +222,50 @@ def load_bag(path, robot: str | None = None, variant: str | None = None) -> Reco
     except Exception as exc:       # rosbags raises its own reader errors, and OS/format errors beneath them
         raise InvalidInputError(f"{source}: cannot be read as a rosbag2: {exc}") from exc
     try:
-        topics = {c.topic: c for c in reader.connections}
-        counts = {t: sum(c.msgcount for c in reader.connections if c.topic == t) for t in topics}
+        yield reader, source
+    finally:
+        reader.close()
+
+
+def message_counts(reader) -> dict:
+    """topic -> messages in the bag (over all its connections)."""
+    counts = {}
+    for c in reader.connections:
+        counts[c.topic] = counts.get(c.topic, 0) + c.msgcount
+    return counts
+
+
+def load_bag(path, robot: str | None = None, variant: str | None = None) -> RecordedRun:
+    """A run from a rosbag2 (module docstring)."""
+    with open_bag(path) as (reader, source):
+        counts = message_counts(reader)
         measured = next((t for t in MEASURED_TOPICS if counts.get(t)), None)
         if measured is None:
             raise InvalidInputError(f"{source}: has no message on any of {', '.join(MEASURED_TOPICS)} (the measured "
-                                    f"robot); its topics: {sorted(topics) or 'none'}")
+                                    f"robot); its topics: {sorted(counts) or 'none'}")
         if counts[measured] > MAX_SAMPLES:
             raise InvalidInputError(f"{source}: {counts[measured]} messages on {measured}, more than {MAX_SAMPLES}")
-        names, t_ns, q = _read_topic(reader, measured, source)
-        desired = None
-        if counts.get(DESIRED_TOPIC):
-            desired = _read_topic(reader, DESIRED_TOPIC, source)
-        said = _controller_diagnostics(reader) if counts.get(DIAGNOSTICS_TOPIC) else {}
-    finally:
-        reader.close()
+        m = read_joint_topic(reader, measured, source)
+        desired = read_joint_topic(reader, DESIRED_TOPIC, source) if counts.get(DESIRED_TOPIC) else None
+        said = controller_diagnostics(reader) if counts.get(DIAGNOSTICS_TOPIC) else {}
+        bag = source[len("bag '"):-1]
     if robot is None and said.get("robot"):
         robot, variant = said["robot"], said.get("variant")
-    kin = _kinematics(robot, variant, names, f"{source} {measured}")
-    keep = last_of_each_instant(t_ns)
-    t = t_ns[keep] * 1e-9
-    q = complete_tree(kin, names, q[keep], f"{source} {measured}")
+    kin = _kinematics(robot, variant, m.names, f"{source} {measured}")
+    keep = last_of_each_instant(m.t_ns)
+    t = m.t_ns[keep] * 1e-9
+    q = complete_tree(kin, m.names, m.positions[keep], f"{source} {measured}")
     q_desired = None
     if desired is not None:
-        d_names, d_ns, d_q = desired
-        keep = last_of_each_instant(d_ns)
-        d_q = complete_tree(kin, d_names, d_q[keep], f"{source} {DESIRED_TOPIC}")
-        q_desired = np.column_stack([np.interp(t, d_ns[keep] * 1e-9, c) for c in d_q.T])
+        keep = last_of_each_instant(desired.t_ns)
+        d_q = complete_tree(kin, desired.names, desired.positions[keep], f"{source} {DESIRED_TOPIC}")
+        q_desired = np.column_stack([np.interp(t, desired.t_ns[keep] * 1e-9, c) for c in d_q.T])
     controller = said.get("controller") if said.get("robot") == kin.model.name else None
     return RecordedRun(kin.model.name, kin.model.variant, controller or None, t, tuple(kin.model.joint_names), q,
-                       q_desired, tuple(kin.model.actuated_joints), str(bag), measured)
+                       q_desired, tuple(kin.model.actuated_joints), bag, measured)
 
 
-def _controller_diagnostics(reader) -> dict:
+def controller_diagnostics(reader) -> dict:
     """The key-values of joint_controller's first /diagnostics status (robot, variant, controller), or {}."""
     conns = [c for c in reader.connections if c.topic == DIAGNOSTICS_TOPIC]
     for conn, _, raw in reader.messages(connections=conns):
@@ -263,13 +279,27 @@ def _controller_diagnostics(reader) -> dict:
     return {}
 
 
-def _read_topic(reader, topic, source):
-    """(joint names, times ns (N,), positions (N, k)) of a JointState or ground-truth JointTrajectory topic."""
+class JointSamples(NamedTuple):
+    """The samples of a JointState or ground-truth JointTrajectory topic, in time order (``read_joint_topic``)."""
+
+    names: list                     # joint names, the first message's order (the columns)
+    t_ns: np.ndarray                # (N,) int: the messages' stamps (header + time_from_start), ns
+    positions: np.ndarray           # (N, k)
+    velocities: np.ndarray | None   # (N, k) when every JointState message has them, else None
+    efforts: np.ndarray | None      # (N, k) when every JointState message has them, else None
+    log_ns: np.ndarray              # (N,) int: the bag's time of each sample's message (when it was recorded)
+
+
+def read_joint_topic(reader, topic, source) -> JointSamples:
+    """The samples of a JointState or ground-truth JointTrajectory topic (positions only for the latter).
+    InvalidInputError naming the message for one that cannot be deserialized, has mismatched sizes, other joint
+    names than the first, or a value that is not finite."""
     from .nodes.messages import parse_joint_trajectory, to_ns   # ROS-free (no rclpy import): message attributes only
 
     conns = [c for c in reader.connections if c.topic == topic]
-    names, times, rows = None, [], []
-    for k, (conn, _, raw) in enumerate(reader.messages(connections=conns)):
+    names, times, logs = None, [], []
+    columns = {"position": [], "velocity": [], "effort": []}
+    for k, (conn, log_ns, raw) in enumerate(reader.messages(connections=conns)):
         where = f"{source} {topic} message {k}"
         try:
             msg = reader.deserialize(raw, conn.msgtype)
@@ -281,12 +311,15 @@ def _read_topic(reader, topic, source):
                 chunk = parse_joint_trajectory(msg, got, ("positions",))
             except InvalidInputError as exc:
                 raise InvalidInputError(f"{where}: {exc}") from exc
-            stamps, pos = chunk.times_ns, chunk.positions
+            stamps, values = chunk.times_ns, {"position": chunk.positions, "velocity": None, "effort": None}
         elif conn.msgtype.endswith("JointState"):
             got = list(msg.name)
-            pos = np.asarray(msg.position, float).reshape(1, -1)
-            if pos.shape[1] != len(got):
-                raise InvalidInputError(f"{where}: {pos.shape[1]} positions for {len(got)} joint names")
+            values = {}
+            for field in columns:
+                v = np.asarray(getattr(msg, field), float).reshape(1, -1)
+                if v.shape[1] not in ((len(got),) if field == "position" else (0, len(got))):
+                    raise InvalidInputError(f"{where}: {v.shape[1]} {field}s for {len(got)} joint names")
+                values[field] = v if v.shape[1] else None
             stamps = np.array([to_ns(msg.header.stamp)], np.int64)
         else:
             raise InvalidInputError(f"{where}: type {conn.msgtype}, expected sensor_msgs/msg/JointState or "
@@ -298,19 +331,21 @@ def _read_topic(reader, topic, source):
         elif got != names:
             if sorted(got) != sorted(names):
                 raise InvalidInputError(f"{where}: joint names {got[:8]} differ from the first message's {names[:8]}")
-            pos = pos[:, [got.index(n) for n in names]]
+            cols = [got.index(n) for n in names]
+            values = {f: None if v is None else v[:, cols] for f, v in values.items()}
+        for field, v in values.items():
+            if v is not None and not np.isfinite(v).all():
+                j = int(np.flatnonzero(~np.isfinite(v).all(axis=1))[0])
+                raise InvalidInputError(f"{where}" + (f" point {j}" if len(v) > 1 else "") +
+                                        f" (t = {stamps[j] * 1e-9:.6f} s): {field} not finite: {v[j].tolist()[:8]}")
+            columns[field].append(v)
         times.append(stamps)
-        rows.append(pos)
+        logs.append(np.full(len(stamps), log_ns, np.int64))
     t_ns = np.concatenate(times)
-    q = np.concatenate(rows)
     order = np.argsort(t_ns, kind="stable")
-    t_ns, q = t_ns[order], q[order]
-    bad = ~np.isfinite(q).all(axis=1)
-    if bad.any():
-        k = int(np.flatnonzero(bad)[0])
-        raise InvalidInputError(f"{source} {topic}: sample {k} (t = {t_ns[k] * 1e-9:.6f} s) is not finite: "
-                                f"{q[k].tolist()[:8]}")
-    return names, t_ns, q
+    joined = {f: None if any(v is None for v in c) else np.concatenate(c)[order] for f, c in columns.items()}
+    return JointSamples(names, t_ns[order], joined["position"], joined["velocity"], joined["effort"],
+                        np.concatenate(logs)[order])
 
 
 # ----------------------------------------------------------------------------- joints CSV

@@ -96,7 +96,8 @@ NODE_KEYS = {
 }
 #: parameters applied at run time (validated); all others are read-only
 RUNTIME_KEYS = {
-    "joint_controller": ("kp", "kd", "hold_kp", "hold_kd", "force_limit", "safe_behaviour"),
+    "joint_controller": ("kp", "kd", "hold_kp", "hold_kd", "force_limit", "safe_behaviour",
+                         "state_publish_rate"),      # `pkm record`: every period while it records
     "computed_force": ("feedforward_model", "parameters_file"),
     "trajectory_generator": ("approach_speed", "approach_rate", "display_rate"),
     "inverse_kinematics": ("display_rate", "measured_pose_rate", "tf_rate"),

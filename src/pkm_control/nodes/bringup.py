@@ -104,6 +104,12 @@ def add_arguments(p: argparse.ArgumentParser, robot: bool = True) -> None:
                    help="with --exit-when-done: the summary as one JSON object on stdout (node output to stderr)")
     p.add_argument("--timeout", type=float, default=600.0, metavar="S",
                    help="with --exit-when-done: give up after S seconds (wall), status 3 (default 600)")
+    p.add_argument("--record", default=None, metavar="BAG",
+                   help="record the run into a new rosbag2 at BAG (`pkm record`'s topics and the simulated robot's "
+                        "ground truth; /joint_states every control period: joint_controller.state_publish_rate=0); "
+                        "a lockstep run starts once the recorder receives /joint_states")
+    p.add_argument("--record-storage", choices=("sqlite3", "mcap"), default="sqlite3",
+                   help="with --record: the bag's storage (default sqlite3)")
     p.add_argument("--rviz", action="store_true",
                    help="also start robot_state_publisher and rviz2 (needs a ROS 2 installation)")
     p.add_argument("--dry-run", action="store_true", help="print the commands and the parameter file, start nothing")
@@ -136,8 +142,10 @@ def parameters(args) -> dict:
         per_node["joint_controller"]["canopen_emulate"] = True
     if args.goal:
         per_node["trajectory_generator"]["goal"] = args.goal
-    if getattr(args, "exit_when_done", False):      # the run is recorded from its first sample
+    if getattr(args, "exit_when_done", False) or getattr(args, "record", None):   # recorded from its first sample
         shared["wait_for_recorder"] = True
+    if getattr(args, "record", None):                # the identification needs every period (bag_recorder)
+        per_node["joint_controller"]["state_publish_rate"] = 0.0
     if getattr(args, "realtime", False):
         from ..settings import REALTIME_SETTINGS
 
@@ -311,6 +319,7 @@ def run(args) -> int:
         else:
             print(format_summary(summary))
         return {"finished": 0, "rejected": 1}.get(summary["goal_status"], 3)
+    bag = _bag_recorder(args)       # before the graph: a bag that cannot be created fails here
     g = Graph(args)
     code = 0
     with _signals_stop_the_graph():
@@ -326,12 +335,56 @@ def run(args) -> int:
                 if t_end is not None and time.monotonic() >= t_end:
                     g.log(f"--duration {args.duration} s reached: stopping the graph")
                     break
-                time.sleep(0.1)
+                if bag is None:
+                    time.sleep(0.1)
+                else:
+                    bag.spin_once(0.1)
         except Stopped as exc:
             g.log(f"{exc}: stopping the graph")
         finally:
             g.stop()
+            if bag is not None:
+                bag.close()
+                g.log(bag_summary(bag, args))
+                bag.session.close()
     return code
+
+
+def _bag_recorder(args):
+    """The BagRecorder of --record (None without it), on the domain the nodes take from the environment; the
+    ground truth and the estimated joint states are its gated topics (bag_recorder: the lockstep run starts
+    when /joint_states reaches the bag)."""
+    if not getattr(args, "record", None):
+        return None
+    from . import GROUND_TRUTH_TOPIC, domain_id
+    from .bag_recorder import BagRecorder
+    from .tools import Session
+
+    session = Session(domain_id(None, isolated=False), "bringup_record")
+    try:
+        return BagRecorder(session, args.record, storage=args.record_storage,
+                           gated=(GROUND_TRUTH_TOPIC, "/estimated_joint_states"))
+    except BaseException:
+        session.close()
+        raise
+
+
+def _control_rate(args) -> float:
+    """joint_controller's control_rate in this bringup: --set, else the controller YAML's."""
+    from ..settings import load_settings
+
+    params = parameters(args)
+    for section in ("joint_controller", "/**"):
+        rate = params[section]["ros__parameters"].get("control_rate")
+        if rate is not None:
+            return float(rate)
+    return float(load_settings(args.robot or "palida", args.controller, args.controller_config)["control_rate"])
+
+
+def bag_summary(bag, args) -> str:
+    from .bag_recorder import format_summary
+
+    return format_summary(bag.summary(_control_rate(args)))
 
 
 def run_recorded(args, progress=None, out=None):
@@ -356,7 +409,17 @@ def run_recorded(args, progress=None, out=None):
     initial = robot_context(robot, args.variant).initial(initial_value)
     emulate = params["joint_controller"]["ros__parameters"].get(
         "canopen_emulate", params["/**"]["ros__parameters"].get("canopen_emulate", False))
-    rec = GraphRecorder(kin, args.hardware, canopen_emulate=emulate is True)
+    bag = _bag_recorder(args)
+    # with --record the bag's ground truth subscription starts the lockstep run (wait_for_recorder: one subscriber
+    # is enough, so there is one) and the run's recorder takes the ground truth from the bag
+    rec = GraphRecorder(kin, args.hardware, canopen_emulate=emulate is True, subscribe_truth=bag is None)
+    if bag is not None:
+        from rclpy.serialization import deserialize_message
+        from trajectory_msgs.msg import JointTrajectory
+
+        from . import GROUND_TRUTH_TOPIC
+
+        bag.listeners[GROUND_TRUTH_TOPIC] = lambda raw: rec.on_truth(deserialize_message(raw, JointTrajectory))
     g = Graph(args, out)
     t_wall0 = time.monotonic()
     t_motion = None            # wall time when sim time first passed the motion start
@@ -366,38 +429,49 @@ def run_recorded(args, progress=None, out=None):
         try:
             g.start()
             while True:
-                rec.spin_once(0.05)
+                rec.spin_once(0.05 if bag is None else 0.0)
+                if bag is not None:
+                    bag.spin_once(0.05)
                 st = rec.status
-                if st.get("state") == "started" and t_motion is None and rec.sim_time >= st["motion_start"]:
+                sim = rec.sim_time
+                if st.get("state") == "started" and t_motion is None and sim >= st["motion_start"]:
                     t_motion = time.monotonic()
                 if progress is not None:
-                    progress(rec.sim_time, st)
+                    progress(sim, st)
                 if st.get("state") == "rejected":
                     status, reason = "rejected", st.get("reason", "")
                     break
-                if st.get("state") == "finished" and rec.sim_time >= st["end"]:
+                if st.get("state") == "finished" and sim >= st["end"]:
                     status = "finished"
                     # the counters of the nodes after the end: wait for the next diagnostics (published at 1 Hz)
                     rec.diagnostics.pop("joint_controller", None)
                     t_wait = time.monotonic()
                     while "joint_controller" not in rec.diagnostics and time.monotonic() - t_wait < 3.0:
                         rec.spin_once(0.05)
+                    t_wait = time.monotonic()      # the bag too has /joint_states up to the end
+                    while bag is not None and bag.sim_time < st["end"] and time.monotonic() - t_wait < 3.0:
+                        bag.spin_once(0.05)
                     break
                 done = g.exited()
                 if done:
                     status, reason = "graph exited", f"{done[0]} exited with status {done[1]}"
                     break
                 if time.monotonic() - t_wall0 > args.timeout:
-                    reason = f"no end after {args.timeout:.0f} s (wall) at sim time {rec.sim_time:.3f} s"
+                    reason = f"no end after {args.timeout:.0f} s (wall) at sim time {sim:.3f} s"
                     break
         except Stopped as exc:
             g.log(f"{exc}: stopping the graph")
             status, reason = "interrupted", str(exc)
         finally:
             g.stop()
+            if bag is not None:
+                bag.close()
+                bag.session.close()
     wall = time.monotonic() - t_wall0
     summary = {"robot": robot, "controller": args.controller, "hardware": args.hardware, "goal": spec,
                "goal_status": status, "reason": reason, "wall_duration_s": wall, "sim_duration_s": rec.sim_time}
+    if bag is not None:
+        summary["bag"] = bag.summary(_control_rate(args))
     summary.update(rec.events())
     try:
         if status == "finished":
@@ -431,8 +505,13 @@ def format_summary(s: dict) -> str:
         from ..hardware.simulated import measurement_text
 
         lines.append(measurement_text(s["plant"]))
-    lines.append(f"safe behaviour entries {s['safe_behaviour_entries']}, rejected inputs {s['rejected_inputs']}, "
-                 f"deadline misses {s['deadline_misses']}, saturated periods {s['saturated_periods']}")
+    if "safe_behaviour_entries" in s:
+        lines.append(f"safe behaviour entries {s['safe_behaviour_entries']}, rejected inputs {s['rejected_inputs']}, "
+                     f"deadline misses {s['deadline_misses']}, saturated periods {s['saturated_periods']}")
+    if "bag" in s:
+        from .bag_recorder import format_summary as bag_lines
+
+        lines.append(bag_lines(s["bag"]))
     return "\n".join(lines)
 
 

@@ -92,7 +92,7 @@ Safe behaviour (`safe_behaviour`): hold = gravity compensation at the pose where
 whose inputs are valid again. Every command is limited to force_limit (<= the actuators' rating).
 
 Node parameters (besides the common ones; run time: kp, kd, hold_kp, hold_kd, force_limit,
-safe_behaviour; the others are read-only)
+safe_behaviour, state_publish_rate (`pkm record` sets 0, every period, while it records); the others are read-only)
   hardware, control_rate, mode, feedforward_model (computed torque's model), kp, kd, hold_kp, hold_kd,
   force_limit, safe_behaviour, state_timeout, reference_timeout, lockstep, lockstep_timeout,
   controller_name, topic_convention, joint_states_topic, joint_commands_topic, initial_pose, state_publish_rate,
@@ -323,6 +323,8 @@ class JointControllerNode(Node):
             c.law = law
         elif key == "force_limit":
             c.limits = ForceLimits(value)
+        elif key == "state_publish_rate":       # observe() takes it at the next period
+            self.s = s
         else:                       # hold_kp, hold_kd, safe_behaviour
             self.s = s
             c.safe = self.make_safe(s["safe_behaviour"])

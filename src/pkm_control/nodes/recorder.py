@@ -30,9 +30,12 @@ from .qos import qos
 
 class GraphRecorder:
     """Records one run (module docstring); ``spin_once`` processes the pending messages. With
-    ``samples=False`` it follows only the status and the diagnostics (a benchmark that needs no samples)."""
+    ``samples=False`` it follows only the status and the diagnostics (a benchmark that needs no samples). With
+    ``subscribe_truth=False`` the ground truth comes from whoever holds its subscription, through ``on_truth``
+    (`pkm bringup --record`: the bag recorder, whose subscription starts the lockstep run)."""
 
-    def __init__(self, kin, hardware: str = "sim", samples: bool = True, canopen_emulate: bool = False):
+    def __init__(self, kin, hardware: str = "sim", samples: bool = True, canopen_emulate: bool = False,
+                 subscribe_truth: bool = True):
         import rclpy
         from diagnostic_msgs.msg import DiagnosticArray
         from rclpy.executors import SingleThreadedExecutor
@@ -56,7 +59,8 @@ class GraphRecorder:
         self._selection = {}
         for topic in self.states:
             if topic == GROUND_TRUTH_TOPIC:
-                self.node.create_subscription(JointTrajectory, topic, self._truth, qos(topic, "sub"))
+                if subscribe_truth:
+                    self.node.create_subscription(JointTrajectory, topic, self.on_truth, qos(topic, "sub"))
             else:
                 self.node.create_subscription(JointState, topic, lambda m, t=topic: self._state(t, m),
                                               qos(topic, "sub:recorder"))
@@ -124,7 +128,7 @@ class GraphRecorder:
         self._add(topic, np.array([to_ns(msg.header.stamp)], np.int64), np.array(msg.position, float).reshape(1, n),
                   eff, sel)
 
-    def _truth(self, msg):
+    def on_truth(self, msg):
         """A JointTrajectory chunk of the ground truth (every joint): one sample per point."""
         try:
             c = parse_joint_trajectory(msg, self.kin.model.joint_names, ("positions", "effort"))

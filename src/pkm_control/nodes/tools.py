@@ -176,14 +176,15 @@ def format_topics(rows, verbose: bool) -> str:
 
 # ----------------------------------------------------------------------------- echo
 
-def reader_qos(infos):
+def reader_qos(infos, depth: int = 100):
     """The QoS that receives what every publisher sends: reliable and transient local (a latched topic's last
-    messages) only when all of them are."""
+    messages) only when all of them are; keep last ``depth``."""
     from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 
     reliable = all(i.qos_profile.reliability == ReliabilityPolicy.RELIABLE for i in infos)
     latched = all(i.qos_profile.durability == DurabilityPolicy.TRANSIENT_LOCAL for i in infos)
-    return QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE if reliable else ReliabilityPolicy.BEST_EFFORT,
+    return QoSProfile(depth=depth,
+                      reliability=ReliabilityPolicy.RELIABLE if reliable else ReliabilityPolicy.BEST_EFFORT,
                       durability=DurabilityPolicy.TRANSIENT_LOCAL if latched else DurabilityPolicy.VOLATILE)
 
 

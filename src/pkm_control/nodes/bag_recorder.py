@@ -1,0 +1,307 @@
+"""`pkm record` and `pkm bringup --record`: a run of the live graph into a rosbag2, written with ``rosbags``.
+
+``BagRecorder`` subscribes each topic to record once a publisher of it appears, with ``raw=True``: the CDR bytes
+rclpy receives are exactly what a rosbag2 stores, so nothing is deserialized and serialized again. Each
+connection of the bag has its type's message definition (rosbags' Kilted typestore: ``ros2 bag info`` and MCAP
+readers show the schemas) and the QoS its publishers offer; a message is recorded at its reception time (the
+middleware's, wall clock), as ``ros2 bag record`` does. The header stamps are sim time (lockstep) or the
+graph's clock.
+
+Default topics: /joint_states, the actuator commands (every ``/<controller_name>/commands``,
+std_msgs/Float64MultiArray, there with a robot behind topics or ros2_control), /joint_references,
+/desired_joint_states, /feedforward, and joint_controller's /diagnostics (the robot, variant and controller of
+the run) and the trajectory generator's status (the goal's life cycle).
+
+The control rate: /joint_states is joint_controller's state estimate at ``state_publish_rate`` (250 Hz by default,
+100 Hz in real-time mode), while the identification needs every control period's sample. While it records,
+`pkm record` sets joint_controller's state_publish_rate to 0 (every period; a run-time parameter) and puts the old
+value back at the end; `pkm bringup --record` starts joint_controller with it. A robot behind topics (the
+``hardware`` node, a ros2_control joint_state_broadcaster) publishes its own /joint_states, every period in
+lockstep. In real time every period's publication costs the loop ~0.1 ms between periods: the summary counts the
+periods without a sample.
+
+Lockstep start (`pkm bringup --record`): with ``gated`` topics (the ground truth, the estimated joint states), the
+recorder subscribes them only once it has received a /joint_states message: joint_controller's wait_for_recorder
+waits for a subscriber on those, so the run starts only when /joint_states reaches the bag (joint_controller
+offers the state at time 0 again every 0.1 s until then).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+
+import numpy as np
+
+from ..identification.recording import bag_writer, rosbag_qos, typestore
+from .qos import OBSERVATION_DEPTH
+
+JOINT_STATES = "/joint_states"
+STATUS_TOPIC = "/trajectory_generator/status"
+DEFAULT_TOPICS = (JOINT_STATES, "/joint_references", "/desired_joint_states", "/feedforward", "/diagnostics",
+                  STATUS_TOPIC)
+COMMANDS_TYPE = "std_msgs/msg/Float64MultiArray"
+CONTROLLER = "/joint_controller"
+
+
+def is_commands_topic(name: str, types) -> bool:
+    """``/<controller_name>/commands`` carrying Float64MultiArray: ros2_control's forward_command_controller."""
+    parts = name.split("/")
+    return len(parts) == 3 and parts[2] == "commands" and COMMANDS_TYPE in types
+
+
+class BagRecorder:
+    """Records topics of the graph on ``session`` (tools.Session) into a new rosbag2 at ``output`` (module
+    docstring). topics: the names to record (None: DEFAULT_TOPICS and the command topics); gated: recorded only
+    after the first /joint_states message. ``spin_once`` processes what arrived and subscribes new publishers'
+    topics; ``close`` finishes the bag (also after Ctrl-C: the messages written so far are in it)."""
+
+    def __init__(self, session, output, topics=None, storage: str = "sqlite3", gated=()):
+        from .tools import ros_name
+
+        self.session = session
+        self.output = str(output)
+        self.commands = topics is None
+        wanted = DEFAULT_TOPICS if topics is None else topics
+        self.topics = list(dict.fromkeys(ros_name("topic", t) for t in list(wanted) + list(gated)))
+        self.gated = {ros_name("topic", t) for t in gated}
+        self.writer = bag_writer(output, storage)
+        self.typestore = typestore()
+        self.connections = {}              # topic -> rosbags connection
+        self.counts = {}                   # topic -> messages recorded
+        self.skipped = {}                  # topic -> why it is not recorded
+        self.stamps = []                   # /joint_states header stamps (ns), in arrival order
+        self.status = {}                   # the generator's last status event
+        self.statuses = []
+        self._subscriptions = []
+        self._closed = False
+        self.received = 0                  # messages taken (all topics)
+        self.listeners = {}                # topic -> f(raw CDR bytes), called with each recorded message
+
+    @property
+    def ready(self) -> bool:
+        """A /joint_states message has been recorded (or /joint_states is not recorded): the gated topics follow."""
+        return JOINT_STATES not in self.topics or bool(self.stamps)
+
+    @property
+    def sim_time(self) -> float:
+        """The newest /joint_states stamp recorded (s); 0 before the first."""
+        return max(self.stamps) * 1e-9 if self.stamps else 0.0
+
+    def spin_once(self, timeout: float = 0.05, budget: float = 0.05):
+        """Wait up to ``timeout`` s for a message, then take the ones waiting (rclpy's spin_once takes one) for up
+        to ``budget`` s (wall): at the control rate the messages come faster than one per call."""
+        self.subscribe_new()
+        executor = self.session.executor
+        executor.spin_once(timeout_sec=timeout)
+        deadline = time.monotonic() + budget
+        while time.monotonic() < deadline:
+            before = self.received
+            executor.spin_once(timeout_sec=0.0)
+            if self.received == before:
+                return
+
+    def subscribe_new(self):
+        """Subscribe the wanted topics that have a publisher now and are not recorded yet."""
+        node = self.session.node
+        for name, types in node.get_topic_names_and_types():
+            if name in self.connections or name in self.skipped:
+                continue
+            if name in self.topics or (self.commands and is_commands_topic(name, types)):
+                if name in self.gated and not self.ready:
+                    continue
+                infos = [i for i in node.get_publishers_info_by_topic(name) if i.node_name != node.get_name()]
+                if infos:
+                    self._subscribe(name, infos)
+
+    def _subscribe(self, topic, infos):
+        from rclpy.qos import DurabilityPolicy, ReliabilityPolicy
+
+        from .tools import ToolFailure, message_class, reader_qos
+
+        types = sorted({i.topic_type for i in infos})
+        if len(types) != 1:
+            self.skipped[topic] = f"published with {len(types)} types ({', '.join(types)})"
+            return
+        try:
+            cls = message_class(types[0])
+        except ToolFailure as exc:
+            self.skipped[topic] = str(exc)
+            return
+        offered = [rosbag_qos(i.qos_profile.reliability == ReliabilityPolicy.RELIABLE,
+                              i.qos_profile.durability == DurabilityPolicy.TRANSIENT_LOCAL, i.qos_profile.depth)
+                   for i in infos]
+        try:
+            conn = self.writer.add_connection(topic, types[0], typestore=self.typestore,
+                                              offered_qos_profiles=offered)
+        except KeyError:                  # a type the typestore does not know: no definition to store
+            self.skipped[topic] = f"type {types[0]} is not in the ROS 2 Kilted message definitions of rosbags"
+            return
+        self.connections[topic] = conn
+        self.counts[topic] = 0
+        self._subscriptions.append(self.session.node.create_subscription(
+            cls, topic, lambda raw, info, t=topic: self._on_message(t, raw, info),
+            reader_qos(infos, OBSERVATION_DEPTH), raw=True))
+
+    def _on_message(self, topic, raw, info):
+        self.received += 1
+        if self._closed:
+            return
+        self.writer.write(self.connections[topic], int(info["received_timestamp"]), raw)
+        self.counts[topic] += 1
+        if topic in self.listeners:
+            self.listeners[topic](raw)
+        if topic == JOINT_STATES:
+            self.stamps.append(_header_stamp_ns(raw))
+        elif topic == STATUS_TOPIC:
+            from rclpy.serialization import deserialize_message
+            from std_msgs.msg import String
+
+            try:
+                event = json.loads(deserialize_message(raw, String).data)
+            except ValueError:
+                return
+            if isinstance(event, dict):
+                self.status = event
+                self.statuses.append(event)
+
+    def goal_done(self) -> bool:
+        """The trajectory generator reported its goal finished (or rejected), and /joint_states has reached its
+        end; a finished event from before the first recorded sample (an earlier goal, latched) does not count."""
+        st = self.status
+        if st.get("state") == "rejected":
+            return True
+        if st.get("state") != "finished" or not self.stamps:
+            return False
+        end = float(st.get("end", 0.0))
+        return end * 1e9 >= min(self.stamps) and self.sim_time >= end
+
+    def close(self):
+        if not self._closed:
+            self._closed = True
+            for sub in self._subscriptions:
+                self.session.node.destroy_subscription(sub)
+            self.writer.close()
+
+    def summary(self, control_rate: float | None = None) -> dict:
+        """Messages per topic, the topics not recorded and why, and the /joint_states samples: how many distinct
+        instants, their time span, the median period and (with the control rate) the periods without one."""
+        out = {"bag": self.output, "messages": dict(sorted(self.counts.items())), "skipped": self.skipped,
+               "not_published": [t for t in self.topics if t not in self.counts and t not in self.skipped]}
+        if self.stamps:
+            t = np.unique(np.array(self.stamps, np.int64)) * 1e-9
+            s = {"samples": len(t), "span_s": float(t[-1] - t[0]),
+                 "median_period_s": float(np.median(np.diff(t))) if len(t) > 1 else None}
+            if control_rate:
+                s["control_rate_hz"] = control_rate
+                s["missing_periods"] = int(round((t[-1] - t[0]) * control_rate)) + 1 - len(t)
+            out[JOINT_STATES] = s
+        return out
+
+
+def _header_stamp_ns(raw: bytes) -> int:
+    """The header stamp of a serialized sensor_msgs/JointState (ns)."""
+    from rclpy.serialization import deserialize_message
+    from sensor_msgs.msg import JointState
+
+    from .messages import to_ns
+
+    return to_ns(deserialize_message(raw, JointState).header.stamp)
+
+
+def format_summary(s: dict) -> str:
+    width = max([len(t) for t in s["messages"]] + [10])
+    lines = [f"bag {s['bag']}:"] + [f"  {t:{width}s} {n:8d} messages" for t, n in s["messages"].items()]
+    lines += [f"  {t:{width}s} not recorded: {why}" for t, why in s["skipped"].items()]
+    if s["not_published"]:
+        lines.append(f"  not published while recording: {', '.join(s['not_published'])}")
+    js = s.get(JOINT_STATES)
+    if js:
+        line = f"{JOINT_STATES}: {js['samples']} samples over {js['span_s']:.4f} s"
+        if js["median_period_s"]:
+            line += f", median period {1e3 * js['median_period_s']:.4g} ms"
+        if "missing_periods" in js:
+            line += (f"; control rate {js['control_rate_hz']:g} Hz: " +
+                     ("every period recorded" if js["missing_periods"] <= 0 else
+                      f"{js['missing_periods']} periods without a sample"))
+        lines.append(line)
+    return "\n".join(lines)
+
+
+class EveryPeriod:
+    """joint_controller's state_publish_rate at 0 (every period) while recording, the old value back on exit
+    (module docstring); ``control_rate`` is joint_controller's (None when there is none on the graph)."""
+
+    def __init__(self, session, timeout: float, log):
+        self.session, self.timeout, self.log = session, timeout, log
+        self.control_rate = None
+        self._old = None
+
+    def __enter__(self):
+        from .tools import ToolFailure, param_get, param_set
+
+        try:
+            self.control_rate = float(param_get(self.session, CONTROLLER, "control_rate", self.timeout)[0])
+            old = float(param_get(self.session, CONTROLLER, "state_publish_rate", self.timeout)[0])
+        except ToolFailure as exc:
+            self.log(f"{exc}: /joint_states is recorded at the rate it is published")
+            return self
+        if old != 0.0:
+            try:
+                param_set(self.session, CONTROLLER, "state_publish_rate", "0.0", self.timeout)
+                self._old = old
+                self.log(f"{CONTROLLER} publishes /joint_states every period ({self.control_rate:g} Hz) while "
+                         f"recording (state_publish_rate {old:g} Hz before)")
+            except ToolFailure as exc:
+                self.log(f"{exc}: /joint_states is recorded at {old:g} Hz, not every control period")
+        return self
+
+    def __exit__(self, *exc):
+        from .tools import ToolFailure, param_set
+
+        if self._old is not None:
+            try:
+                param_set(self.session, CONTROLLER, "state_publish_rate", repr(self._old), self.timeout)
+            except ToolFailure as e:
+                self.log(f"could not set {CONTROLLER} state_publish_rate back to {self._old:g}: {e}")
+        return False
+
+
+def record(session, args, log) -> dict:
+    """`pkm record` (cli): record until --duration s of /joint_states stamps, the goal's end (--until-done) or
+    Ctrl-C; returns the summary."""
+    from ..progress import progress_bar
+
+    topics = args.topics or None
+    if args.until_done and topics is not None and STATUS_TOPIC not in topics:
+        topics = list(topics) + [STATUS_TOPIC]
+    rec = BagRecorder(session, args.output, topics, args.storage)
+    try:
+        with EveryPeriod(session, args.timeout, log) as every:
+            start = None
+            bar = progress_bar(total=args.duration, unit="s", desc="recording",
+                               bar_format=None if args.duration else "{desc}: {n:.3f} s {postfix}")
+            try:
+                while True:
+                    rec.spin_once(0.05)
+                    if rec.stamps and start is None:
+                        start = min(rec.stamps) * 1e-9
+                    elapsed = rec.sim_time - start if start is not None else 0.0
+                    bar.set_postfix_str(" ".join(f"{t.rsplit('/', 1)[-1]}={n}" for t, n in rec.counts.items()),
+                                        refresh=False)
+                    bar.update((min(elapsed, args.duration) if args.duration else elapsed) - bar.n)  # its interval
+                    if args.duration is not None and elapsed >= args.duration:
+                        break
+                    if args.until_done and rec.goal_done():
+                        break
+            except KeyboardInterrupt:
+                log("Ctrl-C: closing the bag")
+            finally:
+                bar.close()
+            rec.close()
+            s = rec.summary(every.control_rate)
+    finally:
+        rec.close()
+    if args.until_done:
+        s["goal_status"] = rec.status.get("state", "none seen")
+    return s

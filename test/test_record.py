@@ -1,0 +1,103 @@
+"""Recording the live graph into a rosbag2 (`pkm bringup --record`, `pkm record`): every control period's sample.
+
+The graph runs in lockstep in its own processes on the test's domain (PKM_TEST_ROS_DOMAIN_ID); every wait is on an
+event (a line of output, a process's end, a goal's answer) whose time limit only keeps a broken run from hanging.
+The expected samples are the control period's grid over the goal's own span (from the run's JSON summary), and
+the measured positions of the bag are checked against the simulated robot's ground truth recorded beside them.
+"""
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+pytest.importorskip("rclpy")
+
+from pkm_control.identification.recording import load_measured_run  # noqa: E402
+from pkm_control.runs import load_run  # noqa: E402
+
+pytestmark = [pytest.mark.ros, pytest.mark.slow]
+DOMAIN = os.environ.get("PKM_TEST_ROS_DOMAIN_ID", "148")
+RATE = 2000.0           # Hz: palida's control rate (config/controllers.yaml)
+GOAL = "{type: point_to_point, goal: [0.01, 0.0, -0.85, 0, 0, 0.01], duration: 0.1}"
+WAIT = 600              # s (wall): only a broken run reaches it
+
+
+def pkm(*argv, **kw):
+    env = dict(os.environ, ROS_DOMAIN_ID=DOMAIN, PYTHONUNBUFFERED="1")
+    return subprocess.Popen([sys.executable, "-m", "pkm_control.cli", *argv], stdout=subprocess.PIPE, text=True,
+                            env=env, **kw)
+
+
+def finish(p, timeout=WAIT):
+    """p's output; p is killed on a timeout (no graph left running on the domain)."""
+    try:
+        return p.communicate(timeout=timeout)[0]
+    except subprocess.TimeoutExpired:
+        p.kill()
+        raise
+
+
+def grid(t):
+    """Sample times as integer control periods."""
+    k = np.round(t * RATE)
+    np.testing.assert_allclose(t * RATE, k, atol=1e-6)
+    return k.astype(int)
+
+
+def test_bringup_record_has_every_control_period(tmp_path):
+    bag = tmp_path / "run"
+    p = pkm("bringup", "--robot", "palida", "--goal", GOAL, "--exit-when-done", "--json", "--record", str(bag),
+            "--record-storage", "mcap", "--set", "lockstep_timeout=60", stderr=subprocess.DEVNULL)
+    out = finish(p)
+    assert p.returncode == 0, out[-3000:]
+    summary = json.loads(out)
+    assert summary["goal_status"] == "finished" and summary["bag"]["/joint_states"]["missing_periods"] == 0
+    run = load_measured_run(bag)           # the robot from joint_controller's diagnostics in the bag
+    assert run.robot == "palida"
+    k = grid(run.t)
+    # from the run's first period (the lockstep start waits for the bag) to the goal's end, none missing
+    assert k[0] == 0 and k[-1] >= round(summary["end"] * RATE)
+    np.testing.assert_array_equal(np.diff(k), 1)
+    # the measured positions are the simulated robot's exact ones (no encoder quantization by default; the state
+    # estimate's forward kinematics rounds them by ~1e-13 m). The ground truth's time 0 is only the state offered
+    # before the run (it may precede the gate's match); from the first step on it has every period
+    truth = load_run(bag)
+    assert truth.measured_from == "/hardware/ground_truth/joint_trajectory"
+    truth_k = grid(truth.t)
+    assert np.isin(k[1:], truth_k).all()
+    at = np.searchsorted(truth_k, k[1:])
+    np.testing.assert_allclose(run.position[1:], truth.q[at][:, truth.kinematics.model.actuated_idx], rtol=0,
+                               atol=1e-9)
+    assert np.abs(run.effort).max() > 1.0          # the drives' forces, not zeros
+
+
+def test_pkm_record_attached_to_a_running_graph(tmp_path):
+    """`pkm record --until-done` on a running graph: joint_controller publishes every period while it records and
+    its state_publish_rate is back afterwards; the bag stops at the goal's end."""
+    graph = pkm("bringup", "--robot", "palida", "--set", "lockstep_timeout=60", stderr=subprocess.STDOUT)
+    try:
+        bag = tmp_path / "attached"
+        rec = pkm("record", "--output", str(bag), "--until-done", "--json", "--timeout", "300",
+                  stderr=subprocess.PIPE)
+        for line in iter(rec.stderr.readline, ""):   # recording from here on
+            if "every period" in line or "not every control period" in line:
+                break
+        assert "publishes /joint_states every period (2000 Hz)" in line, line
+        goal = pkm("goal", GOAL, "--timeout", "300")
+        assert "goal accepted" in finish(goal)
+        out = finish(rec)
+        assert rec.returncode == 0, out
+        summary = json.loads(out)
+        assert summary["goal_status"] == "finished"
+        assert summary["/joint_states"]["missing_periods"] == 0 and summary["/joint_states"]["samples"] > 200
+        k = grid(load_measured_run(bag).t)
+        np.testing.assert_array_equal(np.diff(k), 1)
+        back = pkm("param", "get", "/joint_controller", "state_publish_rate", "--timeout", "300")
+        assert float(finish(back)) == 250.0
+    finally:
+        graph.send_signal(2)
+        finish(graph)
