@@ -612,9 +612,9 @@ def cmd_excite(args):
 
 
 def cmd_demo(args):
-    from .nodes import benchmark
+    from .nodes import benchmark, identified_benchmark
 
-    summary = benchmark.run(args)
+    summary = (identified_benchmark if args.identified else benchmark).run(args)
     if args.json:
         print(json.dumps(summary, indent=2))
 
@@ -891,7 +891,9 @@ def build_parser() -> argparse.ArgumentParser:
              "through the node graph in lockstep against the simulated palida; prints the tracking table and\n"
              "writes results/palida_benchmark.json, plots (Figs. 5-6) and CSV.", robot=False, common=("json",))
     from .nodes.benchmark import add_arguments as demo_arguments
+    from .nodes.identified_benchmark import add_arguments as identified_arguments
     demo_arguments(sp)
+    identified_arguments(sp)
 
     sp = add("animate", cmd_animate, "animation (MP4, or GIF) of a recorded run: robot, desired ghost, errors",
              "Draws a recorded run: the measured robot (actuated legs highlighted), the desired robot as a\n"

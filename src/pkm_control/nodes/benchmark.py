@@ -66,13 +66,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--quiet", action="store_true", help="no progress bar, no node output")
 
 
-def run_one(name, controller, spec, start, t_end, args):
-    """One run through the graph; returns (RunRecord, summary of run_recorded)."""
+def run_one(name, controller, spec, start, t_end, args, extra=()):
+    """One run through the graph; returns (RunRecord, summary of run_recorded). start: the initial pose's task
+    coordinates (None: the config's, and an approach move to the trajectory); extra: more `pkm bringup` arguments."""
     from .bringup import build_parser as bringup_parser, run_recorded
 
     argv = ["--robot", ROBOT, "--controller", controller, "--goal", json.dumps(spec), "--exit-when-done",
-            "--timeout", str(args.timeout), "--set", f"initial_pose={json.dumps(start)}",
-            "--set", f"joint_controller.lockstep_timeout={LOCKSTEP_TIMEOUT}"]
+            "--timeout", str(args.timeout), "--set", f"joint_controller.lockstep_timeout={LOCKSTEP_TIMEOUT}",
+            *([] if start is None else ["--set", f"initial_pose={json.dumps(start)}"]), *extra]
     bargs = bringup_parser().parse_args(argv)
     devnull = open(os.devnull, "w") if args.quiet else None
     bar = None if args.quiet else progress_bar(total=round(t_end, 3), desc=f"{name:12s}", unit="s sim",

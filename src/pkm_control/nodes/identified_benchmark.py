@@ -1,0 +1,249 @@
+"""`pkm demo --identified`: the PaLiDA benchmark against a robot that is not the model, with identified parameters.
+
+What a team does on its machine (Abdellatif et al. sec. V: the control improvement "is always close-knit with
+reliable model identification"), here against a simulated PaLiDA whose parameters are not the config's:
+
+1. the "true" robot: the config's parameters perturbed by up to +-scale (``identification.perturbation``), and a
+   measurement as a drive gives it (quantized encoders, noisy forces; ``hardware.simulated``);
+2. excitation: a Fourier trajectory optimized for the condition number of the base regressor
+   (``identification.excitation``, Swevers et al.);
+3. recording: the excitation run through the node graph (computed force with the NOMINAL parameters, the best a
+   team has before identifying), recorded into a rosbag2 (``bringup --record``);
+4. identification: base parameters by weighted least squares from the bag (``identification.estimation``);
+5. the benchmark circle (not used for identification) through the graph: SJ, then computed force (rigid body +
+   friction) with the nominal, the identified and the true parameters. The SJ run is also recorded into a bag:
+   its measured forces against the forces each parameter set predicts on its measured motion (the same filtering
+   and differentiation as the identification) are Abdellatif's Fig. 5 for three models.
+
+Writes ``palida_identification.json`` (``sets``: nominal / identified / true, each with ``force_prediction_rms``
+in N and ``tracking_rms`` in m, the CF rb+frict run; the identified parameters with relative standard
+deviations), the parameter files, the bags and two figures.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from .. import benchmark as bm
+from ..dynamics import robot_dynamics
+from ..trajectory import trajectory_from_spec
+from . import domain_id
+from .benchmark import ROBOT, run_one
+
+#: (name in the table and JSON, controller, parameter set of computed_force)
+RUNS = (("SJ", "pd", None), ("CF nominal", "cf_rb_friction", "nominal"),
+        ("CF identified", "cf_rb_friction", "identified"), ("CF true", "cf_rb_friction", "true"))
+SETS = ("nominal", "identified", "true")
+
+
+def add_arguments(p) -> None:
+    """Options of `pkm demo --identified` (the circle's options are the demo's)."""
+    g = p.add_argument_group("with --identified")
+    g.add_argument("--identified", action="store_true",
+                   help="the benchmark against a perturbed 'true' PaLiDA with measurement noise: excite, record, "
+                        "identify, then SJ and CF rb+frict with nominal, identified and true parameters "
+                        "(results/palida_identification.json)")
+    g.add_argument("--perturb-seed", type=int, default=1, help="seed of the true robot (default 1)")
+    g.add_argument("--perturb-scale", type=float, default=0.2,
+                   help="largest relative change of a parameter of the true robot (default 0.2)")
+    g.add_argument("--encoder-resolution", type=float, default=1e-6, help="m per count (default 1e-6)")
+    g.add_argument("--effort-noise-std", type=float, default=2.0, help="force measurement noise, N (default 2)")
+    g.add_argument("--excitation-duration", type=float, default=6.0, help="excitation period, s (default 6)")
+    g.add_argument("--harmonics", type=int, default=5, help="harmonics of the excitation (default 5)")
+    g.add_argument("--evaluations", type=int, default=300,
+                   help="condition-number evaluations of the excitation design (default 300)")
+    g.add_argument("--method", choices=("ols", "wls"), default="wls", help="least squares (default wls)")
+
+
+def _measurement(args) -> list:
+    return ["--set", f"encoder_resolution={args.encoder_resolution!r}",
+            "--set", f"effort_noise_std={args.effort_noise_std!r}", "--set", "measurement_seed=1"]
+
+
+def _log(args, text):
+    if not args.quiet:
+        print(text, file=sys.stderr, flush=True)
+
+
+def force_predictions(run, dyn, values: dict, base):
+    """The measured forces and those each set of base ``values`` predicts on the run's measured motion.
+
+    Same observation as the identification (identification.estimation.observation: filtered, differentiated,
+    decimated in parallel). Returns (t (m,), measured (m, n), {set: predicted (m, n)}).
+    """
+    from ..identification.estimation import observation
+
+    obs = observation(run, base)
+    n = dyn.model.n_actuated
+    measured = obs.y.reshape(-1, n)
+    return obs.t, measured, {k: (obs.W @ v).reshape(-1, n) for k, v in values.items()}
+
+
+def prediction_figure(t, measured, predicted: dict, units):
+    """Abdellatif Fig. 5 for three models: measured forces and those each parameter set predicts."""
+    import matplotlib.pyplot as plt
+
+    n = measured.shape[1]
+    fig, axes = plt.subplots(n, 2, figsize=(12, 1.5 * n + 1.4), sharex=True, squeeze=False, layout="constrained")
+    for k in range(n):
+        axes[k, 0].plot(t, measured[:, k], color="k", lw=1.2, label="measured")
+        for name, f in predicted.items():
+            axes[k, 0].plot(t, f[:, k], lw=0.9, ls="--", label=f"predicted, {name}")
+            axes[k, 1].plot(t, f[:, k] - measured[:, k], lw=0.8, label=name)
+        axes[k, 0].set_ylabel(f"F{k + 1} [{units[k][1]}]")
+        axes[k, 1].set_ylabel(f"error F{k + 1} [{units[k][1]}]")
+        axes[k, 1].axhline(0.0, color="0.6", lw=0.5)
+    axes[0, 0].set_title("actuator forces", fontsize=10)
+    axes[0, 1].set_title("predicted - measured", fontsize=10)
+    for ax in axes[-1]:
+        ax.set_xlabel("t [s] (bag time)")
+    rms = ", ".join(f"{k} {np.sqrt(np.mean((f - measured) ** 2)):.3g}" for k, f in predicted.items())
+    fig.suptitle(f"PaLiDA benchmark circle (SJ run): measured vs predicted forces (cf. Abdellatif Fig. 5); "
+                 f"RMS prediction error [{units[0][1]}]: {rms}", fontsize=10)
+    handles, labels = axes[0, 0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncol=len(labels), fontsize=9, frameon=False)
+    return fig
+
+
+def run(args) -> dict:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import yaml
+
+    from ..control.feedforward import dynamics_with_parameters
+    from ..dynamics.parameters import BaseModel
+    from ..identification.estimation import identify, write_identification
+    from ..identification.excitation import design_excitation, write_excitation
+    from ..identification.perturbation import perturbed_parameters, write_perturbation
+    from ..identification.recording import load_measured_run
+
+    started = time.perf_counter()
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    os.environ["ROS_DOMAIN_ID"] = str(domain_id(args.domain_id))
+    _log(args, f"ROS_DOMAIN_ID={os.environ['ROS_DOMAIN_ID']} (watch with the same domain in a second shell)")
+    dyn = robot_dynamics(ROBOT)
+    kin = dyn.kin
+    files = {}
+
+    # 1. the true robot
+    truth = perturbed_parameters(dyn, args.perturb_scale, args.perturb_seed)
+    files["true"] = out / "palida_true_parameters.yaml"
+    write_perturbation(files["true"], truth, f"pkm demo --identified --perturb-seed {args.perturb_seed} "
+                                             f"--perturb-scale {args.perturb_scale:g}")
+    _log(args, f"[1/5] true robot: {truth.summary()}")
+    plant = ["--true-parameters", str(files["true"]), *_measurement(args)]
+
+    # 2. excitation
+    base = BaseModel(dyn, "per-body")
+    spec, report = design_excitation(dyn, args.excitation_duration, args.harmonics, evaluations=args.evaluations,
+                                     progress=not args.quiet)
+    files["excitation"] = out / "palida_excitation.yaml"
+    write_excitation(files["excitation"], dyn, spec, report, "pkm demo --identified")
+    _log(args, f"[2/5] excitation: {args.harmonics} harmonics, {args.excitation_duration:g} s, condition number "
+               f"{report.condition:.4g} (baseline {report.baseline_condition:.4g})")
+
+    # 3. recording the excitation run (computed force with the nominal parameters)
+    files["excitation_bag"] = out / "palida_excitation_bag"
+    excitation_traj = trajectory_from_spec(kin, spec)
+    _, exc_summary = run_one("excitation", "cf_rb_friction", spec, None, excitation_traj.duration + 1.0, args,
+                             plant + ["--record", str(files["excitation_bag"])])
+    _log(args, f"[3/5] recorded {files['excitation_bag']}")
+
+    # 4. identification
+    measured = load_measured_run(files["excitation_bag"], ROBOT)
+    ident = identify(measured, dyn, method=args.method, base=base, progress=not args.quiet)
+    files["identified"] = out / "palida_identified_parameters.yaml"
+    write_identification(files["identified"], ident)
+    _log(args, f"[4/5] identified {len(ident.names)} base parameters ({args.method.upper()}), condition number "
+               f"{ident.condition_number:.4g}; consistency: {'ok' if not ident.consistency else ident.consistency}")
+
+    # 5. the benchmark circle against the true robot
+    circle = bm.benchmark_spec(args.radius, args.laps, args.ramp_time)
+    traj = trajectory_from_spec(kin, circle)
+    start = kin.task.coordinates(traj.start_pose).tolist()
+    files["circle_bag"] = out / "palida_identification_sj_bag"
+    metrics, records = [], []
+    for name, controller, pset in RUNS:
+        extra = list(plant)
+        if pset not in (None, "nominal"):
+            extra += ["--set", f"computed_force.parameters_file={files[pset].resolve()}"]
+        if name == "SJ":
+            extra += ["--record", str(files["circle_bag"])]
+        rec, summary = run_one(name, controller, circle, start, 0.5 + traj.duration, args, extra)
+        m = bm.run_metrics(kin, traj, rec, summary["goal_start"])
+        m["parameters"] = pset
+        metrics.append(m)
+        records.append(rec)
+    bm.add_improvement(metrics, "SJ")
+
+    sj = load_measured_run(files["circle_bag"], ROBOT)
+    values = {"nominal": base.values_of(dyn), "identified": np.asarray(ident.values),
+              "true": base.values_of(dynamics_with_parameters(dyn, files["true"]))}
+    t, f_measured, f_predicted = force_predictions(sj, dyn, values, base)
+    units = bm.joint_units(ROBOT, kin.model.actuated_joints)
+    fig = prediction_figure(t - t[0], f_measured, f_predicted, units)
+    fig.savefig(out / "palida_identification_forces.png", dpi=110)
+    plt.close(fig)
+    fig = bm.errors_figure(metrics, units)
+    fig.savefig(out / "palida_identification_errors.png", dpi=110)
+    plt.close(fig)
+
+    def rms(x):
+        return float(np.sqrt(np.mean(np.square(x))))
+
+    by_set = {m["parameters"]: m for m in metrics if m["parameters"]}
+    sets = {k: {"force_prediction_rms": rms(f_predicted[k] - f_measured),
+                "force_prediction_rms_per_actuator": np.sqrt(np.mean((f_predicted[k] - f_measured) ** 2,
+                                                                     axis=0)).tolist(),
+                "tracking_rms": rms(by_set[k]["actuator_rms"]),
+                "tracking_max": float(np.max(by_set[k]["actuator_max"])),
+                "improvement_over_sj": by_set[k]["improvement"]} for k in SETS}
+    summary = {
+        "robot": ROBOT, "sets": sets,
+        "sj": {"tracking_rms": rms(metrics[0]["actuator_rms"]), "tracking_max": float(np.max(metrics[0]["actuator_max"]))},
+        "true_robot": {"seed": truth.seed, "scale": truth.scale, "max_relative_change": truth.max_relative_change,
+                       "encoder_resolution_m": args.encoder_resolution, "effort_noise_std_n": args.effort_noise_std},
+        "excitation": {"spec": spec, "condition": report.condition, "baseline_condition": report.baseline_condition,
+                       "harmonics": args.harmonics, "duration_s": args.excitation_duration},
+        "identified": {"method": ident.method, "structure": ident.structure, "condition_number":
+                       ident.condition_number, "rows": ident.rows, "consistency": list(ident.consistency),
+                       "parameters": [{"name": n, "value": float(v), "relative_std_percent": float(s),
+                                       "true": float(tv), "expression": e}
+                                      for n, v, s, tv, e in zip(ident.names, ident.values, ident.relative_std,
+                                                                values["true"], ident.expressions)]},
+        "runs": [{k: v for k, v in m.items() if not k.startswith("_")} for m in metrics],
+        "circle": circle, "files": {k: str(v) for k, v in files.items()},
+        "seconds": time.perf_counter() - started,
+    }
+    (out / "palida_identification.json").write_text(json.dumps(summary, indent=2))
+    print(table(summary))
+    return summary
+
+
+def table(s: dict) -> str:
+    lines = [f"PaLiDA benchmark circle against a perturbed robot (up to +-{100 * s['true_robot']['scale']:g} %, seed "
+             f"{s['true_robot']['seed']}; encoders {1e6 * s['true_robot']['encoder_resolution_m']:g} um, force noise "
+             f"{s['true_robot']['effort_noise_std_n']:g} N)",
+             f"{'parameters':12s} {'force prediction RMS [N]':>25s} {'CF rb+frict RMS [mm]':>21s} "
+             f"{'max [mm]':>9s} {'x SJ':>6s}"]
+    for k, v in s["sets"].items():
+        lines.append(f"{k:12s} {v['force_prediction_rms']:25.3f} {1e3 * v['tracking_rms']:21.4f} "
+                     f"{1e3 * v['tracking_max']:9.4f} {v['improvement_over_sj']:6.1f}")
+    lines.append(f"{'SJ (no model)':12s} {'':25s} {1e3 * s['sj']['tracking_rms']:21.4f} "
+                 f"{1e3 * s['sj']['tracking_max']:9.4f} {1.0:6.1f}")
+    lines.append(f"identified: {len(s['identified']['parameters'])} base parameters, {s['identified']['method']}, "
+                 f"condition number {s['identified']['condition_number']:.4g}; excitation condition number "
+                 f"{s['excitation']['condition']:.4g} (baseline {s['excitation']['baseline_condition']:.4g})")
+    lines.append(f"results in {Path(s['files']['true']).parent}/: palida_identification.json, "
+                 f"palida_identification_forces.png (cf. Fig. 5), palida_identification_errors.png, parameter files "
+                 f"and bags ({s['seconds']:.0f} s)")
+    return "\n".join(lines)
