@@ -273,3 +273,60 @@ def test_bringup_passes_the_true_parameters(tmp_path):
                                      "effort_noise_std": 2.0, "actuator_lag": 0.0, "measurement_seed": 1,
                                      "sampling_rate": 2000.0}})
     assert f"parameters {f}; encoders quantized 1e-06" in text and "effort noise std 2 N" in text
+
+
+@pytest.mark.ros
+def test_nodes_host_the_true_robot_and_publish_what_it_measures(tmp_path, monkeypatch):
+    """The hardware node publishes the measured positions (whole counts) and forces (noise) on /joint_states and
+    states the plant in its diagnostics; joint_controller hosting the robot (hardware sim) builds the same plant."""
+    import json
+    import os
+    import time
+
+    import rclpy
+    from rclpy.executors import SingleThreadedExecutor
+    from rclpy.parameter import Parameter
+    from sensor_msgs.msg import JointState
+
+    from pkm_control.nodes.hardware import HardwareNode
+    from pkm_control.nodes.joint_controller import JointControllerNode
+
+    domain = int(os.environ.get("PKM_TEST_ROS_DOMAIN_ID", "143"))
+    monkeypatch.setenv("ROS_DOMAIN_ID", str(domain))
+    f = tmp_path / "true.yaml"
+    cli(["perturb", "--robot", "palida", "--seed", "2", "--output", str(f)])
+    plant = {"true_parameters_file": str(f), "encoder_resolution": 1e-6, "effort_noise_std": 3.0,
+             "measurement_seed": 9}
+    over = [Parameter("robot", value="palida"), Parameter("controller", value="pd")] + \
+        [Parameter(k, value=v) for k, v in plant.items()]
+    rclpy.init(domain_id=domain)
+    ex = SingleThreadedExecutor()
+    try:
+        hw = HardwareNode(parameter_overrides=over)
+        ctl = JointControllerNode(parameter_overrides=over + [Parameter("hardware", value="sim")])
+        got = []
+        spy = rclpy.create_node("plant_spy")
+        spy.create_subscription(JointState, "/joint_states", got.append, 10)
+        for n in (hw, spy):
+            ex.add_node(n)
+        t0 = time.monotonic()
+        while not got and time.monotonic() - t0 < 60:            # an event, with a bound for a broken node
+            ex.spin_once(timeout_sec=0.05)
+        assert got, "no /joint_states from the hardware node"
+        msg = got[0]
+        q, effort = np.array(msg.position), np.array(msg.effort)
+        assert np.abs(q / 1e-6 - np.round(q / 1e-6)).max() < 1e-6
+        truth = hw.plant.ground_truth()
+        act = hw.plant._act
+        assert np.abs(q - truth.position[act]).max() <= 0.5e-6 * (1 + 1e-9)
+        assert np.all(effort != truth.effort[act]) and np.abs(effort - truth.effort[act]).max() < 6 * 3.0
+        for node in (hw, ctl):
+            stated = json.loads(node.diag.extra["plant"])
+            assert stated["true_parameters"] == str(f) and stated["effort_noise_std"] == 3.0
+            assert stated["encoder_resolution"] == [1e-6] * 6 and stated["measurement_seed"] == 9
+        assert ctl.loop.hardware.true_parameters.bodies == hw.plant.true_parameters.bodies
+        for node in (hw, ctl, spy):
+            node.destroy_node()
+    finally:
+        ex.shutdown()
+        rclpy.shutdown()
