@@ -83,6 +83,26 @@ def test_perturbed_sets_are_consistent_and_within_scale(robot, seed, scale, iden
             assert p.data["bodies"][k] == p.data["bodies"]["leg1_" + k[5:]]
 
 
+def test_identical_legs_with_kept_axes_stay_in_jourdains_model():
+    """palida with --identical-legs --keep-axes: every strut the same, products of inertia and the first-moment
+    components that Table I assumes zero stay zero; the masses are the draws without --keep-axes."""
+    dyn = dyn_of("palida")
+    p = perturbed_parameters(dyn, 0.2, 5, identical_legs=True, keep_axes=True)
+    turned = perturbed_parameters(dyn, 0.2, 5, identical_legs=True)
+    bodies = p.data["bodies"]
+    for link, b in bodies.items():
+        assert b["inertia"][3:] == [0.0, 0.0, 0.0]
+        nominal = dyn.pin_model.inertias[dyn._bodies[dyn.body_names().index(link)]]
+        assert [c == 0 for c in b["com"]] == [c == 0 for c in nominal.lever]
+        assert b["mass"] == turned.data["bodies"][link]["mass"] and b["com"] == turned.data["bodies"][link]["com"]
+        assert turned.data["bodies"][link]["inertia"][3:] != [0.0, 0.0, 0.0] or link.endswith("ring")
+        if link.startswith("leg"):
+            assert b == bodies["leg1_" + link.split("_", 1)[1]]
+    assert p.data["friction"]["prismatic"]["coulomb"] == pytest.approx(
+        np.array(dyn.model.config["friction"]["prismatic"]["coulomb"]) *
+        p.data["friction"]["prismatic"]["coulomb"][0] / dyn.model.config["friction"]["prismatic"]["coulomb"][0])
+
+
 @pytest.mark.parametrize("robot", ROBOTS)
 def test_perturbation_is_reproducible_and_loads(robot, tmp_path):
     dyn = dyn_of(robot)
