@@ -286,6 +286,13 @@ def test_bringup_passes_the_true_parameters(tmp_path):
     bad = build_parser().parse_args(["--robot", "palida", "--true-parameters", str(f)])
     with pytest.raises(InvalidInputError, match="robot = 'delta'"):
         parameters(bad)
+    for hw in ("mujoco", "ros2_control"):
+        bad = build_parser().parse_args(["--robot", "delta", "--hardware", hw, "--true-parameters", str(f)])
+        with pytest.raises(InvalidInputError, match="has none"):
+            parameters(bad)
+    ok = build_parser().parse_args(["--robot", "delta", "--hardware", "ros2_control", "--stand-in",
+                                    "--true-parameters", str(f)])
+    assert parameters(ok)["/**"]["ros__parameters"]["true_parameters_file"] == str(f.resolve())
     text = format_summary({"goal_status": "finished", "sim_duration_s": 1.0, "wall_duration_s": 2.0,
                            "safe_behaviour_entries": 0, "rejected_inputs": 0, "deadline_misses": 0,
                            "saturated_periods": 0,
