@@ -279,8 +279,6 @@ def design_excitation(dyn, duration: float, harmonics: int, seed: int = 0, sampl
     (default ``base_parameters(dyn)``, friction included); samples: times of W over the period; evaluations: budget
     of objective evaluations (each one costs ``samples`` regressors).
     """
-    from ..dynamics.parameters import base_parameters
-
     duration = check_number("excitation duration", duration)
     if not 0.1 <= duration <= 600.0:
         raise InvalidInputError(f"excitation duration must be within [0.1, 600] s, got {duration:g} s")
@@ -290,7 +288,16 @@ def design_excitation(dyn, duration: float, harmonics: int, seed: int = 0, sampl
                 or not lo <= value <= hi:
             raise InvalidInputError(f"excitation {name} must be a whole number from {lo} to {hi}, got {value!r} "
                                     "(harmonics >= 2: the first harmonic keeps the series at rest at its ends)")
-    harmonics, samples, evaluations = int(harmonics), int(samples), int(evaluations)
+    # one BLAS thread: the matrices are small (hundreds of rows), where OpenBLAS's workers only wait for each other,
+    # and on a loaded machine they made each SVD 40 times slower
+    with threadpool_limits(1):
+        return _design(dyn, duration, int(harmonics), int(samples), int(evaluations), seed, max_velocity,
+                       max_acceleration, base, progress)
+
+
+def _design(dyn, duration, harmonics, samples, evaluations, seed, max_velocity, max_acceleration, base, progress):
+    from ..dynamics.parameters import base_parameters
+
     started = time.monotonic()
     base = base_parameters(dyn) if base is None else base
     rows = samples * (dyn.kin.task.dim if dyn.redundant else dyn.kin.model.n_actuated)
@@ -317,16 +324,13 @@ def design_excitation(dyn, duration: float, harmonics: int, seed: int = 0, sampl
             bar.set_postfix(cond=f"{math.exp(design.best[0]):.4g}", refresh=False)
         return f
 
-    # one BLAS thread: the matrices are small (hundreds of rows), where OpenBLAS's workers only wait for each other,
-    # and on a loaded machine they made each SVD 40 times slower
-    with threadpool_limits(1):
-        try:
-            scipy.optimize.minimize(fun, z0, method="Powell", options={"maxfev": evaluations})
-        except _Budget:
-            pass
-        finally:
-            if bar is not None:
-                bar.close()
+    try:
+        scipy.optimize.minimize(fun, z0, method="Powell", options={"maxfev": evaluations})
+    except _Budget:
+        pass
+    finally:
+        if bar is not None:
+            bar.close()
     a, b = design.best[1]
     traj, usage = _verified(dyn, design, a, b)
     base_traj = baseline[0]
