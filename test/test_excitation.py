@@ -189,7 +189,8 @@ def test_cli_writes_a_runnable_spec_and_prints_both_condition_numbers(tmp_path, 
     spec = yaml.safe_load(out.read_text())
     assert isinstance(trajectory_from_spec(robot_dynamics("delta").kin, spec), FourierTrajectory)
     for argv, message in ((["--harmonics", "1"], "whole number from 2"), (["--duration", "nan"], "finite"),
-                          (["--duration", "-2"], "duration")):
+                          (["--duration", "-2"], "duration"),
+                          (["--output", str(tmp_path / "no" / "x.yaml")], "folder")):
         args = ["excite", "--robot", "delta", "--duration", "1.5", "--harmonics", "3", "--output", str(out), *argv]
         try:
             code = main(args)

@@ -548,6 +548,10 @@ def cmd_excite(args):
     from .dynamics import robot_dynamics
     from .identification.excitation import design_excitation
 
+    folder = Path(args.output).resolve().parent
+    if not folder.is_dir():      # before a minute of optimization, not after
+        raise InvalidInputError(f"--output {excerpt(args.output, 200)}: folder {excerpt(str(folder), 200)} does not "
+                                "exist")
     dyn = robot_dynamics(args.robot, args.variant)
     spec, rep = design_excitation(dyn, args.duration, args.harmonics, seed=args.seed, samples=args.samples,
                                   evaluations=args.evaluations, max_velocity=args.max_velocity,
