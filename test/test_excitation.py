@@ -2,6 +2,7 @@
 against finite differences, its exact bounds, the limits on the designed trajectory at ten times the design's
 check density, the condition number against the baseline's, the spec's round trip, bad specs."""
 
+import dataclasses
 import math
 
 import numpy as np
@@ -13,8 +14,8 @@ from hypothesis import strategies as st
 from pkm_control.cli import main
 from pkm_control.dynamics import robot_dynamics
 from pkm_control.dynamics.parameters import base_parameters
-from pkm_control.errors import InvalidInputError
-from pkm_control.identification.excitation import design_excitation, excitation_limits
+from pkm_control.errors import InvalidInputError, JointLimitError
+from pkm_control.identification.excitation import check_excitation, design_excitation, excitation_limits
 from pkm_control.kinematics.task_space import Pose, so3_log
 from pkm_control.trajectory.paths import CHECK_STEP, FourierTrajectory, Sequence
 from pkm_control.trajectory.spec import trajectory_from_spec
@@ -143,6 +144,26 @@ def test_optimized_condition_number_below_baseline_and_spec_round_trip(palida):
     loaded, approach = sched.load(again)
     assert isinstance(loaded, Sequence) and approach > 0
     assert np.allclose(loaded.sample(approach)[0].position, traj.start_pose.position)
+
+
+def test_check_excitation_names_each_violated_limit():
+    dyn = robot_dynamics("delta")
+    limits = excitation_limits(dyn)
+    a, b = at_rest(np.random.default_rng(8), 3, 3, 0.02)
+    traj = FourierTrajectory(dyn.kin.task, 1.0, limits.center, a, b)
+    usage = check_excitation(dyn, traj, limits)
+    assert 0 < max(usage.values()) < 1
+    big = FourierTrajectory(dyn.kin.task, 1.0, limits.center, 20 * a, 20 * b)
+    with pytest.raises(JointLimitError, match="bound"):
+        check_excitation(dyn, big, limits)
+    # a force limit just above the largest sampled force fails by the Lipschitz margin, one well above passes
+    tau = max(abs(dyn.inverse_dynamics(*traj.sample(t)).tau).max() for t in traj.check_times())
+    for field, value in (("force_limit", tau * (1 + 1e-6)), ("velocity_limit", 1e-3)):
+        tight = dataclasses.replace(limits, **{field: np.full(3, value)})
+        with pytest.raises(JointLimitError, match=field.replace("_", " ")):
+            check_excitation(dyn, traj, tight)
+    loose = dataclasses.replace(limits, force_limit=np.full(3, 2 * tau))
+    assert check_excitation(dyn, traj, loose)["force"] == pytest.approx(0.5)
 
 
 BAD = [
