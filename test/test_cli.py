@@ -33,8 +33,8 @@ COMMON_FLAGS = {"info": {"--json", "--deg"}, "ik": {"--json", "--deg"}, "fk": {"
                 "jacobian": {"--json", "--deg"}, "workspace": {"--json", "--deg"}, "id": {"--json", "--deg"},
                 "reproduce": {"--json"}, "bench": {"--json"}, "bringup": {"--json"}, "tour": {"--json", "--deg"},
                 "demo": {"--json"}, "fuzz": {"--json"}, "animate": set(), "view": {"--deg"}, "topics": {"--json"},
-                "echo": {"--json"}, "param": set(), "call": {"--json"}, "goal": {"--json"},
-                "perturb": {"--json"}}   # param: on get / set
+                "echo": {"--json"}, "param": set(), "call": {"--json"}, "goal": {"--json"},   # param: on get / set
+                "perturb": {"--json"}, "excite": {"--json"}}
 
 
 def test_help_at_every_level_is_plain_and_offers_only_working_flags(capsys):

@@ -43,6 +43,7 @@ EXAMPLES = """examples:
   pkm tour
   pkm demo
   pkm animate --csv results/palida_benchmark_cf_rb_joints.csv --speed 0.5
+  pkm excite --robot palida --duration 4 --harmonics 6 --output excitation.yaml
   pkm fuzz --budget 200 --classes goals,controller --seed 1
   pkm topics -v                              the running graph's topics (pip-only; ros2cli where installed)
   pkm echo /platform_pose --once
@@ -566,6 +567,43 @@ def cmd_animate(args):
     print(f"animation: {path}")
 
 
+def cmd_excite(args):
+    import yaml
+
+    from .dynamics import robot_dynamics
+    from .identification.excitation import design_excitation
+
+    folder = Path(args.output).resolve().parent
+    if not folder.is_dir():      # before a minute of optimization, not after
+        raise InvalidInputError(f"--output {excerpt(args.output, 200)}: folder {excerpt(str(folder), 200)} does not "
+                                "exist")
+    dyn = robot_dynamics(args.robot, args.variant)
+    spec, rep = design_excitation(dyn, args.duration, args.harmonics, seed=args.seed, samples=args.samples,
+                                  evaluations=args.evaluations, max_velocity=args.max_velocity,
+                                  max_acceleration=args.max_acceleration, progress=not args.json)
+    names = dyn.kin.task.names
+    robot = dyn.model.name + (f" ({dyn.model.variant})" if dyn.model.variant else "")
+    header = (f"# excitation of {robot}: pkm excite, seed {args.seed}\n"
+              f"# {args.harmonics} harmonics per task coordinate ({' '.join(names)}), period {args.duration:g} s\n"
+              f"# condition number of the stacked base regressor ({rep.base_parameters} base parameters, "
+              f"{rep.samples} samples): {rep.condition:.6g}, baseline {rep.baseline_condition:.6g}\n")
+    Path(args.output).write_text(header + yaml.safe_dump(spec, default_flow_style=None, sort_keys=False))
+    usage = ", ".join(f"{k} {v:.0%}" for k, v in rep.usage.items())
+    text = (f"excitation of {robot}: {args.harmonics} harmonics, period {args.duration:g} s -> {args.output}\n"
+            f"condition number of the stacked base regressor ({rep.base_parameters} base parameters incl. friction, "
+            f"{rep.samples} samples over the period):\n"
+            f"  optimized  {rep.condition:12.6g}\n  baseline   {rep.baseline_condition:12.6g}   (the initial guess: "
+            f"seeded random coefficients made feasible, same duration)\n"
+            f"  ratio      {rep.baseline_condition / rep.condition:12.4g}\n"
+            f"{rep.evaluations} evaluations in {rep.seconds:.1f} s; largest share of each limit used: {usage}\n"
+            f"run it: pkm goal \"$(cat {args.output})\" (a running graph), or\n"
+            f"        pkm bringup --robot {dyn.model.name} --goal \"$(cat {args.output})\"")
+    _emit(args, {"robot": dyn.model.name, "variant": dyn.model.variant, "output": args.output, "spec": spec,
+                 "condition": rep.condition, "baseline_condition": rep.baseline_condition,
+                 "base_parameters": rep.base_parameters, "samples": rep.samples, "evaluations": rep.evaluations,
+                 "seconds": rep.seconds, "usage": rep.usage}, text)
+
+
 def cmd_demo(args):
     from .nodes import benchmark
 
@@ -840,6 +878,31 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--speed", type=float, default=1.0,
                     help="sim seconds per video second (default 1: real time; 0.25: four times slower)")
     sp.add_argument("--quiet", action="store_true", help="no progress bar")
+
+    from .identification import excitation as exc
+    sp = add("excite", cmd_excite, "design an excitation trajectory for identification (finite Fourier series)",
+             exc.__doc__.split("\n\n")[0] + "\n\nWrites a trajectory spec of type fourier (the trajectory_generator "
+             "runs it like any other\nspec) and prints the condition number beside the initial guess's. Every limit "
+             "is checked on\nthe whole trajectory: see docs or pkm_control/identification/excitation.py.",
+             common=("json",))
+    sp.add_argument("--duration", type=finite_float, required=True, metavar="T",
+                    help="period of the series in s, 0.1 to 600 (e.g. 4; the trajectory runs one period)")
+    sp.add_argument("--harmonics", type=count(2, exc.MAX_HARMONICS), required=True, metavar="K",
+                    help=f"harmonics per task coordinate, 2 to {exc.MAX_HARMONICS} (e.g. 6; the highest frequency "
+                         "is K / T)")
+    sp.add_argument("--output", required=True, metavar="SPEC.yaml", help="trajectory spec file to write")
+    sp.add_argument("--seed", type=count(0, 2**32 - 1), default=0, help="seed of the initial guess (default 0)")
+    sp.add_argument("--samples", type=count(2, exc.MAX_SAMPLES), default=100,
+                    help="times over the period that make the stacked regressor (default 100)")
+    sp.add_argument("--evaluations", type=count(1, exc.MAX_EVALUATIONS), default=800,
+                    help="budget of condition-number evaluations of the optimizer (default 800, under a minute on "
+                         "palida)")
+    sp.add_argument("--max-velocity", nargs=2, type=finite_float, default=exc.MAX_VELOCITY, metavar=("LIN", "ANG"),
+                    help=f"task speed limit per coordinate, m/s and rad/s (default {exc.MAX_VELOCITY[0]:g} "
+                         f"{exc.MAX_VELOCITY[1]:g})")
+    sp.add_argument("--max-acceleration", nargs=2, type=finite_float, default=exc.MAX_ACCELERATION,
+                    metavar=("LIN", "ANG"), help="task acceleration limit per coordinate, m/s^2 and rad/s^2 (default "
+                                                 f"{exc.MAX_ACCELERATION[0]:g} {exc.MAX_ACCELERATION[1]:g})")
 
     from .fuzz import CLASSES, FUZZ_BUDGET, FUZZ_BUDGET_MAX
     sp = add("fuzz", cmd_fuzz, "generated hostile inputs per class: counts of rejections, crashes, NaN, violations",

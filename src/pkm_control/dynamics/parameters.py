@@ -93,7 +93,7 @@ def base_parameters(dyn, n_samples: int = 100, rng=None, group=None, exclude=(),
     W = np.vstack([dyn.regressor(p, t, a, friction=friction)[:, :len(names)] @ P for p, t, a in states])
     # columns scaled to unit norm so the rank decision does not depend on units
     scale = np.linalg.norm(W, axis=0)
-    nonzero = scale > 0
+    nonzero = scale > 1e-10 * scale.max()   # a column of round-off (1e-15 against 1e2) is zero, not a parameter
     Ws = W[:, nonzero] / scale[nonzero]
     _, R, piv = scipy.linalg.qr(Ws, mode="economic", pivoting=True)
     d = np.abs(np.diag(R))

@@ -184,8 +184,9 @@ def _robots():
 # ----------------------------------------------------------------------------- (1) goals
 
 GOAL_FIELDS = ("type", "goal", "duration", "radius", "laps", "speed", "ramp_time", "normal", "poses", "durations",
-               "height", "profile", "start", "inclination_deg", "center", "start_angle", "up", "tilt_axis")
-GOAL_TYPES = ("point_to_point", "circle", "waypoints", "semi_ellipse", "benchmark_circle", "quintic",
+               "height", "profile", "start", "inclination_deg", "center", "start_angle", "up", "tilt_axis", "period",
+               "periods", "offset", "a", "b")
+GOAL_TYPES = ("point_to_point", "circle", "waypoints", "semi_ellipse", "benchmark_circle", "fourier", "quintic",
               "sine_on_ramp", "trig_spline3")
 
 
@@ -206,6 +207,7 @@ def _goals_inputs(kins):
     def for_robot(robot):
         home = kins[robot].model.config["home"]
         near = vectors(home, 0.02)
+        dim, coefficient = len(home), st.one_of(st.floats(-0.05, 0.05), numbers)
         plausible = st.one_of(
             st.fixed_dictionaries({"type": st.just("point_to_point"), "goal": near, "duration": size}),
             st.fixed_dictionaries({"type": st.just("circle"), "radius": size.map(lambda r: r / 50),
@@ -216,7 +218,13 @@ def _goals_inputs(kins):
             st.fixed_dictionaries({"type": st.just("semi_ellipse"), "goal": near, "height": size.map(lambda h: h / 50),
                                    "duration": size}),
             st.fixed_dictionaries({"type": st.just("benchmark_circle"), "radius": size.map(lambda r: r / 10),
-                                   "speed": size, "laps": size, "ramp_time": size, "inclination_deg": numbers}))
+                                   "speed": size, "laps": size, "ramp_time": size, "inclination_deg": numbers}),
+            # two harmonics at rest at the ends: a = (x, -x), b = (2 y, -y) (sum_k a_k = 0, sum_k k b_k = 0)
+            st.fixed_dictionaries({"type": st.just("fourier"), "period": size, "periods": size.map(lambda p: p * 5),
+                                   "a": st.lists(coefficient, min_size=dim, max_size=dim).map(
+                                       lambda v: [[x, -x] for x in v]),
+                                   "b": st.lists(coefficient, min_size=dim, max_size=dim).map(
+                                       lambda v: [[2 * y, -y] for y in v])}))
         spec = st.one_of(plausible, st.dictionaries(st.sampled_from(GOAL_FIELDS), value, max_size=8))
         bomb = st.builds(lambda n, c: c[0] * n + c[1] * n, st.integers(0, 40000),
                          st.sampled_from([("[", "]"), ("{a: ", "}"), ("- ", ""), ("&a [*a, ", "]")]))

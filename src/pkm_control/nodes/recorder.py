@@ -204,10 +204,10 @@ def outcome(kin, spec: dict, initial, record: bm.RunRecord, status: dict) -> dic
     The trajectory is rebuilt from the spec as the generator builds it (start = the held initial pose
     unless the spec gives one), so the reference does not come from the graph.
     """
-    from ..trajectory import trajectory_from_spec
+    from ..trajectory.spec import FIXED_START, trajectory_from_spec
 
     spec = dict(spec)
-    if spec.get("start") is None and spec.get("type") not in ("benchmark_circle", "palida_benchmark"):
+    if spec.get("start") is None and spec.get("type") not in FIXED_START:
         spec["start"] = kin.task.coordinates(initial).tolist()
     traj = trajectory_from_spec(kin, spec)
     m = bm.run_metrics(kin, traj, record, float(status["goal_start"]))

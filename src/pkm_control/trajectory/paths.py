@@ -11,7 +11,8 @@ differences of the sampled poses).
 
 Classes: ``PointToPoint`` (straight line, rotation about one fixed axis), ``Sequence`` (segments
 back to back), ``Waypoints`` (rest-to-rest point-to-point segments), ``Circle`` (any plane, speed
-ramp, laps), ``SemiEllipse`` (pick-and-place arc); ``WaypointTrajectory`` interpolates plain
+ramp, laps), ``SemiEllipse`` (pick-and-place arc), ``FourierTrajectory`` (a periodic excitation motion, one
+finite Fourier series per task coordinate); ``WaypointTrajectory`` interpolates plain
 coordinate vectors (Lopes' [x y z psi theta phi] test motion) and is not a TaskTrajectory.
 """
 
@@ -23,7 +24,7 @@ from abc import ABC, abstractmethod
 
 import numpy as np
 
-from ..errors import InvalidInputError, check_vector
+from ..errors import MAGNITUDE_LIMIT, InvalidInputError, check_vector
 from ..kinematics.task_space import Pose, TaskSpace, so3_log
 from .profiles import MAX_DURATION, _duration, profile_function, profile_integral, profile_name, trig_spline3
 
@@ -449,6 +450,116 @@ class SemiEllipse(TaskTrajectory):
         R, w, dw = self._rot.at(s, ds, dds)
         return (self.center - (a * c) * e1 + (h * sn) * e2, R, dphi * dP, w,
                 (dphi * dphi) * ((a * c) * e1 - (h * sn) * e2) + ddphi * dP, dw)
+
+
+#: most harmonics per coordinate of a FourierTrajectory (an excitation uses 2-10; more is a typo or an attack)
+MAX_HARMONICS = 100
+
+
+class FourierTrajectory(TaskTrajectory):
+    """Periodic motion, a finite Fourier series per task coordinate (Swevers, Ganseman, Tukel, De Schutter and
+    Van Brussel 1997, "Optimal robot excitation and identification", the excitation parametrization):
+
+        x_i(t)   = x_i0 + sum_k  a_ik / (w_f k) sin(w_f k t) - b_ik / (w_f k) cos(w_f k t)
+        x_i'(t)  =        sum_k  a_ik cos(w_f k t) + b_ik sin(w_f k t)
+        x_i''(t) =        sum_k -a_ik w_f k sin(w_f k t) + b_ik w_f k cos(w_f k t)
+
+    k = 1..K, w_f = 2 pi / period; x are the robot's task coordinates (x y z roll pitch yaw | x y z | x y alpha),
+    offset = x_0, a and b (n, K) in m/s or rad/s. It runs ``periods`` periods (duration = periods * period); at the
+    ends it rests, which needs x'(0) = sum_k a_ik = 0 and x''(0) = w_f sum_k k b_ik = 0 (checked to 1e-9; it then
+    starts and ends at x_i0 - sum_k b_ik / (w_f k)). Spatial robots: R = Rz(yaw) Ry(pitch) Rx(roll), omega =
+    E [yaw' pitch' roll'] and omega' = E [yaw'' pitch'' roll''] + E' [yaw' pitch' roll'] (``euler_rate_matrix``).
+
+    ``bounds()`` gives the exact bounds of the series over all t (no sampling): |x_i - x_i0| <= sum_k |c_ik| /
+    (w_f k), |x_i'| <= sum_k |c_ik|, |x_i''| <= sum_k w_f k |c_ik| with |c_ik| = sqrt(a_ik^2 + b_ik^2), the amplitude
+    of harmonic k (a sin + b cos has amplitude sqrt(a^2 + b^2)).
+    """
+
+    def __init__(self, task: TaskSpace, period: float, offset, a, b, periods: int = 1):
+        n = task.dim
+        self.period = _positive("fourier period", period, " s")
+        count = _positive("fourier periods", periods, "") if not isinstance(periods, bool) else 0.5
+        if not (count.is_integer() and count <= MAX_DURATION):
+            raise InvalidInputError(f"fourier periods must be a whole number >= 1, got {periods!r}")
+        self.periods = int(count)
+        try:
+            A = np.asarray(a, dtype=float)
+        except (TypeError, ValueError):
+            A = np.zeros((0, 0))
+        K = A.shape[1] if A.ndim == 2 else 0
+        if A.ndim != 2 or A.shape[0] != n or not 1 <= K <= MAX_HARMONICS:
+            raise InvalidInputError(f"fourier a must be {n} rows (one per task coordinate) of 1 to {MAX_HARMONICS} "
+                                    f"harmonics, got shape {np.shape(a)}")
+        self.a = check_vector("fourier a", A, (n, K), MAGNITUDE_LIMIT)
+        self.b = check_vector("fourier b", b, (n, K), MAGNITUDE_LIMIT)
+        self.offset = check_vector("fourier offset", offset, n, MAGNITUDE_LIMIT)
+        self.harmonics = K
+        self.w = 2.0 * math.pi / self.period
+        self._wk = self.w * np.arange(1, K + 1)
+        v0, acc0 = self.a.sum(axis=1), self.b @ self._wk
+        i = int(np.argmax(np.maximum(np.abs(v0), np.abs(acc0))))
+        if max(abs(v0[i]), abs(acc0[i])) > 1e-9:
+            raise InvalidInputError(f"fourier trajectory must start and end at rest: coordinate {task.names[i]} has "
+                                    f"velocity sum_k a_k = {v0[i]:.6g} and acceleration w_f sum_k k b_k = "
+                                    f"{acc0[i]:.6g} at t = 0 (limit 1e-9)")
+        if self.period * self.periods > MAX_DURATION:
+            raise InvalidInputError(f"fourier trajectory of {self.periods} periods of {self.period:g} s lasts "
+                                    f"{self.period * self.periods:g} s (limit {MAX_DURATION:g} s)")
+        for arr in (self.a, self.b, self.offset):
+            arr.setflags(write=False)
+        super().__init__(task, self.period * self.periods)
+
+    def bounds(self):
+        """(deviation, speed, acceleration) (n,): exact bounds over all t of |x_i - x_i0|, |x_i'| and |x_i''|."""
+        c = np.hypot(self.a, self.b)
+        return (c / self._wk).sum(axis=1), c.sum(axis=1), (c * self._wk).sum(axis=1)
+
+    def coordinates(self, t):
+        """(x, x', x'') (N, n) at times t (N,): the series above; at rest at its ends outside [0, duration]."""
+        t = np.clip(np.asarray(t, dtype=float), 0.0, self.duration)
+        ph = np.multiply.outer(t, self._wk)                       # (N, K)
+        s, c = np.sin(ph), np.cos(ph)
+        x = self.offset + (s / self._wk) @ self.a.T - (c / self._wk) @ self.b.T
+        xd = c @ self.a.T + s @ self.b.T
+        xdd = (-s * self._wk) @ self.a.T + (c * self._wk) @ self.b.T
+        return x, xd, xdd
+
+    def check_times(self, step: float = CHECK_STEP, max_samples: int = CHECK_SAMPLES) -> np.ndarray:
+        """One period: every later period repeats it exactly."""
+        n = int(min(max_samples, max(101, math.ceil(self.period / step) + 1)))
+        return np.linspace(0.0, self.period, n)
+
+    def _motion(self, t):
+        x, xd, xdd = self.coordinates(t)
+        N, zero = len(x), np.zeros((len(x), 3))
+        kind = self.task.kind
+        if kind == "translation":
+            return x, np.broadcast_to(_I3, (N, 3, 3)).copy(), xd, zero, xdd, zero.copy()
+        if kind == "planar":
+            sign = self.task.alpha_sign
+            ang = sign * x[:, 2]
+            c, s = np.cos(ang), np.sin(ang)
+            R = np.zeros((N, 3, 3))
+            R[:, 0, 0], R[:, 0, 1], R[:, 1, 0], R[:, 1, 1], R[:, 2, 2] = c, -s, s, c, 1.0
+            P = np.column_stack([x[:, :2], np.zeros(N)])
+            w, dw = zero.copy(), zero.copy()
+            w[:, 2], dw[:, 2] = sign * xd[:, 2], sign * xdd[:, 2]
+            v, a = np.column_stack([xd[:, :2], np.zeros(N)]), np.column_stack([xdd[:, :2], np.zeros(N)])
+            return P, R, v, w, a, dw
+        roll, pitch, yaw = x[:, 3], x[:, 4], x[:, 5]
+        cr, sr, cp, sp, cy, sy = np.cos(roll), np.sin(roll), np.cos(pitch), np.sin(pitch), np.cos(yaw), np.sin(yaw)
+        R = np.empty((N, 3, 3))                                   # Rz(yaw) Ry(pitch) Rx(roll)
+        R[:, 0] = np.column_stack([cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr])
+        R[:, 1] = np.column_stack([sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr])
+        R[:, 2] = np.column_stack([-sp, cp * sr, cp * cr])
+        dr, dp, dy = xd[:, 3], xd[:, 4], xd[:, 5]
+        ddr, ddp, ddy = xdd[:, 3], xdd[:, 4], xdd[:, 5]
+        # columns of E (omega = E [yaw' pitch' roll']): e_z, (-sy, cy, 0), (cy cp, sy cp, -sp); E' their rates
+        w = np.column_stack([-sy * dp + cy * cp * dr, cy * dp + sy * cp * dr, dy - sp * dr])
+        dw = np.column_stack([-sy * ddp + cy * cp * ddr - cy * dy * dp + (-sy * cp * dy - cy * sp * dp) * dr,
+                              cy * ddp + sy * cp * ddr - sy * dy * dp + (cy * cp * dy - sy * sp * dp) * dr,
+                              ddy - sp * ddr - cp * dp * dr])
+        return x[:, :3].copy(), R, xd[:, :3].copy(), w, xdd[:, :3].copy(), dw
 
 
 class WaypointTrajectory:

@@ -14,6 +14,11 @@ or a dict ``{name: ..., <option>: ...}``, options may also be given as ``profile
      up: [0, 0, 1] (default: against the robot's gravity)}
     {type: benchmark_circle, radius: 0.15, speed: 1.0, inclination_deg: 30, laps: 1, ramp_time: 0.5,
      tilt_axis: y}                                    (``palida_benchmark_circle``)
+    {type: fourier, period: 10.0, periods: 1, offset: [...] (default home), a: [[a_11 .. a_1K], ...],
+     b: [[...], ...]}                                 (``FourierTrajectory``: an excitation, ``pkm excite``)
+        one row of K harmonics per task coordinate, at rest at its ends (sum_k a_ik = 0, sum_k k b_ik = 0)
+
+``FIXED_START``: the types whose start the spec fixes itself (no ``start`` field; a scheduler moves there first).
 """
 
 from __future__ import annotations
@@ -22,9 +27,10 @@ import math
 
 import numpy as np
 
-from ..errors import InvalidInputError, JointLimitError, UnreachablePoseError, check_number, check_vector
+from ..errors import (MAGNITUDE_LIMIT, InvalidInputError, JointLimitError, UnreachablePoseError, check_number,
+                      check_vector, excerpt)
 from ..kinematics.task_space import Pose, rot_x, rot_y
-from .paths import Circle, PointToPoint, SemiEllipse, TaskTrajectory, Waypoints
+from .paths import MAX_HARMONICS, Circle, FourierTrajectory, PointToPoint, SemiEllipse, TaskTrajectory, Waypoints
 
 
 def home_pose(kin) -> Pose:
@@ -121,9 +127,11 @@ _FIELDS = {
     "circle": {"radius", "normal", "speed", "laps", "ramp_time", "center", "start_angle"},
     "semi_ellipse": {"goal", "height", "duration", "up"},
     "benchmark_circle": {"radius", "speed", "inclination_deg", "laps", "ramp_time", "tilt_axis"},
+    "fourier": {"period", "periods", "offset", "a", "b"},
 }
 _ALIASES = {"ptp": "point_to_point", "point-to-point": "point_to_point", "semi-ellipse": "semi_ellipse",
             "semiellipse": "semi_ellipse", "palida_benchmark": "benchmark_circle"}
+FIXED_START = frozenset({"benchmark_circle", "palida_benchmark", "fourier"})
 
 
 def _number(field, value):
@@ -178,6 +186,8 @@ def trajectory_from_spec(kin, spec: dict) -> TaskTrajectory:
     def opt_num(field, default):
         return default if spec.get(field) is None else _number(field, spec[field])
 
+    if kind == "fourier":
+        return _fourier(kin, spec, need)
     start = home_pose(kin) if kind == "benchmark_circle" or spec.get("start") is None \
         else _coords_pose(kin, "start", spec["start"])
     task = kin.task
@@ -224,3 +234,31 @@ def trajectory_from_spec(kin, spec: dict) -> TaskTrajectory:
     return palida_benchmark_circle(kin, _number("radius", need("radius")), opt_num("speed", 1.0),
                                    opt_num("inclination_deg", 30.0), opt_num("laps", 1.0), opt_num("ramp_time", 0.5),
                                    profile, spec.get("tilt_axis", "y"), options)
+
+
+def _harmonics(kin, field, value) -> np.ndarray:
+    """A (n, K) coefficient table of a fourier spec: one row per task coordinate, 1..MAX_HARMONICS columns."""
+    n, names = kin.task.dim, " ".join(kin.task.names)
+    rows = value if isinstance(value, (list, tuple)) else None
+    K = len(rows[0]) if rows and isinstance(rows[0], (list, tuple)) else 0
+    if rows is None or len(rows) != n or not 1 <= K <= MAX_HARMONICS:
+        raise InvalidInputError(f"trajectory spec field '{field}' must be {n} rows ({names}) of 1 to {MAX_HARMONICS} "
+                                f"harmonics, got {excerpt(value, 200)}")
+    return check_vector(f"trajectory spec field '{field}' ({n} x {K})", rows, (n, K), MAGNITUDE_LIMIT)
+
+
+def _fourier(kin, spec, need) -> FourierTrajectory:
+    for field in ("start", "profile", "profile_options"):
+        if spec.get(field) is not None:
+            raise InvalidInputError(f"trajectory spec of type 'fourier' takes no field '{field}' (its series fixes "
+                                    "where it starts and how it moves)")
+    names = " ".join(kin.task.names)
+    offset = kin.model.config["home"] if spec.get("offset") is None else \
+        check_vector(f"trajectory spec field 'offset' ({names})", spec["offset"], kin.task.dim, MAGNITUDE_LIMIT)
+    a = _harmonics(kin, "a", need("a"))
+    b = _harmonics(kin, "b", need("b"))
+    if a.shape != b.shape:
+        raise InvalidInputError(f"trajectory spec fields 'a' and 'b' must have the same shape, got {a.shape} and "
+                                f"{b.shape}")
+    periods = 1 if spec.get("periods") is None else _number("periods", spec["periods"])
+    return FourierTrajectory(kin.task, _number("period", need("period")), offset, a, b, periods)

@@ -193,13 +193,13 @@ class GoalScheduler:
         """Build and check a goal from its spec; returns (trajectory, approach s). A running motion, an
         invalid spec or an unreachable motion raise (the robot keeps holding)."""
         from .paths import PointToPoint, Sequence
-        from .spec import check_reachable, trajectory_from_spec
+        from .spec import FIXED_START, check_reachable, trajectory_from_spec
 
         if self.active is not None or self._pending_start:
             raise InvalidInputError("a motion is running: goal rejected (stop it first)")
         kin = self.kin
         spec = dict(spec)
-        if spec.get("start") is None and spec.get("type") not in ("benchmark_circle", "palida_benchmark"):
+        if spec.get("start") is None and spec.get("type") not in FIXED_START:
             spec["start"] = kin.task.coordinates(self.hold).tolist()
         traj = trajectory_from_spec(kin, spec)
         lin, ang = self._distance(kin.task.difference(traj.start_pose, self.hold))
