@@ -24,6 +24,10 @@ from ..trajectory.streaming import SampleBuffer
 from .controller import Command, Controller, References
 
 
+#: the buffers drop their old samples once every this many ns of the loop's time (not every period: two calls less)
+PRUNE_EVERY_NS = 100_000_000
+
+
 class ControlLoop:
     """hardware + controller + the streamed references of one robot (module docstring).
 
@@ -47,6 +51,7 @@ class ControlLoop:
         self._inbox = collections.deque()
         self.measured = None
         self.command: Command | None = None
+        self._next_prune = 0
 
     # ------------------------------------------------------------------ streams (any thread)
     def offer_references(self, times_ns, q, qd, qdd) -> None:
@@ -68,6 +73,7 @@ class ControlLoop:
         self._drain()
         self.references.clear()
         self.feedforward.clear()
+        self._next_prune = 0
 
     def _drain(self) -> None:
         while self._inbox:
@@ -100,6 +106,8 @@ class ControlLoop:
         cmd = self.controller.update(t_ns * 1e-9, measured, refs, ff)
         self.hardware.write(cmd.tau, t_ns * 1e-9)
         self.command = cmd
-        self.references.prune(t_ns)
-        self.feedforward.prune(t_ns)
+        if not t_ns < self._next_prune:       # the samples older than the buffers keep, every PRUNE_EVERY_NS
+            self._next_prune = t_ns + PRUNE_EVERY_NS
+            self.references.prune(t_ns)
+            self.feedforward.prune(t_ns)
         return cmd
