@@ -70,12 +70,14 @@ class ControlLoop:
 
     def clear_streams(self) -> None:
         """Forget every buffered sample (after a reset of the time source)."""
-        self._drain()
+        self.drain()
         self.references.clear()
         self.feedforward.clear()
         self._next_prune = 0
 
-    def _drain(self) -> None:
+    def drain(self) -> None:
+        """Move the offered chunks into the buffers (the period does it first; the loop's own thread may do it
+        between two periods, so that a chunk's splice does not cost the next period)."""
         while self._inbox:
             buf, times, rows = self._inbox.popleft()
             buf.add(times, rows)
@@ -83,19 +85,19 @@ class ControlLoop:
     # ------------------------------------------------------------------ the period
     def ready(self, t_ns: int) -> bool:
         """The streams the law needs cover t (lockstep waits for this)."""
-        self._drain()
+        self.drain()
         return self.references.covers(t_ns) and (not self.controller.needs_feedforward
                                                  or self.feedforward.covers(t_ns + self.feedforward_lead_ns))
 
     def started(self) -> bool:
         """A first reference has arrived (a lockstep run starts then)."""
-        self._drain()
+        self.drain()
         return self.references.end is not None and (not self.controller.needs_feedforward
                                                     or self.feedforward.end is not None)
 
     def cycle(self, t_ns: int) -> Command:
         """read -> (estimate) -> update -> write, for the period starting at t_ns."""
-        self._drain()
+        self.drain()
         measured = self.hardware.read()
         self.measured = measured
         row = self.references.hold(t_ns, self.reference_timeout_ns)
