@@ -201,6 +201,7 @@ def test_the_compiled_kernels_compute_bitwise_what_numpy_computes():
         pd = kp * (q_d - q) + kd * (qd_d - qd)
         np.testing.assert_array_equal(kernels.pd(kp, kd, q_d, qd_d, q, qd, ff), ff + pd)
         np.testing.assert_array_equal(kernels.pd(kp, kd, q_d, qd_d, q, qd, empty), pd)
+        np.testing.assert_array_equal(kernels.hold(ff, kp, kd, q_d, q, qd), ff + kp * (q_d - q) - kd * qd)
         tau = rng.standard_normal(6) * 10.0 ** rng.integers(0, 5)
         if trial % 7 == 0:
             tau[rng.integers(6)] = rng.choice([np.nan, np.inf, -np.inf])

@@ -1,4 +1,5 @@
-"""Compiled kernels of the control period: the input checks, the PD family's formula and the force limits.
+"""Compiled kernels of the control period: the input checks, the PD family's formula, the hold behaviour's and
+the force limits.
 
 Each replaces a sequence of small numpy calls on six-vectors (one ufunc dispatch, and often an
 allocation, per operation) by one compiled call. In the real-time loop a period runs after the
@@ -72,6 +73,17 @@ def pd(kp, kd, q_d, qd_d, q, qd, tau_ff):
     return out
 
 
+def hold(tau_g, kp, kd, q_hold, q, qd):
+    """tau_g + Kp (q_hold - q) - Kd qd, evaluated left to right as numpy does (safety.SafeBehaviour.command)."""
+    n = q.shape[0]
+    if not (tau_g.shape[0] == kp.shape[0] == kd.shape[0] == q_hold.shape[0] == qd.shape[0] == n):
+        raise ValueError("hold: the gains and vectors differ in size")
+    out = np.empty(n)
+    for i in range(n):
+        out[i] = (tau_g[i] + kp[i] * (q_hold[i] - q[i])) - kd[i] * qd[i]
+    return out
+
+
 def saturate(tau, limits):
     """(tau clipped to [-limits, limits], |tau| > limits per actuator, any saturated, tau finite): one pass of
     safety.ForceLimits.apply and the finiteness check of the law's force (finite tau only: see ForceLimits.saturate)."""
@@ -103,6 +115,7 @@ if numba is not None:
     _OUT = numba.float64[::1]
     inputs_valid = numba.njit(numba.boolean(*[_A] * 11, numba.float64), cache=True)(inputs_valid)
     pd = numba.njit(_OUT(*[_A] * 7), cache=True)(pd)
+    hold = numba.njit(_OUT(*[_A] * 6), cache=True)(hold)
     saturate = numba.njit(numba.types.Tuple((_OUT, numba.boolean[::1], numba.boolean, numba.boolean))(_A, _A),
                           cache=True)(saturate)
     within = numba.njit(numba.boolean(_A, _A), cache=True)(within)

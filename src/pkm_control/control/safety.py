@@ -172,4 +172,8 @@ class SafeBehaviour:
         """Actuator forces of the behaviour: hold: tau_g + Kp (q_hold - q) - Kd qd; zero: 0."""
         if self.mode == "zero":
             return np.zeros(len(np.atleast_1d(q)))
-        return target.tau_gravity + self.kp * (target.q - np.asarray(q, float)) - self.kd * np.asarray(qd, float)
+        q, qd = np.asarray(q, float), np.asarray(qd, float)
+        if q.ndim != 1 or qd.ndim != 1:
+            raise InvalidInputError(f"hold needs actuated positions and velocities as vectors, got shapes {q.shape}, "
+                                    f"{qd.shape}")
+        return kernels.hold(target.tau_gravity, self.kp, self.kd, target.q, q, qd)    # compiled, the same bits
