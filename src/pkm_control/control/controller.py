@@ -225,8 +225,8 @@ class Controller:
         if self.mode == CONTROL:
             self.safe_entries += 1
         self.mode, self.reason = self.safe.mode, reason
-        usable = measured is not None and np.all(np.isfinite(measured.position)) and \
-            np.all(np.isfinite(measured.velocity))
+        usable = measured is not None and all_finite(np.asarray(measured.position, float)) and \
+            all_finite(np.asarray(measured.velocity, float))
         if not usable:
             return self.last_tau if self.target is None else self.target.tau_gravity
         try:
