@@ -325,13 +325,15 @@ def test_joint_controller_reports_the_drives_quick_stop_and_recovers_on_the_serv
     """joint_controller with emulated drives: a drive fault latches the master's quick stop, the node reports it in
     its diagnostics, every drive holds instead of taking the command; ~/recover brings them back to operation
     enabled at the next period."""
+    import os
+
     import rclpy
     from rclpy.parameter import Parameter
     from std_srvs.srv import Trigger
 
     from pkm_control.nodes.joint_controller import JointControllerNode
 
-    rclpy.init()
+    rclpy.init(domain_id=int(os.environ.get("PKM_TEST_ROS_DOMAIN_ID", "147")))       # the run's domain (conftest)
     node = JointControllerNode(parameter_overrides=[Parameter("robot", value="palida"),
                                                     Parameter("hardware", value="canopen"),
                                                     Parameter("canopen_emulate", value=True)])
