@@ -37,7 +37,7 @@ settings.load_profile("fuzz" if os.environ.get("PKM_FUZZ") else "suite")
 #: (its DOMAIN + 50) stays below 233, and the fixed domains of test_launch (142-145), test_security (146) and
 #: test_benchmark (151) are outside
 TEST_DOMAINS = range(160, 183)
-_domain_lock = None          # the open lock file of this run's domain, held until the process ends
+_domain_lock = None          # the open lock file of this run's domain, held until the run ends
 
 
 def _hold_domain(domain: int) -> bool:
@@ -74,6 +74,11 @@ os.environ["PKM_TEST_ROS_DOMAIN_ID"] = str(RUN_DOMAIN)
 
 def pytest_report_header(config):
     return f"ROS domain of this run: {RUN_DOMAIN} ({RUN_DOMAIN_WHY})"
+
+
+def pytest_unconfigure(config):
+    if _domain_lock is not None:       # the run is over: its domain is free again
+        _domain_lock.close()
 
 
 def pytest_configure(config):
