@@ -269,17 +269,28 @@ def _bringup_json(domain, *argv):
 @pytest.mark.slow
 def test_bringup_canopen_stand_in_tracks_as_the_direct_simulation():
     """`pkm bringup --hardware canopen --stand-in`: the lockstep graph over CAN (emulated drives in joint_controller)
-    finishes a short PaLiDA move without a safe-behaviour entry, its actuator tracking errors within one encoder
-    increment (1 um) of the same run with --hardware sim (the quantization of the measurement and of the 1 N torque)."""
-    goal = "{type: point_to_point, goal: [0.01, 0.0, -0.85, 0, 0, 0.01], duration: 0.1}"
+    finishes a short PaLiDA benchmark-circle arc without a safe-behaviour entry, its actuator tracking errors within
+    one encoder increment (1 um) of the same run with --hardware sim (the quantization of the measurement and of the
+    1 N torque). The robot starts at the arc's start (initial_pose): over CAN the generator holds the quantized
+    measurement of it, within approach_tolerance, so it puts no approach in front either (a sub-micron approach
+    moved the robot ~60 um away: README, CANopen)."""
+    import json
+
+    from pkm_control.trajectory import trajectory_from_spec
+
+    spec = {"type": "benchmark_circle", "radius": 0.02, "speed": 0.2, "inclination_deg": 30.0, "laps": 0.25,
+            "ramp_time": 0.05}
+    dyn = robot_dynamics("palida")
+    start = dyn.kin.task.coordinates(trajectory_from_spec(dyn.kin, spec).start_pose).tolist()
     # lockstep_timeout: a stream late by more than 1 s wall on a loaded machine would count as a miss
-    argv = ("--robot", "palida", "--controller", "cf_rb_friction", "--goal", goal, "--set", "lockstep_timeout=60")
+    argv = ("--robot", "palida", "--controller", "cf_rb_friction", "--goal", json.dumps(spec), "--set",
+            "lockstep_timeout=60", "--set", f"initial_pose={json.dumps(start)}")
     can = _bringup_json(147, *argv, "--hardware", "canopen", "--stand-in")
     sim = _bringup_json(147, *argv, "--hardware", "sim")
     assert can["hardware"] == "canopen" and can["goal_status"] == "finished" and can["missing_samples"] == 0
+    assert can["goal_start"] == sim["goal_start"] == can["motion_start"]        # no approach in front
     assert can["safe_behaviour_entries"] == 0 and can["rejected_inputs"] == 0 and can["deadline_misses"] == 0
-    increment = 1.0 / CanopenConfig.for_robot("palida", robot_dynamics("palida").model.actuated_joints).drives[
-        0].increments_per_unit
+    increment = 1.0 / CanopenConfig.for_robot("palida", dyn.model.actuated_joints).drives[0].increments_per_unit
     for key in ("actuator_rms", "actuator_max"):
         assert np.abs(np.subtract(can[key], sim[key])).max() <= increment, key
     assert can["actuator_max"] != sim["actuator_max"]      # the quantization is there: not the direct simulation
@@ -314,13 +325,15 @@ def test_joint_controller_reports_the_drives_quick_stop_and_recovers_on_the_serv
     """joint_controller with emulated drives: a drive fault latches the master's quick stop, the node reports it in
     its diagnostics, every drive holds instead of taking the command; ~/recover brings them back to operation
     enabled at the next period."""
+    import os
+
     import rclpy
     from rclpy.parameter import Parameter
     from std_srvs.srv import Trigger
 
     from pkm_control.nodes.joint_controller import JointControllerNode
 
-    rclpy.init()
+    rclpy.init(domain_id=int(os.environ.get("PKM_TEST_ROS_DOMAIN_ID", "147")))       # the run's domain (conftest)
     node = JointControllerNode(parameter_overrides=[Parameter("robot", value="palida"),
                                                     Parameter("hardware", value="canopen"),
                                                     Parameter("canopen_emulate", value=True)])

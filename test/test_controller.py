@@ -183,3 +183,36 @@ def test_estimator_equals_the_plant_ground_truth(robot, variant):
         assert np.abs(e.pose.rotation - truth.platform_pose.rotation).max() < 1e-9
         assert np.abs(e.twist - truth.platform_twist).max() < 1e-9 * max(1.0, np.abs(truth.platform_twist).max())
         assert np.abs(e.q - truth.position).max() < 1e-9
+
+
+def test_the_compiled_kernels_compute_bitwise_what_numpy_computes():
+    """control/kernels.py replaces numpy expressions in the period: the same bits (no fused multiply-add), and the
+    same decisions as the checks one by one, on random vectors spanning magnitudes, saturated forces and non-finite
+    values."""
+    from pkm_control.control import ForceLimits, ReferenceLimits, kernels
+
+    rng = np.random.default_rng(7)
+    limits = ForceLimits(np.full(6, 2000.0))
+    ref_limits = ReferenceLimits(np.full(6, -0.5), np.full(6, 0.5), np.full(6, 1.0), tuple("abcdef"))
+    bounds = [np.array(b) for b in ref_limits._bounds]
+    empty = np.empty(0)
+    for trial in range(3000):
+        kp, kd, q_d, qd_d, q, qd, ff = (rng.standard_normal(6) * 10.0 ** rng.integers(-8, 5) for _ in range(7))
+        pd = kp * (q_d - q) + kd * (qd_d - qd)
+        np.testing.assert_array_equal(kernels.pd(kp, kd, q_d, qd_d, q, qd, ff), ff + pd)
+        np.testing.assert_array_equal(kernels.pd(kp, kd, q_d, qd_d, q, qd, empty), pd)
+        np.testing.assert_array_equal(kernels.hold(ff, kp, kd, q_d, q, qd), ff + kp * (q_d - q) - kd * qd)
+        tau = rng.standard_normal(6) * 10.0 ** rng.integers(0, 5)
+        if trial % 7 == 0:
+            tau[rng.integers(6)] = rng.choice([np.nan, np.inf, -np.inf])
+        out, sat, any_sat, finite = limits.saturate(tau)
+        np.testing.assert_array_equal(out, np.minimum(np.maximum(tau, -limits.limits), limits.limits))
+        np.testing.assert_array_equal(sat, np.abs(tau) > limits.limits)
+        assert any_sat == bool(sat.any()) and finite == bool(np.isfinite(tau).all())
+        # the input check: valid exactly when the checks one by one find nothing
+        x = [rng.uniform(-0.6, 0.6, 6), rng.uniform(-1.1, 1.1, 6)] + [rng.standard_normal(6) for _ in range(4)]
+        if trial % 5 == 0:
+            x[rng.integers(6)][rng.integers(6)] = rng.choice([np.nan, np.inf])
+        q_prev, dt = x[0] + rng.uniform(-1e-3, 1e-3, 6), 5e-4
+        one_by_one = all(np.isfinite(v).all() for v in x) and not ref_limits.problem(x[0], x[1], q_prev, dt)
+        assert kernels.inputs_valid(x[2], x[3], x[0], x[1], x[4], x[5], *bounds, q_prev, dt) == one_by_one

@@ -2,6 +2,7 @@
 against finite differences, its exact bounds, the limits on the designed trajectory at ten times the design's
 check density, the condition number against the baseline's, the spec's round trip, bad specs."""
 
+import dataclasses
 import math
 
 import numpy as np
@@ -13,8 +14,8 @@ from hypothesis import strategies as st
 from pkm_control.cli import main
 from pkm_control.dynamics import robot_dynamics
 from pkm_control.dynamics.parameters import base_parameters
-from pkm_control.errors import InvalidInputError
-from pkm_control.identification.excitation import design_excitation, excitation_limits
+from pkm_control.errors import InvalidInputError, JointLimitError
+from pkm_control.identification.excitation import check_excitation, design_excitation, excitation_limits
 from pkm_control.kinematics.task_space import Pose, so3_log
 from pkm_control.trajectory.paths import CHECK_STEP, FourierTrajectory, Sequence
 from pkm_control.trajectory.spec import trajectory_from_spec
@@ -96,6 +97,15 @@ def dense_limits(dyn, traj, limits):
         assert (np.abs(r.v[clm.actuated_idx]) <= vmax).all() and (np.abs(r.tau) <= force).all()
 
 
+def stacked(dyn, base, traj, n):
+    """The test's own stacked base regressor at n times that are not the design's samples (tau = Y p; redundant
+    robots: J^T tau = Omega p)."""
+    ts = (np.arange(n) + 0.37) * traj.period / n
+    P, R, V, A = traj.sample_many(ts)
+    rows = dyn.regressor if dyn.redundant else dyn.actuator_regressor
+    return base.reduce(np.vstack([rows(Pose(P[i], R[i]), V[i], A[i]) for i in range(n)]))
+
+
 @pytest.mark.parametrize("robot", ROBOTS)
 @settings(max_examples=2)
 @given(seed=st.integers(0, 2**31))
@@ -106,14 +116,13 @@ def test_designed_excitation_keeps_every_limit_densely(robot, seed):
     spec, report = design_excitation(dyn, 1.5, 3, seed=seed, samples=samples, evaluations=15, base=base)
     traj = trajectory_from_spec(dyn.kin, spec)
     dense_limits(dyn, traj, excitation_limits(dyn))
-    assert max(report.usage.values()) <= 1.0 and report.condition < math.inf
+    assert max(report.usage.values()) <= 1.0
+    # every base parameter is excited: full rank, far from round-off (an unexcitable "base" column made lopes' 1e16)
+    W = stacked(dyn, base, traj, samples + 7)
+    s = np.linalg.svd(W / np.linalg.norm(W, axis=0), compute_uv=False)
+    assert s[-1] / s[0] > 1e-9, f"{robot}: column-scaled condition number {s[0] / s[-1]:.3g}"
 
 
-def stacked(dyn, base, traj, n):
-    """The test's own stacked base regressor at n times that are not the design's samples."""
-    ts = (np.arange(n) + 0.37) * traj.period / n
-    P, R, V, A = traj.sample_many(ts)
-    return base.reduce(np.vstack([dyn.actuator_regressor(Pose(P[i], R[i]), V[i], A[i]) for i in range(n)]))
 
 
 def test_optimized_condition_number_below_baseline_and_spec_round_trip(palida):
@@ -135,6 +144,26 @@ def test_optimized_condition_number_below_baseline_and_spec_round_trip(palida):
     loaded, approach = sched.load(again)
     assert isinstance(loaded, Sequence) and approach > 0
     assert np.allclose(loaded.sample(approach)[0].position, traj.start_pose.position)
+
+
+def test_check_excitation_names_each_violated_limit():
+    dyn = robot_dynamics("delta")
+    limits = excitation_limits(dyn)
+    a, b = at_rest(np.random.default_rng(8), 3, 3, 0.02)
+    traj = FourierTrajectory(dyn.kin.task, 1.0, limits.center, a, b)
+    usage = check_excitation(dyn, traj, limits)
+    assert 0 < max(usage.values()) < 1
+    big = FourierTrajectory(dyn.kin.task, 1.0, limits.center, 20 * a, 20 * b)
+    with pytest.raises(JointLimitError, match="bound"):
+        check_excitation(dyn, big, limits)
+    # a force limit just above the largest sampled force fails by the Lipschitz margin, one well above passes
+    tau = max(abs(dyn.inverse_dynamics(*traj.sample(t)).tau).max() for t in traj.check_times())
+    for field, value in (("force_limit", tau * (1 + 1e-6)), ("velocity_limit", 1e-3)):
+        tight = dataclasses.replace(limits, **{field: np.full(3, value)})
+        with pytest.raises(JointLimitError, match=field.replace("_", " ")):
+            check_excitation(dyn, traj, tight)
+    loose = dataclasses.replace(limits, force_limit=np.full(3, 2 * tau))
+    assert check_excitation(dyn, traj, loose)["force"] == pytest.approx(0.5)
 
 
 BAD = [
@@ -181,7 +210,8 @@ def test_cli_writes_a_runnable_spec_and_prints_both_condition_numbers(tmp_path, 
     spec = yaml.safe_load(out.read_text())
     assert isinstance(trajectory_from_spec(robot_dynamics("delta").kin, spec), FourierTrajectory)
     for argv, message in ((["--harmonics", "1"], "whole number from 2"), (["--duration", "nan"], "finite"),
-                          (["--duration", "-2"], "duration")):
+                          (["--duration", "-2"], "duration"),
+                          (["--output", str(tmp_path / "no" / "x.yaml")], "folder")):
         args = ["excite", "--robot", "delta", "--duration", "1.5", "--harmonics", "3", "--output", str(out), *argv]
         try:
             code = main(args)

@@ -115,9 +115,10 @@ def test_launch_setup_node_list_with_stub_launch(monkeypatch, robot, hardware, s
     ld = mod.generate_launch_description()
     args = {e.args[0]: e.kwargs["default_value"] for e in ld if type(e).__name__ == "DeclareLaunchArgument"}
     assert set(args) == {"robot", "variant", "controller", "controller_config", "goal", "hardware", "lockstep",
-                         "rviz", "stand_in", "topic_convention"}
+                         "rviz", "stand_in", "topic_convention", "true_parameters_file"}
+    assert args["true_parameters_file"] == ""          # the simulated robot is the model unless given
     context = dict(args, robot=robot, controller="pd", hardware=hardware, stand_in=stand_in,
-                   goal="{type: point_to_point, goal: [0, 0, 1], duration: 1}")
+                   goal="{type: point_to_point, goal: [0, 0, 1], duration: 1}", true_parameters_file="/p/true.yaml")
     nodes = mod.launch_setup(context)
     by_exec = {}
     for n in nodes:
@@ -131,7 +132,7 @@ def test_launch_setup_node_list_with_stub_launch(monkeypatch, robot, hardware, s
         shared, own = node.kwargs["parameters"]
         assert node.kwargs["package"] == "pkm_control" and node.kwargs["name"] == name
         assert shared["robot"] == robot and shared["controller"] == "pd" and shared["lockstep"] is True
-        assert shared["hardware"] == hardware
+        assert shared["hardware"] == hardware and shared["true_parameters_file"] == "/p/true.yaml"
         assert own["use_sim_time"] is dict(graph(hardware, stand_in == "true"))[name]
         assert own["use_sim_time"] is (name not in (clock, "hardware", "inverse_kinematics", "computed_force",
                                                      "trajectory_generator"))

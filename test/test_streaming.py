@@ -129,6 +129,34 @@ def test_benchmark_circle_spec_matches_the_trajectory(kin):
     assert approach == 0.0
 
 
+def test_no_approach_to_a_start_within_the_measurement_resolution(kin):
+    """The held pose is the start measured by 1 um encoders (every actuated joint off by up to half an increment, the
+    pose from the state estimator's forward kinematics): no approach within approach_tolerance; beyond it, or with a
+    tolerance of 0, the quintic approach of at least 0.2 s as before."""
+    from pkm_control.control import StateEstimator
+
+    spec = {"type": "benchmark_circle", "radius": 0.15, "speed": 1.0, "laps": 1, "ramp_time": 0.4}
+    start = trajectory_from_spec(kin, spec).start_pose
+    q = kin.actuated(start)
+    est = StateEstimator(kin)
+
+    def measured(offset):
+        pose = est.estimate(q + offset, np.zeros_like(q), start).pose
+        assert np.abs(kin.actuated(pose) - (q + offset)).max() < 1e-12          # the pose of those joints
+        return pose
+
+    half_increment = 0.5e-6 * np.array([1, -1, 1, 1, -1, 1])[:len(q)]
+    quantized = measured(half_increment)
+    assert np.linalg.norm(kin.task.difference(start, quantized)) > 1e-9        # not the start itself
+    assert GoalScheduler(kin, quantized, DT, CHUNK, 0).load(spec)[1] == 0.0
+    assert GoalScheduler(kin, quantized, DT, CHUNK, 0, approach_tolerance=0.0).load(spec)[1] == 0.2
+    beyond = measured(np.full(len(q), 2e-5))
+    assert GoalScheduler(kin, beyond, DT, CHUNK, 0, approach_tolerance=1e-5).load(spec)[1] == 0.2
+    assert GoalScheduler(kin, beyond, DT, CHUNK, 0, approach_tolerance=3e-5).load(spec)[1] == 0.0
+    with pytest.raises(InvalidInputError, match="approach_tolerance"):
+        GoalScheduler(kin, start, DT, CHUNK, 0, approach_tolerance=float("nan"))
+
+
 def test_a_spoofed_clock_is_refused(kin):
     """Back to zero is a reset; back elsewhere or a jump of more than a second ahead is refused and changes nothing."""
     from pkm_control.trajectory.streaming import MAX_CLOCK_JUMP_NS

@@ -402,9 +402,11 @@ def cmd_perturb(args):
         raise InvalidInputError(f"--output must name a .yaml file, got {excerpt(args.output)}")
     if not out.parent.is_dir():
         raise InvalidInputError(f"--output {excerpt(args.output)}: directory {excerpt(str(out.parent))} does not exist")
-    p = perturbed_parameters(robot_dynamics(args.robot, args.variant), args.scale, args.seed, args.identical_legs)
+    p = perturbed_parameters(robot_dynamics(args.robot, args.variant), args.scale, args.seed, args.identical_legs,
+                             args.keep_axes)
     header = (f"# pkm perturb --robot {args.robot}{f' --variant {args.variant}' if args.variant else ''} --seed "
-              f"{args.seed} --scale {args.scale:g}{' --identical-legs' if args.identical_legs else ''}\n"
+              f"{args.seed} --scale {args.scale:g}{' --identical-legs' if args.identical_legs else ''}"
+              f"{' --keep-axes' if args.keep_axes else ''}\n"
               f"# {p.summary()}\n# a parameters_file (control/feedforward.py) for the simulated robot's "
               f"true_parameters_file or computed_force\n")
     out.write_text(header + yaml.safe_dump(p.data, sort_keys=False))
@@ -584,6 +586,10 @@ def cmd_excite(args):
     from .dynamics import robot_dynamics
     from .identification.excitation import design_excitation
 
+    folder = Path(args.output).resolve().parent
+    if not folder.is_dir():      # before a minute of optimization, not after
+        raise InvalidInputError(f"--output {excerpt(args.output, 200)}: folder {excerpt(str(folder), 200)} does not "
+                                "exist")
     dyn = robot_dynamics(args.robot, args.variant)
     spec, rep = design_excitation(dyn, args.duration, args.harmonics, seed=args.seed, samples=args.samples,
                                   evaluations=args.evaluations, max_velocity=args.max_velocity,
@@ -802,6 +808,9 @@ def build_parser() -> argparse.ArgumentParser:
                     help="largest relative change, in [0, 1) (default 0.2: every value within +-20 %%)")
     sp.add_argument("--identical-legs", action="store_true",
                     help="one draw per body kind and friction role: the legs stay identical (Jourdain's model)")
+    sp.add_argument("--keep-axes", action="store_true",
+                    help="do not turn the principal axes of inertia (products of inertia zero in the config stay zero, "
+                         "as Table I of the PaLiDA's Jourdain model assumes)")
     sp.add_argument("--output", required=True, metavar="YAML", help="parameter file to write (.yaml)")
     from .dynamics.parameters import STRUCTURES
     sp = add("identify", cmd_identify, "base parameters (rigid body + friction) from a recorded run: a parameters_file",

@@ -28,7 +28,7 @@ from .kinematics.task_space import Pose
 #: keys whose values are floats (a YAML int such as 2000 must not make the ROS parameter an integer)
 FLOAT_KEYS = {"control_rate", "state_timeout", "reference_timeout", "command_timeout", "lockstep_timeout",
               "lookahead", "chunk_length", "start_delay", "display_rate", "measured_pose_rate", "diagnostics_period",
-              "approach_speed", "approach_rate", "state_publish_rate", "tf_rate",
+              "approach_speed", "approach_rate", "approach_tolerance", "state_publish_rate", "tf_rate",
               "ground_truth_rate", "clock_rate", "mujoco_timestep", "rho", "boundary_layer", "adaptation_gain",
               "parameter_bound", "feedforward_lead", "actuator_lag", "parameter_estimates_rate", "encoder_resolution",
               "effort_noise_std"}
@@ -75,7 +75,8 @@ COMMON_KEYS = ("robot", "variant", "controller", "controller_config", "diagnosti
 #: the settings each node uses, besides COMMON_KEYS
 NODE_KEYS = {
     "trajectory_generator": ("control_rate", "chunk_length", "lookahead", "start_delay", "display_rate", "goal",
-                             "auto_start", "initial_pose", "approach_speed", "approach_rate"),
+                             "auto_start", "initial_pose", "approach_speed", "approach_rate",
+                             "approach_tolerance"),
     "inverse_kinematics": ("display_rate", "measured_pose_rate", "tf_rate", "initial_pose", "hardware",
                            "topic_convention", "controller_name", "joint_states_topic", "joint_commands_topic"),
     "computed_force": ("feedforward_model", "parameters_file", "parameters_dir"),
@@ -99,7 +100,7 @@ RUNTIME_KEYS = {
     "joint_controller": ("kp", "kd", "hold_kp", "hold_kd", "force_limit", "safe_behaviour",
                          "state_publish_rate"),      # `pkm record`: every period while it records
     "computed_force": ("feedforward_model", "parameters_file"),
-    "trajectory_generator": ("approach_speed", "approach_rate", "display_rate"),
+    "trajectory_generator": ("approach_speed", "approach_rate", "approach_tolerance", "display_rate"),
     "inverse_kinematics": ("display_rate", "measured_pose_rate", "tf_rate"),
     "hardware": (),
 }

@@ -38,7 +38,8 @@ import numpy as np
 
 from ..errors import InvalidInputError, PkmError, all_finite
 from ..kinematics.task_space import Pose
-from .laws import DESIRED_POSE, FEEDFORWARD, MEASURED_POSE
+from . import kernels
+from .laws import _NO_VALUES, DESIRED_POSE, FEEDFORWARD, MEASURED_POSE
 from .safety import ForceLimits, ReferenceLimits, SafeBehaviour
 
 #: Command.mode while the law runs
@@ -87,6 +88,10 @@ class Controller:
         self.law = law
         self.limits = limits
         self.reference_limits = reference_limits
+        # the reference limits as kernels.inputs_valid takes them: lower, upper, velocity, largest step rate (empty:
+        # none); the tolerances of ReferenceLimits.problem included
+        self._limit_arrays = (_NO_VALUES,) * 4 if reference_limits is None else \
+            tuple(np.array(b, float) for b in reference_limits._bounds)
         self._last_ref = None               # (t, q) of the last accepted reference: the jump check
         self.safe = safe
         self.estimator = estimator
@@ -133,7 +138,8 @@ class Controller:
                     self.pose_d = est.pose
                     desired = (est.pose, est.twist)
                 tau = self.law.evaluate(*inputs, pose, twist, desired, t)   # inputs checked: the law's formula alone
-                if not all_finite(tau):
+                limited = self.limits.saturate(tau)
+                if not limited[3]:
                     reason = "the control law gave a non-finite command"
             except COMPUTE_ERRORS as exc:
                 reason = f"{type(exc).__name__}: {exc}"
@@ -141,11 +147,11 @@ class Controller:
         if reason:
             engaged = self.mode == CONTROL
             self.safe_periods += 1
-            tau = self._safe_command(measured, reason)
+            limited = self.limits.saturate(self._safe_command(measured, reason))
         elif self.mode != CONTROL:
             self.mode, self.reason, self.target = CONTROL, "", None
-        tau, sat = self.limits.apply(tau)
-        if sat.any():
+        tau, sat, any_sat, _ = limited
+        if any_sat:
             self.saturations += 1
         if reason and not all_finite(tau):        # the law's force was checked above; a safe command may not be
             tau = np.zeros(self.n)
@@ -154,12 +160,27 @@ class Controller:
 
     def _checked_inputs(self, t, measured, references, feedforward):
         """('', (q_d, qd_d, qdd_d, q, qd, tau_ff) as float arrays) when every input the law needs is there, fresh
-        and finite; else (what is wrong, None)."""
+        and finite; else (what is wrong, None). Valid float arrays pass in one compiled check (kernels.inputs_valid);
+        anything else takes the checks one by one, which say what is wrong."""
         if measured is None:
             return "no measurement yet", None
         age = t - measured.time
         if not age <= self.state_timeout:
             return f"measurement is {age * 1e3:.3g} ms old (state_timeout {self.state_timeout * 1e3:.3g} ms)", None
+        if references is not None and (feedforward is not None or not self.needs_feedforward):
+            lim, last = self._limit_arrays, self._last_ref
+            try:
+                valid = kernels.inputs_valid(
+                    measured.position, measured.velocity, references.q, references.qd, references.qdd,
+                    feedforward if self.needs_feedforward else _NO_VALUES, *lim,
+                    _NO_VALUES if last is None else last[1], 0.0 if last is None else t - last[0])
+            except TypeError:             # not 1-D float arrays: checked one by one below
+                valid = False
+            if valid and measured.position.shape == self._shape:
+                if self.reference_limits is not None:
+                    self._last_ref = (t, references.q)
+                return "", (references.q, references.qd, references.qdd, measured.position, measured.velocity,
+                            feedforward)
         why, q, qd = self._vectors(measured.position, measured.velocity)
         if why:
             return f"measurement {why}", None
@@ -204,8 +225,8 @@ class Controller:
         if self.mode == CONTROL:
             self.safe_entries += 1
         self.mode, self.reason = self.safe.mode, reason
-        usable = measured is not None and np.all(np.isfinite(measured.position)) and \
-            np.all(np.isfinite(measured.velocity))
+        usable = measured is not None and all_finite(np.asarray(measured.position, float)) and \
+            all_finite(np.asarray(measured.velocity, float))
         if not usable:
             return self.last_tau if self.target is None else self.target.tau_gravity
         try:

@@ -35,12 +35,14 @@ import pinocchio as pin
 
 from ..errors import InvalidInputError
 from ..kinematics.task_space import Pose
+from . import kernels
 from .feedforward import FeedforwardModel, force_distribution, task_rates
 
 
 FEEDFORWARD = "feedforward"
 MEASURED_POSE = "measured_pose"
 DESIRED_POSE = "desired_pose"
+_NO_VALUES = np.empty(0)             # kernels.pd without a feedforward
 
 
 def _gain(name, value):
@@ -74,6 +76,7 @@ class _PD:
 
     def __init__(self, kp, kd):
         self.kp, self.kd = _gain("kp", kp), _gain("kd", kd)
+        self._gains = (self.kp, self.kd)
 
     def check_size(self, n: int) -> None:
         for name, g in (("kp", self.kp), ("kd", self.kd)):
@@ -100,9 +103,12 @@ class _PD:
                                     "references)")
         return self.evaluate(q_d, qd_d, qdd_d, q, qd, tau_ff, pose, twist, desired, t)
 
-    def pd(self, q_d, qd_d, q, qd) -> np.ndarray:
-        """Kp (q_d - q) + Kd (qd_d - qd)."""
-        return self.kp * (q_d - q) + self.kd * (qd_d - qd)
+    def pd(self, q_d, qd_d, q, qd, tau_ff=None) -> np.ndarray:
+        """Kp (q_d - q) + Kd (qd_d - qd), plus tau_ff when given (float arrays of one size; compiled: kernels.pd)."""
+        kp, kd = self._gains
+        if kp.shape != q.shape:           # the gains, one per joint (a scalar gain broadcast), for this size
+            kp, kd = self._gains = np.broadcast_to(self.kp, q.shape), np.broadcast_to(self.kd, q.shape)
+        return kernels.pd(kp, kd, q_d, qd_d, q, qd, _NO_VALUES if tau_ff is None else tau_ff)
 
 
 class DecentralizedPD(_PD):
@@ -123,7 +129,7 @@ class PDFeedforward(_PD):
 
     def evaluate(self, q_d, qd_d, qdd_d, q, qd, tau_ff=None, pose=None, twist=None, desired=None,
                  t=None) -> np.ndarray:
-        return tau_ff + self.pd(q_d, qd_d, q, qd)
+        return self.pd(q_d, qd_d, q, qd, tau_ff)
 
 
 class ComputedTorque(_PD):

@@ -24,6 +24,10 @@ from ..trajectory.streaming import SampleBuffer
 from .controller import Command, Controller, References
 
 
+#: the buffers drop their old samples once every this many ns of the loop's time (not every period: two calls less)
+PRUNE_EVERY_NS = 100_000_000
+
+
 class ControlLoop:
     """hardware + controller + the streamed references of one robot (module docstring).
 
@@ -47,6 +51,7 @@ class ControlLoop:
         self._inbox = collections.deque()
         self.measured = None
         self.command: Command | None = None
+        self._next_prune = 0
 
     # ------------------------------------------------------------------ streams (any thread)
     def offer_references(self, times_ns, q, qd, qdd) -> None:
@@ -65,11 +70,14 @@ class ControlLoop:
 
     def clear_streams(self) -> None:
         """Forget every buffered sample (after a reset of the time source)."""
-        self._drain()
+        self.drain()
         self.references.clear()
         self.feedforward.clear()
+        self._next_prune = 0
 
-    def _drain(self) -> None:
+    def drain(self) -> None:
+        """Move the offered chunks into the buffers (the period does it first; the loop's own thread may do it
+        between two periods, so that a chunk's splice does not cost the next period)."""
         while self._inbox:
             buf, times, rows = self._inbox.popleft()
             buf.add(times, rows)
@@ -77,19 +85,19 @@ class ControlLoop:
     # ------------------------------------------------------------------ the period
     def ready(self, t_ns: int) -> bool:
         """The streams the law needs cover t (lockstep waits for this)."""
-        self._drain()
+        self.drain()
         return self.references.covers(t_ns) and (not self.controller.needs_feedforward
                                                  or self.feedforward.covers(t_ns + self.feedforward_lead_ns))
 
     def started(self) -> bool:
         """A first reference has arrived (a lockstep run starts then)."""
-        self._drain()
+        self.drain()
         return self.references.end is not None and (not self.controller.needs_feedforward
                                                     or self.feedforward.end is not None)
 
     def cycle(self, t_ns: int) -> Command:
         """read -> (estimate) -> update -> write, for the period starting at t_ns."""
-        self._drain()
+        self.drain()
         measured = self.hardware.read()
         self.measured = measured
         row = self.references.hold(t_ns, self.reference_timeout_ns)
@@ -100,6 +108,8 @@ class ControlLoop:
         cmd = self.controller.update(t_ns * 1e-9, measured, refs, ff)
         self.hardware.write(cmd.tau, t_ns * 1e-9)
         self.command = cmd
-        self.references.prune(t_ns)
-        self.feedforward.prune(t_ns)
+        if not t_ns < self._next_prune:       # the samples older than the buffers keep, every PRUNE_EVERY_NS
+            self._next_prune = t_ns + PRUNE_EVERY_NS
+            self.references.prune(t_ns)
+            self.feedforward.prune(t_ns)
         return cmd

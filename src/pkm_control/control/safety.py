@@ -20,6 +20,7 @@ import numpy as np
 
 from ..errors import InvalidInputError, check_vector
 from ..kinematics.task_space import Pose
+from . import kernels
 
 
 class ForceLimits:
@@ -50,10 +51,20 @@ class ForceLimits:
 
     def apply(self, tau):
         """(saturated tau, bool mask of the actuators at their limit)."""
+        return self.saturate(tau)[:2]
+
+    def saturate(self, tau):
+        """(saturated tau, bool mask of the actuators at their limit, any of them at its limit, tau finite): one
+        compiled pass (kernels.saturate) for a finite tau; NaN and inf are clipped as numpy's minimum and maximum
+        do (NaN stays NaN)."""
         tau = np.asarray(tau, dtype=float)
         if tau.shape != self.limits.shape:
             raise InvalidInputError(f"actuator forces must have shape {self.limits.shape}, got {tau.shape}")
-        return np.minimum(np.maximum(tau, self._lower), self.limits), np.abs(tau) > self.limits
+        out, sat, any_sat, finite = kernels.saturate(tau, self.limits)
+        if not finite:
+            out, sat = np.minimum(np.maximum(tau, self._lower), self.limits), np.abs(tau) > self.limits
+            any_sat = bool(sat.any())
+        return out, sat, any_sat, finite
 
 
 @dataclass(frozen=True)
@@ -161,4 +172,8 @@ class SafeBehaviour:
         """Actuator forces of the behaviour: hold: tau_g + Kp (q_hold - q) - Kd qd; zero: 0."""
         if self.mode == "zero":
             return np.zeros(len(np.atleast_1d(q)))
-        return target.tau_gravity + self.kp * (target.q - np.asarray(q, float)) - self.kd * np.asarray(qd, float)
+        q, qd = np.asarray(q, float), np.asarray(qd, float)
+        if q.ndim != 1 or qd.ndim != 1:
+            raise InvalidInputError(f"hold needs actuated positions and velocities as vectors, got shapes {q.shape}, "
+                                    f"{qd.shape}")
+        return kernels.hold(target.tau_gravity, self.kp, self.kd, target.q, q, qd)    # compiled, the same bits

@@ -83,8 +83,8 @@ from ..dynamics.engine import ClosedLoopDynamics
 from ..dynamics.simulation import ReducedSimulator, SimState
 from ..errors import InvalidInputError, PkmError, SingularConfigurationError, UnreachablePoseError
 from ..kinematics.task_space import Pose
-from .noise import Sensors
 from .interface import REFUSE_FACTOR, CommandCheck, HardwareInterface, JointMeasurement, RobotState, Simulated  # noqa: F401
+from .noise import Sensors
 
 DEFAULT_SIGN_EPS = 2e-3
 RK4_REAL_AXIS_LIMIT = 2.785

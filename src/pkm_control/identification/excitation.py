@@ -98,18 +98,17 @@ def excitation_limits(dyn, max_velocity=MAX_VELOCITY, max_acceleration=MAX_ACCEL
     center = np.asarray(cfg["home"], float)
     lo, hi = (np.asarray(cfg["workspace"][k], float) for k in ("lower", "upper"))
     joints = np.sort(np.concatenate([clm.actuated_idx, clm.passive_idx])).astype(int)
-    m = clm.model
-    act_v = np.array([m.joints[m.getJointId(n)].idx_v for n in clm.actuated_joints])
+    m = clm.model            # 1-DoF joints: velocity indices are the configuration indices
     force = np.broadcast_to(np.asarray(cfg["actuators"]["force_limit"], float), (clm.n_actuated,))
+    vmax = np.asarray(m.velocityLimit, float)[clm.actuated_idx]
     return ExcitationLimits(center, np.minimum(center - lo, hi - center), np.where(angular, mv[1], mv[0]),
                             np.where(angular, ma[1], ma[0]), joints, np.asarray(m.lowerPositionLimit)[joints],
-                            np.asarray(m.upperPositionLimit)[joints], np.asarray(m.velocityLimit, float)[act_v],
-                            force.copy())
+                            np.asarray(m.upperPositionLimit)[joints], vmax, force.copy())
 
 
 def _lipschitz_check(name, what, ts, y, lower, upper, names):
     """Raise JointLimitError unless lower + d <= y <= upper - d at every sample, d the largest change of each column
-    between neighbouring samples (the Lipschitz margin of the module docstring). Returns max |y| / limit share."""
+    between neighbouring samples (the Lipschitz margin of the module docstring)."""
     d = np.abs(np.diff(y, axis=0)).max(axis=0) if len(y) > 1 else np.zeros(y.shape[1])
     over = np.maximum(lower + d - y, y - (upper - d))
     i, j = np.unravel_index(int(np.argmax(over)), over.shape)
@@ -117,7 +116,6 @@ def _lipschitz_check(name, what, ts, y, lower, upper, names):
         raise JointLimitError(f"excitation leaves the {what} of {names[j]} at t = {ts[i]:.6g} s: {name} "
                               f"{y[i, j]:.6g}, range [{lower[j]:.6g}, {upper[j]:.6g}] less the margin {d[j]:.3g} "
                               "(the largest change between samples)")
-    return d
 
 
 def check_excitation(dyn, traj: FourierTrajectory, limits: ExcitationLimits) -> dict:
@@ -279,8 +277,6 @@ def design_excitation(dyn, duration: float, harmonics: int, seed: int = 0, sampl
     (default ``base_parameters(dyn)``, friction included); samples: times of W over the period; evaluations: budget
     of objective evaluations (each one costs ``samples`` regressors).
     """
-    from ..dynamics.parameters import base_parameters
-
     duration = check_number("excitation duration", duration)
     if not 0.1 <= duration <= 600.0:
         raise InvalidInputError(f"excitation duration must be within [0.1, 600] s, got {duration:g} s")
@@ -290,7 +286,16 @@ def design_excitation(dyn, duration: float, harmonics: int, seed: int = 0, sampl
                 or not lo <= value <= hi:
             raise InvalidInputError(f"excitation {name} must be a whole number from {lo} to {hi}, got {value!r} "
                                     "(harmonics >= 2: the first harmonic keeps the series at rest at its ends)")
-    harmonics, samples, evaluations = int(harmonics), int(samples), int(evaluations)
+    # one BLAS thread: the matrices are small (hundreds of rows), where OpenBLAS's workers only wait for each other,
+    # and on a loaded machine they made each SVD 40 times slower
+    with threadpool_limits(1):
+        return _design(dyn, duration, int(harmonics), int(samples), int(evaluations), seed, max_velocity,
+                       max_acceleration, base, progress)
+
+
+def _design(dyn, duration, harmonics, samples, evaluations, seed, max_velocity, max_acceleration, base, progress):
+    from ..dynamics.parameters import base_parameters
+
     started = time.monotonic()
     base = base_parameters(dyn) if base is None else base
     rows = samples * (dyn.kin.task.dim if dyn.redundant else dyn.kin.model.n_actuated)
@@ -317,16 +322,13 @@ def design_excitation(dyn, duration: float, harmonics: int, seed: int = 0, sampl
             bar.set_postfix(cond=f"{math.exp(design.best[0]):.4g}", refresh=False)
         return f
 
-    # one BLAS thread: the matrices are small (hundreds of rows), where OpenBLAS's workers only wait for each other,
-    # and on a loaded machine they made each SVD 40 times slower
-    with threadpool_limits(1):
-        try:
-            scipy.optimize.minimize(fun, z0, method="Powell", options={"maxfev": evaluations})
-        except _Budget:
-            pass
-        finally:
-            if bar is not None:
-                bar.close()
+    try:
+        scipy.optimize.minimize(fun, z0, method="Powell", options={"maxfev": evaluations})
+    except _Budget:
+        pass
+    finally:
+        if bar is not None:
+            bar.close()
     a, b = design.best[1]
     traj, usage = _verified(dyn, design, a, b)
     base_traj = baseline[0]

@@ -24,6 +24,8 @@ links stay massless (they are not in the file).
 share theirs) and per friction role, so the legs stay identical (the assumption of Jourdain's model of the PaLiDA);
 by default every body and every per-joint friction value draws its own. A friction term the config gives as one
 value shared by a role's joints stays one value (the identification's friction parameters are the model's).
+``keep_axes``: the principal axes are not turned (products of inertia that are zero in the config stay zero, as
+Table I of Abdellatif's PaLiDA model assumes); the other draws are the same as without it.
 """
 
 from __future__ import annotations
@@ -82,7 +84,8 @@ def _check_scale(scale):
     return float(scale)
 
 
-def perturbed_parameters(dyn, scale: float = 0.2, seed: int = 0, identical_legs: bool = False) -> Perturbation:
+def perturbed_parameters(dyn, scale: float = 0.2, seed: int = 0, identical_legs: bool = False,
+                         keep_axes: bool = False) -> Perturbation:
     """The robot's parameters changed by up to +-scale (module docstring), reproducible by ``seed``."""
     scale = _check_scale(scale)
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
@@ -106,9 +109,13 @@ def perturbed_parameters(dyn, scale: float = 0.2, seed: int = 0, identical_legs:
         f = factors(key, 10)           # mass, first moment (3), sigma (3), rotation (3)
         m, h = inert.mass, inert.mass * np.array(inert.lever)
         Ic = np.array(inert.inertia)
-        sigma, axes = np.linalg.eigh(0.5 * np.trace(Ic) * np.eye(3) - Ic)
+        Sigma0 = 0.5 * np.trace(Ic) * np.eye(3) - Ic
+        if np.count_nonzero(Sigma0 - np.diag(np.diag(Sigma0))) == 0:     # principal axes = the link's (exactly)
+            sigma, axes = np.diag(Sigma0).copy(), np.eye(3)
+        else:
+            sigma, axes = np.linalg.eigh(Sigma0)
         sigma = np.clip(sigma, 0.0, None)            # round-off of a point mass or a rod
-        R = pin.exp3((f[7:10] - 1.0) / np.sqrt(3))     # a turn of at most scale rad
+        R = np.eye(3) if keep_axes else pin.exp3((f[7:10] - 1.0) / np.sqrt(3))     # a turn of at most scale rad
         Sigma = R @ axes @ np.diag(sigma * f[4:7]) @ axes.T @ R.T
         Ic_new = np.trace(Sigma) * np.eye(3) - Sigma
         m_new, h_new = m * f[0], h * f[1:4]

@@ -151,6 +151,10 @@ def parameters(args) -> dict:
 
         shared.update(REALTIME_SETTINGS)
     if getattr(args, "true_parameters", None):
+        if not (args.hardware in ("sim", "topics") or stand_in):
+            raise InvalidInputError(f"--true-parameters sets the simulated robot's parameters: --hardware "
+                                    f"{args.hardware}{'' if args.hardware == 'mujoco' else ' without --stand-in'} has "
+                                    "none (sim, topics, or ros2_control / canopen with --stand-in)")
         shared["true_parameters_file"] = true_parameters_file(args.true_parameters, shared["robot"], args.variant)
     for item in args.set:
         key, sep, value = item.partition("=")

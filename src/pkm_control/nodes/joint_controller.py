@@ -336,12 +336,16 @@ class JointControllerNode(Node):
         self.loop.offer_references(c.times_ns, c.positions, c.velocities, c.accelerations)
         if self.s["lockstep"]:
             self.advance_ready()
+        else:             # taken by the loop's thread between two periods: spliced now, not in the next period
+            self.loop.drain()
 
     def on_feedforward(self, msg):
         c = parse_joint_trajectory(msg, self.ctx.actuated_joints, ("effort",))
         self.loop.offer_feedforward(c.times_ns, c.efforts)
         if self.s["lockstep"]:
             self.advance_ready()
+        else:
+            self.loop.drain()
 
     def on_measurement(self, t_ns):
         self._new_measurement = t_ns

@@ -208,8 +208,7 @@ def outcome(kin, spec: dict, initial, record: bm.RunRecord, status: dict) -> dic
     The trajectory is rebuilt from the spec as the generator builds it (start = the held initial pose
     unless the spec gives one), so the reference does not come from the graph.
     """
-    from ..trajectory import trajectory_from_spec
-    from ..trajectory.spec import FIXED_START
+    from ..trajectory.spec import FIXED_START, trajectory_from_spec
 
     spec = dict(spec)
     if spec.get("start") is None and spec.get("type") not in FIXED_START:

@@ -34,13 +34,15 @@ time source (the clock back to zero, /hardware/reset); the goal parameter is loa
 A goal is parsed, built and checked for reachability over its whole duration; a
 goal that fails is rejected, logged and counted, and the robot keeps holding. A goal received while
 a motion runs is rejected (call ~/stop first). If the goal starts away from the held pose, a quintic
-approach move (peak speed approach_speed m/s, approach_rate rad/s) is put in front. The motion
+approach move (peak speed approach_speed m/s, approach_rate rad/s) is put in front, unless every actuated joint
+of the start is within approach_tolerance (m or rad) of the held pose (a measured pose is quantized). The motion
 starts at the first grid time after now + start_delay. If sim time stands still for 0.5 s (wall),
 the chunks from now are offered again (a subscriber that matched late would otherwise wait forever).
 
-Node parameters (besides the common ones; run time: approach_speed, approach_rate, display_rate)
+Node parameters (besides the common ones; run time: approach_speed, approach_rate, approach_tolerance,
+display_rate)
   control_rate, chunk_length, lookahead, start_delay, display_rate, goal ('' = none), auto_start, initial_pose
-  ('' = home), approach_speed, approach_rate
+  ('' = home), approach_speed, approach_rate, approach_tolerance
 """
 
 from __future__ import annotations
@@ -85,7 +87,7 @@ class TrajectoryGeneratorNode(Node):
                 raise InvalidInputError(f"{key} = {s[key]:g} s is {samples[key]} control periods; at most {most}")
         self.sched = GoalScheduler(self.ctx.kin, self.ctx.initial(s["initial_pose"]), dt_ns, samples["chunk_length"],
                                    int(round(s["start_delay"] * 1e9)), s["approach_speed"], s["approach_rate"],
-                                   samples["lookahead"])
+                                   samples["lookahead"], s["approach_tolerance"])
         self.diag = Diagnostics(self, s["diagnostics_period"])
         self.diag.extra["robot"] = self.ctx.robot
         self._display_slot = None
@@ -112,7 +114,7 @@ class TrajectoryGeneratorNode(Node):
         self.srv_stop = self.create_service(Trigger, "~/stop", self.on_stop)
 
     def on_change(self, key, value):
-        if key in ("approach_speed", "approach_rate"):
+        if key in ("approach_speed", "approach_rate", "approach_tolerance"):
             setattr(self.sched, key, value)
 
     # ------------------------------------------------------------------ goals

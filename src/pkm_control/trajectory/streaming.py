@@ -38,6 +38,10 @@ MAX_GOAL_BYTES = 65536
 MAX_CLOCK_JUMP_NS = 1_000_000_000
 #: deepest nesting of flow collections ([...], {...}) in a goal (a spec needs 3)
 MAX_GOAL_DEPTH = 32
+#: a goal starting within this of the held pose in every actuated joint (m or rad) needs no approach move (the
+#: ``approach_tolerance`` parameter): above the resolution of a measured pose (the shipped CANopen drives' encoder
+#: increments, 1 um and 6 urad), so a held pose that is a quantized measurement of the goal's start is that start
+APPROACH_TOLERANCE = 1e-5
 _QUOTED = re.compile(r'"(?:[^"\\]|\\.)*"|\'[^\']*\'')
 
 
@@ -164,11 +168,13 @@ class GoalScheduler:
     dt_ns: control period; chunk_n: samples per chunk; start_delay_ns: a started motion begins on the
     first grid time at or after now + start_delay; approach_speed (m/s), approach_rate (rad/s): peak
     speeds of the quintic approach move; lead_n: periods the published end stays ahead of now at least
-    (default chunk_n: between one and two chunks ahead).
+    (default chunk_n: between one and two chunks ahead); approach_tolerance (m or rad): a goal that starts within
+    it of the held pose in every actuated joint starts from there without an approach move (APPROACH_TOLERANCE).
     """
 
     def __init__(self, kin, hold: Pose, dt_ns: int, chunk_n: int, start_delay_ns: int,
-                 approach_speed: float = 0.1, approach_rate: float = 0.5, lead_n: int | None = None):
+                 approach_speed: float = 0.1, approach_rate: float = 0.5, lead_n: int | None = None,
+                 approach_tolerance: float = APPROACH_TOLERANCE):
         lead_n = chunk_n if lead_n is None else lead_n
         if dt_ns <= 0 or chunk_n < 1 or start_delay_ns < 0 or lead_n < 1:
             raise InvalidInputError(f"dt_ns {dt_ns} > 0, chunk_n {chunk_n} >= 1, lead_n {lead_n} >= 1 and "
@@ -176,10 +182,13 @@ class GoalScheduler:
         if not (approach_speed > 0 and approach_rate > 0):
             raise InvalidInputError(f"approach_speed {approach_speed} m/s and approach_rate {approach_rate} "
                                     "rad/s must be > 0")
+        if not approach_tolerance >= 0:
+            raise InvalidInputError(f"approach_tolerance {approach_tolerance} must be >= 0 (m or rad)")
         self.kin = kin
         self.dt_ns, self.chunk_n, self.start_delay_ns = int(dt_ns), int(chunk_n), int(start_delay_ns)
         self.lead_n = int(lead_n)
         self.approach_speed, self.approach_rate = float(approach_speed), float(approach_rate)
+        self.approach_tolerance = float(approach_tolerance)
         self.hold = hold                 # pose held when no motion runs
         self.loaded = None               # (trajectory, approach s) accepted, waiting for start()
         self.active: Motion | None = None
@@ -203,8 +212,12 @@ class GoalScheduler:
             spec["start"] = kin.task.coordinates(self.hold).tolist()
         traj = trajectory_from_spec(kin, spec)
         lin, ang = self._distance(kin.task.difference(traj.start_pose, self.hold))
+        gap = float(np.abs(kin.actuated(traj.start_pose) - kin.actuated(self.hold)).max())
         approach = 0.0
-        if lin > 1e-9 or ang > 1e-9:
+        # within approach_tolerance the reference steps by at most that (a quantized measurement of the start):
+        # a quintic approach over such a distance creeps at um/s, where the friction feedforward's exact sign
+        # pushes with the full Coulomb force that the robot's friction near rest does not oppose (README, CANopen)
+        if (lin > 1e-9 or ang > 1e-9) and gap > self.approach_tolerance:
             # quintic: peak speed 15/8 distance / T
             approach = max(0.2, 1.875 * lin / self.approach_speed, 1.875 * ang / self.approach_rate)
             traj = Sequence([PointToPoint(kin.task, self.hold, traj.start_pose, approach, "quintic"), traj])

@@ -1,0 +1,121 @@
+"""Compiled kernels of the control period: the input checks, the PD family's formula, the hold behaviour's and
+the force limits.
+
+Each replaces a sequence of small numpy calls on six-vectors (one ufunc dispatch, and often an
+allocation, per operation) by one compiled call. In the real-time loop a period runs after the
+other processes had the core, with cold caches: the ~40 numpy and Python-level operations of a
+period then cost about three times what they cost run back to back, and the fewer distinct
+operations a period touches the less it pays (README, Benchmarks).
+
+The kernels compute exactly what the numpy expressions they replace compute, operation by operation
+in the same order, without fast-math (no contraction into fused multiply-adds): the results are
+bitwise identical (test/test_controller.py). The checks only decide whether everything is valid; when
+something is not, the callers take their Python path, which says what is wrong.
+
+Signatures are given (read-only 1-D float64 arrays of any layout, which every 1-D float64 array
+converts to), so the kernels are compiled (or loaded from numba's cache) at import, never in a
+period, and a call with other types raises TypeError instead of compiling: callers pass 1-D float64
+arrays only.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+try:  # compiled when numba is available (it is in requirements.txt); the same functions run as Python otherwise
+    import numba
+except ImportError:  # pragma: no cover
+    numba = None
+
+
+def inputs_valid(q, qd, q_d, qd_d, qdd_d, tau_ff, lower, upper, vmax, step, q_prev, dt):
+    """Every array has len(q) components, all finite, and the reference (q_d, qd_d) is inside the reference
+    limits (safety.ReferenceLimits.problem, same comparisons; ``lower`` empty: no limits, ``q_prev`` empty or
+    dt <= 0: no jump check; ``tau_ff`` empty: no feedforward)."""
+    n = q.shape[0]
+    if qd.shape[0] != n or q_d.shape[0] != n or qd_d.shape[0] != n or qdd_d.shape[0] != n:
+        return False
+    if tau_ff.shape[0] not in (0, n):
+        return False
+    for i in range(n):
+        if not (math.isfinite(q[i]) and math.isfinite(qd[i]) and math.isfinite(q_d[i]) and math.isfinite(qd_d[i])
+                and math.isfinite(qdd_d[i])):
+            return False
+    for i in range(tau_ff.shape[0]):
+        if not math.isfinite(tau_ff[i]):
+            return False
+    if lower.shape[0] == n:
+        for i in range(n):
+            if not (lower[i] <= q_d[i] <= upper[i]) or not abs(qd_d[i]) <= vmax[i]:
+                return False
+        if q_prev.shape[0] == n and dt > 0:
+            for i in range(n):
+                if not abs(q_d[i] - q_prev[i]) <= step[i] * dt + 1e-9:
+                    return False
+    return True
+
+
+def pd(kp, kd, q_d, qd_d, q, qd, tau_ff):
+    """Kp (q_d - q) + Kd (qd_d - qd), plus tau_ff when it is not empty (laws._PD.pd, PDFeedforward); kp, kd hold one
+    gain per joint."""
+    n = q.shape[0]
+    if not (kp.shape[0] == kd.shape[0] == q_d.shape[0] == qd_d.shape[0] == qd.shape[0] == n
+            and tau_ff.shape[0] in (0, n)):
+        raise ValueError("pd: the gains and vectors differ in size")
+    out = np.empty(n)
+    for i in range(n):
+        out[i] = kp[i] * (q_d[i] - q[i]) + kd[i] * (qd_d[i] - qd[i])
+    if tau_ff.shape[0] == n:
+        for i in range(n):
+            out[i] = tau_ff[i] + out[i]
+    return out
+
+
+def hold(tau_g, kp, kd, q_hold, q, qd):
+    """tau_g + Kp (q_hold - q) - Kd qd, evaluated left to right as numpy does (safety.SafeBehaviour.command)."""
+    n = q.shape[0]
+    if not (tau_g.shape[0] == kp.shape[0] == kd.shape[0] == q_hold.shape[0] == qd.shape[0] == n):
+        raise ValueError("hold: the gains and vectors differ in size")
+    out = np.empty(n)
+    for i in range(n):
+        out[i] = (tau_g[i] + kp[i] * (q_hold[i] - q[i])) - kd[i] * qd[i]
+    return out
+
+
+def saturate(tau, limits):
+    """(tau clipped to [-limits, limits], |tau| > limits per actuator, any saturated, tau finite): one pass of
+    safety.ForceLimits.apply and the finiteness check of the law's force (finite tau only: see ForceLimits.saturate)."""
+    n = tau.shape[0]
+    out = np.empty(n)
+    sat = np.empty(n, np.bool_)
+    finite, any_sat = True, False
+    for i in range(n):
+        x, lim = tau[i], limits[i]
+        finite = finite and math.isfinite(x)
+        out[i] = min(max(x, -lim), lim)
+        sat[i] = abs(x) > lim
+        any_sat = any_sat or sat[i]
+    return out, sat, any_sat, finite
+
+
+def within(tau, bound):
+    """len(tau) == len(bound), tau finite and |tau| <= bound (hardware.interface.CommandCheck's test)."""
+    if tau.shape[0] != bound.shape[0]:
+        return False
+    for i in range(tau.shape[0]):
+        if not (math.isfinite(tau[i]) and abs(tau[i]) <= bound[i]):
+            return False
+    return True
+
+
+if numba is not None:
+    _A = numba.types.Array(numba.float64, 1, "A", readonly=True)    # any 1-D float64 array converts to it
+    _OUT = numba.float64[::1]
+    inputs_valid = numba.njit(numba.boolean(*[_A] * 11, numba.float64), cache=True)(inputs_valid)
+    pd = numba.njit(_OUT(*[_A] * 7), cache=True)(pd)
+    hold = numba.njit(_OUT(*[_A] * 6), cache=True)(hold)
+    saturate = numba.njit(numba.types.Tuple((_OUT, numba.boolean[::1], numba.boolean, numba.boolean))(_A, _A),
+                          cache=True)(saturate)
+    within = numba.njit(numba.boolean(_A, _A), cache=True)(within)
