@@ -174,7 +174,7 @@ def test_noise_free_identification_is_exact(case):
         assert not ident.consistency
 
 
-@pytest.mark.parametrize("robot", ["delta", "planar_redundant", "palida"])
+@pytest.mark.parametrize("robot", ROBOTS)
 def test_noise_errors_within_reported_std(robot):
     """Force noise of 2 % RMS (fixed seed): the errors of the estimates lie within about 3 of the reported
     standard deviations (at most 1 % of the parameters beyond 3, none beyond 5)."""
@@ -345,3 +345,24 @@ def test_cli_identify(tmp_path, monkeypatch, capsys):
     assert main(["identify", "--bag", "rest.mcap", "--robot", "palida", "--output", str(out), "--json"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("pkm: InvalidInputError:") and "condition number inf" in err and "Traceback" not in err
+
+
+def test_smoothed_friction_sign_of_the_simulated_robot():
+    """The simulated robot's Coulomb friction is tanh(qdot / 2e-3): identified with the same smoothing the base
+    parameters are exact, with the exact sign they are not (the columns differ at slow joints)."""
+    dyn = robot_dynamics("delta")
+    ps = load_set(dyn, perturbed_set(dyn, seed=8))
+    sim = plant(dyn, ps)
+    sim = ClosedLoopDynamics(sim.kin, gravity=sim.gravity, sign_eps=2e-3)
+    run, _ = recorded(sim, duration=3.0)
+    smooth = identify(run, dyn, "ols", sign_eps=2e-3, cutoff=CUTOFF)
+    exact = identify(run, dyn, "ols", cutoff=CUTOFF)
+    p_true = BaseModel(dyn, "per-body", sign_eps=2e-3).values_of(sim)
+    fr = np.array([e.startswith("friction.") for e in smooth.expressions])
+    assert smooth.sign_eps == 2e-3 and exact.sign_eps == 0.0
+    assert np.allclose(smooth.values[fr], p_true[fr], rtol=1e-6)
+    assert not np.allclose(exact.values[fr], p_true[fr], rtol=1e-3)
+    with pytest.raises(InvalidInputError, match="sign_eps"):
+        identify(run, dyn, sign_eps=-1.0)
+    with pytest.raises(InvalidInputError, match="exact friction sign"):
+        identify(run, robot_dynamics("palida"), structure="jourdain", sign_eps=2e-3)

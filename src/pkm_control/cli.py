@@ -397,7 +397,7 @@ def cmd_identify(args):
     dyn = robot_dynamics(args.robot, args.variant)
     run = load_measured_run(args.bag, args.robot, args.variant)
     ident = identify(run, dyn, method=args.method, structure=args.structure, cutoff=args.cutoff,
-                     decimation=args.decimation, progress=not args.json)
+                     decimation=args.decimation, sign_eps=args.sign_eps, progress=not args.json)
     write_identification(args.output, ident)
     _emit(args, {**ident.to_dict(), "output": args.output},
           f"{ident.table()}\nwrote {args.output} (computed_force's parameters_file)")
@@ -746,6 +746,9 @@ def build_parser() -> argparse.ArgumentParser:
                          "computed_force)")
     sp.add_argument("--cutoff", type=finite_float, default=20.0,
                     help="low-pass cutoff of the positions in Hz (default 20; 5-10 times the motion's bandwidth)")
+    sp.add_argument("--sign-eps", type=finite_float, default=0.0,
+                    help="Coulomb friction's sign as tanh(qdot / EPS), the simulated robot's smoothing (2e-3 there); "
+                         "default 0: the exact sign of a real machine")
     sp.add_argument("--decimation", type=count(1, 1000), default=None,
                     help="parallel-filter decimation factor (default: 5 samples per period of the cutoff, at most 13)")
 

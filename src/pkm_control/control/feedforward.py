@@ -73,7 +73,7 @@ _TOP_KEYS = {"robot", "inertia_scale", "friction", "bodies"}
 _REQUIRED = {"robot", "inertia_scale", "friction"}
 _BODY_KEYS = {"mass", "com", "inertia"}
 _BASE_REQUIRED = {"kind", "robot", "structure", "names", "values"}
-_BASE_REPORT = {"variant", "method", "condition_number", "rows", "source", "expressions", "relative_std",
+_BASE_REPORT = {"variant", "method", "condition_number", "rows", "source", "sign_eps", "expressions", "relative_std",
                 "residual_std", "rejected", "consistency"}
 
 
