@@ -177,7 +177,8 @@ def test_noise_free_identification_is_exact(case):
 @pytest.mark.parametrize("robot", ROBOTS)
 def test_noise_errors_within_reported_std(robot):
     """Force noise of 2 % RMS (fixed seed): the errors of the estimates lie within about 3 of the reported
-    standard deviations (at most 1 % of the parameters beyond 3, none beyond 5)."""
+    standard deviations (at most 2 parameters beyond 3, none beyond 5), and the reported deviations are not
+    inflated either (the RMS of error / std is of order 1)."""
     dyn = robot_dynamics(robot)
     ps = load_set(dyn, perturbed_set(dyn, seed=5, per_kind=robot == "palida"))
     true_dyn = plant(dyn, ps)
@@ -186,11 +187,14 @@ def test_noise_errors_within_reported_std(robot):
         ps = load_set(dyn, perturbed_set(dyn, seed=5, per_kind=True))
         true_dyn = plant(dyn, ps)
     p_true = base.values_of(true_dyn)
-    run, _ = recorded(true_dyn, duration=6.0, seed=2, noise=0.02)
+    run, _ = recorded(true_dyn, duration=4.0, seed=2, noise=0.02)
     ident = identify(run, dyn, "wls", base=base)
     z = np.abs(ident.values - p_true) / ident.std
     assert np.all(z < 5), (ident.names[int(np.argmax(z))], z.max())
-    assert np.mean(z > 3) <= 0.01 + 1e-12, np.sort(z)[-5:]
+    assert np.sum(z > 3) <= 2, np.sort(z)[-5:]
+    # the estimates are correlated, so the RMS of z varies from seed to seed (0.5-1.4 seen): a loose band that
+    # still catches deviations reported several times too large or too small
+    assert 0.3 < np.sqrt(np.mean(z ** 2)) < 2.0, np.sqrt(np.mean(z ** 2))
     assert np.all(np.isfinite(ident.relative_std))
 
 

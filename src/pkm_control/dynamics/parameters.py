@@ -219,8 +219,11 @@ class BaseModel:
             for k, form in enumerate(self._unit_forms()):
                 out[:, :, k] = form.inverse_dynamics_batch(P, R, twists, accels, friction, check_limits=False)
             return out
-        rows = self.generalized_regressor if self.redundant else self.actuator_regressor
-        return np.array([rows(p, t, a, friction) for p, t, a in zip(poses, twists, accels)])
+        if self.redundant:
+            return np.array([self.generalized_regressor(p, t, a, friction) for p, t, a in zip(poses, twists, accels)])
+        # tau = J^-T Omega_b p_b; J regular where the caller's task rates came from it
+        return np.array([np.linalg.solve(self.kin.jacobian(p).T, self.generalized_regressor(p, t, a, friction))
+                         for p, t, a in zip(poses, twists, accels)])
 
     def formulation_with(self, values):
         """Jourdain: the formulation carrying base parameters ``values`` (Table I's representative slots, the
