@@ -299,8 +299,8 @@ def test_saturated_samples_are_rejected():
     ident = identify(clipped, dyn, base=base, cutoff=CUTOFF, force_limit=limit)
     assert ident.rejected["saturated"] == int(np.sum(np.any(np.abs(run.effort) >= limit * (1 - 1e-3), axis=1))) > 0
     p = base.values_of(dyn)
-    assert np.allclose(ident.values[base.is_mass() | base.is_friction()], p[base.is_mass() | base.is_friction()],
-                       rtol=1e-4)
+    sign_definite = base.is_positive() | base.is_friction()
+    assert np.allclose(ident.values[sign_definite], p[sign_definite], rtol=1e-4)
 
 
 def test_consistency_report_names_violations():
@@ -309,10 +309,18 @@ def test_consistency_report_names_violations():
 
     base = BaseModel(robot_dynamics("planar_redundant"), "per-body")
     p = base.values_of(base.dyn)
-    k_f, k_m = np.flatnonzero(base.is_friction())[0], np.flatnonzero(base.is_mass())[0]
+    k_f, k_m = np.flatnonzero(base.is_friction())[0], np.flatnonzero(base.is_positive())[0]
     p[k_f], p[k_m] = -0.5, -2.0
     rep = consistency(base, p, np.ones_like(p))
-    assert len(rep) == 2 and base.names[k_m] in rep[0] and "mass" in rep[0] and "friction" in rep[1]
+    assert len(rep) == 2 and base.names[k_m] in rep[0] and "friction" in rep[1]
+    assert ("must be > 0" in rep[0]) == bool(base.has_mass()[k_m])
+    pal = BaseModel(robot_dynamics("palida"), "jourdain")
+    assert [n for n, k in zip(pal.names, pal.is_positive()) if k] == ["p_rb1", "p_rb3", "p_rb6", "p_rb7", "p_rb8",
+                                                                       "p_rb10"]
+    # every standard value of the shipped robots passes
+    for robot in ROBOTS:
+        b = BaseModel(robot_dynamics(robot), "per-body")
+        assert not consistency(b, b.values_of(b.dyn), np.ones(len(b))) and b.is_positive().any()
 
 
 def test_cli_identify(tmp_path, monkeypatch, capsys):

@@ -732,9 +732,10 @@ def build_parser() -> argparse.ArgumentParser:
              "forward kinematics, parallel filtering and decimation of forces and regressor rows, samples at the\n"
              "force limit and outliers dropped, then ordinary or weighted least squares (Gautier-Khalil).\n"
              "Prints each estimate with its relative standard deviation, the combination of standard parameters\n"
-             "it stands for, the condition number and the physical-consistency report (masses > 0, friction >= 0;\n"
-             "reported, never clipped), and writes a `kind: base_parameters` YAML that computed_force's\n"
-             "parameters_file loads. planar_redundant is identified from J^T tau = Omega p (Wu eq. 16).",
+             "it stands for, the condition number and the physical-consistency report (masses and moments of\n"
+             "inertia > 0, friction >= 0; reported, never clipped), and writes a `kind: base_parameters` YAML\n"
+             "that computed_force's parameters_file loads. planar_redundant is identified from\n"
+             "J^T tau = Omega p (Wu eq. 16).",
              common=("json",))
     sp.add_argument("--bag", required=True, metavar="BAG", help="rosbag2 directory, .db3 or .mcap file")
     sp.add_argument("--output", required=True, metavar="YAML", help="base-parameter file to write")

@@ -6,7 +6,7 @@ The inverse dynamics is linear in the base parameters p_b (dynamics/parameters.p
     J^T tau = Omega_b(x, xdot, xddot) p_b             (Wu et al. eq. 16; planar_redundant)
 
 The redundant robot's measured forces are not unique for a motion (internal forces lie in null(J^T)),
-so its observation is the generalized force J^T tau, which is (Wu eq. 14-16).
+so its observation is the generalized force J^T tau, which is (Wu eq. 14-16; eq. 35-36 for this robot).
 
 Observation (``observation``): the actuated joints' positions are low-pass filtered and differentiated
 (signals.py); the platform pose follows by forward kinematics of the filtered positions (warm-started at
@@ -28,8 +28,9 @@ Estimation (``identify``):
   excite the base parameters: InvalidInputError names the number and the parameters of the weakest
   direction.
 
-Physical consistency (``consistency``): a base parameter that is a pure mass (or sum of masses) must be
-> 0, a friction coefficient on its own >= 0. Violations are reported beside the estimates, never clipped.
+Physical consistency (``consistency``): a base parameter that is a mass or a moment of inertia about a
+body frame's axis, or a sum of them with positive coefficients, must be > 0 (>= 0 without a mass: a rod
+about its axis); a friction coefficient on its own >= 0. Violations are reported beside the estimates, never clipped.
 """
 
 from __future__ import annotations
@@ -203,12 +204,19 @@ def _scaled_condition(W, names):
 
 
 def consistency(base: BaseModel, values, std) -> tuple:
-    """Violations of physical consistency among the identified base parameters (text), see module docstring."""
+    """Violations of physical consistency among the identified base parameters (text), see module docstring.
+
+    A moment of inertia may be 0 (a rod about its axis), a mass may not: sums of moments must be >= 0, sums
+    with a mass > 0. Values within rounding of 0 (1e-12 of the largest) count as 0.
+    """
+    values = np.asarray(values, float)
+    tol = 1e-12 * np.abs(values).max()
+    mass = base.has_mass()
     out = []
-    for k in np.flatnonzero(base.is_mass() & (values <= 0)):
-        out.append(f"{base.names[k]} = {values[k]:.6g} (std {std[k]:.3g}) is a mass and must be > 0: "
-                   f"{base.expressions[k]}")
-    for k in np.flatnonzero(base.is_friction() & (values < 0)):
+    for k in np.flatnonzero(base.is_positive() & ((values < -tol) | (mass & (values <= tol)))):
+        out.append(f"{base.names[k]} = {values[k]:.6g} (std {std[k]:.3g}) is a mass or moment of inertia (or a "
+                   f"positive sum of them) and must be {'> 0' if mass[k] else '>= 0'}: {base.expressions[k]}")
+    for k in np.flatnonzero(base.is_friction() & (values < -tol)):
         out.append(f"{base.names[k]} = {values[k]:.6g} (std {std[k]:.3g}) is a friction coefficient and must "
                    f"be >= 0")
     return tuple(out)
