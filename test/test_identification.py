@@ -198,12 +198,14 @@ def test_noise_errors_within_reported_std(robot):
     assert np.all(np.isfinite(ident.relative_std))
 
 
+@pytest.mark.parametrize("case", [("delta", "per-body"), ("planar_redundant", "per-body"), ("palida", "jourdain")],
+                         indirect=True, ids=lambda p: f"{p[0]}-{p[1]}")
 def test_file_loads_into_the_computed_force_model(case, tmp_path):
     """The identification's YAML loads through parameters_file (load_parameter_set / FeedforwardModel) and
-    reproduces the plant's forces; its report is in the file."""
+    reproduces the plant's forces, with and without friction, and its joint-space mass matrix; the report is in
+    the file. (Every robot's base parameters in the FeedforwardModel: test_true_base_parameters_reproduce_the_plant.)
+    """
     dyn, base, _, true_dyn, _, run, _ = case
-    if base.structure != "jourdain" and dyn.model.name != "delta":
-        pytest.skip("one numerical structure suffices here (delta); the others are covered by the exactness test")
     ident = identify(run, dyn, base=base, cutoff=CUTOFF)
     path = tmp_path / "params.yaml"
     write_identification(path, ident)
@@ -219,9 +221,10 @@ def test_file_loads_into_the_computed_force_model(case, tmp_path):
         assert np.allclose(ff.tau(pose, tw, ac), ref, rtol=0, atol=1e-5 * np.abs(ref).max())
         ref = true_dyn.inverse_dynamics(pose, tw, ac, friction=False).tau
         assert np.allclose(rigid.tau(pose, tw, ac), ref, rtol=0, atol=1e-5 * np.abs(ref).max())
-        # the joint-space mass matrix from the base parameters: J^-T M J^-1 of the plant
+        # the joint-space mass matrix from the base parameters: J^-T M J^-1 of the plant (J^+ if redundant)
         J = true_dyn.kin.jacobian(pose)
-        Mq = np.linalg.solve(J.T, np.linalg.solve(J.T, true_dyn.mass_matrix(pose)).T).T
+        Ji = np.linalg.pinv(J)
+        Mq = Ji.T @ true_dyn.mass_matrix(pose) @ Ji
         assert np.allclose(ff.joint_mass_matrix(pose), Mq, rtol=0, atol=1e-5 * np.abs(Mq).max())
 
 
