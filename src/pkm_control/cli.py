@@ -31,6 +31,7 @@ EXAMPLES = """examples:
   pkm workspace --robot stewart --vary x y --resolution 41 --plot ws.png
   pkm id --robot palida --pose 0 0 -0.85 0 0 0 --twist 0.5 0 0 0 0 0 --accel 0 0 5 0 0 0
   pkm perturb --robot palida --seed 1 --scale 0.2 --output true.yaml    a robot that is not the model
+  pkm identify --bag run.mcap --robot palida --output params.yaml   base parameters for computed_force
   pkm reproduce lopes --out results/
   pkm bench kinematics
   pkm bench dynamics
@@ -414,6 +415,20 @@ def cmd_perturb(args):
                  "bodies": len(p.data["bodies"])}, f"{p.summary()}\nwritten to {out}")
 
 
+def cmd_identify(args):
+    from .dynamics import robot_dynamics
+    from .identification.estimation import identify, write_identification
+    from .identification.recording import load_measured_run
+
+    dyn = robot_dynamics(args.robot, args.variant)
+    run = load_measured_run(args.bag, args.robot, args.variant)
+    ident = identify(run, dyn, method=args.method, structure=args.structure, cutoff=args.cutoff,
+                     decimation=args.decimation, sign_eps=args.sign_eps, progress=not args.json)
+    write_identification(args.output, ident)
+    _emit(args, {**ident.to_dict(), "output": args.output},
+          f"{ident.table()}\nwrote {args.output} (computed_force's parameters_file)")
+
+
 def cmd_reproduce(args):
     from . import reproduce
 
@@ -792,6 +807,34 @@ def build_parser() -> argparse.ArgumentParser:
                     help="do not turn the principal axes of inertia (products of inertia zero in the config stay zero, "
                          "as Table I of the PaLiDA's Jourdain model assumes)")
     sp.add_argument("--output", required=True, metavar="YAML", help="parameter file to write (.yaml)")
+
+    from .dynamics.parameters import STRUCTURES
+    sp = add("identify", cmd_identify, "base parameters (rigid body + friction) from a recorded run: a parameters_file",
+             "Identifies the base parameters of the robot from a rosbag2 (/joint_states positions and efforts of the\n"
+             "actuated joints, every control period): zero-phase low-pass and differentiation of the positions,\n"
+             "forward kinematics, parallel filtering and decimation of forces and regressor rows, samples at the\n"
+             "force limit and outliers dropped, then ordinary or weighted least squares (Gautier-Khalil).\n"
+             "Prints each estimate with its relative standard deviation, the combination of standard parameters\n"
+             "it stands for, the condition number and the physical-consistency report (masses and moments of\n"
+             "inertia > 0, friction >= 0; reported, never clipped), and writes a `kind: base_parameters` YAML\n"
+             "that computed_force's parameters_file loads. planar_redundant is identified from\n"
+             "J^T tau = Omega p (Wu eq. 16).",
+             common=("json",))
+    sp.add_argument("--bag", required=True, metavar="BAG", help="rosbag2 directory, .db3 or .mcap file")
+    sp.add_argument("--output", required=True, metavar="YAML", help="base-parameter file to write")
+    sp.add_argument("--method", choices=("ols", "wls"), default="wls",
+                    help="ordinary or weighted least squares (weights: each joint equation's residual std; default)")
+    sp.add_argument("--structure", choices=STRUCTURES, default="per-body",
+                    help="per-body: every body and joint its own parameters (fits any plant; default); shared-legs: "
+                         "identical legs; jourdain: PaLiDA's Table I (10 + 14 parameters, the compiled kernel in "
+                         "computed_force)")
+    sp.add_argument("--cutoff", type=finite_float, default=20.0,
+                    help="low-pass cutoff of the positions in Hz (default 20; 5-10 times the motion's bandwidth)")
+    sp.add_argument("--sign-eps", type=finite_float, default=0.0,
+                    help="Coulomb friction's sign as tanh(qdot / EPS), the simulated robot's smoothing (2e-3 there); "
+                         "default 0: the exact sign of a real machine")
+    sp.add_argument("--decimation", type=count(1, 1000), default=None,
+                    help="parallel-filter decimation factor (default: 5 samples per period of the cutoff, at most 13)")
 
     from .reproduce import REPRODUCTIONS
     sp = add("reproduce", cmd_reproduce, "reproduce a reference paper's figures and tables (PNG, CSV)",

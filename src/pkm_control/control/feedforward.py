@@ -31,6 +31,23 @@ sizes raise InvalidInputError):
       # about the com}; links as ``ClosedLoopDynamics.body_names()``
 
 ``ParameterSet.nominal(dyn)`` is the config's own set (scale 1, the config's friction).
+
+Base-parameter file (``kind: base_parameters``, written by ``pkm identify``, identification/estimation.py):
+the forces are tau = Y_b(pose, twist, accel) p_b, the base regressor of ``dynamics.parameters.BaseModel``
+with the file's ``structure``; J^T tau = Omega_b p_b with the minimum-norm distribution for redundant
+actuation (Wu eq. 16, 39). PaLiDA's ``jourdain`` structure runs Abdellatif's compiled kernel with Table I's
+values in their representative slots. ``names`` must be the model's base parameters of that structure (the
+file is refused if the robot's description changed since). Required keys: kind, robot, structure, names,
+values; the identification's report (variant, method, expressions, relative_std, condition_number, ...) may
+stay in the file and is checked where it names the model (variant).
+
+.. code-block:: yaml
+
+    kind: base_parameters
+    robot: palida
+    structure: jourdain     # per-body | shared-legs | jourdain (BaseModel)
+    names: [p_rb1, p_rb2, ..., r1_alpha, r1_beta]
+    values: [0.061, ..., 0.31, 0.19]
 """
 
 from __future__ import annotations
@@ -55,6 +72,9 @@ MODELS = ("none", "rigid", "rigid+friction")
 _TOP_KEYS = {"robot", "inertia_scale", "friction", "bodies"}
 _REQUIRED = {"robot", "inertia_scale", "friction"}
 _BODY_KEYS = {"mass", "com", "inertia"}
+_BASE_REQUIRED = {"kind", "robot", "structure", "names", "values"}
+_BASE_REPORT = {"variant", "method", "condition_number", "rows", "source", "sign_eps", "expressions", "relative_std",
+                "residual_std", "rejected", "consistency"}
 
 
 @dataclass(frozen=True)
@@ -80,6 +100,48 @@ class ParameterSet:
                 and _friction_values(dyn, self) == _friction_values(dyn, ref))
 
 
+@dataclass(frozen=True)
+class BaseParameterSet:
+    """Identified base parameters p_b of one robot (``kind: base_parameters``, module docstring) with the
+    BaseModel whose regressor they multiply."""
+
+    robot: str
+    structure: str
+    names: tuple
+    values: tuple
+    model: object = field(compare=False, repr=False)     # dynamics.parameters.BaseModel
+    source: str = ""
+
+
+def base_parameter_set_from_dict(data: dict, dyn: ClosedLoopDynamics, source: str = "") -> BaseParameterSet:
+    """Validate a ``kind: base_parameters`` mapping against a robot's model (InvalidInputError names the key)."""
+    from ..dynamics.parameters import STRUCTURES, BaseModel
+
+    where = source or "base-parameter set"
+    extra, missing = set(data) - _BASE_REQUIRED - _BASE_REPORT, _BASE_REQUIRED - set(data)
+    if extra or missing:
+        raise InvalidInputError(f"{where}: unknown keys {sorted(extra)}, missing keys {sorted(missing)} "
+                                f"(required: {sorted(_BASE_REQUIRED)})")
+    clm = dyn.model
+    if data["robot"] != clm.name:
+        raise InvalidInputError(f"{where}: robot = {data['robot']!r}, but the model is {clm.name!r}")
+    if data.get("variant") is not None and data["variant"] != clm.variant:
+        raise InvalidInputError(f"{where}: variant = {data['variant']!r}, but the model is {clm.variant!r}")
+    if data["structure"] not in STRUCTURES:
+        raise InvalidInputError(f"{where}: structure = {data['structure']!r}, expected one of {STRUCTURES}")
+    names, values = data["names"], data["values"]
+    if not isinstance(names, list) or not isinstance(values, list) or len(names) != len(values):
+        raise InvalidInputError(f"{where}: names and values must be lists of the same length, got "
+                                f"{type(names).__name__} / {type(values).__name__}")
+    values = tuple(_number(f"{where}: values[{i}] ({names[i]})", v) for i, v in enumerate(values))
+    model = BaseModel(dyn, data["structure"])
+    if tuple(names) != model.names:
+        diff = sorted(set(map(str, names)) ^ set(model.names))[:6]
+        raise InvalidInputError(f"{where}: the names are not the {len(model)} base parameters of {clm.name} "
+                                f"({data['structure']}; differing: {diff}): identified on another model?")
+    return BaseParameterSet(clm.name, data["structure"], tuple(names), values, model, source)
+
+
 def _friction_values(dyn, ps):
     return tuple(FrictionModel(_with_friction(dyn.model, ps.friction)).values.tolist())
 
@@ -101,9 +163,15 @@ def _number(where, value, positive=False, nonnegative=False):
     return float(value)
 
 
-def parameter_set_from_dict(data, dyn: ClosedLoopDynamics, source: str = "") -> ParameterSet:
-    """Validate a parameter-set mapping against a robot's model (InvalidInputError names the key)."""
+def parameter_set_from_dict(data, dyn: ClosedLoopDynamics, source: str = "") -> ParameterSet | BaseParameterSet:
+    """Validate a parameter-set mapping against a robot's model (InvalidInputError names the key); a mapping
+    with ``kind: base_parameters`` is a BaseParameterSet."""
     where = source or "parameter set"
+    if isinstance(data, dict) and "kind" in data:
+        if data["kind"] != "base_parameters":
+            raise InvalidInputError(f"{where}: kind = {data['kind']!r}; the only kind is 'base_parameters' "
+                                    f"(a per-body set has no kind)")
+        return base_parameter_set_from_dict(data, dyn, source)
     if not isinstance(data, dict):
         raise InvalidInputError(f"{where}: must be a mapping with keys {sorted(_TOP_KEYS)}, got {type(data).__name__}")
     extra, missing = set(data) - _TOP_KEYS, _REQUIRED - set(data)
@@ -167,8 +235,8 @@ def parameter_set_from_dict(data, dyn: ClosedLoopDynamics, source: str = "") -> 
                         MappingProxyType(checked), source)
 
 
-def load_parameter_set(path, dyn: ClosedLoopDynamics) -> ParameterSet:
-    """Read and validate a parameter-set YAML file (module docstring) for ``dyn``'s robot."""
+def load_parameter_set(path, dyn: ClosedLoopDynamics) -> ParameterSet | BaseParameterSet:
+    """Read and validate a parameter-set or base-parameter YAML file (module docstring) for ``dyn``'s robot."""
     path = os.fspath(path)
     try:
         with open(path, encoding="utf-8") as f:
@@ -180,14 +248,14 @@ def load_parameter_set(path, dyn: ClosedLoopDynamics) -> ParameterSet:
     return parameter_set_from_dict(data, dyn, source=path)
 
 
-def as_parameter_set(parameters, dyn: ClosedLoopDynamics) -> ParameterSet:
+def as_parameter_set(parameters, dyn: ClosedLoopDynamics) -> ParameterSet | BaseParameterSet:
     """A ParameterSet, a mapping (``parameter_set_from_dict``) or a YAML path (``load_parameter_set``) as a
-    ParameterSet; anything else raises InvalidInputError."""
+    ParameterSet (a BaseParameterSet for ``kind: base_parameters``); anything else raises InvalidInputError."""
     if isinstance(parameters, (str, os.PathLike)):
         return load_parameter_set(parameters, dyn)
     if isinstance(parameters, dict):
         return parameter_set_from_dict(parameters, dyn)
-    if not isinstance(parameters, ParameterSet):
+    if not isinstance(parameters, (ParameterSet, BaseParameterSet)):
         raise InvalidInputError(f"parameters must be a ParameterSet, a mapping or a YAML path, got "
                                 f"{type(parameters).__name__}")
     return parameters
@@ -225,17 +293,40 @@ class FeedforwardModel:
         self.n_actuated = dyn.model.n_actuated
         self._act = dyn.model.actuated_idx
         self._square = not dyn.redundant
+        self._fast = None
+        self._base = None
+        if isinstance(self.parameters, BaseParameterSet):
+            self._init_base(model, path)
+            return
         # generic path: a private pinocchio model with the set's inertias, a FrictionModel with its friction
         pm = tree_with_parameters(dyn, self.parameters)
         self._pin_model = pm
         self._data = pm.createData()
         self._friction = FrictionModel(_with_friction(dyn.model, self.parameters.friction))
-        self._fast = None
         self.path = "none" if model == "none" else "generic"
         if model != "none" and path == "auto":
             self._fast = self._fast_path()
             if self._fast is not None:
                 self.path = self._fast[0]
+
+    def _init_base(self, model, path):
+        """Base parameters: tau = Y_b p_b (module docstring); Jourdain's kernel where the structure is Table I."""
+        from ..dynamics.parameters import BaseModel
+
+        ps = self.parameters
+        base = ps.model
+        if base.dyn.sign_eps != self.sign_eps and ps.structure != "jourdain":
+            base = BaseModel(self.dyn, ps.structure, sign_eps=self.sign_eps)
+        if ps.structure == "jourdain" and self.friction and self.sign_eps > 0:
+            raise InvalidInputError("Table I base parameters (structure 'jourdain') use the paper's exact sign of "
+                                    f"the friction, not tanh(qdot / {self.sign_eps:g}); identify with 'per-body'")
+        self._base, self._p_base = base, np.array(ps.values)
+        self._pin_model = self._data = self._friction = None
+        self.path = "none" if model == "none" else "base-regressor"
+        if model != "none" and path == "auto" and ps.structure == "jourdain":
+            form = base.formulation_with(self._p_base)
+            if self._agrees(form):
+                self._fast, self.path = ("jourdain", form), "jourdain"
 
     # ------------------------------------------------------------------ paths
     def _fast_path(self):
@@ -302,7 +393,11 @@ class FeedforwardModel:
         return True
 
     def _generic(self, pose, twist, accel, friction):
-        """Engine eq. (1) with this set: J^T tau = G^T (RNEA(q, v, a) + tau_f)."""
+        """Engine eq. (1) with this set: J^T tau = G^T (RNEA(q, v, a) + tau_f); base parameters:
+        J^T tau = Omega_b p_b (Wu eq. 16)."""
+        if self._base is not None:
+            f = self._base.generalized_regressor(pose, twist, accel, friction) @ self._p_base
+            return self._solve(self.kin.jacobian(pose), f)
         m = self.kin.inverse(pose, twist, accel, check_limits=False)
         G = self.kin.joint_jacobian(pose)
         tau_tree = pin.rnea(self._pin_model, self._data, m.q, m.v, m.a)
@@ -340,12 +435,19 @@ class FeedforwardModel:
         """M_q = J^-T M J^-1 (n_actuated x n_actuated) at ``pose`` with this parameter set (Taghirad, Motion Control in
         Joint Space, eq:dynamics_joint_space; M = G^T M_tree G, engine.py); J^+ for redundant actuation (rank n)."""
         pose = self.kin.validate(pose)[0]
-        q = self.kin.inverse(pose, check_limits=False).q
         G = self.kin.joint_jacobian(pose)
-        Mt = pin.crba(self._pin_model, self._data, q)
-        Mt = np.triu(Mt) + np.triu(Mt, 1).T
-        M = G.T @ Mt @ G
         J = G[self._act]
+        if self._base is not None:
+            # M e_k = Omega_b(pose, 0, e_k) p_b - Omega_b(pose, 0, 0) p_b: the generalized force is affine in xddot
+            z = np.zeros(self.dyn.n)
+            g = self._base.generalized_regressor(pose, z, z, False) @ self._p_base
+            M = np.column_stack([self._base.generalized_regressor(pose, z, e, False) @ self._p_base - g
+                                 for e in np.eye(self.dyn.n)])
+        else:
+            q = self.kin.inverse(pose, check_limits=False).q
+            Mt = pin.crba(self._pin_model, self._data, q)
+            Mt = np.triu(Mt) + np.triu(Mt, 1).T
+            M = G.T @ Mt @ G
         if self._square:
             X = np.linalg.solve(J.T, M)                     # J^-T M
             return np.linalg.solve(J.T, X.T).T               # (J^-T (J^-T M)^T)^T = J^-T M J^-1
@@ -398,6 +500,9 @@ def dynamics_with_parameters(dyn: ClosedLoopDynamics, parameters) -> ClosedLoopD
     from ..kinematics import make_kinematics
 
     parameters = as_parameter_set(parameters, dyn)
+    if isinstance(parameters, BaseParameterSet):
+        raise InvalidInputError(f"{parameters.source or 'parameters'}: a plant needs every body's parameters; base "
+                                "parameters (kind: base_parameters) only give the forces of a model")
     clm = dataclasses.replace(_with_friction(dyn.model, parameters.friction),
                               model=tree_with_parameters(dyn, parameters))
     return ClosedLoopDynamics(make_kinematics(clm), gravity=dyn.gravity, sign_eps=dyn.sign_eps)
