@@ -165,7 +165,7 @@ def test_noise_free_identification_is_exact(case):
     relative. For a parameter whose true value is (near) zero the reference is the value s_k = |y| / |W_k| at
     which it alone would make forces of the data's size."""
     dyn, base, _, _, p_true, run, states = case
-    for method in ("ols", "wls"):
+    for method in ("ols", "wls") if dyn.model.name in ("delta", "planar_redundant") else ("wls",):
         ident = identify(run, dyn, method=method, base=base, cutoff=CUTOFF)
         W = np.vstack([base.observation_rows([p], [t], [a])[0] for p, t, a in states[::10]])
         s = np.linalg.norm(W @ p_true) / np.linalg.norm(W, axis=0)
@@ -174,10 +174,11 @@ def test_noise_free_identification_is_exact(case):
         assert not ident.consistency
 
 
-@pytest.mark.parametrize("robot", ["delta", "planar_redundant", "palida"])
+@pytest.mark.parametrize("robot", ROBOTS)
 def test_noise_errors_within_reported_std(robot):
     """Force noise of 2 % RMS (fixed seed): the errors of the estimates lie within about 3 of the reported
-    standard deviations (at most 1 % of the parameters beyond 3, none beyond 5)."""
+    standard deviations (at most 2 parameters beyond 3, none beyond 5), and the reported deviations are not
+    inflated either (the RMS of error / std is of order 1)."""
     dyn = robot_dynamics(robot)
     ps = load_set(dyn, perturbed_set(dyn, seed=5, per_kind=robot == "palida"))
     true_dyn = plant(dyn, ps)
@@ -186,20 +187,25 @@ def test_noise_errors_within_reported_std(robot):
         ps = load_set(dyn, perturbed_set(dyn, seed=5, per_kind=True))
         true_dyn = plant(dyn, ps)
     p_true = base.values_of(true_dyn)
-    run, _ = recorded(true_dyn, duration=6.0, seed=2, noise=0.02)
+    run, _ = recorded(true_dyn, duration=4.0, seed=2, noise=0.02)
     ident = identify(run, dyn, "wls", base=base)
     z = np.abs(ident.values - p_true) / ident.std
     assert np.all(z < 5), (ident.names[int(np.argmax(z))], z.max())
-    assert np.mean(z > 3) <= 0.01 + 1e-12, np.sort(z)[-5:]
+    assert np.sum(z > 3) <= 2, np.sort(z)[-5:]
+    # the estimates are correlated, so the RMS of z varies from seed to seed (0.5-1.4 seen): a loose band that
+    # still catches deviations reported several times too large or too small
+    assert 0.3 < np.sqrt(np.mean(z ** 2)) < 2.0, np.sqrt(np.mean(z ** 2))
     assert np.all(np.isfinite(ident.relative_std))
 
 
+@pytest.mark.parametrize("case", [("delta", "per-body"), ("planar_redundant", "per-body"), ("palida", "jourdain")],
+                         indirect=True, ids=lambda p: f"{p[0]}-{p[1]}")
 def test_file_loads_into_the_computed_force_model(case, tmp_path):
     """The identification's YAML loads through parameters_file (load_parameter_set / FeedforwardModel) and
-    reproduces the plant's forces; its report is in the file."""
+    reproduces the plant's forces, with and without friction, and its joint-space mass matrix; the report is in
+    the file. (Every robot's base parameters in the FeedforwardModel: test_true_base_parameters_reproduce_the_plant.)
+    """
     dyn, base, _, true_dyn, _, run, _ = case
-    if base.structure != "jourdain" and dyn.model.name != "delta":
-        pytest.skip("one numerical structure suffices here (delta); the others are covered by the exactness test")
     ident = identify(run, dyn, base=base, cutoff=CUTOFF)
     path = tmp_path / "params.yaml"
     write_identification(path, ident)
@@ -215,9 +221,10 @@ def test_file_loads_into_the_computed_force_model(case, tmp_path):
         assert np.allclose(ff.tau(pose, tw, ac), ref, rtol=0, atol=1e-5 * np.abs(ref).max())
         ref = true_dyn.inverse_dynamics(pose, tw, ac, friction=False).tau
         assert np.allclose(rigid.tau(pose, tw, ac), ref, rtol=0, atol=1e-5 * np.abs(ref).max())
-        # the joint-space mass matrix from the base parameters: J^-T M J^-1 of the plant
+        # the joint-space mass matrix from the base parameters: J^-T M J^-1 of the plant (J^+ if redundant)
         J = true_dyn.kin.jacobian(pose)
-        Mq = np.linalg.solve(J.T, np.linalg.solve(J.T, true_dyn.mass_matrix(pose)).T).T
+        Ji = np.linalg.pinv(J)
+        Mq = Ji.T @ true_dyn.mass_matrix(pose) @ Ji
         assert np.allclose(ff.joint_mass_matrix(pose), Mq, rtol=0, atol=1e-5 * np.abs(Mq).max())
 
 
@@ -295,8 +302,8 @@ def test_saturated_samples_are_rejected():
     ident = identify(clipped, dyn, base=base, cutoff=CUTOFF, force_limit=limit)
     assert ident.rejected["saturated"] == int(np.sum(np.any(np.abs(run.effort) >= limit * (1 - 1e-3), axis=1))) > 0
     p = base.values_of(dyn)
-    assert np.allclose(ident.values[base.is_mass() | base.is_friction()], p[base.is_mass() | base.is_friction()],
-                       rtol=1e-4)
+    sign_definite = base.is_positive() | base.is_friction()
+    assert np.allclose(ident.values[sign_definite], p[sign_definite], rtol=1e-4)
 
 
 def test_consistency_report_names_violations():
@@ -305,10 +312,18 @@ def test_consistency_report_names_violations():
 
     base = BaseModel(robot_dynamics("planar_redundant"), "per-body")
     p = base.values_of(base.dyn)
-    k_f, k_m = np.flatnonzero(base.is_friction())[0], np.flatnonzero(base.is_mass())[0]
+    k_f, k_m = np.flatnonzero(base.is_friction())[0], np.flatnonzero(base.is_positive())[0]
     p[k_f], p[k_m] = -0.5, -2.0
     rep = consistency(base, p, np.ones_like(p))
-    assert len(rep) == 2 and base.names[k_m] in rep[0] and "mass" in rep[0] and "friction" in rep[1]
+    assert len(rep) == 2 and base.names[k_m] in rep[0] and "friction" in rep[1]
+    assert ("must be > 0" in rep[0]) == bool(base.has_mass()[k_m])
+    pal = BaseModel(robot_dynamics("palida"), "jourdain")
+    assert [n for n, k in zip(pal.names, pal.is_positive()) if k] == ["p_rb1", "p_rb3", "p_rb6", "p_rb7", "p_rb8",
+                                                                       "p_rb10"]
+    # every standard value of the shipped robots passes
+    for robot in ROBOTS:
+        b = BaseModel(robot_dynamics(robot), "per-body")
+        assert not consistency(b, b.values_of(b.dyn), np.ones(len(b))) and b.is_positive().any()
 
 
 def test_cli_identify(tmp_path, monkeypatch, capsys):
@@ -345,3 +360,24 @@ def test_cli_identify(tmp_path, monkeypatch, capsys):
     assert main(["identify", "--bag", "rest.mcap", "--robot", "palida", "--output", str(out), "--json"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("pkm: InvalidInputError:") and "condition number inf" in err and "Traceback" not in err
+
+
+def test_smoothed_friction_sign_of_the_simulated_robot():
+    """The simulated robot's Coulomb friction is tanh(qdot / 2e-3): identified with the same smoothing the base
+    parameters are exact, with the exact sign they are not (the columns differ at slow joints)."""
+    dyn = robot_dynamics("delta")
+    ps = load_set(dyn, perturbed_set(dyn, seed=8))
+    sim = plant(dyn, ps)
+    sim = ClosedLoopDynamics(sim.kin, gravity=sim.gravity, sign_eps=2e-3)
+    run, _ = recorded(sim, duration=3.0)
+    smooth = identify(run, dyn, "ols", sign_eps=2e-3, cutoff=CUTOFF)
+    exact = identify(run, dyn, "ols", cutoff=CUTOFF)
+    p_true = BaseModel(dyn, "per-body", sign_eps=2e-3).values_of(sim)
+    fr = np.array([e.startswith("friction.") for e in smooth.expressions])
+    assert smooth.sign_eps == 2e-3 and exact.sign_eps == 0.0
+    assert np.allclose(smooth.values[fr], p_true[fr], rtol=1e-6)
+    assert not np.allclose(exact.values[fr], p_true[fr], rtol=1e-3)
+    with pytest.raises(InvalidInputError, match="sign_eps"):
+        identify(run, dyn, sign_eps=-1.0)
+    with pytest.raises(InvalidInputError, match="exact friction sign"):
+        identify(run, robot_dynamics("palida"), structure="jourdain", sign_eps=2e-3)

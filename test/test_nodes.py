@@ -1062,6 +1062,17 @@ def test_computed_force_parameters_file_at_run_time(ros, tmp_path):
     fut = client.call_async(Trigger.Request())
     assert spin_until(ros, fut.done) and fut.result().success
     assert np.allclose(ff(), 3 * tau1, rtol=1e-9, atol=1e-9)
+    # a base-parameter file (pkm identify): Table I's rigid-body values doubled double the forces at rest
+    from pkm_control.dynamics.parameters import BaseModel
+
+    table = BaseModel(cf.dyn, "jourdain")
+    values = table.form.base_values * np.r_[np.full(10, 2.0), np.ones(14)]
+    based = tmp_path / "base.yaml"
+    based.write_text(yaml_dump({"kind": "base_parameters", "robot": "palida", "structure": "jourdain",
+                                "names": list(table.names), "values": values.tolist()}))
+    assert cf.set_parameters([Parameter("parameters_file", value=str(based))])[0].successful
+    assert cf.ff.path == "jourdain"
+    assert np.allclose(ff(), 2 * tau1, rtol=1e-9, atol=1e-9)
     # without parameters_dir the file cannot change at run time at all
     locked = ComputedForceNode(parameter_overrides=params(feedforward_model="rigid"))
     r = locked.set_parameters([Parameter("parameters_file", value=str(good))])[0]

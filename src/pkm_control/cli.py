@@ -413,6 +413,8 @@ def cmd_perturb(args):
     _emit(args, {"output": str(out), "robot": args.robot, "seed": p.seed, "scale": p.scale,
                  "n_parameters": p.n_parameters, "max_relative_change": p.max_relative_change,
                  "bodies": len(p.data["bodies"])}, f"{p.summary()}\nwritten to {out}")
+
+
 def cmd_identify(args):
     from .dynamics import robot_dynamics
     from .identification.estimation import identify, write_identification
@@ -421,7 +423,7 @@ def cmd_identify(args):
     dyn = robot_dynamics(args.robot, args.variant)
     run = load_measured_run(args.bag, args.robot, args.variant)
     ident = identify(run, dyn, method=args.method, structure=args.structure, cutoff=args.cutoff,
-                     decimation=args.decimation, progress=not args.json)
+                     decimation=args.decimation, sign_eps=args.sign_eps, progress=not args.json)
     write_identification(args.output, ident)
     _emit(args, {**ident.to_dict(), "output": args.output},
           f"{ident.table()}\nwrote {args.output} (computed_force's parameters_file)")
@@ -812,6 +814,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="do not turn the principal axes of inertia (products of inertia zero in the config stay zero, "
                          "as Table I of the PaLiDA's Jourdain model assumes)")
     sp.add_argument("--output", required=True, metavar="YAML", help="parameter file to write (.yaml)")
+
     from .dynamics.parameters import STRUCTURES
     sp = add("identify", cmd_identify, "base parameters (rigid body + friction) from a recorded run: a parameters_file",
              "Identifies the base parameters of the robot from a rosbag2 (/joint_states positions and efforts of the\n"
@@ -819,9 +822,10 @@ def build_parser() -> argparse.ArgumentParser:
              "forward kinematics, parallel filtering and decimation of forces and regressor rows, samples at the\n"
              "force limit and outliers dropped, then ordinary or weighted least squares (Gautier-Khalil).\n"
              "Prints each estimate with its relative standard deviation, the combination of standard parameters\n"
-             "it stands for, the condition number and the physical-consistency report (masses > 0, friction >= 0;\n"
-             "reported, never clipped), and writes a `kind: base_parameters` YAML that computed_force's\n"
-             "parameters_file loads. planar_redundant is identified from J^T tau = Omega p (Wu eq. 16).",
+             "it stands for, the condition number and the physical-consistency report (masses and moments of\n"
+             "inertia > 0, friction >= 0; reported, never clipped), and writes a `kind: base_parameters` YAML\n"
+             "that computed_force's parameters_file loads. planar_redundant is identified from\n"
+             "J^T tau = Omega p (Wu eq. 16).",
              common=("json",))
     sp.add_argument("--bag", required=True, metavar="BAG", help="rosbag2 directory, .db3 or .mcap file")
     sp.add_argument("--output", required=True, metavar="YAML", help="base-parameter file to write")
@@ -833,6 +837,9 @@ def build_parser() -> argparse.ArgumentParser:
                          "computed_force)")
     sp.add_argument("--cutoff", type=finite_float, default=20.0,
                     help="low-pass cutoff of the positions in Hz (default 20; 5-10 times the motion's bandwidth)")
+    sp.add_argument("--sign-eps", type=finite_float, default=0.0,
+                    help="Coulomb friction's sign as tanh(qdot / EPS), the simulated robot's smoothing (2e-3 there); "
+                         "default 0: the exact sign of a real machine")
     sp.add_argument("--decimation", type=count(1, 1000), default=None,
                     help="parallel-filter decimation factor (default: 5 samples per period of the cutoff, at most 13)")
 

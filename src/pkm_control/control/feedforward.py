@@ -73,7 +73,7 @@ _TOP_KEYS = {"robot", "inertia_scale", "friction", "bodies"}
 _REQUIRED = {"robot", "inertia_scale", "friction"}
 _BODY_KEYS = {"mass", "com", "inertia"}
 _BASE_REQUIRED = {"kind", "robot", "structure", "names", "values"}
-_BASE_REPORT = {"variant", "method", "condition_number", "rows", "source", "expressions", "relative_std",
+_BASE_REPORT = {"variant", "method", "condition_number", "rows", "source", "sign_eps", "expressions", "relative_std",
                 "residual_std", "rejected", "consistency"}
 
 
@@ -250,7 +250,7 @@ def load_parameter_set(path, dyn: ClosedLoopDynamics) -> ParameterSet | BasePara
 
 def as_parameter_set(parameters, dyn: ClosedLoopDynamics) -> ParameterSet | BaseParameterSet:
     """A ParameterSet, a mapping (``parameter_set_from_dict``) or a YAML path (``load_parameter_set``) as a
-    ParameterSet; anything else raises InvalidInputError."""
+    ParameterSet (a BaseParameterSet for ``kind: base_parameters``); anything else raises InvalidInputError."""
     if isinstance(parameters, (str, os.PathLike)):
         return load_parameter_set(parameters, dyn)
     if isinstance(parameters, dict):

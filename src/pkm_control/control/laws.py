@@ -106,7 +106,7 @@ class _PD:
     def pd(self, q_d, qd_d, q, qd, tau_ff=None) -> np.ndarray:
         """Kp (q_d - q) + Kd (qd_d - qd), plus tau_ff when given (float arrays of one size; compiled: kernels.pd)."""
         kp, kd = self._gains
-        if kp.shape != q.shape:           # the gains, one per joint (a scalar gain broadcast), for this size
+        if kp.shape != q.shape or kd.shape != q.shape:   # one gain per joint (a scalar gain broadcast), this size
             kp, kd = self._gains = np.broadcast_to(self.kp, q.shape), np.broadcast_to(self.kd, q.shape)
         return kernels.pd(kp, kd, q_d, qd_d, q, qd, _NO_VALUES if tau_ff is None else tau_ff)
 

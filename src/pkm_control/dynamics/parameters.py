@@ -184,11 +184,20 @@ class BaseModel:
     def __len__(self):
         return len(self.names)
 
-    def is_mass(self) -> np.ndarray:
-        """True where a base parameter is a pure mass (or a sum of masses): it must be > 0."""
+    def is_positive(self) -> np.ndarray:
+        """True where a base parameter must be > 0: a mass, a moment of inertia (I_xx, I_yy, I_zz about a body
+        frame's origin), or a sum of them with positive coefficients (Table I: p_rb1, p_rb3, p_rb6-8, p_rb10)."""
+        if self.form is not None:
+            return np.array([n in ("p_rb1", "p_rb3", "p_rb6", "p_rb7", "p_rb8", "p_rb10") for n in self.names])
+        return np.array([" - " not in e and all(t.endswith((".m", ".Ixx", ".Iyy", ".Izz")) for t in e.split(" + "))
+                         for e in self.expressions])
+
+    def has_mass(self) -> np.ndarray:
+        """True where a base parameter's combination contains a mass (m_E + 6 m_3 of Table I, '<link>.m')."""
         if self.form is not None:
             return np.array([n == "p_rb10" for n in self.names])
-        return np.array([" - " not in e and all(t.endswith(".m") for t in e.split(" + ")) for e in self.expressions])
+        return np.array([any(t.split(" ")[-1].endswith(".m") for t in e.replace(" - ", " + ").split(" + "))
+                         for e in self.expressions])
 
     def is_friction(self) -> np.ndarray:
         """True where a base parameter is a friction coefficient alone: it must be >= 0."""
@@ -219,8 +228,11 @@ class BaseModel:
             for k, form in enumerate(self._unit_forms()):
                 out[:, :, k] = form.inverse_dynamics_batch(P, R, twists, accels, friction, check_limits=False)
             return out
-        rows = self.generalized_regressor if self.redundant else self.actuator_regressor
-        return np.array([rows(p, t, a, friction) for p, t, a in zip(poses, twists, accels)])
+        if self.redundant:
+            return np.array([self.generalized_regressor(p, t, a, friction) for p, t, a in zip(poses, twists, accels)])
+        # tau = J^-T Omega_b p_b; J regular where the caller's task rates came from it
+        return np.array([np.linalg.solve(self.kin.jacobian(p).T, self.generalized_regressor(p, t, a, friction))
+                         for p, t, a in zip(poses, twists, accels)])
 
     def formulation_with(self, values):
         """Jourdain: the formulation carrying base parameters ``values`` (Table I's representative slots, the

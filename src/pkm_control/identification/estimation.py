@@ -6,7 +6,7 @@ The inverse dynamics is linear in the base parameters p_b (dynamics/parameters.p
     J^T tau = Omega_b(x, xdot, xddot) p_b             (Wu et al. eq. 16; planar_redundant)
 
 The redundant robot's measured forces are not unique for a motion (internal forces lie in null(J^T)),
-so its observation is the generalized force J^T tau, which is (Wu eq. 14-16).
+so its observation is the generalized force J^T tau, which is (Wu eq. 14-16; eq. 35-36 for this robot).
 
 Observation (``observation``): the actuated joints' positions are low-pass filtered and differentiated
 (signals.py); the platform pose follows by forward kinematics of the filtered positions (warm-started at
@@ -28,8 +28,9 @@ Estimation (``identify``):
   excite the base parameters: InvalidInputError names the number and the parameters of the weakest
   direction.
 
-Physical consistency (``consistency``): a base parameter that is a pure mass (or sum of masses) must be
-> 0, a friction coefficient on its own >= 0. Violations are reported beside the estimates, never clipped.
+Physical consistency (``consistency``): a base parameter that is a mass or a moment of inertia about a
+body frame's axis, or a sum of them with positive coefficients, must be > 0 (>= 0 without a mass: a rod
+about its axis); a friction coefficient on its own >= 0. Violations are reported beside the estimates, never clipped.
 """
 
 from __future__ import annotations
@@ -69,6 +70,7 @@ class Identification:
     rejected: dict               # {"saturated": samples, "outliers": rows}
     consistency: tuple           # violations of physical consistency (text), empty if none
     source: str = ""
+    sign_eps: float = 0.0        # the Coulomb columns' sign: exact (0) or tanh(qdot / sign_eps)
 
     @property
     def relative_std(self) -> np.ndarray:
@@ -81,7 +83,8 @@ class Identification:
         return {"kind": "base_parameters", "robot": self.robot, "variant": self.variant,
                 "structure": self.structure, "method": self.method,
                 "condition_number": float(self.condition_number), "rows": int(self.rows),
-                "source": self.source, "names": list(self.names), "expressions": list(self.expressions),
+                "source": self.source, "sign_eps": float(self.sign_eps), "names": list(self.names),
+                "expressions": list(self.expressions),
                 "values": [float(v) for v in self.values],
                 "relative_std": [float(v) if np.isfinite(v) else None for v in self.relative_std],
                 "residual_std": [float(s) for s in self.sigma],
@@ -201,49 +204,72 @@ def _scaled_condition(W, names):
 
 
 def consistency(base: BaseModel, values, std) -> tuple:
-    """Violations of physical consistency among the identified base parameters (text), see module docstring."""
+    """Violations of physical consistency among the identified base parameters (text), see module docstring.
+
+    A moment of inertia may be 0 (a rod about its axis), a mass may not: sums of moments must be >= 0, sums
+    with a mass > 0. Values within rounding of 0 (1e-12 of the largest) count as 0.
+    """
+    values = np.asarray(values, float)
+    tol = 1e-12 * np.abs(values).max()
+    mass = base.has_mass()
     out = []
-    for k in np.flatnonzero(base.is_mass() & (values <= 0)):
-        out.append(f"{base.names[k]} = {values[k]:.6g} (std {std[k]:.3g}) is a mass and must be > 0: "
-                   f"{base.expressions[k]}")
-    for k in np.flatnonzero(base.is_friction() & (values < 0)):
+    for k in np.flatnonzero(base.is_positive() & ((values < -tol) | (mass & (values <= tol)))):
+        out.append(f"{base.names[k]} = {values[k]:.6g} (std {std[k]:.3g}) is a mass or moment of inertia (or a "
+                   f"positive sum of them) and must be {'> 0' if mass[k] else '>= 0'}: {base.expressions[k]}")
+    for k in np.flatnonzero(base.is_friction() & (values < -tol)):
         out.append(f"{base.names[k]} = {values[k]:.6g} (std {std[k]:.3g}) is a friction coefficient and must "
                    f"be >= 0")
     return tuple(out)
 
 
+def _least_squares(W, y):
+    """(p, (W^T W)^-1) by the SVD of W with unit-norm columns (squaring the condition number in W^T W, whose
+    unscaled value mixes kg, kg m and kg m^2 columns, would lose the covariance to rounding)."""
+    d = np.linalg.norm(W, axis=0)
+    u, s, vt = np.linalg.svd(W / d, full_matrices=False)
+    p = vt.T @ ((u.T @ y) / s) / d
+    V = vt.T / s
+    return p, (V @ V.T) / np.outer(d, d)
+
+
 def _solve(W, y, eq, n_eq, method):
     """(p, cov, sigma per equation) by OLS or Gautier-Khalil WLS."""
     m, b = W.shape
-    p = np.linalg.lstsq(W, y, rcond=None)[0]
+    p, inv = _least_squares(W, y)
     r = y - W @ p
     sigma = np.array([np.sqrt(np.sum(r[eq == j] ** 2) / max(np.sum(eq == j) * (1 - b / m), 1.0))
                       for j in range(n_eq)])
     if method == "ols":
-        cov = np.sum(r ** 2) / (m - b) * np.linalg.pinv(W.T @ W)
-        return p, cov, sigma
+        return p, np.sum(r ** 2) / (m - b) * inv, sigma
     floor = 1e-12 * max(np.abs(y).max(), 1e-300)
     w = 1.0 / np.maximum(sigma, floor)[eq]
     Ww, yw = W * w[:, None], y * w
-    p = np.linalg.lstsq(Ww, yw, rcond=None)[0]
+    p, inv = _least_squares(Ww, yw)
     rw = yw - Ww @ p
-    cov = np.sum(rw ** 2) / (m - b) * np.linalg.pinv(Ww.T @ Ww)
-    return p, cov, sigma
+    return p, np.sum(rw ** 2) / (m - b) * inv, sigma
 
 
 def identify(run: MeasuredRun, dyn, method: str = "wls", structure: str = "per-body", cutoff: float = 20.0,
              decimation: int | None = None, force_limit=None, max_condition: float = MAX_CONDITION,
-             base: BaseModel | None = None, progress: bool = False) -> Identification:
+             base: BaseModel | None = None, sign_eps: float = 0.0, progress: bool = False) -> Identification:
     """Base parameters of ``dyn``'s robot from a recorded run (module docstring).
 
     structure: see dynamics/parameters.BaseModel ('per-body' fits any plant; 'jourdain' is PaLiDA's
-    Table I). base: a BaseModel to reuse (building one costs up to 2 s). InvalidInputError for runs that
+    Table I). base: a BaseModel to reuse (building one costs up to 2 s). sign_eps > 0: the Coulomb columns take
+    tanh(qdot / sign_eps) for sign(qdot), as the simulated robot does (hardware/simulated.py, 2e-3); 0: the exact
+    sign of a real machine. InvalidInputError for runs that
     are too short, not finite, or do not excite the base parameters (the message names the condition
     number and the weakest parameters).
     """
     if method not in METHODS:
         raise InvalidInputError(f"method must be one of {METHODS}, got {method!r}")
-    base = base if base is not None else BaseModel(dyn, structure)
+    if not (np.isfinite(sign_eps) and sign_eps >= 0):
+        raise InvalidInputError(f"sign_eps must be a finite number >= 0 (0: the exact sign), got {sign_eps}")
+    if base is None:
+        if structure == "jourdain" and sign_eps > 0:
+            raise InvalidInputError("Table I (structure 'jourdain') has the paper's exact friction sign; "
+                                    f"sign_eps = {sign_eps:g} needs structure 'per-body' or 'shared-legs'")
+        base = BaseModel(dyn, structure, sign_eps=sign_eps)
     W, y, eq, n_sat = observation(run, base, cutoff, decimation, force_limit, progress)
     m, b = W.shape
     if m < 2 * b:
@@ -268,7 +294,7 @@ def identify(run: MeasuredRun, dyn, method: str = "wls", structure: str = "per-b
     std = np.sqrt(np.maximum(np.diag(cov), 0.0))
     return Identification(base.robot, base.variant, base.structure, method, base.names, base.expressions, p, std,
                           float(cond), len(y), sigma, {"saturated": n_sat, "outliers": int(out.sum())},
-                          consistency(base, p, std), run.source)
+                          consistency(base, p, std), run.source, base.dyn.sign_eps if base.form is None else 0.0)
 
 
 def write_identification(path, ident: Identification) -> None:
