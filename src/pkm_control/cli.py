@@ -392,10 +392,8 @@ def cmd_id(args):
 
 
 def cmd_perturb(args):
-    import yaml
-
     from .dynamics import robot_dynamics
-    from .identification.perturbation import perturbed_parameters
+    from .identification.perturbation import perturbed_parameters, write_perturbation
 
     out = Path(args.output)
     if out.suffix not in (".yaml", ".yml"):
@@ -404,12 +402,10 @@ def cmd_perturb(args):
         raise InvalidInputError(f"--output {excerpt(args.output)}: directory {excerpt(str(out.parent))} does not exist")
     p = perturbed_parameters(robot_dynamics(args.robot, args.variant), args.scale, args.seed, args.identical_legs,
                              args.keep_axes)
-    header = (f"# pkm perturb --robot {args.robot}{f' --variant {args.variant}' if args.variant else ''} --seed "
-              f"{args.seed} --scale {args.scale:g}{' --identical-legs' if args.identical_legs else ''}"
-              f"{' --keep-axes' if args.keep_axes else ''}\n"
-              f"# {p.summary()}\n# a parameters_file (control/feedforward.py) for the simulated robot's "
-              f"true_parameters_file or computed_force\n")
-    out.write_text(header + yaml.safe_dump(p.data, sort_keys=False))
+    write_perturbation(out, p, f"pkm perturb --robot {args.robot}{f' --variant {args.variant}' if args.variant else ''}"
+                               f" --seed {args.seed} --scale {args.scale:g}"
+                               f"{' --identical-legs' if args.identical_legs else ''}"
+                               f"{' --keep-axes' if args.keep_axes else ''}")
     _emit(args, {"output": str(out), "robot": args.robot, "seed": p.seed, "scale": p.scale,
                  "n_parameters": p.n_parameters, "max_relative_change": p.max_relative_change,
                  "bodies": len(p.data["bodies"])}, f"{p.summary()}\nwritten to {out}")
@@ -583,10 +579,8 @@ def cmd_animate(args):
 
 
 def cmd_excite(args):
-    import yaml
-
     from .dynamics import robot_dynamics
-    from .identification.excitation import design_excitation
+    from .identification.excitation import design_excitation, write_excitation
 
     folder = Path(args.output).resolve().parent
     if not folder.is_dir():      # before a minute of optimization, not after
@@ -596,13 +590,8 @@ def cmd_excite(args):
     spec, rep = design_excitation(dyn, args.duration, args.harmonics, seed=args.seed, samples=args.samples,
                                   evaluations=args.evaluations, max_velocity=args.max_velocity,
                                   max_acceleration=args.max_acceleration, progress=not args.json)
-    names = dyn.kin.task.names
     robot = dyn.model.name + (f" ({dyn.model.variant})" if dyn.model.variant else "")
-    header = (f"# excitation of {robot}: pkm excite, seed {args.seed}\n"
-              f"# {args.harmonics} harmonics per task coordinate ({' '.join(names)}), period {args.duration:g} s\n"
-              f"# condition number of the stacked base regressor ({rep.base_parameters} base parameters, "
-              f"{rep.samples} samples): {rep.condition:.6g}, baseline {rep.baseline_condition:.6g}\n")
-    Path(args.output).write_text(header + yaml.safe_dump(spec, default_flow_style=None, sort_keys=False))
+    write_excitation(args.output, dyn, spec, rep, f"pkm excite, seed {args.seed}")
     usage = ", ".join(f"{k} {v:.0%}" for k, v in rep.usage.items())
     text = (f"excitation of {robot}: {args.harmonics} harmonics, period {args.duration:g} s -> {args.output}\n"
             f"condition number of the stacked base regressor ({rep.base_parameters} base parameters incl. friction, "

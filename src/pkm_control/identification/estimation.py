@@ -36,6 +36,7 @@ about its axis); a friction coefficient on its own >= 0. Violations are reported
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -135,9 +136,19 @@ def _force_limit(dyn):
     return None if lim is None else np.broadcast_to(np.asarray(lim, float), (dyn.model.n_actuated,))
 
 
+class Observation(NamedTuple):
+    """The stacked observation W p_b = y + rho of a run (``observation``)."""
+
+    W: np.ndarray                # (m, b) observation matrix, rows grouped by sample (one per joint equation)
+    y: np.ndarray                # (m,) measured forces (J^T tau for redundant actuation), filtered as W
+    equation: np.ndarray         # (m,) index of the joint equation of each row
+    saturated: int               # samples at the force limit (their neighbourhood dropped)
+    t: np.ndarray                # (m / equations,) the run's time of each kept sample
+
+
 def observation(run: MeasuredRun, base: BaseModel, cutoff: float = 20.0, decimation: int | None = None,
-                force_limit=None, progress: bool = False):
-    """(W (m x b), y (m,), equation (m,) index of the joint equation of each row, saturated samples).
+                force_limit=None, progress: bool = False) -> Observation:
+    """The observation of a run (``Observation``; module docstring).
 
     Rows are grouped by sample (one per joint equation). ``cutoff``: low-pass of the positions (Hz);
     ``decimation``: the parallel filter's factor (default: the largest that keeps 5 samples per period of
@@ -184,10 +195,10 @@ def observation(run: MeasuredRun, base: BaseModel, cutoff: float = 20.0, decimat
     keep[:edge] = keep[len(keep) - edge:] = False
     Wd = parallel_decimate(W.reshape(n_samples, -1), decimation).reshape(-1, n_eq, b)
     yd = parallel_decimate(y, decimation)
-    kd = keep[::decimation][:len(yd)]
+    kd = keep[::decimation][:len(yd)]          # scipy's decimate keeps samples 0, factor, 2 factor, ...
     Wd, yd = Wd[kd], yd[kd]
     eq = np.tile(np.arange(n_eq), len(yd))
-    return Wd.reshape(-1, b), yd.reshape(-1), eq, int(sat.sum())
+    return Observation(Wd.reshape(-1, b), yd.reshape(-1), eq, int(sat.sum()), run.t[::decimation][:len(kd)][kd])
 
 
 def _scaled_condition(W, names):
@@ -270,7 +281,7 @@ def identify(run: MeasuredRun, dyn, method: str = "wls", structure: str = "per-b
             raise InvalidInputError("Table I (structure 'jourdain') has the paper's exact friction sign; "
                                     f"sign_eps = {sign_eps:g} needs structure 'per-body' or 'shared-legs'")
         base = BaseModel(dyn, structure, sign_eps=sign_eps)
-    W, y, eq, n_sat = observation(run, base, cutoff, decimation, force_limit, progress)
+    W, y, eq, n_sat, _ = observation(run, base, cutoff, decimation, force_limit, progress)
     m, b = W.shape
     if m < 2 * b:
         raise InvalidInputError(f"{run.source or 'run'}: {m} observation rows after filtering, decimation and "

@@ -34,6 +34,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import scipy.optimize
@@ -354,3 +355,16 @@ def _verified(dyn, design, a, b):
         except (JointLimitError, UnreachablePoseError):
             a, b = 0.9 * a, 0.9 * b
     raise UnreachablePoseError("no excitation passes the dense check of the limits even at 1.5 % of its amplitude")
+
+
+def write_excitation(path, dyn, spec: dict, report: ExcitationReport, command: str) -> None:
+    """The designed spec as YAML (what the trajectory_generator takes), headed by how it was made."""
+    import yaml
+
+    robot = dyn.model.name + (f" ({dyn.model.variant})" if dyn.model.variant else "")
+    header = (f"# excitation of {robot}: {command}\n"
+              f"# {len(spec['a'][0])} harmonics per task coordinate ({' '.join(dyn.kin.task.names)}), period "
+              f"{spec['period']:g} s\n"
+              f"# condition number of the stacked base regressor ({report.base_parameters} base parameters, "
+              f"{report.samples} samples): {report.condition:.6g}, baseline {report.baseline_condition:.6g}\n")
+    Path(path).write_text(header + yaml.safe_dump(spec, default_flow_style=None, sort_keys=False))

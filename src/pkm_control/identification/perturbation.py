@@ -31,6 +31,7 @@ Table I of Abdellatif's PaLiDA model assumes); the other draws are the same as w
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pinocchio as pin
@@ -141,3 +142,12 @@ def perturbed_parameters(dyn, scale: float = 0.2, seed: int = 0, identical_legs:
     data = {"robot": dyn.model.name, "inertia_scale": 1.0, "friction": friction, "bodies": bodies}
     ps = parameter_set_from_dict(data, dyn, source=f"perturbation seed {seed}")
     return Perturbation(data, ps, len(changes), float(np.max(np.abs(changes))) if changes else 0.0, scale, int(seed))
+
+
+def write_perturbation(path, perturbation: Perturbation, command: str) -> None:
+    """The set as a YAML parameters_file, headed by the command that made it and its summary."""
+    import yaml
+
+    header = (f"# {command}\n# {perturbation.summary()}\n# a parameters_file (control/feedforward.py) for the "
+              f"simulated robot's true_parameters_file or computed_force\n")
+    Path(path).write_text(header + yaml.safe_dump(perturbation.data, sort_keys=False))

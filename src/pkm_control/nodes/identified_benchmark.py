@@ -32,6 +32,7 @@ import numpy as np
 
 from .. import benchmark as bm
 from ..dynamics import robot_dynamics
+from ..hardware.simulated import DEFAULT_SIGN_EPS
 from ..trajectory import trajectory_from_spec
 from . import domain_id
 from .benchmark import ROBOT, run_one
@@ -116,7 +117,6 @@ def run(args) -> dict:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    import yaml
 
     from ..control.feedforward import dynamics_with_parameters
     from ..dynamics.parameters import BaseModel
@@ -143,7 +143,9 @@ def run(args) -> dict:
     plant = ["--true-parameters", str(files["true"]), *_measurement(args)]
 
     # 2. excitation
-    base = BaseModel(dyn, "per-body")
+    # every body and joint its own parameters (the true robot's legs differ); the Coulomb sign smoothed as the
+    # simulated robot smooths it (identification.estimation.identify)
+    base = BaseModel(dyn, "per-body", sign_eps=DEFAULT_SIGN_EPS)
     spec, report = design_excitation(dyn, args.excitation_duration, args.harmonics, evaluations=args.evaluations,
                                      progress=not args.quiet)
     files["excitation"] = out / "palida_excitation.yaml"
@@ -160,7 +162,7 @@ def run(args) -> dict:
 
     # 4. identification
     measured = load_measured_run(files["excitation_bag"], ROBOT)
-    ident = identify(measured, dyn, method=args.method, base=base, progress=not args.quiet)
+    ident = identify(measured, dyn, method=args.method, base=base, sign_eps=DEFAULT_SIGN_EPS, progress=not args.quiet)
     files["identified"] = out / "palida_identified_parameters.yaml"
     write_identification(files["identified"], ident)
     _log(args, f"[4/5] identified {len(ident.names)} base parameters ({args.method.upper()}), condition number "
@@ -209,7 +211,8 @@ def run(args) -> dict:
                 "improvement_over_sj": by_set[k]["improvement"]} for k in SETS}
     summary = {
         "robot": ROBOT, "sets": sets,
-        "sj": {"tracking_rms": rms(metrics[0]["actuator_rms"]), "tracking_max": float(np.max(metrics[0]["actuator_max"]))},
+        "sj": {"tracking_rms": rms(metrics[0]["actuator_rms"]),
+               "tracking_max": float(np.max(metrics[0]["actuator_max"]))},
         "true_robot": {"seed": truth.seed, "scale": truth.scale, "max_relative_change": truth.max_relative_change,
                        "encoder_resolution_m": args.encoder_resolution, "effort_noise_std_n": args.effort_noise_std},
         "excitation": {"spec": spec, "condition": report.condition, "baseline_condition": report.baseline_condition,
