@@ -381,3 +381,24 @@ def test_smoothed_friction_sign_of_the_simulated_robot():
         identify(run, dyn, sign_eps=-1.0)
     with pytest.raises(InvalidInputError, match="exact friction sign"):
         identify(run, robot_dynamics("palida"), structure="jourdain", sign_eps=2e-3)
+
+
+@pytest.mark.parametrize("robot", ["palida", "delta"])
+def test_file_identified_with_the_smoothed_sign_loads_into_an_exact_sign_model(robot, tmp_path):
+    """Which columns are base depends on the Coulomb columns through the pivoting (palida: another representative
+    of the struts' first moments with tanh(qdot / 2e-3)); a file keeps the identification's choice. Loaded into
+    computed_force's exact-sign model it gives the plant's exact-sign forces away from zero joint speed."""
+    dyn = robot_dynamics(robot)
+    true_dyn = plant(dyn, load_set(dyn, perturbed_set(dyn, seed=3)))
+    smooth = BaseModel(dyn, "per-body", sign_eps=2e-3)
+    values = smooth.values_of(true_dyn)
+    path = tmp_path / "params.yaml"
+    path.write_text(yaml.safe_dump({"kind": "base_parameters", "robot": robot, "structure": "per-body",
+                                    "sign_eps": 2e-3, "names": list(smooth.names),
+                                    "values": [float(v) for v in values]}))
+    ff = FeedforwardModel(dyn, "rigid+friction", str(path))
+    assert ff.sign_eps == 0.0
+    rng = np.random.default_rng(4)
+    for pose, tw, ac in sample_states(dyn, 5, rng):
+        ref = true_dyn.inverse_dynamics(pose, tw, ac).tau
+        assert np.allclose(ff.tau(pose, tw, ac), ref, rtol=0, atol=1e-9 * np.abs(ref).max())

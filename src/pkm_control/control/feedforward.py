@@ -134,7 +134,9 @@ def base_parameter_set_from_dict(data: dict, dyn: ClosedLoopDynamics, source: st
         raise InvalidInputError(f"{where}: names and values must be lists of the same length, got "
                                 f"{type(names).__name__} / {type(values).__name__}")
     values = tuple(_number(f"{where}: values[{i}] ({names[i]})", v) for i, v in enumerate(values))
-    model = BaseModel(dyn, data["structure"])
+    # the base columns as the identification chose them: with its Coulomb sign (pivoting may differ with it)
+    eps = _number(f"{where}: sign_eps", data.get("sign_eps", 0.0), nonnegative=True)
+    model = BaseModel(dyn, data["structure"], sign_eps=eps if data["structure"] != "jourdain" else None)
     if tuple(names) != model.names:
         diff = sorted(set(map(str, names)) ^ set(model.names))[:6]
         raise InvalidInputError(f"{where}: the names are not the {len(model)} base parameters of {clm.name} "
@@ -311,12 +313,10 @@ class FeedforwardModel:
 
     def _init_base(self, model, path):
         """Base parameters: tau = Y_b p_b (module docstring); Jourdain's kernel where the structure is Table I."""
-        from ..dynamics.parameters import BaseModel
 
         ps = self.parameters
         base = ps.model
-        if base.dyn.sign_eps != self.sign_eps and ps.structure != "jourdain":
-            base = BaseModel(self.dyn, ps.structure, sign_eps=self.sign_eps)
+        base = base.with_sign_eps(self.sign_eps)
         if ps.structure == "jourdain" and self.friction and self.sign_eps > 0:
             raise InvalidInputError("Table I base parameters (structure 'jourdain') use the paper's exact sign of "
                                     f"the friction, not tanh(qdot / {self.sign_eps:g}); identify with 'per-body'")

@@ -9,6 +9,7 @@ base parameters are p_b + beta p_d: named linear combinations of the standard on
 
 from __future__ import annotations
 
+import copy
 import re
 from dataclasses import dataclass
 
@@ -183,6 +184,20 @@ class BaseModel:
 
     def __len__(self):
         return len(self.names)
+
+    def with_sign_eps(self, sign_eps: float) -> "BaseModel":
+        """The same base parameters (names, relation to the standard ones) with the Coulomb columns' sign taken as
+        tanh(qdot / sign_eps) (0: exact). Which columns are base is decided once: the pivoting of
+        ``base_parameters`` may pick other representatives of a group of dependent columns for another sign_eps,
+        and the parameters of a file must keep their meaning."""
+        from .engine import ClosedLoopDynamics
+
+        if self.form is not None or sign_eps == self.dyn.sign_eps:
+            return self
+        out = copy.copy(self)
+        dyn = ClosedLoopDynamics(self.kin, gravity=self.dyn.gravity, sign_eps=float(sign_eps))
+        out.dyn = per_joint_friction(dyn) if self.structure == "per-body" else dyn
+        return out
 
     def is_positive(self) -> np.ndarray:
         """True where a base parameter must be > 0: a mass, a moment of inertia (I_xx, I_yy, I_zz about a body
