@@ -418,6 +418,8 @@ def cmd_identify(args):
 
     dyn = robot_dynamics(args.robot, args.variant)
     run = load_measured_run(args.bag, args.robot, args.variant)
+    if args.start is not None or args.end is not None:
+        run = run.between(args.start, args.end)
     ident = identify(run, dyn, method=args.method, structure=args.structure, cutoff=args.cutoff,
                      decimation=args.decimation, sign_eps=args.sign_eps, progress=not args.json)
     write_identification(args.output, ident)
@@ -818,6 +820,11 @@ def build_parser() -> argparse.ArgumentParser:
              common=("json",))
     sp.add_argument("--bag", required=True, metavar="BAG", help="rosbag2 directory, .db3 or .mcap file")
     sp.add_argument("--output", required=True, metavar="YAML", help="base-parameter file to write")
+    sp.add_argument("--start", type=finite_float, default=None, metavar="S",
+                    help="use the samples from S s of the bag's clock on (e.g. the excitation's goal start, without "
+                         "the approach move; default: from the first)")
+    sp.add_argument("--end", type=finite_float, default=None, metavar="S",
+                    help="use the samples up to S s of the bag's clock (default: to the last)")
     sp.add_argument("--method", choices=("ols", "wls"), default="wls",
                     help="ordinary or weighted least squares (weights: each joint equation's residual std; default)")
     sp.add_argument("--structure", choices=STRUCTURES, default="per-body",

@@ -147,12 +147,14 @@ class Observation(NamedTuple):
 
 
 def observation(run: MeasuredRun, base: BaseModel, cutoff: float = 20.0, decimation: int | None = None,
-                force_limit=None, progress: bool = False) -> Observation:
+                force_limit=None, progress: bool = False, edge: float | None = None) -> Observation:
     """The observation of a run (``Observation``; module docstring).
 
     Rows are grouped by sample (one per joint equation). ``cutoff``: low-pass of the positions (Hz);
     ``decimation``: the parallel filter's factor (default: the largest that keeps 5 samples per period of
-    ``cutoff``, at most 13). force_limit: per drive (default: the config's ``actuators.force_limit``).
+    ``cutoff``, at most 13). force_limit: per drive (default: the config's ``actuators.force_limit``). edge: s
+    dropped at both ends (default: 10 periods of ``cutoff`` and 50 decimated samples, where the filters' start-up
+    has surely died out; a prediction over a whole short run takes less, at the price of some start-up error).
     """
     kin = base.kin
     run = _check_run(run, base.dyn)
@@ -168,7 +170,7 @@ def observation(run: MeasuredRun, base: BaseModel, cutoff: float = 20.0, decimat
     q = lowpass(run.position, fs, cutoff)
     qd, qdd = derivatives(q, fs)
     # edges: the filters' start-up; the parallel filter's reach around a saturated sample
-    edge = int(np.ceil(10.0 * fs / cutoff)) + 50 * decimation
+    edge = int(np.ceil(10.0 * fs / cutoff)) + 50 * decimation if edge is None else int(np.ceil(edge * fs))
     reach = int(np.ceil(2.0 * fs / cutoff)) + 5 * decimation
     lim = force_limit if force_limit is not None else _force_limit(base.dyn)
     sat = saturated(run.effort, lim) if lim is not None else np.zeros(n_samples, bool)
