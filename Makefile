@@ -1,6 +1,7 @@
 # pkm_control: one-command environment, demo and tests.
 #
 #   make demo    create .venv if needed, install, run `pkm demo`
+#   make demo-identified   the same benchmark against a perturbed robot with identified parameters (`pkm demo --identified`)
 #   make test    create .venv if needed, install, lint (ruff), run the whole test suite
 #   make test-fast   lint and the tests without ROS nodes, slow runs or colcon builds (development)
 #   make lint    ruff over src/, test/ and launch/ (config in pyproject.toml)
@@ -52,7 +53,7 @@ INSTALL_INPUTS := requirements.txt requirements-pinocchio.txt requirements-ros.t
 HASH := $(shell cat $(INSTALL_INPUTS) 2>/dev/null | sha256sum | cut -c1-16)
 STAMP := $(VENV)/.installed-$(ROS_MODE)-$(HASH)
 
-.PHONY: help env tf2-msgs demo test test-fast lint browser fuzz bench bench-loop clean distclean
+.PHONY: help env tf2-msgs demo demo-identified test test-fast lint browser fuzz bench bench-loop clean distclean
 
 help:
 	@sed -n 's/^#   make /make /p' $(firstword $(MAKEFILE_LIST))
@@ -86,6 +87,9 @@ tf2-msgs: $(STAMP)
 
 demo: $(STAMP)
 	$(BIN)/pkm demo
+
+demo-identified: $(STAMP)
+	$(BIN)/pkm demo --identified
 
 lint: $(STAMP)
 	$(BIN)/ruff check src test launch

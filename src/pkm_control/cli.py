@@ -421,7 +421,8 @@ def cmd_identify(args):
     if args.start is not None or args.end is not None:
         run = run.between(args.start, args.end)
     ident = identify(run, dyn, method=args.method, structure=args.structure, cutoff=args.cutoff,
-                     decimation=args.decimation, sign_eps=args.sign_eps, progress=not args.json)
+                     decimation=args.decimation, sign_eps=args.sign_eps, min_speed=args.min_speed,
+                     progress=not args.json)
     write_identification(args.output, ident)
     _emit(args, {**ident.to_dict(), "output": args.output},
           f"{ident.table()}\nwrote {args.output} (computed_force's parameters_file)")
@@ -827,6 +828,9 @@ def build_parser() -> argparse.ArgumentParser:
                     help="use the samples up to S s of the bag's clock (default: to the last)")
     sp.add_argument("--method", choices=("ols", "wls"), default="wls",
                     help="ordinary or weighted least squares (weights: each joint equation's residual std; default)")
+    sp.add_argument("--min-speed", type=finite_float, default=0.0, metavar="V",
+                    help="leave a joint's equation out where its speed is below V (m/s or rad/s): no Coulomb model "
+                         "holds near zero speed (default 0: every sample)")
     sp.add_argument("--structure", choices=STRUCTURES, default="per-body",
                     help="per-body: every body and joint its own parameters (fits any plant; default); shared-legs: "
                          "identical legs; jourdain: PaLiDA's Table I (10 + 14 parameters, the compiled kernel in "

@@ -143,11 +143,12 @@ class Observation(NamedTuple):
     y: np.ndarray                # (m,) measured forces (J^T tau for redundant actuation), filtered as W
     equation: np.ndarray         # (m,) index of the joint equation of each row
     saturated: int               # samples at the force limit (their neighbourhood dropped)
-    t: np.ndarray                # (m / equations,) the run's time of each kept sample
+    t: np.ndarray                # (m,) the run's time of each row's sample
 
 
 def observation(run: MeasuredRun, base: BaseModel, cutoff: float = 20.0, decimation: int | None = None,
-                force_limit=None, progress: bool = False, edge: float | None = None) -> Observation:
+                force_limit=None, progress: bool = False, edge: float | None = None,
+                min_speed: float = 0.0) -> Observation:
     """The observation of a run (``Observation``; module docstring).
 
     Rows are grouped by sample (one per joint equation). ``cutoff``: low-pass of the positions (Hz);
@@ -155,6 +156,7 @@ def observation(run: MeasuredRun, base: BaseModel, cutoff: float = 20.0, decimat
     ``cutoff``, at most 13). force_limit: per drive (default: the config's ``actuators.force_limit``). edge: s
     dropped at both ends (default: 10 periods of ``cutoff`` and 50 decimated samples, where the filters' start-up
     has surely died out; a prediction over a whole short run takes less, at the price of some start-up error).
+    min_speed: m/s or rad/s; a joint's equation is dropped where its filtered speed is below (0: none dropped).
     """
     kin = base.kin
     run = _check_run(run, base.dyn)
@@ -199,8 +201,16 @@ def observation(run: MeasuredRun, base: BaseModel, cutoff: float = 20.0, decimat
     yd = parallel_decimate(y, decimation)
     kd = keep[::decimation][:len(yd)]          # scipy's decimate keeps samples 0, factor, 2 factor, ...
     Wd, yd = Wd[kd], yd[kd]
+    rows = np.ones(yd.shape, bool)
+    if min_speed > 0:
+        # near zero speed no Coulomb model holds (the sign flips inside the filters' reach; a real joint sticks,
+        # the simulated one has tanh): a joint's equation is dropped there (every equation for redundant actuation)
+        fast = np.abs(qd[::decimation][:len(kd)][kd]) >= min_speed
+        rows = fast if not base.redundant else np.repeat(fast.all(axis=1, keepdims=True), n_eq, axis=1)
+    sel = rows.reshape(-1)
     eq = np.tile(np.arange(n_eq), len(yd))
-    return Observation(Wd.reshape(-1, b), yd.reshape(-1), eq, int(sat.sum()), run.t[::decimation][:len(kd)][kd])
+    t = np.repeat(run.t[::decimation][:len(kd)][kd], n_eq)
+    return Observation(Wd.reshape(-1, b)[sel], yd.reshape(-1)[sel], eq[sel], int(sat.sum()), t[sel])
 
 
 def _scaled_condition(W, names):
@@ -264,13 +274,15 @@ def _solve(W, y, eq, n_eq, method):
 
 def identify(run: MeasuredRun, dyn, method: str = "wls", structure: str = "per-body", cutoff: float = 20.0,
              decimation: int | None = None, force_limit=None, max_condition: float = MAX_CONDITION,
-             base: BaseModel | None = None, sign_eps: float = 0.0, progress: bool = False) -> Identification:
+             base: BaseModel | None = None, sign_eps: float = 0.0, min_speed: float = 0.0,
+             progress: bool = False) -> Identification:
     """Base parameters of ``dyn``'s robot from a recorded run (module docstring).
 
     structure: see dynamics/parameters.BaseModel ('per-body' fits any plant; 'jourdain' is PaLiDA's
     Table I). base: a BaseModel to reuse (building one costs up to 2 s). sign_eps > 0: the Coulomb columns take
     tanh(qdot / sign_eps) for sign(qdot), as the simulated robot does (hardware/simulated.py, 2e-3); 0: the exact
-    sign of a real machine. InvalidInputError for runs that
+    sign of a real machine. min_speed: a joint's equation is left out where its speed is below (``observation``).
+    InvalidInputError for runs that
     are too short, not finite, or do not excite the base parameters (the message names the condition
     number and the weakest parameters).
     """
@@ -283,7 +295,9 @@ def identify(run: MeasuredRun, dyn, method: str = "wls", structure: str = "per-b
             raise InvalidInputError("Table I (structure 'jourdain') has the paper's exact friction sign; "
                                     f"sign_eps = {sign_eps:g} needs structure 'per-body' or 'shared-legs'")
         base = BaseModel(dyn, structure, sign_eps=sign_eps)
-    W, y, eq, n_sat, _ = observation(run, base, cutoff, decimation, force_limit, progress)
+    if not (np.isfinite(min_speed) and min_speed >= 0):
+        raise InvalidInputError(f"min_speed must be a finite number >= 0, got {min_speed}")
+    W, y, eq, n_sat, _ = observation(run, base, cutoff, decimation, force_limit, progress, min_speed=min_speed)
     m, b = W.shape
     if m < 2 * b:
         raise InvalidInputError(f"{run.source or 'run'}: {m} observation rows after filtering, decimation and "

@@ -23,6 +23,7 @@ deviations), the parameter files, the bags and two figures.
 from __future__ import annotations
 
 import json
+import math
 import os
 import sys
 import time
@@ -32,6 +33,7 @@ import numpy as np
 
 from .. import benchmark as bm
 from ..dynamics import robot_dynamics
+from ..errors import InvalidInputError
 from ..hardware.simulated import DEFAULT_SIGN_EPS
 from ..trajectory import trajectory_from_spec
 from . import domain_id
@@ -62,13 +64,26 @@ def add_arguments(p) -> None:
     g.add_argument("--effort-noise-std", type=float, default=2.0, help="force measurement noise, N (default 2)")
     g.add_argument("--excitation-duration", type=float, default=6.0, help="excitation period, s (default 6)")
     g.add_argument("--harmonics", type=int, default=5, help="harmonics of the excitation (default 5)")
-    g.add_argument("--evaluations", type=int, default=300,
-                   help="condition-number evaluations of the excitation design (default 300)")
+    g.add_argument("--evaluations", type=int, default=200,
+                   help="condition-number evaluations of the excitation design (default 200)")
     g.add_argument("--method", choices=("ols", "wls"), default="wls", help="least squares (default wls)")
     g.add_argument("--structure", choices=("jourdain", "per-body"), default="jourdain",
                    help="base parameters to identify: jourdain (Abdellatif's Table I, 24, the compiled kernel in "
                         "computed_force; the true robot's struts then stay identical and symmetric, the paper's "
                         "assumptions) or per-body (every body and joint its own, 112; struts perturbed one by one)")
+
+
+def check_arguments(args) -> None:
+    """Refuse absurd options before anything runs (the later steps check theirs again, by name)."""
+    for name, low, high in (("encoder_resolution", 0.0, 1e-2), ("effort_noise_std", 0.0, 1e3),
+                            ("perturb_scale", 0.0, 0.99), ("excitation_duration", 0.5, 600.0)):
+        value = getattr(args, name)
+        if not (math.isfinite(value) and low <= value <= high):
+            raise InvalidInputError(f"--{name.replace('_', '-')} must be within [{low:g}, {high:g}], got {value!r}")
+    for name, low, high in (("harmonics", 2, 100), ("evaluations", 1, 100_000), ("perturb_seed", 0, 2 ** 32 - 1)):
+        if not low <= getattr(args, name) <= high:
+            raise InvalidInputError(f"--{name.replace('_', '-')} must be within [{low}, {high}], "
+                                    f"got {getattr(args, name)}")
 
 
 def _measurement(args) -> list:
@@ -92,7 +107,7 @@ def force_predictions(run, dyn, values: dict, base):
     obs = observation(run, base, edge=PREDICTION_EDGE)
     n = dyn.model.n_actuated
     measured = obs.y.reshape(-1, n)
-    return obs.t, measured, {k: (obs.W @ v).reshape(-1, n) for k, v in values.items()}
+    return obs.t[::n], measured, {k: (obs.W @ v).reshape(-1, n) for k, v in values.items()}
 
 
 def prediction_figure(t, measured, predicted: dict, units):
@@ -134,6 +149,7 @@ def run(args) -> dict:
     from ..identification.perturbation import perturbed_parameters, write_perturbation
     from ..identification.recording import load_measured_run
 
+    check_arguments(args)
     started = time.perf_counter()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
