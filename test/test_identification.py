@@ -402,3 +402,33 @@ def test_file_identified_with_the_smoothed_sign_loads_into_an_exact_sign_model(r
     for pose, tw, ac in sample_states(dyn, 5, rng):
         ref = true_dyn.inverse_dynamics(pose, tw, ac).tau
         assert np.allclose(ff.tau(pose, tw, ac), ref, rtol=0, atol=1e-9 * np.abs(ref).max())
+
+
+@pytest.mark.parametrize("case", [("delta", "per-body"), ("planar_redundant", "per-body")], indirect=True,
+                         ids=lambda p: p[0])
+def test_time_window_and_slow_joints_left_out(case):
+    """MeasuredRun.between keeps the samples of a window; observation's min_speed drops a joint's equation where
+    its (filtered) speed is below, every equation of the sample for redundant actuation; the noise-free
+    identification stays exact on what is left."""
+    from pkm_control.identification.estimation import observation
+    from pkm_control.identification.signals import derivatives, lowpass
+
+    dyn, base, _, _, p_true, run, states = case
+    part = run.between(run.t[0] + 0.5, run.t[-1] - 0.5)
+    assert part.t[0] >= run.t[0] + 0.5 and part.t[-1] <= run.t[-1] - 0.5 and len(part.t) < len(run.t)
+    assert np.array_equal(part.position, run.position[(run.t >= part.t[0]) & (run.t <= part.t[-1])])
+    with pytest.raises(InvalidInputError, match="no sample between"):
+        run.between(run.t[-1] + 1.0)
+    full = observation(run, base, cutoff=CUTOFF)
+    v = 0.15 * np.abs(derivatives(lowpass(run.position, FS, CUTOFF), FS)[0]).max(axis=0).min()
+    fewer = observation(run, base, cutoff=CUTOFF, min_speed=v)
+    assert 0 < len(fewer.y) < len(full.y)
+    # each kept row's joint (or, redundant, every joint of its sample) moves at least v at that instant
+    qd = derivatives(lowpass(run.position, FS, CUTOFF), FS)[0]
+    idx = np.searchsorted(run.t, fewer.t)
+    speeds = np.abs(qd[idx, fewer.equation]) if not dyn.redundant else np.abs(qd[idx]).min(axis=1)
+    assert speeds.min() >= v and len(full.t) == len(full.y) and np.all(np.diff(full.t) >= 0)
+    ident = identify(run, dyn, base=base, cutoff=CUTOFF, min_speed=v)
+    W = np.vstack([base.observation_rows([p], [t], [a])[0] for p, t, a in states[::10]])
+    s = np.linalg.norm(W @ p_true) / np.linalg.norm(W, axis=0)
+    assert (np.abs(ident.values - p_true) / (np.abs(p_true) + s)).max() < 1e-6
