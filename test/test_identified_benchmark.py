@@ -40,7 +40,7 @@ def summary(tmp_path_factory):
 
     out = tmp_path_factory.mktemp("identified")
     assert main(["demo", "--identified", "--out", str(out), "--laps", "0.5", "--ramp-time", "0.2", "--quiet",
-                 "--no-animations", "--excitation-duration", "5", "--evaluations", "60",
+                 "--no-animations", "--evaluations", "100",
                  "--domain-id", os.environ["PKM_TEST_ROS_DOMAIN_ID"]]) == 0
     data = json.loads((out / "palida_identification.json").read_text())
     data["_out"] = out

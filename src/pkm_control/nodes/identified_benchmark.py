@@ -46,6 +46,9 @@ SETS = ("nominal", "identified", "true")
 #: s dropped at both ends of the recorded circle for the force prediction (observation's default, 0.75 s at 20 Hz,
 #: would leave a fraction of the 1.8 s circle; the bag's ends are the rest before the start and the ramp down)
 PREDICTION_EDGE = 0.1
+#: m/s: below this speed a joint's equation is left out of the identification (tanh(3) = 0.995: above it the
+#: simulated robot's smoothed Coulomb friction is the model's sign to 0.5 %)
+MIN_SPEED = 3 * DEFAULT_SIGN_EPS
 #: task speed and acceleration limits of the excitation (m/s, rad/s; m/s^2, rad/s^2)
 EXCITATION_VELOCITY, EXCITATION_ACCELERATION = (1.2, 2.0), (10.0, 20.0)
 
@@ -67,6 +70,10 @@ def add_arguments(p) -> None:
     g.add_argument("--evaluations", type=int, default=200,
                    help="condition-number evaluations of the excitation design (default 200)")
     g.add_argument("--method", choices=("ols", "wls"), default="wls", help="least squares (default wls)")
+    g.add_argument("--min-speed", type=float, default=MIN_SPEED,
+                   help=f"a joint's equation is left out of the identification where it moves slower than this, m/s "
+                        f"(default {MIN_SPEED:g}: the simulated robot's Coulomb friction is tanh(qdot / 2e-3), not the "
+                        f"model's sign, below about 3 x 2e-3)")
     g.add_argument("--structure", choices=("jourdain", "per-body"), default="jourdain",
                    help="base parameters to identify: jourdain (Abdellatif's Table I, 24, the compiled kernel in "
                         "computed_force; the true robot's struts then stay identical and symmetric, the paper's "
@@ -76,7 +83,7 @@ def add_arguments(p) -> None:
 def check_arguments(args) -> None:
     """Refuse absurd options before anything runs (the later steps check theirs again, by name)."""
     for name, low, high in (("encoder_resolution", 0.0, 1e-2), ("effort_noise_std", 0.0, 1e3),
-                            ("perturb_scale", 0.0, 0.99), ("excitation_duration", 0.5, 600.0)):
+                            ("perturb_scale", 0.0, 0.99), ("excitation_duration", 0.5, 600.0), ("min_speed", 0.0, 1.0)):
         value = getattr(args, name)
         if not (math.isfinite(value) and low <= value <= high):
             raise InvalidInputError(f"--{name.replace('_', '-')} must be within [{low:g}, {high:g}], got {value!r}")
@@ -194,7 +201,8 @@ def run(args) -> dict:
     # the excitation itself: not the approach move to its start (slow joints, where no friction model fits)
     t0 = float(exc_summary["goal_start"])
     measured = load_measured_run(files["excitation_bag"], ROBOT).between(t0, t0 + excitation_traj.duration)
-    ident = identify(measured, dyn, method=args.method, base=base, sign_eps=sign_eps, progress=not args.quiet)
+    ident = identify(measured, dyn, method=args.method, base=base, sign_eps=sign_eps,
+                     min_speed=args.min_speed, progress=not args.quiet)
     files["identified"] = out / "palida_identified_parameters.yaml"
     write_identification(files["identified"], ident)
     _log(args, f"[4/5] identified {len(ident.names)} base parameters ({args.method.upper()}), condition number "
@@ -251,7 +259,8 @@ def run(args) -> dict:
                        "encoder_resolution_m": args.encoder_resolution, "effort_noise_std_n": args.effort_noise_std},
         "excitation": {"spec": spec, "condition": report.condition, "baseline_condition": report.baseline_condition,
                        "harmonics": args.harmonics, "duration_s": args.excitation_duration},
-        "identified": {"method": ident.method, "structure": ident.structure, "condition_number":
+        "identified": {"method": ident.method, "structure": ident.structure, "min_speed": args.min_speed,
+                       "window_s": [t0, t0 + excitation_traj.duration], "condition_number":
                        ident.condition_number, "rows": ident.rows, "consistency": list(ident.consistency),
                        "parameters": [{"name": n, "value": float(v), "relative_std_percent": float(s),
                                        "true": float(tv), "expression": e}
