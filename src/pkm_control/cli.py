@@ -700,6 +700,9 @@ def _record(args, session):
 
     summary = record(session, args, lambda msg: print(f"pkm record: {msg}", file=sys.stderr, flush=True))
     _emit(args, summary, format_summary(summary))
+    if args.until_done and summary["goal_status"] != "finished":
+        print(f"pkm record: the goal did not finish while recording ({summary['goal_status']})", file=sys.stderr)
+        raise SystemExit(1)
 
 
 # ----------------------------------------------------------------------------- parser

@@ -183,9 +183,10 @@ class BagRecorder:
                 self.session.node.destroy_subscription(sub)
             self.writer.close()
 
-    def summary(self, control_rate: float | None = None) -> dict:
+    def summary(self, control_rate: float | None = None, end: float | None = None) -> dict:
         """Messages per topic, the topics not recorded and why, and the /joint_states samples: how many distinct
-        instants, their time span, the median period and (with the control rate) the periods without one."""
+        instants, their time span, the median period and (with the control rate) the periods without one from
+        the first sample to the last, or to ``end`` (s: the goal's end, when known) if that is later."""
         out = {"bag": self.output, "messages": dict(sorted(self.counts.items())), "skipped": self.skipped,
                "not_published": [t for t in self.topics if t not in self.counts and t not in self.skipped]}
         if self.stamps:
@@ -194,7 +195,8 @@ class BagRecorder:
                  "median_period_s": float(np.median(np.diff(t))) if len(t) > 1 else None}
             if control_rate:
                 s["control_rate_hz"] = control_rate
-                s["missing_periods"] = int(round((t[-1] - t[0]) * control_rate)) + 1 - len(t)
+                last = t[-1] if end is None else max(t[-1], end)
+                s["missing_periods"] = int(round((last - t[0]) * control_rate)) + 1 - len(t)
             out[JOINT_STATES] = s
         return out
 
@@ -276,8 +278,9 @@ def record(session, args, log) -> dict:
     if args.until_done and topics is not None and STATUS_TOPIC not in topics:
         topics = list(topics) + [STATUS_TOPIC]
     rec = BagRecorder(session, args.output, topics, args.storage)
+    every = EveryPeriod(session, args.timeout, log)
     try:
-        with EveryPeriod(session, args.timeout, log) as every:
+        with every:
             start = None
             bar = progress_bar(total=args.duration, unit="s", desc="recording",
                                bar_format=None if args.duration else "{desc}: {n:.3f} s {postfix}")
@@ -294,14 +297,14 @@ def record(session, args, log) -> dict:
                         break
                     if args.until_done and rec.goal_done():
                         break
-            except KeyboardInterrupt:
-                log("Ctrl-C: closing the bag")
             finally:
                 bar.close()
-            rec.close()
-            s = rec.summary(every.control_rate)
+    except KeyboardInterrupt:       # anywhere until here (the rate is put back on the way out of ``every``)
+        log("Ctrl-C: closing the bag")
     finally:
         rec.close()
+    done = rec.status.get("state") == "finished" and args.until_done
+    s = rec.summary(every.control_rate, float(rec.status["end"]) if done else None)
     if args.until_done:
         s["goal_status"] = rec.status.get("state", "none seen")
     return s

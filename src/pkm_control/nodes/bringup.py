@@ -475,7 +475,7 @@ def run_recorded(args, progress=None, out=None):
     summary = {"robot": robot, "controller": args.controller, "hardware": args.hardware, "goal": spec,
                "goal_status": status, "reason": reason, "wall_duration_s": wall, "sim_duration_s": rec.sim_time}
     if bag is not None:
-        summary["bag"] = bag.summary(_control_rate(args))
+        summary["bag"] = bag.summary(_control_rate(args), rec.status.get("end") if status == "finished" else None)
     summary.update(rec.events())
     try:
         if status == "finished":
