@@ -277,10 +277,12 @@ def record(session, args, log) -> dict:
     topics = args.topics or None
     if args.until_done and topics is not None and STATUS_TOPIC not in topics:
         topics = list(topics) + [STATUS_TOPIC]
+    from .bringup import Stopped, signals_raise_stopped
+
     rec = BagRecorder(session, args.output, topics, args.storage)
     every = EveryPeriod(session, args.timeout, log)
     try:
-        with every:
+        with signals_raise_stopped(), every:
             start = None
             bar = progress_bar(total=args.duration, unit="s", desc="recording",
                                bar_format=None if args.duration else "{desc}: {n:.3f} s {postfix}")
@@ -299,8 +301,8 @@ def record(session, args, log) -> dict:
                         break
             finally:
                 bar.close()
-    except KeyboardInterrupt:       # anywhere until here (the rate is put back on the way out of ``every``)
-        log("Ctrl-C: closing the bag")
+    except (KeyboardInterrupt, Stopped) as exc:   # anywhere until here (the rate is put back leaving ``every``)
+        log(f"{exc if isinstance(exc, Stopped) else 'Ctrl-C'}: closing the bag")
     finally:
         rec.close()
     done = rec.status.get("state") == "finished" and args.until_done

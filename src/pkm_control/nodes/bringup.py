@@ -286,8 +286,9 @@ def _raise_stopped(signum, _frame):
 
 
 @contextlib.contextmanager
-def _signals_stop_the_graph():
-    """SIGINT, SIGTERM and SIGHUP raise Stopped in the main thread while the graph runs. SIGINT too is installed
+def signals_raise_stopped():
+    """SIGINT, SIGTERM and SIGHUP raise Stopped in the main thread (while the graph runs, or `pkm record` records).
+    SIGINT too is installed
     explicitly: a process started as a background job of a non-interactive shell inherits SIGINT ignored, and
     Python then leaves it ignored (no KeyboardInterrupt), so a `kill -INT` would leave the graph running."""
     old = {s: signal.signal(s, _raise_stopped) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
@@ -326,7 +327,7 @@ def run(args) -> int:
     bag = _bag_recorder(args)       # before the graph: a bag that cannot be created fails here
     g = Graph(args)
     code = 0
-    with _signals_stop_the_graph():
+    with signals_raise_stopped():
         try:
             g.start()
             t_end = None if args.duration is None else time.monotonic() + args.duration
@@ -429,7 +430,7 @@ def run_recorded(args, progress=None, out=None):
     t_motion = None            # wall time when sim time first passed the motion start
     status, reason = "timeout", ""
     record = None
-    with _signals_stop_the_graph():
+    with signals_raise_stopped():
         try:
             g.start()
             while True:
