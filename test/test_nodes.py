@@ -345,7 +345,7 @@ def test_ground_truth_in_chunks_reaches_the_recorder_whole(ros):
         assert spin_until(ros, lambda: (rec.spin_once(0.0), rec.sim_time >= 300 * DT_NS * 1e-9)[1])
         assert ctl.k == 300 and sorted(plant) == list(range(0, 300 * DT_NS + 1, DT_NS))
         assert [len(m.points) for m in sent if to_ns(m.header.stamp) > 0] == [7] * 42 + [6]
-        rec._truth(sent[-2])                                    # a re-offer changes nothing
+        rec.on_truth(sent[-2])                                 # a re-offer changes nothing
         r = rec.record("chunks", "pd")
         t_ns = np.array(sorted(plant), np.int64)
         assert np.array_equal(r.t, t_ns * 1e-9)

@@ -266,17 +266,23 @@ def load_bag(path, robot: str | None = None, variant: str | None = None) -> Reco
 
 
 def controller_diagnostics(reader) -> dict:
-    """The key-values of joint_controller's first /diagnostics status (robot, variant, controller), or {}."""
+    """The key-values of joint_controller's first /diagnostics status (robot, variant, controller), or, when the
+    bag has none of its (a short run: the nodes report about once a second), of the first status of another node
+    that names the robot; {} if none does."""
     conns = [c for c in reader.connections if c.topic == DIAGNOSTICS_TOPIC]
+    other = {}
     for conn, _, raw in reader.messages(connections=conns):
         try:
             msg = reader.deserialize(raw, conn.msgtype)
         except Exception:           # a foreign message on the topic: it does not name the run
             continue
         for st in msg.status:
+            values = {kv.key: kv.value for kv in st.values}
             if st.name.rstrip("/").endswith("joint_controller"):
-                return {kv.key: kv.value for kv in st.values}
-    return {}
+                return values
+            if not other and "robot" in values:
+                other = values
+    return other
 
 
 class JointSamples(NamedTuple):
