@@ -113,18 +113,23 @@ class BaseParameterSet:
     source: str = ""
 
 
+def _check_keys_and_robot(where, data: dict, required: set, allowed: set, listed: str, dyn):
+    """The mapping's keys (``listed``: which set the message lists) and robot checked; the model's ClosedLoopModel."""
+    extra, missing = set(data) - allowed, required - set(data)
+    if extra or missing:
+        raise InvalidInputError(f"{where}: unknown keys {sorted(extra)}, missing keys {sorted(missing)} "
+                                f"({listed}: {sorted(required if listed == 'required' else allowed)})")
+    if data["robot"] != dyn.model.name:
+        raise InvalidInputError(f"{where}: robot = {data['robot']!r}, but the model is {dyn.model.name!r}")
+    return dyn.model
+
+
 def base_parameter_set_from_dict(data: dict, dyn: ClosedLoopDynamics, source: str = "") -> BaseParameterSet:
     """Validate a ``kind: base_parameters`` mapping against a robot's model (InvalidInputError names the key)."""
     from ..dynamics.parameters import STRUCTURES, BaseModel
 
     where = source or "base-parameter set"
-    extra, missing = set(data) - _BASE_REQUIRED - _BASE_REPORT, _BASE_REQUIRED - set(data)
-    if extra or missing:
-        raise InvalidInputError(f"{where}: unknown keys {sorted(extra)}, missing keys {sorted(missing)} "
-                                f"(required: {sorted(_BASE_REQUIRED)})")
-    clm = dyn.model
-    if data["robot"] != clm.name:
-        raise InvalidInputError(f"{where}: robot = {data['robot']!r}, but the model is {clm.name!r}")
+    clm = _check_keys_and_robot(where, data, _BASE_REQUIRED, _BASE_REQUIRED | _BASE_REPORT, "required", dyn)
     if data.get("variant") is not None and data["variant"] != clm.variant:
         raise InvalidInputError(f"{where}: variant = {data['variant']!r}, but the model is {clm.variant!r}")
     if data["structure"] not in STRUCTURES:
@@ -176,13 +181,7 @@ def parameter_set_from_dict(data, dyn: ClosedLoopDynamics, source: str = "") -> 
         return base_parameter_set_from_dict(data, dyn, source)
     if not isinstance(data, dict):
         raise InvalidInputError(f"{where}: must be a mapping with keys {sorted(_TOP_KEYS)}, got {type(data).__name__}")
-    extra, missing = set(data) - _TOP_KEYS, _REQUIRED - set(data)
-    if extra or missing:
-        raise InvalidInputError(f"{where}: unknown keys {sorted(extra)}, missing keys {sorted(missing)} "
-                                f"(allowed: {sorted(_TOP_KEYS)})")
-    clm = dyn.model
-    if data["robot"] != clm.name:
-        raise InvalidInputError(f"{where}: robot = {data['robot']!r}, but the model is {clm.name!r}")
+    clm = _check_keys_and_robot(where, data, _REQUIRED, _TOP_KEYS, "allowed", dyn)
     scale = _number(f"{where}: inertia_scale", data["inertia_scale"], positive=True)
     # friction: the config's roles and kinds exactly; values >= 0, a scalar or one per joint
     nominal = clm.config.get("friction") or {}
