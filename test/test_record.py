@@ -57,7 +57,7 @@ def test_bringup_record_has_every_control_period(tmp_path):
     assert p.returncode == 0, out[-3000:]
     summary = json.loads(out)
     assert summary["goal_status"] == "finished" and summary["bag"]["/joint_states"]["missing_periods"] == 0
-    run = load_measured_run(bag)           # the robot from joint_controller's diagnostics in the bag
+    run = load_measured_run(bag)           # the robot from the bag's /robot_description (or diagnostics)
     assert run.robot == "palida"
     k = grid(run.t)
     # from the run's first period (the lockstep start waits for the bag) to the goal's end, none missing
@@ -69,9 +69,12 @@ def test_bringup_record_has_every_control_period(tmp_path):
     truth = load_run(bag)
     assert truth.measured_from == "/hardware/ground_truth/joint_trajectory"
     truth_k = grid(truth.t)
-    assert np.isin(k[1:], truth_k).all()
-    at = np.searchsorted(truth_k, k[1:])
-    np.testing.assert_allclose(run.position[1:], truth.q[at][:, truth.kinematics.model.actuated_idx], rtol=0,
+    # the ground truth comes in chunks of 10 samples: the last, partial one may not be published when the run ends
+    common = np.flatnonzero(k <= truth_k[-1])[1:]
+    assert len(k) - 1 - len(common) < 10
+    assert np.isin(k[common], truth_k).all()
+    at = np.searchsorted(truth_k, k[common])
+    np.testing.assert_allclose(run.position[common], truth.q[at][:, truth.kinematics.model.actuated_idx], rtol=0,
                                atol=1e-9)
     assert np.abs(run.effort).max() > 1.0          # the drives' forces, not zeros
 

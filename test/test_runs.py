@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from pkm_control.description.robots import robot_urdf
 from pkm_control.errors import InvalidInputError
 from pkm_control.kinematics import robot_kinematics
 from pkm_control.runs import MAX_SAMPLES, load_run, write_joints_csv
@@ -30,10 +31,11 @@ def tree_motion(kin, n, scale=1.0):
     return t, q
 
 
-def write_bag(path, kin, truth=None, states=None, desired=None, storage="sqlite3", extra_topics=(), diagnostics=None):
+def write_bag(path, kin, truth=None, states=None, desired=None, storage="sqlite3", extra_topics=(), diagnostics=None,
+              description=None):
     """A rosbag2 with the ground truth (JointTrajectory chunks of 10, joint order reversed), /joint_states and
     /desired_joint_states (one JointState per sample); each argument (t, q) or None. diagnostics: key-values
-    of a joint_controller status on /diagnostics."""
+    of a joint_controller status on /diagnostics; description: a URDF on /robot_description."""
     from rosbags.rosbag2 import StoragePlugin, Writer
     from rosbags.typesys import Stores, get_typestore
 
@@ -76,9 +78,10 @@ def write_bag(path, kin, truth=None, states=None, desired=None, storage="sqlite3
                   for name in ("/computed_force", "/joint_controller")]
             msg = T["diagnostic_msgs/msg/DiagnosticArray"](header=header(0.1), status=st)
             w.write(c, 10**8, ts.serialize_cdr(msg, c.msgtype))
-        for topic in extra_topics:
+        strings = [(topic, "x") for topic in extra_topics]
+        for topic, data in strings + ([("/robot_description", description)] if description is not None else []):
             c = w.add_connection(topic, "std_msgs/msg/String", typestore=ts)
-            w.write(c, 1, ts.serialize_cdr(T["std_msgs/msg/String"](data="x"), c.msgtype))
+            w.write(c, 1, ts.serialize_cdr(T["std_msgs/msg/String"](data=data), c.msgtype))
 
 
 def test_bag_round_trip_ground_truth_and_desired(tmp_path):
@@ -106,6 +109,28 @@ def test_bag_round_trip_ground_truth_and_desired(tmp_path):
     run = load_run(tmp_path / "anonymous", robot="palida")
     assert run.controller is None
     np.testing.assert_array_equal(run.q, q)
+
+
+@pytest.mark.parametrize("robot,variant", [("palida", ""), ("stewart", "3-6"), ("stewart", "6-6")])
+def test_bag_names_its_robot_by_its_robot_description(tmp_path, robot, variant):
+    """No diagnostics (a run shorter than their period): the recorded URDF names the robot and, for a robot with
+    variants, the variant whose URDF it is exactly; an edited URDF of such a robot names nothing."""
+    kin = robot_kinematics(robot, variant)
+    t, q = tree_motion(kin, 20)
+    urdf = robot_urdf(robot, variant)
+    write_bag(tmp_path / "run", kin, truth=(t, q), description=urdf)
+    run = load_run(tmp_path / "run")
+    assert (run.robot, run.kinematics.model.variant) == (robot, variant)
+    edited = urdf.replace("<robot ", "<!-- edited --><robot ", 1)
+    write_bag(tmp_path / "edited", kin, truth=(t, q), description=edited)
+    if variant:
+        with pytest.raises(InvalidInputError, match="name the robot"):
+            load_run(tmp_path / "edited")
+    else:
+        assert load_run(tmp_path / "edited").robot == robot
+    write_bag(tmp_path / "foreign", kin, truth=(t, q), description="<robot name='my_hexapod'/>")
+    with pytest.raises(InvalidInputError, match="name the robot"):
+        load_run(tmp_path / "foreign")
 
 
 @pytest.mark.parametrize("storage", ["sqlite3", "mcap"])

@@ -15,7 +15,9 @@ Sources:
   ``/estimated_joint_states``; the desired robot is ``/desired_joint_states`` (every tree joint, from the
   inverse kinematics node), linearly interpolated onto the measured times and held at its first / last
   sample outside its own time span. The robot, variant and controller are those joint_controller states in
-  its ``/diagnostics`` when the bag has them.
+  its ``/diagnostics`` when the bag has them; else the robot (and variant) of the bag's ``/robot_description``
+  (std_msgs/String, the URDF that joint_controller and robot_state_publisher publish latched) when it is one of
+  the shipped robots' (``recorded_robot``).
 * the joints CSV that ``pkm demo`` writes per run (``write_joints_csv``): an optional first line
   ``# pkm_control run: robot=<id> variant=<name> controller=<name>``, a header ``t [s],q_<joint> [m|rad],
   ...,q_desired_<joint> [m|rad],...`` and one row per sample. Any subset of the tree joints that fixes the
@@ -47,6 +49,8 @@ MEASURED_TOPICS = ("/hardware/ground_truth/joint_trajectory", "/joint_states", "
 DESIRED_TOPIC = "/desired_joint_states"
 #: joint_controller's diagnostics name the robot, variant and controller of the run
 DIAGNOSTICS_TOPIC = "/diagnostics"
+#: the URDF (std_msgs/String, latched), recorded once: it names the robot when no diagnostics were recorded
+DESCRIPTION_TOPIC = "/robot_description"
 CSV_MAGIC = "# pkm_control run:"
 _COLUMN = re.compile(r"^(q_desired|q)_(.+) \[(m|rad)\]$")
 
@@ -247,7 +251,7 @@ def load_bag(path, robot: str | None = None, variant: str | None = None) -> Reco
             raise InvalidInputError(f"{source}: {counts[measured]} messages on {measured}, more than {MAX_SAMPLES}")
         m = read_joint_topic(reader, measured, source)
         desired = read_joint_topic(reader, DESIRED_TOPIC, source) if counts.get(DESIRED_TOPIC) else None
-        said = controller_diagnostics(reader) if counts.get(DIAGNOSTICS_TOPIC) else {}
+        said = recorded_robot(reader, counts)
         bag = source[len("bag '"):-1]
     if robot is None and said.get("robot"):
         robot, variant = said["robot"], said.get("variant")
@@ -263,6 +267,41 @@ def load_bag(path, robot: str | None = None, variant: str | None = None) -> Reco
     controller = said.get("controller") if said.get("robot") == kin.model.name else None
     return RecordedRun(kin.model.name, kin.model.variant, controller or None, t, tuple(kin.model.joint_names), q,
                        q_desired, tuple(kin.model.actuated_joints), bag, measured)
+
+
+def recorded_robot(reader, counts) -> dict:
+    """What the bag says of its run: joint_controller's diagnostics (``controller_diagnostics``) when one names the
+    robot, else ``described_robot``; {} when neither does."""
+    said = controller_diagnostics(reader) if counts.get(DIAGNOSTICS_TOPIC) else {}
+    if not said.get("robot") and counts.get(DESCRIPTION_TOPIC):
+        said = described_robot(reader)
+    return said
+
+
+def described_robot(reader) -> dict:
+    """{robot, variant} of the bag's last /robot_description when that URDF is a shipped robot's: its ``<robot
+    name>`` is one, and it has one variant or the text is exactly one variant's (``robot_urdf``); else {}
+    (a robot of one's own, an edited URDF of a robot with variants: the joint names or the caller name it)."""
+    from xml.etree import ElementTree
+
+    from .description.robots import robot_names, robot_urdf, robot_variants
+
+    conns = [c for c in reader.connections if c.topic == DESCRIPTION_TOPIC]
+    urdf = None
+    for conn, _, raw in reader.messages(connections=conns):
+        try:
+            urdf = reader.deserialize(raw, conn.msgtype).data
+        except Exception:           # not a std_msgs/String: it does not name the robot
+            continue
+    try:
+        name = ElementTree.fromstring(urdf).get("name") if isinstance(urdf, str) else None
+    except ElementTree.ParseError:
+        return {}
+    if name not in robot_names():
+        return {}
+    variants = robot_variants(name)
+    fits = [v for v in variants if robot_urdf(name, v) == urdf] if len(variants) > 1 else list(variants)
+    return {"robot": name, "variant": fits[0]} if len(fits) == 1 else {}
 
 
 def controller_diagnostics(reader) -> dict:

@@ -50,8 +50,9 @@ def robot_config(robot: str, variant: str | None = None) -> dict:
     return merged
 
 
+@functools.lru_cache(maxsize=None)
 def robot_urdf(robot: str, variant: str | None = None) -> str:
-    """Process urdf/<robot>.urdf.xacro with the robot's config and variant."""
+    """Process urdf/<robot>.urdf.xacro with the robot's config and variant (cached)."""
     import xacro
 
     variant = robot_config(robot, variant)["variant"]

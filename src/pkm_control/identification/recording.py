@@ -5,7 +5,8 @@ one that `ros2 bag record` made on a real machine) with the standard topics:
 
 * ``/joint_states`` (sensor_msgs/JointState): position and effort of the actuated joints (any other joints in the
   message are ignored; the names are matched to the robot's actuated joints, the robot inferred as
-  ``runs.load_bag`` does: joint_controller's /diagnostics, else the one robot whose joints the names are);
+  ``runs.load_bag`` does: joint_controller's /diagnostics, else /robot_description, else the one robot whose
+  joints the names are);
   velocity too when every message has it;
 * when the JointState messages carry no efforts: the forces of the command topic ``/<controller_name>/commands``
   (std_msgs/Float64MultiArray, one force per actuated joint in the robot's order, as ros2_control's
@@ -28,8 +29,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import InvalidInputError
-from ..runs import (DIAGNOSTICS_TOPIC, MAX_SAMPLES, _kinematics, controller_diagnostics, last_of_each_instant,
-                    message_counts, open_bag, read_joint_topic)
+from ..runs import (MAX_SAMPLES, _kinematics, last_of_each_instant, message_counts, open_bag, read_joint_topic,
+                    recorded_robot)
 from .data import MeasuredRun
 
 JOINT_STATES = "/joint_states"
@@ -56,7 +57,7 @@ def load_measured_run(path, robot: str | None = None, variant: str | None = None
         commands = None
         if states.efforts is None:
             commands = _read_commands(reader, counts, source)
-        said = controller_diagnostics(reader) if counts.get(DIAGNOSTICS_TOPIC) else {}
+        said = recorded_robot(reader, counts)
     if robot is None and said.get("robot"):
         robot, variant = said["robot"], said.get("variant")
     kin = _kinematics(robot, variant, states.names, f"{source} {JOINT_STATES}")

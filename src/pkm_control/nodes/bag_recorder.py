@@ -9,8 +9,9 @@ graph's clock.
 
 Default topics: /joint_states, the actuator commands (every ``/<controller_name>/commands``,
 std_msgs/Float64MultiArray, there with a robot behind topics or ros2_control), /joint_references,
-/desired_joint_states, /feedforward, and joint_controller's /diagnostics (the robot, variant and controller of
-the run) and the trajectory generator's status (the goal's life cycle).
+/desired_joint_states, /feedforward, joint_controller's /diagnostics (the robot, variant and controller of
+the run, about once a second) and /robot_description (the URDF, latched: it names the robot of a run too short
+for a diagnostics message), and the trajectory generator's status (the goal's life cycle).
 
 The control rate: /joint_states is joint_controller's state estimate at ``state_publish_rate`` (250 Hz by default,
 100 Hz in real-time mode), while the identification needs every control period's sample. While it records,
@@ -39,7 +40,7 @@ from .qos import OBSERVATION_DEPTH
 JOINT_STATES = "/joint_states"
 STATUS_TOPIC = "/trajectory_generator/status"
 DEFAULT_TOPICS = (JOINT_STATES, "/joint_references", "/desired_joint_states", "/feedforward", "/diagnostics",
-                  STATUS_TOPIC)
+                  "/robot_description", STATUS_TOPIC)
 COMMANDS_TYPE = "std_msgs/msg/Float64MultiArray"
 CONTROLLER = "/joint_controller"
 

@@ -64,6 +64,8 @@ Publishes
                                                              parameters at parameter_estimates_rate (sim time)
   /diagnostics             diagnostic_msgs/DiagnosticArray   rate, deadline misses, cycle time, plant step,
                                                              safe behaviour and its entries, saturations
+  /robot_description       std_msgs/String                   the robot's URDF, once, latched (robot_state_publisher's
+                                                             convention): it names the robot of a recorded bag
 Services
   /hardware/reset          std_srvs/Trigger                  (hardware: sim, mujoco, emulated canopen) back to
                                                              initial_pose at sim time 0
@@ -141,8 +143,11 @@ class JointControllerNode(Node):
         super().__init__("joint_controller", **kwargs)
         from rclpy.clock import Clock as WallClock, ClockType
         from sensor_msgs.msg import JointState
+        from std_msgs.msg import String
         from std_srvs.srv import Trigger
         from trajectory_msgs.msg import JointTrajectory
+
+        from ..description.robots import robot_urdf
 
         self.ctx, s = declare_settings(self, "joint_controller", self.on_change)
         self.s = s
@@ -188,6 +193,9 @@ class JointControllerNode(Node):
             from std_msgs.msg import Float64MultiArray
 
             self.pub_estimates = self.create_publisher(Float64MultiArray, ESTIMATES_TOPIC, qos(ESTIMATES_TOPIC, "pub"))
+        self.pub_description = self.create_publisher(String, "/robot_description",
+                                                     qos("/robot_description", "pub"))
+        self.pub_description.publish(String(data=robot_urdf(self.ctx.robot, self.ctx.kin.model.variant)))
         state_topic = estimated_state_topic(s["hardware"])
         self.pub_state = self.create_publisher(JointState, state_topic, qos(state_topic, "pub"))
         # real time: the loop's thread takes the streams between its periods (one thread: no other thread holds

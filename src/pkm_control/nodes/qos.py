@@ -92,6 +92,8 @@ TABLE = {
                                       "behind", OBSERVATION_DEPTH),
     (GROUND_TRUTH_TOPIC, "sub"): _row("observation", "the recorder", OBSERVATION_DEPTH),
     (ESTIMATES_TOPIC, "pub"): _row("display", "adaptive IDC's estimates for plots; the next replaces a lost one"),
+    ("/robot_description", "pub"): _row("latched", "the URDF once, for late joiners (recorders, ros2_control), as "
+                                                    "robot_state_publisher offers it", 1),
     ("/diagnostics", "pub"): _row("display", "monitoring, 1 Hz per node"),
     ("/diagnostics", "sub"): _row("observation", "the recorder: every node's last figures", OBSERVATION_DEPTH),
 }
