@@ -64,8 +64,10 @@ Publishes
                                                              parameters at parameter_estimates_rate (sim time)
   /diagnostics             diagnostic_msgs/DiagnosticArray   rate, deadline misses, cycle time, plant step,
                                                              safe behaviour and its entries, saturations
-  /robot_description       std_msgs/String                   the robot's URDF, once, latched (robot_state_publisher's
-                                                             convention): it names the robot of a recorded bag
+  /robot_description       std_msgs/String                   (hardware: all but ros2_control, whose URDF is the
+                                                             controller manager's) the robot's URDF, once, latched
+                                                             (robot_state_publisher's convention): it names the
+                                                             robot of a recorded bag
 Services
   /hardware/reset          std_srvs/Trigger                  (hardware: sim, mujoco, emulated canopen) back to
                                                              initial_pose at sim time 0
@@ -193,9 +195,10 @@ class JointControllerNode(Node):
             from std_msgs.msg import Float64MultiArray
 
             self.pub_estimates = self.create_publisher(Float64MultiArray, ESTIMATES_TOPIC, qos(ESTIMATES_TOPIC, "pub"))
-        self.pub_description = self.create_publisher(String, "/robot_description",
-                                                     qos("/robot_description", "pub"))
-        self.pub_description.publish(String(data=robot_urdf(self.ctx.robot, self.ctx.kin.model.variant)))
+        if s["hardware"] != "ros2_control":   # there the robot_state_publisher of the ros2_control side owns it
+            self.pub_description = self.create_publisher(String, "/robot_description",
+                                                         qos("/robot_description", "pub"))
+            self.pub_description.publish(String(data=robot_urdf(self.ctx.robot, self.ctx.kin.model.variant)))
         state_topic = estimated_state_topic(s["hardware"])
         self.pub_state = self.create_publisher(JointState, state_topic, qos(state_topic, "pub"))
         # real time: the loop's thread takes the streams between its periods (one thread: no other thread holds
