@@ -74,6 +74,8 @@ TABLE = {
     (COMMANDS, "sub"): _row("stream", "hardware node: one lockstep step per command"),
     ("/clock", "pub"): _row("stream", "sim time from the loop"),
     ("/clock", "sub"): _row("stream", "paces the generator; in lockstep a lost clock stalls the streams"),
+    ("/clock", "sub:stream_stage"): _row("sensor", "IK, computed force: the newest time only, which chunks the loop "
+                                                   "has passed"),
     ("/trajectory_generator/goal", "pub"): _row("stream", "`pkm goal`: reliable, as the generator's reader"),
     ("/trajectory_generator/goal", "sub"): _row("stream", "a user's goal must outlive a flood of junk goals"),
     ("/trajectory_generator/status", "pub"): _row("latched", "the goal's life cycle for a late `pkm bringup`",

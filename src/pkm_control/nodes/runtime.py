@@ -93,6 +93,24 @@ def _float(key, value):
         raise InvalidInputError(f"parameter '{key}' must be a number, got {value!r}") from exc
 
 
+class LatestClock:
+    """The newest time on /clock (ns; None before the first message) for a stream stage that has no rclpy time
+    source (its outputs carry its inputs' stamps): it tells the chunks the control loop has passed
+    (``trajectory.streaming.Chunk.passed``). The freshest message wins; a reset brings it back to zero."""
+
+    def __init__(self, node):
+        from rosgraph_msgs.msg import Clock
+
+        self.ns = None
+        self.sub = node.create_subscription(Clock, "/clock", self.on_clock, qos("/clock", "sub:stream_stage"))
+
+    def on_clock(self, msg) -> None:
+        self.ns = msg.clock.sec * 1_000_000_000 + msg.clock.nanosec
+
+    def passed(self, chunk) -> bool:
+        return self.ns is not None and chunk.passed(self.ns)
+
+
 class Diagnostics:
     """Counters of one node, published as diagnostic_msgs/DiagnosticArray on /diagnostics.
 

@@ -143,6 +143,13 @@ class Chunk:
     twists: np.ndarray           # (N, task dim)
     accels: np.ndarray
 
+    def passed(self, now_ns: int) -> bool:
+        """Every sample is before now: no consumer can use any of them (the loop's instant is past them). A stream
+        stage that fell behind (real-time mode on an overloaded machine) drops such a chunk instead of working
+        off a backlog of them, so its output is back at the present as soon as it catches up with its input; in
+        lockstep the clock waits for the streams and no chunk the loop needs has passed."""
+        return len(self.times_ns) > 0 and int(self.times_ns[-1]) < int(now_ns)
+
 
 @dataclass(frozen=True)
 class Motion:
