@@ -9,6 +9,7 @@ import pytest
 from pkm_control.errors import InvalidInputError, UnreachablePoseError
 from pkm_control.kinematics import robot_kinematics
 from pkm_control.trajectory import trajectory_from_spec
+from pkm_control.control import kernels
 from pkm_control.trajectory.streaming import MAX_GOAL_BYTES, GoalScheduler, SampleBuffer, parse_goal
 
 DT = 500_000                 # ns: 2 kHz
@@ -35,6 +36,56 @@ def test_sample_buffer_splice_interpolation_and_hold():
     assert b.hold(30, 5)[0] == 9.5 and b.hold(31, 5) is None      # ran dry for at most max_age
     b.prune(25)
     assert b.times == [10, 15, 25]               # one kept before now - keep_ns for interpolation
+
+
+@pytest.mark.parametrize("omega", [2.0, 6.7, 40.0])
+def test_sample_buffer_hermite_between_samples_of_a_slower_stream(omega):
+    """References streamed at 500 Hz, read at 2 kHz: q and qd within the cubic Hermite error bound
+    h^4 max|f^(4)| / 384 of the exact motion, qdd within the linear bound h^2 max|f^(2)| / 8 (f = sin(omega t)
+    per joint, amplitudes 0.1 and 0.2); exact (bitwise) on the samples; the same numbers as scipy's
+    CubicHermiteSpline, a second formulation."""
+    from scipy.interpolate import CubicHermiteSpline
+
+    n, h_ns = 2, 2_000_000
+    amp = np.array([0.1, 0.2])
+
+    def motion(t):
+        s, c = np.sin(omega * t)[:, None], np.cos(omega * t)[:, None]
+        return np.hstack([amp * s, amp * omega * c, -amp * omega ** 2 * s])
+
+    t_stream = np.arange(0, 101) * h_ns
+    rows = motion(t_stream * 1e-9)
+    b = SampleBuffer(interpolate=kernels.hermite)      # as ControlLoop reads its references
+    b.add(t_stream, rows)
+    t_loop = np.arange(0, 400) * 500_000
+    got = np.array([b.at(int(t)) for t in t_loop])
+    exact = motion(t_loop * 1e-9)
+    h = h_ns * 1e-9
+    bound_q = h ** 4 * omega ** 4 * amp / 384
+    bound_qd = h ** 4 * omega ** 5 * amp / 384
+    bound_qdd = h ** 2 * omega ** 4 * amp / 8
+    assert np.all(np.abs(got[:, :n] - exact[:, :n]) <= bound_q * (1 + 1e-6) + 1e-16)
+    assert np.all(np.abs(got[:, n:2 * n] - exact[:, n:2 * n]) <= bound_qd * (1 + 1e-6) + 1e-15)
+    assert np.all(np.abs(got[:, 2 * n:] - exact[:, 2 * n:]) <= bound_qdd * (1 + 1e-6) + 1e-14)
+    on_grid = t_loop % h_ns == 0
+    np.testing.assert_array_equal(got[on_grid], rows[t_loop[on_grid] // h_ns])
+    for block in (0, 1):          # q from (q, qd); qd from (qd, qdd)
+        spline = CubicHermiteSpline(t_stream * 1e-9, rows[:, block * n:(block + 1) * n],
+                                    rows[:, (block + 1) * n:(block + 2) * n])
+        np.testing.assert_allclose(got[:, block * n:(block + 1) * n], spline(t_loop * 1e-9), rtol=1e-9,
+                                   atol=1e-14 * omega ** block)
+    # linear between samples where there is no derivative (the feedforward buffer)
+    lin = SampleBuffer()
+    lin.add(t_stream, rows)
+    np.testing.assert_allclose(lin.at(1_000_000), 0.5 * (rows[0] + rows[1]), rtol=1e-15)
+
+
+def test_a_chunk_has_passed_when_its_last_sample_is_before_now(kin):
+    s = scheduler(kin)
+    chunks, _ = s.advance(0)
+    c = chunks[0]
+    end = int(c.times_ns[-1])
+    assert not c.passed(0) and not c.passed(end) and c.passed(end + 1)
 
 
 def test_chunks_stay_two_lookaheads_ahead_on_the_grid(kin):

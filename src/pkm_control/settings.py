@@ -27,7 +27,8 @@ from .kinematics.task_space import Pose
 
 #: keys whose values are floats (a YAML int such as 2000 must not make the ROS parameter an integer)
 FLOAT_KEYS = {"control_rate", "state_timeout", "reference_timeout", "command_timeout", "lockstep_timeout",
-              "lookahead", "chunk_length", "start_delay", "display_rate", "measured_pose_rate", "diagnostics_period",
+              "lookahead", "chunk_length", "stream_rate", "start_delay", "display_rate", "measured_pose_rate",
+              "diagnostics_period",
               "approach_speed", "approach_rate", "approach_tolerance", "state_publish_rate", "tf_rate",
               "ground_truth_rate", "clock_rate", "mujoco_timestep", "rho", "boundary_layer", "adaptation_gain",
               "parameter_bound", "feedforward_lead", "actuator_lag", "parameter_estimates_rate", "encoder_resolution",
@@ -65,17 +66,21 @@ def in_process_plant(hardware: str, canopen_emulate: bool = False) -> bool:
 TOPIC_CONVENTIONS = ("forward_command", "topic_based")
 
 #: real-time mode (``pkm bringup --realtime``): the loop on the wall clock takes each streamed chunk between two
-#: periods, so the chunks are short (5 ms: ~0.1 ms to take, a 50 ms chunk ~0.9 ms); the generator streams 0.2 s
-#: ahead (the latency margin of three processes on a busy machine); /clock at 50 Hz (the generator publishes the
-#: chunks of 20 ms per clock); the observation topics at 100 Hz (each costs the loop 0.1-0.2 ms, between periods)
-REALTIME_SETTINGS = {"lockstep": False, "chunk_length": 0.005, "lookahead": 0.2, "clock_rate": 50.0,
-                     "ground_truth_rate": 100.0, "state_publish_rate": 100.0}
+#: periods, so the chunks are short (10 samples: ~0.1 ms to take, 100 ~0.9 ms); the streams carry 500 samples a
+#: second and the loop interpolates them at its 2 kHz (cubic Hermite on q, qd: SampleBuffer): measured here with
+#: 2 kHz streams, the generator, IK and computed force took 0.33 + 0.49 + 0.33 of a core (rclpy's per-sample
+#: message conversion), which with the loop's 0.7 left the 2-core machine no margin, and IK fell behind; the
+#: generator streams 0.2 s ahead (the latency margin of three processes on a busy machine); /clock at 50 Hz (the
+#: generator publishes the chunks of 20 ms per clock); the observation topics at 100 Hz (each costs the loop
+#: 0.1-0.2 ms, between periods)
+REALTIME_SETTINGS = {"lockstep": False, "stream_rate": 500.0, "chunk_length": 0.02, "lookahead": 0.2,
+                     "clock_rate": 50.0, "ground_truth_rate": 100.0, "state_publish_rate": 100.0}
 #: the settings every node takes (the robot and the controller it runs)
 COMMON_KEYS = ("robot", "variant", "controller", "controller_config", "diagnostics_period")
 #: the settings each node uses, besides COMMON_KEYS
 NODE_KEYS = {
-    "trajectory_generator": ("control_rate", "chunk_length", "lookahead", "start_delay", "display_rate", "goal",
-                             "auto_start", "initial_pose", "approach_speed", "approach_rate",
+    "trajectory_generator": ("control_rate", "stream_rate", "chunk_length", "lookahead", "start_delay",
+                             "display_rate", "goal", "auto_start", "initial_pose", "approach_speed", "approach_rate",
                              "approach_tolerance"),
     "inverse_kinematics": ("display_rate", "measured_pose_rate", "tf_rate", "initial_pose", "hardware",
                            "topic_convention", "controller_name", "joint_states_topic", "joint_commands_topic"),
@@ -170,6 +175,10 @@ def load_settings(robot: str, controller: str, controller_config: str = "", n_ac
         out[key] = integer(f"setting '{key}'", out[key], *INT_KEYS[key])
     if not out["control_rate"] > 0:
         raise InvalidInputError(f"control_rate = {out['control_rate']} Hz must be > 0")
+    out.setdefault("stream_rate", 0.0)
+    if not 0 <= out["stream_rate"] <= out["control_rate"]:
+        raise InvalidInputError(f"stream_rate = {out['stream_rate']} Hz must be in [0, control_rate = "
+                                f"{out['control_rate']} Hz] (0: the control rate)")
     out["substeps"] = int(out.get("substeps", 1))
     out["controller_config"] = str(path)
     return out

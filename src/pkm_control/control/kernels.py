@@ -1,5 +1,5 @@
 """Compiled kernels of the control period: the input checks, the PD family's formula, the hold behaviour's and
-the force limits.
+the force limits, the references between two streamed samples.
 
 Each replaces a sequence of small numpy calls on six-vectors (one ufunc dispatch, and often an
 allocation, per operation) by one compiled call. In the real-time loop a period runs after the
@@ -110,6 +110,23 @@ def within(tau, bound):
     return True
 
 
+def hermite(r0, r1, w, h):
+    """The references [q, qd, qdd] (n values each) at w in [0, 1] between two samples r0, r1 h seconds apart:
+    cubic Hermite on q (from q and qd at both samples) and on qd (from qd, qdd), linear on qdd. The error is at
+    most h^4 max|f^(4)| / 384 on q and qd (f the motion), h^2 max|qdd''| / 8 on qdd: streamed at 500 Hz, the
+    benchmark circle's q within ~1e-11 m, where linear interpolation would be off by h^2 max|qdd| / 8, ~3 um."""
+    n = r0.shape[0] // 3
+    out = np.empty(3 * n)
+    w2 = w * w
+    w3 = w2 * w
+    h00, h10, h01, h11 = 2 * w3 - 3 * w2 + 1, (w3 - 2 * w2 + w) * h, 3 * w2 - 2 * w3, (w3 - w2) * h
+    for i in range(2 * n):
+        out[i] = h00 * r0[i] + h01 * r1[i] + h10 * r0[i + n] + h11 * r1[i + n]
+    for i in range(2 * n, 3 * n):
+        out[i] = (1 - w) * r0[i] + w * r1[i]
+    return out
+
+
 if numba is not None:
     _A = numba.types.Array(numba.float64, 1, "A", readonly=True)    # any 1-D float64 array converts to it
     _OUT = numba.float64[::1]
@@ -119,3 +136,4 @@ if numba is not None:
     saturate = numba.njit(numba.types.Tuple((_OUT, numba.boolean[::1], numba.boolean, numba.boolean))(_A, _A),
                           cache=True)(saturate)
     within = numba.njit(numba.boolean(_A, _A), cache=True)(within)
+    hermite = numba.njit(_OUT(_A, _A, numba.float64, numba.float64), cache=True)(hermite)

@@ -2,7 +2,8 @@
 
 ros2_control's controller manager does this in one thread at the control rate; so does this
 class (ROS-free). The references (actuated q, qd, qdd) and the feedforward are computed ahead by
-the other nodes and arrive in chunks of time-stamped samples; ``offer_references`` /
+the other nodes and arrive in chunks of time-stamped samples (at the control rate or, with a lower
+``stream_rate``, interpolated between: SampleBuffer); ``offer_references`` /
 ``offer_feedforward`` may be called from another thread (the ROS executor): they only append to
 a deque, and the loop moves the chunks into its buffers at the start of a period, so the period
 never waits on a lock or on a message.
@@ -21,6 +22,7 @@ import numpy as np
 
 from ..errors import InvalidInputError
 from ..trajectory.streaming import SampleBuffer
+from . import kernels
 from .controller import Command, Controller, References
 
 
@@ -46,7 +48,7 @@ class ControlLoop:
         if not feedforward_lead_ns >= 0:
             raise InvalidInputError(f"feedforward_lead must be >= 0 s, got {feedforward_lead_ns * 1e-9}")
         self.feedforward_lead_ns = int(feedforward_lead_ns)
-        self.references = SampleBuffer()
+        self.references = SampleBuffer(interpolate=kernels.hermite)      # rows [q, qd, qdd]
         self.feedforward = SampleBuffer()
         self._inbox = collections.deque()
         self.measured = None

@@ -13,7 +13,8 @@ Subscribes
 Publishes
   /platform_trajectory     trajectory_msgs/MultiDOFJointTrajectory   one joint 'platform'; transforms =
                            pose, velocities = twist (v, omega; base frame), accelerations; one point
-                           per control period on the sim-time grid k/control_rate; chunks of
+                           per stream period on the sim-time grid k/stream_rate (0: control_rate;
+                           joint_controller interpolates between the points); chunks of
                            `chunk_length` s, published while the published end is less than
                            `lookahead` s ahead of /clock
   ~/status                 std_msgs/String (JSON; transient local)  the goal's life cycle: state
@@ -41,7 +42,8 @@ the chunks from now are offered again (a subscriber that matched late would othe
 
 Node parameters (besides the common ones; run time: approach_speed, approach_rate, approach_tolerance,
 display_rate)
-  control_rate, chunk_length, lookahead, start_delay, display_rate, goal ('' = none), auto_start, initial_pose
+  control_rate, stream_rate (0 = control_rate), chunk_length, lookahead,
+  start_delay, display_rate, goal ('' = none), auto_start, initial_pose
   ('' = home), approach_speed, approach_rate, approach_tolerance
 """
 
@@ -80,11 +82,11 @@ class TrajectoryGeneratorNode(Node):
         self.ctx, s = declare_settings(self, "trajectory_generator", self.on_change)
         self.s = s
         self.frame = "base_link"      # the core's base frame (planar_redundant: RViz views it from 'world')
-        dt_ns = period_ns(s["control_rate"])
+        dt_ns = period_ns(s["stream_rate"] or s["control_rate"])      # the streamed samples' grid
         samples = {key: max(1, int(round(s[key] * 1e9 / dt_ns))) for key in ("chunk_length", "lookahead")}
         for key, most in (("chunk_length", MAX_POINTS), ("lookahead", MAX_LEAD_PERIODS)):
             if samples[key] > most:
-                raise InvalidInputError(f"{key} = {s[key]:g} s is {samples[key]} control periods; at most {most}")
+                raise InvalidInputError(f"{key} = {s[key]:g} s is {samples[key]} stream periods; at most {most}")
         self.sched = GoalScheduler(self.ctx.kin, self.ctx.initial(s["initial_pose"]), dt_ns, samples["chunk_length"],
                                    int(round(s["start_delay"] * 1e9)), s["approach_speed"], s["approach_rate"],
                                    samples["lookahead"], s["approach_tolerance"])

@@ -48,16 +48,18 @@ _QUOTED = re.compile(r'"(?:[^"\\]|\\.)*"|\'[^\']*\'')
 class SampleBuffer:
     """Time-indexed samples (ns -> row of floats) with splice semantics (module docstring).
 
-    ``at(t)`` returns the sample at t: exact on the grid, linear between neighbours, None when t is
-    outside the buffered span (not arrived yet, or pruned). ``hold(t, max_age)`` is ``at(t)`` or,
-    past the end, the last row while t is at most ``max_age`` ns after it (a stream that ran dry
-    for less than its timeout).
+    ``at(t)`` returns the sample at t: exact on the grid, between neighbours ``interpolate(r0, r1, w, h)``
+    (rows, w in [0, 1] the position between them, h their spacing in s; default linear; the control loop's
+    references use cubic Hermite, ``control.kernels.hermite``), None when t is outside the buffered span (not
+    arrived yet, or pruned). ``hold(t, max_age)`` is ``at(t)`` or, past the end, the last row while t is at
+    most ``max_age`` ns after it (a stream that ran dry for less than its timeout).
     """
 
-    def __init__(self, keep_ns: int = 1_000_000_000):
+    def __init__(self, keep_ns: int = 1_000_000_000, interpolate=None):
         self.times: list[int] = []
         self.rows: list[np.ndarray] = []
         self.keep_ns = int(keep_ns)
+        self.interpolate = interpolate or _linear
 
     def add(self, times_ns, rows) -> None:
         if len(times_ns) == 0:
@@ -82,8 +84,7 @@ class SampleBuffer:
         if i == 0 or i == len(self.times):
             return None
         t0, t1 = self.times[i - 1], self.times[i]
-        w = (t_ns - t0) / (t1 - t0)
-        return (1 - w) * self.rows[i - 1] + w * self.rows[i]
+        return self.interpolate(self.rows[i - 1], self.rows[i], (t_ns - t0) / (t1 - t0), (t1 - t0) * 1e-9)
 
     def hold(self, t_ns: int, max_age_ns: int):
         row = self.at(t_ns)
@@ -100,6 +101,10 @@ class SampleBuffer:
     def clear(self) -> None:
         self.times.clear()
         self.rows.clear()
+
+
+def _linear(r0, r1, w, h):
+    return (1 - w) * r0 + w * r1
 
 
 def parse_goal(text: str) -> dict:
