@@ -19,6 +19,10 @@ Figures (from the nodes' own /diagnostics over the run; durations in 1 us bins, 
                 dry), in percent: the loop's figures are those of a robot tracking only when this is ~0
   start-up      from starting the joint_controller process to its first /joint_states (warm: the numba
                 cache exists; measured twice, the second is reported)
+  machine floor what this machine allows any periodic thread, measured in the same run: a bare
+                ``realtime.PeriodicRunner`` at 2 kHz with the loop's real-time setup (SCHED_FIFO, timer slack,
+                gc frozen) spinning each period for the loop's median compute + plant step, nothing else
+                (the graph is down): its misses and jitter are the floor under the loop's
 
 Both paths run with `pkm bringup --realtime` (settings.REALTIME_SETTINGS: 5 ms chunks streamed 0.2 s ahead, the
 estimated joint states and the simulated robot's ground truth sampled at 100 Hz, the ground truth sent in chunks of
@@ -101,6 +105,33 @@ def _startup_seconds(robot, controller):
         rclpy.shutdown(context=ctx)
 
 
+def _machine_floor(seconds: float, work_us: float) -> dict:
+    """The machine floor (module docstring): a thread of this process, its real-time setup undone after."""
+    import threading
+
+    from ..realtime import PeriodicRunner, prepare_realtime, release_realtime
+
+    out = {}
+
+    def spin(_k):
+        end = time.monotonic_ns() + int(work_us * 1e3)
+        while time.monotonic_ns() < end:
+            pass
+
+    def run():
+        setup = prepare_realtime()
+        try:
+            stats = PeriodicRunner(500_000).run(spin, cycles=int(seconds * 2000))
+            out.update({k: float(v) for k, v in stats.summary().items()}, realtime=setup.summary())
+        finally:
+            release_realtime()
+
+    thread = threading.Thread(target=run, name="pkm_machine_floor")
+    thread.start()
+    thread.join()
+    return dict(out, work_us=work_us, seconds=seconds)
+
+
 def _figures(diag: dict, new: bool) -> dict:
     def f(d, key):
         try:
@@ -137,9 +168,11 @@ def bench_loop(robot: str = "palida", controller: str = "cf_rb_friction", second
     _startup_seconds(robot, controller)                    # warms the numba cache
     startup = _startup_seconds(robot, controller)
     new = _figures(_run_graph(robot, controller, "sim", seconds, quiet), True)
+    work = new["compute_median_us"] + new["plant_step_median_us"]
+    floor = _machine_floor(min(seconds, 20.0), work if work == work else 100.0)
     base = _figures(_run_graph(robot, controller, "topics", baseline_seconds or min(seconds, 20.0), quiet), False)
     out = dict(new, startup_s=startup, robot=robot, controller=controller, seconds=seconds, targets=TARGETS,
-               baseline=base)
+               machine_floor=floor, baseline=base)
     if as_json:
         print(json.dumps(out, indent=2))
         return out
@@ -159,4 +192,7 @@ def bench_loop(robot: str = "palida", controller: str = "cf_rb_friction", second
     print(f"{'start-up to /joint_states [s]':26s} {startup:12.2f} {'':>12s} {'':>8s} {'<= 3':>8s}")
     print(f"real-time setup: {new['realtime'] or 'unknown'}; observations dropped (no slack): "
           f"{new['observations_dropped']:.0f}")
+    print(f"machine floor (a bare 2 kHz loop spinning {floor['work_us']:.0f} us a period, same setup, nothing else, "
+          f"{floor['seconds']:g} s): misses {floor['deadline_miss_percent']:.3f} %, jitter p99 "
+          f"{floor['jitter_p99_us']:.0f} us, max {floor['jitter_max_us']:.0f} us")
     return out
