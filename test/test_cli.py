@@ -1,6 +1,8 @@
 """The `pkm` command line: every subcommand, JSON output, units, and errors."""
 
 import argparse
+import os
+import signal
 import json
 
 import numpy as np
@@ -241,3 +243,25 @@ def test_tour_every_robot_ok(capsys):
     assert code == 0 and {r["robot"] for r in rows} >= {"stewart", "palida", "lopes", "delta", "planar_redundant"}
     homes = [r for r in rows if r["pose"] == "home"]
     assert all(r["status"] == "ok" and r["singularity"] == "regular" and r["fk_error"] <= 1e-10 for r in homes)
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
+def test_a_stop_signal_is_not_lost_when_its_exception_is_caught_on_the_way(signum):
+    """`pkm bringup` and `pkm record`: the signal raises Stopped where the main thread is; when code on the way
+    catches it (a library's broad except), the loop's next StopRequest.check() raises it again. The handlers
+    before are back after."""
+    from pkm_control.nodes.bringup import Stopped, signals_raise_stopped
+
+    before = signal.getsignal(signum)
+    with signals_raise_stopped() as stop:
+        stop.check()                                  # nothing yet
+        caught = None
+        try:
+            os.kill(os.getpid(), signum)              # the handler runs before the next bytecode here
+        except BaseException as exc:                  # a library that catches everything
+            caught = exc
+        assert isinstance(caught, Stopped)
+        with pytest.raises(Stopped) as again:
+            stop.check()
+        assert again.value.args == (signal.Signals(signum).name,)
+    assert signal.getsignal(signum) is before

@@ -18,7 +18,7 @@ import pytest
 pytest.importorskip("rclpy")
 
 from pkm_control.identification.recording import load_measured_run  # noqa: E402
-from pkm_control.runs import load_run  # noqa: E402
+from pkm_control.runs import load_run, message_counts, open_bag  # noqa: E402
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
 DOMAIN = os.environ.get("PKM_TEST_ROS_DOMAIN_ID", "148")
@@ -102,6 +102,20 @@ def test_pkm_record_attached_to_a_running_graph(tmp_path):
         np.testing.assert_array_equal(np.diff(k), 1)
         back = pkm("param", "get", "/joint_controller", "state_publish_rate", "--timeout", "300")
         assert float(finish(back)) == 250.0
+        # Ctrl-C: the bag is closed (metadata written, readable), the rate is back
+        rec = pkm("record", "--output", str(tmp_path / "interrupted"), "--topics", "/joint_states", "--timeout",
+                  "300", "--json", stderr=subprocess.PIPE)
+        for line in iter(rec.stderr.readline, ""):
+            if "every period" in line:
+                break
+        rec.send_signal(signal.SIGINT)
+        out = finish(rec)
+        assert rec.returncode == 0, out
+        with open_bag(tmp_path / "interrupted") as (reader, _):   # every message written is in the bag
+            assert message_counts(reader) == json.loads(out)["messages"]
+        back = pkm("param", "get", "/joint_controller", "state_publish_rate", "--timeout", "300")
+        assert float(finish(back)) == 250.0
     finally:
         graph.send_signal(signal.SIGINT)
         finish(graph)
+

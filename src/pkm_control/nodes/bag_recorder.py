@@ -283,12 +283,13 @@ def record(session, args, log) -> dict:
     rec = BagRecorder(session, args.output, topics, args.storage)
     every = EveryPeriod(session, args.timeout, log)
     try:
-        with signals_raise_stopped(), every:
+        with signals_raise_stopped() as stop, every:
             start = None
             bar = progress_bar(total=args.duration, unit="s", desc="recording",
                                bar_format=None if args.duration else "{desc}: {n:.3f} s {postfix}")
             try:
                 while True:
+                    stop.check()
                     rec.spin_once(0.05)
                     if rec.stamps and start is None:
                         start = min(rec.stamps) * 1e-9

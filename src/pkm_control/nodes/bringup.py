@@ -46,8 +46,10 @@ from . import estimated_state_topic, graph
 GRACE = 5.0     # s between SIGINT and SIGTERM (and SIGTERM and SIGKILL)
 
 
-class Stopped(Exception):
-    """A signal asked the graph to stop (its name in args[0])."""
+class Stopped(BaseException):
+    """A signal asked the graph to stop (its name in args[0]). A BaseException, as KeyboardInterrupt is, so that no
+    ``except Exception`` on the way (in a library the main thread runs when the signal comes) takes it for an
+    error; StopRequest.check() raises it again if one is caught all the same."""
 
     def __str__(self):
         return "Ctrl-C" if self.args[0] == "SIGINT" else self.args[0]
@@ -281,19 +283,33 @@ class Graph:
         shutil.rmtree(self.tmp, ignore_errors=True)
 
 
-def _raise_stopped(signum, _frame):
-    raise Stopped(signal.Signals(signum).name)
+class StopRequest:
+    """The signal that asked to stop (``signal``: its name, None before one came). The handler raises Stopped where
+    the main thread is; the loops also call ``check()`` every iteration, which raises it again when the first was
+    caught on the way (an ``except`` in a library the main thread was running when the signal came)."""
+
+    def __init__(self):
+        self.signal = None
+
+    def on_signal(self, signum, _frame):
+        self.signal = signal.Signals(signum).name
+        raise Stopped(self.signal)
+
+    def check(self) -> None:
+        if self.signal is not None:
+            raise Stopped(self.signal)
 
 
 @contextlib.contextmanager
 def signals_raise_stopped():
-    """SIGINT, SIGTERM and SIGHUP raise Stopped in the main thread (while the graph runs, or `pkm record` records).
-    SIGINT too is installed
-    explicitly: a process started as a background job of a non-interactive shell inherits SIGINT ignored, and
-    Python then leaves it ignored (no KeyboardInterrupt), so a `kill -INT` would leave the graph running."""
-    old = {s: signal.signal(s, _raise_stopped) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
+    """SIGINT, SIGTERM and SIGHUP raise Stopped in the main thread (while the graph runs, or `pkm record` records);
+    yields the StopRequest whose ``check()`` the loops call. SIGINT too is installed explicitly: a process started
+    as a background job of a non-interactive shell inherits SIGINT ignored, and Python then leaves it ignored (no
+    KeyboardInterrupt), so a `kill -INT` would leave the graph running."""
+    request = StopRequest()
+    old = {s: signal.signal(s, request.on_signal) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
     try:
-        yield
+        yield request
     finally:
         for s, h in old.items():
             signal.signal(s, h)
@@ -327,11 +343,12 @@ def run(args) -> int:
     bag = _bag_recorder(args)       # before the graph: a bag that cannot be created fails here
     g = Graph(args)
     code = 0
-    with signals_raise_stopped():
+    with signals_raise_stopped() as stop:
         try:
             g.start()
             t_end = None if args.duration is None else time.monotonic() + args.duration
             while True:
+                stop.check()
                 done = g.exited()
                 if done:
                     g.log(f"{done[0]} exited with status {done[1]}: stopping the graph")
@@ -430,10 +447,11 @@ def run_recorded(args, progress=None, out=None):
     t_motion = None            # wall time when sim time first passed the motion start
     status, reason = "timeout", ""
     record = None
-    with signals_raise_stopped():
+    with signals_raise_stopped() as stop:
         try:
             g.start()
             while True:
+                stop.check()
                 rec.spin_once(0.05 if bag is None else 0.0)
                 if bag is not None:
                     bag.spin_once(0.05)
