@@ -20,6 +20,7 @@ Arguments
                      drives on a virtual bus inside joint_controller (canopen_emulate)
   topic_convention   forward_command | topic_based (hardware topics, ros2_control) [forward_command]
   lockstep           true: deterministic lockstep on sim time; false: real time    [true]
+                     (with the stream and observation rates of settings.REALTIME_SETTINGS)
   true_parameters_file  the simulated robot's own parameter set (pkm perturb)      ['']
   rviz               start rviz2 with rviz/<robot>.rviz                           [false]
 
@@ -75,6 +76,10 @@ def launch_setup(context, *args, **kwargs):
               "lockstep": arg["lockstep"].lower() in ("true", "1", "yes"),
               "topic_convention": arg["topic_convention"],
               "true_parameters_file": ParameterValue(arg["true_parameters_file"], value_type=str)}
+    if not shared["lockstep"]:       # real time: the stream and observation rates of `pkm bringup --realtime`
+        from pkm_control.settings import REALTIME_SETTINGS
+
+        shared.update(REALTIME_SETTINGS)
     stand_in = arg["stand_in"].lower() in ("true", "1", "yes")
     nodes = []
     for name, sim_time in graph(hardware, stand_in):

@@ -141,6 +141,14 @@ def test_launch_setup_node_list_with_stub_launch(monkeypatch, robot, hardware, s
                                                      and stand_in == "true")
     goal = by_exec["trajectory_generator"][0].kwargs["parameters"][1]["goal"]
     assert isinstance(goal, str) and goal.startswith("{type: point_to_point")
+    # lockstep:=false: the real-time rates of `pkm bringup --realtime`
+    from pkm_control.settings import REALTIME_SETTINGS
+
+    realtime = mod.launch_setup(dict(context, lockstep="false"))
+    for n in realtime:
+        if n.kwargs["executable"] in names:
+            shared = n.kwargs["parameters"][0]
+            assert {k: shared[k] for k in REALTIME_SETTINGS} == REALTIME_SETTINGS
     measured, desired = by_exec["robot_state_publisher"]
     behind_topics = hardware in ("topics", "ros2_control")
     assert measured.kwargs["remappings"] == [("joint_states", "/estimated_joint_states" if behind_topics
@@ -218,8 +226,8 @@ def test_bringup_parameters_and_set():
         bringup.parameters(bringup.build_parser().parse_args(["--set", "hardware.substeps=2"]))
     rt = bringup.parameters(bringup.build_parser().parse_args(["--realtime", "--set", "lookahead=0.5"]))
     assert rt["/**"]["ros__parameters"] == {"robot": "palida", "controller": "pd_feedforward", "hardware": "sim",
-                                           "lockstep": False, "chunk_length": 0.005, "lookahead": 0.5,
-                                           "clock_rate": 50.0, "ground_truth_rate": 100.0,
+                                           "lockstep": False, "stream_rate": 500.0, "chunk_length": 0.02,
+                                           "lookahead": 0.5, "clock_rate": 50.0, "ground_truth_rate": 100.0,
                                            "state_publish_rate": 100.0}
 
 
