@@ -185,9 +185,9 @@ def bench_loop(robot: str = "palida", controller: str = "cf_rb_friction", second
     print(f"{'':26s} {'one process':>12s} {'5 processes':>12s} {'ratio':>8s} {'target':>8s}")
     for label, key, fmt in rows:
         a, b = new[key], base[key]
-        ratio = b / a if a and a == a and b == b else float("nan")
+        ratio = f"{b / a:8.2f}" if a and a == a and b == b else f"{'-':>8s}"    # none when new is 0 or unknown
         tgt = TARGETS.get(key)
-        print(f"{label:26s} {fmt.format(a):>12s} {fmt.format(b):>12s} {ratio:8.2f} "
+        print(f"{label:26s} {fmt.format(a):>12s} {fmt.format(b):>12s} {ratio} "
               f"{'<= ' + format(tgt, 'g') if tgt else '':>8s}")
     print(f"{'start-up to /joint_states [s]':26s} {startup:12.2f} {'':>12s} {'':>8s} {'<= 3':>8s}")
     print(f"real-time setup: {new['realtime'] or 'unknown'}; observations dropped (no slack): "
