@@ -263,7 +263,8 @@ class _Design:
 
 
 class _Budget(Exception):
-    pass
+    """The evaluation budget is spent: raised from the objective, it ends Powell's search (the best design so far
+    is kept in ``best``)."""
 
 
 def design_excitation(dyn, duration: float, harmonics: int, seed: int = 0, samples: int = 100,
@@ -325,7 +326,7 @@ def _design(dyn, duration, harmonics, samples, evaluations, seed, max_velocity, 
 
     try:
         scipy.optimize.minimize(fun, z0, method="Powell", options={"maxfev": evaluations})
-    except _Budget:
+    except _Budget:     # the budget is spent: the best design so far is the answer
         pass
     finally:
         if bar is not None:
