@@ -263,8 +263,7 @@ class _Design:
 
 
 class _Budget(Exception):
-    """The evaluation budget is spent: raised from the objective, it ends Powell's search (the best design so far
-    is kept in ``best``)."""
+    pass
 
 
 def design_excitation(dyn, duration: float, harmonics: int, seed: int = 0, samples: int = 100,
@@ -326,7 +325,7 @@ def _design(dyn, duration, harmonics, samples, evaluations, seed, max_velocity, 
 
     try:
         scipy.optimize.minimize(fun, z0, method="Powell", options={"maxfev": evaluations})
-    except _Budget:     # the budget is spent: the best design so far is the answer
+    except _Budget:
         pass
     finally:
         if bar is not None:

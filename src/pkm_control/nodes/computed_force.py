@@ -42,7 +42,7 @@ from ..settings import inside
 from ..kinematics.task_space import Pose
 from .messages import joint_trajectory_msg, parse_platform_trajectory, to_ns
 from .qos import qos
-from .runtime import COMMON_PARAMS, Diagnostics, PassedChunks, declare_settings, guarded, run_node
+from .runtime import COMMON_PARAMS, Diagnostics, LatestClock, declare_settings, guarded, run_node
 
 __doc__ += "\n" + COMMON_PARAMS
 
@@ -63,7 +63,8 @@ class ComputedForceNode(Node):
         # kept for late subscribers (a recorder that matches after the run started gets the chunks it missed)
         self.pub = self.create_publisher(JointTrajectory, "/feedforward", qos("/feedforward", "pub"))
         # a chunk the loop has passed is dropped, not worked off (real time on an overloaded machine)
-        self.passed = PassedChunks(self, self.diag)
+        self.clock = LatestClock(self)
+        self.diag.extra["passed_chunks_dropped"] = 0
         self.sub = self.create_subscription(MultiDOFJointTrajectory, "/platform_trajectory",
                                             guarded(self.diag, "platform_trajectory")(self.on_trajectory),
                                             qos("/platform_trajectory", "sub"))
@@ -106,7 +107,8 @@ class ComputedForceNode(Node):
 
     def on_trajectory(self, msg):
         c = parse_platform_trajectory(msg, self.ctx.task)
-        if self.passed.drop(c):                   # fell behind: the loop is past all of it
+        if self.clock.passed(c):                  # fell behind: the loop is past all of it
+            self.diag.extra["passed_chunks_dropped"] += 1
             return
         taus = np.empty((len(c.times_ns), self.ctx.n_actuated))
         for k in range(len(c.times_ns)):

@@ -48,7 +48,7 @@ from .hardware_io import TopicConvention
 from .messages import (joint_state_msg, joint_trajectory_msg, parse_joint_state, parse_platform_trajectory,
                        pose_stamped_msg, to_ns, transform_stamped_msg)
 from .qos import qos
-from .runtime import COMMON_PARAMS, Diagnostics, PassedChunks, declare_settings, guarded, run_node
+from .runtime import COMMON_PARAMS, Diagnostics, LatestClock, declare_settings, guarded, run_node
 
 __doc__ += "\n" + COMMON_PARAMS
 #: the TF frames of the platform poses: child frame ids that robot_state_publisher never publishes (it publishes the
@@ -96,7 +96,8 @@ class InverseKinematicsNode(Node):
             self.get_logger().info("tf2_msgs is not installed: no /tf (the poses are on /platform_pose and "
                                    "/desired_platform_pose)")
         # a chunk the loop has passed is dropped, not worked off (real time on an overloaded machine)
-        self.passed = PassedChunks(self, self.diag)
+        self.clock = LatestClock(self)
+        self.diag.extra["passed_chunks_dropped"] = 0
         self.sub_traj = self.create_subscription(MultiDOFJointTrajectory, "/platform_trajectory",
                                                  guarded(self.diag, "platform_trajectory")(self.on_trajectory),
                                                  qos("/platform_trajectory", "sub"))
@@ -109,7 +110,8 @@ class InverseKinematicsNode(Node):
 
     def on_trajectory(self, msg):
         c = parse_platform_trajectory(msg, self.ctx.task)
-        if self.passed.drop(c):                   # fell behind: the loop is past all of it
+        if self.clock.passed(c):                  # fell behind: the loop is past all of it
+            self.diag.extra["passed_chunks_dropped"] += 1
             return
         kin = self.ctx.kin
         n, nv = len(c.times_ns), kin.model.model.nv

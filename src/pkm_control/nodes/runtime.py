@@ -93,28 +93,22 @@ def _float(key, value):
         raise InvalidInputError(f"parameter '{key}' must be a number, got {value!r}") from exc
 
 
-class PassedChunks:
-    """For a stream stage that has no rclpy time source (its outputs carry its inputs' stamps): the newest time on
-    /clock (``ns``; None before the first message, back to zero at a reset; the freshest message wins) and
-    ``drop(chunk)``: True for a chunk whose samples the control loop has all passed
-    (``trajectory.streaming.Chunk.passed``), counted as ``passed_chunks_dropped`` in the node's diagnostics."""
+class LatestClock:
+    """The newest time on /clock (ns; None before the first message) for a stream stage that has no rclpy time
+    source (its outputs carry its inputs' stamps): it tells the chunks the control loop has passed
+    (``trajectory.streaming.Chunk.passed``). The freshest message wins; a reset brings it back to zero."""
 
-    def __init__(self, node, diag):
+    def __init__(self, node):
         from rosgraph_msgs.msg import Clock
 
         self.ns = None
-        self.diag = diag
-        diag.extra["passed_chunks_dropped"] = 0
         self.sub = node.create_subscription(Clock, "/clock", self.on_clock, qos("/clock", "sub:stream_stage"))
 
     def on_clock(self, msg) -> None:
         self.ns = msg.clock.sec * 1_000_000_000 + msg.clock.nanosec
 
-    def drop(self, chunk) -> bool:
-        if self.ns is None or not chunk.passed(self.ns):
-            return False
-        self.diag.extra["passed_chunks_dropped"] += 1
-        return True
+    def passed(self, chunk) -> bool:
+        return self.ns is not None and chunk.passed(self.ns)
 
 
 class Diagnostics:
