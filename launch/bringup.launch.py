@@ -24,13 +24,13 @@ Arguments
   true_parameters_file  the simulated robot's own parameter set (pkm perturb)      ['']
   rviz               start rviz2 with rviz/<robot>.rviz                           [false]
 
-Starts the pkm_control nodes of pkm_control.nodes.graph(hardware) with the same parameters
-`pkm bringup` gives them (use_sim_time as pkm_control.nodes.graph says: only joint_controller with
+Starts the pkm_control nodes of pkm_control.ros.topology.graph(hardware) with the same parameters
+`pkm bringup` gives them (use_sim_time as pkm_control.ros.topology.graph says: only joint_controller with
 hardware topics; the clock source, the stamp-driven nodes and the generator, which reads /clock
 itself, do not follow /clock), robot_state_publisher with the
 xacro-processed URDF (pkm_control.description.robots.robot_urdf: xacro's Python API with the
 robot's config and variant, exactly what the core loads) drawing the estimated joint states
-(pkm_control.nodes.estimated_state_topic), a second one in namespace `desired` with frame prefix
+(pkm_control.ros.topology.estimated_state_topic), a second one in namespace `desired` with frame prefix
 `desired/` drawing /desired_joint_states (a static transform puts desired/base_link on
 base_link), and optionally RViz.
 """
@@ -66,8 +66,8 @@ ARGUMENTS = {
 def launch_setup(context, *args, **kwargs):
     """The nodes for the resolved arguments (an OpaqueFunction: the URDF depends on robot and variant)."""
     from pkm_control.description.robots import robot_urdf
-    from pkm_control.nodes import estimated_state_topic, graph
-    from pkm_control.paths import share_dir
+    from pkm_control.ros.topology import estimated_state_topic, graph
+    from pkm_control.description.paths import share_dir
 
     arg = {name: LaunchConfiguration(name).perform(context) for name in ARGUMENTS}
     robot, variant, hardware = arg["robot"], arg["variant"], arg["hardware"]
@@ -77,7 +77,7 @@ def launch_setup(context, *args, **kwargs):
               "topic_convention": arg["topic_convention"],
               "true_parameters_file": ParameterValue(arg["true_parameters_file"], value_type=str)}
     if not shared["lockstep"]:       # real time: the stream and observation rates of `pkm bringup --realtime`
-        from pkm_control.settings import REALTIME_SETTINGS
+        from pkm_control.control.settings import REALTIME_SETTINGS
 
         shared.update(REALTIME_SETTINGS)
     stand_in = arg["stand_in"].lower() in ("true", "1", "yes")

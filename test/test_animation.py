@@ -1,4 +1,4 @@
-"""Animations of recorded runs (pkm_control.animation) and `pkm animate`.
+"""Animations of recorded runs (pkm_control.viewer.animation) and `pkm animate`.
 
 Short synthetic runs of every robot (every tree joint from the analytic IK of known poses): the file
 is written, has the frame count of its fps and speed (counted here from the run's duration) and the
@@ -13,10 +13,10 @@ import numpy as np
 import pytest
 from test_runs import ROBOTS, tree_motion, write_bag
 
-from pkm_control.animation import RunAnimation, mp4_available, write_animation
+from pkm_control.viewer.animation import RunAnimation, mp4_available, write_animation
 from pkm_control.errors import InvalidInputError
 from pkm_control.kinematics import robot_kinematics
-from pkm_control.runs import RecordedRun, load_run, write_joints_csv
+from pkm_control.identification.runs import RecordedRun, load_run, write_joints_csv
 
 N = 50                  # samples 2 ms apart: 0.098 s
 

@@ -54,8 +54,8 @@ def test_report_contents(summary):
 
 def check_replay(out, controllers):
     """Each run's joints CSV replays it (its actuated errors are those of the errors CSV) and is animated."""
-    from pkm_control.animation import default_suffix
-    from pkm_control.runs import load_run
+    from pkm_control.viewer.animation import default_suffix
+    from pkm_control.identification.runs import load_run
 
     for c in controllers:
         assert (out / f"palida_benchmark_{c}{default_suffix()}").stat().st_size > 10_000

@@ -10,7 +10,8 @@ import csv
 import numpy as np
 import pytest
 
-from pkm_control import benchmark as bm
+from pkm_control.benchmarks import palida as bm
+from pkm_control.identification.runs import RunRecord, desired_motion, run_metrics
 from pkm_control.kinematics import robot_kinematics
 from pkm_control.trajectory import trajectory_from_spec
 
@@ -28,15 +29,15 @@ def report(tmp_path_factory):
     spec = bm.benchmark_spec(laps=0.05, ramp_time=0.05)
     traj = trajectory_from_spec(kin, spec)
     t = np.arange(0.0, T0 + traj.duration, DT)
-    q_d, P, R = bm.desired_motion(kin, traj, t, T0)
+    q_d, P, R = desired_motion(kin, traj, t, T0)
     platform = kin.inverse_batch(P, R)[0][:, kin.model.platform_idx]
     errors = {"SJ": 3e-4 * np.sin(np.outer(t, np.arange(1, 7)) + 1.0),
               "CF rb+frict": 2e-6 * np.cos(np.outer(t, np.arange(1, 7)))}
     ff_t = np.arange(T0, T0 + traj.duration + 0.05, DT)         # published ahead, past the last measurement
-    records = [bm.RunRecord("SJ", "pd", t, q_d - errors["SJ"], forces(t) + 1.0, platform),
-               bm.RunRecord("CF rb+frict", "cf_rb_friction", t, q_d - errors["CF rb+frict"], forces(t) + 0.5,
+    records = [RunRecord("SJ", "pd", t, q_d - errors["SJ"], forces(t) + 1.0, platform),
+               RunRecord("CF rb+frict", "cf_rb_friction", t, q_d - errors["CF rb+frict"], forces(t) + 0.5,
                             platform, ff_t, forces(ff_t))]
-    metrics = [bm.run_metrics(kin, traj, r, T0) for r in records]
+    metrics = [run_metrics(kin, traj, r, T0) for r in records]
     bm.add_improvement(metrics)
     out = tmp_path_factory.mktemp("report")
     bm.write_results(out, "palida", kin.model.actuated_joints, records, metrics, {"t0": T0, "trajectory": spec})
@@ -77,7 +78,7 @@ def test_forces_csv_holds_measured_and_aligned_computed_forces(report):
 
 def test_joints_csv_replays_the_run(report):
     """The joints CSV gives back every recorded sample: measured and desired robots and the actuator errors."""
-    from pkm_control.runs import load_run
+    from pkm_control.identification.runs import load_run
 
     run = load_run(report["out"] / "palida_benchmark_cf_rb_friction_joints.csv")
     assert (run.robot, run.controller) == ("palida", "cf_rb_friction")
@@ -126,7 +127,8 @@ def test_the_demo_refuses_a_run_that_is_not_the_lockstep_one(monkeypatch, events
     LOCKSTEP_TIMEOUT, would give figures that differ from the deterministic lockstep ones: refused."""
     from types import SimpleNamespace
 
-    from pkm_control.nodes import benchmark, bringup
+    from pkm_control.benchmarks import demo as benchmark
+    from pkm_control.graph import bringup
 
     seen = {}
 

@@ -11,15 +11,15 @@ import itertools
 import numpy as np
 import pytest
 
-from pkm_control import benchmark as bm
+from pkm_control.benchmarks import palida as bm
 from pkm_control.control import ControlCycle, FeedforwardModel, ForceLimits, make_law
 from pkm_control.dynamics import robot_dynamics
 from pkm_control.errors import InvalidInputError, InvalidModelError
 from pkm_control.hardware import SimulatedRobot
 from pkm_control.hardware.canopen_drives import CanopenConfig, DriveScaling, drive_state, next_controlword
 from pkm_control.hardware.canopen_emulator import SYNC_LOSS, EmulatedCanopenRobot, emulated_robot
-from pkm_control.paths import share_dir
-from pkm_control.settings import load_settings
+from pkm_control.description.paths import share_dir
+from pkm_control.control.settings import load_settings
 from pkm_control.trajectory import home_pose, trajectory_from_spec
 
 DT = 0.0005

@@ -250,7 +250,7 @@ def test_a_stop_signal_is_not_lost_when_its_exception_is_caught_on_the_way(signu
     """`pkm bringup` and `pkm record`: the signal raises Stopped where the main thread is; when code on the way
     catches it (a library's broad except), the loop's next StopRequest.check() raises it again. The handlers
     before are back after."""
-    from pkm_control.nodes.bringup import Stopped, signals_raise_stopped
+    from pkm_control.graph.signals import Stopped, signals_raise_stopped
 
     before = signal.getsignal(signum)
     with signals_raise_stopped() as stop:

@@ -105,9 +105,9 @@ class Ros2ControlAdapter(PlantAdapter):
         from rclpy.parameter import Parameter
 
         from pkm_control.nodes.hardware import HardwareNode
-        from pkm_control.nodes.hardware_io import TopicConvention, TopicHardware
-        from pkm_control.nodes.runtime import Diagnostics
-        from pkm_control.settings import load_settings
+        from pkm_control.ros.hardware_io import TopicConvention, TopicHardware
+        from pkm_control.ros.runtime import Diagnostics
+        from pkm_control.control.settings import load_settings
 
         self.rclpy = rclpy
         rclpy.init(domain_id=int(os.environ.get("PKM_TEST_ROS_DOMAIN_ID", "141")))

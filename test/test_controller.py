@@ -12,9 +12,9 @@ import pytest
 
 from pkm_control.control import CONTROL, ControlLoop, FeedforwardModel, References, StateEstimator
 from pkm_control.dynamics import robot_dynamics
-from pkm_control.fuzz.campaigns import make_controller
+from pkm_control.control.settings import make_controller
 from pkm_control.hardware import JointMeasurement, SimulatedRobot
-from pkm_control.settings import load_settings
+from pkm_control.control.settings import load_settings
 from pkm_control.trajectory.streaming import GoalScheduler, SampleBuffer
 from pkm_control.kinematics.task_space import Pose
 

@@ -11,10 +11,10 @@ import pinocchio as pin
 import pytest
 import xacro
 
-from pkm_control.bench import robot_list
+from pkm_control.benchmarks.speed import robot_list
 from pkm_control.description import closure_residual, load_robot, robot_config
 from pkm_control.kinematics import robot_kinematics
-from pkm_control.paths import urdf_xacro_path
+from pkm_control.description.paths import urdf_xacro_path
 
 ROBOTS = robot_list()
 IDS = [f"{r}-{v}" if v else r for r, v in ROBOTS]

@@ -17,7 +17,7 @@ import functools
 import numpy as np
 import pytest
 
-from pkm_control.bench import robot_list
+from pkm_control.benchmarks.speed import robot_list
 from pkm_control.dynamics import robot_dynamics
 from pkm_control.dynamics.newton_euler import Formulation as NewtonEuler
 from pkm_control.kinematics.task_space import euler_rate_matrix, euler_rate_matrix_dot, matrix_to_rpy

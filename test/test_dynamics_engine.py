@@ -11,7 +11,7 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from pkm_control.bench import robot_list
+from pkm_control.benchmarks.speed import robot_list
 from pkm_control.description import closure_jacobian
 from pkm_control.dynamics import robot_dynamics
 from pkm_control.dynamics.parameters import base_parameters, sample_states, share_across_legs

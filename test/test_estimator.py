@@ -16,7 +16,7 @@ test_nearest_assembly_wins_after_a_jump shows what happens when it is not.
 import numpy as np
 import pytest
 
-from pkm_control.bench import robot_list
+from pkm_control.benchmarks.speed import robot_list
 from pkm_control.control import StateEstimate, StateEstimator
 from pkm_control.description import closure_jacobian, closure_residual
 from pkm_control.errors import ConvergenceError, InvalidInputError, SingularConfigurationError

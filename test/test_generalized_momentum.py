@@ -337,7 +337,7 @@ def test_waypoint_trajectory_c2_and_derivatives():
 def test_reproduction_lopes(tmp_path, dyn, gm):
     import csv
 
-    from pkm_control.reproduce import lopes
+    from pkm_control.benchmarks.reproduce import lopes
 
     s = lopes.run(tmp_path, progress=False)
     for name in ("fig3_actuators", "fig4_forces", "fig5_platform", "fig6_links", "fig7_actuators"):

@@ -230,7 +230,7 @@ def test_commands_far_beyond_the_force_limit_are_refused_not_clipped(palida):
 
 def test_bench_simulation_runs_the_simulated_robot():
     """`pkm bench simulation` drives the simulated robot from what read() gives (the actuated joints)."""
-    from pkm_control.bench import bench_simulation_robot
+    from pkm_control.benchmarks.speed import bench_simulation_robot
 
     r = bench_simulation_robot("palida", None, steps=20, warmup=2)
     assert r["robot_step_compiled"] and np.isfinite(r["robot_step"]).all()

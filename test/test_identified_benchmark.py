@@ -18,8 +18,8 @@ from pkm_control.errors import InvalidInputError
 
 
 def test_absurd_options_are_refused_before_anything_runs():
-    from pkm_control.nodes.benchmark import add_arguments
-    from pkm_control.nodes.identified_benchmark import add_arguments as identified_arguments, check_arguments
+    from pkm_control.benchmarks.demo import add_arguments
+    from pkm_control.benchmarks.demo_identified import add_arguments as identified_arguments, check_arguments
 
     p = argparse.ArgumentParser()
     add_arguments(p)

@@ -391,7 +391,7 @@ def test_singular_configuration(form, dyn):
 # ---------------------------------------------------------------------------- reproduction
 def test_reproduction_table_i(tmp_path):
     """`pkm reproduce palida-base-parameters`: from the engine's regressor, rank 24 and Table I."""
-    from pkm_control.reproduce.palida_base_parameters import run
+    from pkm_control.benchmarks.reproduce.palida_base_parameters import run
 
     s = run(tmp_path, progress=False)
     assert s["rank_table_i_assumptions"] == 24 and s["all_agree"] and s["max_coef_diff"] < 1e-9

@@ -8,7 +8,7 @@ task-space conversions), each against an independent computation.
 import numpy as np
 import pytest
 
-from pkm_control.bench import robot_list
+from pkm_control.benchmarks.speed import robot_list
 from pkm_control.errors import ConvergenceError, InvalidInputError
 from pkm_control.kinematics import Pose, robot_kinematics
 from pkm_control.kinematics.analysis import actuator_stiffness, compliance, singularity, stiffness

@@ -12,8 +12,9 @@ import yaml
 
 from pkm_control.description import robot_names
 from pkm_control.errors import InvalidInputError
-from pkm_control.nodes import NODES, bringup, graph
-from pkm_control.paths import share_dir
+from pkm_control.ros.topology import NODES, graph
+from pkm_control.graph import bringup
+from pkm_control.description.paths import share_dir
 
 ROOT = share_dir()
 LAUNCH = ROOT / "launch" / "bringup.launch.py"
@@ -142,7 +143,7 @@ def test_launch_setup_node_list_with_stub_launch(monkeypatch, robot, hardware, s
     goal = by_exec["trajectory_generator"][0].kwargs["parameters"][1]["goal"]
     assert isinstance(goal, str) and goal.startswith("{type: point_to_point")
     # lockstep:=false: the real-time rates of `pkm bringup --realtime`
-    from pkm_control.settings import REALTIME_SETTINGS
+    from pkm_control.control.settings import REALTIME_SETTINGS
 
     realtime = mod.launch_setup(dict(context, lockstep="false"))
     for n in realtime:

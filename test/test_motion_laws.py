@@ -25,7 +25,8 @@ from pkm_control.control.laws import (JointAdaptiveIDC, JointPDGravity, TaskAdap
 from pkm_control.dynamics import robot_dynamics
 from pkm_control.dynamics.parameters import sample_states
 from pkm_control.errors import InvalidInputError
-from pkm_control.fuzz.campaigns import make_controller, modes
+from pkm_control.control.settings import make_controller
+from pkm_control.fuzz.campaigns import modes
 from pkm_control.hardware import SimulatedRobot
 
 DT = 0.0005
@@ -153,7 +154,7 @@ def test_partial_linearization_lyapunov_function_decreases(robot, space, request
 
 
 def _gains(dyn, family):
-    from pkm_control.settings import load_settings
+    from pkm_control.control.settings import load_settings
 
     name = {"task_pd": "task_pd", "pd": "pd", "computed_torque": "computed_torque"}[family]
     s = load_settings(dyn.model.name, name, n_actuated=dyn.model.n_actuated, n_task=dyn.kin.task.dim)
@@ -370,7 +371,7 @@ def test_codourey_regulators_reproduction(tmp_path):
     falls by at least the paper's factor of 6 (ours: a perfectly identified model), the mass-matrix decoupling
     gives no further reduction over regulator 4, and without the lag the lead of regulator 4 makes it worse than
     regulator 3 (the lag is its reason); the figure and the CSV are written."""
-    from pkm_control.reproduce import run as reproduce
+    from pkm_control.benchmarks.reproduce import run as reproduce
 
     s = reproduce("delta-regulators", tmp_path, progress=False)
     assert [r["name"] for r in s["regulators"]] == ["1", "2", "3", "4", "decoupling"]

@@ -42,19 +42,18 @@ from pkm_control.errors import InvalidInputError  # noqa: E402
 from pkm_control.hardware import SimulatedRobot  # noqa: E402
 from pkm_control.kinematics import robot_kinematics  # noqa: E402
 from pkm_control.kinematics.task_space import Pose  # noqa: E402
-from pkm_control.nodes import GROUND_TRUTH_TOPIC, NODES  # noqa: E402
+from pkm_control.ros.topology import GROUND_TRUTH_TOPIC, NODES  # noqa: E402
 from pkm_control.nodes.computed_force import ComputedForceNode  # noqa: E402
 from pkm_control.nodes.hardware import HardwareNode  # noqa: E402
-from pkm_control.nodes.hardware_io import TopicConvention, TopicHardware  # noqa: E402
+from pkm_control.ros.hardware_io import TopicConvention, TopicHardware  # noqa: E402
 from pkm_control.nodes.inverse_kinematics import InverseKinematicsNode  # noqa: E402
 from pkm_control.nodes.joint_controller import JointControllerNode  # noqa: E402
-from pkm_control.nodes.messages import (parse_commands, parse_joint_trajectory, parse_platform_trajectory,  # noqa: E402
-                                        joint_trajectory_msg, platform_trajectory_msg, quaternions, rotations,
-                                        to_ns)
-from pkm_control.nodes.qos import qos  # noqa: E402
-from pkm_control.nodes.runtime import LOG_THROTTLE, Diagnostics, guarded  # noqa: E402
+from pkm_control.ros.messages import (parse_commands, parse_joint_trajectory, parse_platform_trajectory,  # noqa: E402
+                                      joint_trajectory_msg, platform_trajectory_msg, quaternions, rotations, to_ns)
+from pkm_control.ros.qos import qos  # noqa: E402
+from pkm_control.ros.runtime import LOG_THROTTLE, Diagnostics, guarded  # noqa: E402
 from pkm_control.nodes.trajectory_generator import TrajectoryGeneratorNode  # noqa: E402
-from pkm_control.settings import load_settings  # noqa: E402
+from pkm_control.control.settings import load_settings  # noqa: E402
 from pkm_control.trajectory.streaming import GoalScheduler  # noqa: E402
 
 pytestmark = pytest.mark.ros
@@ -320,7 +319,7 @@ def test_ground_truth_in_chunks_reaches_the_recorder_whole(ros):
     """The simulated robot's ground truth goes out in chunks of ground_truth_chunk samples, the last partial one
     when the lockstep loop waits for a stream: the recorder gets every period's sample once (a re-offered chunk
     too), bitwise the plant's. A chunk size that is not an integer in [1, 10000] is refused."""
-    from pkm_control.nodes.recorder import GraphRecorder
+    from pkm_control.graph.recorder import GraphRecorder
 
     for bad in (0, 2.5, "ten", 10_001):
         with pytest.raises(InvalidInputError, match="ground_truth_chunk"):
@@ -734,8 +733,8 @@ def test_generated_junk_is_rejected_by_the_parsers(data):
 
 
 def test_the_qos_table_is_the_one_in_the_architecture_doc():
-    """docs/architecture.md states every row of nodes/qos.py's table, with its profile, depth and reason."""
-    from pkm_control.nodes.qos import TABLE
+    """docs/architecture.md states every row of ros/qos.py's table, with its profile, depth and reason."""
+    from pkm_control.ros.qos import TABLE
 
     doc = (Path(__file__).resolve().parents[1] / "docs" / "architecture.md").read_text()
     for (topic, end), row in TABLE.items():

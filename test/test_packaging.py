@@ -131,21 +131,128 @@ def test_ci_entry_point_is_executable():
     assert 'make test' in run.read_text()
 
 
-def test_no_rclpy_outside_nodes():
-    offenders = []
-    for path in sorted((REPO / 'src' / PKG).rglob('*.py')):
-        rel = path.relative_to(REPO / 'src' / PKG)
-        if rel.parts[0] == 'nodes':
-            continue
+#: the layers, bottom to top (docs/architecture.md): a module imports only from its own layer and the ones below
+LAYERS = (
+    ("errors", "progress"),
+    ("description",),
+    ("kinematics",),
+    ("dynamics",),
+    ("trajectory",),
+    ("control",),
+    ("hardware",),
+    ("ros",),
+    ("identification",),
+    ("viewer",),
+    ("nodes",),
+    ("graph",),
+    ("benchmarks",),
+    ("fuzz",),
+    ("cli",),
+)
+#: where rclpy may be imported: the ROS side; below it the core is usable and testable without ROS
+RCLPY_LAYERS = {"ros", "nodes", "graph", "benchmarks"}
+
+
+def _layer(module: str) -> str:
+    parts = module.split('.')
+    return parts[1] if len(parts) > 1 else ''
+
+
+def _imports():
+    """(module, line, imported module) for every import of the package (lazy ones in functions too); an imported
+    name that is a submodule counts as that submodule."""
+    src = REPO / 'src'
+    found = []
+    for path in sorted((src / PKG).rglob('*.py')):
+        parts = list(path.relative_to(src).with_suffix('').parts)
+        is_pkg = parts[-1] == '__init__'
+        module = '.'.join(parts[:-1] if is_pkg else parts)
         for node in ast.walk(ast.parse(path.read_text(), str(path))):
-            names = []
             if isinstance(node, ast.Import):
-                names = [a.name for a in node.names]
-            elif isinstance(node, ast.ImportFrom) and node.level == 0:
-                names = [node.module or '']
-            if any(n == 'rclpy' or n.startswith('rclpy.') for n in names):
-                offenders.append(f'{rel}:{node.lineno}')
-    assert not offenders, f'rclpy imported outside nodes/: {offenders}'
+                found += [(module, node.lineno, a.name) for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = module.split('.') if is_pkg else module.split('.')[:-1]
+                    base = base[:len(base) - node.level + 1]
+                    target = '.'.join(base + ([node.module] if node.module else []))
+                else:
+                    target = node.module or ''
+                for a in node.names:
+                    sub = f'{target}.{a.name}'
+                    is_module = (src / sub.replace('.', '/')).with_suffix('.py').exists() or \
+                        (src / sub.replace('.', '/') / '__init__.py').exists()
+                    found.append((module, node.lineno, sub if is_module else target))
+    return found
+
+
+def test_every_package_has_a_layer():
+    packages = {d.name for d in (REPO / 'src' / PKG).iterdir() if d.is_dir() and (d / '__init__.py').exists()}
+    modules = {p.stem for p in (REPO / 'src' / PKG).glob('*.py') if p.stem != '__init__'}
+    layered = {name for layer in LAYERS for name in layer}
+    assert packages | modules == layered, f'not in LAYERS: {sorted((packages | modules) - layered)}; ' \
+        f'in LAYERS but not in the tree: {sorted(layered - packages - modules)}'
+
+
+def test_imports_point_down_the_layers():
+    rank = {name: i for i, layer in enumerate(LAYERS) for name in layer}
+    upward = [f'{m}:{line} imports {t}' for m, line, t in _imports()
+              if t.startswith(PKG + '.') and _layer(m) and _layer(t) and rank[_layer(t)] > rank[_layer(m)]]
+    assert not upward, 'imports that point up the layers:\n' + '\n'.join(upward)
+
+
+def test_no_import_cycles():
+    """No two modules of the package import each other, directly or through others (lazy imports count too)."""
+    graph = {}
+    for m, _, t in _imports():
+        if t.startswith(PKG + '.') and t != m:
+            graph.setdefault(m, set()).add(t)
+    index, low, stack, on_stack, cycles = {}, {}, [], set(), []
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in graph.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                cycles.append(sorted(component))
+
+    for v in list(graph):
+        if v not in index:
+            visit(v)
+    assert not cycles, f'import cycles: {cycles}'
+
+
+def test_rclpy_only_on_the_ros_side():
+    offenders = [f'{m}:{line}' for m, line, t in _imports()
+                 if (t == 'rclpy' or t.startswith('rclpy.')) and _layer(m) not in RCLPY_LAYERS]
+    assert not offenders, f'rclpy imported outside {sorted(RCLPY_LAYERS)}: {offenders}'
+
+
+def test_the_core_imports_without_rclpy():
+    """Importing every core package leaves rclpy unloaded: the model stack and the control logic work without ROS."""
+    core = [name for layer in LAYERS for name in layer if name not in RCLPY_LAYERS | {'fuzz', 'cli'}]
+    code = ('import importlib, pkgutil, sys\n'
+            f'for name in {core!r}:\n'
+            f'    mod = importlib.import_module("{PKG}." + name)\n'
+            '    for info in pkgutil.walk_packages(getattr(mod, "__path__", []), mod.__name__ + "."):\n'
+            '        importlib.import_module(info.name)\n'
+            'print(sorted(m for m in sys.modules if m == "rclpy" or m.startswith("rclpy.")))\n')
+    out = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == '[]', f'the core loaded rclpy: {out.stdout}'
 
 
 # --------------------------------------------------------------------------
@@ -153,10 +260,10 @@ def test_no_rclpy_outside_nodes():
 
 
 def test_share_dir_is_source_tree_in_a_checkout(monkeypatch):
-    from pkm_control import paths
+    from pkm_control.description import paths
 
     monkeypatch.delenv('PKM_CONTROL_SHARE', raising=False)
-    if Path(paths.__file__).resolve().parents[2] != REPO:
+    if Path(paths.__file__).resolve().parents[3] != REPO:
         pytest.skip(f'pkm_control imported from {paths.__file__}, not from this checkout')
     if not (REPO / 'config').is_dir():
         pytest.skip('no config/ in this checkout yet: the source tree is not a share dir')
@@ -164,7 +271,7 @@ def test_share_dir_is_source_tree_in_a_checkout(monkeypatch):
 
 
 def test_share_dir_env_override(monkeypatch, tmp_path):
-    from pkm_control import paths
+    from pkm_control.description import paths
 
     (tmp_path / 'config').mkdir()
     (tmp_path / 'config' / 'toy.yaml').write_text('a: 1\n')
@@ -183,7 +290,7 @@ def test_share_dir_env_override(monkeypatch, tmp_path):
 
 
 def test_share_dir_ament_index_then_prefix_then_error(monkeypatch, tmp_path):
-    from pkm_control import paths
+    from pkm_control.description import paths
 
     monkeypatch.delenv('PKM_CONTROL_SHARE', raising=False)
     monkeypatch.setattr(paths, '_source_tree', lambda: tmp_path / 'no_source')
@@ -242,7 +349,7 @@ def _clean_env():
 
 PROBE = r'''
 import importlib.metadata as md, json, sys
-import pkm_control, pkm_control.paths as paths
+import pkm_control, pkm_control.description.paths as paths
 dist = md.distribution("pkm_control")
 print(json.dumps({
     "file": pkm_control.__file__,

@@ -255,7 +255,7 @@ def test_trapezoidal_profile():
 
 @pytest.fixture(scope="module")
 def reproduction(tmp_path_factory):
-    from pkm_control.reproduce import planar_redundant as rep
+    from pkm_control.benchmarks.reproduce import planar_redundant as rep
     out_dir = tmp_path_factory.mktemp("planar_redundant")
     return rep, out_dir, rep.run(out_dir, progress=False)
 
@@ -317,7 +317,7 @@ def test_sensitivity_summary_and_shipped_ratio_from_the_engine(reproduction):
 
 def test_sensitivity_findings(reproduction):
     """The study's answer, as numbers: what would make any of these fail changes the README's answer."""
-    from pkm_control.reproduce.planar_redundant_sensitivity import DIFF_MAX, RATIO_MIN
+    from pkm_control.benchmarks.reproduce.planar_redundant_sensitivity import DIFF_MAX, RATIO_MIN
     _, _, out = reproduction
     sens = out["sensitivity"]
     b, rd, js = sens["baseline"], sens["readings"], sens["joint_search"]["readings"]
@@ -365,7 +365,7 @@ def test_sensitivity_column_placement_paths():
     """Study.path maps Wu's motion on columns at (c0, c0 + d) or (c0 + d, c0) to the shipped model; the slider
     positions there equal eq. 20a-b written with those columns, and the linear maps at another duration equal
     the formulation's own inverse dynamics."""
-    from pkm_control.reproduce.planar_redundant_sensitivity import Motion, Study
+    from pkm_control.benchmarks.reproduce.planar_redundant_sensitivity import Motion, Study
     from pkm_control.trajectory.profiles import trapezoidal
     dyn = robot_dynamics("planar_redundant", "redundant")
     F = Formulation(dyn)

@@ -19,7 +19,7 @@ from pkm_control.errors import InvalidInputError
 from pkm_control.hardware import SimulatedRobot, simulated_robot
 from pkm_control.hardware.noise import NoisyEncoders, Sensors
 from pkm_control.identification.perturbation import body_inconsistency, perturbed_parameters
-from pkm_control.settings import load_settings, robot_context
+from pkm_control.control.settings import load_settings, robot_context
 
 ROBOTS = ("stewart", "palida", "lopes", "delta", "planar_redundant")
 DYN = {}
@@ -277,7 +277,7 @@ def test_settings_and_sensors_refuse_bad_values(palida, tmp_path):
 
 
 def test_bringup_passes_the_true_parameters(tmp_path):
-    from pkm_control.nodes.bringup import build_parser, format_summary, parameters
+    from pkm_control.graph.bringup import build_parser, format_summary, parameters
 
     f = tmp_path / "true.yaml"
     cli(["perturb", "--robot", "delta", "--seed", "1", "--output", str(f)])

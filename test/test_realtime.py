@@ -1,4 +1,4 @@
-"""The periodic runner of the real-time loop (pkm_control.realtime), on a simulated clock.
+"""The periodic runner of the real-time loop (pkm_control.control.realtime), on a simulated clock.
 
 Nothing here reads the wall clock: the runner takes its clock and sleep as parameters, and the test's
 clock advances only by what the runner sleeps, what each cycle is given to cost, and one microsecond
@@ -8,7 +8,7 @@ per reading (so the runner's spin on the clock ends).
 import numpy as np
 import pytest
 
-from pkm_control.realtime import LatencyHistogram, PeriodicRunner, SlicedWork
+from pkm_control.control.realtime import LatencyHistogram, PeriodicRunner, SlicedWork
 
 PERIOD = 500_000        # ns: 2 kHz
 US = 1_000

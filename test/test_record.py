@@ -18,7 +18,7 @@ import pytest
 pytest.importorskip("rclpy")
 
 from pkm_control.identification.recording import load_measured_run  # noqa: E402
-from pkm_control.runs import load_run, message_counts, open_bag  # noqa: E402
+from pkm_control.identification.runs import load_run, message_counts, open_bag  # noqa: E402
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
 DOMAIN = os.environ.get("PKM_TEST_ROS_DOMAIN_ID", "148")

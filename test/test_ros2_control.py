@@ -11,10 +11,10 @@ import pytest
 import xacro
 import yaml
 
-from pkm_control.bench import robot_list
+from pkm_control.benchmarks.speed import robot_list
 from pkm_control.description import load_robot, robot_config
 from pkm_control.errors import InvalidInputError
-from pkm_control.paths import share_dir, urdf_xacro_path
+from pkm_control.description.paths import share_dir, urdf_xacro_path
 
 ROBOTS = robot_list()
 IDS = [f"{r}-{v}" if v else r for r, v in ROBOTS]
@@ -82,7 +82,7 @@ def _joint_state(names, effort):
 
 
 def test_topic_based_commands_parse_by_name_in_any_order():
-    from pkm_control.nodes.messages import parse_joint_commands
+    from pkm_control.ros.messages import parse_joint_commands
 
     act = ("a", "b", "c")
     assert np.array_equal(parse_joint_commands(_joint_state(["c", "a", "b"], [3.0, 1.0, 2.0]), act), [1, 2, 3])
@@ -94,7 +94,7 @@ def test_topic_based_commands_parse_by_name_in_any_order():
 
 
 def test_topic_conventions():
-    from pkm_control.nodes.hardware_io import TopicConvention
+    from pkm_control.ros.hardware_io import TopicConvention
 
     s = {"topic_convention": "forward_command", "controller_name": "effort_controller",
          "joint_states_topic": "/robot_joint_states", "joint_commands_topic": "/robot_joint_command"}

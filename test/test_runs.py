@@ -1,4 +1,4 @@
-"""Recorded runs (pkm_control.runs): rosbag2 and joints-CSV round trips, and bad input.
+"""Recorded runs (pkm_control.identification.runs): rosbag2 and joints-CSV round trips, and bad input.
 
 The bags are written here with rosbags (no ROS): the expected arrays are the ones written, every
 tree joint from the analytic IK of known platform poses, so a loaded run must give them back.
@@ -12,7 +12,7 @@ import pytest
 from pkm_control.description.robots import robot_urdf
 from pkm_control.errors import InvalidInputError
 from pkm_control.kinematics import robot_kinematics
-from pkm_control.runs import MAX_SAMPLES, load_run, write_joints_csv
+from pkm_control.identification.runs import MAX_SAMPLES, load_run, write_joints_csv
 
 ROBOTS = [("stewart", "6-6"), ("stewart", "3-6"), ("palida", None), ("lopes", None), ("delta", None),
           ("planar_redundant", "redundant"), ("planar_redundant", "nonredundant")]
@@ -238,7 +238,7 @@ def test_core_does_not_import_rclpy():
     import subprocess
     import sys
 
-    code = ("import sys, pkm_control.runs as r, pathlib; r.load_run; "
-            "import pkm_control.nodes.messages; print('rclpy' in sys.modules)")
+    code = ("import sys, pkm_control.identification.runs as r, pathlib; r.load_run; "
+            "import pkm_control.ros.messages; print('rclpy' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"

@@ -11,7 +11,7 @@ rclpy = pytest.importorskip("rclpy")
 
 from rclpy.parameter import Parameter  # noqa: E402
 
-from pkm_control.paths import share_dir  # noqa: E402
+from pkm_control.description.paths import share_dir  # noqa: E402
 
 pytestmark = pytest.mark.ros
 POLICY = share_dir() / "config" / "sros2" / "pkm_control.policy.xml"

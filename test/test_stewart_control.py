@@ -19,8 +19,8 @@ from pkm_control.dynamics import robot_dynamics
 from pkm_control.dynamics.parameters import share_across_legs
 from pkm_control.hardware import SimulatedRobot
 from pkm_control.hardware.noise import NoisyEncoders
-from pkm_control.reproduce import stewart_control as sc
-from pkm_control.reproduce.tracking import track
+from pkm_control.benchmarks.reproduce import stewart_control as sc
+from pkm_control.benchmarks.reproduce.tracking import track
 
 DT = 0.0005
 

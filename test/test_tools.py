@@ -30,7 +30,7 @@ from std_msgs.msg import String  # noqa: E402
 from pkm_control.cli import main  # noqa: E402
 from pkm_control.nodes.inverse_kinematics import InverseKinematicsNode  # noqa: E402
 from pkm_control.nodes.joint_controller import JointControllerNode  # noqa: E402
-from pkm_control.nodes.tools import parameter_value  # noqa: E402
+from pkm_control.graph.tools import parameter_value  # noqa: E402
 from pkm_control.nodes.trajectory_generator import TrajectoryGeneratorNode  # noqa: E402
 from pkm_control.errors import InvalidInputError  # noqa: E402
 
@@ -248,7 +248,7 @@ def test_tf_carries_the_state_estimators_and_the_trajectorys_poses(spin, capsys)
     from pkm_control.control import StateEstimator
     from pkm_control.kinematics import robot_kinematics
     from pkm_control.nodes.inverse_kinematics import DESIRED_FRAME, MEASURED_FRAME, tf_message_type
-    from pkm_control.nodes.messages import joint_state_msg, platform_trajectory_msg
+    from pkm_control.ros.messages import joint_state_msg, platform_trajectory_msg
 
     if tf_message_type() is None:
         pytest.skip("tf2_msgs is not installed (not on PyPI): `make tf2-msgs` builds it, a ROS 2 install has it")

@@ -211,7 +211,7 @@ def test_a_joint_state_that_moves_the_robot_changes_the_picture_where_the_robot_
     from rclpy.executors import SingleThreadedExecutor
     from sensor_msgs.msg import JointState
 
-    from pkm_control.nodes.messages import joint_state_msg
+    from pkm_control.ros.messages import joint_state_msg
     from pkm_control.nodes.viewer import ViewerNode
     from pkm_control.viewer.browser import BrowserView, HeadlessBrowser
 
@@ -307,7 +307,7 @@ def test_view_refuses_bad_input_with_one_line(args, words, capsys, tmp_path, mon
 def _recorded_run(tmp_path, robot="palida"):
     """A joints CSV (runs.write_joints_csv, as pkm demo writes it) of a 1 s move along x: measured = desired
     shifted by 2 mm."""
-    from pkm_control.runs import load_run, write_joints_csv
+    from pkm_control.identification.runs import load_run, write_joints_csv
 
     kin = robot_kinematics(robot)
     home = np.array(kin.model.config["home"], float)

@@ -26,7 +26,7 @@ from pkm_control.dynamics.virtual_work import Formulation, format_simplification
 from pkm_control.errors import InvalidInputError, InvalidModelError, SingularConfigurationError, UnreachablePoseError
 from pkm_control.kinematics import Pose, make_kinematics
 from pkm_control.kinematics.workspace import random_poses
-from pkm_control.paths import urdf_xacro_path
+from pkm_control.description.paths import urdf_xacro_path
 
 I3 = np.eye(3)
 ZERO = np.zeros(3)
@@ -312,7 +312,7 @@ def test_config_outside_codoureys_assumptions_raises(tmp_path):
 # ---------------------------------------------------------------- reproduction (pkm reproduce delta-mass-matrix)
 def test_reproduction(tmp_path, dyn):
     import csv
-    from pkm_control.reproduce.delta_mass_matrix import run
+    from pkm_control.benchmarks.reproduce.delta_mass_matrix import run
     s = run(tmp_path, progress=False)
     for f in s["files"]:
         assert (tmp_path / f).stat().st_size > 0
@@ -338,7 +338,7 @@ def test_reproduction(tmp_path, dyn):
 def test_mass_matrix_figure_axes_in_mm_each_panel_on_its_own_scale():
     import matplotlib.pyplot as plt
 
-    from pkm_control.reproduce.delta_mass_matrix import matrix_figure
+    from pkm_control.benchmarks.reproduce.delta_mass_matrix import matrix_figure
     g = np.linspace(-250.0, 250.0, 6)
     X, Y = np.meshgrid(g, g, indexing="ij")
     A = np.zeros((6, 6, 3, 3))

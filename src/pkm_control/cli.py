@@ -429,7 +429,7 @@ def cmd_identify(args):
 
 
 def cmd_reproduce(args):
-    from . import reproduce
+    from .benchmarks import reproduce
 
     summary = reproduce.run(args.name, args.out, progress=not args.json, quick=args.quick)
     if args.json:
@@ -437,7 +437,7 @@ def cmd_reproduce(args):
 
 
 def cmd_bench(args):
-    from .bench import bench_dynamics, bench_kinematics, bench_simulation
+    from .benchmarks.speed import bench_dynamics, bench_kinematics, bench_simulation
 
     if args.what == "kinematics":
         bench_kinematics(args.robot, samples=args.samples, as_json=args.json)
@@ -446,11 +446,11 @@ def cmd_bench(args):
     elif args.what == "dynamics":
         bench_dynamics(args.robot, as_json=args.json)
     elif args.what == "reject":
-        from .nodes.bench_reject import bench_reject
+        from .benchmarks.reject import bench_reject
 
         bench_reject((args.robot or ["palida"])[0], as_json=args.json)
     else:
-        from .nodes.bench_loop import bench_loop
+        from .benchmarks.loop import bench_loop
 
         robot = (args.robot or ["palida"])[0]
         bench_loop(robot, args.controller, args.seconds, as_json=args.json)
@@ -464,7 +464,7 @@ def cmd_view(args):
 
     run = None
     if args.replay is not None:
-        from .runs import load_run
+        from .identification.runs import load_run
 
         run = load_run(args.replay, args.robot, args.variant)
         args.robot, args.variant = run.robot, run.variant
@@ -528,7 +528,7 @@ def cmd_view(args):
 
 def cmd_bringup(args):
     from .description import robot_config
-    from .nodes import bringup
+    from .graph import bringup
 
     shared = bringup.parameters(args)["/**"]["ros__parameters"]
     robot_config(shared["robot"], shared.get("variant"))  # an unknown robot or variant fails here, not in five nodes
@@ -538,7 +538,7 @@ def cmd_bringup(args):
 
 
 def cmd_tour(args):
-    from .bench import kinematics_tour
+    from .benchmarks.speed import kinematics_tour
 
     kinematics_tour(as_json=args.json, deg=args.deg)
 
@@ -568,8 +568,8 @@ def _fuzz_classes(text: str) -> list:
 
 
 def cmd_animate(args):
-    from .animation import write_animation
-    from .runs import load_bag, load_csv
+    from .viewer.animation import write_animation
+    from .identification.runs import load_bag, load_csv
 
     source = args.bag or args.csv
     run = (load_bag if args.bag else load_csv)(source, args.robot, args.variant)
@@ -612,7 +612,7 @@ def cmd_excite(args):
 
 
 def cmd_demo(args):
-    from .nodes import benchmark, identified_benchmark
+    from .benchmarks import demo as benchmark, demo_identified as identified_benchmark
 
     summary = (identified_benchmark if args.identified else benchmark).run(args)
     if args.json:
@@ -624,11 +624,11 @@ def _graph_tool(run):
     its isolated fallback); exit 1 when the graph does not answer as asked, 0 on Ctrl-C for `pkm echo` (its way
     to end) and 1 for the others."""
     def cmd(args):
-        from .nodes import domain_id
+        from .ros.topology import domain_id
 
         domain = domain_id(args.domain_id, isolated=False)
         try:
-            from .nodes.tools import Session, ToolFailure
+            from .graph.tools import Session, ToolFailure
         except ImportError as exc:
             raise SystemExit(f"pkm {args.command}: needs rclpy ({exc}): pip install -r requirements-ros.txt, or "
                              "source a ROS 2 installation") from None
@@ -646,21 +646,21 @@ def _graph_tool(run):
 
 
 def _topics(args, session):
-    from .nodes.tools import format_topics, topics
+    from .graph.tools import format_topics, topics
 
     rows = topics(session, timeout=args.timeout)
     _emit(args, {"domain": session.domain, "topics": rows}, format_topics(rows, args.verbose))
 
 
 def _echo(args, session):
-    from .nodes.tools import echo, message_text
+    from .graph.tools import echo, message_text
 
     echo(session, args.topic, 1 if args.once else args.count, args.timeout,
          lambda msg: print(message_text(msg, args.json), flush=True))
 
 
 def _param(args, session):
-    from .nodes.tools import format_value, param_get, param_set
+    from .graph.tools import format_value, param_get, param_set
 
     if args.action == "get":
         value, kind = param_get(session, args.node, args.name, args.timeout)
@@ -672,7 +672,7 @@ def _param(args, session):
 
 
 def _call(args, session):
-    from .nodes.tools import trigger
+    from .graph.tools import trigger
 
     success, message = trigger(session, args.service, args.timeout)
     _emit(args, {"service": args.service, "success": success, "message": message},
@@ -682,7 +682,7 @@ def _call(args, session):
 
 
 def _goal(args, session):
-    from .nodes.tools import format_answer, send_goal
+    from .graph.tools import format_answer, send_goal
 
     event = send_goal(session, args.spec, args.node, args.timeout)
     if args.json:
@@ -696,7 +696,7 @@ def _goal(args, session):
 
 
 def _record(args, session):
-    from .nodes.bag_recorder import format_summary, record
+    from .graph.bag_recorder import format_summary, record
 
     summary = record(session, args, lambda msg: print(f"pkm record: {msg}", file=sys.stderr, flush=True))
     _emit(args, summary, format_summary(summary))
@@ -715,7 +715,7 @@ COMMON_FLAGS = {
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from .bench import SAMPLES_MAX as BENCH_SAMPLES_MAX
+    from .benchmarks.speed import SAMPLES_MAX as BENCH_SAMPLES_MAX
     from .kinematics.workspace import SAMPLES_MAX
 
     p = Parser(prog="pkm", description=_plain(__doc__), formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -846,7 +846,7 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--decimation", type=count(1, 1000), default=None,
                     help="parallel-filter decimation factor (default: 5 samples per period of the cutoff, at most 13)")
 
-    from .reproduce import REPRODUCTIONS
+    from .benchmarks.reproduce import REPRODUCTIONS
     sp = add("reproduce", cmd_reproduce, "reproduce a reference paper's figures and tables (PNG, CSV)",
              "Reproductions:\n" + "\n".join(f"  {k:24s} {v[1]}" for k, v in REPRODUCTIONS.items()), robot=False,
              common=("json",))
@@ -872,7 +872,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="loop: wall seconds of the real-time run, at most 3600 (default 60; the baseline runs "
                          "min(20, S))")
 
-    from .nodes import bringup
+    from .graph import bringup
     sp = add("bringup", cmd_bringup, "run the ROS 2 node graph (a process per node) without launch_ros",
              bringup.__doc__, robot_required=False, common=())
     bringup.add_arguments(sp, robot=False)
@@ -909,8 +909,8 @@ def build_parser() -> argparse.ArgumentParser:
              "Abdellatif sec. V: a circle inclined 30 deg at 1 m/s, three runs (SJ PD, CF rb, CF rb+frict)\n"
              "through the node graph in lockstep against the simulated palida; prints the tracking table and\n"
              "writes results/palida_benchmark.json, plots (Figs. 5-6) and CSV.", robot=False, common=("json",))
-    from .nodes.benchmark import add_arguments as demo_arguments
-    from .nodes.identified_benchmark import add_arguments as identified_arguments
+    from .benchmarks.demo import add_arguments as demo_arguments
+    from .benchmarks.demo_identified import add_arguments as identified_arguments
     demo_arguments(sp)
     identified_arguments(sp)
 
@@ -977,7 +977,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="seed of the generation: the same seed gives the same inputs (default: a random one, "
                          "printed in the header)")
 
-    from .nodes.benchmark import domain
+    from .benchmarks.demo import domain
 
     def tool(parent, name, run, help_, desc, examples):
         sp = parent.add_parser(name, help=help_, description=desc + "\n\n" + TOOLS_NOTE, epilog=examples,

@@ -12,7 +12,7 @@ import functools
 import yaml
 
 from ..errors import InvalidModelError, excerpt
-from ..paths import config_path, share_dir, urdf_xacro_path
+from .paths import config_path, share_dir, urdf_xacro_path
 from .loader import ClosedLoopModel, load_model
 
 

@@ -34,7 +34,7 @@ FUZZ_BUDGET_MAX = 100_000
 CLASSES = {
     "goals": "goal specs and goal text for the trajectory generator (parse_goal, GoalScheduler)",
     "controller": "measurements, references, feedforward, times: Controller.update, ControlLoop.cycle",
-    "messages": "ROS messages through nodes/messages.py parse_* (needs the message packages)",
+    "messages": "ROS messages through ros/messages.py parse_* (needs the message packages)",
     "simulated": "commands up to and beyond 2 x the force limits: SimulatedRobot.write/step",
     "cli": "argument vectors for every pkm subcommand",
     "api": "public kinematics and dynamics functions",

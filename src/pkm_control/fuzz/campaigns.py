@@ -30,6 +30,7 @@ import numpy as np
 from hypothesis import HealthCheck, Phase, Verbosity, given, settings, strategies as st
 from hypothesis import seed as hypothesis_seed
 
+from ..control.settings import make_controller
 from ..errors import PkmError
 from . import ACCEPTED, CRASH, NAN, REJECTED, VIOLATION, Tally
 
@@ -101,7 +102,7 @@ def import_reachable() -> None:
     import pkgutil
 
     from .. import __name__ as package, __path__ as path
-    from ..nodes import NODES
+    from ..ros.topology import NODES
 
     ros_nodes = {f"{package}.nodes.{n}" for n in NODES}
     for module in pkgutil.walk_packages(path, f"{package}."):
@@ -259,35 +260,6 @@ def _goals_run(kins, x):
 
 
 # ----------------------------------------------------------------------------- (2) controller
-
-def make_controller(dyn, mode="pd_feedforward", safe="hold", state_timeout=0.02, parts=None, controller=None,
-                    overrides=None):
-    """The controller of a named mode as the joint_controller node builds it (the robot's controller settings of
-    ``controller``, default the one named like the mode, cf_rb_friction for pd_feedforward, with ``overrides`` of
-    its keys as a node's ROS parameters would; force limits from the config, reference limits from the URDF);
-    ``parts`` caches its immutable pieces (a law with a state of its own is reset)."""
-    from ..control import Controller, FeedforwardModel, ForceLimits, ReferenceLimits, SafeBehaviour, StateEstimator
-    from ..control.laws import MODEL_FREE, law_from_settings
-    from ..settings import load_settings
-
-    parts = {} if parts is None else parts
-    overrides = dict(overrides or {})
-    key = (dyn.model.name, mode, safe, controller, tuple(sorted(overrides.items())))
-    if key not in parts:
-        s = load_settings(dyn.model.name, controller or {"pd_feedforward": "cf_rb_friction"}.get(mode, mode),
-                          n_actuated=dyn.model.n_actuated, n_task=dyn.kin.task.dim)
-        s = {**s, **overrides}
-        model = None if mode in MODEL_FREE else FeedforwardModel(dyn, s["feedforward_model"])
-        law = law_from_settings(s, model, dyn.kin)
-        hold = SafeBehaviour("hold", FeedforwardModel(dyn, "rigid"), np.array(s["hold_kp"]), np.array(s["hold_kd"])) \
-            if safe == "hold" else SafeBehaviour("zero")
-        parts[key] = (law, ForceLimits.from_config(dyn.model), hold, ReferenceLimits.from_kinematics(dyn.kin))
-    law, limits, hold, ref_limits = parts[key]
-    if hasattr(law, "reset"):
-        law.reset()
-    home = dyn.kin.task.pose(dyn.model.config["home"])
-    return Controller(law, limits, hold, StateEstimator(dyn.kin), home, state_timeout, ref_limits)
-
 
 class _ScriptedHardware:
     """A robot that measures what the input says and records what the loop writes."""
@@ -457,7 +429,7 @@ def _messages_run(ctx, x):
     from trajectory_msgs.msg import (JointTrajectory, JointTrajectoryPoint, MultiDOFJointTrajectory,
                                      MultiDOFJointTrajectoryPoint)
 
-    from ..nodes import messages as m
+    from ..ros import messages as m
 
     n = len(ctx["actuated"])
     kind = x["kind"]
@@ -608,7 +580,7 @@ def _cli_setup():
 
 
 def _cli_inputs(kins):
-    from ..reproduce import REPRODUCTIONS
+    from ..benchmarks.reproduce import REPRODUCTIONS
 
     number = st.one_of(st.floats(-2, 2).map(repr), st.floats(allow_nan=True, allow_infinity=True).map(repr),
                        st.sampled_from(NUMBER_TEXTS), st.text(max_size=6))

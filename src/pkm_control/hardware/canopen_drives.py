@@ -128,7 +128,7 @@ class CanopenConfig:
     @classmethod
     def for_robot(cls, robot: str, actuated_names, path: str = "") -> "CanopenConfig":
         """The robot's shipped config/canopen/<robot>.yaml, or ``path``."""
-        from ..paths import share_dir
+        from ..description.paths import share_dir
 
         return cls.load(path or share_dir() / "config" / "canopen" / f"{robot}.yaml", actuated_names)
 

@@ -29,8 +29,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import InvalidInputError
-from ..runs import (MAX_SAMPLES, _kinematics, last_of_each_instant, message_counts, open_bag, read_joint_topic,
-                    recorded_robot)
+from .runs import (MAX_SAMPLES, _kinematics, last_of_each_instant, message_counts, open_bag, read_joint_topic,
+    recorded_robot)
 from .data import MeasuredRun
 
 JOINT_STATES = "/joint_states"
@@ -162,7 +162,7 @@ def write_measured_run(path, run: MeasuredRun, storage: str = "sqlite3") -> None
     """Write ``run`` as a rosbag2 (sqlite3 or mcap) of sensor_msgs/JointState on /joint_states, one message per
     sample (names, position, velocity when the run has it, effort; stamped and recorded at its time), offered with
     the QoS of the graph's /joint_states; ``load_measured_run`` reads back the same arrays."""
-    from ..nodes.qos import STREAM_DEPTH       # ROS-free: the QoS table
+    from ..ros.qos import STREAM_DEPTH       # ROS-free: the QoS table
 
     ts = typestore()
     T = ts.types

@@ -1,10 +1,11 @@
-"""rclpy nodes of the control graph: the only package that imports rclpy.
+"""The rclpy nodes of the control graph, one thin node per module and nothing else.
 
 Each module is one executable (``python -m pkm_control.nodes.<name>`` or the console script
 of the same name): trajectory_generator, inverse_kinematics, computed_force, joint_controller,
-hardware. ``bringup`` starts the graph as processes from the same YAML (``pkm bringup``),
-``runtime`` holds the parameter handling, diagnostics and the runner, ``messages`` the message
-conversion, ``hardware_io`` the hardware behind topics, ``qos`` the QoS of every topic.
+hardware, viewer. What they share is in ``pkm_control.ros`` (parameters, diagnostics and the
+runner, message conversion, the hardware behind topics, the QoS of every topic, the topology);
+``pkm_control.graph`` starts them as processes (``pkm bringup``) and records and inspects a
+running graph.
 
 Graph (standard messages only), hardware: sim (the default; the robot inside joint_controller) or mujoco (MuJoCo as
 the robot, inside joint_controller as well):
@@ -20,63 +21,3 @@ hardware: topics (a robot in another process, here the ``hardware`` node):
 hardware: ros2_control (the robot is a ros2_control controller manager, or the ``hardware`` node standing in
 for one): the same topics (or topic_based_ros2_control's), and joint_controller --/clock--> all
 """
-
-from __future__ import annotations
-
-import os
-
-from ..errors import InvalidInputError, excerpt
-from ..settings import HARDWARE, HOSTED_HARDWARE
-
-#: the simulated robot's exact joint states (tests and plots, never the controller): trajectory_msgs/JointTrajectory
-#: chunks of every joint, one point per sample (hardware_io.SimulationTopics)
-GROUND_TRUTH_TOPIC = "/hardware/ground_truth/joint_trajectory"
-
-#: the largest ROS domain id (ROS_DOMAIN_ID) rcl accepts
-DOMAIN_MAX = 232
-
-
-def domain_id(requested: int | None = None, isolated: bool = True) -> int:
-    """The ROS domain of `pkm demo` and of the graph tools (`pkm topics`, `echo`, `param`, `call`, `goal`):
-    ``requested`` (their --domain-id), else ROS_DOMAIN_ID when it is set, else an isolated one derived from the
-    process id (``isolated``: the demo, so that it meets no other graph) or ROS's default 0 (the tools: where
-    `pkm bringup` and the launch file run without ROS_DOMAIN_ID). InvalidInputError for a ROS_DOMAIN_ID that is
-    not a domain id."""
-    if requested is not None:
-        return requested
-    env = os.environ.get("ROS_DOMAIN_ID", "").strip()
-    if env:
-        if not (env.isdigit() and int(env) <= DOMAIN_MAX):
-            raise InvalidInputError(f"ROS_DOMAIN_ID={excerpt(env)!r} is not a ROS domain id (0 to {DOMAIN_MAX})")
-        return int(env)
-    return 100 + os.getpid() % 100 if isolated else 0
-
-
-#: the node executables, in start order (the clock source last, so every subscriber is up)
-NODES = ("trajectory_generator", "inverse_kinematics", "computed_force", "joint_controller", "hardware")
-
-#: nodes that work on the stamps of their input messages and need no clock of their own
-STAMP_DRIVEN = ("inverse_kinematics", "computed_force")
-#: nodes that subscribe /clock themselves and take the sim time from its messages
-CLOCK_READERS = ("trajectory_generator",)
-
-
-def graph(hardware: str = "sim", stand_in: bool = False) -> list:
-    """(node, use_sim_time) of the graph for a hardware mode, in start order. The clock source (the node that
-    simulates the robot; joint_controller in front of ros2_control) does not follow /clock, nor do the nodes whose
-    outputs carry their inputs' stamps (STAMP_DRIVEN: they would only pay for every /clock message) and those that
-    read /clock themselves (CLOCK_READERS: rclpy's time source would take every /clock message a second time).
-    The nodes without sim time stamp only their /diagnostics with the wall clock. ``stand_in`` (ros2_control):
-    the ``hardware`` node plays the controller manager, on its own clock as one does; (canopen) the drives are
-    emulated inside joint_controller, the graph is the same."""
-    if hardware not in HARDWARE:
-        raise ValueError(f"hardware must be one of {HARDWARE}, got {hardware!r}")
-    names = NODES if hardware == "topics" or (hardware == "ros2_control" and stand_in) else NODES[:-1]
-    clock = "hardware" if hardware == "topics" else "joint_controller"
-    return [(n, n not in (clock, "hardware") and n not in STAMP_DRIVEN + CLOCK_READERS) for n in names]
-
-
-def estimated_state_topic(hardware: str = "sim") -> str:
-    """Where joint_controller publishes every joint from its state estimator (robot_state_publisher's input):
-    /joint_states when it hosts the robot; beside the robot's own /joint_states otherwise."""
-    return "/joint_states" if hardware in HOSTED_HARDWARE else "/estimated_joint_states"

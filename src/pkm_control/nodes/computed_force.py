@@ -38,11 +38,11 @@ from rclpy.node import Node
 
 from ..control.feedforward import FeedforwardModel
 from ..errors import InvalidInputError, PkmError
-from ..settings import inside
+from ..control.settings import inside
 from ..kinematics.task_space import Pose
-from .messages import joint_trajectory_msg, parse_platform_trajectory, to_ns
-from .qos import qos
-from .runtime import COMMON_PARAMS, Diagnostics, LatestClock, declare_settings, guarded, run_node
+from ..ros.messages import joint_trajectory_msg, parse_platform_trajectory, to_ns
+from ..ros.qos import qos
+from ..ros.runtime import COMMON_PARAMS, Diagnostics, LatestClock, declare_settings, guarded, run_node
 
 __doc__ += "\n" + COMMON_PARAMS
 

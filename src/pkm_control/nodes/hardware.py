@@ -60,11 +60,11 @@ import time
 from rclpy.node import Node
 
 from ..hardware.simulated import simulated_robot
-from ..realtime import LatencyHistogram
-from .hardware_io import ClockPublisher, SimulationTopics, TopicConvention, describe_plant
-from .messages import joint_state_msg, period_ns
-from .qos import COMMANDS, qos
-from .runtime import COMMON_PARAMS, Diagnostics, declare_settings, guarded, run_node
+from ..control.realtime import LatencyHistogram
+from ..ros.hardware_io import ClockPublisher, SimulationTopics, TopicConvention, describe_plant
+from ..ros.messages import joint_state_msg, period_ns
+from ..ros.qos import COMMANDS, qos
+from ..ros.runtime import COMMON_PARAMS, Diagnostics, declare_settings, guarded, run_node
 
 __doc__ += "\n" + COMMON_PARAMS
 

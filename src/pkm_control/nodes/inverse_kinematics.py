@@ -43,12 +43,12 @@ from rclpy.node import Node
 from ..control.estimator import StateEstimator
 from ..errors import PkmError
 from ..kinematics.task_space import Pose
-from ..settings import HOSTED_HARDWARE
-from .hardware_io import TopicConvention
-from .messages import (joint_state_msg, joint_trajectory_msg, parse_joint_state, parse_platform_trajectory,
-                       pose_stamped_msg, to_ns, transform_stamped_msg)
-from .qos import qos
-from .runtime import COMMON_PARAMS, Diagnostics, LatestClock, declare_settings, guarded, run_node
+from ..control.settings import HOSTED_HARDWARE
+from ..ros.hardware_io import TopicConvention
+from ..ros.messages import (joint_state_msg, joint_trajectory_msg, parse_joint_state, parse_platform_trajectory,
+    pose_stamped_msg, to_ns, transform_stamped_msg)
+from ..ros.qos import qos
+from ..ros.runtime import COMMON_PARAMS, Diagnostics, LatestClock, declare_settings, guarded, run_node
 
 __doc__ += "\n" + COMMON_PARAMS
 #: the TF frames of the platform poses: child frame ids that robot_state_publisher never publishes (it publishes the

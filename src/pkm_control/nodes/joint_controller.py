@@ -83,7 +83,7 @@ Timing
                    follows, so the graph runs as fast as the nodes stream (real-time factor > 1 when
                    they keep up). With a robot behind topics a period runs per received measurement, at its stamp.
   lockstep:=false  real time: a dedicated thread runs the loop on absolute monotonic deadlines
-                   (pkm_control.realtime: SCHED_FIFO at realtime_priority where permitted, pinned to
+                   (pkm_control.control.realtime: SCHED_FIFO at realtime_priority where permitted, pinned to
                    realtime_cpu if >= 0, the garbage collector frozen); a stream that ran dry repeats
                    its last sample for reference_timeout, then the safe behaviour engages. A
                    measurement older than state_timeout engages it too.
@@ -123,14 +123,14 @@ from ..control import (CONTROL, Controller, ControlLoop, FeedforwardModel, Force
                        StateEstimator)
 from ..control.laws import MODEL_FREE, law_from_settings
 from ..errors import InvalidInputError, PkmError
-from ..settings import in_process_plant
-from ..realtime import (LatencyHistogram, PeriodicRunner, SlicedWork, fifo_priority, prepare_realtime,
-                        release_realtime)
-from . import estimated_state_topic
-from .hardware_io import ClockPublisher, SimulationTopics, TopicConvention, TopicHardware, describe_plant
-from .messages import joint_state_msg, parse_joint_trajectory, period_ns
-from .qos import ESTIMATES_TOPIC, qos
-from .runtime import COMMON_PARAMS, Diagnostics, PolledSubscriptions, declare_settings, guarded, run_node
+from ..control.settings import in_process_plant
+from ..control.realtime import (LatencyHistogram, PeriodicRunner, SlicedWork, fifo_priority, prepare_realtime,
+    release_realtime)
+from ..ros.topology import estimated_state_topic
+from ..ros.hardware_io import ClockPublisher, SimulationTopics, TopicConvention, TopicHardware, describe_plant
+from ..ros.messages import joint_state_msg, parse_joint_trajectory, period_ns
+from ..ros.qos import ESTIMATES_TOPIC, qos
+from ..ros.runtime import COMMON_PARAMS, Diagnostics, PolledSubscriptions, declare_settings, guarded, run_node
 
 __doc__ += "\n" + COMMON_PARAMS
 #: real time: a slice of work between two periods (of a streamed chunk, of an observation) starts only while this
@@ -157,7 +157,7 @@ class JointControllerNode(Node):
         self.dt_ns = period_ns(s["control_rate"])
         self.initial = self.ctx.initial(s["initial_pose"])
         self.diag = Diagnostics(self, s["diagnostics_period"])
-        # robot, variant and controller also name the run in a recorded bag (pkm_control.runs)
+        # robot, variant and controller also name the run in a recorded bag (pkm_control.identification.runs)
         self.diag.extra.update(robot=self.ctx.robot, variant=self.ctx.kin.model.variant,
                                controller=self.get_parameter("controller").value, mode=s["mode"],
                                hardware=s["hardware"], feedforward_lead=s["feedforward_lead"],
@@ -237,7 +237,7 @@ class JointControllerNode(Node):
         """The robot simulated in this process (not yet reset): sim, mujoco, canopen with emulated drives."""
         if s["hardware"] == "mujoco":
             from ..hardware.mujoco_robot import mujoco_robot
-            from ..settings import PLANT_KEYS
+            from ..control.settings import PLANT_KEYS
 
             changed = [k for k in PLANT_KEYS if s[k]]
             if changed:

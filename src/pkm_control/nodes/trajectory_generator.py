@@ -57,9 +57,9 @@ from rclpy.node import Node
 from ..errors import InvalidInputError, PkmError
 from ..kinematics.task_space import Pose
 from ..trajectory.streaming import GoalScheduler, parse_goal
-from .messages import MAX_POINTS, finite, period_ns, platform_trajectory_msg, pose_stamped_msg, rotations, to_ns
-from .qos import qos
-from .runtime import COMMON_PARAMS, Diagnostics, declare_settings, guarded, run_node
+from ..ros.messages import MAX_POINTS, finite, period_ns, platform_trajectory_msg, pose_stamped_msg, rotations, to_ns
+from ..ros.qos import qos
+from ..ros.runtime import COMMON_PARAMS, Diagnostics, declare_settings, guarded, run_node
 
 __doc__ += "\n" + COMMON_PARAMS
 REOFFER_AFTER = 0.5          # s (wall) of standing sim time before the chunks are offered again

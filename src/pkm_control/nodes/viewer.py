@@ -17,8 +17,8 @@ import threading
 
 from rclpy.node import Node
 
-from .qos import qos
-from .runtime import Diagnostics, guarded
+from ..ros.qos import qos
+from ..ros.runtime import Diagnostics, guarded
 
 DISPLAY_RATE = 30.0           # Hz (wall): redraws of the page, at most
 
@@ -48,7 +48,7 @@ class ViewerNode(Node):
             self._controller_timer = self.create_timer(1.0, self._ask_controller)
 
     def _state(self, msg, what):
-        from .messages import to_ns
+        from ..ros.messages import to_ns
 
         return self.scene.joint_vector(msg.name, msg.position, what), to_ns(msg.header.stamp) * 1e-9
 
@@ -89,6 +89,6 @@ class ViewerNode(Node):
 
 def run(view, topic: str = "/joint_states") -> int:
     """Spin a ViewerNode drawing into ``view`` until SIGINT, SIGTERM or SIGHUP (runtime.run_node)."""
-    from .runtime import run_node
+    from ..ros.runtime import run_node
 
     return run_node(lambda: ViewerNode(view, topic=topic), __doc__, ["pkm-view"])

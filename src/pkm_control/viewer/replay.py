@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import InvalidInputError, check_number
-from ..runs import RecordedRun
+from ..identification.runs import RecordedRun
 from .scene import RobotScene
 
 #: the drawn paths keep at most this many points (every k-th sample of a long run)

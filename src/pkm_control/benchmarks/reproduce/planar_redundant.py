@@ -29,10 +29,10 @@ import time
 
 import numpy as np
 
-from ..dynamics import robot_dynamics
-from ..dynamics.pivotal_virtual_work import Formulation
-from ..kinematics.task_space import Pose, rot_z
-from ..trajectory.profiles import trapezoidal
+from ...dynamics import robot_dynamics
+from ...dynamics.pivotal_virtual_work import Formulation
+from ...kinematics.task_space import Pose, rot_z
+from ...trajectory.profiles import trapezoidal
 from .planar_redundant_sensitivity import DIFF_MAX, RATIO_MIN, plot_study, run_study
 
 ROBOT = "planar_redundant"
@@ -311,7 +311,7 @@ def run(out_dir: pathlib.Path, progress: bool = True, duration: float | None = N
 def _progress(on):
     if not on:
         return None
-    from ..progress import progress_bar
+    from ...progress import progress_bar
     return lambda it: progress_bar(it, desc="sensitivity", unit="case", leave=False)
 
 

@@ -6,7 +6,7 @@ space and from a plain wheel install, so :func:`share_dir` tries, in order:
 
 1. the environment variable ``PKM_CONTROL_SHARE`` (an explicit override; if it
    is set but not a directory that is an error, not a fall-through);
-2. the source tree ``Path(__file__).resolve().parents[2]`` if it holds
+2. the source tree ``Path(__file__).resolve().parents[3]`` if it holds
    ``package.xml`` and ``config/`` (editable and symlink installs, so edits to
    config/ and urdf/ take effect without reinstalling);
 3. ``ament_index_python.get_package_share_directory('pkm_control')`` if that
@@ -25,7 +25,7 @@ import re
 import sys
 from pathlib import Path
 
-from .errors import InvalidInputError
+from ..errors import InvalidInputError
 
 PACKAGE_NAME = 'pkm_control'
 ENV_VAR = 'PKM_CONTROL_SHARE'
@@ -34,7 +34,7 @@ _ROBOT_NAME = re.compile(r'^[A-Za-z0-9_][A-Za-z0-9_.-]*$')
 
 
 def _source_tree() -> Path:
-    return Path(__file__).resolve().parents[2]
+    return Path(__file__).resolve().parents[3]
 
 
 def share_dir() -> Path:

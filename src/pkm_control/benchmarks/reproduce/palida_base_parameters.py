@@ -30,9 +30,9 @@ import time
 import numpy as np
 import scipy.linalg
 
-from ..dynamics import robot_dynamics
-from ..dynamics.jourdain import MDH_AXES, Formulation, mdh_to_link_map
-from ..kinematics.workspace import random_poses
+from ...dynamics import robot_dynamics
+from ...dynamics.jourdain import MDH_AXES, Formulation, mdh_to_link_map
+from ...kinematics.workspace import random_poses
 
 ROBOT = "palida"
 N_STATES = 100
@@ -100,7 +100,7 @@ def run(out_dir: pathlib.Path, progress: bool = True) -> dict:
                np.r_[5.0 * rng.standard_normal(3), 10.0 * rng.standard_normal(3)]) for p in poses]
     it = states
     if progress:
-        from ..progress import progress_bar
+        from ...progress import progress_bar
         it = progress_bar(states, desc="engine regressor", unit="state")
     blocks = [engine_regressor_mdh(dyn, p, t, a) for p, t, a in it]
     W = np.vstack(blocks)

@@ -11,17 +11,17 @@ import importlib
 import time
 
 REPRODUCTIONS = {
-    "lopes": ("pkm_control.reproduce.lopes",
+    "lopes": ("pkm_control.benchmarks.reproduce.lopes",
               "Lopes: P1 -> P2 -> P1 with 3rd-order trigonometric splines; actuator motion, forces, contributions"),
-    "planar_redundant": ("pkm_control.reproduce.planar_redundant",
+    "planar_redundant": ("pkm_control.benchmarks.reproduce.planar_redundant",
                          "Wu et al.: driving forces of the redundant (minimum norm) and non-redundant robots"),
-    "delta-mass-matrix": ("pkm_control.reproduce.delta_mass_matrix",
+    "delta-mass-matrix": ("pkm_control.benchmarks.reproduce.delta_mass_matrix",
                           "Codourey: 3x3 mass matrix over slices z = -230 / -350 mm; simplified-model error"),
-    "delta-regulators": ("pkm_control.reproduce.delta_regulators",
+    "delta-regulators": ("pkm_control.benchmarks.reproduce.delta_regulators",
                          "Codourey: tracking errors of regulators 1-4 and the mass-matrix decoupling (Fig. 7)"),
-    "stewart-control": ("pkm_control.reproduce.stewart_control",
+    "stewart-control": ("pkm_control.benchmarks.reproduce.stewart_control",
                         "Taghirad: every task- and joint-space motion law; exact model, +-20 % masses, noisy encoders"),
-    "palida-base-parameters": ("pkm_control.reproduce.palida_base_parameters",
+    "palida-base-parameters": ("pkm_control.benchmarks.reproduce.palida_base_parameters",
                                "Abdellatif: base parameters derived numerically beside Table I"),
 }
 
@@ -33,7 +33,7 @@ QUICK = frozenset({"stewart-control"})
 def run(name: str, out_dir, progress: bool = True, quick: bool = False) -> dict:
     from pathlib import Path
 
-    from ..errors import InvalidInputError
+    from ...errors import InvalidInputError
 
     module, _ = REPRODUCTIONS[name]
     if quick and name not in QUICK:

@@ -31,10 +31,10 @@ import numpy as np
 
 from ..errors import InvalidInputError
 from ..hardware.interface import CommandCheck, HardwareInterface
-from ..settings import TOPIC_CONVENTIONS
+from ..control.settings import TOPIC_CONVENTIONS
 from .messages import (commands_msg, joint_state_msg, joint_trajectory_msg, parse_commands, parse_joint_commands,
-                       parse_joint_state, pose_stamped_msg, stamp_msg, to_ns)
-from . import GROUND_TRUTH_TOPIC
+    parse_joint_state, pose_stamped_msg, stamp_msg, to_ns)
+from .topology import GROUND_TRUTH_TOPIC
 from .qos import COMMANDS, qos
 from .runtime import guarded
 

@@ -21,9 +21,9 @@ from dataclasses import dataclass
 import numpy as np
 import yaml
 
-from .errors import InvalidInputError, InvalidModelError, check_number, check_vector, excerpt
-from .control.laws import ACCELERATION_MODES, LAWS, TASK_MODES
-from .kinematics.task_space import Pose
+from ..errors import InvalidInputError, InvalidModelError, check_number, check_vector, excerpt
+from .laws import ACCELERATION_MODES, LAWS, MODEL_FREE, TASK_MODES, law_from_settings
+from ..kinematics.task_space import Pose
 
 #: keys whose values are floats (a YAML int such as 2000 must not make the ROS parameter an integer)
 FLOAT_KEYS = {"control_rate", "state_timeout", "reference_timeout", "command_timeout", "lockstep_timeout",
@@ -112,7 +112,7 @@ RUNTIME_KEYS = {
 
 
 def default_controller_config() -> str:
-    from .paths import share_dir
+    from ..description.paths import share_dir
 
     return str(share_dir() / "config" / "controllers.yaml")
 
@@ -288,7 +288,7 @@ class RobotContext:
 
     @property
     def force_limit(self):
-        from .control.safety import ForceLimits
+        from .safety import ForceLimits
 
         return ForceLimits.from_config(self.kin.model).limits.tolist()
 
@@ -316,13 +316,13 @@ class RobotContext:
         return pose
 
     def dynamics(self):
-        from .dynamics import robot_dynamics
+        from ..dynamics import robot_dynamics
 
         return robot_dynamics(self.robot, self.variant)
 
 
 def robot_context(robot: str, variant: str | None) -> RobotContext:
-    from .kinematics import robot_kinematics
+    from ..kinematics import robot_kinematics
 
     return RobotContext(robot, variant or None, robot_kinematics(robot, variant or None))
 
@@ -338,3 +338,30 @@ def node_settings(node_name: str, robot: str, variant: str | None, controller: s
     out.update(robot=robot, variant=variant or "", controller=controller,
                controller_config=s["controller_config"], diagnostics_period=s["diagnostics_period"])
     return ctx, out
+
+
+def make_controller(dyn, mode="pd_feedforward", safe="hold", state_timeout=0.02, parts=None, controller=None,
+                    overrides=None):
+    """The controller of a named mode as the joint_controller node builds it (the robot's controller settings of
+    ``controller``, default the one named like the mode, cf_rb_friction for pd_feedforward, with ``overrides`` of
+    its keys as a node's ROS parameters would; force limits from the config, reference limits from the URDF);
+    ``parts`` caches its immutable pieces (a law with a state of its own is reset)."""
+    from . import Controller, FeedforwardModel, ForceLimits, ReferenceLimits, SafeBehaviour, StateEstimator
+
+    parts = {} if parts is None else parts
+    overrides = dict(overrides or {})
+    key = (dyn.model.name, mode, safe, controller, tuple(sorted(overrides.items())))
+    if key not in parts:
+        s = load_settings(dyn.model.name, controller or {"pd_feedforward": "cf_rb_friction"}.get(mode, mode),
+                          n_actuated=dyn.model.n_actuated, n_task=dyn.kin.task.dim)
+        s = {**s, **overrides}
+        model = None if mode in MODEL_FREE else FeedforwardModel(dyn, s["feedforward_model"])
+        law = law_from_settings(s, model, dyn.kin)
+        hold = SafeBehaviour("hold", FeedforwardModel(dyn, "rigid"), np.array(s["hold_kp"]), np.array(s["hold_kd"])) \
+            if safe == "hold" else SafeBehaviour("zero")
+        parts[key] = (law, ForceLimits.from_config(dyn.model), hold, ReferenceLimits.from_kinematics(dyn.kin))
+    law, limits, hold, ref_limits = parts[key]
+    if hasattr(law, "reset"):
+        law.reset()
+    home = dyn.kin.task.pose(dyn.model.config["home"])
+    return Controller(law, limits, hold, StateEstimator(dyn.kin), home, state_timeout, ref_limits)

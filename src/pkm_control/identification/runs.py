@@ -2,7 +2,7 @@
 
 ``load_run(path)`` returns a ``RecordedRun``: sample times (s), every tree joint's name (model order),
 the measured position of every tree joint, the desired one where it was recorded, the actuated-joint
-errors e = q_desired - q_measured (the sign of Abdellatif's Fig. 6, ``benchmark.run_metrics``), and the
+errors e = q_desired - q_measured (the sign of Abdellatif's Fig. 6, ``run_metrics``), and the
 robot and controller when the recording says them.
 
 Sources:
@@ -34,13 +34,14 @@ from __future__ import annotations
 
 import contextlib
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
 
-from .errors import InvalidInputError, PkmError, excerpt
+from ..errors import InvalidInputError, PkmError, excerpt
+from ..kinematics.task_space import so3_log
 
 #: samples a run may hold (a 500 s run at the 2 kHz control rate): a larger file is refused before it is read
 MAX_SAMPLES = 1_000_000
@@ -77,7 +78,7 @@ class RecordedRun:
 
     @property
     def kinematics(self):
-        from .kinematics import robot_kinematics
+        from ..kinematics import robot_kinematics
 
         return robot_kinematics(self.robot, self.variant)
 
@@ -116,8 +117,8 @@ def _existing(path) -> Path:
 
 def _kinematics(robot, variant, names, source):
     """The kinematics of the named robot, or of the one robot whose tree has every recorded joint name."""
-    from .description.robots import robot_names, robot_variants
-    from .kinematics import robot_kinematics
+    from ..description.robots import robot_names, robot_variants
+    from ..kinematics import robot_kinematics
 
     if robot is not None:
         kin = robot_kinematics(robot, variant)
@@ -148,7 +149,7 @@ def complete_tree(kin, names, positions, what: str = "positions") -> np.ndarray:
     estimator does. Raises InvalidInputError when neither set is complete, or when the kinematics fail
     (naming the sample).
     """
-    from .control.estimator import StateEstimator
+    from ..control.estimator import StateEstimator
 
     model = kin.model
     names = list(names)
@@ -284,7 +285,7 @@ def described_robot(reader) -> dict:
     (a robot of one's own, an edited URDF of a robot with variants: the joint names or the caller name it)."""
     from xml.etree import ElementTree
 
-    from .description.robots import robot_names, robot_urdf, robot_variants
+    from ..description.robots import robot_names, robot_urdf, robot_variants
 
     conns = [c for c in reader.connections if c.topic == DESCRIPTION_TOPIC]
     urdf = None
@@ -339,7 +340,7 @@ def read_joint_topic(reader, topic, source) -> JointSamples:
     """The samples of a JointState or ground-truth JointTrajectory topic (positions only for the latter).
     InvalidInputError naming the message for one that cannot be deserialized, has mismatched sizes, other joint
     names than the first, or a value that is not finite."""
-    from .nodes.messages import parse_joint_trajectory, to_ns   # ROS-free (no rclpy import): message attributes only
+    from ..ros.messages import parse_joint_trajectory, to_ns   # ROS-free (no rclpy import): message attributes only
 
     conns = [c for c in reader.connections if c.topic == topic]
     names, times, logs = None, [], []
@@ -468,3 +469,55 @@ def load_csv(path, robot: str | None = None, variant: str | None = None) -> Reco
                                   f"{source} desired")
     return RecordedRun(kin.model.name, kin.model.variant, meta.get("controller") or None, t,
                        tuple(kin.model.joint_names), q, q_desired, tuple(kin.model.actuated_joints), str(path), "csv")
+
+
+# ----------------------------------------------------------------------------- a run of the graph and its errors
+
+@dataclass
+class RunRecord:
+    """What one run recorded: measured joint states and the feedforward the model computed."""
+
+    name: str
+    controller: str
+    t: np.ndarray                     # (N,) sim time of each /joint_states
+    q: np.ndarray                     # (N, n_a) measured actuated positions
+    tau: np.ndarray                   # (N, n_a) applied actuator forces (JointState.effort)
+    platform: np.ndarray              # (N, n_platform) measured platform-joint positions
+    ff_t: np.ndarray = field(default_factory=lambda: np.zeros(0))       # feedforward sample times
+    ff: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))    # (M, n_a) computed forces
+
+
+def desired_tree(kin, trajectory, t, t0: float):
+    """Desired positions of every tree joint and platform poses at the recorded times (trajectory starts at t0)."""
+    P, R, V, A = trajectory.sample_many(np.clip(t - t0, 0.0, trajectory.duration))
+    q, ok = kin.inverse_batch(P, R)
+    if not ok.all():
+        raise ValueError(f"desired trajectory unreachable at t = {t[np.flatnonzero(~ok)[0]]:.4f} s")
+    return q, P, R
+
+
+def desired_motion(kin, trajectory, t, t0: float):
+    """Desired actuated positions and platform poses at the recorded times (trajectory starts at t0)."""
+    q, P, R = desired_tree(kin, trajectory, t, t0)
+    return q[:, kin.model.actuated_idx], P, R
+
+
+def run_metrics(kin, trajectory, rec: RunRecord, t0: float) -> dict:
+    """RMS and maximum errors per actuator and of the platform over the motion."""
+    inside = (rec.t >= t0) & (rec.t <= t0 + trajectory.duration)
+    t = rec.t[inside]
+    q_d, P_d, R_d = desired_motion(kin, trajectory, t, t0)
+    e = q_d - rec.q[inside]
+    poses = [kin.task.pose_from_platform_joints(x) for x in rec.platform[inside]]
+    pos_err = np.linalg.norm(P_d - np.array([p.position for p in poses]), axis=1)
+    ori_err = np.array([np.linalg.norm(so3_log(Rd @ p.rotation.T)) for Rd, p in zip(R_d, poses)])
+    return {
+        "name": rec.name, "controller": rec.controller, "samples": int(inside.sum()),
+        "actuator_rms": np.sqrt(np.mean(e ** 2, axis=0)).tolist(),
+        "actuator_max": np.abs(e).max(axis=0).tolist(),
+        "platform_position_rms": float(np.sqrt(np.mean(pos_err ** 2))),
+        "platform_position_max": float(pos_err.max()),
+        "platform_orientation_rms": float(np.sqrt(np.mean(ori_err ** 2))),
+        "platform_orientation_max": float(ori_err.max()),
+        "_error": e, "_t": t - t0,
+    }

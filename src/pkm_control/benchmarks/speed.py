@@ -13,12 +13,12 @@ import time
 
 import numpy as np
 
-from .description import closure_residual, robot_names, robot_variants
-from .errors import InvalidInputError, PkmError
-from .kinematics import robot_kinematics
-from .kinematics.analysis import singularity
-from .kinematics.forward import forward_kinematics
-from .kinematics.workspace import coords_to_arrays, random_poses, workspace_box
+from ..description import closure_residual, robot_names, robot_variants
+from ..errors import InvalidInputError, PkmError
+from ..kinematics import robot_kinematics
+from ..kinematics.analysis import singularity
+from ..kinematics.forward import forward_kinematics
+from ..kinematics.workspace import coords_to_arrays, random_poses, workspace_box
 
 #: issue targets for the hexapods on a 2-core machine
 TARGETS = {"ik_jacobian_us": 20.0, "batch_per_s": 2e5, "fk_warm_us": 100.0}
@@ -69,7 +69,7 @@ def bench_robot(robot, variant, samples=100_000, n_poses=200, seed=0):
     r["batch_per_s"] = samples / (time.perf_counter() - t0)
     r["batch_valid_fraction"] = float(ok.mean())
     loop = [(P[i], R[i]) for i in range(min(samples, 2000))]
-    from .kinematics.task_space import Pose
+    from ..kinematics.task_space import Pose
 
     def single(pr):
         try:
@@ -189,7 +189,7 @@ DYN_TARGETS = {"palida": {"id_us": 30.0, "batch_per_s": 1e5}}
 
 def _circle(kin, n, radius_frac=0.2, period=1.0):
     """A circle in the first two task coordinates around home: (positions, rotations, twists, accels)."""
-    from .kinematics.workspace import coords_to_arrays
+    from ..kinematics.workspace import coords_to_arrays
 
     lo, hi = workspace_box(kin)
     home = np.asarray(kin.model.config["home"], float)
@@ -208,10 +208,10 @@ def _circle(kin, n, radius_frac=0.2, period=1.0):
 
 
 def bench_dynamics_robot(robot, variant, n_states=100, n_traj=2000, seed=0):
-    from .dynamics import robot_dynamics
-    from .dynamics.formulations import formulation, methods_for
-    from .dynamics.parameters import sample_states
-    from .kinematics.task_space import Pose
+    from ..dynamics import robot_dynamics
+    from ..dynamics.formulations import formulation, methods_for
+    from ..dynamics.parameters import sample_states
+    from ..kinematics.task_space import Pose
 
     dyn = robot_dynamics(robot, variant)
     states = sample_states(dyn, n_states, np.random.default_rng(seed))
@@ -315,12 +315,12 @@ def bench_simulation_robot(robot, variant, steps=2000, dt=5e-4, warmup=20):
     it picks the compiled path by itself). ``first_step_s``: the first compiled step of the process
     (numba: compilation, or loading its cache).
     """
-    from .control.feedforward import FeedforwardModel
-    from .control.safety import ForceLimits, SafeBehaviour
-    from .dynamics import robot_dynamics
-    from .dynamics.engine import ClosedLoopDynamics
-    from .dynamics.simulation import ReducedSimulator
-    from .hardware.simulated import DEFAULT_SIGN_EPS, SimulatedRobot
+    from ..control.feedforward import FeedforwardModel
+    from ..control.safety import ForceLimits, SafeBehaviour
+    from ..dynamics import robot_dynamics
+    from ..dynamics.engine import ClosedLoopDynamics
+    from ..dynamics.simulation import ReducedSimulator
+    from ..hardware.simulated import DEFAULT_SIGN_EPS, SimulatedRobot
 
     base = robot_dynamics(robot, variant)
     dyn = ClosedLoopDynamics(base.kin, gravity=base.gravity, sign_eps=DEFAULT_SIGN_EPS)

@@ -33,8 +33,8 @@ from pathlib import Path
 import numpy as np
 import pinocchio as pin
 
-from .errors import InvalidInputError, check_number
-from .progress import progress_bar
+from ..errors import InvalidInputError, check_number
+from ..progress import progress_bar
 
 #: an animation with more frames is refused (about 10 min of video at 30 fps): use a larger speed
 MAX_FRAMES = 20_000

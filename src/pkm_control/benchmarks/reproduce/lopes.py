@@ -27,9 +27,9 @@ import time
 
 import numpy as np
 
-from ..dynamics import robot_dynamics
-from ..dynamics.generalized_momentum import Formulation
-from ..trajectory import WaypointTrajectory, trig_spline3
+from ...dynamics import robot_dynamics
+from ...dynamics.generalized_momentum import Formulation
+from ...trajectory import WaypointTrajectory, trig_spline3
 
 ROBOT = "lopes"
 DEG = math.pi / 180.0
@@ -118,7 +118,7 @@ def run(out_dir: pathlib.Path, progress: bool = True) -> dict:
     worst_engine = 0.0
     it = range(n)
     if progress:
-        from ..progress import progress_bar
+        from ...progress import progress_bar
         it = progress_bar(it, desc="lopes P1-P2-P1", unit="sample", leave=False)
     for k in it:
         pose, twist, accel = gm.twist_from_euler(X[k], Xd[k], Xdd[k])

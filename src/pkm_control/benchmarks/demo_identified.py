@@ -31,13 +31,14 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import benchmark as bm
+from . import palida as bm
+from ..identification.runs import run_metrics
 from ..dynamics import robot_dynamics
 from ..errors import InvalidInputError
 from ..hardware.simulated import DEFAULT_SIGN_EPS
 from ..trajectory import trajectory_from_spec
-from . import domain_id
-from .benchmark import ROBOT, run_one
+from ..ros.topology import domain_id
+from .demo import ROBOT, run_one
 
 #: (name in the table and JSON, controller, parameter set of computed_force)
 RUNS = (("SJ", "pd", None), ("CF nominal", "cf_rb_friction", "nominal"),
@@ -221,7 +222,7 @@ def run(args) -> dict:
         if name == "SJ":
             extra += ["--record", str(files["circle_bag"])]
         rec, summary = run_one(name, controller, circle, start, 0.5 + traj.duration, args, extra)
-        m = bm.run_metrics(kin, traj, rec, summary["goal_start"])
+        m = run_metrics(kin, traj, rec, summary["goal_start"])
         m["parameters"] = pset
         if name == "SJ":
             sj_start = float(summary["goal_start"])

@@ -1,6 +1,6 @@
 """Node plumbing shared by the executables: parameters, diagnostics, the callback guard and the runner.
 
-Parameters: a node declares the settings it uses (pkm_control.settings.NODE_KEYS) with the values
+Parameters: a node declares the settings it uses (pkm_control.control.settings.NODE_KEYS) with the values
 resolved from the controller YAML as defaults; the keys of ``settings.RUNTIME_KEYS`` are applied when
 set on the running node (validated by ``settings.validate``, then handed to the node's ``on_change``;
 a refused value leaves everything as it was and the set call reports the reason), every other key is
@@ -27,7 +27,7 @@ import threading
 import time
 
 from ..errors import InvalidInputError, PkmError
-from ..settings import FLOAT_KEYS, GAIN_KEYS, INT_KEYS, RUNTIME_KEYS, gain, integer, node_settings, validate
+from ..control.settings import FLOAT_KEYS, GAIN_KEYS, INT_KEYS, RUNTIME_KEYS, gain, integer, node_settings, validate
 from .qos import qos
 
 LOG_THROTTLE = 1.0               # s between repeated warnings of one kind
@@ -238,7 +238,7 @@ class PolledSubscriptions:
     def __init__(self, max_pending: int = 1000):
         from rclpy.callback_groups import CallbackGroup
 
-        from ..realtime import SlicedWork
+        from ..control.realtime import SlicedWork
 
         class _Polled(CallbackGroup):
             def can_execute(self, entity) -> bool:

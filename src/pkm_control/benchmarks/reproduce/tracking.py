@@ -31,9 +31,9 @@ def track(dyn, controller: str, trajectory, robot, dt: float, rest: float = 0.0,
     observe(k, controller): called after each period's update (e.g. to record an adaptive law's estimates).
     overrides: settings of the controller replaced (as a node's ROS parameters would; e.g. adaptation_gain).
     RuntimeError when the controller's safe behaviour engages (the law failed)."""
-    from ..control import ControlLoop, FeedforwardModel
-    from ..fuzz.campaigns import make_controller
-    from ..settings import load_settings
+    from ...control import ControlLoop, FeedforwardModel
+    from ...control.settings import make_controller
+    from ...control.settings import load_settings
 
     kin, act = dyn.kin, dyn.model.actuated_idx
     s = load_settings(dyn.model.name, controller)

@@ -62,8 +62,8 @@ ESTIMATE_EVERY = 20                       # periods between recorded adaptive es
 def trajectory(kin, segments: int | None = None):
     """The SPEC trajectory (its first ``segments`` moves if given), checked against the joint ranges and velocity
     limits."""
-    from ..trajectory import trajectory_from_spec
-    from ..trajectory.spec import check_reachable
+    from ...trajectory import trajectory_from_spec
+    from ...trajectory.spec import check_reachable
 
     spec = SPEC
     if segments is not None:
@@ -76,8 +76,8 @@ def trajectory(kin, segments: int | None = None):
 def mismatched_plant(dyn, seed: int = SEED):
     """(plant dynamics, factors): each body kind (share_across_legs of its link) scaled by 1 +- MASS_ERROR (mass,
     first moment, inertia; the sign drawn with ``seed``), massless links left as they are."""
-    from ..control.feedforward import ParameterSet, dynamics_with_parameters
-    from ..dynamics.parameters import share_across_legs
+    from ...control.feedforward import ParameterSet, dynamics_with_parameters
+    from ...dynamics.parameters import share_across_legs
 
     links = [(j, link) for j, link in zip(dyn._bodies, dyn.body_names()) if dyn.pin_model.inertias[j].mass > 0]
     kinds = sorted({share_across_legs(link) for _, link in links})
@@ -98,7 +98,7 @@ def mismatched_plant(dyn, seed: int = SEED):
 def true_base_parameters(law, plant_dyn) -> np.ndarray:
     """The plant's base parameters in the adaptive law's base (the regressor depends on the kinematics only, so the
     same random states give the same base and combinations; checked)."""
-    from ..dynamics.parameters import base_parameters, share_across_legs
+    from ...dynamics.parameters import base_parameters, share_across_legs
 
     plant = base_parameters(plant_dyn, group=share_across_legs, friction=law.friction)
     if plant.names != law.base.names or not np.array_equal(plant.base, law.base.base):
@@ -138,11 +138,11 @@ def run(out_dir: pathlib.Path, progress: bool = True, quick: bool = False) -> di
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from ..dynamics import robot_dynamics
-    from ..hardware import SimulatedRobot
-    from ..hardware.noise import NoisyEncoders
-    from ..progress import progress_bar
-    from ..settings import load_settings
+    from ...dynamics import robot_dynamics
+    from ...hardware import SimulatedRobot
+    from ...hardware.noise import NoisyEncoders
+    from ...progress import progress_bar
+    from ...control.settings import load_settings
     from .tracking import track
 
     t0 = time.perf_counter()

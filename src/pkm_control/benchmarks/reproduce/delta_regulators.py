@@ -47,7 +47,7 @@ REGULATORS = (("1", "pd", "independent PD on each axis"),
 def simulate(dyn, controller: str, trajectory, lag: float = T_M, dt: float = DT, progress=None):
     """One regulator on the lagged plant along ``trajectory``: (t, actuated errors q_d - q) per period
     (tracking.track: the loop's own lookup, and its feedforward lead, applies)."""
-    from ..hardware import SimulatedRobot
+    from ...hardware import SimulatedRobot
     from .tracking import track
 
     run = track(dyn, controller, trajectory, SimulatedRobot(dyn, dt, actuator_lag=lag), dt, REST, progress=progress)
@@ -59,9 +59,9 @@ def run(out_dir: pathlib.Path, progress: bool = True) -> dict:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from ..dynamics import robot_dynamics
-    from ..progress import progress_bar
-    from ..trajectory import trajectory_from_spec
+    from ...dynamics import robot_dynamics
+    from ...progress import progress_bar
+    from ...trajectory import trajectory_from_spec
 
     t0 = time.perf_counter()
     out_dir = pathlib.Path(out_dir)

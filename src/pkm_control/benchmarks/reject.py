@@ -40,10 +40,10 @@ def bench_reject(robot: str = "palida", as_json: bool = False) -> dict:
     from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
     from ..kinematics import robot_kinematics
-    from .hardware_io import TopicConvention, TopicHardware
-    from .messages import parse_joint_trajectory
-    from .qos import qos
-    from .runtime import Diagnostics, guarded
+    from ..ros.hardware_io import TopicConvention, TopicHardware
+    from ..ros.messages import parse_joint_trajectory
+    from ..ros.qos import qos
+    from ..ros.runtime import Diagnostics, guarded
 
     kin = robot_kinematics(robot)
     act = list(kin.model.actuated_joints)

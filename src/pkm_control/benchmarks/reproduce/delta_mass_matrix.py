@@ -25,8 +25,8 @@ import time
 
 import numpy as np
 
-from ..errors import PkmError
-from ..kinematics.task_space import Pose
+from ...errors import PkmError
+from ...kinematics.task_space import Pose
 from . import finish
 
 SLICES_MM = (-230.0, -350.0)          # Fig. 4, Fig. 5
@@ -108,8 +108,8 @@ def run(out_dir: pathlib.Path, progress: bool = True) -> dict:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from ..dynamics import robot_dynamics
-    from ..dynamics.virtual_work import Formulation, format_simplification_error, simplification_error
+    from ...dynamics import robot_dynamics
+    from ...dynamics.virtual_work import Formulation, format_simplification_error, simplification_error
 
     t0 = time.perf_counter()
     out_dir = pathlib.Path(out_dir)

@@ -35,7 +35,7 @@ import time
 import numpy as np
 
 from ..identification.recording import bag_writer, rosbag_qos, typestore
-from .qos import OBSERVATION_DEPTH
+from ..ros.qos import OBSERVATION_DEPTH
 
 JOINT_STATES = "/joint_states"
 STATUS_TOPIC = "/trajectory_generator/status"
@@ -207,7 +207,7 @@ def _header_stamp_ns(raw: bytes) -> int:
     from rclpy.serialization import deserialize_message
     from sensor_msgs.msg import JointState
 
-    from .messages import to_ns
+    from ..ros.messages import to_ns
 
     return to_ns(deserialize_message(raw, JointState).header.stamp)
 
@@ -278,7 +278,7 @@ def record(session, args, log) -> dict:
     topics = args.topics or None
     if args.until_done and topics is not None and STATUS_TOPIC not in topics:
         topics = list(topics) + [STATUS_TOPIC]
-    from .bringup import Stopped, signals_raise_stopped
+    from .signals import Stopped, signals_raise_stopped
 
     rec = BagRecorder(session, args.output, topics, args.storage)
     every = EveryPeriod(session, args.timeout, log)

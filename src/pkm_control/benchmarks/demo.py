@@ -1,12 +1,12 @@
 """`pkm demo`: the PaLiDA computed-force benchmark through the node graph.
 
 For each run (SJ, CF rb, CF rb+frict; Abdellatif sec. V) it runs the graph with
-`pkm bringup --exit-when-done` (pkm_control.nodes.bringup.run_recorded: the trajectory generator,
+`pkm bringup --exit-when-done` (pkm_control.graph.bringup.run_recorded: the trajectory generator,
 inverse kinematics and computed-force nodes stream ahead; joint_controller runs the simulated
 palida with friction in every joint inside its real-time loop, in lockstep), starting on the
 benchmark circle (initial_pose, so no approach move), records the robot's ground truth and the
 feedforward from this process until the circle is done, and stops the graph. The metrics, timing
-and report are ROS-free (pkm_control.benchmark).
+and report are ROS-free (pkm_control.benchmarks.palida).
 
 ROS domain: ROS_DOMAIN_ID when it is set in the environment (watch from a second shell with the
 same domain), else an isolated one derived from the process id; the domain is printed.
@@ -20,12 +20,13 @@ import os
 import sys
 from pathlib import Path
 
-from .. import benchmark as bm
+from . import palida as bm
+from ..identification.runs import run_metrics
 from ..kinematics import robot_kinematics
 from ..progress import progress_bar
-from ..settings import load_settings
+from ..control.settings import load_settings
 from ..trajectory import trajectory_from_spec
-from . import domain_id
+from ..ros.topology import domain_id
 
 ROBOT = "palida"
 #: s (wall): how long a lockstep period waits for a missing input before it runs without it (the controller's
@@ -44,7 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def domain(text: str) -> int:
     """argparse type of --domain-id: a ROS domain id, 0 to DOMAIN_MAX."""
-    from . import DOMAIN_MAX
+    from ..ros.topology import DOMAIN_MAX
 
     if not (text.strip().isdigit() and int(text) <= DOMAIN_MAX):
         raise argparse.ArgumentTypeError(f"a ROS domain id is a whole number from 0 to {DOMAIN_MAX}, got {text!r}")
@@ -69,7 +70,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run_one(name, controller, spec, start, t_end, args, extra=()):
     """One run through the graph; returns (RunRecord, summary of run_recorded). start: the initial pose's task
     coordinates (None: the config's, and an approach move to the trajectory); extra: more `pkm bringup` arguments."""
-    from .bringup import build_parser as bringup_parser, run_recorded
+    from ..graph.bringup import build_parser as bringup_parser, run_recorded
 
     argv = ["--robot", ROBOT, "--controller", controller, "--goal", json.dumps(spec), "--exit-when-done",
             "--timeout", str(args.timeout), "--set", f"joint_controller.lockstep_timeout={LOCKSTEP_TIMEOUT}",
@@ -122,7 +123,7 @@ def run(args) -> dict:
                                args)
         t0 = summary["goal_start"]
         plant = summary.get("plant")           # the simulated robot of the runs (the same in each)
-        m = bm.run_metrics(kin, traj, rec, t0)
+        m = run_metrics(kin, traj, rec, t0)
         m.update(wall_s=summary["wall_duration_s"], real_time_factor=summary["real_time_factor"],
                  startup_s=summary["startup_s"], safe_behaviour_entries=summary["safe_behaviour_entries"],
                  loop_cycle_median_us=summary["cycle_median_us"],
@@ -159,9 +160,9 @@ def run(args) -> dict:
 
 
 def animate(out: Path, controller: str, quiet: bool) -> Path:
-    """The animation of one run from its joints CSV (pkm_control.runs, pkm_control.animation)."""
-    from ..animation import write_animation
-    from ..runs import load_run
+    """The animation of one run from its joints CSV (pkm_control.identification.runs, pkm_control.viewer.animation)."""
+    from ..viewer.animation import write_animation
+    from ..identification.runs import load_run
 
     run = load_run(out / f"palida_benchmark_{controller}_joints.csv")
     return write_animation(run, out / f"palida_benchmark_{controller}", quiet=quiet)

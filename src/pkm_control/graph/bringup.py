@@ -1,6 +1,6 @@
 """`pkm bringup`: run the node graph without launch_ros (pip-only installs).
 
-Starts the nodes of the graph (pkm_control.nodes.graph: four with the simulated robot inside
+Starts the nodes of the graph (pkm_control.ros.topology.graph: four with the simulated robot inside
 joint_controller, `--hardware sim`, the default; five with the robot in the `hardware` node,
 `--hardware topics`) as separate processes with the same parameters a launch file gives them: one
 generated ROS parameter file (``/**`` for the shared keys, a section per node for its own). It
@@ -25,7 +25,6 @@ rviz/<robot>.rviz. This module's parent imports no ROS package before the graph 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import shlex
@@ -40,19 +39,11 @@ import time
 import yaml
 
 from ..errors import InvalidInputError
-from ..settings import HARDWARE
-from . import estimated_state_topic, graph
+from ..control.settings import HARDWARE
+from ..ros.topology import estimated_state_topic, graph
+from .signals import Stopped, signals_raise_stopped
 
 GRACE = 5.0     # s between SIGINT and SIGTERM (and SIGTERM and SIGKILL)
-
-
-class Stopped(BaseException):
-    """A signal asked the graph to stop (its name in args[0]). A BaseException, as KeyboardInterrupt is, so that no
-    ``except Exception`` on the way (in a library the main thread runs when the signal comes) takes it for an
-    error; StopRequest.check() raises it again if one is caught all the same."""
-
-    def __str__(self):
-        return "Ctrl-C" if self.args[0] == "SIGINT" else self.args[0]
 
 
 def add_arguments(p: argparse.ArgumentParser, robot: bool = True) -> None:
@@ -149,7 +140,7 @@ def parameters(args) -> dict:
     if getattr(args, "record", None):                # the identification needs every period (bag_recorder)
         per_node["joint_controller"]["state_publish_rate"] = 0.0
     if getattr(args, "realtime", False):
-        from ..settings import REALTIME_SETTINGS
+        from ..control.settings import REALTIME_SETTINGS
 
         shared.update(REALTIME_SETTINGS)
     if getattr(args, "true_parameters", None):
@@ -195,7 +186,7 @@ def commands(args, params_file: str) -> list[tuple[str, list[str]]]:
                    "--params-file", params_file]) for name, _ in graph(args.hardware, args.stand_in)]
     if args.rviz:
         from ..description.robots import robot_urdf
-        from ..paths import share_dir
+        from ..description.paths import share_dir
 
         robot = args.robot or "palida"
         rsp = os.path.join(os.path.dirname(params_file), "robot_state_publisher.yaml")
@@ -283,38 +274,6 @@ class Graph:
         shutil.rmtree(self.tmp, ignore_errors=True)
 
 
-class StopRequest:
-    """The signal that asked to stop (``signal``: its name, None before one came). The handler raises Stopped where
-    the main thread is; the loops also call ``check()`` every iteration, which raises it again when the first was
-    caught on the way (an ``except`` in a library the main thread was running when the signal came)."""
-
-    def __init__(self):
-        self.signal = None
-
-    def on_signal(self, signum, _frame):
-        self.signal = signal.Signals(signum).name
-        raise Stopped(self.signal)
-
-    def check(self) -> None:
-        if self.signal is not None:
-            raise Stopped(self.signal)
-
-
-@contextlib.contextmanager
-def signals_raise_stopped():
-    """SIGINT, SIGTERM and SIGHUP raise Stopped in the main thread (while the graph runs, or `pkm record` records);
-    yields the StopRequest whose ``check()`` the loops call. SIGINT too is installed explicitly: a process started
-    as a background job of a non-interactive shell inherits SIGINT ignored, and Python then leaves it ignored (no
-    KeyboardInterrupt), so a `kill -INT` would leave the graph running."""
-    request = StopRequest()
-    old = {s: signal.signal(s, request.on_signal) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
-    try:
-        yield request
-    finally:
-        for s, h in old.items():
-            signal.signal(s, h)
-
-
 def run(args) -> int:
     if args.rviz and shutil.which("ros2") is None:
         print("pkm bringup: --rviz needs a ROS 2 installation (ros2, robot_state_publisher, rviz2 on PATH); "
@@ -378,7 +337,7 @@ def _bag_recorder(args):
     when /joint_states reaches the bag)."""
     if not getattr(args, "record", None):
         return None
-    from . import GROUND_TRUTH_TOPIC, domain_id
+    from ..ros.topology import GROUND_TRUTH_TOPIC, domain_id
     from .bag_recorder import BagRecorder
     from .tools import Session
 
@@ -393,7 +352,7 @@ def _bag_recorder(args):
 
 def _control_rate(args) -> float:
     """joint_controller's control_rate in this bringup: --set, else the controller YAML's."""
-    from ..settings import load_settings
+    from ..control.settings import load_settings
 
     params = parameters(args)
     for section in ("joint_controller", "/**"):
@@ -419,7 +378,7 @@ def run_recorded(args, progress=None, out=None):
     import math
 
     from ..kinematics import robot_kinematics
-    from ..settings import robot_context
+    from ..control.settings import robot_context
     from .recorder import GraphRecorder, outcome
 
     robot = args.robot or "palida"
@@ -439,7 +398,7 @@ def run_recorded(args, progress=None, out=None):
         from rclpy.serialization import deserialize_message
         from trajectory_msgs.msg import JointTrajectory
 
-        from . import GROUND_TRUTH_TOPIC
+        from ..ros.topology import GROUND_TRUTH_TOPIC
 
         bag.listeners[GROUND_TRUTH_TOPIC] = lambda raw: rec.on_truth(deserialize_message(raw, JointTrajectory))
     g = Graph(args, out)

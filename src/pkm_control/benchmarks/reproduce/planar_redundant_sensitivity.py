@@ -52,9 +52,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import InvalidModelError
-from ..kinematics.task_space import Pose, rot_z
-from ..trajectory.profiles import trapezoidal
+from ...errors import InvalidModelError
+from ...kinematics.task_space import Pose, rot_z
+from ...trajectory.profiles import trapezoidal
 
 DIFF_MAX = 0.25             # Fig. 2 "difference ... very small": rms(F1 - F2) below a quarter of rms(F1, F2)
 RATIO_MIN = 2.0             # Fig. 3 "much bigger": rms F1 at least twice rms F2

@@ -37,14 +37,14 @@ import subprocess
 import sys
 import time
 
-from .qos import qos
+from ..ros.qos import qos
 
 TARGETS = {"deadline_miss_percent": 0.1, "jitter_p99_us": 100.0, "compute_median_us": 50.0, "startup_s": 3.0}
 
 
 def _goal(seconds: float) -> str:
     """The benchmark circle with enough laps to last the run."""
-    from .. import benchmark as bm
+    from . import palida as bm
 
     laps = max(1.0, seconds * 1.0 / (2 * 3.141592653589793 * 0.15))
     return json.dumps(bm.benchmark_spec(0.15, laps, 0.4))
@@ -53,8 +53,8 @@ def _goal(seconds: float) -> str:
 def _run_graph(robot, controller, hardware, seconds, quiet):
     """The graph in real-time mode for `seconds` wall seconds; the last diagnostics of every node."""
     from ..kinematics import robot_kinematics
-    from .bringup import Graph, build_parser
-    from .recorder import GraphRecorder
+    from ..graph.bringup import Graph, build_parser
+    from ..graph.recorder import GraphRecorder
 
     args = build_parser().parse_args(["--robot", robot, "--controller", controller, "--hardware", hardware,
                                       "--goal", _goal(seconds), "--realtime"])
@@ -109,7 +109,7 @@ def _machine_floor(seconds: float, work_us: float) -> dict:
     """The machine floor (module docstring): a thread of this process, its real-time setup undone after."""
     import threading
 
-    from ..realtime import PeriodicRunner, prepare_realtime, release_realtime
+    from ..control.realtime import PeriodicRunner, prepare_realtime, release_realtime
 
     out = {}
 

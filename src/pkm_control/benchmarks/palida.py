@@ -1,6 +1,6 @@
 """The PaLiDA computed-force benchmark (Abdellatif et al., sec. V): metrics, timing, report.
 
-The runs themselves go through the ROS 2 node graph (nodes/benchmark.py); this module is
+The runs themselves go through the ROS 2 node graph (benchmarks/demo.py); this module is
 ROS-free: it turns recorded joint states into tracking errors against the desired
 trajectory (sampled again from the same trajectory spec, so the reference is independent
 of the nodes that produced the commands), times the control cycle on the core, and
@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
-from .kinematics.task_space import so3_log
+from ..identification.runs import RunRecord, desired_tree
 
 #: (run name as in Abdellatif's Figs. 5-6, controller of config/controllers.yaml)
 RUNS = (("SJ", "pd"), ("CF rb", "cf_rb"), ("CF rb+frict", "cf_rb_friction"))
@@ -28,56 +27,6 @@ def benchmark_spec(radius: float = 0.15, laps: float = 1.0, ramp_time: float = 0
     """Trajectory spec of the benchmark: circle inclined 30 deg, 1 m/s, centred at home."""
     return {"type": "benchmark_circle", "radius": radius, "speed": 1.0, "inclination_deg": 30.0,
             "laps": laps, "ramp_time": ramp_time}
-
-
-@dataclass
-class RunRecord:
-    """What one run recorded: measured joint states and the feedforward the model computed."""
-
-    name: str
-    controller: str
-    t: np.ndarray                     # (N,) sim time of each /joint_states
-    q: np.ndarray                     # (N, n_a) measured actuated positions
-    tau: np.ndarray                   # (N, n_a) applied actuator forces (JointState.effort)
-    platform: np.ndarray              # (N, n_platform) measured platform-joint positions
-    ff_t: np.ndarray = field(default_factory=lambda: np.zeros(0))       # feedforward sample times
-    ff: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))    # (M, n_a) computed forces
-
-
-def desired_tree(kin, trajectory, t, t0: float):
-    """Desired positions of every tree joint and platform poses at the recorded times (trajectory starts at t0)."""
-    P, R, V, A = trajectory.sample_many(np.clip(t - t0, 0.0, trajectory.duration))
-    q, ok = kin.inverse_batch(P, R)
-    if not ok.all():
-        raise ValueError(f"desired trajectory unreachable at t = {t[np.flatnonzero(~ok)[0]]:.4f} s")
-    return q, P, R
-
-
-def desired_motion(kin, trajectory, t, t0: float):
-    """Desired actuated positions and platform poses at the recorded times (trajectory starts at t0)."""
-    q, P, R = desired_tree(kin, trajectory, t, t0)
-    return q[:, kin.model.actuated_idx], P, R
-
-
-def run_metrics(kin, trajectory, rec: RunRecord, t0: float) -> dict:
-    """RMS and maximum errors per actuator and of the platform over the motion."""
-    inside = (rec.t >= t0) & (rec.t <= t0 + trajectory.duration)
-    t = rec.t[inside]
-    q_d, P_d, R_d = desired_motion(kin, trajectory, t, t0)
-    e = q_d - rec.q[inside]
-    poses = [kin.task.pose_from_platform_joints(x) for x in rec.platform[inside]]
-    pos_err = np.linalg.norm(P_d - np.array([p.position for p in poses]), axis=1)
-    ori_err = np.array([np.linalg.norm(so3_log(Rd @ p.rotation.T)) for Rd, p in zip(R_d, poses)])
-    return {
-        "name": rec.name, "controller": rec.controller, "samples": int(inside.sum()),
-        "actuator_rms": np.sqrt(np.mean(e ** 2, axis=0)).tolist(),
-        "actuator_max": np.abs(e).max(axis=0).tolist(),
-        "platform_position_rms": float(np.sqrt(np.mean(pos_err ** 2))),
-        "platform_position_max": float(pos_err.max()),
-        "platform_orientation_rms": float(np.sqrt(np.mean(ori_err ** 2))),
-        "platform_orientation_max": float(ori_err.max()),
-        "_error": e, "_t": t - t0,
-    }
 
 
 def add_improvement(metrics: list[dict], baseline: str = "SJ") -> None:
@@ -95,8 +44,8 @@ def cycle_timing(robot: str, settings: dict, trajectory, n: int = 4000) -> dict:
 
     settings: the resolved controller settings (mode, feedforward_model, kp, kd).
     """
-    from .control import ControlCycle, FeedforwardModel, ForceLimits, make_law
-    from .dynamics import robot_dynamics
+    from ..control import ControlCycle, FeedforwardModel, ForceLimits, make_law
+    from ..dynamics import robot_dynamics
 
     dyn = robot_dynamics(robot)
     ff = FeedforwardModel(dyn, model=settings["feedforward_model"])
@@ -141,7 +90,7 @@ def print_table(metrics: list[dict], names) -> str:
 
 def joint_units(robot: str, names) -> list[tuple[str, str]]:
     """(position unit, force unit) of each named actuated joint: ("m", "N") prismatic, ("rad", "N m") revolute."""
-    from .kinematics import robot_kinematics
+    from ..kinematics import robot_kinematics
 
     model = robot_kinematics(robot).model
     return [("rad", "N m") if model.is_revolute(n) else ("m", "N") for n in names]
@@ -234,9 +183,9 @@ def write_results(out_dir: Path, robot: str, names, records: list[RunRecord], me
     ones (the trajectory ``extra["trajectory"]`` sampled again), what a replay needs (``runs.load_run`` gives
     every tree joint back).
     """
-    from .kinematics import robot_kinematics
-    from .runs import write_joints_csv
-    from .trajectory import trajectory_from_spec
+    from ..kinematics import robot_kinematics
+    from ..identification.runs import write_joints_csv
+    from ..trajectory import trajectory_from_spec
 
     import matplotlib
 

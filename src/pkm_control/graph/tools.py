@@ -2,7 +2,7 @@
 
 A user of a full ROS 2 installation keeps using ros2cli (``ros2 topic echo``, ``ros2 param set``, ...); these
 thin commands are for everyone else (ros2cli is not on PyPI). Each one opens a ROS context of its own on the
-domain of `pkm demo` (``pkm_control.nodes.domain_id``: --domain-id, else ROS_DOMAIN_ID, else ROS's default 0,
+domain of `pkm demo` (``pkm_control.ros.topology.domain_id``: --domain-id, else ROS_DOMAIN_ID, else ROS's default 0,
 where `pkm bringup` runs without ROS_DOMAIN_ID), with one node, and waits on graph events (a publisher appears,
 a service becomes ready, a response arrives) up to its --timeout.
 
@@ -25,7 +25,7 @@ import yaml
 
 from ..errors import InvalidInputError, excerpt
 from ..trajectory.streaming import parse_goal
-from .qos import qos
+from ..ros.qos import qos
 
 #: the longest VALUE of `pkm param set` (characters): a ROS parameter here is a number, a name, a path or a flat array
 MAX_VALUE_CHARS = 10_000

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from . import GROUND_TRUTH_TOPIC
+from .topology import GROUND_TRUTH_TOPIC
 
 STREAM_DEPTH = 1000
 OBSERVATION_DEPTH = 50_000    # recorded messages (ground truth: 250 s at 2 kHz in chunks of 10 samples)

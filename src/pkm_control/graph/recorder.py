@@ -6,7 +6,7 @@ robot's ground truth when there is one, else the estimated joint states; with ``
 trajectory generator's status (the goal's life cycle) and every node's /diagnostics. ``outcome``
 turns a finished run into the summary of ``pkm bringup --exit-when-done`` and ``pkm demo``: the
 tracking errors over the goal's own trajectory against the trajectory rebuilt from the goal's spec
-(independent of the nodes that produced the commands; pkm_control.benchmark), the durations and
+(independent of the nodes that produced the commands; pkm_control.benchmarks.palida), the durations and
 the real-time factor, safe-behaviour events and rejected inputs.
 """
 
@@ -17,15 +17,14 @@ import math
 
 import numpy as np
 
-from .. import benchmark as bm
 from ..description.loader import closure_residual
 from ..errors import InvalidInputError
-from ..settings import in_process_plant
-from ..runs import last_of_each_instant
-from . import estimated_state_topic
-from . import GROUND_TRUTH_TOPIC
-from .messages import parse_joint_trajectory, to_ns
-from .qos import qos
+from ..control.settings import in_process_plant
+from ..identification.runs import RunRecord, last_of_each_instant, run_metrics
+from ..ros.topology import estimated_state_topic
+from ..ros.topology import GROUND_TRUTH_TOPIC
+from ..ros.messages import parse_joint_trajectory, to_ns
+from ..ros.qos import qos
 
 
 class GraphRecorder:
@@ -160,16 +159,16 @@ class GraphRecorder:
             self.diagnostics[st.name.lstrip("/")] = {kv.key: kv.value for kv in st.values}
 
     # ------------------------------------------------------------------ results
-    def record(self, name: str, controller: str) -> bm.RunRecord:
+    def record(self, name: str, controller: str) -> RunRecord:
         """The run's samples: ground truth where the robot is simulated, else the estimated joint states."""
         chunks = next((c for c in self.states.values() if c), [])
         ff_t = np.array(sorted(self.ff), dtype=np.int64)
         ff = (ff_t * 1e-9, np.array([self.ff[k] for k in ff_t]) if len(ff_t) else np.zeros((0, 0)))
         if not chunks:
-            return bm.RunRecord(name, controller, np.array([]), np.array([]), np.array([]), np.array([]), *ff)
+            return RunRecord(name, controller, np.array([]), np.array([]), np.array([]), np.array([]), *ff)
         t_ns, pos, eff, plat = (np.concatenate(a) for a in zip(*chunks))
         keep = last_of_each_instant(t_ns)      # re-offers: once each, the last one of an instant; in time order
-        return bm.RunRecord(name, controller, t_ns[keep] * 1e-9, pos[keep], eff[keep], plat[keep], *ff)
+        return RunRecord(name, controller, t_ns[keep] * 1e-9, pos[keep], eff[keep], plat[keep], *ff)
 
     def events(self) -> dict:
         """Safe-behaviour entries, rejected inputs and deadline misses reported by the nodes' diagnostics."""
@@ -202,7 +201,7 @@ def _float(value):
         return None
 
 
-def outcome(kin, spec: dict, initial, record: bm.RunRecord, status: dict) -> dict:
+def outcome(kin, spec: dict, initial, record: RunRecord, status: dict) -> dict:
     """Tracking figures of the goal's own trajectory (from status goal_start to its end).
 
     The trajectory is rebuilt from the spec as the generator builds it (start = the held initial pose
@@ -214,7 +213,7 @@ def outcome(kin, spec: dict, initial, record: bm.RunRecord, status: dict) -> dic
     if spec.get("start") is None and spec.get("type") not in FIXED_START:
         spec["start"] = kin.task.coordinates(initial).tolist()
     traj = trajectory_from_spec(kin, spec)
-    m = bm.run_metrics(kin, traj, record, float(status["goal_start"]))
+    m = run_metrics(kin, traj, record, float(status["goal_start"]))
     out = {k: v for k, v in m.items() if not k.startswith("_")}
     if len(record.t) > 1:      # grid instants of the goal's trajectory without a recorded sample (a lossy recording)
         dt = float(np.median(np.diff(record.t)))
