@@ -224,3 +224,60 @@ def test_singular_stewart_pose_gets_no_forces():
     for fn in [dyn.inverse_dynamics] + [formulation(m, dyn).inverse_dynamics for m in methods_for("stewart")]:
         with pytest.raises(SingularConfigurationError, match="sigma_min / sigma_max"):
             fn(pose, zero, zero)
+
+
+#: non-string robot ids, as a caller might pass them by mistake
+NOT_A_NAME = st.one_of(st.lists(st.sampled_from(ROBOTS), max_size=2), st.integers(), st.floats(allow_nan=True),
+                       st.dictionaries(st.text(max_size=3), st.integers()), st.none(),
+                       st.tuples(st.sampled_from(ROBOTS)))
+
+
+@given(robot=NOT_A_NAME)
+def test_a_robot_id_that_is_not_a_string_is_refused_by_name(robot):
+    """robot_kinematics and robot_dynamics check their arguments before their cache hashes them: a list or a dict
+    gets InvalidInputError naming the robot argument, never lru_cache's TypeError (unhashable type)."""
+    from pkm_control.errors import InvalidInputError
+    from pkm_control.kinematics import robot_kinematics
+
+    for build in (robot_kinematics, robot_dynamics):
+        with pytest.raises(InvalidInputError, match="robot must be a robot id"):
+            build(robot)
+    with pytest.raises(InvalidInputError, match="variant must be"):
+        robot_kinematics("palida", ["default"])
+
+
+@given(value=st.one_of(HOSTILE, st.integers(min_value=10 ** 400, max_value=10 ** 6000),
+                       st.sampled_from([1e300, 1e308, -1e300, 7.0, 2 ** 31 - 1])))
+@settings(deadline=None)
+def test_a_goal_with_absurd_numbers_is_refused_before_any_arithmetic(value):
+    """Angles, speeds and lengths of a goal beyond their stated bounds (|inclination| <= 90 deg, |start_angle| <=
+    2 pi, lengths and speeds <= MAGNITUDE_LIMIT) and integers of thousands of digits are refused with
+    InvalidInputError naming the field, with no numpy warning on the way (warnings are errors here)."""
+    import math
+    import warnings
+
+    from pkm_control.errors import InvalidInputError
+    from pkm_control.kinematics import robot_kinematics
+    from pkm_control.trajectory import trajectory_from_spec
+
+    kin = robot_kinematics("palida")
+    specs = [({"type": "benchmark_circle", "radius": 0.1, "inclination_deg": value}, "inclination_deg",
+              lambda x: abs(x) <= 90),
+             ({"type": "circle", "radius": 0.05, "start_angle": value}, "start_angle", lambda x: abs(x) <= 2 * math.pi),
+             ({"type": "circle", "radius": 0.05, "speed": value}, "speed", lambda x: 0 < x <= MAGNITUDE_LIMIT),
+             ({"type": "circle", "radius": 0.05, "laps": value}, "laps", lambda x: 0 <= x <= MAGNITUDE_LIMIT)]
+    for spec, field, inside in specs:
+        try:
+            number = float(value)
+        except OverflowError:
+            number = math.inf
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            if math.isfinite(number) and inside(number):
+                try:
+                    trajectory_from_spec(kin, spec)
+                except PkmError:      # e.g. too long a motion, or a circle leaving the workspace: named errors
+                    pass
+            else:
+                with pytest.raises(InvalidInputError, match=field):
+                    trajectory_from_spec(kin, spec)

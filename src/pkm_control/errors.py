@@ -37,6 +37,11 @@ class ConvergenceError(PkmError):
     """An iterative solver did not converge; the message gives iterations and residual."""
 
 
+class NotProvidedError(PkmError, NotImplementedError):
+    """A model object does not provide the computation asked of it (e.g. a paper formulation without a compiled
+    batch path); the message names the computation and the object."""
+
+
 #: the largest magnitude accepted for a component of a platform pose, twist, acceleration or wrench, and of a
 #: joint position, in SI units (m, rad, m/s, rad/s, m/s^2, rad/s^2, N, Nm). Six orders of magnitude above
 #: anything the robots here do (workspaces of a few metres, speeds of a few m/s, forces of kN), and small
@@ -91,6 +96,9 @@ def check_number(what: str, value) -> float:
         x = float(value)
     except (TypeError, ValueError) as exc:
         raise InvalidInputError(f"{what} must be a number, got {excerpt(value)!r}") from exc
+    except OverflowError as exc:    # an int of thousands of digits
+        digits = int(value.bit_length() * 0.30103) + 1 if isinstance(value, int) else "many"
+        raise InvalidInputError(f"{what} must be a finite number, got an integer of about {digits} digits") from exc
     if not np.isfinite(x):
         raise InvalidInputError(f"{what} must be finite, got {value!r}")
     return x

@@ -1,7 +1,7 @@
 """Robot descriptions: config YAML -> xacro URDF + closures -> pinocchio model."""
 
 from .loader import Closure, ClosedLoopModel, closure_bias, closure_jacobian, closure_residual, load_model
-from .robots import load_robot, robot_config, robot_names, robot_urdf, robot_variants
+from .robots import cached_per_robot, load_robot, robot_config, robot_names, robot_urdf, robot_variants
 
 __all__ = ["Closure", "ClosedLoopModel", "closure_bias", "closure_jacobian", "closure_residual", "load_model",
-           "load_robot", "robot_config", "robot_names", "robot_urdf", "robot_variants"]
+           "cached_per_robot", "load_robot", "robot_config", "robot_names", "robot_urdf", "robot_variants"]

@@ -11,7 +11,7 @@ import functools
 
 import yaml
 
-from ..errors import InvalidModelError, excerpt
+from ..errors import InvalidInputError, InvalidModelError, excerpt
 from .paths import config_path, share_dir, urdf_xacro_path
 from .loader import ClosedLoopModel, load_model
 
@@ -21,6 +21,25 @@ def robot_names() -> list[str]:
     root = share_dir()
     return sorted(p.stem for p in (root / "config").glob("*.yaml")
                   if (root / "urdf" / f"{p.stem}.urdf.xacro").exists())
+
+
+def cached_per_robot(fn):
+    """``functools.lru_cache`` for a function of (robot, variant) whose result is immutable. The arguments are
+    checked before the cache hashes them: a list or a dict gets InvalidInputError naming it, not lru_cache's
+    ``TypeError: unhashable type``."""
+    cached = functools.lru_cache(maxsize=None)(fn)
+
+    @functools.wraps(fn)
+    def per_robot(robot: str, variant: str | None = None):
+        if not isinstance(robot, str):
+            raise InvalidInputError(f"robot must be a robot id (a string), got {type(robot).__name__} "
+                                    f"{excerpt(robot)!r}")
+        if variant is not None and not isinstance(variant, str):
+            raise InvalidInputError(f"variant must be a variant name (a string) or None, got "
+                                    f"{type(variant).__name__} {excerpt(variant)!r}")
+        return cached(robot, variant)
+
+    return per_robot
 
 
 def _raw_config(robot: str) -> dict:
@@ -50,7 +69,7 @@ def robot_config(robot: str, variant: str | None = None) -> dict:
     return merged
 
 
-@functools.lru_cache(maxsize=None)
+@cached_per_robot
 def robot_urdf(robot: str, variant: str | None = None) -> str:
     """Process urdf/<robot>.urdf.xacro with the robot's config and variant (cached)."""
     import xacro
@@ -64,7 +83,7 @@ def robot_urdf(robot: str, variant: str | None = None) -> str:
     return doc.toxml()
 
 
-@functools.lru_cache(maxsize=None)
+@cached_per_robot
 def load_robot(robot: str, variant: str | None = None) -> ClosedLoopModel:
     """Load a shipped robot. The result is immutable and cached."""
     cfg = robot_config(robot, variant)

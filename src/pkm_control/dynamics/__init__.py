@@ -3,14 +3,14 @@ forward dynamics, and each paper's own formulation (registered in formulations.p
 
 from __future__ import annotations
 
-import functools
 
+from ..description import cached_per_robot
 from ..kinematics import robot_kinematics
 from .engine import ClosedLoopDynamics, IDResult
 from .friction import FrictionModel
 
 
-@functools.lru_cache(maxsize=None)
+@cached_per_robot
 def robot_dynamics(robot: str, variant: str | None = None) -> ClosedLoopDynamics:
     """The generic closed-loop dynamics of a shipped robot (cached; see ClosedLoopDynamics on threads)."""
     return ClosedLoopDynamics(robot_kinematics(robot, variant))

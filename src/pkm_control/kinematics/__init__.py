@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import functools
 import importlib
 
-from ..description import ClosedLoopModel, load_robot
+from ..description import ClosedLoopModel, cached_per_robot, load_robot
 from ..errors import InvalidModelError
 from .base import JointMotion, ParallelKinematics
 from .task_space import Pose, TaskSpace
@@ -27,7 +26,7 @@ def make_kinematics(clm: ClosedLoopModel) -> ParallelKinematics:
     return importlib.import_module(FAMILIES[family]).Kinematics(clm)
 
 
-@functools.lru_cache(maxsize=None)
+@cached_per_robot
 def robot_kinematics(robot: str, variant: str | None = None) -> ParallelKinematics:
     """Load a shipped robot and build its kinematics (cached; both are immutable)."""
     return make_kinematics(load_robot(robot, variant))

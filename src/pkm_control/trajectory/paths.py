@@ -24,7 +24,7 @@ from abc import ABC, abstractmethod
 
 import numpy as np
 
-from ..errors import MAGNITUDE_LIMIT, InvalidInputError, check_vector
+from ..errors import MAGNITUDE_LIMIT, InvalidInputError, check_number, check_vector, excerpt
 from ..kinematics.task_space import Pose, TaskSpace, so3_log
 from .profiles import MAX_DURATION, _duration, profile_function, profile_integral, profile_name, trig_spline3
 
@@ -67,13 +67,12 @@ def _unit(name, value, length_unit="") -> np.ndarray:
 
 
 def _positive(name, value, unit, allow_zero=False) -> float:
-    try:
-        x = float(value)
-    except (TypeError, ValueError) as exc:
-        raise InvalidInputError(f"{name} must be a number, got {value!r}") from exc
-    ok = math.isfinite(x) and (x >= 0.0 if allow_zero else x > 0.0)
-    if not ok:
-        raise InvalidInputError(f"{name} must be finite and {'>=' if allow_zero else '>'} 0{unit}, got {value!r}")
+    """A length, speed, count or time of a path: finite, > 0 (or >= 0), and at most MAGNITUDE_LIMIT, so that no
+    product of two of them overflows."""
+    x = check_number(name, value)
+    if not ((x >= 0.0 if allow_zero else x > 0.0) and x <= MAGNITUDE_LIMIT):
+        raise InvalidInputError(f"{name} must be {'>=' if allow_zero else '>'} 0 and at most {MAGNITUDE_LIMIT:g}"
+                                f"{unit}, got {excerpt(value)}")
     return x
 
 
@@ -295,7 +294,9 @@ class Circle(TaskTrajectory):
         self.speed = _positive("circle speed", speed, " m/s")
         self.laps = _positive("circle laps", laps, "", allow_zero=True)
         self.ramp_time = _positive("circle ramp_time", ramp_time, " s")
-        self.start_angle = float(check_vector("circle start_angle", [start_angle], 1)[0])
+        self.start_angle = check_number("circle start_angle", start_angle)
+        if abs(self.start_angle) > 2.0 * math.pi:    # beyond a turn an angle only loses digits
+            raise InvalidInputError(f"circle start_angle must be within [-2 pi, 2 pi] rad, got {excerpt(start_angle)}")
         if task.kind == "planar" and abs(abs(self.normal[2]) - 1.0) > 1e-9:
             raise InvalidInputError(f"circle normal: a planar robot's circle lies in the x-y plane, normal must be "
                                     f"+-z, got {np.array2string(self.normal, precision=6)}")

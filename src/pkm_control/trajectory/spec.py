@@ -53,7 +53,11 @@ def palida_benchmark_circle(kin, radius: float, speed: float = 1.0, inclination_
     The speed ramps up and down over ``ramp_time`` (profile shape) around ``laps`` turns at
     ``speed``.
     """
-    inc = math.radians(float(_number("inclination_deg", inclination_deg)))
+    inc_deg = float(_number("inclination_deg", inclination_deg))
+    if abs(inc_deg) > 90.0:      # the circle's plane turned about the tilt axis: +-90 deg covers every plane
+        raise InvalidInputError(f"trajectory spec field 'inclination_deg' must be within [-90, 90] deg, got "
+                                f"{excerpt(inclination_deg)}")
+    inc = math.radians(inc_deg)
     if tilt_axis == "y":
         normal = rot_y(inc) @ np.array([0.0, 0.0, 1.0])
     elif tilt_axis == "x":
