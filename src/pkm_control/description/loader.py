@@ -14,6 +14,14 @@ mechanism with a frame on each side of every cut joint; a sidecar mapping lists
 origins equal (a spherical cut joint is a 3D point closure), ``frame`` keeps the
 two frames equal (6 rows), ``coupling`` is a linear joint relation
 q[joints[0]] = ratio * q[joints[1]] + offset (belts, pulleys, counterweights).
+
+pinocchio holds two of these types itself (``constraint_models``): a ``point`` closure on all three
+axes is a ``RigidConstraintModel`` of type ``CONTACT_3D``, a ``frame`` closure one of type
+``CONTACT_6D``, both between the closure's two frames, rows in the LOCAL frame of the first one
+(the same constraint as this module's rows, turned into that frame), so ``pinocchio.constraintDynamics``
+runs on them. A ``point`` closure on two axes (a planar cut joint: pinocchio has no 2-D contact) and a
+``coupling`` (a joint relation, no frames at all) have no pinocchio counterpart and stay this module's
+own: ``closure_residual``, ``closure_jacobian`` and ``closure_bias`` cover every type.
 """
 
 from __future__ import annotations
@@ -48,6 +56,15 @@ class Closure:
     @property
     def dim(self) -> int:
         return {"point": len(self.axes), "frame": 6, "coupling": 1}[self.type]
+
+    @property
+    def contact_type(self):
+        """pinocchio's ContactType of this closure (module docstring), None where pinocchio has none."""
+        if self.type == "frame":
+            return pin.ContactType.CONTACT_6D
+        if self.type == "point" and self.axes == (0, 1, 2):
+            return pin.ContactType.CONTACT_3D
+        return None
 
 
 @dataclass(frozen=True, eq=False)
@@ -182,6 +199,32 @@ def load_model(urdf_xml: str, spec: dict, name: str | None = None, variant: str 
 
 
 # --------------------------------------------------------------------------- closures
+
+
+def constraint_models(clm: ClosedLoopModel) -> pin.StdVec_RigidConstraintModel:
+    """The closures as pinocchio ``RigidConstraintModel``s, in closure order (module docstring).
+
+    Each joins the parent joints of the closure's two frames at the frames' placements, LOCAL
+    reference frame, named after the closure. InvalidModelError names the closures pinocchio cannot
+    hold (planar points, couplings): a model with any of them has no pinocchio constraint set.
+    A fresh vector each call (pinocchio's models are mutable); pass it and
+    ``[m.createData() for m in models]`` (as a ``StdVec_RigidConstraintData``) to
+    ``pinocchio.initConstraintDynamics`` and ``constraintDynamics``.
+    """
+    left = [f"{c.name} ({c.type}, {len(c.axes) if c.type == 'point' else c.dim} rows)"
+            for c in clm.closures if c.contact_type is None]
+    if left:
+        raise InvalidModelError(f"robot '{clm.name}': closures {', '.join(left)} have no pinocchio constraint "
+                                "model (only 3-axis point and frame closures do)")
+    model = clm.model
+    out = pin.StdVec_RigidConstraintModel()
+    for c in clm.closures:
+        fa, fb = (model.frames[f] for f in c.frame_ids)
+        cm = pin.RigidConstraintModel(c.contact_type, model, fa.parentJoint, fa.placement, fb.parentJoint,
+                                      fb.placement, pin.ReferenceFrame.LOCAL)
+        cm.name = c.name
+        out.append(cm)
+    return out
 
 
 def closure_residual(clm: ClosedLoopModel, data: pin.Data, q: np.ndarray) -> np.ndarray:
