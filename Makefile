@@ -1,15 +1,17 @@
 # pkm_control: one-command environment, demo and tests.
 #
-#   make demo    create .venv if needed, install, run `pkm demo`
+#   make demo    create .venv if needed, install (with tf2_msgs, for /tf), run `pkm demo`
 #   make demo-identified   the same benchmark against a perturbed robot with identified parameters (`pkm demo --identified`)
 #   make test    create .venv if needed, install, lint (ruff), run the whole test suite
 #   make test-fast   lint and the tests without ROS nodes, slow runs or colcon builds (development)
-#   make lint    ruff over src/, test/ and launch/ (config in pyproject.toml)
+#   make lint    ruff over src/, test/, launch/ and docs/ (config in pyproject.toml)
 #   make fuzz    create .venv if needed, install, run `pkm fuzz`: 2000 hostile inputs per class (the suite: 60)
 #   make bench   create .venv if needed, install, run `pkm bench kinematics`
 #   make bench-loop  the real-time control path at 2 kHz against the simulated robot (`pkm bench loop`)
 #   make env     only create/refresh .venv
 #   make tf2-msgs    build tf2_msgs/TFMessage (not on PyPI) into .venv, for /tf without ROS 2 (needs cmake, a C compiler)
+#   make docs    regenerate docs/commands.md (pkm <command> --help) and docs/parameters.md (node parameters, launch arguments)
+#   make architecture   regenerate docs/architecture.png, the layers and their imports drawn from the code
 #   make clean   remove build outputs and caches (keeps .venv)
 #   make distclean   clean + remove .venv
 #
@@ -53,7 +55,8 @@ INSTALL_INPUTS := requirements.txt requirements-pinocchio.txt requirements-ros.t
 HASH := $(shell cat $(INSTALL_INPUTS) 2>/dev/null | sha256sum | cut -c1-16)
 STAMP := $(VENV)/.installed-$(ROS_MODE)-$(HASH)
 
-.PHONY: help env tf2-msgs demo demo-identified test test-fast lint browser fuzz bench bench-loop clean distclean
+.PHONY: help env tf2-msgs demo demo-identified test test-fast lint browser fuzz bench bench-loop docs architecture \
+        clean distclean
 
 help:
 	@sed -n 's/^#   make /make /p' $(firstword $(MAKEFILE_LIST))
@@ -85,14 +88,21 @@ tf2-msgs: $(STAMP)
 	  AMENT_PREFIX_PATH=$(abspath $(VENV)) cmake --build build/tf2_msgs -j2 >/dev/null && cmake --install build/tf2_msgs >/dev/null && \
 	  $(BIN)/python -c 'from tf2_msgs.msg import TFMessage' && echo ">> tf2_msgs built into $(VENV)"; fi
 
-demo: $(STAMP)
+# tf2-msgs: the demo's inverse_kinematics publishes /tf only where tf2_msgs is installed (`pkm echo /tf`)
+demo: $(STAMP) tf2-msgs
 	$(BIN)/pkm demo
 
-demo-identified: $(STAMP)
+demo-identified: $(STAMP) tf2-msgs
 	$(BIN)/pkm demo --identified
 
+docs: $(STAMP)
+	$(BIN)/python docs/reference.py
+
+architecture: $(STAMP)
+	$(BIN)/python docs/architecture.py
+
 lint: $(STAMP)
-	$(BIN)/ruff check src test launch
+	$(BIN)/ruff check src test launch docs
 
 # the browser tests of `pkm view` (test/test_viewer.py) need Debian's chromium: installed when missing and we are
 # root (CI); elsewhere they skip and say why

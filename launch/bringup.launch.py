@@ -2,11 +2,20 @@
 
     ros2 launch pkm_control bringup.launch.py robot:=palida controller:=cf_rb_friction rviz:=true
 
-Arguments
+Arguments (ARGUMENTS below; docs/parameters.md lists them beside every node parameter)
   robot              stewart | palida | lopes | delta | planar_redundant          [palida]
   variant            robot variant ('' = the robot's default)                     ['']
-  controller         named controller of the controller YAML: pd, pd_feedforward, cf_rb,
-                     cf_rb_friction, computed_torque                               [pd_feedforward]
+  controller         named controller of the controller YAML (its controllers:     [pd_feedforward]
+                     section; config/controllers.yaml ships these 18):
+                       single-joint PD and computed force (Abdellatif): pd, pd_feedforward, cf_rb,
+                         cf_rb_friction, computed_torque
+                       Codourey's regulators 1-4 and Fig. 6: pd, pd_acceleration_feedforward,
+                         cf_rb_friction, cf_rb_friction_lead, mass_matrix_decoupling (delta only)
+                       Taghirad, joint space: joint_pd_gravity, joint_idc, joint_robust_idc,
+                         joint_adaptive_idc
+                       Taghirad, task space: task_pd, task_pd_feedforward, task_pd_gravity, task_idc,
+                         task_robust_idc, task_adaptive_idc
+                     (each law's equations: pkm_control.control.laws; README "Controllers")
   controller_config  controller YAML ('' = <share>/config/controllers.yaml)       ['']
   goal               trajectory spec (YAML/JSON) started by trajectory_generator ['']
   hardware           sim: the simulated robot inside joint_controller (one process,  [sim]
@@ -45,7 +54,9 @@ from launch_ros.parameter_descriptions import ParameterValue
 ARGUMENTS = {
     "robot": ("palida", "robot id: stewart, palida, lopes, delta, planar_redundant"),
     "variant": ("", "robot variant ('' = default)"),
-    "controller": ("pd_feedforward", "named controller: pd, pd_feedforward, cf_rb, cf_rb_friction, computed_torque"),
+    "controller": ("pd_feedforward", "named controller of the controller YAML's controllers: section (18 in "
+                                     "config/controllers.yaml: pd, cf_rb_friction, joint_idc, task_idc, ...; "
+                                     "docs/parameters.md)"),
     "controller_config": ("", "controller YAML ('' = <share>/config/controllers.yaml)"),
     "goal": ("", "trajectory spec (YAML/JSON) the trajectory_generator starts with"),
     "hardware": ("sim", "sim: the robot inside joint_controller; mujoco: MuJoCo as the robot, inside "

@@ -93,8 +93,8 @@ class InverseKinematicsNode(Node):
         self.tf_type = tf_message_type()
         self.pub_tf = None if self.tf_type is None else self.create_publisher(self.tf_type, "/tf", qos("/tf", "pub"))
         if self.pub_tf is None:
-            self.get_logger().info("tf2_msgs is not installed: no /tf (the poses are on /platform_pose and "
-                                   "/desired_platform_pose)")
+            self.get_logger().info("tf2_msgs is not installed: no /tf (run `make tf2-msgs`; the poses are on "
+                                   "/platform_pose and /desired_platform_pose)")
         # a chunk the loop has passed is dropped, not worked off (real time on an overloaded machine)
         self.clock = LatestClock(self)
         self.diag.extra["passed_chunks_dropped"] = 0
