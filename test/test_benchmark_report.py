@@ -141,3 +141,77 @@ def test_the_demo_refuses_a_run_that_is_not_the_lockstep_one(monkeypatch, events
     with pytest.raises(RuntimeError, match=refusal):
         benchmark.run_one("CF rb", "cf_rb", {"type": "circle"}, [0.0] * 6, 1.0, args)
     assert "joint_controller.lockstep_timeout=30.0" in seen["set"]
+
+
+def test_the_demo_table_prints_the_same_figures_as_before():
+    """``print_table`` on synthetic runs gives, below the machine line, the table `make demo` printed before it went
+    through ``report.Table`` (the text below is the output of the earlier print_table on these runs): the same
+    values to the same digits. The x SJ column is the RMS ratio, 10 and 200 by construction (every actuator's error
+    scaled by 1/10 and 1/200)."""
+    from pkm_control.benchmarks.report import Provenance
+
+    sj = [3e-4, 2e-4, 4.12345e-4, 1e-4, 2.5e-4, 3.5e-4]
+    metrics = [
+        {"name": "SJ", "actuator_rms": sj, "actuator_max": [6e-4, 5e-4, 7.5e-4, 2e-4, 5e-4, 6.5e-4],
+         "platform_position_rms": 2.2e-4, "platform_position_max": 5.01e-4, "platform_orientation_rms": 1.234e-3,
+         "cycle": {"median_us": 87.25, "p99_us": 140.04}},
+        {"name": "CF rb", "actuator_rms": [3e-5, 2e-5, 4.12345e-5, 1e-5, 2.5e-5, 3.5e-5],
+         "actuator_max": [9e-5, 8e-5, 9.9e-5, 3e-5, 7e-5, 8.5e-5], "platform_position_rms": 3.3e-5,
+         "platform_position_max": 7.7e-5, "platform_orientation_rms": 1.9e-4, "cycle": {"median_us": 101.15}},
+        {"name": "CF rb+frict", "actuator_rms": [1.5e-6, 1e-6, 2.061725e-6, 5e-7, 1.25e-6, 1.75e-6],
+         "actuator_max": [5e-6, 4e-6, 6e-6, 3e-6, 5.5e-6, 4.5e-6], "platform_position_rms": 1.5e-6,
+         "platform_position_max": 4.4e-6, "platform_orientation_rms": 9.9e-6},
+    ]
+    bm.add_improvement(metrics)
+    assert [m["improvement"] for m in metrics] == pytest.approx([1.0, 10.0, 200.0], rel=1e-12)
+    machine = {"host": "bench-host", "cpu": "Test CPU", "cores": 2, "python": "3.11.7",
+               "date": "2026-01-02 03:04:05 UTC"}
+    text = bm.print_table(metrics, [f"drive{i}" for i in range(1, 7)], Provenance(machine, "pkm demo"))
+    before = """\
+PaLiDA benchmark (Abdellatif sec. V): circle inclined 30 deg, 1 m/s, simulated palida with friction in all joints
+run            RMS drive1  RMS drive2  RMS drive3  RMS drive4  RMS drive5  RMS drive6   max |e|   pos RMS   pos max   ori RMS   x SJ cycle p50     p99
+                       mm          mm          mm          mm          mm          mm        mm        mm        mm      mrad               us      us
+SJ                 0.3000      0.2000      0.4123      0.1000      0.2500      0.3500    0.7500    0.2200    0.5010    1.2340    1.0      87.2   140.0
+CF rb              0.0300      0.0200      0.0412      0.0100      0.0250      0.0350    0.0990    0.0330    0.0770    0.1900   10.0     101.2     nan
+CF rb+frict        0.0015      0.0010      0.0021      0.0005      0.0013      0.0018    0.0060    0.0015    0.0044    0.0099  200.0       nan     nan"""  # noqa: E501
+    lines = text.splitlines()
+    assert lines[1] == ("robot palida; bench-host (Test CPU, 2 cores), Python 3.11.7, 2026-01-02 03:04:05 UTC; "
+                        "pkm demo")
+    assert "\n".join(lines[:1] + lines[2:]) == before
+
+
+def test_the_demo_summary_file_carries_the_machine_block(report):
+    import json
+
+    summary = json.loads((report["out"] / "palida_benchmark.json").read_text())
+    assert set(summary["machine"]) == {"host", "cpu", "cores", "python", "date"} and summary["command"]
+    assert [r["improvement"] for r in summary["runs"]] == pytest.approx([m["improvement"] for m in report["metrics"]])
+
+
+def test_the_identified_table_prints_the_same_figures_as_before():
+    """``demo_identified.table`` on a synthetic summary: the rows' figures as the earlier table printed them (its
+    rows below), the SJ row without a force prediction ("-"), and the summary's machine line."""
+    from pkm_control.benchmarks.demo_identified import table
+
+    def run(force, rms, mx, x):
+        return {"force_prediction_rms": force, "tracking_rms": rms, "tracking_max": mx, "improvement_over_sj": x}
+
+    s = {"robot": "palida", "command": "pkm demo --identified",
+         "machine": {"host": "h", "cpu": "c", "cores": 2, "python": "3.11.7", "date": "2026-01-02 03:04:05 UTC"},
+         "true_robot": {"scale": 0.2, "seed": 1, "encoder_resolution_m": 1e-6, "effort_noise_std_n": 2.0},
+         "sets": {"nominal": run(12.3456, 4.2e-5, 9.1e-5, 7.25), "identified": run(2.0004, 3.1e-6, 7.7e-6, 98.04),
+                  "true": run(1.9996, 2.9e-6, 6.6e-6, 104.96)},
+         "sj": {"tracking_rms": 3.05e-4, "tracking_max": 6.9e-4},
+         "identified": {"parameters": [0] * 24, "method": "wls", "condition_number": 123.456789},
+         "excitation": {"condition": 45.678912, "baseline_condition": 456.78912},
+         "files": {"true": "results/palida_true_parameters.yaml"}, "seconds": 321.4}
+    lines = table(s).splitlines()
+    assert lines[1] == "robot palida; h (c, 2 cores), Python 3.11.7, 2026-01-02 03:04:05 UTC; pkm demo --identified"
+    before = ["nominal                         12.346                0.0420    0.0910    7.2",
+              "identified                       2.000                0.0031    0.0077   98.0",
+              "true                             2.000                0.0029    0.0066  105.0",
+              "SJ (no model)                                          0.3050    0.6900    1.0"]
+    rows = lines[4:8]
+    assert [r.split() for r in rows[:3]] == [b.split() for b in before[:3]]
+    assert rows[3].split() == ["SJ", "(no", "model)", "-"] + before[3].split()[3:]
+    assert lines[8].startswith("identified: 24 base parameters, wls, condition number 123.5;")

@@ -21,6 +21,7 @@ import sys
 from pathlib import Path
 
 from . import palida as bm
+from .report import Provenance
 from ..identification.runs import run_metrics
 from ..kinematics import robot_kinematics
 from ..progress import progress_bar
@@ -135,7 +136,6 @@ def run(args) -> dict:
         m["cycle"] = bm.cycle_timing(ROBOT, st, traj)
     baseline = metrics[0]["name"]
     bm.add_improvement(metrics, baseline)
-    table = bm.print_table(metrics, kin.model.actuated_joints)
     extra = {"trajectory": spec, "duration_s": traj.duration, "t0": t0, "control_period_s": 0.0005,
              "paper_cycle_us": bm.PAPER_CYCLE_US, "target_cycle_us": bm.TARGET_CYCLE_US,
              "improvement_baseline": baseline, "ros_domain_id": int(os.environ["ROS_DOMAIN_ID"]),
@@ -143,19 +143,23 @@ def run(args) -> dict:
     for m in metrics:
         m["control_cycle_median_us"] = m["cycle"]["median_us"]
         m["control_cycle_p99_us"] = m["cycle"]["p99_us"]
-    summary = bm.write_results(Path(args.out), ROBOT, kin.model.actuated_joints, records, metrics, extra)
+    provenance = Provenance.now()
+    summary = bm.write_results(Path(args.out), ROBOT, kin.model.actuated_joints, records, metrics, extra, provenance)
     animations = [] if args.no_animations else [animate(Path(args.out), m["controller"], args.quiet) for m in metrics]
-    print(table)
-    print(f"\ncircle: radius {args.radius} m, plane inclined 30 deg to the x-axis, 1 m/s for {args.laps:g} lap(s), "
-          f"speed ramps {args.ramp_time} s; {traj.duration:.3f} s at 0.5 ms steps, lockstep through the node graph")
-    print("x SJ: RMS actuator error of SJ / of the run. Control cycle (trajectory sample + IK + model + law, "
-          f"on the core): paper {bm.PAPER_CYCLE_US:.0f} us at 0.5 ms; target median <= "
-          f"{bm.TARGET_CYCLE_US['median']:.0f} us, p99 <= {bm.TARGET_CYCLE_US['p99']:.0f} us")
-    print("graph: " + "; ".join(f"{m['name']} real-time factor {m['real_time_factor']:.2f} (wall {m['wall_s']:.1f} s, "
-                                f"start-up {m['startup_s']:.1f} s)" for m in metrics))
-    print(f"results in {args.out}/: palida_benchmark.json, palida_benchmark_errors.png (Fig. 6), "
-          "palida_benchmark_forces.png (Fig. 5), CSV per run"
-          + "".join(f", {a.name}" for a in animations) + (" (animations)" if animations else ""))
+    notes = ["",
+             f"circle: radius {args.radius} m, plane inclined 30 deg to the x-axis, 1 m/s for {args.laps:g} lap(s), "
+             f"speed ramps {args.ramp_time} s; {traj.duration:.3f} s at 0.5 ms steps, lockstep through the node graph",
+             "x SJ: RMS actuator error of SJ / of the run. Control cycle (trajectory sample + IK + model + law, "
+             f"on the core): paper {bm.PAPER_CYCLE_US:.0f} us at 0.5 ms; target median <= "
+             f"{bm.TARGET_CYCLE_US['median']:.0f} us, p99 <= {bm.TARGET_CYCLE_US['p99']:.0f} us",
+             "graph: " + "; ".join(f"{m['name']} real-time factor {m['real_time_factor']:.2f} (wall {m['wall_s']:.1f} "
+                                   f"s, start-up {m['startup_s']:.1f} s)" for m in metrics),
+             f"results in {args.out}/: palida_benchmark.json, palida_benchmark_errors.png (Fig. 6), "
+             "palida_benchmark_forces.png (Fig. 5), CSV per run"
+             + "".join(f", {a.name}" for a in animations) + (" (animations)" if animations else "")]
+    # with --json (the CLI prints the summary) the table goes to stderr: stdout is the JSON alone
+    print(bm.print_table(metrics, kin.model.actuated_joints, provenance, notes),
+          file=sys.stderr if getattr(args, "json", False) else sys.stdout)
     return summary
 
 

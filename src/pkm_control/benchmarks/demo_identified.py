@@ -22,7 +22,6 @@ deviations), the parameter files, the bags and two figures.
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import sys
@@ -39,6 +38,7 @@ from ..hardware.simulated import DEFAULT_SIGN_EPS
 from ..trajectory import trajectory_from_spec
 from ..ros.topology import domain_id
 from .demo import ROBOT, run_one
+from .report import Column, Provenance, Table, write_json
 
 #: (name in the table and JSON, controller, parameter set of computed_force)
 RUNS = (("SJ", "pd", None), ("CF nominal", "cf_rb_friction", "nominal"),
@@ -271,26 +271,27 @@ def run(args) -> dict:
         "circle": circle, "files": {k: str(v) for k, v in files.items()},
         "seconds": time.perf_counter() - started,
     }
-    (out / "palida_identification.json").write_text(json.dumps(summary, indent=2))
-    print(table(summary))
+    summary = write_json(out / "palida_identification.json", summary, Provenance.now())
+    # with --json (the CLI prints the summary) the table goes to stderr: stdout is the JSON alone
+    print(table(summary), file=sys.stderr if getattr(args, "json", False) else sys.stdout)
     return summary
 
 
 def table(s: dict) -> str:
-    lines = [f"PaLiDA benchmark circle against a perturbed robot (up to +-{100 * s['true_robot']['scale']:g} %, seed "
+    """The summary's table (``report.Table``): per parameter set the force prediction and the CF rb+frict run's
+    tracking beside SJ's."""
+    columns = (Column("parameters", align="<"), Column("force prediction RMS", "N", ".3f"),
+               Column("CF rb+frict RMS", "mm", ".4f"), Column("max", "mm", ".4f"), Column("x SJ", "", ".1f"))
+    rows = [(k, v["force_prediction_rms"], 1e3 * v["tracking_rms"], 1e3 * v["tracking_max"], v["improvement_over_sj"])
+            for k, v in s["sets"].items()]
+    rows.append(("SJ (no model)", None, 1e3 * s["sj"]["tracking_rms"], 1e3 * s["sj"]["tracking_max"], 1.0))
+    notes = (f"identified: {len(s['identified']['parameters'])} base parameters, {s['identified']['method']}, "
+             f"condition number {s['identified']['condition_number']:.4g}; excitation condition number "
+             f"{s['excitation']['condition']:.4g} (baseline {s['excitation']['baseline_condition']:.4g})",
+             f"results in {Path(s['files']['true']).parent}/: palida_identification.json, "
+             f"palida_identification_forces.png (cf. Fig. 5), palida_identification_errors.png, parameter files "
+             f"and bags ({s['seconds']:.0f} s)")
+    title = (f"PaLiDA benchmark circle against a perturbed robot (up to +-{100 * s['true_robot']['scale']:g} %, seed "
              f"{s['true_robot']['seed']}; encoders {1e6 * s['true_robot']['encoder_resolution_m']:g} um, force noise "
-             f"{s['true_robot']['effort_noise_std_n']:g} N)",
-             f"{'parameters':12s} {'force prediction RMS [N]':>25s} {'CF rb+frict RMS [mm]':>21s} "
-             f"{'max [mm]':>9s} {'x SJ':>6s}"]
-    for k, v in s["sets"].items():
-        lines.append(f"{k:12s} {v['force_prediction_rms']:25.3f} {1e3 * v['tracking_rms']:21.4f} "
-                     f"{1e3 * v['tracking_max']:9.4f} {v['improvement_over_sj']:6.1f}")
-    lines.append(f"{'SJ (no model)':12s} {'':25s} {1e3 * s['sj']['tracking_rms']:21.4f} "
-                 f"{1e3 * s['sj']['tracking_max']:9.4f} {1.0:6.1f}")
-    lines.append(f"identified: {len(s['identified']['parameters'])} base parameters, {s['identified']['method']}, "
-                 f"condition number {s['identified']['condition_number']:.4g}; excitation condition number "
-                 f"{s['excitation']['condition']:.4g} (baseline {s['excitation']['baseline_condition']:.4g})")
-    lines.append(f"results in {Path(s['files']['true']).parent}/: palida_identification.json, "
-                 f"palida_identification_forces.png (cf. Fig. 5), palida_identification_errors.png, parameter files "
-                 f"and bags ({s['seconds']:.0f} s)")
-    return "\n".join(lines)
+             f"{s['true_robot']['effort_noise_std_n']:g} N)")
+    return Table(title, s["robot"], columns, tuple(rows), notes).text(Provenance.of(s))

@@ -38,6 +38,7 @@ import sys
 import time
 
 from ..ros.qos import qos
+from .report import Column, Provenance, Table, document, print_json, ratio
 
 TARGETS = {"deadline_miss_percent": 0.1, "jitter_p99_us": 100.0, "compute_median_us": 50.0, "startup_s": 3.0}
 
@@ -173,26 +174,27 @@ def bench_loop(robot: str = "palida", controller: str = "cf_rb_friction", second
     base = _figures(_run_graph(robot, controller, "topics", baseline_seconds or min(seconds, 20.0), quiet), False)
     out = dict(new, startup_s=startup, robot=robot, controller=controller, seconds=seconds, targets=TARGETS,
                machine_floor=floor, baseline=base)
+    provenance = Provenance.now()
     if as_json:
-        print(json.dumps(out, indent=2))
-        return out
+        return print_json(out, provenance)
     rows = [("deadline misses [%]", "deadline_miss_percent", "{:.3f}"),
             ("jitter median [us]", "jitter_median_us", "{:.1f}"),
             ("jitter p99 [us]", "jitter_p99_us", "{:.1f}"), ("jitter max [us]", "jitter_max_us", "{:.0f}"),
             ("compute median [us]", "compute_median_us", "{:.1f}"), ("compute p99 [us]", "compute_p99_us", "{:.1f}"),
             ("plant step median [us]", "plant_step_median_us", "{:.1f}"), ("periods", "periods", "{:.0f}"),
             ("safe behaviour [% periods]", "safe_percent", "{:.2f}")]
-    print(f"{'':26s} {'one process':>12s} {'5 processes':>12s} {'ratio':>8s} {'target':>8s}")
-    for label, key, fmt in rows:
-        a, b = new[key], base[key]
-        ratio = f"{b / a:8.2f}" if a and a == a and b == b else f"{'-':>8s}"    # none when new is 0 or unknown
-        tgt = TARGETS.get(key)
-        print(f"{label:26s} {fmt.format(a):>12s} {fmt.format(b):>12s} {ratio} "
-              f"{'<= ' + format(tgt, 'g') if tgt else '':>8s}")
-    print(f"{'start-up to /joint_states [s]':26s} {startup:12.2f} {'':>12s} {'':>8s} {'<= 3':>8s}")
-    print(f"real-time setup: {new['realtime'] or 'unknown'}; observations dropped (no slack): "
-          f"{new['observations_dropped']:.0f}")
-    print(f"machine floor (a bare 2 kHz loop spinning {floor['work_us']:.0f} us a period, same setup, nothing else, "
-          f"{floor['seconds']:g} s): misses {floor['deadline_miss_percent']:.3f} %, jitter p99 "
-          f"{floor['jitter_p99_us']:.0f} us, max {floor['jitter_max_us']:.0f} us")
-    return out
+    columns = (Column("", align="<"), Column("one process"), Column("5 processes"), Column("x 5 processes", fmt=".2f"),
+               Column("target"))
+    target = {key: f"<= {TARGETS[key]:g}" for key in TARGETS}
+    table = Table(f"pkm bench loop: {controller}, 2 kHz real-time mode for {seconds:g} s, beside the five-process "
+                  "path measured in the same run", robot, columns,
+                  tuple((label, fmt.format(new[key]), fmt.format(base[key]), ratio(base[key], new[key]),
+                         target.get(key, "")) for label, key, fmt in rows)
+                  + (("start-up to /joint_states [s]", f"{startup:.2f}", "", None, target["startup_s"]),),
+                  (f"real-time setup: {new['realtime'] or 'unknown'}; observations dropped (no slack): "
+                   f"{new['observations_dropped']:.0f}",
+                   f"machine floor (a bare 2 kHz loop spinning {floor['work_us']:.0f} us a period, same setup, nothing "
+                   f"else, {floor['seconds']:g} s): misses {floor['deadline_miss_percent']:.3f} %, jitter p99 "
+                   f"{floor['jitter_p99_us']:.0f} us, max {floor['jitter_max_us']:.0f} us"))
+    print(table.text(provenance))
+    return document(out, provenance)

@@ -9,13 +9,13 @@ writes the table, CSV, JSON and plots.
 
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
 
 import numpy as np
 
 from ..identification.runs import RunRecord, desired_tree
+from .report import Column, Provenance, Table, ratio, write_json
 
 #: (run name as in Abdellatif's Figs. 5-6, controller of config/controllers.yaml)
 RUNS = (("SJ", "pd"), ("CF rb", "cf_rb"), ("CF rb+frict", "cf_rb_friction"))
@@ -30,13 +30,14 @@ def benchmark_spec(radius: float = 0.15, laps: float = 1.0, ramp_time: float = 0
 
 
 def add_improvement(metrics: list[dict], baseline: str = "SJ") -> None:
-    """improvement factor = RMS error of the baseline / RMS error of the run (per actuator, and overall)."""
+    """improvement factor = RMS error of the baseline / RMS error of the run (per actuator, and overall): the
+    "x SJ" column, ``report.ratio`` (none where the run's error is zero)."""
     base = next(m for m in metrics if m["name"] == baseline)
     b = np.array(base["actuator_rms"])
     for m in metrics:
         r = np.array(m["actuator_rms"])
-        m["improvement_per_actuator"] = (b / r).tolist()
-        m["improvement"] = float(np.sqrt(np.mean(b ** 2)) / np.sqrt(np.mean(r ** 2)))
+        m["improvement_per_actuator"] = [ratio(x, y) for x, y in zip(b, r)]
+        m["improvement"] = ratio(np.sqrt(np.mean(b ** 2)), np.sqrt(np.mean(r ** 2)))
 
 
 def cycle_timing(robot: str, settings: dict, trajectory, n: int = 4000) -> dict:
@@ -70,22 +71,21 @@ def cycle_timing(robot: str, settings: dict, trajectory, n: int = 4000) -> dict:
             "max_us": float(out.max()), "samples": n}
 
 
-def print_table(metrics: list[dict], names) -> str:
-    lines = ["PaLiDA benchmark (Abdellatif sec. V): circle inclined 30 deg, 1 m/s, simulated palida with "
-             "friction in all joints",
-             f"{'run':13s} " + " ".join(f"{'RMS ' + n[:6]:>11s}" for n in names)
-             + f" {'max |e|':>9s} {'pos RMS':>9s} {'pos max':>9s} {'ori RMS':>9s} {'x SJ':>6s} "
-               f"{'cycle p50':>9s} {'p99':>7s}",
-             f"{'':13s} " + " ".join(f"{'mm':>11s}" for _ in names)
-             + f" {'mm':>9s} {'mm':>9s} {'mm':>9s} {'mrad':>9s} {'':>6s} {'us':>9s} {'us':>7s}"]
-    for m in metrics:
-        c = m.get("cycle", {})
-        lines.append(f"{m['name']:13s} " + " ".join(f"{1e3 * v:11.4f}" for v in m["actuator_rms"])
-                     + f" {1e3 * max(m['actuator_max']):9.4f} {1e3 * m['platform_position_rms']:9.4f} "
-                       f"{1e3 * m['platform_position_max']:9.4f} {1e3 * m['platform_orientation_rms']:9.4f} "
-                       f"{m['improvement']:6.1f} {c.get('median_us', float('nan')):9.1f} "
-                       f"{c.get('p99_us', float('nan')):7.1f}")
-    return "\n".join(lines)
+def print_table(metrics: list[dict], names, provenance: Provenance | None = None, notes=()) -> str:
+    """The demo's table (``report.Table``): per run the RMS error of each actuator, the largest, the platform's, the
+    improvement over SJ and the control cycle; ``notes``: lines after it."""
+    columns = ([Column("run", width=13, align="<")] + [Column("RMS " + n[:6], "mm", ".4f", 11) for n in names]
+               + [Column("max |e|", "mm", ".4f", 9), Column("pos RMS", "mm", ".4f", 9),
+                  Column("pos max", "mm", ".4f", 9), Column("ori RMS", "mrad", ".4f", 9), Column("x SJ", "", ".1f", 6),
+                  Column("cycle p50", "us", ".1f", 9), Column("p99", "us", ".1f", 7)])
+    nan = float("nan")
+    rows = [(m["name"], *(1e3 * v for v in m["actuator_rms"]), 1e3 * max(m["actuator_max"]),
+             1e3 * m["platform_position_rms"], 1e3 * m["platform_position_max"], 1e3 * m["platform_orientation_rms"],
+             m["improvement"], m.get("cycle", {}).get("median_us", nan), m.get("cycle", {}).get("p99_us", nan))
+            for m in metrics]
+    return Table("PaLiDA benchmark (Abdellatif sec. V): circle inclined 30 deg, 1 m/s, simulated palida with "
+                 "friction in all joints", "palida", tuple(columns), tuple(rows), tuple(notes)
+                 ).text(provenance or Provenance.now())
 
 
 def joint_units(robot: str, names) -> list[tuple[str, str]]:
@@ -172,7 +172,7 @@ def forces_figure(runs, units):
 
 
 def write_results(out_dir: Path, robot: str, names, records: list[RunRecord], metrics: list[dict],
-                  extra: dict) -> dict:
+                  extra: dict, provenance: Provenance | None = None) -> dict:
     """JSON summary, CSV per run, Fig. 6 (actuator errors) and Fig. 5 (measured vs computed forces).
 
     Times in the CSV files and plots are seconds since the trajectory start (sim time - extra["t0"]).
@@ -215,8 +215,9 @@ def write_results(out_dir: Path, robot: str, names, records: list[RunRecord], me
         write_joints_csv(out_dir / f"palida_benchmark_{slug}_joints.csv", kin, rec.controller, rec.t - t0, replay,
                          np.hstack([rec.q, rec.platform]), q_desired)
         runs.append({k: v for k, v in m.items() if not k.startswith("_")})
-    summary = {"robot": robot, "actuated_joints": list(names), "runs": runs, **extra}
-    (out_dir / "palida_benchmark.json").write_text(json.dumps(summary, indent=2))
+    summary = write_json(out_dir / "palida_benchmark.json",
+                         {"robot": robot, "actuated_joints": list(names), "runs": runs, **extra},
+                         provenance or Provenance.now())
 
     figures = [("palida_benchmark_errors.png", errors_figure(metrics, units))]
     if with_model:

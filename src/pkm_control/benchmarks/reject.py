@@ -13,11 +13,12 @@ up with.
 
 from __future__ import annotations
 
-import json
 import math
 import time
 
 import numpy as np
+
+from .report import Column, Provenance, Table, document, print_json
 
 N = 20_000                   # messages per figure
 BENCH_DOMAIN = 231           # a ROS domain of its own: the junk stays out of a running graph
@@ -113,16 +114,19 @@ def bench_reject(robot: str = "palida", as_json: bool = False) -> dict:
         ex.shutdown()
     node.destroy_node()
     rclpy.shutdown(context=ctx)
+    provenance = Provenance.now()
     if as_json:
-        print(json.dumps(out, indent=1))
-    else:
-        print(f"rejecting a malformed message at the node boundary ({robot}, {N} messages each; the baseline is "
-              "the parse of a valid one):")
-        for topic in ("joint_references", "joint_states"):
-            print(f"  {topic:17s} junk {out[topic + '_junk_us']:8.2f} us   valid {out[topic + '_valid_us']:8.2f} us")
-        print("  joint_references junk taken from the queue, deserialized and rejected, per message:")
-        for points in (1, 100):
-            single, events = (out[f"junk_{points}_points_taken_us_{x}"] for x in ("single_threaded", "events"))
-            print(f"    {points:3d} points: SingleThreadedExecutor {single:7.1f} us ({1e6 / single:5.0f}/s), "
-                  f"EventsExecutor {events:7.1f} us ({1e6 / events:5.0f}/s)")
-    return out
+        return print_json(out, provenance)
+    executors = {"single_threaded": "SingleThreadedExecutor", "events": "EventsExecutor"}
+    # the boundary figures to 0.01 us, the whole path's to 0.1 us
+    rows = [(f"{topic}, parse + reject", f"{out[topic + '_junk_us']:.2f}", 1e6 / out[topic + "_junk_us"],
+             f"{out[topic + '_valid_us']:.2f}") for topic in ("joint_references", "joint_states")]
+    rows += [(f"joint_references {points} point{'s' * (points > 1)}, taken + deserialized + rejected, {label}",
+              f"{out[f'junk_{points}_points_taken_us_{x}']:.1f}", 1e6 / out[f"junk_{points}_points_taken_us_{x}"],
+              None) for x, label in executors.items() for points in (1, 100)]
+    columns = (Column("path", align="<"), Column("junk", "us"), Column("junk", "/s", ".0f"),
+               Column("valid (baseline)", "us"))
+    print(Table(f"rejecting a malformed message at the node boundary ({N} messages each; the baseline is the parse "
+                "of a valid one; the last rows: the consumer's whole path in one process)", robot, columns,
+                tuple(rows)).text(provenance))
+    return document(out, provenance)

@@ -8,7 +8,6 @@ home pose for the warm-started FK.
 
 from __future__ import annotations
 
-import json
 import time
 
 import numpy as np
@@ -19,6 +18,7 @@ from ..kinematics import robot_kinematics
 from ..kinematics.analysis import singularity
 from ..kinematics.forward import forward_kinematics
 from ..kinematics.workspace import coords_to_arrays, random_poses, workspace_box
+from .report import Column, Provenance, Table, print_json, ratio
 
 #: issue targets for the hexapods on a 2-core machine
 TARGETS = {"ik_jacobian_us": 20.0, "batch_per_s": 2e5, "fk_warm_us": 100.0}
@@ -100,14 +100,25 @@ def bench_robot(robot, variant, samples=100_000, n_poses=200, seed=0):
     return r
 
 
+def _name(r):
+    return r["robot"] + (f" ({r['variant']})" if r["variant"] else "")
+
+
+def _targets(r):
+    return "" if r.get("meets_targets") is None else ("met" if r["meets_targets"] else "MISSED")
+
+
+def _show(table, rows, as_json):
+    """The table, or with ``as_json`` the rows as JSON, both with the machine and the command of this run."""
+    provenance = Provenance.now()
+    if as_json:
+        print_json(rows, provenance)
+    else:
+        print(table.text(provenance))
+
+
 def bench_kinematics(robots=None, samples=100_000, as_json=False):
     rows = []
-    if not as_json:
-        print(f"kinematics benchmark: {samples} poses for the batched IK; targets for the hexapods "
-              f"{', '.join(HEXAPODS)}: IK+J <= {TARGETS['ik_jacobian_us']:.0f} us, batched >= "
-              f"{TARGETS['batch_per_s']:.0e}/s, FK warm <= {TARGETS['fk_warm_us']:.0f} us")
-        print(f"{'robot':26s} {'IK+J us':>8s} {'generic J':>9s} {'ratio':>6s} | {'batch /s':>9s} {'loop /s':>8s} "
-              f"{'ratio':>6s} | {'FK warm us':>10s} {'it':>4s} {'cold us':>8s} {'it':>4s} {'ratio':>6s}")
     for robot, variant in robot_list(robots):
         r = bench_robot(robot, variant, samples=samples)
         hexapod = robot in HEXAPODS
@@ -115,21 +126,23 @@ def bench_kinematics(robots=None, samples=100_000, as_json=False):
             r["ik_jacobian_us"] <= TARGETS["ik_jacobian_us"] and r["batch_per_s"] >= TARGETS["batch_per_s"]
             and r["fk_warm_us"] <= TARGETS["fk_warm_us"]))
         rows.append(r)
-        if not as_json:
-            name = robot + (f" ({variant})" if variant else "")
-            print(f"{name:26s} {r['ik_jacobian_us']:8.1f} {r['generic_jacobian_us']:9.1f} "
-                  f"{r['generic_jacobian_us'] / r['ik_jacobian_us']:6.1f} | {r['batch_per_s']:9.3g} "
-                  f"{r['loop_per_s']:8.3g} {r['batch_per_s'] / r['loop_per_s']:6.1f} | {r['fk_warm_us']:10.1f} "
-                  f"{r['fk_warm_iterations']:4.1f} {r['fk_cold_us']:8.1f} {r['fk_cold_iterations']:4.1f} "
-                  f"{r['fk_cold_us'] / r['fk_warm_us']:6.1f}"
-                  + (f"  (cold failed {r['fk_cold_failures']:.0%})" if r["fk_cold_failures"] else "")
-                  + ("" if r["meets_targets"] is None else ("   targets met" if r["meets_targets"]
-                                                            else "   TARGETS MISSED")))
-    if not as_json:
-        print("ratio columns: baseline / ours (generic constraint-model Jacobian, Python loop of single IK calls, "
-              "FK cold-started from home)")
-    else:
-        print(json.dumps(rows, indent=2))
+    columns = (Column("robot", align="<"), Column("IK+J", "us", ".1f"), Column("generic J", "us", ".1f"),
+               Column("x generic", "", ".1f"), Column("batch IK", "/s", ".3g"), Column("loop", "/s", ".3g"),
+               Column("x loop", "", ".1f"), Column("FK warm", "us", ".1f"), Column("it", "", ".1f"),
+               Column("FK cold", "us", ".1f"), Column("it", "", ".1f"), Column("x cold", "", ".1f"),
+               Column("cold failed", "", ".0%"), Column("targets", align="<"))
+    table = Table(f"kinematics benchmark: {samples} poses for the batched IK; targets for the hexapods "
+                  f"{', '.join(HEXAPODS)}: IK+J <= {TARGETS['ik_jacobian_us']:.0f} us, batched >= "
+                  f"{TARGETS['batch_per_s']:.0e}/s, FK warm <= {TARGETS['fk_warm_us']:.0f} us",
+                  ", ".join(dict.fromkeys(r["robot"] for r in rows)), columns,
+                  tuple((_name(r), r["ik_jacobian_us"], r["generic_jacobian_us"],
+                         ratio(r["generic_jacobian_us"], r["ik_jacobian_us"]), r["batch_per_s"], r["loop_per_s"],
+                         ratio(r["loop_per_s"], r["batch_per_s"], higher_is_better=True), r["fk_warm_us"],
+                         r["fk_warm_iterations"], r["fk_cold_us"], r["fk_cold_iterations"],
+                         ratio(r["fk_cold_us"], r["fk_warm_us"]), r["fk_cold_failures"], _targets(r)) for r in rows),
+                  ("x columns: ours over the baseline measured in the same run (generic constraint-model Jacobian, "
+                   "Python loop of single IK calls, FK cold-started from home)",))
+    _show(table, rows, as_json)
     return rows
 
 
@@ -160,25 +173,24 @@ def kinematics_tour(as_json=False, deg=False):
             except PkmError as exc:
                 row["status"] = f"{type(exc).__name__}: {exc}"
             rows.append(row)
-    if as_json:
-        print(json.dumps(rows, indent=2, default=lambda o: o.tolist()))
-        return rows
-    print("kinematics tour: every robot, home and demo poses -> IK (all joints) -> FK (Newton) -> J\n")
-    print(f"{'robot':28s} {'pose':6s} {'task coordinates':44s} {'closure':>8s} {'FK err':>8s} {'it':>3s} "
-          f"{'kappa(J)':>9s} {'singularity':12s}")
-    for r in rows:
-        name = r["robot"] + (f" ({r['variant']})" if r["variant"] else "")
-        kin = robot_kinematics(r["robot"], r["variant"])
-        x = np.where(np.isin(np.arange(kin.task.dim), kin.task.angular), np.degrees(r["coords"]), r["coords"]) \
+
+    def cells(r):
+        task = robot_kinematics(r["robot"], r["variant"]).task
+        x = np.where(np.isin(np.arange(task.dim), task.angular), np.degrees(r["coords"]), r["coords"]) \
             if deg else r["coords"]
-        coords = " ".join(f"{v:.4g}" for v in x)
-        if r["status"] == "ok":
-            print(f"{name:28s} {r['pose']:6s} {coords:44s} {r['closure_residual']:8.1e} {r['fk_error']:8.1e} "
-                  f"{r['fk_iterations']:3d} {r['condition_number']:9.3g} {r['singularity']:12s}")
-        else:
-            print(f"{name:28s} {r['pose']:6s} {coords:44s} {r['status']}")
-    print("\nclosure: max closure residual (m) at the IK solution; FK err: |pose(FK(IK(pose))) - pose|; "
-          "angles in " + ("degrees" if deg else "radians"))
+        figures = (r["closure_residual"], r["fk_error"], r["fk_iterations"], r["condition_number"], r["singularity"]) \
+            if r["status"] == "ok" else (None, None, None, None, r["status"])
+        return (_name(r), r["pose"], " ".join(f"{v:.4g}" for v in x), *figures)
+
+    columns = (Column("robot", align="<"), Column("pose", align="<"), Column("task coordinates", align="<"),
+               Column("closure", "m", ".1e"), Column("FK err", "", ".1e"), Column("it", "", "d"),
+               Column("kappa(J)", "", ".3g"), Column("singularity or error", align="<"))
+    table = Table("kinematics tour: every robot, home and demo poses -> IK (all joints) -> FK (Newton) -> J",
+                  ", ".join(dict.fromkeys(r["robot"] for r in rows)), columns,
+                  tuple(cells(r) for r in rows),
+                  ("closure: max closure residual (m) at the IK solution; FK err: |pose(FK(IK(pose))) - pose|; "
+                   "angles in " + ("degrees" if deg else "radians"),))
+    _show(table, rows, as_json)
     return rows
 
 
@@ -261,36 +273,25 @@ def bench_dynamics_robot(robot, variant, n_states=100, n_traj=2000, seed=0):
 
 
 def bench_dynamics(robots=None, as_json=False):
-    rows = []
-    if not as_json:
-        print("dynamics benchmark: generic engine (pinocchio tree + closures, virtual power) beside the robot's "
-              "paper formulation;\nratio = generic / formulation. Target palida (friction in all joints): "
-              "inverse dynamics <= 30 us single, >= 1e5 samples/s batched.\n")
-        print(f"{'robot':26s} {'method':22s} | {'ID us':>7s} {'form':>7s} {'ratio':>5s} | {'batch /s':>9s} "
-              f"{'form':>9s} {'ratio':>5s} | {'M us':>6s} {'form':>6s} | {'FD us':>6s} {'form':>6s}")
-    for robot, variant in robot_list(robots):
-        r = bench_dynamics_robot(robot, variant)
-        rows.append(r)
-        if as_json:
-            continue
-        name = robot + (f" ({variant})" if variant else "")
-        meth = (r["method"] or "-") + (" +friction" if r["friction"] else "")
+    rows = [bench_dynamics_robot(robot, variant) for robot, variant in robot_list(robots)]
+    # r.get: a figure the robot's formulation does not give is None, printed "-"
 
-        def f(key, fmt):
-            return format(r[key], fmt) if key in r else "-"
-
-        def ratio(a, b, inverse=False):
-            if a not in r or b not in r:
-                return "-"
-            return f"{(r[b] / r[a] if inverse else r[a] / r[b]):.1f}"
-        print(f"{name:26s} {meth:22s} | {f('generic_id_us', '7.1f')} {f('form_id_us', '7.1f'):>7s} "
-              f"{ratio('generic_id_us', 'form_id_us'):>5s} | {f('generic_batch_per_s', '9.3g')} "
-              f"{f('form_batch_per_s', '9.3g'):>9s} {ratio('generic_batch_per_s', 'form_batch_per_s', True):>5s} | "
-              f"{f('generic_mass_us', '6.1f')} {f('form_mass_us', '6.1f'):>6s} | {f('generic_fd_us', '6.1f')} "
-              f"{f('form_fd_us', '6.1f'):>6s}"
-              + ("" if "meets_targets" not in r else ("   targets met" if r["meets_targets"] else "   TARGETS MISSED")))
-    if as_json:
-        print(json.dumps(rows, indent=2))
+    columns = (Column("robot", align="<"), Column("method", align="<"), Column("ID generic", "us", ".1f"),
+               Column("ID form", "us", ".1f"), Column("x generic", "", ".1f"), Column("batch generic", "/s", ".3g"),
+               Column("batch form", "/s", ".3g"), Column("x generic", "", ".1f"), Column("M generic", "us", ".1f"),
+               Column("M form", "us", ".1f"), Column("FD generic", "us", ".1f"), Column("FD form", "us", ".1f"),
+               Column("targets", align="<"))
+    table = Table("dynamics benchmark: generic engine (pinocchio tree + closures, virtual power) beside the robot's "
+                  "paper formulation", ", ".join(dict.fromkeys(r["robot"] for r in rows)), columns,
+                  tuple((_name(r), (r["method"] or "-") + (" +friction" if r["friction"] else ""),
+                         r["generic_id_us"], r.get("form_id_us"), ratio(r["generic_id_us"], r.get("form_id_us")),
+                         r["generic_batch_per_s"], r.get("form_batch_per_s"),
+                         ratio(r["generic_batch_per_s"], r.get("form_batch_per_s"), higher_is_better=True),
+                         r["generic_mass_us"], r.get("form_mass_us"), r["generic_fd_us"], r.get("form_fd_us"),
+                         _targets(r)) for r in rows),
+                  ("x generic: the formulation over the generic engine measured in the same run. Target palida "
+                   "(friction in all joints): inverse dynamics <= 30 us single, >= 1e5 samples/s batched.",))
+    _show(table, rows, as_json)
     return rows
 
 
@@ -368,23 +369,25 @@ def bench_simulation_robot(robot, variant, steps=2000, dt=5e-4, warmup=20):
 def bench_simulation(robots=None, steps=2000, as_json=False):
     """``bench_simulation_robot`` for each robot (default: palida, the one with a compiled step)."""
     rows = [bench_simulation_robot(robot, variant, steps=steps) for robot, variant in robot_list(robots or ["palida"])]
-    if as_json:
-        print(json.dumps(rows, indent=2))
-        return rows
-    print(f"simulation benchmark: one period of the simulated robot (dt {rows[0]['dt'] * 1e3:g} ms, friction, sign_eps "
-          f"{rows[0]['sign_eps']:g}, 1 RK4 substep), {steps} periods per path in the same run; us median / p99\n"
-          "period = force saturation + ReducedSimulator.step + actuated(); robot = SimulatedRobot.step() today "
-          "(read() = IK of every joint)")
-    print(f"{'robot':26s} {'path':9s} {'step':>16s} {'period':>16s}")
+    table_rows, notes = [], []
     for r in rows:
-        name = r["robot"] + (f" ({r['variant']})" if r["variant"] else "")
         for path in ("compiled", "generic"):
             if path in r:
-                print(f"{name:26s} {path:9s} {r[path]['step'][0]:7.1f} /{r[path]['step'][1]:7.1f} "
-                      f"{r[path]['period'][0]:7.1f} /{r[path]['period'][1]:7.1f}")
-        path = "compiled" if r["robot_step_compiled"] else "generic"
-        print(f"{name:26s} {'robot':9s} {r['robot_step'][0]:7.1f} /{r['robot_step'][1]:7.1f}   ({path} step inside)")
+                x = ratio(r["generic"]["step"][0], r["compiled"]["step"][0]) if path == "compiled" else None
+                table_rows.append((_name(r), path, *r[path]["step"], *r[path]["period"], x))
+        inside = "compiled" if r["robot_step_compiled"] else "generic"
+        table_rows.append((_name(r), f"robot ({inside} step inside)", *r["robot_step"], None, None, None))
         if "compiled" in r:
-            print(f"{'':26s} speed-up of the median step: {r['generic']['step'][0] / r['compiled']['step'][0]:.0f}x; "
-                  f"first compiled step of this process {r['first_step_s']:.2f} s (numba compile or cache load)")
+            notes.append(f"{_name(r)}: first compiled step of this process {r['first_step_s']:.2f} s (numba compile "
+                         "or cache load)")
+    columns = (Column("robot", align="<"), Column("path", align="<"), Column("step median", "us", ".1f"),
+               Column("step p99", "us", ".1f"), Column("period median", "us", ".1f"), Column("period p99", "us", ".1f"),
+               Column("x generic", "", ".0f"))
+    table = Table(f"simulation benchmark: one period of the simulated robot (dt {rows[0]['dt'] * 1e3:g} ms, friction, "
+                  f"sign_eps {rows[0]['sign_eps']:g}, 1 RK4 substep), {steps} periods per path in the same run",
+                  ", ".join(dict.fromkeys(r["robot"] for r in rows)), columns, tuple(table_rows),
+                  ("period = force saturation + ReducedSimulator.step + actuated(); robot = SimulatedRobot.step() "
+                   "today (read() = IK of every joint); x generic: the generic median step over the compiled one",
+                   *notes))
+    _show(table, rows, as_json)
     return rows

@@ -10,6 +10,8 @@ from __future__ import annotations
 import importlib
 import time
 
+from ..report import Provenance, document
+
 REPRODUCTIONS = {
     "lopes": ("pkm_control.benchmarks.reproduce.lopes",
               "Lopes: P1 -> P2 -> P1 with 3rd-order trigonometric splines; actuator motion, forces, contributions"),
@@ -44,11 +46,14 @@ def run(name: str, out_dir, progress: bool = True, quick: bool = False) -> dict:
 
 
 def finish(summary: dict, lines: list, out_dir, t0: float, progress: bool) -> dict:
-    """The common end of a reproduction: its run time and files in ``summary`` and on the last text line, the text
-    printed when ``progress`` and kept as ``summary["text"]``."""
+    """The common end of a reproduction: its run time and files in ``summary`` and on the last text line, the
+    machine and the command (``report.Provenance``) in ``summary`` and on the line after the title (naming
+    ``summary["robot"]``), the text printed when ``progress`` and kept as ``summary["text"]``."""
+    provenance = Provenance.now()
     summary["seconds"] = time.perf_counter() - t0
+    lines.insert(1, provenance.line(summary["robot"]))
     lines.append(f"  files in {out_dir}: {', '.join(summary['files'])}  ({summary['seconds']:.1f} s)")
     if progress:
         print("\n".join(lines))
-    summary["text"] = "\n".join(lines)
+    summary.update(document(summary, provenance), text="\n".join(lines))
     return summary
