@@ -363,21 +363,3 @@ def test_feedforward_lead_looks_ahead_by_t_m(delta):
     assert np.allclose(loop.cycle(0).tau, ff[4])             # q = q_d, qd = 0: the PD is zero
     with pytest.raises(InvalidInputError, match="feedforward_lead"):
         ControlLoop(robot, c, 2_000_000, feedforward_lead_ns=-1)
-
-
-def test_codourey_regulators_reproduction(tmp_path):
-    """`pkm reproduce delta-regulators` (Codourey sec. 5.2, Fig. 7) on the simulated DELTA with the 2 ms current
-    lag: the paper's findings hold: each regulator tracks better than the one before (1 -> 4), the maximal error
-    falls by at least the paper's factor of 6 (ours: a perfectly identified model), the mass-matrix decoupling
-    gives no further reduction over regulator 4, and without the lag the lead of regulator 4 makes it worse than
-    regulator 3 (the lag is its reason); the figure and the CSV are written."""
-    from pkm_control.benchmarks.reproduce import run as reproduce
-
-    s = reproduce("delta-regulators", tmp_path, progress=False)
-    assert [r["name"] for r in s["regulators"]] == ["1", "2", "3", "4", "decoupling"]
-    mx = [r["max_error"] for r in s["regulators"]]
-    assert all(a > b for a, b in zip(mx[:4], mx[1:4])) and mx[0] / mx[3] >= 6.0
-    assert all(0 < r["rms_error"] < r["max_error"] for r in s["regulators"])
-    assert mx[4] / mx[3] > 0.75                 # the decoupling gives no further reduction
-    assert s["without_lag_max_error_rad"]["4"] > s["without_lag_max_error_rad"]["3"]
-    assert all((tmp_path / f).stat().st_size > 0 for f in s["files"])

@@ -23,13 +23,15 @@ class Tracking:
 
 
 def track(dyn, controller: str, trajectory, robot, dt: float, rest: float = 0.0, hardware=None,
-          task_errors: bool = False, observe=None, progress=None, overrides=None) -> Tracking:
+          task_errors: bool = False, observe=None, progress=None, overrides=None, feedforward=None) -> Tracking:
     """``controller`` (a name of config/controllers.yaml, built as the joint_controller node builds it on ``dyn``,
     the controller's model) on ``robot`` (a SimulatedRobot, reset to the trajectory's start; its dynamics may differ
     from ``dyn``: the plant) along ``trajectory`` and ``rest`` s of hold after it, one period of ``dt`` s each.
     hardware: what the loop reads and writes (default the robot; e.g. hardware/noise.py NoisyEncoders around it).
     observe(k, controller): called after each period's update (e.g. to record an adaptive law's estimates).
     overrides: settings of the controller replaced (as a node's ROS parameters would; e.g. adaptation_gain).
+    feedforward(pose, twist, accel) -> tau: the streamed computed force (default the rigid + friction model of
+    ``dyn``); e.g. a paper's simplified model, the one its controllers had.
     RuntimeError when the controller's safe behaviour engages (the law failed)."""
     from ...control import ControlLoop, FeedforwardModel
     from ...control.settings import make_controller
@@ -43,13 +45,13 @@ def track(dyn, controller: str, trajectory, robot, dt: float, rest: float = 0.0,
     dt_ns = int(round(dt * 1e9))
     n = int(round((trajectory.duration + rest) / dt))
     times = np.arange(n + int(round(s["feedforward_lead"] / dt)) + 2) * dt_ns
-    ff_model = FeedforwardModel(dyn, "rigid+friction")
+    ff_tau = FeedforwardModel(dyn, "rigid+friction").tau if feedforward is None else feedforward
     poses, q, qd, qdd, ff = [], [], [], [], []
     for t_ns in times:
         pose, tw, ac = trajectory.sample(min(t_ns * 1e-9, trajectory.duration))
         m = kin.inverse(pose, tw, ac)
         poses.append(pose), q.append(m.q[act]), qd.append(m.v[act]), qdd.append(m.a[act])
-        ff.append(ff_model.tau(pose, tw, ac))
+        ff.append(ff_tau(pose, tw, ac))
     loop = ControlLoop(robot if hardware is None else hardware, c, 2 * dt_ns, int(round(s["feedforward_lead"] * 1e9)))
     loop.offer_references(times, np.array(q), np.array(qd), np.array(qdd))
     loop.offer_feedforward(times, np.array(ff))
