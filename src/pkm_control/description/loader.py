@@ -35,6 +35,7 @@ import pinocchio as pin
 from ..errors import InvalidModelError, check_vector
 
 _AXES = {"x": 0, "y": 1, "z": 2}
+_LWA = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
 _ONE_DOF_JOINTS = ("JointModelRX", "JointModelRY", "JointModelRZ", "JointModelRevoluteUnaligned",
                    "JointModelPX", "JointModelPY", "JointModelPZ", "JointModelPrismaticUnaligned")
 
@@ -229,14 +230,44 @@ def constraint_models(clm: ClosedLoopModel) -> pin.StdVec_RigidConstraintModel:
 
 def closure_residual(clm: ClosedLoopModel, data: pin.Data, q: np.ndarray) -> np.ndarray:
     """Stacked residuals of all closures at q (metres, radians)."""
-    model = clm.model
-    pin.forwardKinematics(model, data, q)
-    pin.updateFramePlacements(model, data)
+    pin.forwardKinematics(clm.model, data, q)
+    pin.updateFramePlacements(clm.model, data)
+    return _residual_rows(clm, data, q)
+
+
+def closure_jacobian(clm: ClosedLoopModel, data: pin.Data, q: np.ndarray) -> np.ndarray:
+    """Velocity-level closure Jacobian K (rows as in closure_residual): K v = 0.
+
+    Point rows are the world-frame velocity difference of the two frame origins,
+    frame rows add the angular velocity difference; both are the exact time
+    derivative of closure_residual where the closure holds.
+    """
+    pin.computeJointJacobians(clm.model, data, q)
+    pin.updateFramePlacements(clm.model, data)
+    return _jacobian_rows(clm, data, pin.getFrameJacobian)
+
+
+def closure_residual_and_jacobian(clm: ClosedLoopModel, data: pin.Data, q: np.ndarray):
+    """(closure_residual, closure_jacobian) at q from one pass of the tree kinematics (a Newton step needs both)."""
+    pin.computeJointJacobians(clm.model, data, q)      # includes the forward kinematics
+    pin.updateFramePlacements(clm.model, data)
+    return _residual_rows(clm, data, q), _jacobian_rows(clm, data, pin.getFrameJacobian)
+
+
+def closure_jacobian_dot(clm: ClosedLoopModel, data: pin.Data, q: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """Kdot = dK/dt along v (rows as in closure_jacobian; coupling rows are constant): Kdot v = closure_bias."""
+    pin.computeJointJacobiansTimeVariation(clm.model, data, q, v)
+    pin.updateFramePlacements(clm.model, data)
+    return _jacobian_rows(clm, data, pin.getFrameJacobianTimeVariation, coupling=0.0)
+
+
+def _residual_rows(clm, data, q):
+    """closure_residual from the frame placements already in ``data``."""
     out = []
     for c in clm.closures:
         if c.type == "point":
             d = data.oMf[c.frame_ids[0]].translation - data.oMf[c.frame_ids[1]].translation
-            out.append(d[list(c.axes)])
+            out.append(d if c.axes == (0, 1, 2) else d[list(c.axes)])
         elif c.type == "frame":
             a, b = data.oMf[c.frame_ids[0]], data.oMf[c.frame_ids[1]]
             out.append(np.concatenate([a.translation - b.translation,
@@ -247,29 +278,22 @@ def closure_residual(clm: ClosedLoopModel, data: pin.Data, q: np.ndarray) -> np.
     return np.concatenate(out) if out else np.zeros(0)
 
 
-def closure_jacobian(clm: ClosedLoopModel, data: pin.Data, q: np.ndarray) -> np.ndarray:
-    """Velocity-level closure Jacobian K (rows as in closure_residual): K v = 0.
-
-    Point rows are the world-frame velocity difference of the two frame origins,
-    frame rows add the angular velocity difference; both are the exact time
-    derivative of closure_residual where the closure holds.
-    """
+def _jacobian_rows(clm, data, frame_jacobian, coupling: float = 1.0):
+    """Rows of K (or Kdot) from ``frame_jacobian`` (pinocchio's getFrameJacobian or its time variation, joint
+    quantities already in ``data``); a coupling row is ``coupling`` times (e_dependent - ratio e_reference)."""
     model = clm.model
-    pin.computeJointJacobians(model, data, q)
-    pin.updateFramePlacements(model, data)
     rows = []
-    lwa = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
     for c in clm.closures:
         if c.type in ("point", "frame"):
-            ja = pin.getFrameJacobian(model, data, c.frame_ids[0], lwa)
-            jb = pin.getFrameJacobian(model, data, c.frame_ids[1], lwa)
-            d = ja - jb
-            rows.append(d[list(c.axes)] if c.type == "point" else d)
+            d = (frame_jacobian(model, data, c.frame_ids[0], _LWA) - frame_jacobian(model, data, c.frame_ids[1], _LWA))
+            if c.type == "point":
+                d = d[:3] if c.axes == (0, 1, 2) else d[list(c.axes)]
+            rows.append(d)
         else:
             row = np.zeros((1, model.nv))
             j, r = c.joint_idx
-            row[0, j] += 1.0
-            row[0, r] -= c.ratio
+            row[0, j] += coupling
+            row[0, r] -= coupling * c.ratio
             rows.append(row)
     return np.vstack(rows) if rows else np.zeros((0, model.nv))
 
@@ -279,11 +303,10 @@ def closure_bias(clm: ClosedLoopModel, data: pin.Data, q: np.ndarray, v: np.ndar
     model = clm.model
     pin.forwardKinematics(model, data, q, v, np.zeros(model.nv))
     pin.updateFramePlacements(model, data)
-    lwa = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
     out = []
     for c in clm.closures:
         if c.type in ("point", "frame"):
-            acc = [pin.getFrameClassicalAcceleration(model, data, f, lwa) for f in c.frame_ids]
+            acc = [pin.getFrameClassicalAcceleration(model, data, f, _LWA) for f in c.frame_ids]
             if c.type == "point":
                 out.append((acc[0].linear - acc[1].linear)[list(c.axes)])
             else:

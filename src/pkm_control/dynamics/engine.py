@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 import pinocchio as pin
 
-from ..description.loader import closure_jacobian
+from ..description.loader import closure_jacobian, closure_jacobian_dot
 from ..errors import MAGNITUDE_LIMIT, InvalidInputError, SingularConfigurationError, check_vector
 from ..kinematics.analysis import check_conditioning
 from ..kinematics.base import ParallelKinematics
@@ -169,17 +169,7 @@ class ClosedLoopDynamics:
         m, d = self.pin_model, self._data
         clm = self.model
         K = closure_jacobian(clm, d, q)
-        pin.computeJointJacobiansTimeVariation(m, d, q, v)
-        pin.updateFramePlacements(m, d)
-        Kd = np.zeros_like(K)
-        row = 0
-        for c in clm.closures:
-            if c.type in ("point", "frame"):
-                Ja = pin.getFrameJacobianTimeVariation(m, d, c.frame_ids[0], _LWA)
-                Jb = pin.getFrameJacobianTimeVariation(m, d, c.frame_ids[1], _LWA)
-                D = (Ja - Jb)[list(c.axes)] if c.type == "point" else Ja - Jb
-                Kd[row:row + len(D)] = D
-            row += c.dim        # coupling rows are constant: Kdot = 0
+        Kd = closure_jacobian_dot(clm, d, q, v)
         p = clm.platform_idx
         rest = np.setdiff1d(np.arange(m.nv), p)
         Gd = np.zeros_like(G)

@@ -1,4 +1,5 @@
-"""Kinematics: analytic IK per robot family, generic FK, Jacobians, analysis, workspace."""
+"""Kinematics: analytic IK per robot family, the numeric family for any closed-loop model, generic FK, Jacobians,
+analysis, workspace."""
 
 from __future__ import annotations
 
@@ -15,11 +16,12 @@ FAMILIES = {
     "hexapod_pus": "pkm_control.kinematics.hexapod_pus",
     "delta": "pkm_control.kinematics.delta",
     "planar_redundant": "pkm_control.kinematics.planar_redundant",
+    "numeric": "pkm_control.kinematics.numeric",     # any closed-loop model, no code per robot
 }
 
 
 def make_kinematics(clm: ClosedLoopModel) -> ParallelKinematics:
-    """The analytic kinematics object of a loaded robot (family from its config)."""
+    """The kinematics object of a loaded robot (family from its config ``kinematics:``)."""
     family = clm.config.get("kinematics")
     if family not in FAMILIES:
         raise InvalidModelError(f"robot '{clm.name}' names kinematics family {family!r}; known: {list(FAMILIES)}")

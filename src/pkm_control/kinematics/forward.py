@@ -44,6 +44,9 @@ def forward_kinematics(kin: ParallelKinematics, q_actuated, guess: Pose, tol: fl
     qa = check_vector(f"actuated joint positions ({', '.join(kin.model.actuated_joints)})",
                       q_actuated, kin.model.n_actuated, MAGNITUDE_LIMIT)
     pose = kin.validate(guess)[0]
+    solve = getattr(kin, "forward", None)
+    if solve is not None:       # a family that solves the closures directly (numeric.py): no nested IK
+        return solve(qa, pose, tol=tol, max_iter=max_iter, check_limits=check_limits)
     task = kin.task
     n = task.dim
 

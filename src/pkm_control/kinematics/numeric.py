@@ -1,0 +1,362 @@
+"""Numerical kinematics of any closed-loop model (``kinematics: numeric``): no code per robot.
+
+Everything follows from the spanning tree and its closures (description/loader.py): the closure
+residual phi(q) = 0 and its Jacobian K (K v = 0), from pinocchio's frame Jacobians. The tree joints
+split into the platform joints c (they parametrize the platform: a pose fixes them, task_space.py),
+the actuated joints and the passive ones.
+
+* Assembly: damped Newton projection onto phi = 0 over the free joints, the others held:
+  dq = -A^+ phi, A the columns of K of the free joints, A^+ its inverse (square), its minimum-norm
+  right inverse (wide: idle motions) or its least-squares left inverse (tall: redundant actuation
+  in the FK); the step is halved until |phi| decreases (the safeguard of Levenberg-Marquardt in its
+  simplest form). Small steps from a guess stay on the assembly branch nearest the guess.
+* IK: the platform joints from the pose, free = actuated + passive joints.
+* FK: the actuated joints held, free = passive + platform joints.
+* Velocities: K v = 0 with v_c = B xdot (B the task's platform rate matrix): G has the rows B and
+  -A^+ K_c B, J = the actuated rows of G (qdot_a = J xdot).
+* Accelerations: K a + Kdot v = 0 gives a = G xddot + Gdot xdot, Gdot (free rows)
+  = -A^+ (Kdot G + K_c Bdot), Jdot its actuated rows.
+* Taghirad's J_q qdot_a = J_x xdot: K v = 0 projected onto the left null space N of the passive
+  columns K_p (N K_p = 0): J_q = N K_a, J_x = -N K_c B, so that J = J_q^-1 J_x.
+* Mobility: the null space of K at an assembly; idle motions are the null-space directions that
+  move neither an actuated joint nor the platform (a rod spinning about its own axis), each named
+  by the joints it moves.
+
+Errors as the analytic families: UnreachablePoseError where no assembly is found near the guess
+(the Newton iteration stalls with phi != 0) or the pose leaves the task space (a rotated DELTA plate),
+JointLimitError for a tree joint outside its URDF range (passive joints included),
+SingularConfigurationError where A loses rank beyond the idle motions, ConvergenceError when the
+iteration limit is reached. A cut joint (a ball joint's cone) has no range in the description, so
+this family checks none; an analytic family may.
+
+Warm start: each thread keeps its last solution (tree q). A solve starts from it or from the
+reference assembly (``reference``: home, from ``assembly_guess``), whichever has the platform nearer
+the target, so a trajectory follows one branch and a far jump falls back to the home branch. The
+result does not depend on that cache beyond the solver tolerance while the poses stay on one
+branch; ``inverse(..., guess=q)`` chooses the start explicitly.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.linalg
+from scipy.linalg.lapack import dgesv
+
+from ..description.loader import (ClosedLoopModel, closure_bias, closure_jacobian_dot,
+                                  closure_residual_and_jacobian)
+from ..errors import (MAGNITUDE_LIMIT, ConvergenceError, InvalidModelError,
+                      SingularConfigurationError, UnreachablePoseError, check_vector)
+from .base import JointMotion, ParallelKinematics
+from .forward import FKResult
+from .task_space import Pose, TaskSpace
+
+#: relative singular-value threshold of the rank decisions (mobility, Taghirad's projection)
+RANK_TOL = 1e-9
+
+
+@dataclass(frozen=True)
+class Mobility:
+    """Degrees of freedom of the assembled mechanism: dof = dim null(K) = moving + len(idle).
+
+    ``moving`` counts the motions that move the platform or an actuator: the task dimension for a
+    robot whose platform is fully actuated (a non-redundant one then has as many actuators, a
+    redundantly actuated one more). ``idle`` names the others, each by the joints it moves ("a+b").
+    """
+
+    dof: int
+    idle: tuple
+
+    @property
+    def moving(self) -> int:
+        return self.dof - len(self.idle)
+
+
+class _Scratch(threading.local):
+    """Per-thread pinocchio Data and last solution (the warm start)."""
+
+    def __init__(self, model):
+        self.data = model.createData()
+        self.q = None
+
+
+def _solve(A, B):
+    """X with A X = B: exact for square A, least squares / minimum norm otherwise. None where A is singular
+    (rank below min(rows, columns)) or the solution is beyond MAGNITUDE_LIMIT."""
+    m, n = A.shape
+    if m == n:
+        _, _, X, info = dgesv(A, B)
+        if info == 0 and np.abs(X).max(initial=0.0) <= MAGNITUDE_LIMIT:
+            return X
+        return None
+    X, _, rank, _ = np.linalg.lstsq(A, B, rcond=None)
+    return X if rank == min(m, n) and np.abs(X).max(initial=0.0) <= MAGNITUDE_LIMIT else None
+
+
+class Kinematics(ParallelKinematics):
+    """Numerical kinematics of any ClosedLoopModel (module docstring)."""
+
+    family = "numeric"
+
+    def __init__(self, clm: ClosedLoopModel, tol: float = 1e-12, max_iter: int = 50):
+        cfg = clm.config
+        super().__init__(clm, TaskSpace(cfg.get("task_space", "spatial"), alpha_sign=float(cfg.get("alpha_sign", 1.0))))
+        self.tol, self.max_iter = float(tol), int(max_iter)
+        nv = clm.model.nv
+        self._c, self._a, self._p = clm.platform_idx, clm.actuated_idx, clm.passive_idx
+        self._ik_free = np.setdiff1d(np.arange(nv), self._c)
+        self._fk_free = np.setdiff1d(np.arange(nv), self._a)
+        self._rows, start = [], 0
+        for c in clm.closures:
+            self._rows.append((c.name, start, start + c.dim))
+            start += c.dim
+        self._scratch = _Scratch(clm.model)
+        self.reference = self._reference_assembly()
+        for arr in (self._ik_free, self._fk_free, self.reference, self.lower, self.upper):
+            arr.setflags(write=False)
+
+    # ------------------------------------------------------------------ assembly
+    def _reference_assembly(self) -> np.ndarray:
+        """The tree at ``home`` from the start guess: mid-range of each limited joint, 0 for an unlimited one,
+        config ``assembly_guess: {joint: value}`` where given (it picks the branch)."""
+        clm = self.model
+        lo, hi = self.lower, self.upper
+        limited = np.isfinite(lo) & np.isfinite(hi)
+        q0 = np.zeros(len(lo))
+        q0[limited] = 0.5 * (lo[limited] + hi[limited])
+        for name, value in (clm.config.get("assembly_guess") or {}).items():
+            if name not in clm.joint_index:
+                raise InvalidModelError(f"robot '{clm.name}': assembly_guess names '{name}', not a joint of the URDF")
+            q0[clm.joint_index[name]] = float(value)
+        if "home" not in clm.config:
+            raise InvalidModelError(f"robot '{clm.name}': the numeric kinematics needs a home pose (config 'home')")
+        home = self.task.pose(np.asarray(clm.config["home"], float))
+        try:
+            return self._assemble(home, q0)[0]
+        except (UnreachablePoseError, ConvergenceError, SingularConfigurationError) as exc:
+            raise InvalidModelError(f"robot '{clm.name}' does not assemble at home from its assembly guess "
+                                    f"(mid-range joints, config assembly_guess): {exc}") from exc
+
+    def _platform_joints(self, pose: Pose) -> np.ndarray:
+        """Platform-joint positions of a checked pose; UnreachablePoseError off the task space."""
+        task = self.task
+        qc = task.platform_joint_motion(pose)[0]
+        if task.kind != "spatial":
+            back = task.pose_from_platform_joints(qc)
+            off = max(np.abs(back.position - pose.position).max(), np.abs(back.rotation - pose.rotation).max())
+            if off > 1e-9:
+                raise UnreachablePoseError(f"robot '{self.model.name}' moves its platform in the {task.kind} task "
+                                           f"space ({' '.join(task.names)}): the pose is {off:.3g} off it "
+                                           "(limit 1e-9)")
+        return qc
+
+    def _start(self, qc: np.ndarray, guess) -> np.ndarray:
+        """Start of a solve for platform joints qc: ``guess``, else the warm start or the reference, whichever
+        has its platform joints nearer qc."""
+        if guess is not None:
+            return check_vector("guess (tree joint positions)", guess, self.model.model.nv, MAGNITUDE_LIMIT).copy()
+        last = self._scratch.q
+        c = self._c
+        if last is not None and np.abs(last[c] - qc).sum() <= np.abs(self.reference[c] - qc).sum():
+            return last.copy()
+        return self.reference.copy()
+
+    def _project(self, q, free, stall_error, what, tol=None, max_iter=None):
+        """Damped Newton on phi over q[free] (module docstring). Returns (q, phi, K, iterations)."""
+        clm, data = self.model, self._scratch.data
+        tol = self.tol if tol is None else float(tol)
+        max_iter = self.max_iter if max_iter is None else int(max_iter)
+        tall = len(self._rows) and self._rows[-1][2] > len(free)
+        r, K = closure_residual_and_jacobian(clm, data, q)
+        rn = math.sqrt(r.dot(r))
+        for it in range(max_iter):
+            if rn <= tol:
+                return q, r, K, it
+            dq = _solve(K[:, free], r)
+            if dq is None:
+                raise SingularConfigurationError(f"{what}: the closure Jacobian of the free joints is singular at "
+                                                 f"iteration {it} (residual {rn:.3g})")
+            step = 1.0
+            while True:
+                qc = q.copy()
+                qc[free] -= step * dq
+                rc, Kc = closure_residual_and_jacobian(clm, data, qc)
+                rcn = math.sqrt(rc.dot(rc))
+                if rcn < rn or (tall and rcn <= rn * (1 + 1e-12)):
+                    break
+                step *= 0.5
+                if step < 1e-6:
+                    raise stall_error(f"{what}: no assembly near the guess, the Newton iteration stalls at residual "
+                                      f"{rn:.3g} (tolerance {tol:g}; worst closure {self._worst(r)})")
+            q, r, K, rn = qc, rc, Kc, rcn
+            if tall and step * math.sqrt(dq.dot(dq)) <= tol:
+                return q, r, K, it + 1
+        if rn <= tol:
+            return q, r, K, max_iter
+        raise ConvergenceError(f"{what} did not converge in {max_iter} iterations: residual {rn:.3g} > "
+                               f"tolerance {tol:g} (worst closure {self._worst(r)})")
+
+    def _worst(self, r) -> str:
+        name, a, b = max(self._rows, key=lambda row: np.abs(r[row[1]:row[2]]).max(initial=0.0))
+        return f"'{name}', |phi| = {np.abs(r[a:b]).max():.3g}"
+
+    def _assemble(self, pose: Pose, guess=None):
+        """(q, K) of the tree at a checked pose (IK by projection), the warm start updated."""
+        qc = self._platform_joints(pose)
+        q = self._start(qc, guess)
+        q[self._c] = qc
+        q, _, K, _ = self._project(q, self._ik_free, UnreachablePoseError, f"IK of '{self.model.name}'")
+        self._scratch.q = q.copy()
+        return q, K
+
+    # ------------------------------------------------------------------ velocity maps
+    def _ik_solve(self, K, rhs, what):
+        X = _solve(K[:, self._ik_free], rhs)
+        if X is None:
+            raise SingularConfigurationError(f"{what}: the closure Jacobian of the actuated and passive joints of "
+                                             f"'{self.model.name}' loses rank (inverse-kinematic singularity)")
+        return X
+
+    def _joint_jacobian(self, K, pose: Pose) -> np.ndarray:
+        """G at an assembly with closure Jacobian K."""
+        B = self.task.platform_rate_matrix(pose)
+        G = np.empty((self.model.model.nv, self.task.dim))
+        G[self._c] = B
+        G[self._ik_free] = self._ik_solve(K, -(K[:, self._c] @ B), "G")
+        return G
+
+    def _gdot(self, q, K, G, pose: Pose, twist) -> np.ndarray:
+        Kd = closure_jacobian_dot(self.model, self._scratch.data, q, G @ twist)
+        Bd = self.task.platform_rate_matrix_dot(pose, twist)
+        Gd = np.empty_like(G)
+        Gd[self._c] = Bd
+        Gd[self._ik_free] = self._ik_solve(K, -(Kd @ G + K[:, self._c] @ Bd), "Gdot")
+        return Gd
+
+    # ------------------------------------------------------------------ family interface
+    def inverse(self, pose: Pose, twist=None, accel=None, check_limits: bool = True, jacobian: bool = False,
+                guess=None) -> JointMotion:
+        """All tree joints at a pose (rates and accelerations with twist / accel); ``guess`` (tree q): the start."""
+        pose, twist, accel = self.validate(pose, twist, accel)
+        q, K = self._assemble(pose, guess)
+        if check_limits:
+            self.check_limits(q)
+        if twist is None and not jacobian:
+            return JointMotion(q)
+        G = self._joint_jacobian(K, pose)
+        J = G[self._a] if jacobian else None
+        if twist is None:
+            return JointMotion(q, jacobian=J)
+        v = G @ twist
+        if accel is None:
+            return JointMotion(q, v, None, J)
+        a = np.empty_like(v)
+        ac = self.task.platform_joint_motion(pose, twist, accel)[2]
+        a[self._c] = ac
+        rhs = -(K[:, self._c] @ ac + closure_bias(self.model, self._scratch.data, q, v))
+        a[self._ik_free] = self._ik_solve(K, rhs, "accelerations")
+        return JointMotion(q, v, a, J)
+
+    def actuated(self, pose: Pose) -> np.ndarray:
+        return self._assemble(self.validate(pose)[0])[0][self._a]
+
+    def actuated_and_jacobian(self, pose: Pose):
+        q, K = self._assemble(pose)
+        return q[self._a], self._joint_jacobian(K, pose)[self._a]
+
+    def jacobian(self, pose: Pose) -> np.ndarray:
+        return self.joint_jacobian(pose)[self._a]
+
+    def joint_jacobian(self, pose: Pose) -> np.ndarray:
+        pose = self.validate(pose)[0]
+        return self._joint_jacobian(self._assemble(pose)[1], pose)
+
+    def jacobian_dot(self, pose: Pose, twist) -> np.ndarray:
+        pose, twist, _ = self.validate_motion(pose, twist)
+        q, K = self._assemble(pose)
+        G = self._joint_jacobian(K, pose)
+        return self._gdot(q, K, G, pose, twist)[self._a]
+
+    def joint_jacobian_dot(self, pose: Pose, twist) -> np.ndarray:
+        """Gdot: qddot = G xddot + Gdot xdot for every tree joint."""
+        pose, twist, _ = self.validate_motion(pose, twist)
+        q, K = self._assemble(pose)
+        return self._gdot(q, K, self._joint_jacobian(K, pose), pose, twist)
+
+    def jacobian_xq(self, pose: Pose):
+        """(J_x, J_q) by projecting K v = 0 onto the left null space of the passive columns (module docstring)."""
+        pose = self.validate(pose)[0]
+        K = self._assemble(pose)[1]
+        Kp = K[:, self._p]
+        U, s, _ = np.linalg.svd(Kp)
+        rank = int((s > RANK_TOL * s[0]).sum()) if s.size else 0
+        N = U[:, rank:].T
+        return -(N @ K[:, self._c]) @ self.task.platform_rate_matrix(pose), N @ K[:, self._a]
+
+    def inverse_batch(self, positions, rotations):
+        """IK pose by pose (each warm-started from the last), (q (N, nv), valid (N,))."""
+        P, R, usable = self.checked_batch(positions, rotations)
+        q = np.zeros((len(P), self.model.model.nv))
+        valid = np.zeros(len(P), dtype=bool)
+        for i in np.flatnonzero(usable):
+            try:
+                q[i] = self._assemble(Pose(P[i], R[i]))[0]
+            except (UnreachablePoseError, SingularConfigurationError, ConvergenceError):
+                continue
+            valid[i] = True
+        return q, valid & self.within_limits(q)
+
+    def forward(self, q_actuated, guess: Pose, tol: float | None = None, max_iter: int | None = None,
+                check_limits: bool = True) -> FKResult:
+        """FK by projection with the actuated joints held, from the tree assembled at ``guess`` (warm start).
+
+        The result's residual is |phi| (m, rad) at the solution (redundant actuation: the least-squares misfit of
+        inconsistent actuated positions); its Jacobian is J there. kinematics.forward.forward_kinematics calls this.
+        """
+        clm = self.model
+        qa = check_vector(f"actuated joint positions ({', '.join(clm.actuated_joints)})", q_actuated,
+                          clm.n_actuated, MAGNITUDE_LIMIT)
+        pose = self.validate(guess)[0]
+        q = self._assemble(pose)[0].copy()
+        q[self._a] = qa
+        q, r, K, it = self._project(q, self._fk_free, ConvergenceError, f"forward kinematics of '{clm.name}'",
+                                    tol, max_iter)
+        self._scratch.q = q.copy()
+        pose = self.task.pose_from_platform_joints(q[self._c])
+        if check_limits:
+            self.check_limits(q)
+        return FKResult(pose, it, math.sqrt(r.dot(r)), self._joint_jacobian(K, pose)[self._a])
+
+    # ------------------------------------------------------------------ analysis
+    def mobility(self, q=None) -> Mobility:
+        """Mobility at an assembly q (default: the reference assembly), module docstring."""
+        clm = self.model
+        q = self.reference if q is None else check_vector("q", q, clm.model.nv, MAGNITUDE_LIMIT)
+        K = closure_residual_and_jacobian(clm, self._scratch.data, q)[1]
+        nv = clm.model.nv
+        if K.shape[0]:
+            _, s, Vt = np.linalg.svd(K)
+            rank = int((s > RANK_TOL * s[0]).sum())
+        else:
+            rank, Vt = 0, np.eye(nv)
+        null = Vt[rank:].T                                        # nv x dof
+        seen = np.concatenate([self._c, self._a])
+        if null.shape[1] == 0:
+            return Mobility(0, ())
+        _, s2, Wt = np.linalg.svd(null[seen], full_matrices=True)
+        r2 = int((s2 > RANK_TOL * max(s2[0], 1.0)).sum()) if s2.size else 0
+        idle = null @ Wt[r2:].T                                   # nv x k: moves neither platform nor actuators
+        if idle.shape[1] == 0:
+            return Mobility(null.shape[1], ())
+        # one idle motion per pivot joint: column-pivoted QR picks k joints, the basis is made unit on them
+        _, _, piv = scipy.linalg.qr(idle.T, pivoting=True)
+        k = idle.shape[1]
+        idle = idle @ np.linalg.inv(idle[piv[:k]])
+        names = []
+        for j in range(k):
+            moved = [piv[j]] + [i for i in np.flatnonzero(np.abs(idle[:, j]) > RANK_TOL) if i != piv[j]]
+            names.append("+".join(clm.joint_names[i] for i in moved))
+        return Mobility(null.shape[1], tuple(names))
