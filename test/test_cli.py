@@ -239,7 +239,9 @@ def test_workspace_plot_path_errors_are_one_line(capsys, tmp_path, monkeypatch):
 
 def test_tour_every_robot_ok(capsys):
     code, out, _ = run(capsys, "tour", "--json")
-    rows = json.loads(out)
+    doc = json.loads(out)                                  # benchmarks.report: the machine block, then the rows
+    rows = doc["rows"]
+    assert set(doc["machine"]) == {"host", "cpu", "cores", "python", "date"} and doc["command"]
     assert code == 0 and {r["robot"] for r in rows} >= {"stewart", "palida", "lopes", "delta", "planar_redundant"}
     homes = [r for r in rows if r["pose"] == "home"]
     assert all(r["status"] == "ok" and r["singularity"] == "regular" and r["fk_error"] <= 1e-10 for r in homes)
