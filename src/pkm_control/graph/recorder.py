@@ -60,9 +60,9 @@ class GraphRecorder:
             if topic == GROUND_TRUTH_TOPIC:
                 if subscribe_truth:
                     self.node.create_subscription(JointTrajectory, topic, self.on_truth, qos(topic, "sub"))
-            else:
-                self.node.create_subscription(JointState, topic, lambda m, t=topic: self._state(t, m),
-                                              qos(topic, "sub:recorder"))
+            else:      # joint_controller's estimate, on /joint_states when it hosts a robot without a ground truth
+                self.node.create_subscription(JointState, topic, lambda m, t=topic: self._state(t, m),   # (canopen)
+                                              qos(estimated_state_topic("topics"), "sub:recorder"))
         self.ff = {}
         if samples:
             self.node.create_subscription(JointTrajectory, "/feedforward", self._feedforward,

@@ -3,38 +3,54 @@
 Start-up (``CanopenDrives.start``), as CiA 301 / CiA 402 prescribe for a master:
 
 1. NMT reset communication to every drive, wait for each boot-up message (the drive is then pre-operational);
-2. SDO configuration: modes of operation 0x6060 (CST 10, CSP 8, CSV 9), motor rated torque 0x6076 (mN m or mN),
-   max torque 0x6072 (per mille of the rated torque: the force limit), quick stop option code 0x605A = 6 (stop on
-   the quick stop ramp and stay in Quick stop active, holding), communication cycle period 0x1006 (the control
-   period), producer heartbeat time 0x1017;
-3. PDO mapping over SDO (RPDO1 controlword 0x6040, modes of operation 0x6060, target torque 0x6071; RPDO2 target
+2. identification: device type 0x1000 (CiA 402 device profile), supported drive modes 0x6502 (the configured mode)
+   and, where the configuration names them, the identity object 0x1018 (vendor id, product code): a drive that does
+   not match is refused, naming its node; motor rated torque 0x6076 is read (a motor parameter, read-only on real
+   drives) and becomes the drive's torque scaling (a configured ``rated_torque`` must agree with it);
+3. SDO configuration: modes of operation 0x6060 (CST 10, CSP 8, CSV 9), max torque 0x6072 (per mille of the rated
+   torque: the force limit), quick stop option code 0x605A = 6 (stop on the quick stop ramp and stay in Quick stop
+   active, holding), communication cycle period 0x1006 (the control period), producer heartbeat time 0x1017. An
+   SDO abort is an InvalidInputError naming the drive, the object (index:subindex) and the abort code with
+   its CiA 301 meaning (CiA 301 §7.2.4.3.17);
+4. PDO mapping over SDO (RPDO1 controlword 0x6040, modes of operation 0x6060, target torque 0x6071; RPDO2 target
    position 0x607A and velocity 0x60FF in CSP / CSV; TPDO1 statusword 0x6041, modes display 0x6061, torque actual
    0x6077, error code 0x603F; TPDO2 position actual 0x6064, velocity actual 0x606C), all synchronous (transmission
    type 1: an RPDO applies at the next SYNC, a TPDO answers each SYNC);
-4. NMT start (operational), then the CiA 402 state machine (``next_controlword``) through Switch on disabled ->
-   Ready to switch on -> Switched on -> Operation enabled, one SYNC per step.
+5. NMT start (operational), then the CiA 402 state machine (``recover``) to Operation enabled.
 
 Each period: ``write`` puts the controlword and the command in drive units into the RPDOs and sends SYNC; ``read``
 waits for every drive's TPDOs answering that SYNC (``response_timeout``, wall clock) and converts them to SI units
-(``DriveScaling``). Supervision, checked at each ``read``: a drive whose heartbeat is older than the consumer time, a
-drive with the statusword's fault bit (or out of Operation enabled on its own), a drive whose TPDOs did not come
-(stale data): the interface latches ``safe_active`` with the reason and sends quick stop (controlword 0x0002) to
-every drive from the next SYNC on; the drives hold (quick stop option 6) and the measurement of a silent drive stays
-the last one, with its time, so the controller's state_timeout engages its own safe behaviour too. ``recover``
-follows the state machine back: fault reset (rising edge of controlword bit 7) -> Switch on disabled -> shutdown ->
-switch on -> enable operation. A drive that stops receiving SYNC (the master hung, a stale command) supervises that
-itself: the emulated drives (hardware/canopen_emulator.py) go to Fault after 1.5 communication cycles without SYNC.
+(``DriveScaling``). Supervision, checked at each ``read``: a drive whose last heartbeat is older than the consumer
+time (CiA 301 §7.2.8.3.2.2: the consumer measures the interval since the last heartbeat it received, on its own
+clock: ``clock``, the wall clock of this process on a real bus), a drive with the statusword's fault bit (or out of
+Operation enabled on its own), a drive whose TPDOs did not come (stale data): the interface latches ``safe_active``
+with the first reason and sends quick stop (controlword 0x0002) to every drive from the next SYNC on; the drives hold
+(quick stop option 6) and the measurement of a silent drive stays the last one, with its time, so the controller's
+state_timeout engages its own safe behaviour too. Supervision goes on after the first reason: every later problem of
+a drive, and every EMCY frame a drive sends (CiA 301 §7.2.7), is one line in ``events`` (drained by the caller).
+
+``recover`` follows the state machine back, every drive at the same SYNC: fault reset (rising edge of controlword
+bit 7, transition 15) -> Switch on disabled -> shutdown (2) -> switch on (3); a drive in Quick stop active stays
+there (quick stop) until every other drive is Switched on, then all get enable operation together (4, and 16 from
+Quick stop active: back to Operation enabled without removing power). The targets on the way hold what the drive
+does: the measured torque (CST), the actual position 0x6064 into 0x607A (CSP: the target is absolute), zero velocity
+(CSV), so enabling moves nothing. A drive that makes no transition within ``transition_timeout`` seconds (a
+persistent fault) stops the recovery: every other drive stays in (or is brought to) Quick stop active, none is
+enabled, the quick stop stays latched (the loop's safe behaviour stays engaged), and the error names the drive. A
+drive that stops receiving SYNC (the master hung, a stale command) supervises that itself: the emulated drives
+(hardware/canopen_emulator.py) go to Fault after 1.5 communication cycles without SYNC.
 
 Time: the measurement answering the SYNC sent by ``write(command, time)`` carries ``time + dt`` (lockstep: the drive
 samples at the next SYNC; on a real bus the TPDO is sampled at this SYNC and is one period older, one period of
-transport delay the emulation leaves out). Heartbeat ages are measured on the same clock (the times of the SYNCs),
-so a lockstep run supervises in sim time, deterministically; in real time the loop's clock is the wall clock.
+transport delay the emulation leaves out). Heartbeat ages and transition timeouts are on ``clock``: the wall clock
+(time.monotonic) on a real bus, the drives' own clock for drives emulated in this process in lockstep.
 """
 
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
+import time as _time
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -58,6 +74,11 @@ STATES = (("not ready to switch on", 0x4F, 0x00), ("switch on disabled", 0x4F, 0
 STATUSWORD = {name: value for name, _, value in STATES}
 FAULT_BIT = 0x08
 QUICK_STOP_OPTION_HOLD = 6          # 0x605A: stop on the quick stop ramp, stay in Quick stop active
+#: states from which enable operation reaches Operation enabled (4 from Switched on, 16 from Quick stop active)
+ENABLEABLE = ("switched on", "quick stop active", "operation enabled")
+DEVICE_PROFILE = 402                # 0x1000 bits 0-15: the device profile number
+#: 0x6502 supported drive modes: the bit of each mode of operation (CiA 402: bit 7 csp, 8 csv, 9 cst)
+SUPPORTED_MODE_BIT = {"csp": 7, "csv": 8, "cst": 9}
 
 
 def drive_state(statusword: int) -> str:
@@ -73,22 +94,42 @@ def next_controlword(state: str, last: int = 0) -> int:
     controlword sent before, for the rising edge of fault reset)."""
     if state in ("fault", "fault reaction active"):
         return DISABLE_VOLTAGE if last & FAULT_RESET else FAULT_RESET      # bit 7 needs a rising edge (15)
-    if state in ("switch on disabled", "not ready to switch on", "quick stop active"):
-        return SHUTDOWN if state == "switch on disabled" else DISABLE_VOLTAGE   # (2); (12) back to SOD
+    if state == "switch on disabled":
+        return SHUTDOWN                           # (2)
+    if state == "not ready to switch on":
+        return DISABLE_VOLTAGE                    # the drive moves on by itself (1)
     if state == "ready to switch on":
         return SWITCH_ON                          # (3)
-    return ENABLE_OPERATION                      # switched on (4), operation enabled (stays)
+    return ENABLE_OPERATION                      # switched on (4), quick stop active (16), operation enabled
+
+
+def sdo_abort_text(exc) -> str:
+    """An SDO failure in words: the abort code with its CiA 301 meaning (§7.2.4.3.17, python-canopen's table), or
+    the communication error (no answer)."""
+    code = getattr(exc, "code", None)
+    if code is None:
+        return f"no SDO answer ({exc})"
+    meaning = type(exc).CODES.get(code, "no meaning in CiA 301's table (manufacturer-specific)")
+    return f"abort code 0x{code:08X}: {meaning}"
 
 
 # ---------------------------------------------------------------------------------------------- configuration
+#: CiA 301 identity object 0x1018: the subindex of each entry a configuration may require
+IDENTITY = {"vendor_id": 1, "product_code": 2, "revision_number": 3}
+
 @dataclass(frozen=True)
 class DriveScaling:
     """One drive: its node id and the scaling from SI units to drive units."""
 
     joint: str
     node_id: int
-    rated_torque: float          # N or N m (0x6076 holds it in mN or mN m); torques travel in per mille of it
+    rated_torque: float | None   # N or N m (0x6076 holds it in mN or mN m); torques travel in per mille of it;
+                                 # None: the drive's 0x6076, read at start-up (the master's copy has it then)
     increments_per_unit: float   # encoder increments per m or rad (positions in inc, velocities in inc/s)
+
+    @property
+    def name(self) -> str:
+        return f"drive {self.joint} (node {self.node_id})"
 
     def to_permille(self, tau: float) -> int:
         return int(round(tau / self.rated_torque * 1000.0))
@@ -115,6 +156,9 @@ class CanopenConfig:
     producer_time: float
     consumer_time: float
     drives: tuple                 # DriveScaling per actuated joint, model order
+    identity: tuple = ()          # ((0x1018 subindex, value), ...) every drive must show: vendor id, product code
+    transition_timeout: float = 1.0   # s a drive may take for one CiA 402 transition (power stage, brake)
+    bus_options: tuple = ()       # further python-can bus arguments ((name, value), ...): udp_multicast's port
 
     @classmethod
     def load(cls, path, actuated_names) -> "CanopenConfig":
@@ -157,9 +201,10 @@ class CanopenConfig:
                 raise InvalidModelError(f"CANopen config: drive {name} node_id {node_id!r} must be a distinct "
                                         "integer in 1..127")
             ids.add(node_id)
-            rated = check_number(f"drive {name} rated_torque", need(d, "rated_torque", f"drive {name}"))
+            rated = d.get("rated_torque")
+            rated = None if rated is None else check_number(f"drive {name} rated_torque", rated)
             inc = check_number(f"drive {name} increments_per_unit", need(d, "increments_per_unit", f"drive {name}"))
-            if not (rated > 0 and inc > 0):
+            if not ((rated is None or rated > 0) and inc > 0):
                 raise InvalidModelError(f"CANopen config: drive {name} rated_torque {rated} and increments_per_unit "
                                         f"{inc} must be > 0")
             out.append(DriveScaling(name, node_id, rated, inc))
@@ -168,11 +213,21 @@ class CanopenConfig:
         if not 0 < producer < consumer:
             raise InvalidModelError(f"CANopen config: heartbeat needs 0 < producer_time ({producer}) < consumer_time "
                                     f"({consumer})")
+        identity = doc.get("identity") or {}
+        unknown = set(identity) - set(IDENTITY)
+        if not isinstance(identity, dict) or unknown:
+            raise InvalidModelError(f"CANopen config: identity takes {tuple(IDENTITY)}, got {identity!r}")
+        timeout = check_number("transition_timeout", doc.get("transition_timeout", 1.0))
+        if not 0 < timeout <= 60:
+            raise InvalidModelError(f"CANopen config: transition_timeout {timeout} s must be in (0, 60] s")
+        options = tuple(sorted((str(k), v) for k, v in bus.items() if k not in ("interface", "channel", "bitrate")))
         return cls(str(need(bus, "interface", "bus")), str(need(bus, "channel", "bus")),
-                   int(need(bus, "bitrate", "bus")), str(eds), mode, producer, consumer, tuple(out))
+                   int(need(bus, "bitrate", "bus")), str(eds), mode, producer, consumer, tuple(out),
+                   tuple((IDENTITY[k], int(v)) for k, v in sorted(identity.items())), timeout, options)
 
     def bus_kwargs(self, channel: str | None = None) -> dict:
-        return {"interface": self.interface, "channel": channel or self.channel, "bitrate": self.bitrate}
+        return {"interface": self.interface, "channel": channel or self.channel, "bitrate": self.bitrate,
+                **dict(self.bus_options)}
 
 
 # ---------------------------------------------------------------------------------------------- the master
@@ -180,11 +235,13 @@ class CanopenDrives(HardwareInterface):
     """The robot's CiA 402 drives on a CAN bus (module docstring). ``start()`` brings them to Operation enabled.
 
     force_limits: a ForceLimits (the command's saturation, written as 0x6072 max torque), or None (the rated
-    torques' int16 range). response_timeout: wall seconds ``read`` waits for the TPDOs of the last SYNC.
+    torques' int16 range). response_timeout: wall seconds ``read`` waits for the TPDOs of the last SYNC. clock: the
+    heartbeat consumer's and the transition timeouts' clock in seconds (time.monotonic on a real bus).
     """
 
     def __init__(self, config: CanopenConfig, dt: float, force_limits: ForceLimits | None = None,
-                 response_timeout: float = 1.0, channel: str | None = None, sdo_timeout: float = 1.0):
+                 response_timeout: float = 1.0, channel: str | None = None, sdo_timeout: float = 1.0,
+                 clock=_time.monotonic):
         if not (np.isfinite(dt) and dt > 0):
             raise InvalidInputError(f"dt must be > 0 s, got {dt}")
         self.config, self.dt = config, float(dt)
@@ -194,26 +251,33 @@ class CanopenDrives(HardwareInterface):
         self.force_limits = force_limits
         self._check = CommandCheck(self.actuated_names, force_limits)
         self.response_timeout, self.sdo_timeout = float(response_timeout), float(sdo_timeout)
-        self.channel = channel
+        self.channel, self.clock = channel, clock
         n = len(self.drives)
         self.saturated = np.zeros(n, bool)
         self.statusword = np.zeros(n, int)
         self.error_code = np.zeros(n, int)
+        self.position_raw = np.zeros(n, int)  # 0x6064 as the drives sent it (CSP: the target that holds)
         self.safe_reason = None            # why the drives were quick-stopped (latched until recover)
+        self.events = []                   # every drive problem and EMCY since the caller last drained it
+        self.last_emcy = [None] * n        # per drive: (clock s, error code, register, words) of its last EMCY
         self.network = None
         self.time = None                   # time of the latest SYNC
         self._meas = None                  # the measurement answering the last SYNC, once read
         self._last = None                  # the latest measurement (a silent drive keeps its values)
         self._cond = threading.Condition()
         self._received = np.zeros(n, int)  # TPDOs of the last SYNC received per drive
-        self._heartbeat = np.full(n, -np.inf)
+        self._heartbeat = np.full(n, -np.inf)   # clock time of each drive's last heartbeat
+        self._problem = [None] * n         # each drive's current supervision finding (a change is an event)
         self._booted = [threading.Event() for _ in range(n)]
         self._controlword = np.zeros(n, int)
+        self._sdo_object = None            # (index, subindex) of the SDO transfer under way
+        self._recovering = False           # recover() walks the state machine: its own timeout supervises
 
     # ------------------------------------------------------------------ start-up
-    def start(self, time: float = 0.0, max_steps: int = 16) -> JointMeasurement:
-        """NMT, SDO configuration, PDO mapping, NMT start, state machine to Operation enabled (module docstring);
-        the drives' first measurement. InvalidInputError when a drive does not answer or refuses a step."""
+    def start(self, time: float = 0.0) -> JointMeasurement:
+        """NMT, identification, SDO configuration, PDO mapping, NMT start, state machine to Operation enabled
+        (module docstring); the drives' first measurement. InvalidInputError when a drive does not answer, does not
+        match the configuration or refuses a step."""
         import canopen
 
         self.time = float(time) - self.dt        # the first SYNC at ``time``
@@ -230,30 +294,65 @@ class CanopenDrives(HardwareInterface):
             node.sdo.RESPONSE_TIMEOUT = self.sdo_timeout
             net.add_node(node)
             node.nmt.add_heartbeat_callback(lambda state, i=i: self._on_heartbeat(i, state))
+            node.emcy.add_callback(lambda err, i=i: self._on_emcy(i, err))
             node.tpdo[1].add_callback(self._on_tpdo)
             node.tpdo[2].add_callback(self._on_tpdo)
+            for name in ("upload", "download"):      # which object an SDO failure was about
+                setattr(node.sdo, name, self._recording(getattr(node.sdo, name)))
             self.nodes.append(node)
         for i, node in enumerate(self.nodes):                   # 1. boot-up
             self._booted[i].clear()
             node.nmt.send_command(0x82)                         # reset communication
             if not self._booted[i].wait(self.sdo_timeout):
-                raise InvalidInputError(f"drive {self.drives[i].joint} (node {self.drives[i].node_id}) sent no boot-up "
-                                        f"within {self.sdo_timeout} s after NMT reset communication")
-        try:
-            for node, d in zip(self.nodes, self.drives):       # 2., 3. SDO configuration, PDO mapping
-                self._configure(node, d)
-        except canopen.SdoError as exc:
-            raise InvalidInputError(f"SDO configuration of the drives failed: {exc}") from exc
-        for node in self.nodes:                                 # 4. operational
+                raise InvalidInputError(f"{self.drives[i].name} sent no boot-up within {self.sdo_timeout} s after "
+                                        "NMT reset communication")
+        drives = []
+        for node, d in zip(self.nodes, self.drives):            # 2.-4. identification, configuration, PDO mapping
+            try:
+                drives.append(self._identify(node, d))
+                self._configure(node, drives[-1])
+            except (canopen.SdoAbortedError, canopen.SdoCommunicationError) as exc:
+                index, sub = self._sdo_object or (0, 0)
+                raise InvalidInputError(f"{d.name}: SDO access to object 0x{index:04X}:{sub:02X} failed, "
+                                        f"{sdo_abort_text(exc)}") from exc
+        self.drives = tuple(drives)
+        for node in self.nodes:                                 # 5. operational
             node.nmt.send_command(0x01)
-        self._heartbeat[:] = self.time + self.dt                # supervision starts now
-        return self.recover(max_steps)
+        self._heartbeat[:] = self.clock()                       # supervision starts now
+        return self.recover()
+
+    def _recording(self, transfer):
+        def call(index, subindex, *args, **kwargs):
+            self._sdo_object = (index, subindex)
+            return transfer(index, subindex, *args, **kwargs)
+        return call
+
+    def _identify(self, node, d: DriveScaling) -> DriveScaling:
+        """The drive is the configured one (device type 0x1000, supported modes 0x6502, identity 0x1018); its
+        scaling with the rated torque 0x6076 it holds."""
+        device_type, modes = node.sdo[0x1000].raw, node.sdo[0x6502].raw
+        if device_type & 0xFFFF != DEVICE_PROFILE:
+            raise InvalidInputError(f"{d.name}: device type 0x1000 = 0x{device_type:08X}, not a CiA 402 drive "
+                                    f"(profile {device_type & 0xFFFF}, expected {DEVICE_PROFILE})")
+        bit = SUPPORTED_MODE_BIT[self.config.mode]
+        if not modes >> bit & 1:
+            raise InvalidInputError(f"{d.name}: supported drive modes 0x6502 = 0x{modes:08X} lack {self.config.mode} "
+                                    f"(bit {bit}), the configured mode")
+        for sub, expected in self.config.identity:
+            value = node.sdo[0x1018][sub].raw
+            if value != expected:
+                raise InvalidInputError(f"{d.name}: identity 0x1018:{sub:02X} = 0x{value:08X}, the configuration "
+                                        f"expects 0x{expected:08X}")
+        rated = node.sdo[0x6076].raw / 1000.0                                   # mN m or mN
+        if not rated > 0 or (d.rated_torque is not None and abs(rated - d.rated_torque) > 5e-4 * d.rated_torque):
+            raise InvalidInputError(f"{d.name}: motor rated torque 0x6076 = {rated} (N or N m), the configuration "
+                                    f"says {d.rated_torque}")
+        return replace(d, rated_torque=rated)
 
     def _configure(self, node, d: DriveScaling):
         cfg = self.config
         limit = None if self.force_limits is None else self.force_limits.limits[self.actuated_names.index(d.joint)]
         node.sdo[0x6060].raw = MODES[cfg.mode]
-        node.sdo[0x6076].raw = int(round(d.rated_torque * 1000.0))             # mN m or mN
         node.sdo[0x6072].raw = min(0xFFFF, 32767 if limit is None else d.to_permille(limit))
         node.sdo[0x605A].raw = QUICK_STOP_OPTION_HOLD
         node.sdo[0x1006].raw = int(round(self.dt * 1e6))                       # us
@@ -273,7 +372,13 @@ class CanopenDrives(HardwareInterface):
     def _on_heartbeat(self, i: int, state: int):
         if state == 0:
             self._booted[i].set()
-        self._heartbeat[i] = self.time if self.time is not None else -np.inf
+        self._heartbeat[i] = self.clock()
+
+    def _on_emcy(self, i: int, err):
+        self.last_emcy[i] = (self.clock(), err.code, err.register, str(err))
+        if err.code:                                # 0x0000: error reset / no error
+            self.events.append(f"{self.drives[i].name}: EMCY 0x{err.code:04X} ({err.get_desc() or 'no class'}), "
+                               f"error register 0x{err.register:02X}")
 
     def _on_tpdo(self, _map):
         node_id = _map.cob_id & 0x7F
@@ -284,7 +389,16 @@ class CanopenDrives(HardwareInterface):
             self._cond.notify_all()
 
     # ------------------------------------------------------------------ one period
-    def _sync(self, controlwords, targets=None, time: float | None = None):
+    def _hold_targets(self) -> list:
+        """Per drive, the target that keeps it where it is (drive units): the torque it measures (CST), its actual
+        position 0x6064 (CSP), zero velocity (CSV)."""
+        if self.command_interface == "position":
+            return [int(x) for x in self.position_raw]
+        if self.command_interface == "velocity" or self._last is None:
+            return [0] * len(self.drives)
+        return [d.to_permille(x) for d, x in zip(self.drives, self._last.effort)]
+
+    def _sync(self, controlwords, targets, time: float | None = None):
         """RPDOs (controlword, target in drive units) then SYNC: the drives apply them and answer."""
         with self._cond:
             self._received[:] = 0
@@ -293,12 +407,12 @@ class CanopenDrives(HardwareInterface):
             r1 = node.rpdo[1]
             r1[0x6040].raw = int(controlwords[i])
             r1[0x6060].raw = MODES[self.config.mode]
-            r1[0x6071].raw = 0 if targets is None or self.command_interface != "effort" else int(targets[i])
+            r1[0x6071].raw = int(targets[i]) if self.command_interface == "effort" else 0
             r1.transmit()
             if self.command_interface != "effort":
                 r2 = node.rpdo[2]
-                key = 0x607A if self.command_interface == "position" else 0x60FF
-                r2[key].raw = 0 if targets is None else int(targets[i])
+                r2[0x607A].raw = int(targets[i]) if self.command_interface == "position" else int(self.position_raw[i])
+                r2[0x60FF].raw = int(targets[i]) if self.command_interface == "velocity" else 0
                 r2.transmit()
         self._controlword[:] = controlwords
         self.network.sync.transmit()
@@ -325,36 +439,63 @@ class CanopenDrives(HardwareInterface):
             t1, t2 = node.tpdo[1], node.tpdo[2]
             self.statusword[i], self.error_code[i] = t1[0x6041].raw, t1[0x603F].raw
             tau[i] = d.from_permille(t1[0x6077].raw)
-            q[i], qd[i] = d.from_increments(t2[0x6064].raw), d.from_increments(t2[0x606C].raw)
-        self._supervise(fresh)
+            self.position_raw[i] = t2[0x6064].raw
+            q[i], qd[i] = d.from_increments(self.position_raw[i]), d.from_increments(t2[0x606C].raw)
+        if not self._recovering:
+            self._supervise(fresh)
         t = self.time + self.dt if fresh.all() or prev is None else prev.time
         self._meas = self._last = JointMeasurement(t, q, qd, tau)
         return self._meas
 
-    def _supervise(self, fresh):
-        """Latch the first reason to quick-stop (module docstring)."""
-        if self.safe_reason is not None:
-            return
+    def _findings(self, fresh) -> list:
+        """Per drive, what supervision finds wrong now (None: nothing): stale TPDOs, heartbeat older than the consumer
+        time, fault, out of Operation enabled (Quick stop active is expected once the master quick-stopped)."""
+        now, out = self.clock(), []
+        expected = ENABLEABLE[1:] if self.safe_active else ENABLEABLE[2:]
         for i, d in enumerate(self.drives):
-            name = f"drive {d.joint} (node {d.node_id})"
-            age = self.time - self._heartbeat[i]
+            age = now - self._heartbeat[i]
             state = drive_state(int(self.statusword[i]))
             if not fresh[i]:
-                why = f"{name}: no TPDO within {self.response_timeout} s of the SYNC at {self.time:.6f} s (stale data)"
+                why = f"no TPDO within {self.response_timeout} s of the SYNC at {self.time:.6f} s (stale data)"
             elif age > self.config.consumer_time:
-                why = f"{name}: heartbeat lost ({age:.4f} s > consumer time {self.config.consumer_time} s)"
+                why = f"heartbeat lost ({age:.4f} s since the last one > consumer time {self.config.consumer_time} s)"
             elif self.statusword[i] & FAULT_BIT:
-                why = f"{name}: fault, error code 0x{int(self.error_code[i]):04X} ({state})"
-            elif state != "operation enabled":
-                why = f"{name}: left operation enabled ({state})"
+                why = f"fault, error code 0x{int(self.error_code[i]):04X} ({state})"
+            elif state not in expected:
+                why = f"left operation enabled ({state})"
             else:
-                continue
-            self.safe_reason = f"quick stop at {self.time:.6f} s: {why}"
-            return
+                why = None
+            out.append(why)
+        return out
+
+    def drain_events(self) -> list:
+        """The lines of ``events`` (drive problems, EMCY frames) since the last call, oldest first."""
+        out = []
+        while self.events:
+            out.append(self.events.pop(0))
+        return out
+
+    def _supervise(self, fresh):
+        """The first finding latches the quick stop; every new finding of a drive is an event (module docstring)."""
+        for i, why in enumerate(self._findings(fresh)):
+            if why is not None and why != self._problem[i]:
+                text = f"{self.drives[i].name}: {why}"
+                self.events.append(f"at {self.time:.6f} s: {text}")
+                if self.safe_reason is None:
+                    self.safe_reason = f"quick stop at {self.time:.6f} s: {text}"
+            self._problem[i] = why
 
     @property
     def safe_active(self) -> bool:
         return self.safe_reason is not None
+
+    def status(self) -> str:
+        """Every drive's CiA 402 state, error code 0x603F and last EMCY, one line each (for /diagnostics)."""
+        lines = []
+        for d, state, code, emcy in zip(self.drives, self.states, self.error_code, self.last_emcy):
+            last = "none" if emcy is None else f"0x{emcy[1]:04X} ({emcy[3]}) at {emcy[0]:.3f} s"
+            lines.append(f"{d.name}: {state}, error code 0x{int(code):04X}, last EMCY {last}")
+        return "; ".join(lines)
 
     @property
     def states(self) -> tuple:
@@ -365,7 +506,8 @@ class CanopenDrives(HardwareInterface):
         """Command the drives (``command_interface``) and send SYNC. Efforts: checked (CommandCheck: NaN, size,
         beyond REFUSE_FACTOR x the limit raise and send nothing), saturated at the force limits (``saturated``),
         in per mille of the rated torque. Positions / velocities (CSP / CSV): finite, in increments. After a
-        supervision event every drive gets quick stop instead (``safe_reason``) until ``recover``."""
+        supervision event every drive gets quick stop instead (``safe_reason``), its target what holds it, until
+        ``recover``."""
         self._require()
         if self.command_interface == "effort":
             tau = self._check(command)
@@ -375,25 +517,58 @@ class CanopenDrives(HardwareInterface):
         else:
             x = check_vector(f"target {self.command_interface}s", command, len(self.drives), MAGNITUDE_LIMIT)
             targets = [d.to_increments(v) for d, v in zip(self.drives, x)]
-        words = np.full(len(self.drives), QUICK_STOP if self.safe_active else ENABLE_OPERATION)
-        self._sync(words, None if self.safe_active else targets, time)
+        if self.safe_active:
+            self._sync([QUICK_STOP] * len(self.drives), self._hold_targets(), time)
+        else:
+            self._sync([ENABLE_OPERATION] * len(self.drives), targets, time)
 
-    def recover(self, max_steps: int = 16) -> JointMeasurement:
-        """Back to Operation enabled along the CiA 402 state machine (``next_controlword``, one SYNC per step, the
-        torque each drive measured as the target: enabled, it goes on holding), clearing the latched quick stop;
-        InvalidInputError if a drive does not get there."""
+    def _recovery_words(self) -> list:
+        """One SYNC of ``recover``: the next transition of every drive, enable operation only when every drive can
+        take it (module docstring)."""
+        states = self.states
+        if all(s in ENABLEABLE for s in states):
+            return [ENABLE_OPERATION] * len(states)
+        hold = {"switched on": SWITCH_ON, "quick stop active": QUICK_STOP, "operation enabled": QUICK_STOP}
+        return [hold[s] if s in hold else next_controlword(s, int(c)) for s, c in zip(states, self._controlword)]
+
+    def recover(self) -> JointMeasurement:
+        """Back to Operation enabled along the CiA 402 state machine, every drive together (module docstring),
+        clearing the latched quick stop. InvalidInputError, with the quick stop latched and no drive enabled, when a
+        drive makes no transition within ``transition_timeout`` s (on ``clock``)."""
         self._require()
         if self._last is None:                  # nothing heard yet: disable voltage is allowed in every state
-            self._sync([DISABLE_VOLTAGE] * len(self.drives))
-        for _ in range(max_steps):
+            self._sync([DISABLE_VOLTAGE] * len(self.drives), [0] * len(self.drives))
+        reason, self.safe_reason = self.safe_reason, None
+        self._recovering = True
+        try:
+            meas = self._walk_states(reason)
+        finally:
+            self._recovering = False
+        self._problem = [None] * len(self.drives)
+        return meas
+
+    def _walk_states(self, reason) -> JointMeasurement:
+        moved, before = self.clock(), None
+        while True:
             meas = self.read()
-            self.safe_reason = None             # on the way through the states: supervised again once enabled
-            if all(s == "operation enabled" for s in self.states):
+            states = self.states
+            if all(s == "operation enabled" for s in states):
                 return meas
-            hold = [d.to_permille(x) for d, x in zip(self.drives, meas.effort)]   # bumpless: the force holding now
-            self._sync([next_controlword(s, int(c)) for s, c in zip(self.states, self._controlword)], hold)
-        raise InvalidInputError(f"drives not in operation enabled after {max_steps} SYNC periods: "
-                                f"{dict(zip(self.actuated_names, self.states))}")
+            if states != before:
+                moved, before = self.clock(), states
+            elif self.clock() - moved > self.config.transition_timeout:
+                stuck = {d.name: (s, f"0x{int(e):04X}") for d, s, e in zip(self.drives, states, self.error_code)
+                         if s not in ENABLEABLE}
+                self.safe_reason = (f"recovery failed after {self.config.transition_timeout} s without a transition: "
+                                    f"{stuck} (state, error code); every other drive holds in quick stop"
+                                    + (f"; first: {reason}" if reason else ""))
+                self._sync([QUICK_STOP if s in ENABLEABLE[1:] else c for s, c in
+                            zip(states, self._recovery_words())], self._hold_targets())
+                self.read()
+                raise InvalidInputError(self.safe_reason)
+            if self.clock is _time.monotonic:   # a real bus: SYNC at most once a communication cycle (0x1006)
+                _time.sleep(self.dt)
+            self._sync(self._recovery_words(), self._hold_targets())
 
     def _require(self):
         if self.network is None:
@@ -404,7 +579,7 @@ class CanopenDrives(HardwareInterface):
         if self.network is None:
             return
         try:
-            self._sync([DISABLE_VOLTAGE] * len(self.drives))
+            self._sync([DISABLE_VOLTAGE] * len(self.drives), self._hold_targets())
             for node in self.nodes:
                 node.nmt.send_command(0x80)                    # pre-operational: PDOs off
         finally:

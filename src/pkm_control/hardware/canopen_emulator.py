@@ -1,24 +1,32 @@
 """Emulated CiA 402 drives on a CAN bus: the robot for the ``canopen`` interface without hardware (tests, stand-in).
 
 Each drive is a python-canopen ``LocalNode`` with the drive's EDS (config/canopen/<robot>.yaml ``eds``) on its own
-``canopen.Network`` (python-can's ``virtual`` bus: in one process, every bus on a channel hears the others). The
-master configures it over SDO like a real drive (its object dictionary takes the writes); at NMT start it reads its
-PDO mapping back from its object dictionary, so a wrong mapping shows up as wrong data. Together the drives own one
-SimulatedRobot, stepped once per SYNC:
+``canopen.Network``: python-can's ``virtual`` bus in the master's process, or, as a real bus looks to the master, any
+bus in another process (``serve`` / ``python -m pkm_control.hardware.canopen_emulator``, e.g. ``udp_multicast`` on
+a loopback group). The master configures it over SDO like a real drive (its object dictionary takes the writes; motor
+rated torque 0x6076 is the motor's, read-only, set from the configuration's ``rated_torque``); at NMT start it reads
+its PDO mapping back from its object dictionary, so a wrong mapping shows up as wrong data. Together the drives own
+one SimulatedRobot, stepped once per SYNC:
 
-* SYNC: each drive takes the controlword and target torque of the RPDO received before it, runs the CiA 402 state
-  machine (canopen_drives.STATES; transitions 2-4, 5-12, 15, 16 of CiA 402; quick stop option 6: hold), clips the
-  torque at its max torque 0x6072; when every drive is in Operation enabled the robot gets the forces (per mille of
-  0x6076), otherwise none: the robot's command timeout (half a period) makes it hold (its ``hold`` safe behaviour:
-  gravity compensation + PD at the pose where it engaged, a drive's position loop holding the axis) from this
-  period on. The robot steps one period, heartbeats that are due go out, then each drive's TPDOs with the state at
-  the end of the period (position and velocity in increments, the applied force in per mille): the quantization
-  of a real drive.
-* The drives' clock: a period per SYNC; ``run_free(n)`` lets it run n periods without SYNC (the master stopped). A
-  drive in Operation enabled or Quick stop active that misses SYNC for more than 1.5 communication cycles (0x1006)
-  goes to Fault with error code 0x8100 (communication) and the robot holds from that period on.
-* Faults for tests: ``inject_fault`` (the drive goes to Fault with the given error code, EMCY sent), ``pull_heartbeat``
-  (the drive stops producing heartbeats, as when its CAN controller is bus-off for heartbeats).
+* SYNC: each drive takes the controlword and target of the RPDOs received before it, runs the CiA 402 state machine
+  (canopen_drives.STATES; transitions 2-4, 5-12, 15, 16 of CiA 402; quick stop option 6: hold); a transition takes
+  ``transition_time`` seconds of the drives' clock (a power stage, a brake). When every drive is in Operation
+  enabled the robot gets the forces: CST the target torque clipped at max torque 0x6072 (per mille of 0x6076); CSP
+  and CSV the drive's own loop, the plant's hold law (SafeBehaviour.command) around the torque it held at enable
+  operation: tau_enable + Kp (0x607A - x) - Kd v (CSP), tau_enable - Kd (v - 0x60FF) (CSV), so a target that is not
+  where the axis is makes it move. Otherwise the robot gets none: its command timeout (half a period) makes it hold
+  (the ``hold`` safe behaviour: a drive's position loop holding the axis) from this period on. The robot steps one
+  period, then each drive's TPDOs with the state at the end of the period (position and velocity in increments,
+  the applied force in per mille): the quantization of a real drive. ``enable_targets`` keeps, per drive, the
+  (0x607A, 0x6064, 0x60FF) of each enable operation.
+* The drives' clock: in the master's process, a period per SYNC (``run_free(n)`` lets it run n periods without
+  SYNC: the master stopped); in a process of their own, the wall clock (``clock``), with heartbeats and SYNC
+  supervision in a thread of their own. A drive in Operation enabled or Quick stop active that misses SYNC for more
+  than ``sync_timeout`` (default 1.5 communication cycles 0x1006) goes to Fault with error code 0x8100
+  (communication) and the robot holds from that period on.
+* Faults for tests: ``inject_fault`` (the drive goes to Fault with the given error code, EMCY sent; ``persistent``:
+  a fault reset does not clear it until ``clear_fault``), ``pull_heartbeat`` (the drive stops producing heartbeats,
+  as when its CAN controller is bus-off for heartbeats).
 * NMT: reset communication / reset node -> boot-up message, pre-operational, Switch on disabled; start ->
   operational (PDOs on); heartbeats every producer time (0x1017) of the drives' clock.
 """
@@ -26,10 +34,13 @@ SimulatedRobot, stepped once per SYNC:
 from __future__ import annotations
 
 import threading
+import time as _time
+import sys
 from dataclasses import replace
 
 import numpy as np
 
+from ..control.safety import HoldTarget
 from ..errors import InvalidInputError
 from .canopen_drives import (ENABLE_OPERATION, FAULT_RESET, QUICK_STOP_OPTION_HOLD, STATUSWORD, CanopenConfig,
                              DriveScaling)
@@ -40,6 +51,26 @@ SYNC_LOSS = 0x8100            # EMCY error code of a drive that lost SYNC (CiA 3
 OVER_CURRENT = 0x2310         # a typical drive fault (CiA 402: continuous over-current), the default of inject_fault
 SYNC_WINDOW = 1.5             # communication cycles without SYNC before a drive faults
 NMT_CODES = {"INITIALISING": 0, "STOPPED": 4, "OPERATIONAL": 5, "PRE-OPERATIONAL": 127}   # heartbeat byte
+
+
+def transition(state: str, word: int, last: int) -> str:
+    """CiA 402 state machine: the state a controlword asks for from ``state`` (``last``: the controlword before, for
+    the rising edge of fault reset)."""
+    if state == "fault":
+        return "switch on disabled" if word & FAULT_RESET and not last & FAULT_RESET else state      # (15)
+    if not word & 0x02:                                                     # disable voltage (7, 9, 10, 12)
+        return "switch on disabled"
+    if not word & 0x04:                                                     # quick stop (7, 10, 11)
+        return "quick stop active" if state in ("operation enabled", "quick stop active") else "switch on disabled"
+    if word & 0x0F == 0x06:                                                 # shutdown (2, 6, 8)
+        return state if state == "quick stop active" else "ready to switch on"
+    if word & 0x0F == 0x07:                                                 # switch on (3) / disable operation (5)
+        return "switched on" if state in ("ready to switch on", "operation enabled") else state
+    if word & 0x0F == ENABLE_OPERATION:                                     # (4), (16) with option 5-8
+        if state in ("switched on", "quick stop active"):
+            return "operation enabled"
+        return "switched on" if state == "ready to switch on" else state
+    return state
 
 
 class _Drive:
@@ -54,35 +85,29 @@ class _Drive:
         self.heartbeat_on = True
         self.last_heartbeat = -np.inf
         self.pending_fault = None
+        self.persistent = False          # a fault reset does not clear the fault
+        self.moving = None               # (state, due time): a transition under way
+        self.tau_enable = 0.0            # the force it held at enable operation (its loop's integrator)
+        self.enable_targets = []         # (0x607A, 0x6064, 0x60FF) at each enable operation
 
-    def command(self, word: int):
-        """CiA 402 state machine: the transition a controlword asks for in the current state."""
-        rising_reset = word & FAULT_RESET and not self.controlword & FAULT_RESET
+    def command(self, word: int, now: float, transition_time: float):
+        """The transition the controlword asks for, done ``transition_time`` after it was first asked."""
+        target = transition(self.state, word, self.controlword)
+        if self.persistent and self.state == "fault":
+            target = "fault"
         self.controlword = word
-        s = self.state
-        if s == "fault":
-            if rising_reset:
-                self.state, self.error_code = "switch on disabled", 0           # (15)
+        if target == self.state:
+            self.moving = None
             return
-        if not word & 0x02:                                                     # disable voltage (7, 9, 10, 12)
-            self.state = "switch on disabled"
-        elif not word & 0x04:                                                   # quick stop (7, 10, 11)
-            self.state = "quick stop active" if s in ("operation enabled", "quick stop active") else \
-                "switch on disabled"
-        elif word & 0x0F == 0x06:                                               # shutdown (2, 6, 8)
-            if s != "quick stop active":
-                self.state = "ready to switch on"
-        elif word & 0x0F == 0x07:                                               # switch on (3) / disable op. (5)
-            if s in ("ready to switch on", "operation enabled"):
-                self.state = "switched on"
-        elif word & 0x0F == ENABLE_OPERATION:                                   # (4), (16) with option 5-8
-            if s in ("switched on", "quick stop active"):
-                self.state = "operation enabled"
-            elif s == "ready to switch on":
-                self.state = "switched on"
+        if self.moving is None or self.moving[0] != target:
+            self.moving = (target, now + transition_time)
+        if now >= self.moving[1] - 1e-12:
+            self.state, self.moving = target, None
+            if target == "switch on disabled":
+                self.error_code = 0
 
     def fault(self, code: int):
-        self.state, self.error_code = "fault", code
+        self.state, self.error_code, self.moving = "fault", code, None
         self.node.emcy.send(code, 0x01)
 
 
@@ -90,20 +115,22 @@ class EmulatedDrives:
     """CiA 402 drives emulated on a CAN bus around a SimulatedRobot (module docstring). Mutable: it is the robot.
 
     The robot must be reset to its start pose before; its command timeout is set to half a period here (a period
-    without forces from the drives makes it hold)."""
+    without forces from the drives makes it hold). clock: None (the drives' clock counts periods, one per SYNC or
+    ``run_free``), or a wall clock in seconds (time.monotonic: heartbeats and SYNC supervision run in a thread)."""
 
-    def __init__(self, config: CanopenConfig, plant: SimulatedRobot, channel: str | None = None):
+    def __init__(self, config: CanopenConfig, plant: SimulatedRobot, channel: str | None = None,
+                 transition_time: float = 0.0, sync_timeout: float | None = None, clock=None):
         import canopen
 
-        if config.mode != "cst":
-            raise InvalidInputError(f"the emulated drives run cyclic synchronous torque only, config mode is "
-                                    f"{config.mode!r}")
         self.config, self.plant = config, plant
         plant.command_timeout = 0.5 * plant.dt
         self.dt = plant.dt
-        self.time = 0.0
+        self.transition_time = float(transition_time)
+        self.sync_timeout = SYNC_WINDOW * self.dt if sync_timeout is None else float(sync_timeout)
+        self.clock = clock
+        self.time = 0.0 if clock is None else clock()
         self._ticks = 0
-        self._since_sync = 0
+        self._last_sync = None             # drives' time of the last SYNC (None: none yet)
         self._lock = threading.Lock()
         self.errors = []                    # exceptions in the bus thread (python-canopen only logs them)
         self.network = canopen.Network()
@@ -111,12 +138,18 @@ class EmulatedDrives:
         self.drives = []
         for d in config.drives:
             node = canopen.LocalNode(d.node_id, canopen.import_od(config.eds, d.node_id))
+            node.sdo[0x6076].raw = int(round(d.rated_torque * 1000.0))     # the motor's (mN m or mN), read-only
             self.network.add_node(node)
             drive = _Drive(node, d)
             node.nmt.start_heartbeat = lambda ms, drive=drive: setattr(drive, "heartbeat_ms", int(ms))
             self.drives.append(drive)
         self.network.subscribe(0, self._guard(self._on_nmt))
         self.network.subscribe(0x80, self._guard(self._on_sync))
+        self._stop = threading.Event()
+        self._watch = None
+        if clock is not None:
+            self._watch = threading.Thread(target=self._guard(self._watchdog), name="emulated_drives", daemon=True)
+            self._watch.start()
 
     def _guard(self, fn):
         def call(*args):
@@ -130,20 +163,27 @@ class EmulatedDrives:
     # ------------------------------------------------------------------ NMT
     def _on_nmt(self, _can_id, data, _ts):
         cmd, node_id = data[0], data[1]
-        for drive in self.drives:
-            if node_id not in (0, drive.node.id):
-                continue
-            if cmd in (0x81, 0x82):                          # reset node / communication: boot-up, pre-operational
-                drive.state, drive.controlword, drive.error_code = "switch on disabled", 0, 0
-                self.network.send_message(0x700 + drive.node.id, [0])
-                drive.node.nmt.state = "PRE-OPERATIONAL"
-                drive.last_heartbeat = self.time
-            elif cmd == 0x01:                                # start: the PDO mapping from the object dictionary
-                drive.node.rpdo.read()
-                drive.node.tpdo.read()
-                if drive.node.sdo[0x605A].raw != QUICK_STOP_OPTION_HOLD:
-                    raise InvalidInputError(f"emulated drive {drive.node.id}: quick stop option code "
-                                            f"{drive.node.sdo[0x605A].raw} (only {QUICK_STOP_OPTION_HOLD}: hold)")
+        with self._lock:
+            for drive in self.drives:
+                if node_id not in (0, drive.node.id):
+                    continue
+                if cmd in (0x81, 0x82):                      # reset node / communication: boot-up, pre-operational
+                    drive.state, drive.controlword, drive.error_code = "switch on disabled", 0, 0
+                    drive.persistent, drive.moving = False, None
+                    self.network.send_message(0x700 + drive.node.id, [0])
+                    drive.node.nmt.state = "PRE-OPERATIONAL"
+                    drive.last_heartbeat = self.time
+                elif cmd == 0x01:                            # start: the PDO mapping from the object dictionary
+                    drive.node.rpdo.read()
+                    drive.node.tpdo.read()
+                    drive.node.nmt.state = "OPERATIONAL"
+                    cycle = drive.node.sdo[0x1006].raw * 1e-6
+                    if drive.node.sdo[0x605A].raw != QUICK_STOP_OPTION_HOLD or abs(cycle - self.dt) > 1e-9:
+                        raise InvalidInputError(f"emulated drive {drive.node.id}: quick stop option code "
+                                                f"{drive.node.sdo[0x605A].raw} (only {QUICK_STOP_OPTION_HOLD}: hold), "
+                                                f"cycle 0x1006 {cycle} s (the robot's period {self.dt} s)")
+                elif cmd == 0x80:
+                    drive.node.nmt.state = "PRE-OPERATIONAL"
 
     # ------------------------------------------------------------------ the drives' clock
     def _on_sync(self, _can_id, _data, _ts):
@@ -154,34 +194,70 @@ class EmulatedDrives:
         for _ in range(int(periods)):
             self.tick(sync=False)
 
+    def _now(self) -> float:
+        return self._ticks * self.dt if self.clock is None else self.clock()
+
+    def _housekeeping(self):
+        """Injected faults, SYNC supervision, heartbeats that are due (under the lock)."""
+        for drive in self.drives:
+            if drive.pending_fault is not None:
+                drive.fault(drive.pending_fault)
+                drive.pending_fault = None
+            elif (self._last_sync is not None and self.time - self._last_sync > self.sync_timeout + 1e-12
+                  and drive.state in ("operation enabled", "quick stop active")):
+                drive.fault(SYNC_LOSS)
+        for drive in self.drives:
+            due = drive.heartbeat_ms > 0 and self.time - drive.last_heartbeat >= drive.heartbeat_ms * 1e-3 - 1e-9
+            if due and drive.heartbeat_on:
+                self.network.send_message(0x700 + drive.node.id, [NMT_CODES[drive.node.nmt.state]])
+                drive.last_heartbeat = self.time
+
+    def _watchdog(self):
+        """Wall clock: heartbeats and SYNC supervision between SYNCs."""
+        while not self._stop.wait(0.001):
+            with self._lock:
+                self.time = self.clock()
+                self._housekeeping()
+
+    def _forces(self) -> np.ndarray:
+        """Every drive enabled: the forces it applies (module docstring)."""
+        meas = self.plant.read()
+        scale = [d.scaling for d in self.drives]
+        limit = np.array([d.from_permille(drive.node.sdo[0x6072].raw) for d, drive in zip(scale, self.drives)])
+        if self.config.mode == "cst":
+            return np.clip([d.from_permille(drive.node.rpdo[1][0x6071].raw) for d, drive in zip(scale, self.drives)],
+                           -limit, limit)
+        r2 = [drive.node.rpdo[2] for drive in self.drives]
+        x = np.array([d.from_increments(r[0x607A].raw) for d, r in zip(scale, r2)]) if self.config.mode == "csp" \
+            else meas.position
+        v = np.array([d.from_increments(r[0x60FF].raw) for d, r in zip(scale, r2)]) if self.config.mode == "csv" \
+            else np.zeros(len(scale))
+        tau_enable = np.array([drive.tau_enable for drive in self.drives])
+        return np.clip(self.plant.safe_behaviour.command(HoldTarget(x, tau_enable), meas.position, meas.velocity - v),
+                       -limit, limit)
+
     def tick(self, sync: bool):
         """One period of the drives (module docstring)."""
         with self._lock:
-            self._since_sync = 0 if sync else self._since_sync + 1
-            operational = [d.node.nmt.state == "OPERATIONAL" for d in self.drives]
-            for drive, op in zip(self.drives, operational):
-                if sync and op and drive.node.rpdo[1].is_received:
-                    drive.command(drive.node.rpdo[1][0x6040].raw)
-                if drive.pending_fault is not None:
-                    drive.fault(drive.pending_fault)
-                    drive.pending_fault = None
-                elif self._since_sync > SYNC_WINDOW and drive.state in ("operation enabled", "quick stop active"):
-                    drive.fault(SYNC_LOSS)
-            if all(d.state == "operation enabled" for d in self.drives):
-                tau = np.empty(len(self.drives))
-                for i, drive in enumerate(self.drives):
-                    limit = drive.node.sdo[0x6072].raw
-                    permille = int(np.clip(drive.node.rpdo[1][0x6071].raw, -limit, limit))
-                    tau[i] = drive.scaling.from_permille(permille)
-                self.plant.write(tau, self.plant.time)
-            meas = self.plant.step()
             self._ticks += 1
-            self.time = self._ticks * self.dt
-            for drive in self.drives:
-                due = drive.heartbeat_ms > 0 and self.time - drive.last_heartbeat >= drive.heartbeat_ms * 1e-3 - 1e-9
-                if due and drive.heartbeat_on:
-                    self.network.send_message(0x700 + drive.node.id, [NMT_CODES[drive.node.nmt.state]])
-                    drive.last_heartbeat = self.time
+            self.time = self._now()
+            if sync:
+                self._last_sync = self.time
+            operational = [d.node.nmt.state == "OPERATIONAL" for d in self.drives]
+            before = self.plant.read()
+            for i, (drive, op) in enumerate(zip(self.drives, operational)):
+                if sync and op and drive.node.rpdo[1].is_received:
+                    was = drive.state
+                    drive.command(drive.node.rpdo[1][0x6040].raw, self.time, self.transition_time)
+                    if drive.state == "operation enabled" and was != drive.state:
+                        drive.tau_enable = before.effort[i]
+                        r2 = drive.node.rpdo[2]
+                        drive.enable_targets.append((r2[0x607A].raw, drive.scaling.to_increments(before.position[i]),
+                                                     r2[0x60FF].raw))
+            self._housekeeping()
+            if all(d.state == "operation enabled" for d in self.drives):
+                self.plant.write(self._forces(), self.plant.time)
+            meas = self.plant.step()
             if not sync:
                 return
             for i, (drive, op) in enumerate(zip(self.drives, operational)):
@@ -204,9 +280,16 @@ class EmulatedDrives:
                 return drive
         raise InvalidInputError(f"no emulated drive for joint {joint!r}")
 
-    def inject_fault(self, joint: str, code: int = OVER_CURRENT):
-        """The drive of ``joint`` goes to Fault at its next period."""
-        self._drive(joint).pending_fault = int(code)
+    def inject_fault(self, joint: str, code: int = OVER_CURRENT, persistent: bool = False):
+        """The drive of ``joint`` goes to Fault at its next period (``persistent``: until ``clear_fault``)."""
+        with self._lock:
+            drive = self._drive(joint)
+            drive.pending_fault, drive.persistent = int(code), bool(persistent)
+
+    def clear_fault(self, joint: str):
+        """The cause of a persistent fault is gone: a fault reset clears it."""
+        with self._lock:
+            self._drive(joint).persistent = False
 
     def pull_heartbeat(self, joint: str, on: bool = False):
         """The drive of ``joint`` stops (``on``: resumes) producing heartbeats."""
@@ -215,16 +298,25 @@ class EmulatedDrives:
     def states(self) -> dict:
         return {d.scaling.joint: d.state for d in self.drives}
 
+    def enable_targets(self) -> dict:
+        """Per joint, (0x607A, 0x6064, 0x60FF) in increments at each enable operation."""
+        return {d.scaling.joint: list(d.enable_targets) for d in self.drives}
+
     def close(self):
+        self._stop.set()
+        if self._watch is not None:
+            self._watch.join()
         self.network.disconnect()
 
 
 def emulated_robot(dyn, config: CanopenConfig, dt: float, pose, channel: str, force_limits="config",
-                   response_timeout: float = 5.0, plant: SimulatedRobot | None = None, **plant_options):
+                   response_timeout: float = 5.0, plant: SimulatedRobot | None = None, transition_time: float = 0.0,
+                   **plant_options):
     """(CanopenDrives started, EmulatedDrives, the SimulatedRobot) of a robot at ``pose`` on the virtual bus
     ``channel``: the master side and the drives in this process (tests, ``hardware: canopen`` with
-    ``canopen_emulate``). ``plant``: this simulated robot (period ``dt``, its own force limits) instead of one made
-    of ``force_limits`` and ``plant_options``."""
+    ``canopen_emulate``), the master's heartbeat consumer and transition timeouts on the drives' clock. ``plant``:
+    this simulated robot (period ``dt``, its own force limits) instead of one made of ``force_limits`` and
+    ``plant_options``."""
     from ..control.safety import ForceLimits
     from .canopen_drives import CanopenDrives
 
@@ -234,8 +326,9 @@ def emulated_robot(dyn, config: CanopenConfig, dt: float, pose, channel: str, fo
     else:
         limits = plant.force_limits
     plant.reset(pose)
-    emu = EmulatedDrives(config, plant, channel)
-    hw = CanopenDrives(config, dt, limits, response_timeout=response_timeout, channel=channel)
+    emu = EmulatedDrives(config, plant, channel, transition_time)
+    hw = CanopenDrives(config, dt, limits, response_timeout=response_timeout, channel=channel,
+                       clock=lambda: emu.time)
     try:
         hw.start()
     except BaseException:
@@ -243,6 +336,116 @@ def emulated_robot(dyn, config: CanopenConfig, dt: float, pose, channel: str, fo
         hw.close()
         raise
     return hw, emu, plant
+
+
+def _serve(config: CanopenConfig, robot: str, variant, dt: float, pose, channel, transition_time, sync_timeout, conn):
+    """The drives in this process on the wall clock, commanded through ``conn`` (``EmulatorProcess``)."""
+    from ..dynamics import robot_dynamics
+    from ..trajectory import home_pose
+
+    dyn = robot_dynamics(robot, variant) if variant else robot_dynamics(robot)
+    plant = SimulatedRobot(dyn, dt)
+    plant.reset(home_pose(dyn.kin) if pose is None else pose)
+    emu = EmulatedDrives(config, plant, channel, transition_time, sync_timeout, clock=_time.monotonic)
+    try:
+        conn.send(("ready", None))
+        while True:
+            name, args = conn.recv()
+            if name == "close":
+                break
+            try:
+                if name == "truth":
+                    with emu._lock:
+                        result = plant.read()
+                else:
+                    result = getattr(emu, name)(*args)
+                conn.send(("ok", result))
+            except Exception as exc:       # noqa: BLE001 - told to the caller, which raises it
+                conn.send(("error", f"{type(exc).__name__}: {exc}"))
+    finally:
+        errors = list(emu.errors)
+        emu.close()
+        conn.send(("closed", [f"{type(e).__name__}: {e}" for e in errors]))
+
+
+class EmulatorProcess:
+    """Emulated drives in a process of their own (a bus that is not the master's process: udp_multicast), on the
+    wall clock. Their robot starts at ``pose`` (None: home); ``call(name, *args)`` runs an EmulatedDrives method
+    there (inject_fault, clear_fault, pull_heartbeat, states, enable_targets; "truth": the robot's exact
+    measurement). Construction returns once the drives listen on the bus."""
+
+    def __init__(self, config: CanopenConfig, robot: str, dt: float, pose=None, variant=None, channel=None,
+                 transition_time: float = 0.0, sync_timeout: float | None = None, timeout: float = 120.0):
+        import multiprocessing
+
+        ctx = multiprocessing.get_context("spawn")
+        self._conn, child = ctx.Pipe()
+        self.timeout = float(timeout)
+        self.process = ctx.Process(target=_serve, args=(config, robot, variant, dt, pose, channel, transition_time,
+                                                        sync_timeout, child), daemon=True)
+        self.process.start()
+        self._answer("ready")
+        self.errors = None
+
+    def _answer(self, expected: str):
+        if not self._conn.poll(self.timeout):
+            raise InvalidInputError(f"the emulated drives' process sent no {expected!r} within {self.timeout} s")
+        kind, value = self._conn.recv()
+        if kind == "error":
+            raise InvalidInputError(f"emulated drives: {value}")
+        return value
+
+    def call(self, name: str, *args):
+        self._conn.send((name, args))
+        return self._answer(name)
+
+    def close(self):
+        """Stop the drives; their bus thread's exceptions in ``errors``."""
+        if self.process.is_alive():
+            self._conn.send(("close", ()))
+            self.errors = self._answer("closed")
+        self.process.join(self.timeout)
+        if self.process.is_alive():
+            self.process.terminate()
+            self.process.join()
+
+
+def main(argv=None) -> int:
+    """``python -m pkm_control.hardware.canopen_emulator``: a robot's drives on the bus of a CANopen configuration,
+    on the wall clock, until SIGINT / SIGTERM (a bus in another process for ``pkm bringup --hardware canopen``)."""
+    import argparse
+    import signal
+
+    from ..dynamics import robot_dynamics
+
+    p = argparse.ArgumentParser(prog="python -m pkm_control.hardware.canopen_emulator", description=main.__doc__)
+    p.add_argument("--robot", required=True)
+    p.add_argument("--canopen-config", required=True, help="config/canopen/<robot>.yaml with the bus to use")
+    p.add_argument("--rate", type=float, default=2000.0, help="Hz, the master's SYNC rate (0x1006 is checked)")
+    p.add_argument("--transition-time", type=float, default=0.0, help="s per CiA 402 state transition")
+    p.add_argument("--sync-timeout", type=float, default=None, help="s without SYNC before the drives fault "
+                   "(default 1.5 communication cycles)")
+    a = p.parse_args(argv)
+    dyn = robot_dynamics(a.robot)
+    config = CanopenConfig.load(a.canopen_config, dyn.model.actuated_joints)
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
+    from ..trajectory import home_pose
+
+    plant = SimulatedRobot(dyn, 1.0 / a.rate)
+    plant.reset(home_pose(dyn.kin))
+    emu = EmulatedDrives(config, plant, None, a.transition_time, a.sync_timeout, clock=_time.monotonic)
+    print(f"emulated drives of {a.robot} on {config.interface}:{config.channel}: "
+          f"{', '.join(d.name for d in config.drives)}", file=sys.stderr, flush=True)
+    try:
+        while not stop.wait(0.5):
+            pass
+    finally:
+        emu.close()
+    for exc in emu.errors:
+        print(f"emulated drives: {type(exc).__name__}: {exc}", file=sys.stderr)
+    return 1 if emu.errors else 0
 
 
 class EmulatedCanopenRobot(HardwareInterface, Simulated):
@@ -256,7 +459,7 @@ class EmulatedCanopenRobot(HardwareInterface, Simulated):
     def __init__(self, dyn, config: CanopenConfig, plant: SimulatedRobot, channel: str,
                  response_timeout: float = 5.0):
         self.dyn, self.plant, self.channel = dyn, plant, channel
-        self.config = replace(config, interface="virtual")        # the site's drives, emulated in this process
+        self.config = replace(config, interface="virtual", bus_options=())  # the site's drives, emulated here
         self.response_timeout = float(response_timeout)
         self.actuated_names = tuple(d.joint for d in config.drives)
         self.drives = self.emulator = None
@@ -280,6 +483,12 @@ class EmulatedCanopenRobot(HardwareInterface, Simulated):
     def recover(self) -> JointMeasurement:
         self._require()
         return self.drives.recover()
+
+    def drain_events(self) -> list:
+        return [] if self.drives is None else self.drives.drain_events()
+
+    def status(self) -> str:
+        return "" if self.drives is None else self.drives.status()
 
     def step(self) -> JointMeasurement:
         return self.read()
@@ -308,3 +517,7 @@ class EmulatedCanopenRobot(HardwareInterface, Simulated):
         finally:
             if emulator is not None:
                 emulator.close()
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
