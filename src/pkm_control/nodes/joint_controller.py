@@ -294,7 +294,9 @@ class JointControllerNode(Node):
 
     def supervise_drives(self):
         """canopen, each period: the master latched a quick stop (``safe_reason``): every drive gets quick stop instead
-        of the command and holds (quick stop option 6) until ~/recover; reported once, and in the diagnostics."""
+        of the command and holds (quick stop option 6) until ~/recover; reported once, and in the diagnostics, with
+        every later drive problem and EMCY logged as it comes and each drive's state, error code and last EMCY in
+        the diagnostics (``drives``)."""
         hw = self.loop.hardware
         if self._recover_request.is_set():
             self._recover_request.clear()
@@ -303,6 +305,9 @@ class JointControllerNode(Node):
                 self.get_logger().info("drives recovered: operation enabled, the controller commands them again")
             except PkmError as exc:
                 self.diag.reject("recover", exc)
+        for event in hw.drain_events():        # supervision goes on after the first reason: later faults, EMCY
+            self.get_logger().error(f"drives: {event}")
+        self.diag.extra["drives"] = hw.status()
         reason = hw.safe_reason
         if reason is not None and reason != self._quick_stop:
             self.get_logger().error(f"drives quick-stopped, holding; call ~/recover once the cause is fixed: {reason}")
