@@ -292,6 +292,51 @@ def test_bringup_stops_the_whole_graph_on_a_signal(signame):
     assert "still running" not in out and "Traceback" not in out
 
 
+def _running(pid):
+    """pid is a live process (not gone, not a zombie)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+@pytest.mark.ros
+@pytest.mark.slow
+@pytest.mark.parametrize("moment", ["start", "mid-run", "stop"])
+def test_no_node_outlives_a_killed_bringup(moment):
+    """Issue 26: `pkm bringup` killed with SIGKILL (no chance to stop its graph) when its last node has started,
+    while the goal runs, and while it stops the graph: every node it started ends (the kernel's SIGTERM,
+    signals.die_with_parent). The wait for them is bounded only as a failure guard; the time they took is
+    printed."""
+    import signal
+    import time
+
+    p = _bringup("--robot", "delta", "--controller", "pd", "--goal",
+                 "{type: point_to_point, goal: [0.0, 0.0, -0.28], duration: 0.5}", domain=146)
+    try:
+        marker = {"start": "[bringup] started joint_controller", "mid-run": "goal accepted",
+                  "stop": "motion finished"}[moment]
+        lines = _read_until(p, marker)
+        if moment == "stop":
+            p.send_signal(signal.SIGTERM)
+            lines += _read_until(p, "stopping the graph")
+        p.kill()
+        lines.append(_communicate(p, 60))
+    finally:
+        p.kill()
+    out = "".join(lines)
+    pids = [int(ln.rsplit("pid ", 1)[1].rstrip(")\n")) for ln in out.splitlines() if "[bringup] started" in ln]
+    assert len(pids) == len(graph("sim")), out[-2000:]
+    t0 = time.monotonic()
+    while any(map(_running, pids)) and time.monotonic() - t0 < 60:
+        time.sleep(0.05)
+    print(f"{moment}: the nodes ended {time.monotonic() - t0:.2f} s after bringup was killed")
+    left = [pid for pid in pids if _running(pid)]
+    assert not left, (subprocess.run(["ps", "-o", "pid,ppid,stat,wchan:20,cmd", "-p", ",".join(map(str, left))],
+                                     capture_output=True, text=True).stdout, out[-2000:])
+
+
 @pytest.mark.ros
 @pytest.mark.slow
 def test_bringup_exit_when_done_json_is_deterministic():

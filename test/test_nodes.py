@@ -394,6 +394,68 @@ def test_robot_behind_topics_equals_the_robot_inside(ros, hardware, convention):
     assert clocks == ["hardware" if hardware == "topics" else "joint_controller"]
 
 
+#: the topics of the lockstep exchanges: the streams, the clock, a robot's measurement and the commands to it
+LOCKSTEP_TOPICS = ("/platform_trajectory", "/joint_references", "/feedforward", "/clock", "/joint_states",
+                   "/effort_controller/commands")
+
+
+@pytest.mark.parametrize("hardware", ["sim", "topics", "ros2_control"])
+def test_the_graph_recovers_when_the_first_message_of_each_lockstep_topic_is_lost(ros, hardware):
+    """Issue 26: the first message every node publishes on each lockstep topic once the graph is built is lost (as
+    one published before its subscription matched would be): the graph runs all the same. With the robot behind
+    topics the lost first command comes back only as joint_controller's re-send (the robot waits for it for ever:
+    LOCKSTEP_TIMEOUT), which the robot's re-sent state asks for."""
+    goal = "{type: point_to_point, goal: [0.01, 0.0, -0.85, 0.0, 0.0, 0.0], duration: 0.1}"
+    nodes = graph(ros, "cf_rb_friction", goal=goal, hardware=hardware)
+    dropped = []
+
+    def drop_first(pub):
+        publish = pub.publish
+
+        def first_lost(msg):
+            if (pub.topic_name, id(pub)) not in dropped:
+                dropped.append((pub.topic_name, id(pub)))
+                return None
+            return publish(msg)
+        return first_lost
+
+    for node in nodes:
+        for pub in node.publishers:
+            if pub.topic_name in LOCKSTEP_TOPICS:
+                pub.publish = drop_first(pub)
+    ctl = nodes[3]
+    stepper = ctl if hardware == "sim" else nodes[4]
+    assert spin_until(ros, lambda: stepper.k >= 300), f"stalled at {stepper.k} steps"
+    expected = {"/platform_trajectory", "/joint_references", "/feedforward", "/clock", "/joint_states"}
+    if hardware != "sim":
+        expected.add("/effort_controller/commands")
+        assert ctl.watch.resends >= 1             # the lost first command came back as the re-send
+    assert {topic for topic, _ in dropped} == expected
+    assert all(n.diag.rejected == 0 for n in nodes)
+
+
+def test_a_stalled_lockstep_says_what_it_waits_for(ros):
+    """joint_controller in front of a robot behind topics that never comes: /diagnostics ERROR once the lockstep
+    made no progress for STALL_ERROR (a watch on a fake clock here), the message naming the topics it waits on."""
+    from diagnostic_msgs.msg import DiagnosticStatus
+
+    from pkm_control.control.lockstep import STALL_ERROR, STALL_WARN, LockstepWatch
+
+    ctl = JointControllerNode(parameter_overrides=params(hardware="topics"))
+    ros.add_node(ctl)
+    ctl.watch = ctl.diag.watch = LockstepWatch(now=0.0)
+    ctl.on_lockstep_timer()
+    levels = {}
+    for now in (0.0, STALL_WARN, STALL_ERROR):
+        ctl.diag.clock = lambda now=now: now
+        st = ctl.diag.publish().status[0]
+        levels[now] = st.level
+    assert levels == {0.0: DiagnosticStatus.OK, STALL_WARN: DiagnosticStatus.WARN, STALL_ERROR: DiagnosticStatus.ERROR}
+    assert st.message == (f"no lockstep progress for {STALL_ERROR:.1f} s (wall): waiting for the robot (hardware node) "
+                          "on its topics: a subscriber on /effort_controller/commands, a publisher on /joint_states")
+    assert {kv.key: kv.value for kv in st.values}["lockstep_stall"] == "error"
+
+
 # ----------------------------------------------------------------------------- robustness
 
 def _bad_multidof(kind):

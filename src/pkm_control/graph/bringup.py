@@ -5,14 +5,17 @@ joint_controller, `--hardware sim`, the default; five with the robot in the `har
 `--hardware topics`) as separate processes with the same parameters a launch file gives them: one
 generated ROS parameter file (``/**`` for the shared keys, a section per node for its own). It
 forwards their output line by line with a ``[node]`` prefix and stops them cleanly on Ctrl-C,
-SIGTERM or SIGHUP (SIGINT to each, then SIGTERM and SIGKILL after a grace period). If one node
+SIGTERM or SIGHUP (SIGINT to each, then SIGTERM and SIGKILL after a grace period); killed itself
+(SIGKILL), its children get SIGTERM from the kernel (signals.die_with_parent). If one node
 exits on its own, the others are stopped and its exit status is returned.
 
 With --exit-when-done (needs --goal) it records the run from this process and ends when the goal's
-trajectory has finished (exit 0), or at once when the goal is rejected (exit 1), and prints a
-summary of the run: goal status, sim and wall durations, real-time factor (sim seconds per wall
-second, from the first motion to the end), actuator tracking errors (RMS and max per actuated
-joint), platform position and orientation errors, safe-behaviour entries and rejected inputs.
+trajectory has finished (exit 0), or at once when the goal is rejected (exit 1), or when a node's
+lockstep has made no progress for 45 s (wall; its /diagnostics at ERROR: exit 4, the reason naming
+the node and what it waits for), and prints a summary of the run: goal status, sim and wall
+durations, real-time factor (sim seconds per wall second, from the first motion to the end),
+actuator tracking errors (RMS and max per actuated joint), platform position and orientation
+errors, safe-behaviour entries and rejected inputs.
 With --json the summary is one JSON object on stdout (the nodes' output then goes to stderr).
 
 With --rviz (needs a ROS 2 installation: ros2, robot_state_publisher, tf2_ros, rviz2) it also
@@ -41,7 +44,7 @@ import yaml
 from ..errors import InvalidInputError
 from ..control.settings import HARDWARE
 from ..ros.topology import estimated_state_topic, graph
-from .signals import Stopped, signals_raise_stopped
+from .signals import Stopped, die_with_parent, signals_raise_stopped
 
 GRACE = 5.0     # s between SIGINT and SIGTERM (and SIGTERM and SIGKILL)
 
@@ -258,9 +261,10 @@ class Graph:
     def start(self):
         env = dict(os.environ, PYTHONUNBUFFERED="1")
         for name, argv in commands(self.args, self.params_file):
-            # own session: a terminal Ctrl-C reaches bringup only, which then stops the children in order
+            # own session: a terminal Ctrl-C reaches bringup only, which then stops the children in order; each
+            # gets SIGTERM when this process dies, killed (SIGKILL) or not
             p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
-                                 start_new_session=True)
+                                 start_new_session=True, preexec_fn=die_with_parent())
             self.procs.append((name, p))
             threading.Thread(target=_forward, args=(name, p.stdout, self.lock, self.out), daemon=True).start()
             self.log(f"started {name} (pid {p.pid})")
@@ -298,7 +302,7 @@ def run(args) -> int:
             print(json.dumps({k: v for k, v in summary.items() if not k.startswith("_")}, indent=2))
         else:
             print(format_summary(summary))
-        return {"finished": 0, "rejected": 1}.get(summary["goal_status"], 3)
+        return {"finished": 0, "rejected": 1, "stalled": 4}.get(summary["goal_status"], 3)
     bag = _bag_recorder(args)       # before the graph: a bag that cannot be created fails here
     g = Graph(args)
     code = 0
@@ -438,6 +442,11 @@ def run_recorded(args, progress=None, out=None):
                 if done:
                     status, reason = "graph exited", f"{done[0]} exited with status {done[1]}"
                     break
+                stall = stalled(rec.diagnostics)
+                if stall:
+                    status, reason = "stalled", stall
+                    g.log(f"lockstep stalled: {stall}: stopping the graph")
+                    break
                 if time.monotonic() - t_wall0 > args.timeout:
                     reason = f"no end after {args.timeout:.0f} s (wall) at sim time {sim:.3f} s"
                     break
@@ -465,6 +474,16 @@ def run_recorded(args, progress=None, out=None):
     finally:
         rec.close()
     return summary, record
+
+
+def stalled(diagnostics: dict) -> str | None:
+    """One line naming the first node whose lockstep reports ERROR (no progress for STALL_ERROR wall seconds) and
+    what it waits for (``diagnostics``: node -> its last /diagnostics values), None while none does."""
+    for node, values in sorted(diagnostics.items()):
+        if values.get("lockstep_stall") == "error":
+            return (f"{node}: no lockstep progress for {values.get('lockstep_idle_s', '?')} s (wall), waiting for "
+                    f"{values.get('waiting_for', '?')}")
+    return None
 
 
 def format_summary(s: dict) -> str:

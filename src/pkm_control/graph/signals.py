@@ -1,10 +1,15 @@
 """Stopping on a signal: SIGINT, SIGTERM and SIGHUP raise ``Stopped`` in the main thread of `pkm bringup` and
-`pkm record`, and the loops check a ``StopRequest`` every iteration, so that no broad ``except`` on the way loses it."""
+`pkm record`, and the loops check a ``StopRequest`` every iteration, so that no broad ``except`` on the way loses it.
+``die_with_parent``: the processes `pkm bringup` starts end with it, even when it is killed with SIGKILL."""
 
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
+import sys
+
+PR_SET_PDEATHSIG = 1        # prctl(2)
 
 
 class Stopped(BaseException):
@@ -46,3 +51,24 @@ def signals_raise_stopped():
     finally:
         for s, h in old.items():
             signal.signal(s, h)
+
+
+def die_with_parent():
+    """A ``preexec_fn`` for subprocess.Popen: the child gets SIGTERM (a node's clean stop) when the THREAD that
+    started it ends, which a SIGKILL of the parent does too (Linux prctl PR_SET_PDEATHSIG; so start the children
+    from a thread that lives as long as they should: the main thread). A parent that died between the fork and
+    the prctl is not signalled: the child then sees another parent (os.getppid) and exits at once. None where
+    there is no prctl (not Linux): the children then outlive a killed parent."""
+    if not sys.platform.startswith("linux"):
+        return None
+    import ctypes
+
+    prctl = ctypes.CDLL(None, use_errno=True).prctl      # resolved here: no dynamic loading in the forked child
+    parent = os.getpid()
+
+    def preexec():
+        prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+        if os.getppid() != parent:
+            os._exit(1)
+
+    return preexec

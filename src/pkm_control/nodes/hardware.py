@@ -37,8 +37,12 @@ Modes
   lockstep:=true   publish state k, wait for the command, step exactly 1/control_rate, publish
                    state k+1; no wall-clock timer drives the simulation. Until the first command
                    the state at t=0 is re-published every 0.1 s (wall) so late subscribers get it.
-                   A command missing for lockstep_timeout (wall) lets the plant step without
-                   it: the plant's command_timeout (sim time) then applies the safe behaviour.
+                   A command missing for 0.5 s (wall; at most half of lockstep_timeout) has state
+                   k re-sent (the same stamp: joint_controller then re-sends its command, which was
+                   lost; pkm_control.control.lockstep). A command missing for lockstep_timeout
+                   (wall) lets the plant step without it: the plant's command_timeout (sim time)
+                   then applies the safe behaviour. No command for 10 s (wall): /diagnostics WARN,
+                   45 s: ERROR, naming the topic it waits on (`pkm bringup --exit-when-done` fails).
   lockstep:=false  a wall timer at control_rate steps the plant with the latest command;
                    command_timeout is then effectively wall time (sim time follows the timer).
 
@@ -59,6 +63,7 @@ import time
 
 from rclpy.node import Node
 
+from ..control.lockstep import RESEND_AFTER, LockstepWatch
 from ..hardware.simulated import simulated_robot
 from ..control.realtime import LatencyHistogram
 from ..ros.hardware_io import ClockPublisher, SimulationTopics, TopicConvention, describe_plant
@@ -100,6 +105,9 @@ class HardwareNode(Node):
         self.pending = None             # latest valid command not yet applied
         self.got_first = False
         self.waiting_since = time.monotonic()
+        self.watch = LockstepWatch(self.waiting_since, min(RESEND_AFTER, s["lockstep_timeout"] / 2))
+        if s["lockstep"]:
+            self.diag.watch = self.watch
         self.step_us = LatencyHistogram()
         self.plant.reset(self.initial)
         wall = Clock(clock_type=ClockType.STEADY_TIME)
@@ -133,7 +141,11 @@ class HardwareNode(Node):
             # before the first command (state 0 offered) a sample goes out at once, later in chunks
             self.topics.ground_truth(t, self.plant.ground_truth(), flush=not self.got_first)
         self.diag.safe_behaviour = self.plant.mode if self.plant.safe_active else "none"
-        self.waiting_since = time.monotonic()
+        self.watch.sent(time.monotonic())
+        self.watch.waiting_for = (f"{'the first' if not self.got_first else 'a'} command on "
+                                  f"{self.convention.commands_topic} (joint_controller) for sim time {t * 1e-9:.4f} s"
+                                  + ("" if self.pub_state.get_subscription_count() else
+                                     f"; no subscriber on {self.convention.states_topic} yet"))
 
     def advance(self):
         """Apply the pending command (if any), step the plant by dt, publish the new state."""
@@ -145,6 +157,7 @@ class HardwareNode(Node):
         self.step_us.add((time.perf_counter() - t0) * 1e6)
         self.k += 1
         self.diag.step()
+        self.waiting_since = time.monotonic()
         self.publish_state()
 
     def on_wall_timer(self):
@@ -179,6 +192,7 @@ class HardwareNode(Node):
         if self.s["wait_for_recorder"] and self.topics.pub_truth.get_subscription_count() == 0:
             return                        # lockstep waits for the recorder: state 0 is offered again meanwhile
         self.got_first = True
+        self.watch.progress(time.monotonic())
         if self.s["lockstep"]:
             self.advance()
 
@@ -187,7 +201,10 @@ class HardwareNode(Node):
             self.publish_state()          # nobody listening yet: offer state 0 again
             return
         self.topics.flush()               # waiting for a command: the samples of a partial chunk go out
-        if time.monotonic() - self.waiting_since >= self.s["lockstep_timeout"]:
+        now = time.monotonic()
+        if self.watch.resend_due(now):    # the command is late: state k again (joint_controller re-sends it)
+            self.publish_state()
+        if now - self.waiting_since >= self.s["lockstep_timeout"]:
             self.diag.miss("command", f"no command for {self.s['lockstep_timeout']} s (wall) at sim time "
                                       f"{self.k * self.dt_ns * 1e-9:.4f} s: stepping without it (plant command "
                                       f"timeout {self.s['command_timeout']} s sim time applies)")
@@ -199,6 +216,7 @@ class HardwareNode(Node):
         self.k = 0
         self.pending = None
         self.got_first = False
+        self.waiting_since = time.monotonic()
         self.publish_state()
         response.success = True
         response.message = "reset to the initial pose (initial_pose, default home) at sim time 0"

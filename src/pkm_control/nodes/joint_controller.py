@@ -81,7 +81,12 @@ Timing
                    safe behaviour and counts a deadline miss); the run starts when the first reference
                    is there. With hardware: sim the plant steps right after the write and /clock
                    follows, so the graph runs as fast as the nodes stream (real-time factor > 1 when
-                   they keep up). With a robot behind topics a period runs per received measurement, at its stamp.
+                   they keep up). With a robot behind topics a period runs per received measurement, at its stamp;
+                   the first one only once the robot's ends of the topics have matched (a command published
+                   before would be lost), and when the robot re-sends the state a command answered (that command
+                   was lost) the command is sent again, at most every 0.5 s (wall; pkm_control.control.lockstep).
+                   No lockstep progress for 10 s (wall): /diagnostics WARN, 45 s: ERROR, the message and the key
+                   waiting_for naming what it waits for (`pkm bringup --exit-when-done` then fails).
   lockstep:=false  real time: a dedicated thread runs the loop on absolute monotonic deadlines
                    (pkm_control.control.realtime: SCHED_FIFO at realtime_priority where permitted, pinned to
                    realtime_cpu if >= 0, the garbage collector frozen); a stream that ran dry repeats
@@ -122,6 +127,7 @@ from rclpy.node import Node
 from ..control import (CONTROL, Controller, ControlLoop, FeedforwardModel, ForceLimits, ReferenceLimits, SafeBehaviour,
                        StateEstimator)
 from ..control.laws import MODEL_FREE, law_from_settings
+from ..control.lockstep import RESEND_AFTER, LockstepWatch
 from ..errors import InvalidInputError, PkmError
 from ..control.settings import in_process_plant
 from ..control.realtime import (LatencyHistogram, PeriodicRunner, SlicedWork, fifo_priority, prepare_realtime,
@@ -184,7 +190,7 @@ class JointControllerNode(Node):
             hardware = self.start_canopen(s)
         else:
             hardware = TopicHardware(self, self.ctx, TopicConvention.from_settings(s), self.diag,
-                                     self.on_measurement)
+                                     self.on_measurement, self.on_repeated_state)
         # the graph's time source: the simulated robot inside, or the instants of the periods in front of a
         # ros2_control controller manager (with hardware: topics, the hardware node)
         self.clock = ClockPublisher(self) if self.sim or s["hardware"] in ("ros2_control", "canopen") else None
@@ -223,6 +229,9 @@ class JointControllerNode(Node):
         self._run_start = None          # (wall s, sim ns) of the first period: the real-time factor
         self._last_t = None
         self._offered = self._waiting_since = time.monotonic()
+        self.watch = LockstepWatch(self._offered, min(RESEND_AFTER, s["lockstep_timeout"] / 2))
+        if s["lockstep"]:
+            self.diag.watch = self.watch
         self.diag.before_publish = lambda: self.timing(self._runner)
         wall = WallClock(clock_type=ClockType.STEADY_TIME)
         if s["lockstep"]:
@@ -367,6 +376,12 @@ class JointControllerNode(Node):
         self._new_measurement = t_ns
         if self.s["lockstep"]:
             self.advance_ready()
+
+    def on_repeated_state(self, t_ns):
+        """The robot re-sent a state (lockstep: it still waits for its command): the command for it, if one was
+        sent and no newer state came for resend_after, was lost: sent again."""
+        if self.s["lockstep"] and t_ns == self._handled and self.watch.resend_due(time.monotonic()):
+            self.loop.hardware.resend()
 
     def on_reset(self, request, response):
         """Handled by the loop's thread between two periods (the plant is not stepped concurrently)."""
@@ -534,6 +549,8 @@ class JointControllerNode(Node):
             pub = self.sim_topics.pub_truth if self.sim else self.pub_state
             if pub.get_subscription_count() == 0:
                 return False
+        if isinstance(self.loop.hardware, TopicHardware) and self.loop.hardware.unmatched():
+            return False                 # the first command would be lost
         self._started = self.loop.started()
         return self._started
 
@@ -559,13 +576,37 @@ class JointControllerNode(Node):
             self.guarded_period(t)
             self._handled = t
             self._waiting_since = time.monotonic()
+            self.watch.progress(self._waiting_since)
+            self.watch.sent(self._waiting_since)        # the command (a robot behind topics answers it)
+
+    def awaited(self, t) -> str:
+        """What the lockstep loop waits for before the period at t (None: a robot behind topics, the next state)."""
+        streams = "/joint_references (inverse_kinematics)" + (" and /feedforward (computed_force)"
+                                                              if self.loop.controller.needs_feedforward else "")
+        hw = self.loop.hardware
+        if isinstance(hw, TopicHardware):
+            robot = f"the robot ({'hardware node' if self.s['hardware'] == 'topics' else 'controller manager'})"
+            if hw.unmatched():
+                return f"{robot} on its topics: {', '.join(hw.unmatched())}"
+            if hw.measurement_ns is None:
+                return f"the first {hw.convention.states_topic} from {robot}"
+            if t is None:
+                return (f"{hw.convention.states_topic} after sim time {hw.measurement_ns * 1e-9:.4f} s from {robot}, "
+                        f"its answer to the command on {hw.convention.commands_topic}")
+        if self.s["wait_for_recorder"] and not self._started:
+            pub = self.sim_topics.pub_truth if self.sim else self.pub_state
+            if pub.get_subscription_count() == 0:
+                return f"a recorder on {pub.topic_name} (wait_for_recorder)"
+        return f"{'the first ' if not self._started else ''}{streams} covering sim time {t * 1e-9:.4f} s"
 
     def on_lockstep_timer(self):
         """Wall-clock duties of lockstep: offer time 0 until the graph is up, announce the time again while the
         loop waits for a stream (a node that starts later, such as a restarted generator, learns it), bound the
-        wait."""
+        wait, say what it waits for once it waits long."""
         now = time.monotonic()
         t = self.next_instant()
+        if self.watch.idle(now) >= self.watch.resend_after:
+            self.watch.waiting_for = self.awaited(t)
         if t is None or not self.started():
             self._waiting_since = now
             if self.clock is not None and t is not None and now - self._offered > 0.1:

@@ -9,9 +9,11 @@
     ``joint_states_topic`` (default /robot_joint_states), the commands in the ``effort`` field of a JointState
     (every actuated joint by name) on ``joint_commands_topic`` (default /robot_joint_command).
   Our ``hardware`` node takes the robot's side of either convention.
-  A state whose stamp is not after the last one (out of order, repeated) is rejected, except a stamp
-  of 0 (the robot was reset); a stale one (older than state_timeout) engages the controller's safe
-  behaviour.
+  A state whose stamp is before the last one (out of order) is rejected, except a stamp of 0 (the robot
+  was reset); one with the last one's stamp is the robot re-sending it in lockstep (its answer, our
+  command, was lost: ``on_repeat``, and ``resend`` sends the last command again); a stale one (older than
+  state_timeout) engages the controller's safe behaviour. ``unmatched`` names the topics whose peer has
+  not matched yet (a lockstep start waits for them: a command published before would be lost).
 * ``ClockPublisher``: ``/clock``, from the node that is the graph's time source (the one that hosts a
   simulated robot, or joint_controller in front of a ros2_control controller manager: the instants of its
   periods).
@@ -31,6 +33,7 @@ import numpy as np
 
 from ..errors import InvalidInputError
 from ..hardware.interface import CommandCheck, HardwareInterface
+from ..control.lockstep import unmatched
 from ..control.settings import TOPIC_CONVENTIONS
 from .messages import (commands_msg, joint_state_msg, joint_trajectory_msg, parse_commands, parse_joint_commands,
     parse_joint_state, pose_stamped_msg, stamp_msg, to_ns)
@@ -75,7 +78,7 @@ class TopicConvention(NamedTuple):
 class TopicHardware(HardwareInterface):
     """A robot behind a TopicConvention's topics (module docstring)."""
 
-    def __init__(self, node, ctx, convention: TopicConvention, diag, on_measurement=None):
+    def __init__(self, node, ctx, convention: TopicConvention, diag, on_measurement=None, on_repeat=None):
         from sensor_msgs.msg import JointState
 
         self.ctx = ctx
@@ -85,6 +88,8 @@ class TopicHardware(HardwareInterface):
         self.measurement_ns = None
         self._check = CommandCheck(self.actuated_names)      # the limits are the robot's: it clips and reports
         self._on_measurement = on_measurement
+        self._on_repeat = on_repeat
+        self._last_command = None        # the message last sent (resend)
         self._pub = node.create_publisher(convention.command_type, convention.commands_topic, qos(COMMANDS, "pub"))
         self._sub = node.create_subscription(JointState, convention.states_topic,
                                              guarded(diag, "joint_states")(self._on_state),
@@ -93,9 +98,18 @@ class TopicHardware(HardwareInterface):
     def _on_state(self, msg):
         meas = parse_joint_state(msg, self.ctx.joint_names, self.ctx.actuated_joints)
         t = to_ns(msg.header.stamp)
-        if self.measurement_ns is not None and t <= self.measurement_ns and t != 0:
-            raise InvalidInputError(f"joint_states stamp {t * 1e-9:.6f} s is not after the last one "
-                                    f"{self.measurement_ns * 1e-9:.6f} s (out of order or repeated; 0 = a reset)")
+        if self.measurement is not None and t == self.measurement_ns:
+            last = self.measurement
+            if not all(np.array_equal(a, b) for a, b in zip((meas.position, meas.velocity, meas.effort),
+                                                               (last.position, last.velocity, last.effort))):
+                raise InvalidInputError(f"joint_states stamp {t * 1e-9:.6f} s is the last one's with other values "
+                                        "(a re-sent state is the same state)")
+            if self._on_repeat is not None:  # the robot re-sent its state: it still waits for the answer
+                self._on_repeat(t)
+            return
+        if self.measurement_ns is not None and t < self.measurement_ns and t != 0:
+            raise InvalidInputError(f"joint_states stamp {t * 1e-9:.6f} s is before the last one "
+                                    f"{self.measurement_ns * 1e-9:.6f} s (out of order; 0 = a reset)")
         self.measurement, self.measurement_ns = meas, t
         if self._on_measurement is not None:
             self._on_measurement(self.measurement_ns)
@@ -106,7 +120,20 @@ class TopicHardware(HardwareInterface):
     def write(self, command, time=None) -> None:
         command = self._check(command)       # NaN or the wrong size: InvalidInputError, nothing sent
         t_ns = self.measurement_ns if time is None else int(round(time * 1e9))
-        self._pub.publish(self.convention.command_msg(t_ns, self.actuated_names, command))
+        self._last_command = self.convention.command_msg(t_ns, self.actuated_names, command)
+        self._pub.publish(self._last_command)
+
+    def resend(self) -> bool:
+        """Publish the last command again (lockstep: the robot re-sent the state it answers); False if none."""
+        if self._last_command is None:
+            return False
+        self._pub.publish(self._last_command)
+        return True
+
+    def unmatched(self) -> list[str]:
+        """The topics of this convention whose peer (the robot) has not matched yet."""
+        return unmatched({f"a subscriber on {self.convention.commands_topic}": self._pub.get_subscription_count(),
+                          f"a publisher on {self.convention.states_topic}": self._sub.get_publisher_count()})
 
 
 class ClockPublisher:

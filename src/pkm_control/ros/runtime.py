@@ -135,6 +135,8 @@ class Diagnostics:
         self._last_reject = None        # (what, exception), formatted when read
         self._throttle: dict = {}       # kind -> [time of the last log line, messages of the kind not logged since]
         self.before_publish = None      # a node's hook that refreshes its figures in ``extra``
+        self.watch = None               # lockstep: the LockstepWatch whose stall raises the level (WARN, ERROR)
+        self._stall_level = "ok"        # the stall level last published (its changes are logged)
         self.timer = node.create_timer(period, self.publish, clock=Clock(clock_type=ClockType.STEADY_TIME))
 
     def step(self):
@@ -195,6 +197,22 @@ class Diagnostics:
                       else (f"last rejected input: {self.last_reject}" if self.rejected else "ok"))
         values = {"rate": f"{rate:.1f}", "steps": str(self.steps), "deadline_misses": str(self.deadline_misses),
                   "rejected_inputs": str(self.rejected), "safe_behaviour": self.safe_behaviour}
+        if self.watch is not None:      # a lockstep stall outranks the rest: it names what the node waits for
+            stall, message = self.watch.report(self.clock())
+            values.update(lockstep_stall=stall, waiting_for=self.watch.waiting_for,
+                          lockstep_idle_s=f"{self.watch.idle(self.clock()):.1f}",
+                          lockstep_resends=str(self.watch.resends))
+            if stall != "ok":
+                st.level = DiagnosticStatus.ERROR if stall == "error" else DiagnosticStatus.WARN
+                st.message = message
+            if stall != self._stall_level:   # one call site per severity (rclpy's logger requires it)
+                if stall == "error":
+                    self.node.get_logger().error(message)
+                elif stall == "warn":
+                    self.node.get_logger().warning(message)
+                else:
+                    self.node.get_logger().info("lockstep progressing again")
+                self._stall_level = stall
         values.update({k: str(v) for k, v in self.extra.items()})
         st.values = [KeyValue(key=k, value=v) for k, v in values.items()]
         msg = DiagnosticArray()

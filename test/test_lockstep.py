@@ -1,0 +1,70 @@
+"""The lockstep handshake's watchdog (pkm_control.control.lockstep), ROS-free: a fake clock drives it, nothing waits;
+and how `pkm bringup --exit-when-done` reads a stall from the nodes' diagnostics (graph.bringup.stalled)."""
+
+import pytest
+
+from pkm_control.control.lockstep import ERROR, OK, WARN, LockstepWatch, unmatched
+from pkm_control.errors import InvalidInputError
+from pkm_control.graph.bringup import stalled
+
+
+def test_a_lost_answer_is_resent_after_the_stated_idle_time_and_only_then():
+    w = LockstepWatch(now=100.0, resend_after=0.5, warn_after=10.0, error_after=45.0)
+    assert not w.resend_due(200.0)                      # nothing sent: nothing to re-send
+    w.sent(100.0)
+    assert not w.resend_due(100.49)
+    assert w.resend_due(100.5)
+    assert not w.resend_due(100.9)                      # the re-send restarts the wait
+    assert w.resend_due(101.0)
+    assert w.resends == 2
+    w.progress(101.2)                                   # the answer came: nothing awaits one
+    assert not w.resend_due(105.0)
+    w.sent(105.0)
+    assert w.resend_due(105.5) and w.resends == 3
+
+
+def test_resends_per_wait_are_bounded_and_the_bound_restarts_with_progress():
+    w = LockstepWatch(now=0.0, resend_after=1.0, warn_after=10.0, error_after=45.0, max_resends=3)
+    w.sent(0.0)
+    due = [w.resend_due(float(t)) for t in range(1, 10)]
+    assert due == [True] * 3 + [False] * 6
+    w.progress(10.0)
+    w.sent(10.0)
+    assert w.resend_due(11.0) and w.resends == 4
+
+
+def test_the_level_goes_ok_warn_error_with_idle_time_and_names_what_it_waits_for():
+    w = LockstepWatch(now=0.0, resend_after=0.5, warn_after=10.0, error_after=45.0)
+    w.waiting_for = "a command on /effort_controller/commands (joint_controller) for sim time 0.0000 s"
+    assert w.report(9.99) == (OK, "ok")
+    level, message = w.report(10.0)
+    assert level == WARN and message == ("no lockstep progress for 10.0 s (wall): waiting for a command on "
+                                         "/effort_controller/commands (joint_controller) for sim time 0.0000 s")
+    assert w.level(44.9) == WARN and w.level(45.0) == ERROR
+    w.sent(44.0)
+    assert w.resend_due(45.0) and w.level(45.0) == ERROR      # a re-send is no progress
+    w.progress(46.0)
+    assert w.level(46.0) == OK and w.idle(50.0) == 4.0
+
+
+@pytest.mark.parametrize("kw, name", [({"resend_after": 0.0}, "resend_after"), ({"warn_after": 0.0}, "warn_after"),
+                                      ({"warn_after": 45.0, "error_after": 45.0}, "error_after"),
+                                      ({"max_resends": -1}, "max_resends")])
+def test_bad_limits_are_refused_by_name(kw, name):
+    with pytest.raises(InvalidInputError, match=name):
+        LockstepWatch(now=0.0, **kw)
+
+
+def test_unmatched_names_the_ends_without_a_peer():
+    assert unmatched({"a subscriber on /c": 0, "a publisher on /s": 2}) == ["a subscriber on /c"]
+    assert unmatched({"a subscriber on /c": 1}) == []
+
+
+def test_bringup_reads_the_first_stalled_node_from_the_diagnostics():
+    diagnostics = {"trajectory_generator": {"reoffers": "727"},
+                   "hardware": {"lockstep_stall": "warn", "lockstep_idle_s": "12.0", "waiting_for": "a command"},
+                   "joint_controller": {"lockstep_stall": "ok", "lockstep_idle_s": "0.0", "waiting_for": "x"}}
+    assert stalled(diagnostics) is None
+    diagnostics["hardware"]["lockstep_stall"] = ERROR
+    diagnostics["hardware"]["lockstep_idle_s"] = "45.1"
+    assert stalled(diagnostics) == "hardware: no lockstep progress for 45.1 s (wall), waiting for a command"
