@@ -22,6 +22,8 @@ BUDGET = settings.default.max_examples
 def campaign(name):
     if name == "messages":
         pytest.importorskip("sensor_msgs.msg", reason="the messages campaign needs the ROS message packages")
+    if name == "cli":
+        return c.cli_campaign(cli.build_parser, cli.main)     # as `pkm fuzz` hands them in
     return c.CAMPAIGNS[name]
 
 

@@ -24,7 +24,11 @@ This module is light (no hypothesis import) so that ``pkm --help`` stays fast; t
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass, field
+
+from .outcomes import ACCEPTED, CRASH, FAILURES, NAN, REJECTED, VIOLATION, Tally
+
+__all__ = ["ACCEPTED", "CLASSES", "COLUMNS", "CRASH", "FAILURES", "FUZZ_BUDGET", "FUZZ_BUDGET_MAX", "NAN", "REJECTED",
+           "VIOLATION", "Tally", "run", "table"]
 
 #: inputs per class of ``make fuzz`` (the suite runs each campaign at its hypothesis profile's budget: 60)
 FUZZ_BUDGET = 2000
@@ -40,52 +44,27 @@ CLASSES = {
     "api": "public kinematics and dynamics functions",
 }
 
-ACCEPTED, REJECTED, CRASH, NAN, VIOLATION = "accepted", "rejected", "crash", "nan", "violation"
-FAILURES = (CRASH, NAN, VIOLATION)
 COLUMNS = (("tried", "inputs tried"), (ACCEPTED, "accepted"), (REJECTED, "rejected cleanly"), (CRASH, "crashes"),
            (NAN, "NaN outputs"), (VIOLATION, "limit violations"))
 
 
-@dataclass
-class Tally:
-    """Outcome counts of one campaign and its first failing input (the minimal one once shrunk)."""
-
-    name: str
-    counts: dict = field(default_factory=lambda: dict.fromkeys((ACCEPTED, REJECTED, *FAILURES), 0))
-    first_failure: tuple | None = None        # (kind, input as text, detail)
-
-    @property
-    def tried(self) -> int:
-        return sum(self.counts.values())
-
-    @property
-    def failures(self) -> int:
-        return sum(self.counts[k] for k in FAILURES)
-
-    def add(self, kind: str, text: str, detail: str) -> None:
-        self.counts[kind] += 1
-        if kind in FAILURES and self.first_failure is None:
-            self.first_failure = (kind, text, detail)
-
-    def as_dict(self) -> dict:
-        out = {"tried": self.tried, **self.counts}
-        if self.first_failure:
-            out["first_failure"] = dict(zip(("kind", "input", "detail"), self.first_failure))
-        return out
-
-
-def run(classes, budget: int, seed: int | None = None, progress: bool = True, shrink: bool = True):
+def run(classes, budget: int, seed: int | None = None, progress: bool = True, shrink: bool = True,
+        command_line=None):
     """Every campaign of ``classes`` at ``budget`` inputs: (seed used, {name: Tally}). Without a seed one is drawn
-    (and reported, so that the run can be repeated)."""
+    (and reported, so that the run can be repeated). ``command_line`` is (build_parser, main) of pkm, which the class
+    cli runs (the command line is the layer above this one: it hands itself in)."""
     from ..progress import progress_bar
-    from .campaigns import CAMPAIGNS, run_campaign
+    from .campaigns import CAMPAIGNS, cli_campaign, run_campaign
 
+    if "cli" in classes and command_line is None:
+        raise ValueError("the class cli needs command_line=(build_parser, main) of pkm")
+    campaigns = {**CAMPAIGNS, **({"cli": cli_campaign(*command_line)} if command_line else {})}
     seed = random.SystemRandom().randrange(2**32) if seed is None else int(seed)
     tallies = {}
     with progress_bar(total=budget * len(classes), desc="fuzz", unit="input", disable=not progress) as bar:
         for name in classes:
             bar.set_postfix_str(name)
-            tallies[name] = run_campaign(CAMPAIGNS[name], budget, seed, step=lambda: bar.update(1), shrink=shrink)
+            tallies[name] = run_campaign(campaigns[name], budget, seed, step=lambda: bar.update(1), shrink=shrink)
             bar.update(budget - tallies[name].tried)     # a campaign may run out of distinct inputs early
     return seed, tallies
 

@@ -25,6 +25,7 @@ import shlex
 import traceback
 import warnings
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 from hypothesis import HealthCheck, Phase, Verbosity, given, settings, strategies as st
@@ -32,7 +33,7 @@ from hypothesis import seed as hypothesis_seed
 
 from ..control.settings import make_controller
 from ..errors import PkmError
-from . import ACCEPTED, CRASH, NAN, REJECTED, VIOLATION, Tally
+from .outcomes import ACCEPTED, CRASH, NAN, REJECTED, VIOLATION, Tally
 
 class Outcome(Exception):
     """Raised by a campaign's run to classify its input other than accepted (NaN output, limit violation, ...)."""
@@ -563,7 +564,7 @@ def _simulated_run(ctx, x):
 
 # ----------------------------------------------------------------------------- (5) the CLI
 
-#: subcommands that run in milliseconds: called through cli.main; the others (seconds to minutes, nodes, ROS) are
+#: subcommands that run in milliseconds: called through pkm's main; the others (seconds to minutes, nodes, ROS) are
 #: parsed only (argument types and choices), the part that hostile arguments reach before any work starts
 RUN_COMMANDS = ("info", "ik", "fk", "jacobian", "id", "workspace")
 PARSE_COMMANDS = ("reproduce", "bench", "bringup", "tour", "demo", "fuzz", "animate", "view")
@@ -573,17 +574,28 @@ NUMBER_TEXTS = ("nan", "-inf", "inf", "1e400", "-1e400", "1e-400", "0x10", "1_0"
                 "1e308", "-0", "+1", ".5", "-.5e-3", "1,5", "None", "[1]")
 
 
-def _cli_setup():
+@dataclass(frozen=True)
+class CommandLine:
+    """The context of the class cli: the robots' kinematics (inputs near their home poses) and pkm's parser and
+    entry point, handed in by the command line (the layer above: this one does not import it)."""
+
+    kins: dict
+    build_parser: object
+    main: object
+
+
+def _cli_setup(build_parser, main) -> CommandLine:
     from ..kinematics import robot_kinematics
 
-    return {r: robot_kinematics(r) for r in _robots()}
+    return CommandLine({r: robot_kinematics(r) for r in _robots()}, build_parser, main)
 
 
-def _cli_inputs(kins):
+def _cli_inputs(ctx: CommandLine):
     from ..benchmarks.reproduce import REPRODUCTIONS
 
     number = st.one_of(st.floats(-2, 2).map(repr), st.floats(allow_nan=True, allow_infinity=True).map(repr),
                        st.sampled_from(NUMBER_TEXTS), st.text(max_size=6))
+    kins = ctx.kins
     robot = st.sampled_from([*kins, "", "nope", "../config/palida", "Palida", "palida;ls"])
 
     def numbers(base, spread):
@@ -657,19 +669,17 @@ def _flatten(p):
         yield p
 
 
-def _cli_run(kins, argv):
+def _cli_run(ctx: CommandLine, argv):
     """``pkm ARGV`` in this process: exit 0 with no nan/inf printed, or exit 2 with one line on stderr. A
     subcommand of PARSE_COMMANDS only goes through the parser."""
-    from .. import cli
-
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         try:
             if argv and argv[0] in PARSE_COMMANDS:
-                cli.build_parser().parse_args(argv)
+                ctx.build_parser().parse_args(argv)
                 code = 0
             else:
-                code = cli.main(argv)
+                code = ctx.main(argv)
         except SystemExit as exc:
             code = exc.code
     message = err.getvalue().strip()
@@ -687,6 +697,11 @@ def _cli_run(kins, argv):
 
 def _cli_text(argv) -> str:
     return "pkm " + shlex.join(argv)
+
+
+def cli_campaign(build_parser, main) -> Campaign:
+    """The campaign of the class cli against pkm's ``build_parser`` and ``main``."""
+    return Campaign("cli", partial(_cli_setup, build_parser, main), _cli_inputs, _cli_run, _cli_text)
 
 
 # ----------------------------------------------------------------------------- (6) the Python API
@@ -771,12 +786,12 @@ def _api_run(dyns, x):
 
 # ----------------------------------------------------------------------------- the campaigns
 
-#: the campaign of each class of pkm_control.fuzz.CLASSES, in that order
+#: the campaign of each class of pkm_control.fuzz.CLASSES, in that order, but cli (``cli_campaign``: pkm hands in
+#: its parser and entry point)
 CAMPAIGNS = {c.name: c for c in (
     Campaign("goals", _goals_setup, _goals_inputs, _goals_run),
     Campaign("controller", _controller_setup, _controller_inputs, _controller_run),
     Campaign("messages", _messages_setup, _messages_inputs, _messages_run),
     Campaign("simulated", _simulated_setup, _simulated_inputs, _simulated_run),
-    Campaign("cli", _cli_setup, _cli_inputs, _cli_run, _cli_text),
     Campaign("api", _api_setup, _api_inputs, _api_run),
 )}
