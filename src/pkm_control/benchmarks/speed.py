@@ -229,7 +229,7 @@ def bench_dynamics_robot(robot, variant, n_states=100, n_traj=2000, seed=0):
     states = sample_states(dyn, n_states, np.random.default_rng(seed))
     methods = methods_for(robot)
     form = formulation(methods[0], dyn) if methods else None
-    friction = bool(form is not None and getattr(form, "models_friction", False))
+    friction = form is not None and form.models_friction
     r = {"robot": robot, "variant": variant, "method": methods[0] if methods else None, "friction": friction}
     r["generic_id_us"] = _per_call_us(lambda s: dyn.inverse_dynamics(*s, friction=friction), states)
     r["generic_mass_us"] = _per_call_us(lambda s: dyn.mass_matrix(s[0]), states)
@@ -244,7 +244,7 @@ def bench_dynamics_robot(robot, variant, n_states=100, n_traj=2000, seed=0):
     r["generic_batch_per_s"] = n_traj / (time.perf_counter() - t0)
     if form is not None:
         r["form_id_us"] = _per_call_us(lambda s: form.inverse_dynamics(*s, friction=friction), states)
-        if hasattr(form, "inverse_dynamics_batch"):
+        if "inverse_dynamics_batch" in form.provides:
             form.inverse_dynamics_batch(P[:10], R[:10], V[:10], A[:10], friction=friction)   # JIT warm-up
             t0 = time.perf_counter()
             form.inverse_dynamics_batch(P, R, V, A, friction=friction)
@@ -254,7 +254,7 @@ def bench_dynamics_robot(robot, variant, n_states=100, n_traj=2000, seed=0):
             for s in traj:
                 form.inverse_dynamics(*s, friction=friction)
             r["form_batch_per_s"] = n_traj / (time.perf_counter() - t0)
-        if hasattr(form, "mass_matrix"):
+        if "mass_matrix" in form.provides:
             r["form_mass_us"] = _per_call_us(lambda s: form.mass_matrix(s[0]), states)
             if not dyn.redundant:
                 zero = np.zeros(dyn.n)

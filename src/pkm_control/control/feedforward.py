@@ -52,7 +52,6 @@ stay in the file and is checked where it names the model (variant).
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import os
 from dataclasses import dataclass, field
@@ -339,9 +338,7 @@ class FeedforwardModel:
                 form = formulation(method, self.dyn)
             except Exception:           # a formulation being built elsewhere must not break control
                 continue
-            if not hasattr(form, "inverse_dynamics_fast"):
-                continue
-            if self.friction and not getattr(form, "models_friction", False):
+            if "inverse_dynamics_fast" not in form.provides or (self.friction and not form.models_friction):
                 continue
             form = self._with_parameters(form)
             if form is not None and self._agrees(form):
@@ -351,29 +348,21 @@ class FeedforwardModel:
     def _with_parameters(self, form):
         """The formulation carrying this parameter set, or None if it cannot represent it.
 
-        The Jourdain kernel takes its 40 standard MDH parameters and 14 friction values as arrays
-        (``_kparams``, ``friction_values``): the rigid-body part is linear in the inertial
-        parameters, so a common scale multiplies them; per-body replacements break the paper's
-        identical-strut assumption and stay on the generic path. The result is checked against
+        A formulation's ``with_parameters`` takes the set's common inertia scale (the dynamics is
+        linear in the inertial parameters) and its friction mapping, or refuses a friction outside
+        the paper's model (InvalidModelError); per-body replacements break the papers'
+        identical-leg assumptions and stay on the generic path. The result is checked against
         the generic engine (``_agrees``) before it is used.
         """
         ps = self.parameters
         if ps.is_nominal(self.dyn):
             return form
-        if ps.bodies or not hasattr(form, "_kparams") or not hasattr(form, "friction_values"):
+        if ps.bodies or "with_parameters" not in form.provides:
             return None
-        fr = ps.friction
         try:
-            pc, pv = fr["prismatic"]["coulomb"], fr["prismatic"]["viscous"]
-            ac, bc = fr["alpha"]["coulomb"], fr["beta"]["coulomb"]
-        except KeyError:
+            return form.with_parameters(ps.inertia_scale, ps.friction)
+        except InvalidModelError:
             return None
-        if np.shape(pc) != (6,) or np.shape(pv) != (6,) or np.ndim(ac) or np.ndim(bc):
-            return None
-        out = copy.copy(form)
-        out._kparams = np.asarray(form._kparams) * ps.inertia_scale
-        out.friction_values = np.array(list(pc) + list(pv) + [ac, bc], float)
-        return out
 
     def _agrees(self, form, n: int = 3, rtol: float = 1e-8) -> bool:
         """The formulation equals the generic path at n random workspace states."""

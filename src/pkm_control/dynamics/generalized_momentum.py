@@ -60,6 +60,7 @@ import numpy as np
 from ..errors import InvalidInputError, InvalidModelError, SingularConfigurationError, UnreachablePoseError
 from ..kinematics.analysis import check_conditioning
 from ..kinematics.task_space import Pose
+from . import formulations
 from .formulations import formulation_kinematics
 
 _ROBOT = "lopes"
@@ -102,7 +103,7 @@ class LopesModel:
     euler_rates: np.ndarray  # xdot_E = [x' y' z' psi' theta' phi'] (eq. 3, 5)
 
 
-class Formulation:
+class Formulation(formulations.Formulation):
     """Lopes' generalized-momentum dynamics of ``lopes``.
 
     ``Formulation(dyn)`` with a ``ClosedLoopDynamics`` (or anything with ``.kin``, or the
@@ -110,6 +111,7 @@ class Formulation:
     """
 
     method = "generalized_momentum"
+    paper = "Lopes, seed 001"
     robots = (_ROBOT,)
     models_friction = False      # Lopes' model has no friction terms
 

@@ -74,6 +74,7 @@ generic engine. Pure Python cannot reach 30 us here (the kernel's ~2000 scalar o
 
 from __future__ import annotations
 
+import copy
 import math
 
 import numpy as np
@@ -82,6 +83,7 @@ from ..errors import (MAGNITUDE_LIMIT, InvalidInputError, InvalidModelError, Sin
                       UnreachablePoseError, check_number, check_vector)
 from ..kinematics.analysis import check_conditioning
 from ..kinematics.task_space import Pose, rpy_to_matrix
+from . import formulations
 
 try:  # the fast path is compiled when numba is available
     import numba
@@ -180,10 +182,11 @@ def _omega_matrix(w, wd, vd):
     return O
 
 
-class Formulation:
+class Formulation(formulations.Formulation):
     """Abdellatif's Jourdain / virtual-power dynamics of ``palida`` (immutable after construction)."""
 
     method = "jourdain"
+    paper = "Abdellatif, Grotjahn, Heimann, seed 000"
     models_friction = True          # eq. 24-28, 32: friction in every joint (14 parameters)
 
     def __init__(self, dyn, gravity=None):
@@ -208,22 +211,15 @@ class Formulation:
             self.standard = {b: mdh_parameters(legs[_URDF_LINK[b]]["inertial"], MDH_AXES[b]) for b in "123"}
             self.standard["E"] = mdh_parameters(cfg["platform"]["inertial"], MDH_AXES["E"])
             fr = cfg["friction"]
-            pc, pv = fr["prismatic"]["coulomb"], fr["prismatic"]["viscous"]
-            ac, bc = fr["alpha"]["coulomb"], fr["beta"]["coulomb"]
         except (KeyError, TypeError) as exc:
             raise InvalidModelError(f"palida config lacks {exc} (needed by the Jourdain formulation)") from exc
         self.n = len(self._A)
-        if self.n != 6 or np.shape(pc) != (6,) or np.shape(pv) != (6,) or np.ndim(ac) or np.ndim(bc):
-            raise InvalidModelError("Abdellatif's friction model (sec. IV-A) needs 6 struts, 6 coulomb and 6 "
-                                    "viscous values for the drives and one coulomb value each for alpha and beta")
-        extra = {(r, k) for r, e in fr.items() for k in (e or {})} - {
-            ("prismatic", "coulomb"), ("prismatic", "viscous"), ("alpha", "coulomb"), ("beta", "coulomb")}
-        if extra:
-            raise InvalidModelError(f"friction terms {sorted(extra)} are not in Abdellatif's 14-parameter model")
+        if self.n != 6:
+            raise InvalidModelError(f"Abdellatif's model (sec. IV-A) has 6 struts, the config has {self.n}")
         # 14 friction parameters (eq. 25-27, 32)
         self.friction_names = tuple([f"r1_l{j + 1}" for j in range(6)] + [f"r2_l{j + 1}" for j in range(6)]
                                     + ["r1_alpha", "r1_beta"])
-        self.friction_values = np.array(list(pc) + list(pv) + [ac, bc], float)
+        self.friction_values = friction_parameters(fr)
         # the strut base frame 0 (= frame 1 at alpha = 0) in base coordinates
         self._R0 = np.einsum("kij,jl->kil", self._RS, MDH_AXES["1"])
         self.standard_names = tuple(pname(k, b) for b in BODIES for k in PARAM_KEYS) + self.friction_names
@@ -495,6 +491,27 @@ class Formulation:
             k[self.standard_names.index(col)] = val
         return k
 
+    def with_parameters(self, inertia_scale: float = 1.0, friction=None) -> "Formulation":
+        """This formulation with every inertial parameter times ``inertia_scale`` (eq. 14 is linear in them, eq.
+        15-20) and the friction of a config-style mapping (``friction_parameters``; None: this one's), for the
+        compiled kernels. InvalidModelError if the friction is not Abdellatif's 14-parameter model."""
+        scale = check_number("inertia_scale", inertia_scale)
+        fr = self.friction_values if friction is None else friction_parameters(friction)
+        return self._carrying(self._kparams * scale, fr)
+
+    def with_base_parameters(self, values) -> "Formulation":
+        """This formulation carrying base parameters ``values`` (Table I's 10 rigid-body ones in their
+        representative slots, the others zero; the 14 friction ones) for its compiled kernels."""
+        values = check_vector("base parameters (Table I + friction)", values, len(self.base_names))
+        return self._carrying(self._kernel_parameters(values[:10]), values[10:])
+
+    def _carrying(self, kparams, friction_values) -> "Formulation":
+        out = copy.copy(self)
+        out._kparams, out.friction_values = np.array(kparams, float), np.array(friction_values, float)
+        for arr in (out._kparams, out.friction_values):
+            arr.setflags(write=False)
+        return out
+
     def inverse_dynamics(self, pose: Pose, twist, accel, friction: bool = True,
                          check_limits: bool = True) -> np.ndarray:
         """Actuator forces Q_a (N, leg order) for the computed-force controller: the compiled kernel
@@ -648,6 +665,25 @@ class Formulation:
         valid = status == 0
         out[~valid] = np.nan
         return (out, valid) if return_valid else out
+
+
+def friction_parameters(friction) -> np.ndarray:
+    """Abdellatif's 14 friction parameters (sec. IV-A, eq. 25-27, 32: r1, r2 of each drive l_j, one r1 for all alpha_j,
+    one for all beta_j) of a config-style friction mapping: prismatic {coulomb: 6, viscous: 6}, alpha {coulomb},
+    beta {coulomb}. InvalidModelError for anything else."""
+    try:
+        pc, pv = friction["prismatic"]["coulomb"], friction["prismatic"]["viscous"]
+        ac, bc = friction["alpha"]["coulomb"], friction["beta"]["coulomb"]
+        extra = {(r, k) for r, e in friction.items() for k in (e or {})} - {
+            ("prismatic", "coulomb"), ("prismatic", "viscous"), ("alpha", "coulomb"), ("beta", "coulomb")}
+    except (KeyError, TypeError, AttributeError) as exc:
+        raise InvalidModelError(f"friction lacks {exc} (Abdellatif's 14-parameter model)") from exc
+    if np.shape(pc) != (6,) or np.shape(pv) != (6,) or np.ndim(ac) or np.ndim(bc):
+        raise InvalidModelError("Abdellatif's friction model (sec. IV-A) needs 6 coulomb and 6 viscous values for the "
+                                "drives and one coulomb value each for alpha and beta")
+    if extra:
+        raise InvalidModelError(f"friction terms {sorted(extra)} are not in Abdellatif's 14-parameter model")
+    return np.array(list(pc) + list(pv) + [ac, bc], float)
 
 
 def _vec6(name, x) -> np.ndarray:

@@ -70,6 +70,7 @@ import numpy as np
 from ..errors import MAGNITUDE_LIMIT, InvalidInputError, InvalidModelError, SingularConfigurationError, check_vector
 from ..kinematics.analysis import check_conditioning
 from ..kinematics.task_space import Pose, rpy_to_matrix
+from . import formulations
 from .formulations import formulation_kinematics
 
 #: below this 1 - (k1 . s)^2 the universal joint is in gimbal lock (limb along its first axis)
@@ -108,7 +109,7 @@ def _body(cfg, *keys):
             np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]]))
 
 
-class Formulation:
+class Formulation(formulations.Formulation):
     """Taghirad's closed-form Newton-Euler dynamics of a 6-UPS Stewart-Gough platform.
 
     ``Formulation(dyn)`` with ``dyn`` from ``robot_dynamics`` (or a kinematics object, or a robot name
@@ -117,6 +118,7 @@ class Formulation:
     """
 
     method = "newton_euler"
+    paper = "Taghirad, Parallel Robots, seed 004"
     robots = ("stewart",)
 
     def __init__(self, dyn, variant: str | None = None):

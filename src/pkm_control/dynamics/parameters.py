@@ -252,12 +252,7 @@ class BaseModel:
     def formulation_with(self, values):
         """Jourdain: the formulation carrying base parameters ``values`` (Table I's representative slots, the
         others zero; the 14 friction values) for its compiled kernels."""
-        import copy
-
-        form = copy.copy(self.form)
-        form._kparams = self.form._kernel_parameters(np.asarray(values[:10], float))
-        form.friction_values = np.array(values[10:], float)
-        return form
+        return self.form.with_base_parameters(values)
 
     def _unit_forms(self):
         return [self.formulation_with(e) for e in np.eye(len(self))]

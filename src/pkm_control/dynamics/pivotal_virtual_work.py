@@ -55,6 +55,7 @@ import numpy as np
 
 from ..errors import InvalidInputError, InvalidModelError, SingularConfigurationError
 from ..kinematics.analysis import check_conditioning
+from . import formulations
 from .formulations import formulation_kinematics
 
 _ROBOT = "planar_redundant"
@@ -73,7 +74,7 @@ def _body_params(body: dict, name: str, rotating: bool):
     return [m, m * cx, m * cy, izz + m * (cx * cx + cy * cy)]
 
 
-class Formulation:
+class Formulation(formulations.Formulation):
     """Wu's pivotal-point virtual-work dynamics of ``planar_redundant`` (both variants).
 
     ``Formulation(dyn)`` with a ``ClosedLoopDynamics`` (or anything with ``.kin``), or
@@ -81,6 +82,7 @@ class Formulation:
     """
 
     method = "pivotal_virtual_work"
+    paper = "Wu, Wang, Wang, Li, Mechatronics 19 (2009), seed 003"
     robots = (_ROBOT,)
     models_friction = False      # Wu's model has no friction terms
 

@@ -64,6 +64,7 @@ from math import cos, sin
 import numpy as np
 
 from ..errors import InvalidInputError, InvalidModelError, SingularConfigurationError, check_vector
+from . import formulations
 from .formulations import formulation_kinematics
 
 METHOD = "virtual_work"
@@ -72,7 +73,7 @@ MODELS = ("full", "simplified")
 _BAR_TOL = 1e-9          # relative tolerance on the bar assumptions of the config
 
 
-class Formulation:
+class Formulation(formulations.Formulation):
     """Codourey's virtual-work dynamics and kinetic-energy mass matrix of the DELTA (immutable).
 
     Build with ``Formulation(dyn)``, where dyn is ``robot_dynamics("delta")``.
@@ -80,6 +81,7 @@ class Formulation:
     """
 
     method = METHOD
+    paper = "Codourey 1998, IJRR 17(12), seed 002"
     robots = ROBOTS
 
     def __init__(self, source="delta"):
