@@ -62,7 +62,25 @@ def _vec(name, value, n):
     return a
 
 
-class _PD:
+class ControlLaw:
+    """What the controller (controller.py) asks of every law: its ``name``, the optional inputs it ``requires``,
+    whether it ``uses_acceleration`` (qdd_d), ``compute`` (checked) and ``evaluate`` (the formula alone), and its
+    state: ``reset()`` before a new run, ``estimates`` for a display. The defaults are those of a law without state."""
+
+    name: str = ""
+    requires: frozenset = frozenset()
+    uses_acceleration = False
+
+    def reset(self) -> None:
+        """Back to the state of a new run (the hardware reset). Default: no state, nothing to do."""
+
+    @property
+    def estimates(self) -> np.ndarray | None:
+        """The parameter estimates an adaptive law carries (a copy), None: the law estimates nothing."""
+        return None
+
+
+class _PD(ControlLaw):
     """Shared by the laws: gains, the checked ``compute`` and the unchecked ``evaluate``.
 
     ``compute`` checks every input it uses (one finite value per actuator; the ones the law
@@ -70,9 +88,6 @@ class _PD:
     checked the same inputs already (the Controller checks them once per period, and the gain sizes
     once with ``check_size``).
     """
-
-    requires: frozenset = frozenset()
-    uses_acceleration = False
 
     def __init__(self, kp, kd):
         self.kp, self.kd = _gain("kp", kp), _gain("kd", kd)

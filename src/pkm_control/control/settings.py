@@ -361,7 +361,6 @@ def make_controller(dyn, mode="pd_feedforward", safe="hold", state_timeout=0.02,
             if safe == "hold" else SafeBehaviour("zero")
         parts[key] = (law, ForceLimits.from_config(dyn.model), hold, ReferenceLimits.from_kinematics(dyn.kin))
     law, limits, hold, ref_limits = parts[key]
-    if hasattr(law, "reset"):
-        law.reset()
+    law.reset()
     home = dyn.kin.task.pose(dyn.model.config["home"])
     return Controller(law, limits, hold, StateEstimator(dyn.kin), home, state_timeout, ref_limits)

@@ -72,6 +72,12 @@ class HardwareInterface(ABC):
     def close(self) -> None:
         """Release the hardware (stop drives, close the bus). Default: nothing to release."""
 
+    def measurement_summary(self) -> dict | None:
+        """What this robot is and how it measures, for a run's summary and the start-up log (a simulated robot: its
+        true parameters, encoders, effort noise, lag, seed and rate; ``SimulatedRobot``). Default: None, nothing
+        to state."""
+        return None
+
 
 class CommandCheck:
     """The checks every interface applies to an actuator-force command before it goes anywhere: finite, the right

@@ -88,8 +88,7 @@ class HardwareNode(Node):
         self.initial = self.ctx.initial(s["initial_pose"])
         self.diag = Diagnostics(self, s["diagnostics_period"])
         self.diag.extra.update(robot=self.ctx.robot, mode="lockstep" if s["lockstep"] else "real-time")
-        if hasattr(self.plant, "measurement_summary"):
-            describe_plant(self, self.plant)
+        describe_plant(self, self.plant)
         self.topics = SimulationTopics(self, self.ctx.joint_names, s["ground_truth_chunk"])
         self.convention = TopicConvention.from_settings(s)
         self.clock = ClockPublisher(self) if s["publish_clock"] else None

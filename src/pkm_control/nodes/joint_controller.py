@@ -149,6 +149,8 @@ MAX_BURST = 400              # lockstep periods run in one callback before the e
 class JointControllerNode(Node):
     def __init__(self, **kwargs):
         super().__init__("joint_controller", **kwargs)
+        self.loop = None                # None until the constructor built the loop: destroy_node has nothing to stop
+        self._runner = None             # real time: the PeriodicRunner of the loop's thread
         from rclpy.clock import Clock as WallClock, ClockType
         from sensor_msgs.msg import JointState
         from std_msgs.msg import String
@@ -197,7 +199,7 @@ class JointControllerNode(Node):
         self.loop = ControlLoop(hardware, controller, int(round(s["reference_timeout"] * 1e9)),
                                 int(round(s["feedforward_lead"] * 1e9)))
         self.pub_estimates = None
-        if hasattr(controller.law, "estimates"):
+        if controller.law.estimates is not None:
             from std_msgs.msg import Float64MultiArray
 
             self.pub_estimates = self.create_publisher(Float64MultiArray, ESTIMATES_TOPIC, qos(ESTIMATES_TOPIC, "pub"))
@@ -225,7 +227,6 @@ class JointControllerNode(Node):
         self._reset_request = threading.Event()
         self._handled = None
         self._started = False
-        self._runner = None
         self._run_start = None          # (wall s, sim ns) of the first period: the real-time factor
         self._last_t = None
         self._offered = self._waiting_since = time.monotonic()
@@ -343,7 +344,7 @@ class JointControllerNode(Node):
         s = dict(self.s, **{key: value})
         if key in ("kp", "kd"):
             law = self.make_law(s)
-            if hasattr(law, "estimates"):         # adaptive: new gains, the same estimates
+            if c.law.estimates is not None:       # adaptive: new gains, the same estimates
                 law.reset(c.law.estimates)
             c.law = law
         elif key == "force_limit":
@@ -401,8 +402,7 @@ class JointControllerNode(Node):
         self.loop.clear_streams()
         c = self.loop.controller
         c.pose, c.pose_d, c.target, c.mode = self.initial, self.initial, None, "control"
-        if hasattr(c.law, "reset"):
-            c.law.reset()
+        c.law.reset()
         self.k = 0
         self.flush_truth()               # the old timeline's last samples before the new one's first
         self.get_logger().info("hardware reset: initial pose at sim time 0")
@@ -681,8 +681,8 @@ class JointControllerNode(Node):
                                f"({stats.miss_percent:.3f} %)")
 
     def destroy_node(self):
-        if not hasattr(self, "_runner"):       # the constructor refused a setting (rclpy.shutdown destroys it): nothing
-            return super().destroy_node()      # was started, nothing to flush
+        if self.loop is None:          # the constructor refused a setting (rclpy.shutdown destroys it): nothing was
+            return super().destroy_node()      # started, nothing to flush
         if self._runner is not None:
             self._runner.stop()
             self._rt_thread.join(timeout=1.0)

@@ -198,11 +198,14 @@ class SimulationTopics:
 
 def describe_plant(node, plant) -> None:
     """State what the simulated robot is and how it measures (``SimulatedRobot.measurement_summary``): a log line at
-    start-up and the key ``plant`` (JSON) of the node's diagnostics, which a recorded run's summary carries."""
+    start-up and the key ``plant`` (JSON) of the node's diagnostics, which a recorded run's summary carries. A plant
+    with nothing to state (``measurement_summary()`` None) leaves both out."""
     import json
 
     from ..hardware.simulated import measurement_text
 
     summary = plant.measurement_summary()
+    if summary is None:
+        return
     node.get_logger().info(measurement_text(summary))
     node.diag.extra["plant"] = json.dumps(summary)

@@ -163,8 +163,8 @@ def run(out_dir: pathlib.Path, progress: bool = True, quick: bool = False) -> di
                 rec = []
 
                 def observe(k, c, rec=rec):
-                    if k % ESTIMATE_EVERY == 0 and hasattr(c.law, "estimates"):
-                        rec.append((k * dt, c.law.estimates))
+                    if k % ESTIMATE_EVERY == 0 and (est := c.law.estimates) is not None:
+                        rec.append((k * dt, est))
                         adaptive.setdefault(controller, c.law)
                 runs[controller, cond] = track(dyn, controller, traj, robot, dt, rest, hardware, task_errors=True,
                                                observe=observe, progress=bar)
