@@ -255,6 +255,41 @@ def test_the_core_imports_without_rclpy():
     assert out.stdout.strip() == '[]', f'the core loaded rclpy: {out.stdout}'
 
 
+#: the hasattr calls src may hold, (module below the package, attribute) -> how many at most in one module: each asks
+#: about an object from outside the package. A module name covers its submodules (cli: cli.py or a cli/ package).
+#: Anything of ours declares what it offers instead (a base class with defaults, issue 20)
+HASATTR_ALLOWED = {
+    ('cli', 'tolist'): 2,                                # json.dumps default: numpy arrays and scalars
+    ('graph.tools', 'get_fields_and_field_types'): 1,    # a ROS message instance (rosidl)
+    ('graph.tools', 'tolist'): 2,                        # numpy arrays, array.array of message fields
+    ('viewer.animation', 'do_3d_projection'): 1,         # matplotlib's 3D artists
+}
+
+
+def test_hasattr_only_on_outside_objects():
+    """No capability probing with hasattr on the package's own objects: only the allow-listed calls remain."""
+    src = REPO / 'src' / PKG
+    count, refused = {}, []
+    for path in sorted(src.rglob('*.py')):
+        parts = list(path.relative_to(src).with_suffix('').parts)
+        module = '.'.join(parts[:-1] if parts[-1] == '__init__' else parts)
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == 'hasattr'):
+                continue
+            arg = node.args[1] if len(node.args) == 2 else None
+            attr = arg.value if isinstance(arg, ast.Constant) else None
+            key = next((k for k in HASATTR_ALLOWED
+                        if k[1] == attr and (module == k[0] or module.startswith(k[0] + '.'))), None)
+            if key is None:
+                refused.append(f'{module}:{node.lineno} hasattr(..., {attr!r})')
+            else:
+                count[module, key] = count.get((module, key), 0) + 1
+    assert not refused, 'hasattr on our own objects (declare the attribute on a base class instead):\n' + \
+        '\n'.join(refused)
+    over = {f'{m}: {k[1]}': n for (m, k), n in count.items() if n > HASATTR_ALLOWED[k]}
+    assert not over, f'more hasattr calls than allowed: {over}'
+
+
 # --------------------------------------------------------------------------
 # paths.py
 
