@@ -30,6 +30,7 @@ import numpy as np
 from ...dynamics import robot_dynamics
 from ...dynamics.generalized_momentum import Formulation
 from ...trajectory import WaypointTrajectory, trig_spline3
+from . import finish
 
 ROBOT = "lopes"
 DEG = math.pi / 180.0
@@ -104,9 +105,8 @@ def run(out_dir: pathlib.Path, progress: bool = True) -> dict:
     act = dyn.model.actuated_idx
 
     table = _table2(cfg)
-    print("Lopes Table 2 (config value | paper):")
-    for k, v in table.items():
-        print(f"  {k:16s} {v:10.4g} | {PAPER_TABLE2[k]:.4g}")
+    lines = ["Lopes Table 2 (config value | paper):"]
+    lines += [f"  {k:16s} {v:10.4g} | {PAPER_TABLE2[k]:.4g}" for k, v in table.items()]
 
     traj = WaypointTrajectory([P1, P2, P1], [SEGMENT_DURATION, SEGMENT_DURATION], profile=trig_spline3)
     t = np.arange(0.0, traj.duration + 0.5 * DT, DT)
@@ -173,18 +173,17 @@ def run(out_dir: pathlib.Path, progress: bool = True) -> dict:
         "max_relative_difference_vs_engine": worst_engine,
         "paper_numbers": "the text states no force, velocity or timing values (Figs. 3-7 are not in the text); "
                          "its claim: platform and link contributions are equivalent in magnitude",
-        "seconds": time.perf_counter() - t0,
         "files": sorted(p.name for p in out.glob("lopes_*")),
     }
-    print(f"\nP1 -> P2 -> P1, {SEGMENT_DURATION:g} s per segment, {n} samples "
-          f"(3rd-order trigonometric splines; duration not given in the paper)")
-    print(f"  actuator positions      {l.min():.4f} .. {l.max():.4f} m")
-    print(f"  peak |l'|  {_peak(ld)[0]:8.4f} m/s     peak |l''| {_peak(ldd)[0]:8.4f} m/s^2   (Fig. 3)")
-    print(f"  {'contribution':12s} {'peak |tau| [N]':>15s} {'actuator':>9s} {'t [s]':>7s} {'kinetic part [N]':>17s}")
+    lines += [f"\nP1 -> P2 -> P1, {SEGMENT_DURATION:g} s per segment, {n} samples "
+              f"(3rd-order trigonometric splines; duration not given in the paper)",
+              f"  actuator positions      {l.min():.4f} .. {l.max():.4f} m",
+              f"  peak |l'|  {_peak(ld)[0]:8.4f} m/s     peak |l''| {_peak(ldd)[0]:8.4f} m/s^2   (Fig. 3)",
+              f"  {'contribution':12s} {'peak |tau| [N]':>15s} {'actuator':>9s} {'t [s]':>7s} "
+              f"{'kinetic part [N]':>17s}"]
     for k, (v, i, j) in pk.items():
         kp = kin_part.get(k, float(np.abs(F["total"] - sum(F[f"{b}_gravity"] for b in kin_part)).max()))
-        print(f"  {k:12s} {v:15.4f} {i:9d} {t[j]:7.3f} {kp:17.4f}")
-    print(f"  links / platform peak ratio: {ratio:.3f}   (paper: 'equivalent in magnitude')")
-    print(f"  max relative difference vs the generic engine: {worst_engine:.2e}")
-    print(f"  files in {out}: {', '.join(summary['files'])}  ({summary['seconds']:.1f} s)")
-    return summary
+        lines.append(f"  {k:12s} {v:15.4f} {i:9d} {t[j]:7.3f} {kp:17.4f}")
+    lines += [f"  links / platform peak ratio: {ratio:.3f}   (paper: 'equivalent in magnitude')",
+              f"  max relative difference vs the generic engine: {worst_engine:.2e}"]
+    return finish(summary, lines, out, t0, progress)

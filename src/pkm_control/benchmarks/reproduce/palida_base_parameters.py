@@ -23,7 +23,6 @@ Without the assumptions (all 54 parameters) the rank is larger; it is reported t
 from __future__ import annotations
 
 import csv
-import json
 import pathlib
 import time
 
@@ -33,6 +32,8 @@ import scipy.linalg
 from ...dynamics import robot_dynamics
 from ...dynamics.jourdain import MDH_AXES, Formulation, mdh_to_link_map
 from ...kinematics.workspace import random_poses
+from ..report import Provenance, write_json
+from . import finish
 
 ROBOT = "palida"
 N_STATES = 100
@@ -182,27 +183,29 @@ def run(out_dir: pathlib.Path, progress: bool = True) -> dict:
     (out_dir / "palida_base_parameters.md").write_text("\n".join(lines) + "\n")
     _plot(out_dir, diag, rank, rows)
 
-    print(f"PaLiDA base parameters (Abdellatif Table I) from the generic engine's regressor, {N_STATES} states")
-    print(f"  engine regressor in MDH frames vs the Jourdain regressor: max rel. diff {check:.1e}; "
-          f"W p vs engine tau: {wp_err:.1e}")
-    print(f"  rank, all 54 parameters (no symmetry assumptions): {rank_all} ({zero_all} zero columns)")
-    print(f"  rank under Table I's assumptions: {rank}   paper: 10 rigid-body + 14 friction = 24")
-    print(f"  pivoted-QR gap: |R_23|/|R_0| = {diag[rank - 1]:.2e}, |R_24|/|R_0| = "
-          f"{diag[rank] if rank < len(diag) else 0.0:.2e}")
-    print(f"  {'i':>2}  {'Table I':38s} {'config':>11s}  {'numerically derived':58s} {'value':>11s}  ok")
-    for r in rows:
-        print(f"  {r['i']:>2}  {r['paper']:38s} {r['paper_value']:11.6g}  {r['numeric'][:58]:58s} "
-              f"{r['numeric_value']:11.6g}  {'yes' if r['agree'] else 'NO'}")
-    print(f"  Y_base p_base (Table I values) vs engine tau: max rel. error {Yb_err:.1e}")
+    lines = [f"PaLiDA base parameters (Abdellatif Table I) from the generic engine's regressor, {N_STATES} states",
+             f"  engine regressor in MDH frames vs the Jourdain regressor: max rel. diff {check:.1e}; "
+             f"W p vs engine tau: {wp_err:.1e}",
+             f"  rank, all 54 parameters (no symmetry assumptions): {rank_all} ({zero_all} zero columns)",
+             f"  rank under Table I's assumptions: {rank}   paper: 10 rigid-body + 14 friction = 24",
+             f"  pivoted-QR gap: |R_23|/|R_0| = {diag[rank - 1]:.2e}, |R_24|/|R_0| = "
+             f"{diag[rank] if rank < len(diag) else 0.0:.2e}",
+             f"  {'i':>2}  {'Table I':38s} {'config':>11s}  {'numerically derived':58s} {'value':>11s}  ok"]
+    lines += [f"  {r['i']:>2}  {r['paper']:38s} {r['paper_value']:11.6g}  {r['numeric'][:58]:58s} "
+              f"{r['numeric_value']:11.6g}  {'yes' if r['agree'] else 'NO'}" for r in rows]
+    lines.append(f"  Y_base p_base (Table I values) vs engine tau: max rel. error {Yb_err:.1e}")
     summary = {
         "robot": ROBOT, "states": N_STATES, "rank_all_parameters": rank_all, "rank_table_i_assumptions": rank,
         "paper_rank": 24, "rigid_body_base": sum(1 for r in rows[:10]), "friction": 14,
         "all_agree": all(r["agree"] for r in rows), "max_coef_diff": max(r["max_coef_diff"] for r in rows[:10]),
         "mapping_check_rel": float(check), "wp_vs_engine_rel": float(wp_err), "grouping_residual_rel": float(resid),
-        "base_model_vs_engine_rel": float(Yb_err), "seconds": round(time.perf_counter() - t0, 2),
+        "base_model_vs_engine_rel": float(Yb_err),
         "table": [{k: (v if not isinstance(v, np.floating) else float(v)) for k, v in r.items()} for r in rows],
+        "files": ["palida_base_parameters.csv", "palida_qr_diagonal.csv", "palida_base_parameters.md",
+                  "palida_base_parameters.png", "palida_base_parameters.json"],
     }
-    (out_dir / "palida_base_parameters.json").write_text(json.dumps(summary, indent=1, default=float))
+    finish(summary, lines, out_dir, t0, progress)
+    write_json(out_dir / "palida_base_parameters.json", summary, Provenance.of(summary))
     return summary
 
 

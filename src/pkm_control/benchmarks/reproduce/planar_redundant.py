@@ -22,7 +22,6 @@ and reports it here (printed table, summary key ``sensitivity``, planar_redundan
 from __future__ import annotations
 
 import csv
-import json
 import math
 import pathlib
 import time
@@ -33,6 +32,8 @@ from ...dynamics import robot_dynamics
 from ...dynamics.pivotal_virtual_work import Formulation
 from ...kinematics.task_space import Pose, rot_z
 from ...trajectory.profiles import trapezoidal
+from ..report import Provenance, write_json
+from . import finish
 from .planar_redundant_sensitivity import DIFF_MAX, RATIO_MIN, plot_study, run_study
 
 ROBOT = "planar_redundant"
@@ -155,7 +156,6 @@ def run(out_dir: pathlib.Path, progress: bool = True, duration: float | None = N
     t0 = time.perf_counter()
     out_dir = pathlib.Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    say = print if progress else (lambda *a, **k: None)
 
     dyn_r = robot_dynamics(ROBOT, "redundant")
     dyn_n = robot_dynamics(ROBOT, "nonredundant")
@@ -271,13 +271,12 @@ def run(out_dir: pathlib.Path, progress: bool = True, duration: float | None = N
             "actuators with a y component in J) carries no gravity: at rest F1 = -F2, equal in magnitude and "
             "opposite in sign; in motion F1 + F2 is the vertical inertia force.",
         ],
-        "seconds": None,
     }
-    summary["seconds"] = round(time.perf_counter() - t0, 2)
-    (out_dir / "planar_redundant_summary.json").write_text(json.dumps(summary, indent=2))
     summary["files"].append("planar_redundant_summary.json")
 
     # ---- printed table
+    lines = []
+    say = lines.append
     say("Wu et al. 2009 (seed 003): planar 3-DOF manipulator, redundant / nonredundant")
     say("Table 1  geometric parameters            config    paper")
     for k, v in t1.items():
@@ -304,7 +303,8 @@ def run(out_dir: pathlib.Path, progress: bool = True, duration: float | None = N
         f"quasi-static rms {obs_n['static_rms_ratio_F1_over_F2']:.2f}")
     _print_study(say, sens)
     say(f"engine cross-check (friction off): max relative difference {max(err_r, err_n):.2e}")
-    say(f"files in {out_dir}: {', '.join(summary['files'])}  ({summary['seconds']} s)")
+    finish(summary, lines, out_dir, t0, progress)
+    write_json(out_dir / "planar_redundant_summary.json", summary, Provenance.of(summary))
     return summary
 
 
