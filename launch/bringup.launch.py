@@ -6,7 +6,7 @@ Arguments (ARGUMENTS below; docs/parameters.md lists them beside every node para
   robot              stewart | palida | lopes | delta | planar_redundant          [palida]
   variant            robot variant ('' = the robot's default)                     ['']
   controller         named controller of the controller YAML (its controllers:     [pd_feedforward]
-                     section; config/controllers.yaml ships these 18):
+                     section; config/controllers.yaml ships these):
                        single-joint PD and computed force (Abdellatif): pd, pd_feedforward, cf_rb,
                          cf_rb_friction, computed_torque
                        Codourey's regulators 1-4 and Fig. 6: pd, pd_acceleration_feedforward,
@@ -15,7 +15,7 @@ Arguments (ARGUMENTS below; docs/parameters.md lists them beside every node para
                          joint_adaptive_idc
                        Taghirad, task space: task_pd, task_pd_feedforward, task_pd_gravity, task_idc,
                          task_robust_idc, task_adaptive_idc
-                     (each law's equations: pkm_control.control.laws; README "Controllers")
+                     (each law's equations: pkm_control.control.laws; docs/graph.md "Controllers")
   controller_config  controller YAML ('' = <share>/config/controllers.yaml)       ['']
   goal               trajectory spec (YAML/JSON) started by trajectory_generator ['']
   hardware           sim: the simulated robot inside joint_controller (one process,  [sim]
@@ -54,8 +54,8 @@ from launch_ros.parameter_descriptions import ParameterValue
 ARGUMENTS = {
     "robot": ("palida", "robot id: stewart, palida, lopes, delta, planar_redundant"),
     "variant": ("", "robot variant ('' = default)"),
-    "controller": ("pd_feedforward", "named controller of the controller YAML's controllers: section (18 in "
-                                     "config/controllers.yaml: pd, cf_rb_friction, joint_idc, task_idc, ...; "
+    "controller": ("pd_feedforward", "named controller of the controller YAML's controllers: section (config/"
+                                     "controllers.yaml: pd, cf_rb_friction, joint_idc, task_idc, ...; "
                                      "docs/parameters.md)"),
     "controller_config": ("", "controller YAML ('' = <share>/config/controllers.yaml)"),
     "goal": ("", "trajectory spec (YAML/JSON) the trajectory_generator starts with"),
