@@ -26,6 +26,7 @@ own: ``closure_residual``, ``closure_jacobian`` and ``closure_bias`` cover every
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
@@ -36,6 +37,11 @@ from ..errors import InvalidModelError, check_vector
 
 _AXES = {"x": 0, "y": 1, "z": 2}
 _LWA = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
+#: p @ _SKEW_T = the 9 entries of skew(p)^T = [[0, pz, -py], [-pz, 0, px], [py, -px, 0]] (row-major)
+_SKEW_T = np.zeros((3, 9))
+_SKEW_T[2, 1] = _SKEW_T[0, 5] = _SKEW_T[1, 6] = 1.0
+_SKEW_T[1, 2] = _SKEW_T[2, 3] = _SKEW_T[0, 7] = -1.0
+_SKEW_T.setflags(write=False)
 _ONE_DOF_JOINTS = ("JointModelRX", "JointModelRY", "JointModelRZ", "JointModelRevoluteUnaligned",
                    "JointModelPX", "JointModelPY", "JointModelPZ", "JointModelPrismaticUnaligned")
 
@@ -112,6 +118,11 @@ class ClosedLoopModel:
 
     def neutral(self) -> np.ndarray:
         return pin.neutral(self.model)
+
+    @functools.cached_property
+    def closure_rows(self) -> "ClosureRows":
+        """The closures' residual and K rows, vectorized over the frames (built once per model)."""
+        return ClosureRows(self)
 
     def is_revolute(self, joint: str) -> bool:
         """True for a revolute tree joint, False for a prismatic one."""
@@ -231,8 +242,7 @@ def constraint_models(clm: ClosedLoopModel) -> pin.StdVec_RigidConstraintModel:
 def closure_residual(clm: ClosedLoopModel, data: pin.Data, q: np.ndarray) -> np.ndarray:
     """Stacked residuals of all closures at q (metres, radians)."""
     pin.forwardKinematics(clm.model, data, q)
-    pin.updateFramePlacements(clm.model, data)
-    return _residual_rows(clm, data, q)
+    return clm.closure_rows.residual(data, q)
 
 
 def closure_jacobian(clm: ClosedLoopModel, data: pin.Data, q: np.ndarray) -> np.ndarray:
@@ -243,59 +253,126 @@ def closure_jacobian(clm: ClosedLoopModel, data: pin.Data, q: np.ndarray) -> np.
     derivative of closure_residual where the closure holds.
     """
     pin.computeJointJacobians(clm.model, data, q)
-    pin.updateFramePlacements(clm.model, data)
-    return _jacobian_rows(clm, data, pin.getFrameJacobian)
+    return clm.closure_rows.jacobian(data, clm.closure_rows.frame_positions(data))
 
 
 def closure_residual_and_jacobian(clm: ClosedLoopModel, data: pin.Data, q: np.ndarray):
     """(closure_residual, closure_jacobian) at q from one pass of the tree kinematics (a Newton step needs both)."""
     pin.computeJointJacobians(clm.model, data, q)      # includes the forward kinematics
-    pin.updateFramePlacements(clm.model, data)
-    return _residual_rows(clm, data, q), _jacobian_rows(clm, data, pin.getFrameJacobian)
+    rows = clm.closure_rows
+    P = rows.frame_positions(data)
+    return rows.residual(data, q, P), rows.jacobian(data, P)
 
 
 def closure_jacobian_dot(clm: ClosedLoopModel, data: pin.Data, q: np.ndarray, v: np.ndarray) -> np.ndarray:
     """Kdot = dK/dt along v (rows as in closure_jacobian; coupling rows are constant): Kdot v = closure_bias."""
-    pin.computeJointJacobiansTimeVariation(clm.model, data, q, v)
-    pin.updateFramePlacements(clm.model, data)
-    return _jacobian_rows(clm, data, pin.getFrameJacobianTimeVariation, coupling=0.0)
-
-
-def _residual_rows(clm, data, q):
-    """closure_residual from the frame placements already in ``data``."""
-    out = []
-    for c in clm.closures:
-        if c.type == "point":
-            d = data.oMf[c.frame_ids[0]].translation - data.oMf[c.frame_ids[1]].translation
-            out.append(d if c.axes == (0, 1, 2) else d[list(c.axes)])
-        elif c.type == "frame":
-            a, b = data.oMf[c.frame_ids[0]], data.oMf[c.frame_ids[1]]
-            out.append(np.concatenate([a.translation - b.translation,
-                                       b.rotation @ pin.log3(b.rotation.T @ a.rotation)]))
-        else:
-            j, r = c.joint_idx
-            out.append(np.array([q[j] - c.ratio * q[r] - c.offset]))
-    return np.concatenate(out) if out else np.zeros(0)
-
-
-def _jacobian_rows(clm, data, frame_jacobian, coupling: float = 1.0):
-    """Rows of K (or Kdot) from ``frame_jacobian`` (pinocchio's getFrameJacobian or its time variation, joint
-    quantities already in ``data``); a coupling row is ``coupling`` times (e_dependent - ratio e_reference)."""
     model = clm.model
+    pin.computeJointJacobiansTimeVariation(model, data, q, v)
+    pin.updateFramePlacements(model, data)
     rows = []
     for c in clm.closures:
         if c.type in ("point", "frame"):
-            d = (frame_jacobian(model, data, c.frame_ids[0], _LWA) - frame_jacobian(model, data, c.frame_ids[1], _LWA))
-            if c.type == "point":
-                d = d[:3] if c.axes == (0, 1, 2) else d[list(c.axes)]
-            rows.append(d)
+            d = (pin.getFrameJacobianTimeVariation(model, data, c.frame_ids[0], _LWA)
+                 - pin.getFrameJacobianTimeVariation(model, data, c.frame_ids[1], _LWA))
+            rows.append(d if c.type == "frame" else d[list(c.axes)])
         else:
-            row = np.zeros((1, model.nv))
-            j, r = c.joint_idx
-            row[0, j] += coupling
-            row[0, r] -= coupling * c.ratio
-            rows.append(row)
+            rows.append(np.zeros((1, model.nv)))
     return np.vstack(rows) if rows else np.zeros((0, model.nv))
+
+
+class ClosureRows:
+    """Residual and K of a model's closures from one tree pass, vectorized over the closure frames.
+
+    A pinocchio call per frame costs more than the arithmetic (twelve frames for a hexapod): the frame
+    positions come from the placements of their (distinct) parent joints, p_f = p_j + R_j t_f, and the
+    velocity of a frame origin from the world joint Jacobian data.J (columns: spatial velocity at the
+    world origin, masked to the joints supporting the frame), v_f = v_O + omega x p_f. Only a frame
+    closure's rotation residual (a log3 per closure) is computed closure by closure.
+    """
+
+    def __init__(self, clm: ClosedLoopModel):
+        model = clm.model
+        nv = model.nv
+        frames = [f for c in clm.closures if c.type in ("point", "frame") for f in c.frame_ids]
+        parents = [model.frames[f].parentJoint for f in frames]
+        self.joints = tuple(sorted(set(parents)))
+        where = {j: i for i, j in enumerate(self.joints)}
+        self.group = np.array([where[j] for j in parents], dtype=int)
+        # frame origins in homogeneous coordinates of their parent joints
+        self.offset = np.array([[*model.frames[f].placement.translation, 1.0] for f in frames]).reshape(-1, 4)
+        self.mask = np.zeros((len(frames), 1, nv))
+        for i, j in enumerate(parents):
+            for k in model.supports[j]:
+                if k > 0:
+                    self.mask[i, 0, model.joints[k].idx_v] = 1.0
+        lin_rows, lin_sel, ang_rows, ang_sel, self.frame_closures = [], [], [], [], []
+        cpl_rows, cpl_dep, cpl_ref, cpl_ratio, cpl_offset = [], [], [], [], []
+        row = pair = 0
+        for c in clm.closures:
+            if c.type == "coupling":
+                cpl_rows.append(row)
+                cpl_dep.append(c.joint_idx[0])
+                cpl_ref.append(c.joint_idx[1])
+                cpl_ratio.append(c.ratio)
+                cpl_offset.append(c.offset)
+            else:
+                axes = c.axes if c.type == "point" else (0, 1, 2)
+                lin_rows += range(row, row + len(axes))
+                lin_sel += [3 * pair + a for a in axes]
+                if c.type == "frame":
+                    ang_rows += range(row + 3, row + 6)
+                    ang_sel += [3 * pair + a for a in range(3)]
+                    fa, fb = (model.frames[f] for f in c.frame_ids)
+                    self.frame_closures.append((row + 3, fa.parentJoint, fa.placement, fb.parentJoint, fb.placement))
+                pair += 1
+            row += c.dim
+        self.n_rows, self.nv = row, nv
+        self.lin_rows, self.lin_sel = np.array(lin_rows, int), np.array(lin_sel, int)
+        self.ang_rows, self.ang_sel = np.array(ang_rows, int), np.array(ang_sel, int)
+        self.cpl_rows = np.array(cpl_rows, int)
+        self.cpl_dep, self.cpl_ref = np.array(cpl_dep, int), np.array(cpl_ref, int)
+        self.cpl_ratio, self.cpl_offset = np.array(cpl_ratio, float), np.array(cpl_offset, float)
+        self.cpl_K = np.zeros((len(cpl_rows), nv))
+        self.cpl_K[np.arange(len(cpl_rows)), self.cpl_dep] += 1.0
+        self.cpl_K[np.arange(len(cpl_rows)), self.cpl_ref] -= self.cpl_ratio
+        for arr in (self.group, self.offset, self.mask, self.lin_rows, self.lin_sel, self.ang_rows, self.ang_sel,
+                    self.cpl_rows, self.cpl_dep, self.cpl_ref, self.cpl_ratio, self.cpl_offset, self.cpl_K):
+            arr.setflags(write=False)
+
+    def frame_positions(self, data: pin.Data) -> np.ndarray:
+        """World positions (F, 3) of the closure frames (pairs a, b in closure order), joint placements in data."""
+        if not self.joints:
+            return np.zeros((0, 3))
+        oMi = data.oMi
+        H = np.array([oMi[j].homogeneous for j in self.joints])[self.group]
+        return np.einsum("fij,fj->fi", H[:, :3], self.offset)
+
+    def residual(self, data: pin.Data, q: np.ndarray, P: np.ndarray | None = None) -> np.ndarray:
+        """closure_residual from the joint placements in ``data`` (P: frame_positions, when at hand)."""
+        P = self.frame_positions(data) if P is None else P
+        r = np.empty(self.n_rows)
+        r[self.lin_rows] = (P[0::2] - P[1::2]).reshape(-1)[self.lin_sel]
+        for row, ja, Ma, jb, Mb in self.frame_closures:
+            Ra, Rb = (data.oMi[ja] * Ma).rotation, (data.oMi[jb] * Mb).rotation
+            r[row:row + 3] = Rb @ pin.log3(Rb.T @ Ra)
+        r[self.cpl_rows] = q[self.cpl_dep] - self.cpl_ratio * q[self.cpl_ref] - self.cpl_offset
+        return r
+
+    def jacobian(self, data: pin.Data, P: np.ndarray) -> np.ndarray:
+        """K from the world joint Jacobian in ``data`` (computeJointJacobians) and the frame positions P."""
+        K = np.empty((self.n_rows, self.nv))
+        if len(P):
+            J = data.J
+            # v_f = mask * (v_O + omega x p_f) per column; omega x p = skew(p)^T omega, one product for all frames
+            V = ((P @ _SKEW_T).reshape(-1, 3) @ J[3:]).reshape(len(P), 3, self.nv)
+            V += J[:3]
+            V *= self.mask
+            K[self.lin_rows] = (V[0::2] - V[1::2]).reshape(-1, self.nv)[self.lin_sel]
+            if len(self.ang_rows):
+                W = self.mask * J[None, 3:]
+                K[self.ang_rows] = (W[0::2] - W[1::2]).reshape(-1, self.nv)[self.ang_sel]
+        K[self.cpl_rows] = self.cpl_K
+        return K
 
 
 def closure_bias(clm: ClosedLoopModel, data: pin.Data, q: np.ndarray, v: np.ndarray) -> np.ndarray:

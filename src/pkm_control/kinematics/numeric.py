@@ -29,11 +29,14 @@ SingularConfigurationError where A loses rank beyond the idle motions, Convergen
 iteration limit is reached. A cut joint (a ball joint's cone) has no range in the description, so
 this family checks none; an analytic family may.
 
-Warm start: each thread keeps its last solution (tree q). A solve starts from it or from the
-reference assembly (``reference``: home, from ``assembly_guess``), whichever has the platform nearer
-the target, so a trajectory follows one branch and a far jump falls back to the home branch. The
-result does not depend on that cache beyond the solver tolerance while the poses stay on one
-branch; ``inverse(..., guess=q)`` chooses the start explicitly.
+Warm start: each thread keeps its last solution (tree q and K there). A solve starts from it or from
+the reference assembly (``reference``: home, from ``assembly_guess``), whichever has the platform
+nearer the target, so a trajectory follows one branch and a far jump falls back to the home branch;
+from the last solution the first step is predicted along its tangent (no evaluation), so a warm IK
+costs two evaluations of the closures. The result does not depend on that cache beyond the solver
+tolerance while the poses stay on one branch; ``inverse(..., guess=q)`` chooses the start explicitly.
+FK starts from the last solution when the guess is its pose (an estimator's last estimate), else
+from the IK at the guess.
 """
 
 from __future__ import annotations
@@ -56,6 +59,9 @@ from .task_space import Pose, TaskSpace
 
 #: relative singular-value threshold of the rank decisions (mobility, Taghirad's projection)
 RANK_TOL = 1e-9
+#: the largest change of the held joints (sum of |change|, m and rad) for which a solve predicts its first step
+#: from the previous solution's tangent (``Kinematics._project``); beyond it Newton starts from that solution
+PREDICT_RANGE = 0.05
 
 
 @dataclass(frozen=True)
@@ -80,7 +86,7 @@ class _Scratch(threading.local):
 
     def __init__(self, model):
         self.data = model.createData()
-        self.q = None
+        self.q = self.K = None
 
 
 def _solve(A, B):
@@ -153,23 +159,39 @@ class Kinematics(ParallelKinematics):
                                            "(limit 1e-9)")
         return qc
 
-    def _start(self, qc: np.ndarray, guess) -> np.ndarray:
-        """Start of a solve for platform joints qc: ``guess``, else the warm start or the reference, whichever
-        has its platform joints nearer qc."""
+    def _start(self, qc: np.ndarray, guess):
+        """(q, K) to start a solve for platform joints qc from: ``guess`` (K None), else the warm start (the last
+        solution and its K) or the reference (K None), whichever has its platform joints nearer qc."""
         if guess is not None:
-            return check_vector("guess (tree joint positions)", guess, self.model.model.nv, MAGNITUDE_LIMIT).copy()
-        last = self._scratch.q
-        c = self._c
-        if last is not None and np.abs(last[c] - qc).sum() <= np.abs(self.reference[c] - qc).sum():
-            return last.copy()
-        return self.reference.copy()
+            return check_vector("guess (tree joint positions)", guess, self.model.model.nv, MAGNITUDE_LIMIT), None
+        sc, c = self._scratch, self._c
+        if sc.q is not None and np.abs(sc.q[c] - qc).sum() <= np.abs(self.reference[c] - qc).sum():
+            return sc.q, sc.K
+        return self.reference, None
 
-    def _project(self, q, free, stall_error, what, tol=None, max_iter=None):
-        """Damped Newton on phi over q[free] (module docstring). Returns (q, phi, K, iterations)."""
+    def _project(self, start, fixed, values, stall_error, what, tol=None, max_iter=None):
+        """Damped Newton on phi over the joints not in ``fixed`` (module docstring), q[fixed] = values.
+
+        start: (q, K) of the start, K its closure Jacobian when q is an assembly (a previous solution), else None.
+        With K, the first step is predicted without evaluating phi: the previous solution moved along the
+        tangent of the closures, q[free] -= A^+ K_fixed (values - q[fixed]) (a step of Newton on the linearized
+        closures, exact to first order), when the change is small (|values - q[fixed]|_1 <= PREDICT_RANGE).
+        Returns (q, phi, K, iterations).
+        """
         clm, data = self.model, self._scratch.data
         tol = self.tol if tol is None else float(tol)
         max_iter = self.max_iter if max_iter is None else int(max_iter)
+        free = self._ik_free if fixed is self._c else self._fk_free
         tall = len(self._rows) and self._rows[-1][2] > len(free)
+        q0, K0 = start
+        q = q0.copy()
+        q[fixed] = values
+        if K0 is not None:
+            change = values - q0[fixed]
+            if np.abs(change).sum() <= PREDICT_RANGE:
+                dq = _solve(K0[:, free], K0[:, fixed] @ change)
+                if dq is not None:
+                    q[free] -= dq
         r, K = closure_residual_and_jacobian(clm, data, q)
         rn = math.sqrt(r.dot(r))
         for it in range(max_iter):
@@ -206,11 +228,14 @@ class Kinematics(ParallelKinematics):
     def _assemble(self, pose: Pose, guess=None):
         """(q, K) of the tree at a checked pose (IK by projection), the warm start updated."""
         qc = self._platform_joints(pose)
-        q = self._start(qc, guess)
-        q[self._c] = qc
-        q, _, K, _ = self._project(q, self._ik_free, UnreachablePoseError, f"IK of '{self.model.name}'")
-        self._scratch.q = q.copy()
+        q, _, K, _ = self._project(self._start(qc, guess), self._c, qc, UnreachablePoseError,
+                                   f"IK of '{self.model.name}'")
+        self._remember(q, K)
         return q, K
+
+    def _remember(self, q, K):
+        """The warm start of this thread's next solve."""
+        self._scratch.q, self._scratch.K = q.copy(), K
 
     # ------------------------------------------------------------------ velocity maps
     def _ik_solve(self, K, rhs, what):
@@ -320,11 +345,14 @@ class Kinematics(ParallelKinematics):
         qa = check_vector(f"actuated joint positions ({', '.join(clm.actuated_joints)})", q_actuated,
                           clm.n_actuated, MAGNITUDE_LIMIT)
         pose = self.validate(guess)[0]
-        q = self._assemble(pose)[0].copy()
-        q[self._a] = qa
-        q, r, K, it = self._project(q, self._fk_free, ConvergenceError, f"forward kinematics of '{clm.name}'",
+        sc, c = self._scratch, self._c
+        if sc.q is not None and np.abs(sc.q[c] - self._platform_joints(pose)).sum() <= 1e-9:
+            start = sc.q, sc.K          # the guess is this thread's last solution (an estimator's last estimate)
+        else:
+            start = self._assemble(pose)
+        q, r, K, it = self._project(start, self._a, qa, ConvergenceError, f"forward kinematics of '{clm.name}'",
                                     tol, max_iter)
-        self._scratch.q = q.copy()
+        self._remember(q, K)
         pose = self.task.pose_from_platform_joints(q[self._c])
         if check_limits:
             self.check_limits(q)
