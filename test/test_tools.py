@@ -16,6 +16,7 @@ import threading
 DOMAIN = os.environ.get("PKM_TEST_ROS_DOMAIN_ID", "143")
 os.environ.setdefault("RMW_IMPLEMENTATION", "rmw_fastrtps_cpp")
 
+import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 import yaml  # noqa: E402
 
@@ -30,7 +31,7 @@ from std_msgs.msg import String  # noqa: E402
 from pkm_control.cli import main  # noqa: E402
 from pkm_control.nodes.inverse_kinematics import InverseKinematicsNode  # noqa: E402
 from pkm_control.nodes.joint_controller import JointControllerNode  # noqa: E402
-from pkm_control.graph.tools import parameter_value  # noqa: E402
+from pkm_control.graph.tools import fitted, parameter_value  # noqa: E402
 from pkm_control.nodes.trajectory_generator import TrajectoryGeneratorNode  # noqa: E402
 from pkm_control.errors import InvalidInputError  # noqa: E402
 
@@ -63,9 +64,12 @@ def spin():
         return nodes
 
     yield start
+    nodes = list(ex.get_nodes())        # before shutdown, which removes them from the executor
     ex.shutdown()
     thread.join(timeout=10)
-    for node in list(ex.get_nodes()):
+    # destroyed, not only unspun: a node left alive keeps its services in discovery, and a later test's client
+    # would take it for the ready server and wait for an answer that never comes
+    for node in nodes:
         node.destroy_node()
     rclpy.shutdown()
 
@@ -107,6 +111,24 @@ def test_echo_takes_the_last_message_of_a_latched_topic(spin, capsys):
     assert code == 0 and yaml.safe_load(out.rstrip()[:-3]) == {"data": "published before anyone listened"}, err
 
 
+def test_echo_once_takes_the_newest_of_a_latched_history(spin, capsys):
+    """The trajectory generator's status keeps the goal's events (transient local, STATUS_HISTORY deep): --once
+    prints the last one, not the oldest of the history."""
+    from pkm_control.ros.qos import qos
+
+    node = rclpy.create_node("status_history")
+    pub = node.create_publisher(String, "/tools_test/status", qos("/trajectory_generator/status", "pub"))
+    for state in ("accepted", "started", "finished"):
+        pub.publish(String(data=json.dumps({"state": state})))
+    spin(node)
+    code, out, err = pkm(capsys, "echo", "/tools_test/status", "--once", "--timeout", WAIT)
+    assert code == 0 and json.loads(yaml.safe_load(out.rstrip()[:-3])["data"]) == {"state": "finished"}, err
+    # a count of more than one still gets the history from its start
+    code, out, err = pkm(capsys, "echo", "/tools_test/status", "--count", "3", "--json", "--timeout", WAIT)
+    assert code == 0 and [json.loads(json.loads(line)["data"])["state"] for line in out.splitlines()] == \
+        ["accepted", "started", "finished"], err
+
+
 def test_topics_lists_the_graph_with_types_and_counts(spin, capsys):
     node = rclpy.create_node("lister")
     node.create_publisher(String, "/tools_test/listed", 10)
@@ -137,7 +159,7 @@ def test_param_set_changes_a_real_parameter_and_get_reads_it_back(spin, capsys):
     assert code == 0, err
     assert ctl.loop.controller.law.kp.tolist() == [3e5] * 6
     code, out, err = pkm(capsys, "param", "get", "/joint_controller", "kp", "--timeout", WAIT)
-    assert code == 0 and json.loads(out) == 3e5, err
+    assert code == 0 and json.loads(out) == [3e5] * 6, err
     # the node's refusals come back with its reason, exit 1
     code, out, err = pkm(capsys, "param", "set", "/joint_controller", "kd", "[1, 2]", "--timeout", WAIT)
     assert code == 1 and "refused kd = [1, 2]" in err and "6 actuated joints" in err and err.count("\n") == 1
@@ -147,6 +169,30 @@ def test_param_set_changes_a_real_parameter_and_get_reads_it_back(spin, capsys):
     assert code == 1 and "has no parameter 'no_such_parameter'" in err
     code, out, err = pkm(capsys, "param", "get", "/no_such_node", "kp", "--timeout", "1")
     assert code == 1 and "node /no_such_node not found in ROS domain" in err and err.count("\n") == 1
+
+
+def test_param_set_a_number_on_an_array_parameter_sets_the_whole_array(spin, capsys):
+    """kd is one gain per actuated joint: `param set kd 900` sends six doubles (the parameter stays a double
+    array of its length), and `param get` reads the array back."""
+    ctl = JointControllerNode(parameter_overrides=params(lockstep_timeout=60.0))
+    spin(ctl)
+    before = ctl.get_parameter("kd").value
+    assert len(before) == 6 and list(before) != [900.0] * 6
+    code, out, err = pkm(capsys, "param", "set", "/joint_controller", "kd", "900", "--json", "--timeout", WAIT)
+    assert code == 0 and json.loads(out)["value"] == [900.0] * 6, err
+    assert ctl.get_parameter("kd").type_ == Parameter.Type.DOUBLE_ARRAY
+    assert ctl.loop.controller.law.kd.tolist() == [900.0] * 6
+    code, out, err = pkm(capsys, "param", "get", "/joint_controller", "kd", "--json", "--timeout", WAIT)
+    assert code == 0 and json.loads(out) == {"node": "/joint_controller", "name": "kd", "value": [900.0] * 6,
+                                             "type": "double_array"}, err
+
+
+@pytest.mark.parametrize("value,current,sent", [(3e5, [1.0, 2.0], [3e5, 3e5]), (900, [1.0] * 3, [900.0] * 3),
+                                                (2, [1, 2], [2, 2]), ("a", ["x"], ["a"]), ([1.0], [2.0, 3.0], [1.0]),
+                                                (3.0, 2.0, 3.0), (3, None, 3), (3.0, [], 3.0)])
+def test_a_scalar_is_fitted_to_an_array_parameter(value, current, sent):
+    got = fitted(value, current)
+    assert got == sent and [type(v) for v in np.atleast_1d(got)] == [type(v) for v in np.atleast_1d(sent)]
 
 
 @pytest.mark.parametrize("text,value", [("true", True), ("3", 3), ("3.5", 3.5), ("3e5", 3e5), ("-1E-3", -1e-3),

@@ -191,7 +191,9 @@ def reader_qos(infos, depth: int = 100):
 def echo(session: Session, topic: str, count: int | None, timeout: float, emit) -> int:
     """Print the messages of ``topic`` (emit(msg) per message) until ``count`` were printed (None: until
     interrupted). Its type comes from the graph; ToolFailure when no publisher appears within ``timeout`` s,
-    or (with a count) when the first message does not come within ``timeout`` s after that."""
+    or (with a count) when the first message does not come within ``timeout`` s after that. One message (--once)
+    is the newest: the reader keeps the last one only, so that of a latched topic's history (a goal's accepted,
+    started, finished) it gets the last, not the oldest."""
     name = ros_name("topic", topic)
     node = session.node
     if not session.wait(lambda: node.get_publishers_info_by_topic(name), timeout):
@@ -211,7 +213,8 @@ def echo(session: Session, topic: str, count: int | None, timeout: float, emit) 
             received[0] += 1
             emit(msg)
 
-    node.create_subscription(cls, name, on_message, reader_qos(node.get_publishers_info_by_topic(name)))
+    node.create_subscription(cls, name, on_message,
+                             reader_qos(node.get_publishers_info_by_topic(name), 1 if count == 1 else 100))
     if count is None:
         session.wait(lambda: False, math.inf)
     if not session.wait(lambda: received[0] >= 1, timeout):
@@ -308,30 +311,57 @@ def parameter_value(text: str):
     return value
 
 
-def param_get(session: Session, node: str, name: str, timeout: float):
-    """(value, type name) of a node's parameter; ToolFailure when the node or the parameter does not exist."""
+def _parameter(session: Session, full: str, name: str, timeout: float):
+    """The ParameterValue of parameter ``name`` of node ``full`` (its services ready), None when it is not set."""
     from rcl_interfaces.msg import ParameterType
     from rcl_interfaces.srv import GetParameters
-    from rclpy.parameter import Parameter, parameter_value_to_python
 
-    full = _node_services(session, node, timeout)
     response = _call(session, GetParameters, f"{full}/get_parameters", GetParameters.Request(names=[name]), timeout)
     if not response.values or response.values[0].type == ParameterType.PARAMETER_NOT_SET:
-        raise ToolFailure(f"node {full} has no parameter '{excerpt(name)}'")
-    value = response.values[0]
+        return None
+    return response.values[0]
+
+
+def _python(value):
+    """A ParameterValue as plain Python: a list for an array."""
+    from rclpy.parameter import parameter_value_to_python
+
     out = parameter_value_to_python(value)
-    out = out.tolist() if hasattr(out, "tolist") else list(out) if isinstance(out, (tuple, list)) else out
-    return out, Parameter.Type(value.type).name.lower()
+    return out.tolist() if hasattr(out, "tolist") else list(out) if isinstance(out, (tuple, list)) else out
+
+
+def param_get(session: Session, node: str, name: str, timeout: float):
+    """(value, type name) of a node's parameter; ToolFailure when the node or the parameter does not exist."""
+    from rclpy.parameter import Parameter
+
+    full = _node_services(session, node, timeout)
+    value = _parameter(session, full, name, timeout)
+    if value is None:
+        raise ToolFailure(f"node {full} has no parameter '{excerpt(name)}'")
+    return _python(value), Parameter.Type(value.type).name.lower()
+
+
+def fitted(value, current):
+    """VALUE as sent to a parameter whose value is ``current`` (plain Python, None when not set): a scalar set on
+    a non-empty array parameter becomes an array of its length with that value everywhere (a number on a double
+    array a double), as a node that takes either applies it; anything else is sent as it is (the node decides)."""
+    if not isinstance(current, list) or not current or isinstance(value, list):
+        return value
+    if isinstance(current[0], float) and isinstance(value, int) and not isinstance(value, bool):
+        value = float(value)
+    return [value] * len(current)
 
 
 def param_set(session: Session, node: str, name: str, text: str, timeout: float):
-    """Set a node's parameter from VALUE as typed (``parameter_value``); returns the value sent. ToolFailure with
-    the node's reason when it refuses the value."""
+    """Set a node's parameter from VALUE as typed (``parameter_value``, ``fitted`` to the parameter's current
+    value); returns the value sent. ToolFailure with the node's reason when it refuses the value."""
     from rcl_interfaces.srv import SetParameters
     from rclpy.parameter import Parameter
 
     value = parameter_value(text)
     full = _node_services(session, node, timeout)
+    current = _parameter(session, full, name, timeout)
+    value = fitted(value, None if current is None else _python(current))
     request = SetParameters.Request(parameters=[Parameter(name, value=value).to_parameter_msg()])
     response = _call(session, SetParameters, f"{full}/set_parameters", request, timeout)
     result = response.results[0]
