@@ -22,18 +22,30 @@ axes is a ``RigidConstraintModel`` of type ``CONTACT_3D``, a ``frame`` closure o
 runs on them. A ``point`` closure on two axes (a planar cut joint: pinocchio has no 2-D contact) and a
 ``coupling`` (a joint relation, no frames at all) have no pinocchio counterpart and stay this module's
 own: ``closure_residual``, ``closure_jacobian`` and ``closure_bias`` cover every type.
+
+The same mapping may instead be written in the convention of pinocchio's example parallel robots
+(a ``robot.yaml`` beside the URDF), read as it is:
+
+    closed_loop: [[frame_a, frame_b], ...]   # the cut joints' frame pairs
+    type: ['3d', '6d', ...]                   # 3d: a point closure (all axes), 6d: a frame closure
+    name_mot: [...]                           # the actuated joints
+
+(closures named ``closure<i>``). Their revolute joints often carry a ``<limit>`` with effort and velocity
+only; URDF parsers then read the range as [0, 0]: a revolute joint whose limit gives neither ``lower`` nor
+``upper`` is unlimited here.
 """
 
 from __future__ import annotations
 
 import functools
+import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
 import numpy as np
 import pinocchio as pin
 
-from ..errors import InvalidModelError, check_vector
+from ..errors import InvalidModelError, check_vector, excerpt
 
 _AXES = {"x": 0, "y": 1, "z": 2}
 _LWA = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
@@ -138,6 +150,44 @@ def _ro(obj):
     return obj
 
 
+def _unlimit_revolutes(model: pin.Model, urdf_xml: str) -> None:
+    """A revolute joint whose URDF limit gives neither lower nor upper is unlimited (module docstring)."""
+    lower, upper = model.lowerPositionLimit.copy(), model.upperPositionLimit.copy()
+    for joint in ET.fromstring(urdf_xml).iter("joint"):
+        limit = joint.find("limit")
+        if (joint.get("type") == "revolute" and model.existJointName(joint.get("name", ""))
+                and (limit is None or (limit.get("lower") is None and limit.get("upper") is None))):
+            i = model.joints[model.getJointId(joint.get("name"))].idx_q
+            lower[i], upper[i] = -np.inf, np.inf
+    model.lowerPositionLimit, model.upperPositionLimit = lower, upper
+
+
+_GEPETTO_TYPES = {"3d": "point", "6d": "frame"}
+
+
+def _closures_spec(spec) -> dict:
+    """``spec`` with the example-parallel-robots keys (closed_loop, type, name_mot) read into closures and
+    actuated_joints (module docstring); unchanged without them."""
+    if "closed_loop" not in spec:
+        return spec
+    for ours in ("closures", "actuated_joints"):
+        if ours in spec:
+            raise InvalidModelError(f"the closures mapping has both closed_loop (example-parallel-robots convention) "
+                                    f"and {ours}: write one convention")
+    pairs = spec["closed_loop"] or ()
+    types = spec.get("type")
+    if types is None or len(types) != len(pairs):
+        raise InvalidModelError(f"closed_loop lists {len(pairs)} frame pairs, type must list as many of '3d' | '6d', "
+                                f"got {excerpt(types)}")
+    closures = []
+    for i, (pair, kind) in enumerate(zip(pairs, types)):
+        if str(kind).lower() not in _GEPETTO_TYPES:
+            raise InvalidModelError(f"closed_loop pair {i} has type {excerpt(kind)!r}; expected '3d' or '6d'")
+        closures.append({"name": f"closure{i}", "type": _GEPETTO_TYPES[str(kind).lower()], "frames": list(pair)})
+    out = {k: v for k, v in spec.items() if k not in ("closed_loop", "type", "name_mot")}
+    return dict(out, closures=closures, actuated_joints=list(spec.get("name_mot") or ()))
+
+
 def load_model(urdf_xml: str, spec: dict, name: str | None = None, variant: str = "") -> ClosedLoopModel:
     """Build a ClosedLoopModel from URDF text and a closures mapping (module docstring)."""
     try:
@@ -146,6 +196,8 @@ def load_model(urdf_xml: str, spec: dict, name: str | None = None, variant: str 
         raise InvalidModelError(f"URDF could not be parsed by pinocchio: {exc}") from exc
     name = name or model.name
     model.name = name
+    _unlimit_revolutes(model, urdf_xml)
+    spec = _closures_spec(spec)
     if "gravity" in spec:
         model.gravity.linear = check_vector("gravity", spec["gravity"], 3)
 
