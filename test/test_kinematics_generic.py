@@ -111,6 +111,8 @@ def test_spatial_coordinates_round_trip_and_euler_rates():
         # omega from a central difference of R(t) = exp([w] t) R: the Euler rates must map back to w
         q, v, _ = ts.platform_joint_motion(pose, np.concatenate([np.zeros(3), w]))
         np.testing.assert_allclose(euler_rate_matrix(q[3], q[4]) @ v[3:], w, atol=1e-12)
+        np.testing.assert_allclose(ts.platform_rate_matrix(pose)[3:, 3:] @ euler_rate_matrix(q[3], q[4]), np.eye(3),
+                                   atol=1e-12)
         h = 1e-6
         qp = ts.platform_joint_motion(Pose(pose.position, so3_exp(w * h) @ pose.rotation))[0]
         qm = ts.platform_joint_motion(Pose(pose.position, so3_exp(-w * h) @ pose.rotation))[0]

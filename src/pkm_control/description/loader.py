@@ -122,7 +122,8 @@ class ClosedLoopModel:
 
     @property
     def dof(self) -> int:
-        """Mobility when the closure Jacobian has full row rank."""
+        """Gruebler's count nv - rows: the mobility only when the closure Jacobian has full row rank (planar loops
+        written with 3-D points have dependent rows); the numeric kinematics' ``mobility`` counts at an assembly."""
         return self.model.nv - self.n_constraints
 
     def create_data(self) -> pin.Data:

@@ -92,6 +92,12 @@ def euler_rate_matrix(yaw, pitch):
     return np.array([[0.0, -sy, cy * cp], [0.0, cy, sy * cp], [1.0, 0.0, -sp]])
 
 
+def euler_rate_matrix_inverse(yaw, pitch):
+    """E^-1: [yaw', pitch', roll'] = E^-1 omega (closed form, singular at cos(pitch) = 0)."""
+    cy, sy, cp, sp = math.cos(yaw), math.sin(yaw), math.cos(pitch), math.sin(pitch)
+    return np.array([[cy * sp / cp, sy * sp / cp, 1.0], [-sy, cy, 0.0], [cy / cp, sy / cp, 0.0]])
+
+
 def euler_rate_matrix_dot(yaw, pitch, yaw_rate, pitch_rate):
     """Time derivative of euler_rate_matrix."""
     cy, sy, cp, sp = np.cos(yaw), np.sin(yaw), np.cos(pitch), np.sin(pitch)
@@ -205,7 +211,7 @@ class TaskSpace:
             return np.eye(self.dim)
         roll, pitch, yaw = matrix_to_rpy(pose.rotation)
         B = np.eye(6)
-        B[3:, 3:] = np.linalg.inv(euler_rate_matrix(yaw, pitch))
+        B[3:, 3:] = euler_rate_matrix_inverse(yaw, pitch)
         return B
 
     def platform_rate_matrix_dot(self, pose: Pose, twist) -> np.ndarray:
@@ -213,7 +219,7 @@ class TaskSpace:
         if self.kind != "spatial":
             return np.zeros((self.dim, self.dim))
         roll, pitch, yaw = matrix_to_rpy(pose.rotation)
-        Einv = np.linalg.inv(euler_rate_matrix(yaw, pitch))
+        Einv = euler_rate_matrix_inverse(yaw, pitch)
         rates = Einv @ np.asarray(twist, float)[3:]
         Bd = np.zeros((6, 6))
         Bd[3:, 3:] = -Einv @ euler_rate_matrix_dot(yaw, pitch, rates[0], rates[1]) @ Einv
