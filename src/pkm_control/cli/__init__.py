@@ -50,8 +50,6 @@ EXAMPLES = """examples:
 """
 
 
-
-
 def build_parser() -> argparse.ArgumentParser:
     """The parser of pkm: the subcommands of each group (model, data, benchmarks, graph), in that order."""
     p = Parser(prog="pkm", description=plain(__doc__), formatter_class=argparse.RawDescriptionHelpFormatter,

@@ -98,12 +98,14 @@ def _angular_mask(kin):
 
 
 def revolute_mask(clm):
+    """Which joints of the model are revolute (their values are angles with --deg)."""
     model = clm.model
     return np.array([model.joints[model.getJointId(n)].shortname().startswith("JointModelR")
                      for n in clm.joint_names])
 
 
 def task_in(kin, values, deg, what):
+    """Task coordinates as typed for option ``what`` -> SI and radians (their count checked)."""
     x = np.asarray(values, float)
     if x.shape != (kin.task.dim,):
         raise InvalidInputError(f"{what} needs {kin.task.dim} values ({' '.join(kin.task.names)}), got {len(x)}")
@@ -113,14 +115,17 @@ def task_in(kin, values, deg, what):
 
 
 def task_out(kin, x, deg):
+    """Task coordinates as printed: their angles in degrees with --deg."""
     return np.where(_angular_mask(kin), np.degrees(x), x) if deg else np.asarray(x)
 
 
 def joints_out(clm, q, deg):
+    """Joint values as printed: the revolute ones in degrees with --deg."""
     return np.where(revolute_mask(clm), np.degrees(q), q) if deg else np.asarray(q)
 
 
 def emit(args, data, text):
+    """The output of a command: ``data`` as JSON with --json, else ``text``."""
     if args.json:
         print(json.dumps(data, indent=2, default=lambda o: o.tolist() if hasattr(o, "tolist") else str(o)))
     else:
@@ -128,6 +133,7 @@ def emit(args, data, text):
 
 
 def fmt(v, width=11, prec=6):
+    """Numbers in aligned columns."""
     return " ".join(f"{x:{width}.{prec}g}" for x in np.atleast_1d(v))
 
 

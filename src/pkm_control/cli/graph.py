@@ -101,7 +101,7 @@ def cmd_bringup(args):
 
 
 def _graph_tool(run):
-    """A command of nodes.tools (the ros2cli tasks): its own ROS session on the domain of `pkm demo` (without
+    """A command of graph.tools (the ros2cli tasks): its own ROS session on the domain of `pkm demo` (without
     its isolated fallback); exit 1 when the graph does not answer as asked, 0 on Ctrl-C for `pkm echo` (its way
     to end) and 1 for the others."""
     def cmd(args):
