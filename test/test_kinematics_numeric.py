@@ -161,3 +161,18 @@ def test_batch_and_singularity_classification():
         pose = st_an.task.pose(np.asarray(coords, float))
         assert singularity(st_nu, pose).classification == singularity(st_an, pose).classification
     assert singularity(st_nu, st_nu.task.pose(np.asarray(st_an.model.config["singular_pose"], float))).singular
+
+
+def test_the_engine_runs_on_the_numeric_family():
+    """ClosedLoopDynamics needs only the family interface: its inverse dynamics (friction included) and task-space
+    mass matrix on the numeric family equal those on the analytic one (palida, delta)."""
+    from pkm_control.dynamics.engine import ClosedLoopDynamics
+
+    rng = np.random.default_rng(8)
+    for robot in ("palida", "delta"):
+        an = robot_kinematics(robot)
+        da, dn = ClosedLoopDynamics(an), ClosedLoopDynamics(Kinematics(load_robot(robot)))
+        for pose in random_poses(an, 2, rng):
+            twist, accel = rng.normal(scale=0.3, size=an.task.dim), rng.normal(size=an.task.dim)
+            _close(dn.inverse_dynamics(pose, twist, accel).tau, da.inverse_dynamics(pose, twist, accel).tau, "tau")
+            _close(dn.mass_matrix(pose), da.mass_matrix(pose), "M")

@@ -349,7 +349,11 @@ class Kinematics(ParallelKinematics):
         if sc.q is not None and np.abs(sc.q[c] - self._platform_joints(pose)).sum() <= 1e-9:
             start = sc.q, sc.K          # the guess is this thread's last solution (an estimator's last estimate)
         else:
-            start = self._assemble(pose)
+            try:
+                start = self._assemble(pose)
+            except UnreachablePoseError as exc:     # as forward.forward_kinematics: the guess must assemble
+                raise ConvergenceError(f"forward kinematics: the initial guess is not an assembly of the mechanism "
+                                       f"({exc})") from exc
         q, r, K, it = self._project(start, self._a, qa, ConvergenceError, f"forward kinematics of '{clm.name}'",
                                     tol, max_iter)
         self._remember(q, K)
