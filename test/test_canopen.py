@@ -7,6 +7,8 @@ No wall-clock timing: the master sends SYNC and waits for the drives' answers (e
 drives' clock runs one period per SYNC, or ``run_free`` when a test stops the master."""
 
 import itertools
+import os
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -353,3 +355,190 @@ def test_joint_controller_reports_the_drives_quick_stop_and_recovers_on_the_serv
     finally:
         node.destroy_node()
         rclpy.shutdown()
+
+
+# ---------------------------------------------------------------------------------------------- another process
+# The drives in a process of their own on python-can's udp_multicast bus (an interface-local IPv6 group, hop limit 1:
+# the traffic stays on this machine), on the wall clock: as a real bus looks to the master. Supervision windows are
+# generous (a loaded 2-core machine may pause a process for a while); every wait is on an event (a frame, a state).
+_ports = itertools.count(47100 + os.getpid() % 400 * 4)
+PROCESS_HEARTBEAT = {"producer_time": 0.05, "consumer_time": 2.0}
+SYNC_TIMEOUT = 2.0             # s without SYNC before the emulated drives fault
+TRANSITION_TIME = 0.05         # s per CiA 402 transition of the emulated drives
+
+
+def udp_config(mode="cst", **changes):
+    import yaml
+
+    doc = yaml.safe_load((share_dir() / "config" / "canopen" / "palida.yaml").read_text())
+    doc["bus"] = {"interface": "udp_multicast", "channel": "ff11::7079:6b6d:23", "port": next(_ports),
+                  "hop_limit": 1, "fd": False, "bitrate": 1000000}
+    doc["eds"] = str(share_dir() / "config" / "canopen" / doc["eds"])
+    doc.update(mode=mode, heartbeat=PROCESS_HEARTBEAT, **changes)
+    return CanopenConfig.from_dict(doc, robot_dynamics("palida").model.actuated_joints)
+
+
+def wait_for(cond, what, timeout=60.0):
+    """Until cond() (an event seen on the bus or a state reached); fails after a generous timeout."""
+    import time
+
+    end = time.monotonic() + timeout
+    while not cond():
+        assert time.monotonic() < end, f"no {what} within {timeout} s"
+        time.sleep(0.005)
+
+
+@pytest.fixture
+def process_bus(request):
+    """(master started over udp_multicast, EmulatorProcess) for the config of the test's ``mode`` parameter."""
+    from pkm_control.hardware.canopen_drives import CanopenDrives
+    from pkm_control.hardware.canopen_emulator import EmulatorProcess
+
+    mode = getattr(request, "param", "cst")
+    dyn = robot_dynamics("palida")
+    cfg = udp_config(mode)
+    emu = EmulatorProcess(cfg, "palida", DT, transition_time=TRANSITION_TIME, sync_timeout=SYNC_TIMEOUT)
+    hw = CanopenDrives(cfg, DT, ForceLimits.from_config(dyn.model), response_timeout=10.0)
+    try:
+        hw.start()
+        yield hw, emu
+    finally:
+        hw.close()
+        emu.close()
+    assert emu.errors == []
+
+
+def hold_until(hw, cond, what):
+    """Holding commands, one period at a time, until cond() (a transition takes its time on the wall clock)."""
+    wait_for(lambda: (hold(hw, 1), cond())[1], what)
+
+
+def hold(hw, periods):
+    """``periods`` periods commanding what holds the drives (the measured force in CST, the measured position in
+    CSP, zero velocity in CSV)."""
+    for _ in range(periods):
+        m = hw.read()
+        command = {"effort": m.effort, "position": m.position, "velocity": np.zeros(6)}[hw.command_interface]
+        hw.write(command, m.time)
+    return hw.read()
+
+
+def test_process_start_up_with_real_heartbeat_timing_tracks_the_robot(process_bus):
+    """The drives' heartbeats arrive on the wall clock while the start-up took several transition times: no false
+    loss (the consumer measures between received heartbeats); the measurement is the robot's within an increment."""
+    hw, emu = process_bus
+    assert hw.states == ("operation enabled",) * 6
+    assert emu.call("states") == dict.fromkeys(hw.actuated_names, "operation enabled")
+    m = hold(hw, 200)
+    assert not hw.safe_active, hw.safe_reason
+    truth = emu.call("plant", "read")
+    assert np.all(np.abs(m.position - truth.position) <= 0.5e-6 + 1e-12)
+    assert emu.call("plant", "mode") == "command"
+
+
+def test_process_muted_heartbeat_quick_stops_and_recovers_by_transition_16(process_bus):
+    hw, emu = process_bus
+    emu.call("pull_heartbeat", "leg2_prismatic", False)
+    hold_until(hw, lambda: hw.safe_active, "heartbeat loss")
+    assert "leg2_prismatic (node 2): heartbeat lost" in hw.safe_reason
+    hold_until(hw, lambda: set(emu.call("states").values()) == {"quick stop active"}, "quick stop active")
+    m = hw.read()
+    emu.call("pull_heartbeat", "leg2_prismatic", True)
+    path = []
+    read = hw.read
+    hw.read = lambda: (path.append(hw.states), read())[1]
+    after = hw.recover()
+    hw.read = read
+    assert hw.states == ("operation enabled",) * 6 and not hw.safe_active
+    assert all(set(s) <= {"quick stop active", "operation enabled"} for s in path)   # power kept: transition 16
+    assert np.abs(after.position - m.position).max() <= 2e-6                     # no drop (it was 12-15 um)
+
+
+def test_process_persistent_fault_leaves_every_drive_in_quick_stop_then_recovers(process_bus):
+    """A fault that a fault reset does not clear: recovery enables no drive (none at 0 N beside a faulted one), keeps
+    the quick stop latched and names the drive; once the cause is gone, all are enabled together."""
+    hw, emu = process_bus
+    m0 = hold(hw, 1)
+    emu.call("inject_fault", "leg4_prismatic", 0x2310, True)
+    hold_until(hw, lambda: hw.safe_active, "fault")
+    assert "leg4_prismatic (node 4): fault, error code 0x2310" in hw.safe_reason
+    hold_until(hw, lambda: "operation enabled" not in emu.call("states").values(), "quick stop active")
+    with pytest.raises(InvalidInputError, match=r"leg4_prismatic \(node 4\).*fault.*0x2310"):
+        hw.recover()
+    assert hw.safe_active
+    states = emu.call("states")
+    assert states.pop("leg4_prismatic") == "fault" and set(states.values()) == {"quick stop active"}
+    assert emu.call("plant", "mode") == "hold"
+    m = hold(hw, 20)                                          # quick stop goes on: every drive holds
+    assert set(emu.call("states").values()) - {"fault"} == {"quick stop active"}
+    assert np.abs(m.position - m0.position).max() <= 5e-6
+    emu.call("clear_fault", "leg4_prismatic")
+    hw.recover()
+    assert hw.states == ("operation enabled",) * 6 and not hw.safe_active
+    assert any("EMCY 0x2310" in e for e in hw.drain_events())
+
+
+def test_process_sync_stopped_faults_the_drives_reported_by_emcy_and_recovers(process_bus):
+    """The master stops sending SYNC: the drives fault (0x8100) after their SYNC window and say so by EMCY; the
+    master reports it (supervision goes on), and recovers them along the state machine."""
+    hw, emu = process_bus
+    hold(hw, 5)
+    hw.drain_events()
+    wait_for(lambda: sum("EMCY 0x8100" in e for e in hw.events) == 6, "EMCY 0x8100 from every drive")
+    assert set(emu.call("states").values()) == {"fault"}
+    hold(hw, 1)                                    # the robot steps at SYNC: faulted drives, it holds
+    assert "fault, error code 0x8100" in hw.safe_reason and emu.call("plant", "mode") == "hold"
+    hw.recover()
+    assert hw.states == ("operation enabled",) * 6
+
+
+@pytest.mark.parametrize("process_bus", ["csp", "csv"], indirect=True)
+def test_process_csp_and_csv_enable_without_a_jump(process_bus):
+    """CSP: the target position at enable operation is the actual position 0x6064 (it is absolute: 0 moved the axis
+    toward 0); CSV: the target velocity is 0. After enable, holding commands keep the axes within a few increments
+    (the drives' own loop around the force they held)."""
+    hw, emu = process_bus
+    targets = emu.call("enable_targets")
+    for joint, enables in targets.items():
+        assert len(enables) == 1, joint
+        position_target, actual, velocity_target = enables[0]
+        if hw.command_interface == "position":
+            assert position_target == actual, joint
+        else:
+            assert velocity_target == 0, joint
+    m0 = hw.read()
+    m = hold(hw, 100)
+    assert np.abs(m.position - m0.position).max() <= 5e-6
+
+
+def test_sdo_abort_names_the_drive_the_object_and_the_abort_code():
+    """A configuration asking for the identity object 0x1018, which this EDS lacks: the drive aborts the upload
+    with 0x06020000, and the error names the drive, the object and the code's CiA 301 meaning."""
+    dyn = robot_dynamics("palida")
+    cfg = CanopenConfig.for_robot("palida", dyn.model.actuated_joints)
+    cfg = replace(cfg, identity=((1, 0x1234),))
+    with pytest.raises(InvalidInputError, match=r"leg1_prismatic \(node 1\): SDO access to object 0x1018:01 failed, "
+                                                r"abort code 0x06020000: Object does not exist"):
+        emulated_robot(dyn, cfg, DT, home_pose(dyn.kin), f"test_canopen_{next(_channels)}")
+
+
+def test_a_drive_that_is_not_the_configured_one_is_refused_by_node():
+    """Motor rated torque is the drive's (0x6076, read-only): a configuration that says otherwise is refused."""
+    from pkm_control.hardware.canopen_drives import CanopenDrives
+    from pkm_control.hardware.canopen_emulator import EmulatedDrives
+
+    dyn = robot_dynamics("palida")
+    cfg = CanopenConfig.for_robot("palida", dyn.model.actuated_joints)
+    drives = list(cfg.drives)
+    drives[2] = replace(drives[2], rated_torque=800.0)
+    plant = SimulatedRobot(dyn, DT)
+    plant.reset(home_pose(dyn.kin))
+    channel = f"test_canopen_{next(_channels)}"
+    emu = EmulatedDrives(replace(cfg, drives=tuple(drives)), plant, channel)
+    hw = CanopenDrives(cfg, DT, channel=channel, clock=lambda: emu.time)
+    try:
+        with pytest.raises(InvalidInputError, match=r"leg3_prismatic \(node 3\): motor rated torque 0x6076 = 800.0"):
+            hw.start()
+    finally:
+        hw.close()
+        emu.close()

@@ -97,6 +97,64 @@ class EmulatedCanopenAdapter(PlantAdapter):
         return self.hw.drives.saturated
 
 
+class _PlantProxy:
+    """The robot in the drives' process, read there (EmulatorProcess.call("plant", attribute))."""
+
+    def __init__(self, emu):
+        self._emu = emu
+
+    def __getattr__(self, name):
+        return self._emu.call("plant", name)
+
+
+class CanopenProcessAdapter(CanopenAdapter):
+    """The master against drives in another process on udp_multicast, on the wall clock (test_canopen.udp_config).
+    ``idle(n)``: no SYNC for n periods: within the drives' SYNC window for the first; from the second on, beyond it
+    (the window is seconds there: the adapter waits for every drive's EMCY 0x8100), and the robot steps at the next
+    SYNC, its drives faulted: it holds."""
+
+    def __init__(self):
+        from test_canopen import SYNC_TIMEOUT, udp_config
+
+        from pkm_control.control import ForceLimits
+        from pkm_control.hardware.canopen_drives import CanopenDrives
+        from pkm_control.hardware.canopen_emulator import EmulatorProcess
+
+        cfg = udp_config()
+        self.emu = EmulatorProcess(cfg, ROBOT, DT, sync_timeout=SYNC_TIMEOUT)
+        self.hw = CanopenDrives(cfg, DT, ForceLimits.from_config(DYN.model), response_timeout=10.0)
+        self.robot = _PlantProxy(self.emu)
+        try:
+            self.hw.start()
+        except BaseException:
+            self.close()
+            raise
+
+    _idle = 0                   # periods without SYNC since the last command
+
+    def command(self, tau):
+        self._idle = 0
+        super().command(tau)
+
+    def idle(self, n):
+        from test_canopen import wait_for
+
+        self._idle += n
+        if self._idle < 2 or self._idle - n >= 2:
+            return
+        self.hw.drain_events()
+        wait_for(lambda: sum("EMCY 0x8100" in e for e in self.hw.events) == len(LIMITS), "EMCY 0x8100")
+        steps = self.emu.call("plant", "_n_steps")
+        self.hw.network.sync.transmit()              # one period: the robot steps at this SYNC
+        wait_for(lambda: self.emu.call("plant", "_n_steps") > steps, "the robot's step at SYNC")
+
+    def reset(self):
+        self.emu.call("inject_fault", DYN.model.actuated_joints[0])
+        wait_for_fault = __import__("test_canopen").wait_for
+        wait_for_fault(lambda: (self.command(np.zeros(len(LIMITS))), self.hw.safe_active)[1], "the fault")
+        return self.hw.recover()
+
+
 class Ros2ControlAdapter(PlantAdapter):
     def __init__(self):
         rclpy = pytest.importorskip("rclpy")
@@ -167,7 +225,7 @@ def _mujoco():
 
 FACTORIES = {"sim": lambda: PlantAdapter(SimulatedRobot(DYN, DT, command_timeout=1.5 * DT)), "mujoco": _mujoco,
              "ros2_control": Ros2ControlAdapter, "canopen": CanopenAdapter,
-             "canopen_emulated": EmulatedCanopenAdapter}
+             "canopen_emulated": EmulatedCanopenAdapter, "canopen_process": CanopenProcessAdapter}
 
 
 @pytest.fixture(params=list(FACTORIES))

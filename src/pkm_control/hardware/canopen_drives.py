@@ -338,8 +338,8 @@ class CanopenDrives(HardwareInterface):
         if not modes >> bit & 1:
             raise InvalidInputError(f"{d.name}: supported drive modes 0x6502 = 0x{modes:08X} lack {self.config.mode} "
                                     f"(bit {bit}), the configured mode")
-        for sub, expected in self.config.identity:
-            value = node.sdo[0x1018][sub].raw
+        for sub, expected in self.config.identity:       # UNSIGNED32; the drive's, whatever the EDS lists
+            value = int.from_bytes(node.sdo.upload(0x1018, sub)[:4], "little")
             if value != expected:
                 raise InvalidInputError(f"{d.name}: identity 0x1018:{sub:02X} = 0x{value:08X}, the configuration "
                                         f"expects 0x{expected:08X}")
@@ -579,7 +579,8 @@ class CanopenDrives(HardwareInterface):
         if self.network is None:
             return
         try:
-            self._sync([DISABLE_VOLTAGE] * len(self.drives), self._hold_targets())
+            if self._last is not None:                         # PDOs mapped: the drives answered a SYNC
+                self._sync([DISABLE_VOLTAGE] * len(self.drives), self._hold_targets())
             for node in self.nodes:
                 node.nmt.send_command(0x80)                    # pre-operational: PDOs off
         finally:

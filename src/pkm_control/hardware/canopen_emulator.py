@@ -96,9 +96,10 @@ class _Drive:
         if self.persistent and self.state == "fault":
             target = "fault"
         self.controlword = word
-        if target == self.state:
+        if target == self.state and not (self.state == "fault" and self.moving):   # fault reset: an edge, it goes on
             self.moving = None
             return
+        target = self.moving[0] if target == self.state else target
         if self.moving is None or self.moving[0] != target:
             self.moving = (target, now + transition_time)
         if now >= self.moving[1] - 1e-12:
@@ -354,9 +355,10 @@ def _serve(config: CanopenConfig, robot: str, variant, dt: float, pose, channel,
             if name == "close":
                 break
             try:
-                if name == "truth":
+                if name == "plant":                  # the robot's attribute (called when a method: read)
                     with emu._lock:
-                        result = plant.read()
+                        result = getattr(plant, args[0])
+                        result = result() if callable(result) else result
                 else:
                     result = getattr(emu, name)(*args)
                 conn.send(("ok", result))
@@ -371,8 +373,9 @@ def _serve(config: CanopenConfig, robot: str, variant, dt: float, pose, channel,
 class EmulatorProcess:
     """Emulated drives in a process of their own (a bus that is not the master's process: udp_multicast), on the
     wall clock. Their robot starts at ``pose`` (None: home); ``call(name, *args)`` runs an EmulatedDrives method
-    there (inject_fault, clear_fault, pull_heartbeat, states, enable_targets; "truth": the robot's exact
-    measurement). Construction returns once the drives listen on the bus."""
+    there (inject_fault, clear_fault, pull_heartbeat, states, enable_targets; "plant", attribute: the robot's
+    attribute, called when a method: "plant", "read" is its exact measurement). Construction returns once the
+    drives listen on the bus."""
 
     def __init__(self, config: CanopenConfig, robot: str, dt: float, pose=None, variant=None, channel=None,
                  transition_time: float = 0.0, sync_timeout: float | None = None, timeout: float = 120.0):
