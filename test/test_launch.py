@@ -310,10 +310,14 @@ def test_no_node_outlives_a_killed_bringup(moment):
     signals.die_with_parent). The wait for them is bounded only as a failure guard; the time they took is
     printed."""
     import signal
+    import threading
     import time
 
     p = _bringup("--robot", "delta", "--controller", "pd", "--goal",
-                 "{type: point_to_point, goal: [0.0, 0.0, -0.28], duration: 0.5}", domain=146)
+                 "{type: point_to_point, goal: [0.0, 0.0, -0.28], duration: 0.5}",
+                 domain=int(os.environ.get("PKM_TEST_ROS_DOMAIN_ID", "146")))     # the run's domain (conftest)
+    guard = threading.Timer(300, p.kill)            # a marker that never comes fails the test, never hangs it
+    guard.start()
     try:
         marker = {"start": "[bringup] started joint_controller", "mid-run": "goal accepted",
                   "stop": "motion finished"}[moment]
@@ -325,6 +329,7 @@ def test_no_node_outlives_a_killed_bringup(moment):
         lines.append(_communicate(p, 60))
     finally:
         p.kill()
+        guard.cancel()
     out = "".join(lines)
     pids = [int(ln.rsplit("pid ", 1)[1].rstrip(")\n")) for ln in out.splitlines() if "[bringup] started" in ln]
     assert len(pids) == len(graph("sim")), out[-2000:]

@@ -37,12 +37,13 @@ Modes
   lockstep:=true   publish state k, wait for the command, step exactly 1/control_rate, publish
                    state k+1; no wall-clock timer drives the simulation. Until the first command
                    the state at t=0 is re-published every 0.1 s (wall) so late subscribers get it.
-                   A command missing for 0.5 s (wall; at most half of lockstep_timeout) has state
-                   k re-sent (the same stamp: joint_controller then re-sends its command, which was
-                   lost; pkm_control.control.lockstep). A command missing for lockstep_timeout
-                   (wall) lets the plant step without it: the plant's command_timeout (sim time)
-                   then applies the safe behaviour. No command for 10 s (wall): /diagnostics WARN,
-                   45 s: ERROR, naming the topic it waits on (`pkm bringup --exit-when-done` fails).
+                   A command missing for 0.25 s (wall; at most a quarter of lockstep_timeout) has
+                   state k re-sent, again every 0.25 s (the same stamp: joint_controller re-sends its
+                   command once it is 0.5 s old, it was lost; pkm_control.control.lockstep). A
+                   command missing for lockstep_timeout (wall) lets the plant step without it: the
+                   plant's command_timeout (sim time) then applies the safe behaviour. No command
+                   for 10 s (wall): /diagnostics WARN, 45 s: ERROR, naming the topic it waits on
+                   (`pkm bringup --exit-when-done` then fails).
   lockstep:=false  a wall timer at control_rate steps the plant with the latest command;
                    command_timeout is then effectively wall time (sim time follows the timer).
 
@@ -104,7 +105,8 @@ class HardwareNode(Node):
         self.pending = None             # latest valid command not yet applied
         self.got_first = False
         self.waiting_since = time.monotonic()
-        self.watch = LockstepWatch(self.waiting_since, min(RESEND_AFTER, s["lockstep_timeout"] / 2))
+        # twice as often as joint_controller's re-send: its answer comes before lockstep_timeout
+        self.watch = LockstepWatch(self.waiting_since, min(RESEND_AFTER, s["lockstep_timeout"] / 2) / 2)
         if s["lockstep"]:
             self.diag.watch = self.watch
         self.step_us = LatencyHistogram()

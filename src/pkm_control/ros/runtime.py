@@ -23,7 +23,6 @@ from __future__ import annotations
 import os
 import signal
 import sys
-import threading
 import time
 
 from ..errors import InvalidInputError, PkmError
@@ -317,18 +316,21 @@ def wants_help(argv) -> bool:
 
 
 def run_node(make_node, doc: str, argv=None) -> int:
-    """Entry point of an executable (module docstring): spin until a signal, then destroy the node."""
+    """Entry point of an executable (module docstring): spin until a signal, then destroy the node; with ``argv`` None
+    (the process is the node) the process then ends at once."""
     import rclpy
     from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
     from rclpy.signals import SignalHandlerOptions
 
-    argv = list(sys.argv if argv is None else argv)
+    argv_given, argv = argv, list(sys.argv if argv is None else argv)
     if wants_help(argv[1:]):
         print(doc.strip())
         return 0
-    stop = threading.Event()
+    # the signals that asked to stop: a plain list, no lock (a threading.Event's lock deadlocks when a second signal
+    # comes while the handler of the first holds it: SIGINT from pkm bringup, then SIGTERM as bringup dies)
+    stop = []
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-        signal.signal(sig, lambda *_: stop.set())
+        signal.signal(sig, lambda signum, _frame: stop.append(signum))
     rclpy.init(args=argv, signal_handler_options=SignalHandlerOptions.NO)
     node = None
     code = 0
@@ -336,7 +338,7 @@ def run_node(make_node, doc: str, argv=None) -> int:
         node = make_node()
         ex = SingleThreadedExecutor()
         ex.add_node(node)
-        while not stop.is_set():
+        while not stop:
             ex.spin_once(timeout_sec=SPIN_WAIT)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
@@ -348,6 +350,13 @@ def run_node(make_node, doc: str, argv=None) -> int:
             node.destroy_node()
         if rclpy.ok():
             rclpy.shutdown()
+    if argv_given is None:
+        # the node's own process (its command line, not a caller's argv): everything it owns is released above, so
+        # the interpreter's finalization (~2 s here, most of it the compiled kernels' teardown) is skipped: a node
+        # stopped by a signal, or by its parent's death (graph.signals.die_with_parent), is gone at once
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
     return code
 
 
