@@ -434,25 +434,33 @@ def test_the_graph_recovers_when_the_first_message_of_each_lockstep_topic_is_los
     assert all(n.diag.rejected == 0 for n in nodes)
 
 
-def test_a_stalled_lockstep_says_what_it_waits_for(ros):
-    """joint_controller in front of a robot behind topics that never comes: /diagnostics ERROR once the lockstep
-    made no progress for STALL_ERROR (a watch on a fake clock here), the message naming the topics it waits on."""
+@pytest.mark.parametrize("alone", ["joint_controller", "hardware"])
+def test_a_stalled_lockstep_says_what_it_waits_for(ros, alone):
+    """joint_controller in front of a robot behind topics that never comes, and the robot without a controller:
+    /diagnostics WARN, then ERROR once the lockstep made no progress for STALL_ERROR (a watch on a fake clock
+    here), the message naming the topics it waits on."""
     from diagnostic_msgs.msg import DiagnosticStatus
 
     from pkm_control.control.lockstep import STALL_ERROR, STALL_WARN, LockstepWatch
 
-    ctl = JointControllerNode(parameter_overrides=params(hardware="topics"))
-    ros.add_node(ctl)
-    ctl.watch = ctl.diag.watch = LockstepWatch(now=0.0)
-    ctl.on_lockstep_timer()
+    if alone == "joint_controller":
+        node = JointControllerNode(parameter_overrides=params(hardware="topics"))
+        waits = ("the robot (hardware node) on its topics: a subscriber on /effort_controller/commands, a publisher "
+                 "on /joint_states")
+    else:
+        node = HardwareNode(parameter_overrides=params(sim_time=False))
+        waits = ("the first command on /effort_controller/commands (joint_controller) for sim time 0.0000 s; no "
+                 "subscriber on /joint_states yet")
+    ros.add_node(node)
+    node.watch = node.diag.watch = LockstepWatch(now=0.0)
+    node.on_lockstep_timer()
     levels = {}
     for now in (0.0, STALL_WARN, STALL_ERROR):
-        ctl.diag.clock = lambda now=now: now
-        st = ctl.diag.publish().status[0]
+        node.diag.clock = lambda now=now: now
+        st = node.diag.publish().status[0]
         levels[now] = st.level
     assert levels == {0.0: DiagnosticStatus.OK, STALL_WARN: DiagnosticStatus.WARN, STALL_ERROR: DiagnosticStatus.ERROR}
-    assert st.message == (f"no lockstep progress for {STALL_ERROR:.1f} s (wall): waiting for the robot (hardware node) "
-                          "on its topics: a subscriber on /effort_controller/commands, a publisher on /joint_states")
+    assert st.message == f"no lockstep progress for {STALL_ERROR:.1f} s (wall): waiting for {waits}"
     assert {kv.key: kv.value for kv in st.values}["lockstep_stall"] == "error"
 
 

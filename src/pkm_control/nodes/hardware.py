@@ -143,10 +143,6 @@ class HardwareNode(Node):
             self.topics.ground_truth(t, self.plant.ground_truth(), flush=not self.got_first)
         self.diag.safe_behaviour = self.plant.mode if self.plant.safe_active else "none"
         self.watch.sent(time.monotonic())
-        self.watch.waiting_for = (f"{'the first' if not self.got_first else 'a'} command on "
-                                  f"{self.convention.commands_topic} (joint_controller) for sim time {t * 1e-9:.4f} s"
-                                  + ("" if self.pub_state.get_subscription_count() else
-                                     f"; no subscriber on {self.convention.states_topic} yet"))
 
     def advance(self):
         """Apply the pending command (if any), step the plant by dt, publish the new state."""
@@ -197,7 +193,16 @@ class HardwareNode(Node):
         if self.s["lockstep"]:
             self.advance()
 
+    def awaited(self) -> str:
+        """What the lockstep waits for (the diagnostics' waiting_for)."""
+        return (f"{'the first' if not self.got_first else 'a'} command on {self.convention.commands_topic} "
+                f"(joint_controller) for sim time {self.k * self.dt_ns * 1e-9:.4f} s"
+                + ("" if self.pub_state.get_subscription_count() else
+                   f"; no subscriber on {self.convention.states_topic} yet"))
+
     def on_lockstep_timer(self):
+        if self.watch.idle(time.monotonic()) >= self.watch.resend_after:
+            self.watch.waiting_for = self.awaited()
         if not self.got_first:
             self.publish_state()          # nobody listening yet: offer state 0 again
             return
