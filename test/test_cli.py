@@ -36,7 +36,8 @@ COMMON_FLAGS = {"info": {"--json", "--deg"}, "ik": {"--json", "--deg"}, "fk": {"
                 "reproduce": {"--json"}, "bench": {"--json"}, "bringup": {"--json"}, "tour": {"--json", "--deg"},
                 "demo": {"--json"}, "fuzz": {"--json"}, "animate": set(), "view": {"--deg"}, "topics": {"--json"},
                 "echo": {"--json"}, "param": set(), "call": {"--json"}, "goal": {"--json"},   # param: on get / set
-                "perturb": {"--json"}, "excite": {"--json"}, "identify": {"--json"}, "record": {"--json"}}
+                "perturb": {"--json"}, "excite": {"--json"}, "identify": {"--json"}, "record": {"--json"},
+                "stress": set()}   # stress: on its startup subcommand
 
 
 def test_help_at_every_level_is_plain_and_offers_only_working_flags(capsys):

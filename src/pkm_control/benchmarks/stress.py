@@ -28,9 +28,8 @@ from ..ros.topology import DOMAIN_MAX, domain_id
 DEFAULT_GOAL = "{type: point_to_point, goal: [0.01, 0.0, -0.85, 0.0, 0.0, 0.0], duration: 0.1}"
 
 
-def build_parser(p: argparse.ArgumentParser | None = None) -> argparse.ArgumentParser:
-    p = p or argparse.ArgumentParser(prog="pkm stress", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+def add_subcommands(p: argparse.ArgumentParser) -> None:
+    """The subcommands of `pkm stress` (startup) under ``p``."""
     sub = p.add_subparsers(dest="what", metavar="WHAT", required=True)
     s = sub.add_parser("startup", help="start the graph N times in a row in lockstep with a short goal",
                        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -52,6 +51,12 @@ def build_parser(p: argparse.ArgumentParser | None = None) -> argparse.ArgumentP
     s.add_argument("--set", action="append", default=[], metavar="[NODE.]KEY=VALUE",
                    help="passed to pkm bringup (repeatable)")
     s.add_argument("--json", action="store_true", help="the runs and figures as one JSON object")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="pkm stress", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_subcommands(p)
     return p
 
 

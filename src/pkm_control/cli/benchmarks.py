@@ -70,8 +70,16 @@ def cmd_demo(args):
         print(json.dumps(summary, indent=2))
 
 
+def cmd_stress(args):
+    from ..benchmarks.stress import run
+
+    code = run(args)
+    if code:
+        raise SystemExit(code)
+
+
 def register(sub, command_line) -> None:
-    """reproduce, bench, demo and fuzz under ``sub`` (the subparsers of pkm); ``command_line`` is (build_parser,
+    """reproduce, bench, stress, demo and fuzz under ``sub`` (the subparsers of pkm); ``command_line`` is (build_parser,
     main) of pkm itself, which `pkm fuzz` hands to the campaign of the class cli."""
     add = partial(add_command, sub)
     from ..benchmarks.speed import SAMPLES_MAX as BENCH_SAMPLES_MAX
@@ -101,6 +109,11 @@ def register(sub, command_line) -> None:
     sp.add_argument("--seconds", type=seconds, default=60.0,
                     help="loop: wall seconds of the real-time run, at most 3600 (default 60; the baseline runs "
                          "min(20, S))")
+
+    from ..benchmarks import stress
+    sp = add("stress", cmd_stress, "start the node graph many times in a row and report the start-up times and "
+             "failures (not part of make test)", stress.__doc__, robot=False, common=())
+    stress.add_subcommands(sp)
 
     sp = add("demo", cmd_demo, "the PaLiDA computed-force benchmark through the ROS 2 node graph (make demo)",
              "Abdellatif sec. V: a circle inclined 30 deg at 1 m/s, three runs (SJ PD, CF rb, CF rb+frict)\n"
