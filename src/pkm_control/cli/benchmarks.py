@@ -92,7 +92,7 @@ def register(sub, command_line) -> None:
     sp.add_argument("--out", default="results", help="output folder (default: results/)")
     sp.add_argument("--quick", action="store_true",
                     help="a short run for a smoke test where the reproduction has one (stewart-control: the first "
-                         "move only); its numbers are not the README's")
+                         "move only); its numbers are not the documented ones")
 
     sp = add("bench", cmd_bench, "benchmarks that print timings and ratios against a baseline run alongside",
              robot=False, common=("json",))

@@ -5,7 +5,7 @@ Each replaces a sequence of small numpy calls on six-vectors (one ufunc dispatch
 allocation, per operation) by one compiled call. In the real-time loop a period runs after the
 other processes had the core, with cold caches: the ~40 numpy and Python-level operations of a
 period then cost about three times what they cost run back to back, and the fewer distinct
-operations a period touches the less it pays (README, Benchmarks).
+operations a period touches the less it pays (docs/benchmarks.md).
 
 The kernels compute exactly what the numpy expressions they replace compute, operation by operation
 in the same order, without fast-math (no contraction into fused multiply-adds): the results are

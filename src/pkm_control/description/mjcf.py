@@ -26,7 +26,7 @@ from collision geometry where a link has none (``inertiafromgeom``) and refuses 
   robot here has one, so no weld export was checked against the engine.
 * Stiffness of the closures: MuJoCo's constraints are soft. Default solref/solimp leave 1-2 mm closure gaps; here
   solref = (2 timestep, 1) (the stiffest MuJoCo accepts: refsafe) and solimp = (0.9999, 0.9999, ...), with the
-  implicit-fast integrator at ``DEFAULT_TIMESTEP`` (closure error measured in test_mujoco and in README).
+  implicit-fast integrator at ``DEFAULT_TIMESTEP`` (closure error measured in test_mujoco and in docs/hardware.md).
 * Contacts are switched off (``disableflags`` contact): no geometry is generated, the mechanisms' collision shapes
   would overlap at every joint, and no contact environment is modelled yet.
 * Actuators: a ``motor`` (gear 1, no control limits: the plant saturates) on each actuated joint.

@@ -146,7 +146,7 @@ class DriveScaling:
 
 @dataclass(frozen=True)
 class CanopenConfig:
-    """config/canopen/<robot>.yaml for the model's actuated joints (README "CANopen CiA 402 drives")."""
+    """config/canopen/<robot>.yaml for the model's actuated joints (docs/hardware.md "CANopen CiA 402 drives")."""
 
     interface: str
     channel: str

@@ -25,7 +25,7 @@ Publishes
   /tf                      tf2_msgs/TFMessage                base_link -> platform_measured (the state
                                                              estimator's pose) and base_link -> platform_desired
                                                              (the trajectory's) at tf_rate (sim time; 0 = none);
-                                                             only where tf2_msgs is installed (README "TF")
+                                                             only where tf2_msgs is installed (docs/graph.md "TF")
   /diagnostics             diagnostic_msgs/DiagnosticArray
 A point that is unreachable, violates a joint limit or is singular is logged, counted and
 replaced by the last valid reference held at rest (zero velocity and acceleration).

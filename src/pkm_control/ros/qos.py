@@ -23,7 +23,7 @@ The limit: a keep-last queue is shared by every writer of its topic, so a peer t
 the same topic faster than the consumer takes messages evicts real ones at any depth, and a
 well-formed message from it is indistinguishable from the trusted producer's. The depths make a
 flood of junk cost CPU, not real messages, while the consumer keeps up; on a domain you do not
-trust, access control is the defence (SROS2, README "Security").
+trust, access control is the defence (SROS2, docs/security.md).
 """
 
 from __future__ import annotations

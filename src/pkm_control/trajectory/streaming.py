@@ -228,7 +228,7 @@ class GoalScheduler:
         approach = 0.0
         # within approach_tolerance the reference steps by at most that (a quantized measurement of the start):
         # a quintic approach over such a distance creeps at um/s, where the friction feedforward's exact sign
-        # pushes with the full Coulomb force that the robot's friction near rest does not oppose (README, CANopen)
+        # pushes with the full Coulomb force that the robot's friction near rest does not oppose (docs/hardware.md)
         if (lin > 1e-9 or ang > 1e-9) and gap > self.approach_tolerance:
             # quintic: peak speed 15/8 distance / T
             approach = max(0.2, 1.875 * lin / self.approach_speed, 1.875 * ang / self.approach_rate)

@@ -28,7 +28,7 @@ REPRODUCTIONS = {
 }
 
 
-#: reproductions with a short smoke-test run (``quick``: not the README's numbers)
+#: reproductions with a short smoke-test run (``quick``: not the documented numbers)
 QUICK = frozenset({"stewart-control"})
 
 
