@@ -5,8 +5,9 @@ Each run is `pkm bringup --exit-when-done --json` in a process of its own (on RO
 number modulo 10, so that a graph never meets the discovery traffic of the one before), killed with this process
 (graph.signals.die_with_parent). A run counts as failed when its goal did not finish (the reason is bringup's: a
 stalled lockstep names what it waited for) or its start-up (from bringup's start to the first motion) took longer
-than ``--max-startup``. Printed: each run's start-up and wall time, then the median and max of both and the
-failures; exit status 0 when every run passed, 1 otherwise. Not part of `make test`: it takes minutes (run it on a
+than ``--max-startup``; the output of a failed run (its nodes' included) is kept in a file the line names.
+Printed: each run's start-up and wall time, then the median and max of both and the failures; exit status 0 when
+every run passed, 1 otherwise. Not part of `make test`: it takes minutes (run it on a
 loaded machine to see the race the issue found).
 """
 
@@ -18,6 +19,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 from ..control.settings import HARDWARE
@@ -72,21 +74,26 @@ def bringup_argv(args) -> list[str]:
 
 
 def one_start(args, domain: int) -> dict:
-    """Run one bringup; its goal status, reason, start-up and wall seconds."""
+    """Run one bringup; its goal status, reason, start-up and wall seconds (and, failed, the file of its output)."""
     t0 = time.monotonic()
     p = subprocess.run(bringup_argv(args), capture_output=True, text=True, preexec_fn=die_with_parent(),
                        env=dict(os.environ, ROS_DOMAIN_ID=str(domain), PYTHONUNBUFFERED="1"))
     wall = time.monotonic() - t0
     try:
         summary = json.loads(p.stdout)
+        startup = summary.get("startup_s")
+        status, reason = summary["goal_status"], summary.get("reason", "")
     except json.JSONDecodeError:
-        tail = (p.stderr.strip().splitlines() or ["no output"])[-1]
-        return {"status": "no summary", "reason": f"exit {p.returncode}: {tail}", "startup_s": None, "wall_s": wall}
-    startup = summary.get("startup_s")
-    status, reason = summary["goal_status"], summary.get("reason", "")
+        startup, status = None, "no summary"
+        reason = f"exit {p.returncode}: {(p.stderr.strip().splitlines() or ['no output'])[-1]}"
     if status == "finished" and not startup <= args.max_startup:
         status, reason = "slow start", f"start-up {startup:.2f} s > --max-startup {args.max_startup:g} s"
-    return {"status": status, "reason": reason, "startup_s": startup, "wall_s": wall}
+    run = {"status": status, "reason": reason, "startup_s": startup, "wall_s": wall}
+    if status != "finished":
+        with tempfile.NamedTemporaryFile("w", prefix="pkm_stress_", suffix=".log", delete=False) as f:
+            f.write(p.stderr + p.stdout)
+        run["reason"] += f"; output in {f.name}"
+    return run
 
 
 def figures(runs: list[dict]) -> dict:
