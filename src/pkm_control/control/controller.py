@@ -39,7 +39,7 @@ import numpy as np
 from ..errors import InvalidInputError, PkmError, all_finite
 from ..kinematics.task_space import Pose
 from . import kernels
-from .laws import _NO_VALUES, DESIRED_POSE, FEEDFORWARD, MEASURED_POSE
+from .laws import _NO_VALUES, DESIRED_POSE, FEEDFORWARD, MEASURED_POSE, WRENCH
 from .safety import ForceLimits, ReferenceLimits, SafeBehaviour
 
 #: Command.mode while the law runs
@@ -55,6 +55,7 @@ class References(NamedTuple):
     q: np.ndarray
     qd: np.ndarray
     qdd: np.ndarray
+    force: object = None         # force.ForceReference (F_d, force-controlled directions) for the force laws, or None
 
 
 class Command(NamedTuple):
@@ -72,20 +73,25 @@ class Controller:
 
     law: a law of laws.py; limits: ForceLimits; safe: SafeBehaviour; estimator: a StateEstimator
     (needed for 'hold' and for laws that require the measured pose); initial_pose: the first warm
-    start of the estimator; state_timeout: s.
+    start of the estimator; state_timeout: s. wrench_watch: the force laws' (force.py, law.requires WRENCH) checks
+    of the measured wrench (JointMeasurement.sensors): a missing, stale or excessive one engages the safe behaviour.
     """
 
     def __init__(self, law, limits: ForceLimits, safe: SafeBehaviour, estimator=None,
                  initial_pose: Pose | None = None, state_timeout: float = 0.02,
-                 reference_limits: ReferenceLimits | None = None):
+                 reference_limits: ReferenceLimits | None = None, wrench_watch=None):
         if not (np.isfinite(state_timeout) and state_timeout > 0):
             raise InvalidInputError(f"state_timeout must be > 0 s, got {state_timeout}")
         needs_estimator = bool({MEASURED_POSE, DESIRED_POSE} & law.requires) or safe.mode == "hold"
         if needs_estimator and (estimator is None or initial_pose is None):
             raise InvalidInputError(f"law '{law.name}' with safe behaviour '{safe.mode}' needs a state estimator "
                                     "and an initial pose")
+        if WRENCH in law.requires and wrench_watch is None:
+            raise InvalidInputError(f"law '{law.name}' uses the measured wrench: it needs a wrench_watch "
+                                    "(force.WrenchWatch)")
         law.check_size(len(limits.limits))
         self.law = law
+        self.wrench_watch = wrench_watch if WRENCH in law.requires else None
         self.limits = limits
         self.reference_limits = reference_limits
         # the reference limits as kernels.inputs_valid takes them: lower, upper, velocity, largest step rate (empty:
@@ -125,6 +131,9 @@ class Controller:
     # ------------------------------------------------------------------ the period
     def update(self, t: float, measured, references: References | None, feedforward=None) -> Command:
         reason, inputs = self._checked_inputs(t, measured, references, feedforward)
+        wrench = None
+        if not reason and self.wrench_watch is not None:
+            reason, wrench = self.wrench_watch.check(t, measured)
         tau = None
         if not reason:
             try:
@@ -137,7 +146,11 @@ class Controller:
                     est = self.estimator.estimate(inputs[0], inputs[1], self.pose_d)
                     self.pose_d = est.pose
                     desired = (est.pose, est.twist)
-                tau = self.law.evaluate(*inputs, pose, twist, desired, t)   # inputs checked: the law's formula alone
+                if wrench is None:               # inputs checked: the law's formula alone
+                    tau = self.law.evaluate(*inputs, pose, twist, desired, t)
+                else:
+                    tau = self.law.evaluate(*inputs, pose, twist, desired, t, wrench=wrench,
+                                            force=references.force)
                 limited = self.limits.saturate(tau)
                 if not limited[3]:
                     reason = "the control law gave a non-finite command"

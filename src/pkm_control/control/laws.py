@@ -42,6 +42,7 @@ from .feedforward import FeedforwardModel, force_distribution, task_rates
 FEEDFORWARD = "feedforward"
 MEASURED_POSE = "measured_pose"
 DESIRED_POSE = "desired_pose"
+WRENCH = "wrench"                    # the measured platform wrench (force laws, force.py: a 6-axis F/T sensor)
 _NO_VALUES = np.empty(0)             # kernels.pd without a feedforward
 
 

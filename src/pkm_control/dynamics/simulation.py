@@ -92,6 +92,8 @@ class ReducedSimulator:
 
     def _deriv(self, coords, twist, tau, wrench):
         pose = self.task.pose_from_platform_joints(coords)
+        if callable(wrench):                 # a wrench of the state (a contact): evaluated at every RK4 stage
+            wrench = wrench(pose, self.task.twist_map() @ twist)
         xdd = self.dyn.forward_dynamics(pose, twist, tau, wrench, friction=self.friction, end_stops=self.end_stops)
         return self.task.platform_rate_matrix(pose) @ twist, xdd
 
@@ -103,7 +105,9 @@ class ReducedSimulator:
         return q_a, J @ s.twist
 
     def step(self, s: SimState, dt: float, tau, wrench=None) -> SimState:
-        """One RK4 step with actuator forces and wrench held over the step (compiled without wrench)."""
+        """One RK4 step with actuator forces held over the step and the external wrench on the platform (force at its
+        origin, moment; base frame): a 6-vector held over the step, or a function wrench(pose, platform twist (v,
+        omega)) of the state evaluated at every stage (hardware/contact.py); compiled without wrench."""
         if self._fast is not None and wrench is None:
             return SimState(*self._fast.rk4_step(s.coords, s.twist, dt, tau, self.friction, self.dyn.sign_eps,
                                                  self._stops))
@@ -114,14 +118,16 @@ class ReducedSimulator:
         k4c, k4t = self._deriv(c + dt * k3c, t + dt * k3t, tau, wrench)
         return SimState(c + dt / 6 * (k1c + 2 * k2c + 2 * k3c + k4c), t + dt / 6 * (k1t + 2 * k2t + 2 * k3t + k4t))
 
-    def step_lagged(self, s: SimState, dt: float, tau, tau_cmd, lag: float) -> tuple[SimState, np.ndarray]:
+    def step_lagged(self, s: SimState, dt: float, tau, tau_cmd, lag: float,
+                    wrench=None) -> tuple[SimState, np.ndarray]:
         """One RK4 step of the plant with a first-order actuator lag, the state augmented by the applied forces:
         tau' = (tau_cmd - tau) / lag (the current loop of a drive, time constant ``lag`` s), tau_cmd held over the
-        step. Returns (state, applied forces) at the end of the step (always the generic engine)."""
+        step; ``wrench`` as in ``step``. Returns (state, applied forces) at the end of the step (always the generic
+        engine)."""
         c, t = s.coords, s.twist
 
         def f(c, t, tau):
-            return (*self._deriv(c, t, tau, None), (tau_cmd - tau) / lag)
+            return (*self._deriv(c, t, tau, wrench), (tau_cmd - tau) / lag)
         k1c, k1t, k1f = f(c, t, tau)
         k2c, k2t, k2f = f(c + 0.5 * dt * k1c, t + 0.5 * dt * k1t, tau + 0.5 * dt * k1f)
         k3c, k3t, k3f = f(c + 0.5 * dt * k2c, t + 0.5 * dt * k2t, tau + 0.5 * dt * k2f)

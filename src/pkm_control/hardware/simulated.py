@@ -60,6 +60,15 @@ Measurement (``sensors``, hardware/noise.py Sensors; settings ``encoder_resoluti
 control period (the robot is sampled at the control rate; the generator restarts at ``reset``, so a run repeats).
 ``ground_truth()`` stays exact. ``measurement_summary()`` states all of it for a run's summary.
 
+Contact (``environment``, hardware/contact.py ContactEnvironment; None: free space): a compliant environment the tool
+point of the platform touches (planes and boxes, Kelvin-Voigt normal force without pulling, regularized Coulomb
+friction); its force enters the closed-loop dynamics as the external wrench on the platform (engine.forward_dynamics,
+eq. 1), a function of the state evaluated at every RK4 stage (ReducedSimulator.step). ``wrench_sensor``
+(contact.WrenchSensor) measures it at the tool point: ``read()`` carries the sample in ``sensors["wrench"]``
+(control/force.py WrenchMeasurement), with the sensor's bias, noise (the measurement generator) and low-pass.
+``contact_wrench()`` is the exact contact wrench (ground truth). Public attributes: a test may switch the contact on
+and off between periods.
+
 Command timeout (sim time): when no command was written for more than ``command_timeout``, the
 robot applies its safe behaviour (``hold``: gravity compensation at the pose where it engaged +
 PD towards the actuated positions there; ``zero``: no force) and reports it in ``mode``, until
@@ -71,12 +80,14 @@ force is zero until the first command.
 
 from __future__ import annotations
 
+import dataclasses
 import time as _time
 from abc import abstractmethod
 
 import numpy as np
 
 from ..control.feedforward import FeedforwardModel, as_parameter_set, dynamics_with_parameters
+from ..control.force import WRENCH_SENSOR
 from ..control.safety import ForceLimits, SafeBehaviour
 from ..dynamics.end_stops import EndStops, EnergyBound
 from ..dynamics.engine import ClosedLoopDynamics
@@ -84,6 +95,7 @@ from ..dynamics.simulation import ReducedSimulator, SimState
 from ..errors import InvalidInputError, PkmError, SingularConfigurationError, UnreachablePoseError
 from ..kinematics.task_space import Pose
 from .interface import REFUSE_FACTOR, CommandCheck, HardwareInterface, JointMeasurement, RobotState, Simulated  # noqa: F401
+from .contact import ContactEnvironment, WrenchSensor
 from .noise import Sensors
 
 DEFAULT_SIGN_EPS = 2e-3
@@ -265,12 +277,20 @@ class SimulatedRobot(SimulatedPlant):
     end_stops: ``"config"`` (``EndStops.from_config``, the machine's stops), an EndStops, or None (none).
     true_parameters: a parameter set (ParameterSet, mapping or YAML path) the plant has instead of ``dyn``'s
     (module docstring); the safe behaviour ``hold`` keeps ``dyn``'s.
+    environment, wrench_sensor: the contact and the force/torque sensor (module docstring), None: none.
     """
 
     def __init__(self, dyn: ClosedLoopDynamics, dt: float, substeps: int = 1, friction: bool = True,
                  sign_eps: float = DEFAULT_SIGN_EPS, force_limits="config", command_timeout: float | None = None,
                  safe_behaviour="hold", cost_window: int = 8192, end_stops="config", actuator_lag: float = 0.0,
-                 true_parameters=None, sensors: Sensors | None = None, measurement_seed: int = 0):
+                 true_parameters=None, sensors: Sensors | None = None, measurement_seed: int = 0,
+                 environment: ContactEnvironment | None = None, wrench_sensor: WrenchSensor | None = None):
+        if environment is not None and not isinstance(environment, ContactEnvironment):
+            raise InvalidInputError(f"environment must be a ContactEnvironment or None, got "
+                                    f"{type(environment).__name__}")
+        if wrench_sensor is not None and not isinstance(wrench_sensor, WrenchSensor):
+            raise InvalidInputError(f"wrench_sensor must be a WrenchSensor or None, got {type(wrench_sensor).__name__}")
+        self.environment, self.wrench_sensor = environment, wrench_sensor
         if int(substeps) != substeps or substeps < 1:
             raise InvalidInputError(f"substeps must be an integer >= 1, got {substeps}")
         if not (np.isfinite(sign_eps) and sign_eps > 0):
@@ -294,6 +314,30 @@ class SimulatedRobot(SimulatedPlant):
     def _actuated(self):
         return self.sim.actuated(self._state)
 
+    def reset(self, pose: Pose, twist=None, time: float = 0.0) -> JointMeasurement:
+        if self.wrench_sensor is not None:
+            self.wrench_sensor.reset()
+        return super().reset(pose, twist, time)
+
+    def read(self) -> JointMeasurement:
+        """The drives' measurement (SimulatedPlant.read) and, with a wrench sensor, its sample in sensors["wrench"]."""
+        self._require()
+        fresh = self._read is None
+        meas = super().read()
+        if fresh and self.wrench_sensor is not None:
+            f = self.contact_wrench()[:3]
+            w = self.wrench_sensor.measure(self.time, self._platform_pose(), f, self.dt, self._rng)
+            meas = self._read = dataclasses.replace(meas, sensors={**meas.sensors, WRENCH_SENSOR: w})
+        return meas
+
+    def contact_wrench(self) -> np.ndarray:
+        """The exact wrench of the contact on the platform now ([f; m] at its origin, base frame; zero without an
+        environment)."""
+        self._require()
+        if self.environment is None:
+            return np.zeros(6)
+        return self.environment.wrench(self.sim.pose(self._state), self.kin.task.twist_map() @ self._state.twist)
+
     def _platform_pose(self) -> Pose:
         return self.sim.pose(self._state)
 
@@ -315,12 +359,13 @@ class SimulatedRobot(SimulatedPlant):
         """RK4 substeps (module docstring)."""
         h = self.dt / self.substeps
         s, applied = self._state, self._lagged
+        wrench = None if self.environment is None else self.environment.wrench
         try:
             for _ in range(self.substeps):
                 if self.actuator_lag > 0:
-                    s, applied = self.sim.step_lagged(s, h, applied, tau, self.actuator_lag)
+                    s, applied = self.sim.step_lagged(s, h, applied, tau, self.actuator_lag, wrench)
                 else:
-                    s = self.sim.step(s, h, tau)
+                    s = self.sim.step(s, h, tau, wrench)
         except (UnreachablePoseError, SingularConfigurationError) as exc:
             raise InvalidInputError(
                 f"the simulated robot left the configurations the machine can be in at t = {self.time:.6g} s "

@@ -1,0 +1,401 @@
+"""Force and interaction control (Taghirad, seed 004, chapter "Force Control"; issue 24), on the controller core.
+
+The chapter's equations carry no printed numbers; the docstrings cite its sections and figures (Fig. 27 cascade
+control, Figs. 28-30 force feedback in the outer loop, Figs. 31-33 in the inner loop, Fig. 34 direct force control,
+Fig. 35 the mass-spring-damper impedance eq:mass_spring_damper_impedance, Fig. 36 impedance control). The sections
+"Stiffness Control" and "Direct Force Control" of the seed are headings and a figure only: their laws below are the
+standard ones those headings name, derived in the docstrings. The seed has no admittance control: ``Admittance`` is
+the position-based dual of Fig. 36 (the impedance as a filter on the reference), for drives in position mode.
+
+Conventions (the book's): F_e is the wrench the platform applies to the environment (force at the platform origin
+and moment, base frame, as the task coordinates' generalized force, ``task_wrench``); the plant is
+M(X) xdd + C xd + G = F - F_e. The sensor measures F_m = F_e (noise, bias and filter aside). The errors are those of
+laws.py: e_x = X_d (-) X, e_x' = xd_d - xd.
+
+* ``WrenchMeasurement``: a 6-axis force/torque sensor's sample (JointMeasurement.sensors["wrench"]), in the sensor
+  frame: platform axes at the tool point.
+* ``ForceReference``: the desired wrench F_d in task coordinates with the selection of force-controlled directions
+  (References.force).
+* ``WrenchWatch``: the watchdog of the wrench (missing, stale beyond ``wrench_timeout``, not finite, a contact force
+  beyond ``contact_force_limit``): the controller's safe behaviour, like a stale joint measurement.
+* the laws ``stiffness``, ``direct_force``, ``impedance``, ``impedance_no_force``, ``admittance`` (FORCE_LAWS), with
+  their gains in config/controllers.yaml ``force_controllers`` (``force_settings``, ``make_force_controller``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import yaml
+
+from ..errors import InvalidInputError, InvalidModelError, all_finite, check_vector
+from ..kinematics.task_space import Pose
+from .feedforward import FeedforwardModel
+from .laws import DESIRED_POSE, MEASURED_POSE, WRENCH, TaskPDGravity, _gain, _model, _TaskSpace, _vec
+
+#: the key of the wrench in JointMeasurement.sensors
+WRENCH_SENSOR = WRENCH
+
+
+@dataclass(frozen=True)
+class WrenchMeasurement:
+    """One sample of a 6-axis force/torque sensor: (fx fy fz mx my mz) in N, Nm that the platform applies to the
+    environment (F_e), in the sensor frame (platform axes, origin at ``point``, m in the platform frame)."""
+
+    time: float
+    wrench: np.ndarray
+    point: np.ndarray
+
+
+def task_wrench(task, pose: Pose, measured: WrenchMeasurement) -> np.ndarray:
+    """F_m in task coordinates: the sensor's wrench turned to the base axes (f = R f_s, m = R m_s) and moved to the
+    platform origin (m_o = m + (R p) x f), then S^T w (TaskSpace.twist_map: the generalized force conjugate to the
+    task velocity; engine.py eq. 1)."""
+    R = pose.rotation
+    f = R @ measured.wrench[:3]
+    m = R @ measured.wrench[3:] + np.cross(R @ measured.point, f)
+    return task.twist_map().T @ np.concatenate([f, m])
+
+
+@dataclass(frozen=True)
+class ForceReference:
+    """The desired interaction wrench F_d (task coordinates, N or Nm, the wrench the platform applies to the
+    environment) and the force-controlled directions (``selection``, True per task coordinate; the others follow the
+    motion reference)."""
+
+    wrench: np.ndarray
+    selection: np.ndarray
+
+    def checked(self, dim: int) -> "ForceReference":
+        w = check_vector("desired wrench F_d", self.wrench, dim)
+        s = np.asarray(self.selection)
+        if s.shape != (dim,) or s.dtype != bool:
+            raise InvalidInputError(f"force selection must be {dim} booleans (one per task coordinate), got "
+                                    f"{np.asarray(self.selection).tolist()!r}")
+        return ForceReference(w, s)
+
+
+class WrenchWatch:
+    """The watchdog of the wrench sensor (the stale-state watchdog of the controller core applied to the wrench):
+    ``check(t, measured)`` gives ('', WrenchMeasurement) or (what is wrong, None): no wrench in the measurement,
+    a sample older than ``timeout`` s, not finite, or a contact force |f| beyond ``contact_force_limit`` N (the
+    machine or the part is at risk: the safe behaviour)."""
+
+    def __init__(self, timeout: float, contact_force_limit: float):
+        for what, x in (("wrench_timeout", timeout), ("contact_force_limit", contact_force_limit)):
+            if not (np.isfinite(x) and x > 0):
+                raise InvalidInputError(f"{what} must be > 0, got {x}")
+        self.timeout, self.contact_force_limit = float(timeout), float(contact_force_limit)
+
+    def check(self, t: float, measured) -> tuple[str, WrenchMeasurement | None]:
+        w = measured.sensors.get(WRENCH_SENSOR)
+        if not isinstance(w, WrenchMeasurement):
+            return "no wrench measurement (force/torque sensor)", None
+        age = t - w.time
+        if not age <= self.timeout:
+            return f"wrench measurement is {age * 1e3:.3g} ms old (wrench_timeout {self.timeout * 1e3:.3g} ms)", None
+        if np.shape(w.wrench) != (6,) or not all_finite(np.asarray(w.wrench, float)):
+            return "wrench measurement is not 6 finite numbers", None
+        f = float(np.linalg.norm(w.wrench[:3]))
+        if f > self.contact_force_limit:
+            return f"contact force {f:.6g} N is beyond contact_force_limit {self.contact_force_limit:.6g} N", None
+        return "", w
+
+
+def _positive(name, value, dim):
+    g = _gain(name, value)
+    g = np.broadcast_to(g, (dim,)).copy() if g.ndim == 0 or len(g) == dim else None
+    if g is None or not (g > 0).all():
+        raise InvalidInputError(f"{name} must be > 0, a scalar or {dim} values (one per task coordinate), got "
+                                f"{value!r}")
+    g.setflags(write=False)
+    return g
+
+
+class Stiffness(TaskPDGravity):
+    """Stiffness control (Taghirad, Force Control, Stiffness Control; no force measurement): the task PD with gravity
+    compensation at the measured pose, F = Kp e_x + Kd e_x' + G^(X), tau = J^-T F. Kp is the stiffness the platform
+    shows the environment.
+
+    Static contact (one direction, a plane of stiffness k_e at x_e, the desired position x_d beyond it by
+    x_d - x_e, along the normal n pointing out of the surface; d = penetration): at rest the plant gives
+    Kp (x_d - x) = F_e (M xdd = C xd = 0, G^ = G), the environment F_e = -k_e d n with d = (x_e - x) . n; along n:
+    kc (x_d - x) = -k_e (x_e - x) => x = (kc x_d + k_e x_e) / (kc + k_e), and the force pressed on the surface
+    |F_e| = k_e (x_e - x) . n = kc k_e / (kc + k_e) (x_e - x_d) . n: the two springs in series, the closed form
+    test_force_control checks."""
+
+    name = "stiffness"
+
+
+class _ForceLaw(_TaskSpace):
+    """Task-space force laws: the model (gravity, inverse dynamics), the wrench from the sensor (``WrenchWatch``
+    checked by the controller), the force limit on F_d (each component clipped to +-force_limit)."""
+
+    requires = frozenset({MEASURED_POSE, DESIRED_POSE, WRENCH})
+
+    def __init__(self, model: FeedforwardModel, kp, kd, force_limit: float = np.inf):
+        self.model = _model(model, self.name)
+        super().__init__(model.kin, kp, kd)
+        if not force_limit > 0:
+            raise InvalidInputError(f"{self.name}: force_limit must be > 0 N, got {force_limit}")
+        self.force_limit = float(force_limit)
+
+    def compute(self, q_d, qd_d, qdd_d, q, qd, tau_ff=None, pose=None, twist=None, desired=None, t=None,
+                wrench: WrenchMeasurement | None = None, force: ForceReference | None = None) -> np.ndarray:
+        """Checked call (as laws._PD.compute) with the measured wrench and the force reference."""
+        n = len(np.atleast_1d(q))
+        q_d, qd_d, qdd_d = (_vec(f"desired {w}", v, n) for w, v in
+                            (("positions", q_d), ("velocities", qd_d), ("accelerations", qdd_d)))
+        q, qd = _vec("measured positions", q, n), _vec("measured velocities", qd, n)
+        if pose is None or twist is None or desired is None:
+            raise InvalidInputError(f"{self.name} needs the measured and the desired platform pose and twist")
+        if WRENCH in self.requires and not isinstance(wrench, WrenchMeasurement):
+            raise InvalidInputError(f"{self.name} needs the measured wrench (a WrenchMeasurement)")
+        return self.evaluate(q_d, qd_d, qdd_d, q, qd, None, pose, _vec("measured twist", twist, self.dim), desired,
+                             t, wrench=wrench, force=force)
+
+    def measured_wrench(self, pose, wrench: WrenchMeasurement) -> np.ndarray:
+        """F_m in task coordinates (``task_wrench``)."""
+        return task_wrench(self.kin.task, pose, wrench)
+
+    def reference(self, force: ForceReference | None):
+        """(F_d clipped to +-force_limit, selection as floats); no reference: no force-controlled direction."""
+        if force is None:
+            return np.zeros(self.dim), np.zeros(self.dim)
+        force = force.checked(self.dim)
+        return np.clip(force.wrench, -self.force_limit, self.force_limit), force.selection.astype(float)
+
+
+class DirectForce(_ForceLaw):
+    """Direct force control (Taghirad, Force Control, Fig. 34; the cascade of Fig. 28: force feedback in the outer
+    loop, motion in the inner loop, F and X measured in the task space):
+
+        e_F = S (F_d - F_m)                                   force error in the force-controlled directions S
+        dX = Kf e_F + Ki int e_F dt                            the force controller: PI, m/N and m/(N s)
+        X_c = X_d (+) dX,   xd_c = (I - S) xd_d               "the generated desired motion trajectory for the inner
+                                                               loop" (Cascade Control, Force Feedback in Outer Loop)
+        F = Kp (X_c (-) X) + Kd (xd_c - xd) + G^(X),   tau = J^-T F    the motion controller + force distribution
+
+    In the directions not selected the law is the stiffness law on X_d. At rest in contact the integral stops only
+    where e_F = 0: the force reaches F_d whatever the environment's stiffness (k_e) and the model's gravity error.
+    The force loop is a first-order one with the time constant 1 / (Ki k_s), k_s = kc k_e / (kc + k_e) the series
+    stiffness (Stiffness): the book's rule, the inner loop at least 5 times faster, bounds Ki for the stiffest
+    environment. Anti-windup: |Ki int e_F| <= max_offset per direction (m or rad, the integral stops growing)."""
+
+    name = "direct_force"
+
+    def __init__(self, model: FeedforwardModel, kp, kd, kf, ki, max_offset: float, period: float,
+                 force_limit: float = np.inf):
+        super().__init__(model, kp, kd, force_limit)
+        self.kf, self.ki = _gain("kf", kf), _gain("ki", ki)
+        for what, x in (("max_offset", max_offset), ("period", period)):
+            if not (np.isfinite(x) and x > 0):
+                raise InvalidInputError(f"direct_force: {what} must be > 0, got {x}")
+        self.max_offset, self.period = float(max_offset), float(period)
+        self.reset()
+
+    def reset(self) -> None:
+        self._offset = np.zeros(self.dim)           # Ki int e_F dt
+        self._t = None
+
+    def evaluate(self, q_d, qd_d, qdd_d, q, qd, tau_ff=None, pose=None, twist=None, desired=None, t=None,
+                 wrench=None, force=None) -> np.ndarray:
+        f_d, s = self.reference(force)
+        e_f = s * (f_d - self.measured_wrench(pose, wrench))
+        dt = self.period if self._t is None or t is None or not 0 < t - self._t <= 2.5 * self.period else t - self._t
+        self._t = t
+        self._offset = np.clip(s * (self._offset + dt * self.ki * e_f), -self.max_offset, self.max_offset)
+        pose_d, twist_d = desired
+        pose_c = self.kin.task.retract(pose_d, self.kf * e_f + self._offset)
+        e, ed = self.errors(pose, twist, pose_c, (1.0 - s) * twist_d)
+        return self.distribute(pose, self.kp * e + self.kd * ed) + self.model.gravity(pose)
+
+
+class _Impedance(_ForceLaw):
+    """The desired impedance Z_d(s) = M_d s + D_d + K_d / s (Taghirad, Impedance Control Concept; the book's C_d is
+    D_d here), diagonal, one value per task coordinate."""
+
+    def __init__(self, model: FeedforwardModel, m_d, d_d, k_d, force_limit: float = np.inf):
+        dim = model.kin.task.dim
+        super().__init__(model, _positive("k_d", k_d, dim), _positive("d_d", d_d, dim), force_limit)
+        self.m_d = _positive("m_d", m_d, dim)
+        self.k_d, self.d_d = self.kp, self.kd
+
+
+class Impedance(_Impedance):
+    """Impedance control with force measurement (Taghirad, Impedance Control Structure, Fig. 36: motion feedback in
+    the outer loop, force feedback in the inner loop):
+
+        F = M^ M_d^-1 e_F + F_fl,   e_F = F_a - F_m,   F_a = M_d xdd_d + D_d e_x' + K_d e_x,
+        F_fl = C^(X, xd) xd + G^(X) + F_m,
+
+    i.e. tau = J^-T (M^ a + C^ xd + G^) + J^-T F_m with a = xdd_d + M_d^-1 (D_d e_x' + K_d e_x - F_m): the model's
+    inverse dynamics at the measured state (FeedforwardModel.tau) plus the measured wrench distributed. With an exact
+    model and F_m = F_e the closed loop is the designed impedance
+
+        M_d e_x'' + D_d e_x' + K_d e_x = F_e
+
+    (positions exactly; the rotation vector to first order, as TaskIDC)."""
+
+    name = "impedance"
+
+    def evaluate(self, q_d, qd_d, qdd_d, q, qd, tau_ff=None, pose=None, twist=None, desired=None, t=None,
+                 wrench=None, force=None) -> np.ndarray:
+        pose_d, twist_d, xdd_d = self.desired_motion(desired, qd_d, qdd_d)
+        e, ed = self.errors(pose, twist, pose_d, twist_d)
+        f_m = self.measured_wrench(pose, wrench)
+        a = xdd_d + (self.d_d * ed + self.k_d * e - f_m) / self.m_d
+        return self.model.tau(pose, twist, a) + self.distribute(pose, f_m)
+
+
+class ImpedanceNoForce(_Impedance):
+    """Impedance control without force measurement (Taghirad, Impedance Control: "in stiffness control ... no force
+    measurement is required"; Fig. 36 without the inner force loop): F = M^ xdd_d + C^ xd + G^ + D_d e_x' + K_d e_x,
+    tau = FeedforwardModel.tau(X, xd, xdd_d) + J^-T (D_d e_x' + K_d e_x). With an exact model the closed loop is
+
+        M(X) e_x'' + D_d e_x' + K_d e_x = F_e:
+
+    the damping and stiffness are assigned, the inertia stays the robot's own M(X) (m_d of the settings is not used:
+    reshaping the inertia takes F_m). A stiffness law with inverse-dynamics feedforward."""
+
+    name = "impedance_no_force"
+    requires = frozenset({MEASURED_POSE, DESIRED_POSE})
+
+    def evaluate(self, q_d, qd_d, qdd_d, q, qd, tau_ff=None, pose=None, twist=None, desired=None, t=None,
+                 wrench=None, force=None) -> np.ndarray:
+        pose_d, twist_d, xdd_d = self.desired_motion(desired, qd_d, qdd_d)
+        e, ed = self.errors(pose, twist, pose_d, twist_d)
+        return self.model.tau(pose, twist, xdd_d) + self.distribute(pose, self.d_d * ed + self.k_d * e)
+
+
+class Admittance(_Impedance):
+    """Admittance control, position-based (the dual of Fig. 36 for drives in position mode, CiA 402 CSP; not in the
+    seed): the desired impedance filters the measured wrench into an offset dX of the reference,
+
+        M_d dX'' + D_d dX' + K_d dX = -F_m,   X_c = X_d (+) dX,   xd_c = xd_d + dX',
+
+    (so that, with the inner loop tracking X_c, e_x = X_d (-) X = -dX obeys M_d e_x'' + D_d e_x' + K_d e_x = F_e:
+    Impedance's closed loop), integrated once per period by semi-implicit Euler (dX' first). The inner loop is the
+    drive's position loop on the actuated joints, q_c = IK(X_c), qd_c = J(X_c) xd_c, with gravity compensation:
+    tau = Kp_q (q_c - q) + Kd_q (qd_c - qd) + G_q(X) (joint gains, N/m and N s/m). ``position_reference`` holds
+    (q_c, qd_c) of the last period: what a CSP interface sends to the drives instead of tau."""
+
+    name = "admittance"
+
+    def __init__(self, model: FeedforwardModel, m_d, d_d, k_d, joint_kp, joint_kd, period: float,
+                 force_limit: float = np.inf):
+        super().__init__(model, m_d, d_d, k_d, force_limit)
+        if not (np.isfinite(period) and period > 0):
+            raise InvalidInputError(f"admittance: period must be > 0 s, got {period}")
+        self.period = float(period)
+        self.joint_kp, self.joint_kd = _gain("joint kp", joint_kp), _gain("joint kd", joint_kd)
+        n = self.model.n_actuated
+        for what, g in (("joint kp", self.joint_kp), ("joint kd", self.joint_kd)):
+            if g.ndim == 1 and len(g) != n:
+                raise InvalidInputError(f"admittance: {what} has {len(g)} values for {n} actuators")
+        self.reset()
+
+    def reset(self) -> None:
+        self._dx = np.zeros(self.dim)
+        self._dxd = np.zeros(self.dim)
+        self._t = None
+        self.position_reference = None
+
+    def evaluate(self, q_d, qd_d, qdd_d, q, qd, tau_ff=None, pose=None, twist=None, desired=None, t=None,
+                 wrench=None, force=None) -> np.ndarray:
+        f_m = self.measured_wrench(pose, wrench)
+        dt = self.period if self._t is None or t is None or not 0 < t - self._t <= 2.5 * self.period else t - self._t
+        self._t = t
+        self._dxd = self._dxd + dt * (-f_m - self.d_d * self._dxd - self.k_d * self._dx) / self.m_d
+        self._dx = self._dx + dt * self._dxd
+        pose_d, twist_d = desired
+        pose_c = self.kin.task.retract(pose_d, self._dx)
+        q_c, J_c = self.kin.actuated_and_jacobian(pose_c)
+        qd_c = J_c @ (twist_d + self._dxd)
+        self.position_reference = (q_c, qd_c)
+        return self.joint_kp * (q_c - q) + self.joint_kd * (qd_c - qd) + self.model.gravity(pose)
+
+
+FORCE_LAWS = {law.name: law for law in (Stiffness, DirectForce, Impedance, ImpedanceNoForce, Admittance)}
+
+
+# ----------------------------------------------------------------------------- settings (config/controllers.yaml)
+
+def force_settings(robot: str, controller: str, controller_config: str = "") -> dict:
+    """The settings of a force controller (controllers.yaml ``force_controllers``): ``defaults`` <- the
+    controller's entry (``mode`` and overrides) <- ``robots.<robot>`` (the robot's gains, by family: ``motion``
+    kp/kd per task coordinate, ``force`` kf/ki, ``impedance`` m_d/d_d/k_d, ``joint`` kp/kd per actuator; a
+    controller's own ``<family>`` mapping overrides them)."""
+    from .settings import default_controller_config
+
+    path = controller_config or default_controller_config()
+    try:
+        with open(path) as f:
+            doc = (yaml.safe_load(f) or {}).get("force_controllers") or {}
+    except (OSError, yaml.YAMLError) as exc:
+        raise InvalidModelError(f"controller config {path!r} cannot be read: {exc}") from exc
+    laws = doc.get("controllers") or {}
+    robots = doc.get("robots") or {}
+    if controller not in laws:
+        raise InvalidInputError(f"force controller '{controller}' is not in {path} (force_controllers.controllers: "
+                                f"{list(laws)})")
+    if robot not in robots:
+        raise InvalidInputError(f"robot '{robot}' has no section in {path} force_controllers.robots "
+                                f"({list(robots)})")
+    out = dict(doc.get("defaults") or {})
+    entry = dict(laws[controller] or {})
+    gains = {family: dict(values or {}) for family, values in (robots[robot] or {}).items()}
+    for family in ("motion", "force", "impedance", "joint"):
+        gains.setdefault(family, {}).update(entry.pop(family, None) or {})
+    out.update(entry)
+    out.update(gains=gains, controller=controller, controller_config=str(path))
+    if out.get("mode") not in FORCE_LAWS:
+        raise InvalidInputError(f"force controller '{controller}': mode {out.get('mode')!r} is not one of "
+                                f"{sorted(FORCE_LAWS)}")
+    return out
+
+
+def _family(s, family, *keys):
+    values = s["gains"][family]
+    missing = [k for k in keys if k not in values]
+    if missing:
+        raise InvalidInputError(f"force controller '{s['controller']}' ({s['mode']}) needs gains.{family}."
+                                f"{', gains.'.join(family + '.' + k for k in missing)} in {s['controller_config']}")
+    return [values[k] for k in keys]
+
+
+def force_law(s: dict, model: FeedforwardModel, period: float):
+    """The law of resolved force settings (``force_settings``) on ``model`` at the control ``period`` (s)."""
+    mode, limit = s["mode"], float(s.get("force_limit", np.inf))
+    if mode == "stiffness":
+        return Stiffness(model, *_family(s, "motion", "kp", "kd"))
+    if mode == "direct_force":
+        return DirectForce(model, *_family(s, "motion", "kp", "kd"), *_family(s, "force", "kf", "ki"),
+                           float(s["max_offset"]), period, limit)
+    impedance = _family(s, "impedance", "m_d", "d_d", "k_d")
+    if mode == "admittance":
+        return Admittance(model, *impedance, *_family(s, "joint", "kp", "kd"), period, limit)
+    return FORCE_LAWS[mode](model, *impedance, limit)
+
+
+def make_force_controller(dyn, controller: str, safe: str = "hold", state_timeout: float = 0.02, period=5e-4,
+                          overrides=None, controller_config: str = ""):
+    """The controller core running the force controller named ``controller`` (``force_settings`` with
+    ``overrides`` of its keys) on ``dyn``: the model (feedforward_model of the settings), force limits from the
+    config, the hold safe behaviour with the robot's pd gains, the WrenchWatch of wrench_timeout and
+    contact_force_limit."""
+    from .controller import Controller
+    from .estimator import StateEstimator
+    from .safety import ForceLimits, ReferenceLimits, SafeBehaviour
+    from .settings import load_settings
+
+    s = {**force_settings(dyn.model.name, controller, controller_config), **dict(overrides or {})}
+    law = force_law(s, FeedforwardModel(dyn, s["feedforward_model"]), period)
+    pd = load_settings(dyn.model.name, "pd", controller_config, dyn.model.n_actuated)
+    hold = SafeBehaviour("hold", FeedforwardModel(dyn, "rigid"), np.array(pd["kp"]), np.array(pd["kd"])) \
+        if safe == "hold" else SafeBehaviour("zero")
+    watch = WrenchWatch(s["wrench_timeout"], s["contact_force_limit"]) if WRENCH in law.requires else None
+    home = dyn.kin.task.pose(dyn.model.config["home"])
+    return Controller(law, ForceLimits.from_config(dyn.model), hold, StateEstimator(dyn.kin), home, state_timeout,
+                      ReferenceLimits.from_kinematics(dyn.kin), wrench_watch=watch)

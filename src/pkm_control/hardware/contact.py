@@ -1,0 +1,266 @@
+"""A compliant environment the tool of the simulated robot touches, and the 6-axis force/torque sensor that measures
+the contact (issue 24; Taghirad, seed 004, chapter "Force Control": the "stiff environment" the platform interacts
+with, Fig. 35's spring and damper as its impedance).
+
+Contact (a point contact at the tool point p = x + R p_t of the platform, velocity v = v_o + omega x R p_t):
+
+* every surface (``Plane``, ``Box``) gives the penetration d >= 0 of p and the outward normal n there;
+* normal force, Kelvin-Voigt without pulling: f_n = max(0, k d + c d'), d' = -n . v, only while d > 0. At touch-down
+  the force jumps from 0 to c v_n (v_n the approach speed): the impact force is bounded by c v_n + k d, and the
+  force never pulls the tool into the surface on the way out;
+* Coulomb friction along the surface, regularized: f_t = -mu f_n tanh(|v_t| / eps) v_t / |v_t| (v_t = v - (n . v) n,
+  0 at v_t = 0), as the plant's joint friction (simulated.py, tanh(qdot / eps)): the force is Lipschitz in the
+  state, so the ODE is well posed and RK4 applies; within 1 % of Coulomb's for |v_t| > 2.6 eps; stiction is the
+  viscous slope mu f_n / eps below that (the tool creeps under a tangential load, it does not stick).
+
+The sum over the surfaces, f, acts on the platform as the wrench [f; (R p_t) x f] at its origin (base frame), which
+the plant's forward dynamics takes as its external wrench (engine.forward_dynamics: S^T w, eq. 1), evaluated at
+every RK4 stage (dynamics/simulation.py ReducedSimulator: a wrench function of the state). The contact's potential
+energy is sum k d^2 / 2 (``potential``): with c = mu = 0 the plant's energy plus it is conserved.
+
+Stiffness and stability: a contact of stiffness k on the platform's effective mass m adds the mode sqrt(k / m); the
+explicit RK4 at the plant's step h needs sqrt(k / m) h < 2.8 (about 2.8 / 0.5 ms = 5600 rad/s: k up to ~3e8 N/m on
+the Stewart's ~10 kg effective heave mass with margin; raise ``substeps`` beyond).
+
+Parameters in YAML (config/environment.yaml: one section per robot, the tool point, the surfaces and the sensor).
+
+``WrenchSensor``: the 6-axis force/torque sensor at the tool point (platform axes): what the platform applies to the
+environment, F_e = -[R^T f; 0] (a point contact has no moment about the tool point), plus a constant ``bias``,
+Gaussian noise (``noise_std`` per axis) and a first-order low-pass of cut-off ``cutoff`` Hz, discretized exactly for
+a sample held over the period: y+ = a y + (1 - a) x, a = exp(-2 pi f_c dt) (0: no filter). The filter starts at the
+first sample (no start transient). One draw per control period from the robot's measurement generator.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+
+import numpy as np
+import yaml
+
+from ..control.force import WrenchMeasurement
+from ..errors import InvalidInputError, InvalidModelError, check_vector
+from ..kinematics.task_space import Pose, rpy_to_matrix
+
+#: eps (m/s) of the regularized Coulomb friction when the YAML does not say
+DEFAULT_SLIP_SPEED = 1e-3
+
+
+def _nonnegative(what: str, x) -> float:
+    x = float(x)
+    if not (np.isfinite(x) and x >= 0):
+        raise InvalidInputError(f"{what} must be finite and >= 0, got {x}")
+    return x
+
+
+@dataclass(frozen=True)
+class Surface(ABC):
+    """A compliant surface: normal stiffness (N/m), damping (N s/m), Coulomb friction coefficient mu, slip speed
+    eps (m/s) of the regularized friction (module docstring)."""
+
+    stiffness: float
+    damping: float = 0.0
+    friction: float = 0.0
+    slip_speed: float = DEFAULT_SLIP_SPEED
+
+    def __post_init__(self):
+        for what in ("stiffness", "damping", "friction", "slip_speed"):
+            object.__setattr__(self, what, _nonnegative(f"surface {what}", getattr(self, what)))
+        if not self.stiffness > 0 or not self.slip_speed > 0:
+            raise InvalidInputError(f"surface stiffness and slip_speed must be > 0, got {self.stiffness}, "
+                                    f"{self.slip_speed}")
+
+    @abstractmethod
+    def penetration(self, p: np.ndarray) -> tuple[float, np.ndarray]:
+        """(d, n): the depth d >= 0 of the point p inside the surface (0: outside) and the outward normal there."""
+
+    def force(self, p: np.ndarray, v: np.ndarray) -> np.ndarray:
+        """The force (N, base frame) on the tool at p moving with v (module docstring)."""
+        d, n = self.penetration(p)
+        if d <= 0:
+            return np.zeros(3)
+        vn = float(n @ v)
+        fn = max(0.0, self.stiffness * d - self.damping * vn)
+        f = fn * n
+        if self.friction and fn > 0:
+            vt = v - vn * n
+            s = float(np.linalg.norm(vt))
+            if s > 0:
+                f = f - self.friction * fn * np.tanh(s / self.slip_speed) / s * vt
+        return f
+
+    def potential(self, p: np.ndarray) -> float:
+        """k d^2 / 2 (J)."""
+        d = self.penetration(p)[0]
+        return 0.5 * self.stiffness * d * d
+
+
+@dataclass(frozen=True)
+class Plane(Surface):
+    """The half-space below the plane through ``point`` with the outward unit ``normal`` (base frame)."""
+
+    point: np.ndarray = None
+    normal: np.ndarray = None
+
+    def __post_init__(self):
+        super().__post_init__()
+        object.__setattr__(self, "point", check_vector("plane point", self.point, 3))
+        n = check_vector("plane normal", self.normal, 3)
+        if not np.linalg.norm(n) > 1e-9:
+            raise InvalidInputError(f"plane normal must not be zero, got {n.tolist()}")
+        object.__setattr__(self, "normal", n / np.linalg.norm(n))
+
+    def penetration(self, p):
+        d = float(self.normal @ (self.point - p))
+        return max(d, 0.0), self.normal
+
+
+@dataclass(frozen=True)
+class Box(Surface):
+    """A solid box: ``center`` (base frame), ``half_extents`` (m, > 0) along the axes of ``rotation``. A point inside
+    is pushed out through the nearest face (its depth and that face's normal)."""
+
+    center: np.ndarray = None
+    half_extents: np.ndarray = None
+    rotation: np.ndarray = None
+
+    def __post_init__(self):
+        super().__post_init__()
+        object.__setattr__(self, "center", check_vector("box center", self.center, 3))
+        h = check_vector("box half_extents", self.half_extents, 3)
+        if not (h > 0).all():
+            raise InvalidInputError(f"box half_extents must be > 0 m, got {h.tolist()}")
+        object.__setattr__(self, "half_extents", h)
+        R = np.eye(3) if self.rotation is None else np.asarray(self.rotation, float)
+        if R.shape != (3, 3) or not np.allclose(R.T @ R, np.eye(3), atol=1e-9):
+            raise InvalidInputError("box rotation must be a 3 x 3 rotation matrix")
+        object.__setattr__(self, "rotation", R)
+
+    def penetration(self, p):
+        local = self.rotation.T @ (p - self.center)
+        depth = self.half_extents - np.abs(local)
+        if not (depth > 0).all():
+            return 0.0, self.rotation[:, 2]
+        i = int(np.argmin(depth))
+        return float(depth[i]), self.rotation[:, i] * (1.0 if local[i] >= 0 else -1.0)
+
+
+@dataclass(frozen=True)
+class ContactEnvironment:
+    """The surfaces the tool point (m, platform frame) can touch (module docstring). Immutable."""
+
+    tool_point: np.ndarray
+    surfaces: tuple
+
+    def __post_init__(self):
+        object.__setattr__(self, "tool_point", check_vector("tool_point", self.tool_point, 3))
+        object.__setattr__(self, "surfaces", tuple(self.surfaces))
+        bad = [s for s in self.surfaces if not isinstance(s, Surface)]
+        if bad:
+            raise InvalidInputError(f"surfaces must be Plane or Box, got {type(bad[0]).__name__}")
+
+    def tool(self, pose: Pose, platform_twist: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(R p_t, p, v): the tool point's offset from the platform origin, its position and velocity (base frame);
+        platform_twist (v_o, omega) in the base frame (6; TaskSpace.twist_map of the task velocity)."""
+        r = pose.rotation @ self.tool_point
+        return r, pose.position + r, platform_twist[:3] + np.cross(platform_twist[3:], r)
+
+    def force(self, pose: Pose, platform_twist) -> np.ndarray:
+        """f (N, base frame): the force of all surfaces on the tool."""
+        _, p, v = self.tool(pose, platform_twist)
+        f = np.zeros(3)
+        for s in self.surfaces:
+            f = f + s.force(p, v)
+        return f
+
+    def wrench(self, pose: Pose, platform_twist) -> np.ndarray:
+        """[f; (R p_t) x f]: the contact's wrench on the platform at its origin (base frame; the plant's external
+        wrench)."""
+        f = self.force(pose, platform_twist)
+        return np.concatenate([f, np.cross(pose.rotation @ self.tool_point, f)])
+
+    def potential(self, pose: Pose) -> float:
+        """sum k d^2 / 2 (J): the energy stored in the contact."""
+        p = pose.position + pose.rotation @ self.tool_point
+        return float(sum(s.potential(p) for s in self.surfaces))
+
+    @staticmethod
+    def from_dict(doc: dict, where: str = "environment") -> "ContactEnvironment":
+        """From a YAML mapping: tool_point [x, y, z] and surfaces, each {shape: plane, point, normal} or {shape: box,
+        center, half_extents, rpy (rad, optional)} with stiffness, damping, friction, slip_speed."""
+        if not isinstance(doc, dict) or "tool_point" not in doc:
+            raise InvalidModelError(f"{where} needs tool_point and surfaces, got {doc!r}")
+        surfaces = []
+        for i, entry in enumerate(doc.get("surfaces") or []):
+            entry = dict(entry)
+            shape = entry.pop("shape", None)
+            try:
+                if shape == "plane":
+                    surfaces.append(Plane(**entry))
+                elif shape == "box":
+                    rpy = entry.pop("rpy", None)
+                    surfaces.append(Box(**entry, rotation=None if rpy is None else rpy_to_matrix(*rpy)))
+                else:
+                    raise InvalidModelError(f"{where} surface {i}: shape must be plane or box, got {shape!r}")
+            except TypeError as exc:
+                raise InvalidModelError(f"{where} surface {i} ({shape}): {exc}") from exc
+        return ContactEnvironment(doc["tool_point"], surfaces)
+
+
+@dataclass
+class WrenchSensor:
+    """The 6-axis force/torque sensor at the tool point (module docstring). Mutable: it holds its filter state."""
+
+    point: np.ndarray
+    noise_std: np.ndarray = 0.0
+    bias: np.ndarray = 0.0
+    cutoff: float = 0.0
+
+    def __post_init__(self):
+        self.point = check_vector("sensor point", self.point, 3)
+        self.noise_std = np.broadcast_to(np.asarray(self.noise_std, float), (6,)).copy()
+        self.bias = np.broadcast_to(np.asarray(self.bias, float), (6,)).copy()
+        if not (np.isfinite(self.noise_std).all() and (self.noise_std >= 0).all() and np.isfinite(self.bias).all()):
+            raise InvalidInputError(f"wrench sensor noise_std must be >= 0 and bias finite, got "
+                                    f"{self.noise_std.tolist()}, {self.bias.tolist()}")
+        self.cutoff = _nonnegative("wrench sensor cutoff (Hz)", self.cutoff)
+        self.reset()
+
+    def reset(self) -> None:
+        self._y = None
+
+    def measure(self, time: float, pose: Pose, contact_force, dt: float, rng: np.random.Generator):
+        """The sample of this period: the contact force f (base frame, on the tool) as F_e in the sensor frame, with
+        bias, noise and the filter; a WrenchMeasurement."""
+        x = np.concatenate([-(pose.rotation.T @ contact_force), np.zeros(3)]) + self.bias
+        if self.noise_std.any():
+            x = x + self.noise_std * rng.standard_normal(6)
+        if self.cutoff > 0 and self._y is not None:
+            a = np.exp(-2 * np.pi * self.cutoff * dt)
+            x = a * self._y + (1 - a) * x
+        self._y = x
+        return WrenchMeasurement(float(time), x, self.point)
+
+
+def load_environment(robot: str, path: str = "") -> tuple[ContactEnvironment, dict]:
+    """(environment, sensor settings) of ``robot`` from the environment YAML (default config/environment.yaml)."""
+    from ..description.paths import share_dir
+
+    path = path or str(share_dir() / "config" / "environment.yaml")
+    try:
+        with open(path) as f:
+            doc = yaml.safe_load(f) or {}
+    except (OSError, yaml.YAMLError) as exc:
+        raise InvalidModelError(f"environment config {path!r} cannot be read: {exc}") from exc
+    if robot not in doc:
+        raise InvalidInputError(f"robot '{robot}' has no section in {path} (robots: {list(doc)})")
+    section = dict(doc[robot])
+    sensor = dict(section.pop("sensor", None) or {})
+    return ContactEnvironment.from_dict(section, f"{path} {robot}"), sensor
+
+
+def wrench_sensor(environment: ContactEnvironment, settings: dict) -> WrenchSensor:
+    """The sensor at the environment's tool point with the YAML's noise_std, bias, cutoff."""
+    return WrenchSensor(environment.tool_point, settings.get("noise_std", 0.0), settings.get("bias", 0.0),
+                        settings.get("cutoff", 0.0))

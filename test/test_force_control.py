@@ -1,0 +1,320 @@
+"""Force and interaction control (issue 24; Taghirad, chapter Force Control): the contact environment of the
+simulated robot (hardware/contact.py), its force/torque sensor, and the force laws on the controller core
+(control/force.py), each checked against numbers from outside the code under test:
+
+* the contact model: forces by hand (Kelvin-Voigt, no pulling, regularized Coulomb, the box's nearest face, the
+  moment r x f); a free drop onto the plane conserves the mechanism's energy plus k d^2 / 2 without damping, within
+  RK4's error (which falls > 4x per halving of the step), and loses it with damping;
+* the sensor: bias, noise standard deviation, the first-order filter's step response 1 - a^k;
+* stiffness control: the steady-state force equals the series-spring closed form kc k_e / (kc + k_e) (x_e - x_d)
+  (derived in force.Stiffness);
+* direct force control: the integral action takes the force to F_d on a static surface, with the plant's friction
+  and the surface's friction the model does not have (Stewart, and PaLiDA once);
+* impedance control: the platform's motion is the designed M_d e'' + D_d e' + K_d e = F_e driven by the recorded
+  contact force (scipy.signal.lsim, the same input), which an impedance with twice the inertia misses;
+* admittance: at rest the reference offset is K_d dX = -F_m and the position reference is the IK of X_d (+) dX;
+* contact switched on and off every period: no NaN, every command within the force limits, no end stop reached;
+* the watchdog on the wrench (missing, stale, beyond the contact-force limit) and the force limit on F_d.
+
+Sim time only; the Stewart platform (seed 004's robot) on the generic engine (~2 ms per period).
+"""
+
+import numpy as np
+import pytest
+from scipy import signal
+
+from pkm_control.control import CONTROL, References
+from pkm_control.control.force import (Admittance, ForceReference, WrenchMeasurement, force_settings,
+                                       make_force_controller, task_wrench)
+from pkm_control.dynamics import robot_dynamics
+from pkm_control.errors import InvalidInputError, InvalidModelError
+from pkm_control.hardware import JointMeasurement, SimulatedRobot
+from pkm_control.hardware.contact import Box, ContactEnvironment, Plane, WrenchSensor, load_environment
+from pkm_control.kinematics.task_space import Pose, rot_z
+
+DT = 0.0005
+Z_ONLY = np.array([False, False, True, False, False, False])
+
+
+@pytest.fixture(scope="module")
+def stewart():
+    return robot_dynamics("stewart")
+
+
+def _home(dyn):
+    return dyn.kin.task.pose(dyn.model.config["home"])
+
+
+def _plant(dyn, tool, gap, k=1e5, c=500.0, mu=0.0, friction=True, substeps=1):
+    """The simulated robot with a horizontal plane ``gap`` m below the tool point at home, and an exact sensor."""
+    z = _home(dyn).position[2] + tool[2] - gap
+    env = ContactEnvironment(tool, [Plane(k, c, mu, point=[0.0, 0.0, z], normal=[0.0, 0.0, 1.0])])
+    return SimulatedRobot(dyn, DT, substeps=substeps, friction=friction, environment=env,
+                          wrench_sensor=WrenchSensor(tool)), z
+
+
+def _run(dyn, robot, controller, pose_d, n, force=None, each=None):
+    """n periods from rest at home through Controller.update with the constant reference pose_d (and ``force``);
+    returns (the commands, the contact wrench on the platform after each period, the platform poses)."""
+    act = dyn.model.actuated_idx
+    m = dyn.kin.inverse(pose_d, np.zeros(6), np.zeros(6))
+    refs = References(m.q[act], m.v[act], m.a[act], force)
+    robot.reset(_home(dyn))
+    cmds, wrenches, poses = [], [], []
+    for k in range(n):
+        t = k * DT
+        if each is not None:
+            each(k, robot)
+        cmd = controller.update(t, robot.read(), refs)
+        robot.write(cmd.tau, t)
+        robot.step()
+        cmds.append(cmd)
+        wrenches.append(robot.contact_wrench())
+        poses.append(robot.ground_truth().platform_pose)
+    return cmds, np.array(wrenches), poses
+
+
+# ----------------------------------------------------------------------------- the contact model
+
+def test_plane_and_box_forces_by_hand():
+    """Plane z = 0, k = 1e4, c = 100, mu = 0.5, eps = 1e-3: at d = 2 mm moving in at 0.1 m/s f_n = 20 + 10 = 30 N;
+    moving out at 0.5 m/s k d + c d' = 20 - 50 < 0: no pull (0); sliding at 0.2 m/s along x (tanh(200) = 1) the
+    friction is -mu f_n = -10 N along x; outside: nothing. A box pushes out through its nearest face. The wrench on
+    the platform carries r x f with r = R p_t."""
+    plane = Plane(1e4, 100.0, 0.5, point=[0, 0, 0], normal=[0, 0, 2.0])
+    np.testing.assert_allclose(plane.force(np.array([0, 0, -0.002]), np.array([0, 0, -0.1])), [0, 0, 30.0])
+    np.testing.assert_allclose(plane.force(np.array([0, 0, -0.002]), np.array([0, 0, 0.5])), 0.0)
+    np.testing.assert_allclose(plane.force(np.array([0, 0, -0.002]), np.array([0.2, 0, 0])), [-10.0, 0, 20.0])
+    np.testing.assert_allclose(plane.force(np.array([0, 0, 0.001]), np.array([0, 0, -1.0])), 0.0)
+    assert plane.potential(np.array([0, 0, -0.002])) == pytest.approx(0.5 * 1e4 * 0.002 ** 2)
+    box = Box(1e5, center=[1.0, 0, 0], half_extents=[0.1, 0.2, 0.3])
+    np.testing.assert_allclose(box.force(np.array([1.095, 0.0, 0.1]), np.zeros(3)), [500.0, 0, 0], atol=1e-9)
+    np.testing.assert_allclose(box.force(np.array([1.0, -0.199, 0.0]), np.zeros(3)), [0, -100.0, 0], atol=1e-9)
+    np.testing.assert_allclose(box.force(np.array([1.2, 0.0, 0.0]), np.zeros(3)), 0.0)
+    env = ContactEnvironment([0.1, 0.0, -0.1], [plane])
+    pose = Pose(np.array([0.0, 0.0, 0.098]), rot_z(np.pi / 2))        # tool at (0, 0.1, -0.002): d = 2 mm
+    w = env.wrench(pose, np.zeros(6))
+    np.testing.assert_allclose(w, [0, 0, 20.0, 0.1 * 20.0, 0, 0], atol=1e-9)      # (0, 0.1, -0.1) x (0, 0, 20)
+    for bad in (dict(stiffness=0.0), dict(stiffness=1e4, damping=-1.0)):
+        with pytest.raises(InvalidInputError, match="stiffness|damping"):
+            Plane(**bad, point=[0, 0, 0], normal=[0, 0, 1])
+
+
+def test_environment_yaml_has_a_plane_and_a_box_per_robot():
+    for robot in ("stewart", "palida"):
+        env, sensor = load_environment(robot)
+        assert {type(s) for s in env.surfaces} == {Plane, Box}
+        assert sensor["cutoff"] > 0
+    with pytest.raises(InvalidInputError, match="no section"):
+        load_environment("no_such_robot")
+    with pytest.raises(InvalidModelError, match="shape"):
+        ContactEnvironment.from_dict({"tool_point": [0, 0, 0], "surfaces": [{"shape": "sphere", "stiffness": 1.0}]})
+
+
+@pytest.mark.parametrize("damping", [0.0, 500.0])
+def test_free_drop_onto_the_plane(stewart, damping):
+    """Stewart, no joint friction, zero actuator force, the tool 2 mm above a 1e5 N/m plane: it falls, hits and
+    bounces. Without damping the mechanism's energy plus the contact's k d^2 / 2 stays constant within RK4's error:
+    below 1e-4 of the largest energy stored in the contact, and > 4x smaller with two substeps (measured 7.4x: the force
+    is continuous but its slope jumps at touch-down, which costs RK4 its fourth order across that step). With
+    damping it loses energy: at least 10 % of the largest stored energy by 0.2 s, and it never gains more than the
+    undamped run's integration error."""
+    def drop(substeps):
+        robot, _ = _plant(stewart, [0.0, 0.0, -0.1], 0.002, c=damping, friction=False, substeps=substeps)
+        robot.reset(_home(stewart))
+        env = robot.environment
+        energy = [robot.energy() + env.potential(_home(stewart))]
+        stored = []
+        for _ in range(400):
+            robot.write(np.zeros(6))
+            robot.step()
+            pose = robot.ground_truth().platform_pose
+            stored.append(env.potential(pose))
+            energy.append(robot.energy() + stored[-1])
+        return np.array(energy), max(stored)
+
+    energy, stored = drop(1)
+    assert stored > 1.0                                     # it did hit: > 1 J in the spring (d > 4.5 mm)
+    if damping == 0.0:
+        drift = np.abs(energy - energy[0]).max()
+        assert drift < 1e-4 * stored
+        finer = np.abs(drop(2)[0] - energy[0]).max()
+        assert finer < drift / 4
+    else:
+        assert energy[-1] < energy[0] - 0.1 * stored
+        assert np.diff(energy).max() < 1e-4 * stored
+
+
+def test_wrench_sensor_bias_noise_and_filter():
+    """Bias adds; the noise has its standard deviation (2000 draws: within 10 %); the low-pass of cut-off f_c answers
+    a step of F with F (1 - a^k), a = exp(-2 pi f_c dt); the sample is F_e = -R^T f in the sensor frame."""
+    pose = Pose(np.zeros(3), rot_z(0.3))
+    rng = np.random.default_rng(1)
+    f = np.array([3.0, -4.0, 20.0])
+    s = WrenchSensor([0, 0, -0.1], bias=[1, 2, 3, 0, 0, 0])
+    w = s.measure(0.0, pose, f, DT, rng)
+    np.testing.assert_allclose(w.wrench, np.concatenate([-(pose.rotation.T @ f), [0, 0, 0]]) + [1, 2, 3, 0, 0, 0])
+    noisy = WrenchSensor([0, 0, 0], noise_std=[0.5, 0.5, 0.5, 0.02, 0.02, 0.02])
+    x = np.array([noisy.measure(k * DT, pose, f, DT, rng).wrench for k in range(2000)])
+    np.testing.assert_allclose(x.std(axis=0), [0.5, 0.5, 0.5, 0.02, 0.02, 0.02], rtol=0.1)
+    filt = WrenchSensor([0, 0, 0], cutoff=50.0)
+    filt.measure(0.0, Pose.identity(), np.zeros(3), DT, rng)
+    y = [filt.measure(k * DT, Pose.identity(), np.array([0, 0, -10.0]), DT, rng).wrench[2] for k in range(1, 41)]
+    a = np.exp(-2 * np.pi * 50.0 * DT)
+    np.testing.assert_allclose(y, 10.0 * (1 - a ** np.arange(1, 41)), rtol=1e-12)
+
+
+# ----------------------------------------------------------------------------- the laws on the plant
+
+def test_stiffness_control_steady_state_force_is_the_series_spring(stewart):
+    """Stiffness control (no force measurement) with x_d 2 mm beyond the surface (the tool 2 mm above it at home,
+    x_d 4 mm lower): the force settles at kc k_e / (kc + k_e) (x_e - x_d) (force.Stiffness), kc = the z gain of the
+    settings, k_e = 1e5 N/m: 175.2 N, within 0.2 %. The plant has no joint friction here: Coulomb friction makes the
+    equilibrium a set, not a point. The sensor measures F_e = -f (the contact force on the tool)."""
+    robot, z_plane = _plant(stewart, [0.0, 0.0, -0.1], 0.002, friction=False)
+    c = make_force_controller(stewart, "stiffness")
+    pose_d = stewart.kin.task.retract(_home(stewart), [0, 0, -0.004, 0, 0, 0])
+    cmds, wrenches, _ = _run(stewart, robot, c, pose_d, 600)
+    kc = force_settings("stewart", "stiffness")["gains"]["motion"]["kp"][2]
+    ke = 1e5
+    x_d_tool = pose_d.position[2] - 0.1
+    expected = kc * ke / (kc + ke) * (z_plane - x_d_tool)
+    assert all(cmd.mode == CONTROL for cmd in cmds)
+    assert wrenches[-1][2] == pytest.approx(expected, rel=2e-3)
+    assert robot.read().sensors["wrench"].wrench[2] == pytest.approx(-wrenches[-1][2], rel=1e-9)
+
+
+@pytest.mark.parametrize("robot_name", ["stewart", "palida"])
+def test_direct_force_control_converges_to_the_reference(robot_name, request):
+    """Direct force control (Fig. 28/34) pressing F_d = 50 N down on a static 1e5 N/m surface 0.2 mm below the tool
+    (PaLiDA: touching it; its drives' Coulomb friction makes the integral wind up on the way, which then takes
+    seconds to unwind), with the plant's joint friction and mu = 0.3 on the surface (neither in the controller's
+    model): the integral action takes the force to 50 N (within 1 % over the last 50 ms); the motion directions stay
+    at X_d (< 0.1 mm); without the integral action the force stays short of the reference."""
+    dyn = request.getfixturevalue("stewart") if robot_name == "stewart" else robot_dynamics("palida")
+    tool = [0.0, 0.0, -0.1] if robot_name == "stewart" else [0.0, 0.0, -0.05]
+    robot, _ = _plant(dyn, tool, 0.0002 if robot_name == "stewart" else 0.0, mu=0.3)
+    c = make_force_controller(dyn, "direct_force")
+    force = ForceReference(np.array([0, 0, -50.0, 0, 0, 0]), Z_ONLY)
+    cmds, wrenches, poses = _run(dyn, robot, c, _home(dyn), 1200, force)
+    assert all(cmd.mode == CONTROL for cmd in cmds)
+    last = wrenches[-100:, 2]
+    np.testing.assert_allclose(last, 50.0, rtol=1e-2)
+    assert np.abs(poses[-1].position[:2]).max() < 1e-4
+    # the same run without integral action stops short of the reference
+    c = make_force_controller(dyn, "direct_force", overrides={"gains": {**force_settings(
+        robot_name, "direct_force")["gains"], "force": {"kf": 1e-6, "ki": 0.0}}})
+    assert _run(dyn, robot, c, _home(dyn), 200, force)[1][-1, 2] < 40.0
+
+
+def test_impedance_control_reproduces_the_designed_impedance(stewart):
+    """Impedance control with force measurement (Fig. 36), exact model (plant without joint friction), x_d 4 mm
+    down, the tool 2 mm above a 1e5 N/m, c = 200 surface: approach, touch-down and settling. The platform's error
+    e = z_d - z is the response of the designed M_d e'' + D_d e' + K_d e = F_e to the recorded contact force F_e
+    (the same input, held over each period as the controller samples it; scipy.signal.lsim) within 2 % of the
+    largest error; the design with twice the inertia is off by more than 10 %; x, y and the angles stay < 1e-6."""
+    robot, _ = _plant(stewart, [0.0, 0.0, -0.1], 0.002, c=200.0, friction=False)
+    c = make_force_controller(stewart, "impedance")
+    pose_d = stewart.kin.task.retract(_home(stewart), [0, 0, -0.004, 0, 0, 0])
+    cmds, wrenches, poses = _run(stewart, robot, c, pose_d, 500)
+    assert all(cmd.mode == CONTROL for cmd in cmds)
+    assert wrenches[:, 2].max() > 40.0                                # it made contact
+    z = np.array([p.position[2] for p in poses])
+    e = np.concatenate([[pose_d.position[2] - 1.2], pose_d.position[2] - z])
+    f_e = np.concatenate([[0.0], -wrenches[:, 2]])                    # the wrench the platform applies, F_e
+    imp = force_settings("stewart", "impedance")["gains"]["impedance"]
+    t = np.arange(len(e)) * DT
+
+    def designed(m):
+        d, k = imp["d_d"][2], imp["k_d"][2]
+        sys = signal.StateSpace([[0, 1], [-k / m, -d / m]], [[0], [1 / m]], [[1, 0]], [[0]])
+        return signal.lsim(sys, f_e, t, X0=[e[0], 0.0], interp=False)[1]
+
+    m_d = imp["m_d"][2]
+    scale = np.abs(e).max()
+    assert np.abs(designed(m_d) - e).max() < 0.02 * scale
+    assert np.abs(designed(2 * m_d) - e).max() > 0.1 * scale
+    drift = np.array([stewart.kin.task.difference(p, pose_d) for p in poses])
+    assert np.abs(drift[:, [0, 1, 3, 4, 5]]).max() < 1e-6
+
+
+def test_admittance_offsets_the_position_reference(stewart):
+    """Admittance control (position-based) pressing on the surface: at rest the admittance filter's offset is
+    K_d dX = -F_m (1e-3), and the position reference for the drives is the IK of X_d (+) dX."""
+    robot, _ = _plant(stewart, [0.0, 0.0, -0.1], 0.002, friction=False)
+    c = make_force_controller(stewart, "admittance")
+    pose_d = stewart.kin.task.retract(_home(stewart), [0, 0, -0.004, 0, 0, 0])
+    cmds, wrenches, _ = _run(stewart, robot, c, pose_d, 600)
+    law = c.law
+    assert isinstance(law, Admittance) and all(cmd.mode == CONTROL for cmd in cmds)
+    f_m = task_wrench(stewart.kin.task, robot.ground_truth().platform_pose, robot.read().sensors["wrench"])
+    assert f_m[2] < -40.0
+    np.testing.assert_allclose(law.k_d * law._dx, -f_m, rtol=1e-3, atol=1e-3)
+    q_c = stewart.kin.inverse(stewart.kin.task.retract(pose_d, law._dx)).q[stewart.model.actuated_idx]
+    np.testing.assert_allclose(law.position_reference[0], q_c, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["stiffness", "direct_force", "impedance", "impedance_no_force", "admittance"])
+def test_contact_switching_every_period_stays_bounded(stewart, name):
+    """A stiff (1e6 N/m) surface the tool presses 1 mm into, switched on and off every period (the force jumps by
+    ~1 kN each period): every command finite and within the force limits, the state finite, no end stop reached,
+    the platform within 5 mm of its start."""
+    robot, _ = _plant(stewart, [0.0, 0.0, -0.1], -0.001, k=1e6, c=2000.0, mu=0.3)
+    env = robot.environment
+    c = make_force_controller(stewart, name)
+
+    def switch(k, robot):
+        robot.environment = env if k % 2 == 0 else None
+
+    force = ForceReference(np.array([0, 0, -100.0, 0, 0, 0]), Z_ONLY)
+    cmds, wrenches, poses = _run(stewart, robot, c, _home(stewart), 200, force, switch)
+    limits = c.limits.limits
+    assert np.abs(wrenches[::2, 2]).max() > 500.0 and np.abs(wrenches[1::2]).max() == 0.0
+    for cmd in cmds:
+        assert np.isfinite(cmd.tau).all() and (np.abs(cmd.tau) <= limits).all()
+    gt = robot.ground_truth()
+    assert np.isfinite(gt.position).all() and np.isfinite(gt.velocity).all()
+    tree, cut = robot.penetrations(gt)
+    assert not tree.any() and not cut.any()
+    assert np.abs(poses[-1].position - _home(stewart).position).max() < 5e-3
+
+
+# ----------------------------------------------------------------------------- safety
+
+def test_wrench_watchdog_and_force_limit(stewart):
+    """The controller's safe behaviour engages on a missing wrench, a stale one (older than wrench_timeout), a
+    non-finite one and a contact force beyond contact_force_limit, and releases on a fresh one; F_d beyond
+    force_limit acts as F_d at the limit."""
+    c = make_force_controller(stewart, "direct_force")
+    s = force_settings("stewart", "direct_force")
+    act = stewart.model.actuated_idx
+    m = stewart.kin.inverse(_home(stewart), np.zeros(6), np.zeros(6))
+    q, z = m.q[act], np.zeros(6)
+    refs = References(q, z, z, ForceReference(np.array([0, 0, -50.0, 0, 0, 0]), Z_ONLY))
+    point = np.array([0, 0, -0.1])
+
+    def meas(t, wrench=None, age=0.0):
+        sensors = {} if wrench is None else {"wrench": WrenchMeasurement(t - age, np.asarray(wrench, float), point)}
+        return JointMeasurement(t, q, z, z, sensors)
+
+    assert c.update(0.0, meas(0.0, np.zeros(6)), refs).mode == CONTROL
+    assert "no wrench" in c.update(DT, meas(DT), refs).reason
+    assert "ms old" in c.update(2 * DT, meas(2 * DT, np.zeros(6), age=2 * s["wrench_timeout"]), refs).reason
+    assert "finite" in c.update(3 * DT, meas(3 * DT, [0, 0, np.nan, 0, 0, 0]), refs).reason
+    too_much = [0, 0, -1.01 * s["contact_force_limit"], 0, 0, 0]
+    assert "contact_force_limit" in c.update(4 * DT, meas(4 * DT, too_much), refs).reason
+    assert c.update(5 * DT, meas(5 * DT, np.zeros(6)), refs).mode == CONTROL
+    law = c.law
+    pose = _home(stewart)
+    w = WrenchMeasurement(0.0, np.zeros(6), point)
+    out = []
+    for f_d in (s["force_limit"], 10 * s["force_limit"]):
+        law.reset()
+        out.append(law.compute(q, z, z, q, z, None, pose, z, (pose, z), 0.0, wrench=w,
+                               force=ForceReference(np.array([0, 0, -f_d, 0, 0, 0]), Z_ONLY)))
+    np.testing.assert_allclose(out[0], out[1])
+    with pytest.raises(InvalidInputError, match="selection"):
+        law.compute(q, z, z, q, z, None, pose, z, (pose, z), 0.0, wrench=w,
+                    force=ForceReference(np.zeros(6), np.ones(6)))
+    with pytest.raises(InvalidInputError, match="not in"):
+        force_settings("stewart", "no_such_controller")
