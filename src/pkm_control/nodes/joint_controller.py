@@ -585,9 +585,11 @@ class JointControllerNode(Node):
                                                               if self.loop.controller.needs_feedforward else "")
         hw = self.loop.hardware
         if isinstance(hw, TopicHardware):
-            robot = f"the robot ({'hardware node' if self.s['hardware'] == 'topics' else 'controller manager'})"
-            if hw.unmatched():
-                return f"{robot} on its topics: {', '.join(hw.unmatched())}"
+            robot = "the robot (" + ("hardware node" if self.s["hardware"] == "topics" else
+                                     "controller manager, or the hardware node standing in for one") + ")"
+            missing = hw.unmatched()
+            if missing:
+                return f"{robot} on its topics: {', '.join(missing)}"
             if hw.measurement_ns is None:
                 return f"the first {hw.convention.states_topic} from {robot}"
             if t is None:
