@@ -28,8 +28,9 @@ def _load_launch_module():
     return mod
 
 
-def test_five_robots():
-    assert ROBOTS == ["delta", "lopes", "palida", "planar_redundant", "stewart"]
+def test_shipped_robots():
+    assert ROBOTS == ["delta", "lopes", "orthoglide", "palida", "planar_3rrr", "planar_redundant", "stewart",
+                      "tsai_3upu"]
 
 
 # ----------------------------------------------------------------------------- with launch_ros

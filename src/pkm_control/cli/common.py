@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+from pathlib import Path
 
 import numpy as np
 
@@ -42,12 +43,17 @@ def count(least: int, most: int):
 
 
 def robot_id(text: str) -> str:
-    """argparse type of --robot: a shipped robot, checked before anything is loaded."""
+    """argparse type of --robot: a shipped robot or the path of a robot's YAML (its description beside it),
+    checked before anything is loaded."""
     from ..description import robot_names
+    from ..description.robots import robot_files
+    from ..errors import InvalidModelError
 
-    if text not in robot_names():
-        raise argparse.ArgumentTypeError(f"unknown robot '{excerpt(text)}' (robots: {', '.join(robot_names())})")
-    return text
+    try:
+        robot_files(text)
+    except InvalidModelError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text if text in robot_names() else str(Path(text).expanduser().resolve())
 
 
 def seconds(text: str) -> float:

@@ -1,6 +1,7 @@
 """Settings of the control graph (ROS-free): config/controllers.yaml resolved for one robot and controller.
 
-A controller's settings resolve as ``defaults <- robots.<robot> <- controllers.<controller>``; the
+A controller's settings resolve as ``defaults <- robots.<robot> <- controllers.<controller>`` (a robot given by
+the path of its YAML and absent from controllers.yaml: ``robots.<robot>`` is ``{gains: ...}`` of its YAML); the
 gains of the mode's family come from ``robots.<robot>.gains``: ``computed_torque`` (acceleration gains, 1/s^2
 and 1/s) for the inverse-dynamics family (control.laws.ACCELERATION_MODES), ``task_pd`` (force gains per task
 coordinate) for the task-space PD laws, ``pd`` (force gains per actuated joint) for the others; the hold safe
@@ -145,9 +146,11 @@ def load_settings(robot: str, controller: str, controller_config: str = "", n_ac
     robots = doc.get("robots") or {}
     if controller not in controllers:
         raise InvalidInputError(f"controller '{controller}' is not in {path} (controllers: {list(controllers)})")
-    if robot not in robots:
-        raise InvalidInputError(f"robot '{robot}' has no section in {path} (robots: {list(robots)})")
-    rob = dict(robots[robot] or {})
+    rob = dict(robots[robot] or {}) if robot in robots else own_robot_section(robot)
+    if rob is None:
+        raise InvalidInputError(f"robot '{robot}' has no section in {path} (robots: {list(robots)}) and its own "
+                                "config no 'gains' (a robot of one's own: gains: {pd: ..., computed_torque: ..., "
+                                "task_pd: ...} in its YAML)")
     gains = rob.pop("gains", {}) or {}
     out = dict(doc.get("defaults") or {})
     out.update(rob)
@@ -182,6 +185,17 @@ def load_settings(robot: str, controller: str, controller_config: str = "", n_ac
     out["substeps"] = int(out.get("substeps", 1))
     out["controller_config"] = str(path)
     return out
+
+
+def own_robot_section(robot: str) -> dict | None:
+    """The ``robots.<robot>`` section of a robot given by its YAML path (description/robots.py): {gains: its
+    config's ``gains``}; None for a shipped robot id or a config without gains."""
+    from ..description.robots import is_robot_path, robot_config
+
+    if not is_robot_path(robot):
+        return None
+    gains = robot_config(robot).get("gains")
+    return {"gains": gains} if gains else None
 
 
 def gain(key: str, value, n: int | None = None, positive: bool = False) -> list:

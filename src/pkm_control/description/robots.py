@@ -1,4 +1,9 @@
-"""The shipped robots: config/<robot>.yaml + urdf/<robot>.urdf.xacro -> ClosedLoopModel.
+"""Robots: config/<robot>.yaml + urdf/<robot>.urdf.xacro -> ClosedLoopModel.
+
+A robot is named by its id (a shipped robot, ``robot_names``) or by the path of its YAML (a robot of one's own,
+anywhere: ``path/to/mybot.yaml``). The description beside a YAML at ``<dir>/<stem>.yaml`` is the first of
+``<dir>/<stem>.urdf.xacro``, ``<dir>/<stem>.urdf`` and ``<dir>/../urdf/<stem>.urdf.xacro`` (the package's own
+layout) that exists; xacro gets the YAML's path as its ``config`` argument, as for a shipped robot.
 
 A robot config may hold ``variants: {name: {key: value, ...}}``; a variant
 replaces those top-level keys (a shallow merge, done the same way by the xacro
@@ -10,6 +15,8 @@ from __future__ import annotations
 import functools
 
 import yaml
+
+from pathlib import Path
 
 from ..errors import InvalidInputError, InvalidModelError, excerpt
 from .paths import config_path, share_dir, urdf_xacro_path
@@ -42,12 +49,43 @@ def cached_per_robot(fn):
     return per_robot
 
 
-def _raw_config(robot: str) -> dict:
+def is_robot_path(robot: str) -> bool:
+    """A robot named by the path of its YAML (it ends in .yaml or .yml), not by a shipped robot's id."""
+    return robot.endswith((".yaml", ".yml"))
+
+
+def robot_files(robot: str) -> tuple[Path, Path]:
+    """(config YAML, URDF or xacro) of a shipped robot id or of a robot's YAML path (module docstring); a missing
+    file is an InvalidModelError naming what was looked for."""
     names = robot_names()
-    if robot not in names:      # before any file access: a name is not a path (nor 5000 characters of one)
-        raise InvalidModelError(f"unknown robot '{excerpt(robot)}' (robots: {', '.join(names)})")
-    with open(config_path(robot)) as f:
-        return yaml.safe_load(f)
+    if not is_robot_path(robot):
+        if robot not in names:      # before any file access: a name is not a path (nor 5000 characters of one)
+            raise InvalidModelError(f"unknown robot '{excerpt(robot)}' (robots: {', '.join(names)}, or the path "
+                                    "of a robot's YAML: path/to/robot.yaml)")
+        return config_path(robot), urdf_xacro_path(robot)
+    cfg = Path(robot).expanduser().resolve()
+    if not cfg.is_file():
+        raise InvalidModelError(f"robot config '{excerpt(robot, 300)}': no such file (robots: {', '.join(names)}, "
+                                "or the path of a robot's YAML)")
+    beside = [cfg.with_name(cfg.stem + ".urdf.xacro"), cfg.with_name(cfg.stem + ".urdf"),
+              cfg.parent.parent / "urdf" / (cfg.stem + ".urdf.xacro")]
+    for description in beside:
+        if description.is_file():
+            return cfg, description
+    raise InvalidModelError(f"robot config '{excerpt(robot, 300)}': no description beside it (looked for "
+                            f"{', '.join(str(p) for p in beside)})")
+
+
+def _raw_config(robot: str) -> dict:
+    path = robot_files(robot)[0]
+    try:
+        with open(path) as f:
+            cfg = yaml.safe_load(f)
+    except (OSError, yaml.YAMLError) as exc:
+        raise InvalidModelError(f"robot config {path} cannot be read: {exc}") from exc
+    if not isinstance(cfg, dict):
+        raise InvalidModelError(f"robot config {path}: expected a mapping of keys, got {type(cfg).__name__}")
+    return cfg
 
 
 def robot_variants(robot: str) -> list[str]:
@@ -71,20 +109,23 @@ def robot_config(robot: str, variant: str | None = None) -> dict:
 
 @cached_per_robot
 def robot_urdf(robot: str, variant: str | None = None) -> str:
-    """Process urdf/<robot>.urdf.xacro with the robot's config and variant (cached)."""
+    """The robot's URDF: its xacro processed with the robot's config and variant, or its plain URDF (cached)."""
     import xacro
 
     variant = robot_config(robot, variant)["variant"]
-    mappings = {"config": str(config_path(robot)), "variant": variant}
+    config, description = robot_files(robot)
+    if description.name.endswith(".urdf"):
+        return description.read_text()
+    mappings = {"config": str(config), "variant": variant}
     try:
-        doc = xacro.process_file(str(urdf_xacro_path(robot)), mappings=mappings)
+        doc = xacro.process_file(str(description), mappings=mappings)
     except Exception as exc:  # xacro raises XacroException and plain errors from expressions
-        raise InvalidModelError(f"xacro failed on {urdf_xacro_path(robot)} (variant '{variant}'): {exc}") from exc
+        raise InvalidModelError(f"xacro failed on {description} (variant '{variant}'): {exc}") from exc
     return doc.toxml()
 
 
 @cached_per_robot
 def load_robot(robot: str, variant: str | None = None) -> ClosedLoopModel:
-    """Load a shipped robot. The result is immutable and cached."""
+    """Load a robot (a shipped id or a YAML path). The result is immutable and cached."""
     cfg = robot_config(robot, variant)
     return load_model(robot_urdf(robot, cfg["variant"]), cfg, name=robot, variant=cfg["variant"])
