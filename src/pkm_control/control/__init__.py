@@ -1,6 +1,7 @@
 """Control (ROS-free): laws, computed-force feedforward, the controller core, the state estimator and the loop.
 
 laws.py        control laws (joint and task space, the motion-control family); each declares what it requires
+force.py       force and interaction control: stiffness, direct force, impedance, admittance; wrench, force reference
 feedforward.py the computed-force model (tau of a platform motion) with its parameter sets
 safety.py      force limits, reference limits, safe behaviours
 estimator.py   the state estimator: platform pose and twist from the measured actuated joints

@@ -379,20 +379,20 @@ def force_law(s: dict, model: FeedforwardModel, period: float):
     return FORCE_LAWS[mode](model, *impedance, limit)
 
 
-def make_force_controller(dyn, controller: str, safe: str = "hold", state_timeout: float = 0.02, period=5e-4,
-                          overrides=None, controller_config: str = ""):
+def make_force_controller(dyn, controller: str, safe: str = "hold", state_timeout: float = 0.02, overrides=None,
+                          controller_config: str = ""):
     """The controller core running the force controller named ``controller`` (``force_settings`` with
     ``overrides`` of its keys) on ``dyn``: the model (feedforward_model of the settings), force limits from the
     config, the hold safe behaviour with the robot's pd gains, the WrenchWatch of wrench_timeout and
-    contact_force_limit."""
+    contact_force_limit, the period of the robot's control_rate (controllers.yaml defaults)."""
     from .controller import Controller
     from .estimator import StateEstimator
     from .safety import ForceLimits, ReferenceLimits, SafeBehaviour
     from .settings import load_settings
 
     s = {**force_settings(dyn.model.name, controller, controller_config), **dict(overrides or {})}
-    law = force_law(s, FeedforwardModel(dyn, s["feedforward_model"]), period)
     pd = load_settings(dyn.model.name, "pd", controller_config, dyn.model.n_actuated)
+    law = force_law(s, FeedforwardModel(dyn, s["feedforward_model"]), 1.0 / pd["control_rate"])
     hold = SafeBehaviour("hold", FeedforwardModel(dyn, "rigid"), np.array(pd["kp"]), np.array(pd["kd"])) \
         if safe == "hold" else SafeBehaviour("zero")
     watch = WrenchWatch(s["wrench_timeout"], s["contact_force_limit"]) if WRENCH in law.requires else None

@@ -2,6 +2,7 @@
 
 interface.py  the contract (HardwareInterface, JointMeasurement; Simulated and RobotState for simulators)
 simulated.py  the simulated closed-loop plant (SimulatedRobot) and what every simulated plant shares (SimulatedPlant)
+contact.py    the compliant environment the tool touches (planes, boxes) and the 6-axis force/torque sensor
 mujoco_robot.py  MuJoCo as the plant (MujocoRobot; imported on its own: it loads mujoco)
 canopen_drives.py  CiA 402 drives on a CAN bus (CanopenDrives; imported on its own: it loads canopen)
 canopen_emulator.py  emulated CiA 402 drives on python-can's virtual bus around a SimulatedRobot
