@@ -420,7 +420,8 @@ def run_recorded(args, progress=None, out=None):
                     bag.spin_once(0.05)
                 st = rec.status
                 sim = rec.sim_time
-                if st.get("state") == "started" and t_motion is None and sim >= st["motion_start"]:
+                # the first look at sim time past the motion's start; a short lockstep goal may be finished by then
+                if st.get("state") in ("started", "finished") and t_motion is None and sim >= st["motion_start"]:
                     t_motion = time.monotonic()
                 if progress is not None:
                     progress(sim, st)
