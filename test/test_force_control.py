@@ -9,7 +9,8 @@ simulated robot (hardware/contact.py), its force/torque sensor, and the force la
 * stiffness control: the steady-state force equals the series-spring closed form kc k_e / (kc + k_e) (x_e - x_d)
   (derived in force.Stiffness);
 * direct force control: the integral action takes the force to F_d on a static surface, with the plant's friction
-  and the surface's friction the model does not have (Stewart, and PaLiDA once);
+  and the surface's friction the model does not have (Stewart with the F/T sensor and with the actuator forces as
+  the measurement, Figs. 28 and 29; PaLiDA once);
 * impedance control: the platform's motion is the designed M_d e'' + D_d e' + K_d e = F_e driven by the recorded
   contact force (scipy.signal.lsim, the same input), which an impedance with twice the inertia misses;
 * admittance: at rest the reference offset is K_d dX = -F_m and the position reference is the IK of X_d (+) dX;
@@ -184,26 +185,34 @@ def test_stiffness_control_steady_state_force_is_the_series_spring(stewart):
     assert robot.read().sensors["wrench"].wrench[2] == pytest.approx(-wrenches[-1][2], rel=1e-9)
 
 
-@pytest.mark.parametrize("robot_name", ["stewart", "palida"])
-def test_direct_force_control_converges_to_the_reference(robot_name, request):
+@pytest.mark.parametrize("robot_name, name", [("stewart", "direct_force"), ("stewart", "direct_force_joint"),
+                                              ("palida", "direct_force")])
+def test_direct_force_control_converges_to_the_reference(robot_name, name, request):
     """Direct force control (Fig. 28/34) pressing F_d = 50 N down on a static 1e5 N/m surface 0.2 mm below the tool
     (PaLiDA: touching it; its drives' Coulomb friction makes the integral wind up on the way, which then takes
     seconds to unwind), with the plant's joint friction and mu = 0.3 on the surface (neither in the controller's
     model): the integral action takes the force to 50 N (within 1 % over the last 50 ms); the motion directions stay
-    at X_d (< 0.1 mm); without the integral action the force stays short of the reference."""
+    at X_d (< 0.1 mm); without the integral action the force stays short of the reference. direct_force_joint: the
+    force measured by the actuator forces (Fig. 29, F = J^T (tau - tau_g)), no F/T sensor read, on a plant without
+    joint friction: the actuator forces count the friction as contact force, and the plant's regularized Coulomb
+    friction (a steep viscous slope at creep speed) then slows the force loop (measured: 26 N of 50 after 0.6 s).
+    It converges more slowly than with the sensor (it counts its own damping force Kd xd as contact): 0.8 s here."""
     dyn = request.getfixturevalue("stewart") if robot_name == "stewart" else robot_dynamics("palida")
     tool = [0.0, 0.0, -0.1] if robot_name == "stewart" else [0.0, 0.0, -0.05]
-    robot, _ = _plant(dyn, tool, 0.0002 if robot_name == "stewart" else 0.0, mu=0.3)
-    c = make_force_controller(dyn, "direct_force")
+    robot, _ = _plant(dyn, tool, 0.0002 if robot_name == "stewart" else 0.0, mu=0.3,
+                      friction=name != "direct_force_joint")
+    c = make_force_controller(dyn, name)
+    if name == "direct_force_joint":
+        robot.wrench_sensor = None                  # nothing but the drives' measurement
     force = ForceReference(np.array([0, 0, -50.0, 0, 0, 0]), Z_ONLY)
-    cmds, wrenches, poses = _run(dyn, robot, c, _home(dyn), 1200, force)
+    cmds, wrenches, poses = _run(dyn, robot, c, _home(dyn), 1600 if name == "direct_force_joint" else 1200, force)
     assert all(cmd.mode == CONTROL for cmd in cmds)
     last = wrenches[-100:, 2]
     np.testing.assert_allclose(last, 50.0, rtol=1e-2)
     assert np.abs(poses[-1].position[:2]).max() < 1e-4
     # the same run without integral action stops short of the reference
-    c = make_force_controller(dyn, "direct_force", overrides={"gains": {**force_settings(
-        robot_name, "direct_force")["gains"], "force": {"kf": 1e-6, "ki": 0.0}}})
+    c = make_force_controller(dyn, name, overrides={"gains": {**force_settings(robot_name, name)["gains"],
+                                                              "force": {"kf": 1e-6, "ki": 0.0}}})
     assert _run(dyn, robot, c, _home(dyn), 200, force)[1][-1, 2] < 40.0
 
 
@@ -284,7 +293,9 @@ def test_contact_switching_every_period_stays_bounded(stewart, name):
 def test_wrench_watchdog_and_force_limit(stewart):
     """The controller's safe behaviour engages on a missing wrench, a stale one (older than wrench_timeout), a
     non-finite one and a contact force beyond contact_force_limit, and releases on a fresh one; F_d beyond
-    force_limit acts as F_d at the limit."""
+    force_limit acts as F_d at the limit; non-finite actuator forces where they are the measurement (Fig. 29) engage
+    it too; an unknown wrench source, or the actuator forces for a law that needs the contact wrench itself, are
+    refused."""
     c = make_force_controller(stewart, "direct_force")
     s = force_settings("stewart", "direct_force")
     act = stewart.model.actuated_idx
@@ -318,3 +329,10 @@ def test_wrench_watchdog_and_force_limit(stewart):
                     force=ForceReference(np.zeros(6), np.ones(6)))
     with pytest.raises(InvalidInputError, match="not in"):
         force_settings("stewart", "no_such_controller")
+    joint = make_force_controller(stewart, "direct_force_joint")           # Fig. 29: the actuator forces measured
+    assert "actuator forces are not finite" in joint.update(0.0, JointMeasurement(0.0, q, z, np.full(6, np.nan)),
+                                                            refs).reason
+    with pytest.raises(InvalidInputError, match="direct_force only"):
+        make_force_controller(stewart, "impedance", overrides={"wrench_source": "actuators"})
+    with pytest.raises(InvalidInputError, match="wrench_source"):
+        make_force_controller(stewart, "direct_force", overrides={"wrench_source": "strain_gauges"})

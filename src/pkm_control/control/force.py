@@ -16,8 +16,10 @@ laws.py: e_x = X_d (-) X, e_x' = xd_d - xd.
   frame: platform axes at the tool point.
 * ``ForceReference``: the desired wrench F_d in task coordinates with the selection of force-controlled directions
   (References.force).
+* ``ActuatorForces``: the measured actuator forces as the force measurement in joint space (Fig. 29: F = J^T tau).
 * ``WrenchWatch``: the watchdog of the wrench (missing, stale beyond ``wrench_timeout``, not finite, a contact force
-  beyond ``contact_force_limit``): the controller's safe behaviour, like a stale joint measurement.
+  beyond ``contact_force_limit``): the controller's safe behaviour, like a stale joint measurement. Its ``source``
+  picks the topology's measurement: ``sensor`` (the F/T sensor, Fig. 28) or ``actuators`` (Fig. 29).
 * the laws ``stiffness``, ``direct_force``, ``impedance``, ``impedance_no_force``, ``admittance`` (FORCE_LAWS), with
   their gains in config/controllers.yaml ``force_controllers`` (``force_settings``, ``make_force_controller``).
 """
@@ -48,6 +50,15 @@ class WrenchMeasurement:
     point: np.ndarray
 
 
+@dataclass(frozen=True)
+class ActuatorForces:
+    """The actuator forces measured at ``time`` (N or Nm, actuated-joint order; JointMeasurement.effort): the force
+    measurement in joint space of Taghirad's Fig. 29 (the task-space force controller, F = J^T tau)."""
+
+    time: float
+    tau: np.ndarray
+
+
 def task_wrench(task, pose: Pose, measured: WrenchMeasurement) -> np.ndarray:
     """F_m in task coordinates: the sensor's wrench turned to the base axes (f = R f_s, m = R m_s) and moved to the
     platform origin (m_o = m + (R p) x f), then S^T w (TaskSpace.twist_map: the generalized force conjugate to the
@@ -76,19 +87,33 @@ class ForceReference:
         return ForceReference(w, s)
 
 
+#: where a force law's wrench comes from: the 6-axis sensor (Fig. 28) or the actuator forces (Fig. 29)
+WRENCH_SOURCES = ("sensor", "actuators")
+
+
 class WrenchWatch:
     """The watchdog of the wrench sensor (the stale-state watchdog of the controller core applied to the wrench):
     ``check(t, measured)`` gives ('', WrenchMeasurement) or (what is wrong, None): no wrench in the measurement,
     a sample older than ``timeout`` s, not finite, or a contact force |f| beyond ``contact_force_limit`` N (the
-    machine or the part is at risk: the safe behaviour)."""
+    machine or the part is at risk: the safe behaviour). ``source`` = 'actuators': the measured actuator forces
+    instead (ActuatorForces; their age is the joint measurement's, which the controller checks; not finite: the safe
+    behaviour; the actuators' force limits bound them)."""
 
-    def __init__(self, timeout: float, contact_force_limit: float):
+    def __init__(self, timeout: float, contact_force_limit: float, source: str = "sensor"):
         for what, x in (("wrench_timeout", timeout), ("contact_force_limit", contact_force_limit)):
             if not (np.isfinite(x) and x > 0):
                 raise InvalidInputError(f"{what} must be > 0, got {x}")
+        if source not in WRENCH_SOURCES:
+            raise InvalidInputError(f"wrench_source must be one of {WRENCH_SOURCES}, got {source!r}")
         self.timeout, self.contact_force_limit = float(timeout), float(contact_force_limit)
+        self.source = source
 
-    def check(self, t: float, measured) -> tuple[str, WrenchMeasurement | None]:
+    def check(self, t: float, measured) -> tuple[str, WrenchMeasurement | ActuatorForces | None]:
+        if self.source == "actuators":
+            tau = np.asarray(measured.effort, float)
+            if not all_finite(tau):
+                return "measured actuator forces are not finite", None
+            return "", ActuatorForces(measured.time, tau)
         w = measured.sensors.get(WRENCH_SENSOR)
         if not isinstance(w, WrenchMeasurement):
             return "no wrench measurement (force/torque sensor)", None
@@ -150,13 +175,18 @@ class _ForceLaw(_TaskSpace):
         q, qd = _vec("measured positions", q, n), _vec("measured velocities", qd, n)
         if pose is None or twist is None or desired is None:
             raise InvalidInputError(f"{self.name} needs the measured and the desired platform pose and twist")
-        if WRENCH in self.requires and not isinstance(wrench, WrenchMeasurement):
-            raise InvalidInputError(f"{self.name} needs the measured wrench (a WrenchMeasurement)")
+        if WRENCH in self.requires and not isinstance(wrench, (WrenchMeasurement, ActuatorForces)):
+            raise InvalidInputError(f"{self.name} needs the measured wrench (WrenchMeasurement or ActuatorForces)")
         return self.evaluate(q_d, qd_d, qdd_d, q, qd, None, pose, _vec("measured twist", twist, self.dim), desired,
                              t, wrench=wrench, force=force)
 
-    def measured_wrench(self, pose, wrench: WrenchMeasurement) -> np.ndarray:
-        """F_m in task coordinates (``task_wrench``)."""
+    def measured_wrench(self, pose, wrench) -> np.ndarray:
+        """F_m in task coordinates: the sensor's (``task_wrench``), or from the actuator forces (Fig. 29)
+        F_m = J^T (tau - tau_g(X)), tau_g the model's gravity forces: at rest M xdd = C xd = 0 and the plant
+        J^T tau = G + F_e gives F_e exactly (with an exact gravity model); in motion it also holds M xdd + C xd and
+        the joint friction (a static estimate: DirectForce only)."""
+        if isinstance(wrench, ActuatorForces):
+            return self.kin.jacobian(pose).T @ (wrench.tau - self.model.gravity(pose))
         return task_wrench(self.kin.task, pose, wrench)
 
     def reference(self, force: ForceReference | None):
@@ -179,6 +209,9 @@ class DirectForce(_ForceLaw):
 
     In the directions not selected the law is the stiffness law on X_d. At rest in contact the integral stops only
     where e_F = 0: the force reaches F_d whatever the environment's stiffness (k_e) and the model's gravity error.
+    Fig. 29 (``wrench_source: actuators``): F_m from the measured actuator forces instead of an F/T sensor
+    (_ForceLaw.measured_wrench, J^T (tau - tau_g)); the force then reaches F_d as far as the gravity model is exact
+    (its error enters F_m directly).
     The force loop is a first-order one with the time constant 1 / (Ki k_s), k_s = kc k_e / (kc + k_e) the series
     stiffness (Stiffness): the book's rule, the inner loop at least 5 times faster, bounds Ki for the stiffest
     environment. Anti-windup: |Ki int e_F| <= max_offset per direction (m or rad, the integral stops growing)."""
@@ -395,7 +428,11 @@ def make_force_controller(dyn, controller: str, safe: str = "hold", state_timeou
     law = force_law(s, FeedforwardModel(dyn, s["feedforward_model"]), 1.0 / pd["control_rate"])
     hold = SafeBehaviour("hold", FeedforwardModel(dyn, "rigid"), np.array(pd["kp"]), np.array(pd["kd"])) \
         if safe == "hold" else SafeBehaviour("zero")
-    watch = WrenchWatch(s["wrench_timeout"], s["contact_force_limit"]) if WRENCH in law.requires else None
+    source = s.get("wrench_source", "sensor")
+    if source != "sensor" and s["mode"] != "direct_force":
+        raise InvalidInputError(f"force controller '{controller}': wrench_source {source!r} is for direct_force only "
+                                "(a static estimate: the impedance and admittance laws need the contact wrench itself)")
+    watch = WrenchWatch(s["wrench_timeout"], s["contact_force_limit"], source) if WRENCH in law.requires else None
     home = dyn.kin.task.pose(dyn.model.config["home"])
     return Controller(law, ForceLimits.from_config(dyn.model), hold, StateEstimator(dyn.kin), home, state_timeout,
                       ReferenceLimits.from_kinematics(dyn.kin), wrench_watch=watch)
