@@ -101,6 +101,23 @@ def test_plane_and_box_forces_by_hand():
             Plane(**bad, point=[0, 0, 0], normal=[0, 0, 1])
 
 
+def test_the_contact_wrench_enters_the_dynamics_as_the_engines_external_wrench(stewart):
+    """The tool 1 mm into the plane at rest, no joint friction: the actuator forces of the engine's inverse dynamics
+    with the contact's wrench (engine.inverse_dynamics, eq. 1) hold the simulated robot still (< 1e-9 m after a
+    period); those without it (the actuators then carry the whole weight) lift it off."""
+    robot, _ = _plant(stewart, [0.0, 0.0, -0.1], -0.001, friction=False)
+    pose = _home(stewart)
+    w = robot.environment.wrench(pose, np.zeros(6))
+    assert w[2] == pytest.approx(100.0)                                # k d = 1e5 x 1 mm
+    for wrench, still in ((w, True), (None, False)):
+        tau = stewart.inverse_dynamics(pose, np.zeros(6), np.zeros(6), wrench=wrench, friction=False).tau
+        robot.reset(pose)
+        robot.write(tau)
+        robot.step()
+        moved = np.abs(robot.ground_truth().platform_pose.position - pose.position).max()
+        assert (moved < 1e-9) == still, moved
+
+
 def test_environment_yaml_has_a_plane_and_a_box_per_robot():
     for robot in ("stewart", "palida"):
         env, sensor = load_environment(robot)

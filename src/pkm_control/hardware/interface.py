@@ -36,7 +36,8 @@ class JointMeasurement:
     position: np.ndarray         # m or rad
     velocity: np.ndarray         # m/s or rad/s
     effort: np.ndarray           # N or Nm: the force the drive applied (measured or commanded)
-    sensors: dict = field(default_factory=dict)   # optional extra measurements by name
+    sensors: dict = field(default_factory=dict)   # optional extra measurements by name: "wrench", a 6-axis
+    #                                               force/torque sensor (control/force.py WrenchMeasurement)
 
 
 @dataclass(frozen=True)
