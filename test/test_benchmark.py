@@ -40,6 +40,9 @@ def test_ordering_by_clear_factors(summary):
 
 def test_report_contents(summary):
     assert summary["robot"] == "palida" and len(summary["actuated_joints"]) == 6
+    # which model the controllers have and which the plant (issue 25): here the same, an upper bound
+    assert "controllers' model = the plant" in summary["models"]["plant"]
+    assert "upper bound" in summary["models"]["improvement"]
     for r in summary["runs"]:
         assert len(r["actuator_rms"]) == len(r["actuator_max"]) == 6
         assert all(np.isfinite(r["actuator_rms"])) and r["samples"] > 500

@@ -215,3 +215,6 @@ def test_the_identified_table_prints_the_same_figures_as_before():
     assert [r.split() for r in rows[:3]] == [b.split() for b in before[:3]]
     assert rows[3].split() == ["SJ", "(no", "model)", "-"] + before[3].split()[3:]
     assert lines[8].startswith("identified: 24 base parameters, wls, condition number 123.5;")
+    # which model the controllers have (issue 25): the fair figure and the upper bound, from this summary's sets
+    assert lines[10].startswith("controllers' model (computed force): nominal: ")
+    assert lines[11] == "fair improvement (identified) x SJ 98.0; upper bound (true) x SJ 105.0"

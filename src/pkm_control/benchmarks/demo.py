@@ -35,6 +35,21 @@ ROBOT = "palida"
 #: config/controllers.yaml, was exceeded on a 2-core machine running the test suite beside it); a dead node
 #: still ends the run, after this and --timeout.
 LOCKSTEP_TIMEOUT = 30.0
+#: what the controllers' model is to the plant (issue 25): the JSON's ``models``, the lines after the table
+MODELS = {"controllers_model": "the config's nominal model (CF rb: rigid body; CF rb+frict: rigid body + friction; "
+                               "SJ: none)",
+          "plant": "the simulated palida with the config's nominal parameters and friction in every joint: the "
+                   "controllers' model = the plant (CF rb's without the friction)",
+          "improvement": "x SJ is an upper bound on the improvement (the controllers know the plant exactly)",
+          "fair_figure": {"command": "pkm demo --identified",
+                          "what": "the controllers use base parameters identified on a perturbed robot"}}
+
+
+def models_lines() -> list[str]:
+    """What the controllers' model and the plant are (MODELS), as the lines after the demo's table."""
+    fair = MODELS["fair_figure"]
+    return [f"controllers' model: {MODELS['controllers_model']}", f"plant: {MODELS['plant']}",
+            f"{MODELS['improvement']}; the fair figure is `{fair['command']}` ({fair['what']})"]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -139,14 +154,14 @@ def run(args) -> dict:
     extra = {"trajectory": spec, "duration_s": traj.duration, "t0": t0, "control_period_s": 0.0005,
              "paper_cycle_us": bm.PAPER_CYCLE_US, "target_cycle_us": bm.TARGET_CYCLE_US,
              "improvement_baseline": baseline, "ros_domain_id": int(os.environ["ROS_DOMAIN_ID"]),
-             "plant": plant}
+             "plant": plant, "models": MODELS}
     for m in metrics:
         m["control_cycle_median_us"] = m["cycle"]["median_us"]
         m["control_cycle_p99_us"] = m["cycle"]["p99_us"]
     provenance = Provenance.now()
     summary = bm.write_results(Path(args.out), ROBOT, kin.model.actuated_joints, records, metrics, extra, provenance)
     animations = [] if args.no_animations else [animate(Path(args.out), m["controller"], args.quiet) for m in metrics]
-    notes = ["",
+    notes = [*models_lines(), "",
              f"circle: radius {args.radius} m, plane inclined 30 deg to the x-axis, 1 m/s for {args.laps:g} lap(s), "
              f"speed ramps {args.ramp_time} s; {traj.duration:.3f} s at 0.5 ms steps, lockstep through the node graph",
              "x SJ: RMS actuator error of SJ / of the run. Control cycle (trajectory sample + IK + model + law, "

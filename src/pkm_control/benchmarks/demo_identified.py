@@ -44,6 +44,10 @@ from .report import Column, Provenance, Table, write_json
 RUNS = (("SJ", "pd", None), ("CF nominal", "cf_rb_friction", "nominal"),
         ("CF identified", "cf_rb_friction", "identified"), ("CF true", "cf_rb_friction", "true"))
 SETS = ("nominal", "identified", "true")
+#: what each CF run's model is to the plant (issue 25): the JSON's ``models``, the lines after the table
+MODELS = {"nominal": "the config's nominal parameters (before identification)",
+          "identified": "base parameters identified on the plant (the fair figure)",
+          "true": "the plant's own parameters: the controllers know the plant exactly (an upper bound)"}
 #: s dropped at both ends of the recorded circle for the force prediction (observation's default, 0.75 s at 20 Hz,
 #: would leave a fraction of the 1.8 s circle; the bag's ends are the rest before the start and the ramp down)
 PREDICTION_EDGE = 0.1
@@ -267,6 +271,10 @@ def run(args) -> dict:
                                        "true": float(tv), "expression": e}
                                       for n, v, s, tv, e in zip(ident.names, ident.values, ident.relative_std,
                                                                 values["true"], ident.expressions)]},
+        "models": {"controllers_model": MODELS,
+                   "plant": f"the config's parameters perturbed by up to +-{100 * truth.scale:g} % (seed {truth.seed}, "
+                            f"structure {args.structure}), encoders {args.encoder_resolution:g} m, force noise "
+                            f"{args.effort_noise_std:g} N"},
         "runs": [{k: v for k, v in m.items() if not k.startswith("_")} for m in metrics],
         "circle": circle, "files": {k: str(v) for k, v in files.items()},
         "seconds": time.perf_counter() - started,
@@ -290,7 +298,10 @@ def table(s: dict) -> str:
              f"{s['excitation']['condition']:.4g} (baseline {s['excitation']['baseline_condition']:.4g})",
              f"results in {Path(s['files']['true']).parent}/: palida_identification.json, "
              f"palida_identification_forces.png (cf. Fig. 5), palida_identification_errors.png, parameter files "
-             f"and bags ({s['seconds']:.0f} s)")
+             f"and bags ({s['seconds']:.0f} s)",
+             "controllers' model (computed force): " + "; ".join(f"{k}: {v}" for k, v in MODELS.items()),
+             f"fair improvement (identified) x SJ {s['sets']['identified']['improvement_over_sj']:.1f}; upper bound "
+             f"(true) x SJ {s['sets']['true']['improvement_over_sj']:.1f}")
     title = (f"PaLiDA benchmark circle against a perturbed robot (up to +-{100 * s['true_robot']['scale']:g} %, seed "
              f"{s['true_robot']['seed']}; encoders {1e6 * s['true_robot']['encoder_resolution_m']:g} um, force noise "
              f"{s['true_robot']['effort_noise_std_n']:g} N)")
