@@ -13,6 +13,12 @@ joint of both robots stays within its velocity limit in the config (sliders, str
 counterweights 1 m/s, revolutes 3 rad/s): that is a full-speed motion of the machine as modelled.
 A quasi-static pass (same path, zero velocity and acceleration) separates the gravity part.
 
+Models (issue 25, MODELS): Wu's sec. 5 runs no controller and no plant: its Fig. 2-3 are the forces the model
+needs along the prescribed motion (inverse dynamics, open loop). So does this reproduction: the forces are the
+pivotal virtual-work model on the config's nominal parameters (Table 2 masses, friction off as in Wu's model),
+there is no tracking, so no improvement factor and no exact-model upper bound to label; the generic engine on the
+same parameters is a cross-check of the formulation, not a plant.
+
 Neither of Wu's two observations on Fig. 2-3 (redundant: F1 - F2 very small; nonredundant: F1 much bigger
 than F2) shows with these inputs. ``planar_redundant_sensitivity`` finds out why: it varies every input the
 paper does not give (inertias, duration and profile, column placement) and every reading of what Fig. 2-3 plot,
@@ -41,6 +47,12 @@ X_START = np.array([0.3, 3.2, math.pi / 3])      # Wu sec. 5
 X_END = np.array([0.9, 2.3, 0.0])
 RAMP_FRACTION = 0.25                               # accelerate : cruise : decelerate = 1 : 2 : 1
 N_SAMPLES = 401
+#: what the forces are computed with (module docstring): the summary's ``models``, the lines after the title
+MODELS = {"controllers_model": "none: Wu's sec. 5 and this reproduction run no controller",
+          "model": "Wu's pivotal virtual-work dynamics (eq. 38-39) on the config's nominal parameters (Table 2), "
+                   "friction off as in Wu's model",
+          "plant": "none: the driving forces are the model's inverse dynamics along the prescribed motion (open "
+                   "loop), so there is no tracking factor and no exact-model upper bound"}
 
 # Wu Table 1 (mm) and Table 2 (kg), printed beside the config values
 PAPER_TABLE1 = {"d": 1200.0, "l": 1200.0, "l5": 250.0, "l6": 250.0}
@@ -231,6 +243,7 @@ def run(out_dir: pathlib.Path, progress: bool = True, duration: float | None = N
     summary = {
         "robot": ROBOT,
         "paper": "Wu, Wang, Wang, Li, Mechatronics 19 (2009), seed 003, sec. 5, Tables 1-2, Fig. 2-3",
+        "models": MODELS,
         "table1_mm": {"config": t1, "paper": PAPER_TABLE1},
         "table2_kg": {"config": t2, "paper": PAPER_TABLE2},
         "motion": {"start": X_START.tolist(), "end": X_END.tolist(), "profile": "trapezoidal velocity",
@@ -278,6 +291,9 @@ def run(out_dir: pathlib.Path, progress: bool = True, duration: float | None = N
     lines = []
     say = lines.append
     say("Wu et al. 2009 (seed 003): planar 3-DOF manipulator, redundant / nonredundant")
+    say(f"  controllers' model: {MODELS['controllers_model']}")
+    say(f"  forces: {MODELS['model']}")
+    say(f"  plant: {MODELS['plant']}")
     say("Table 1  geometric parameters            config    paper")
     for k, v in t1.items():
         say(f"  {k + ' (mm)':<36s} {v:8.0f} {PAPER_TABLE1[k]:8.0f}")
