@@ -13,7 +13,8 @@ M(X) xdd + C xd + G = F - F_e. The sensor measures F_m = F_e (noise, bias and fi
 laws.py: e_x = X_d (-) X, e_x' = xd_d - xd.
 
 * ``WrenchMeasurement``: a 6-axis force/torque sensor's sample (JointMeasurement.sensors["wrench"]), in the sensor
-  frame: platform axes at the tool point.
+  frame: platform axes at the tool point. The key WRENCH ("wrench", laws.py) names it there and in a law's
+  ``requires``.
 * ``ForceReference``: the desired wrench F_d in task coordinates with the selection of force-controlled directions
   (References.force).
 * ``ActuatorForces``: the measured actuator forces as the force measurement in joint space (Fig. 29: F = J^T tau).
@@ -35,10 +36,6 @@ from ..errors import InvalidInputError, InvalidModelError, all_finite, check_vec
 from ..kinematics.task_space import Pose
 from .feedforward import FeedforwardModel
 from .laws import DESIRED_POSE, MEASURED_POSE, WRENCH, TaskPDGravity, _gain, _model, _TaskSpace, _vec
-
-#: the key of the wrench in JointMeasurement.sensors
-WRENCH_SENSOR = WRENCH
-
 
 @dataclass(frozen=True)
 class WrenchMeasurement:
@@ -114,7 +111,7 @@ class WrenchWatch:
             if not all_finite(tau):
                 return "measured actuator forces are not finite", None
             return "", ActuatorForces(measured.time, tau)
-        w = measured.sensors.get(WRENCH_SENSOR)
+        w = measured.sensors.get(WRENCH)
         if not isinstance(w, WrenchMeasurement):
             return "no wrench measurement (force/torque sensor)", None
         age = t - w.time
@@ -143,12 +140,13 @@ class Stiffness(TaskPDGravity):
     compensation at the measured pose, F = Kp e_x + Kd e_x' + G^(X), tau = J^-T F. Kp is the stiffness the platform
     shows the environment.
 
-    Static contact (one direction, a plane of stiffness k_e at x_e, the desired position x_d beyond it by
-    x_d - x_e, along the normal n pointing out of the surface; d = penetration): at rest the plant gives
-    Kp (x_d - x) = F_e (M xdd = C xd = 0, G^ = G), the environment F_e = -k_e d n with d = (x_e - x) . n; along n:
-    kc (x_d - x) = -k_e (x_e - x) => x = (kc x_d + k_e x_e) / (kc + k_e), and the force pressed on the surface
-    |F_e| = k_e (x_e - x) . n = kc k_e / (kc + k_e) (x_e - x_d) . n: the two springs in series, the closed form
-    test_force_control checks."""
+    Static contact (the closed form test_force_control checks): a plane of stiffness k_e with the outward normal n,
+    positions along n s = x . n, the surface at s_e, the desired s_d beyond it (s_d < s_e). At rest the closed loop
+    gives Kp e_x = F_e (M xdd = C xd = 0, G^ = G; the plant 0 = F - G - F_e), and the surface F_e = -k_e (s_e - s) n
+    (the platform pushes it along -n). Along n: kc (s_d - s) = -k_e (s_e - s), so s = (kc s_d + k_e s_e) / (kc + k_e)
+    and the force on the surface is |F_e| = k_e (s_e - s) = kc k_e / (kc + k_e) (s_e - s_d): the controller's
+    stiffness and the environment's as two springs in series.
+    """
 
     name = "stiffness"
 

@@ -18,9 +18,11 @@ the plant's forward dynamics takes as its external wrench (engine.forward_dynami
 every RK4 stage (dynamics/simulation.py ReducedSimulator: a wrench function of the state). The contact's potential
 energy is sum k d^2 / 2 (``potential``): with c = mu = 0 the plant's energy plus it is conserved.
 
-Stiffness and stability: a contact of stiffness k on the platform's effective mass m adds the mode sqrt(k / m); the
-explicit RK4 at the plant's step h needs sqrt(k / m) h < 2.8 (about 2.8 / 0.5 ms = 5600 rad/s: k up to ~3e8 N/m on
-the Stewart's ~10 kg effective heave mass with margin; raise ``substeps`` beyond).
+Stiffness and stability: a contact of stiffness k on the platform's effective mass m along the normal adds the mode
+sqrt(k / m); explicit RK4 at the plant's step h needs sqrt(k / m) h < 2.8 (RK4's stability interval on the imaginary
+axis is 2.83). At h = 0.5 ms and the Stewart's heave mass at home (31 kg, M_zz of engine.mass_matrix):
+sqrt(k / m) h = 0.9 at k = 1e8 N/m; beyond, raise ``substeps``. The normal damping c adds the real eigenvalue -c / m
+(RK4: c h / m < 2.8), the regularized friction the slope mu f_n / eps along the surface (the same bound).
 
 Parameters in YAML (config/environment.yaml: one section per robot, the tool point, the surfaces and the sensor).
 

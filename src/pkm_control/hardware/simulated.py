@@ -87,7 +87,7 @@ from abc import abstractmethod
 import numpy as np
 
 from ..control.feedforward import FeedforwardModel, as_parameter_set, dynamics_with_parameters
-from ..control.force import WRENCH_SENSOR
+from ..control.laws import WRENCH
 from ..control.safety import ForceLimits, SafeBehaviour
 from ..dynamics.end_stops import EndStops, EnergyBound
 from ..dynamics.engine import ClosedLoopDynamics
@@ -327,7 +327,7 @@ class SimulatedRobot(SimulatedPlant):
         if fresh and self.wrench_sensor is not None:
             f = self.contact_wrench()[:3]
             w = self.wrench_sensor.measure(self.time, self._platform_pose(), f, self.dt, self._rng)
-            meas = self._read = dataclasses.replace(meas, sensors={**meas.sensors, WRENCH_SENSOR: w})
+            meas = self._read = dataclasses.replace(meas, sensors={**meas.sensors, WRENCH: w})
         return meas
 
     def contact_wrench(self) -> np.ndarray:
