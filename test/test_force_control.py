@@ -10,7 +10,8 @@ simulated robot (hardware/contact.py), its force/torque sensor, and the force la
   (derived in force.Stiffness);
 * direct force control: the integral action takes the force to F_d on a static surface, with the plant's friction
   and the surface's friction the model does not have (Stewart with the F/T sensor and with the actuator forces as
-  the measurement, Figs. 28 and 29; PaLiDA once);
+  the measurement, Figs. 28 and 29; PaLiDA once); with z force-controlled and x moving, it slides along the surface
+  holding the force;
 * impedance control: the platform's motion is the designed M_d e'' + D_d e' + K_d e = F_e driven by the recorded
   contact force (scipy.signal.lsim, the same input), which an impedance with twice the inertia misses;
 * admittance: at rest the reference offset is K_d dX = -F_m and the position reference is the IK of X_d (+) dX;
@@ -55,18 +56,19 @@ def _plant(dyn, tool, gap, k=1e5, c=500.0, mu=0.0, friction=True, substeps=1):
 
 
 def _run(dyn, robot, controller, pose_d, n, force=None, each=None):
-    """n periods from rest at home through Controller.update with the constant reference pose_d (and ``force``);
-    returns (the commands, the contact wrench on the platform after each period, the platform poses)."""
+    """n periods from rest at home through Controller.update with the reference pose_d (a Pose: constant; or a
+    function of t giving (pose, twist, acceleration)) and ``force``; returns (the commands, the contact wrench on
+    the platform after each period, the platform poses)."""
     act = dyn.model.actuated_idx
-    m = dyn.kin.inverse(pose_d, np.zeros(6), np.zeros(6))
-    refs = References(m.q[act], m.v[act], m.a[act], force)
+    motion = pose_d if callable(pose_d) else (lambda t: (pose_d, np.zeros(6), np.zeros(6)))
     robot.reset(_home(dyn))
     cmds, wrenches, poses = [], [], []
     for k in range(n):
         t = k * DT
         if each is not None:
             each(k, robot)
-        cmd = controller.update(t, robot.read(), refs)
+        m = dyn.kin.inverse(*motion(t))
+        cmd = controller.update(t, robot.read(), References(m.q[act], m.v[act], m.a[act], force))
         robot.write(cmd.tau, t)
         robot.step()
         cmds.append(cmd)
@@ -231,6 +233,39 @@ def test_direct_force_control_converges_to_the_reference(robot_name, name, reque
     c = make_force_controller(dyn, name, overrides={"gains": {**force_settings(robot_name, name)["gains"],
                                                               "force": {"kf": 1e-6, "ki": 0.0}}})
     assert _run(dyn, robot, c, _home(dyn), 200, force)[1][-1, 2] < 40.0
+
+
+def test_direct_force_control_slides_along_the_surface(stewart):
+    """Hybrid: z force-controlled (F_d = 50 N), x motion-controlled (a 10 mm move along the surface, 1 - cos in
+    0.3 s, peak 52 mm/s), on the surface with mu = 0.3 (15 N of friction against the motion) and the plant's joint
+    friction, from rest in contact: x follows the reference within 0.2 mm, the normal force stays within 5 % of
+    50 N while sliding (measured 50.4-51.0 N) and within 1 % at the end (49.7 N, the integral recovering the dip at
+    the stop); the friction along x acts against the motion (measured -15.1 to -15.3 N = mu f_n)."""
+    robot, _ = _plant(stewart, [0.0, 0.0, -0.1], 0.0, mu=0.3)
+    c = make_force_controller(stewart, "direct_force")
+    force = ForceReference(np.array([0, 0, -50.0, 0, 0, 0]), Z_ONLY)
+    home, task = _home(stewart), stewart.kin.task
+    settle, move, w = 0.4, 0.3, np.pi / 0.3
+
+    def motion(t):
+        s = min(max(t - settle, 0.0), move)
+        active = 0.0 < t - settle < move
+        x = 0.005 * (1 - np.cos(w * s))
+        v = 0.005 * w * np.sin(w * s) if active else 0.0
+        a = 0.005 * w ** 2 * np.cos(w * s) if active else 0.0
+        return task.retract(home, [x, 0, 0, 0, 0, 0]), np.array([v, 0, 0, 0, 0, 0]), np.array([a, 0, 0, 0, 0, 0])
+
+    n = int((settle + move + 0.2) / DT)
+    cmds, wrenches, poses = _run(stewart, robot, c, motion, n, force)
+    assert all(cmd.mode == CONTROL for cmd in cmds)
+    t = np.arange(1, n + 1) * DT
+    x_err = np.array([motion(ti)[0].position[0] - p.position[0] for ti, p in zip(t, poses)])
+    assert np.abs(x_err).max() < 2e-4
+    sliding = (t > settle + 0.05) & (t < settle + move - 0.05)
+    np.testing.assert_allclose(wrenches[sliding, 2], 50.0, rtol=0.05)
+    np.testing.assert_allclose(wrenches[-50:, 2], 50.0, rtol=1e-2)
+    assert (wrenches[sliding, 0] < -10.0).all()                       # friction against +x motion: mu f_n = 15 N
+    assert abs(poses[-1].position[0] - 0.01) < 1e-4
 
 
 def test_impedance_control_reproduces_the_designed_impedance(stewart):
