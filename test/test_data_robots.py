@@ -28,7 +28,7 @@ from pkm_control.kinematics.numeric import Mobility
 from pkm_control.kinematics.workspace import random_poses, workspace_box
 
 ROBOTS = ("planar_3rrr", "orthoglide", "tsai_3upu")
-H = 1e-6            # central-difference step (m, rad): truncation ~h^2, rounding ~1e-16 / h
+H = 1e-4            # central-difference step (m, rad): truncation ~h^2 ~1e-8; the numeric IK repeats to ~5e-12 / h
 
 
 def poses(kin, n=4, seed=0):

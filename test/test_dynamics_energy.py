@@ -87,8 +87,11 @@ def christoffel_error(kin, mass_matrix, coriolis_matrix, pose, twist, h=1e-5):
     return np.abs(Ce - chris).max() / np.abs(chris).max()
 
 
-def skew_error(kin, mass_matrix, coriolis_matrix, pose, twist, h=1e-6):
-    """max |S + S^T| / max |Mdot| for S = Mdot - 2C, Mdot by central differences along the motion."""
+def skew_error(kin, mass_matrix, coriolis_matrix, pose, twist):
+    """max |S + S^T| / max |Mdot| for S = Mdot - 2C, Mdot by central differences along the motion. Step 1e-6, or
+    1e-4 for the numeric family: its IK ends within its 1e-12 tolerance (joints repeat to ~5e-12 from one start to
+    another), which at a step of 1e-6 alone is ~1e-6 of Mdot; at 1e-4 the truncation is ~1e-8."""
+    h = 1e-4 if kin.family == "numeric" else 1e-6
     task = kin.task
     Md = (mass_matrix(task.retract(pose, h * twist)) - mass_matrix(task.retract(pose, -h * twist))) / (2 * h)
     S = Md - 2 * coriolis_matrix(pose, twist)

@@ -20,7 +20,7 @@ from pkm_control.benchmarks.speed import robot_list
 from pkm_control.control import StateEstimate, StateEstimator
 from pkm_control.description import closure_jacobian, closure_residual
 from pkm_control.errors import ConvergenceError, InvalidInputError, SingularConfigurationError
-from pkm_control.kinematics import Pose, robot_kinematics
+from pkm_control.kinematics import Pose, make_kinematics, robot_kinematics
 from pkm_control.kinematics.forward import forward_kinematics
 from pkm_control.kinematics.workspace import random_poses, workspace_box
 
@@ -78,8 +78,11 @@ def test_random_states_warm_started_nearby(kin):
         np.testing.assert_allclose(e.twist, twist, rtol=0, atol=TOL)
         assert e.residual <= 1e-12 and e.iterations <= 4 and e.rcond > 1e-6
         ej = est.estimate(qa, qd, guess, joints=True)
-        _assert_pose(ej.pose, e.pose, tol=0)
-        np.testing.assert_array_equal(ej.twist, e.twist)
+        # the same solve twice: the same bits, but for the numeric family, whose Newton iteration starts from its
+        # last solution (kinematics/numeric.py: the result depends on that start within the solver tolerance)
+        again = 0 if kin.family != "numeric" else 1e-12
+        _assert_pose(ej.pose, e.pose, tol=again)
+        np.testing.assert_allclose(ej.twist, e.twist, rtol=0, atol=again)
         truth = kin.inverse(pose, twist)
         np.testing.assert_allclose(ej.q, truth.q, rtol=0, atol=TOL)
         np.testing.assert_allclose(ej.v, truth.v, rtol=0, atol=TOL)
@@ -147,10 +150,12 @@ def _bad_warm_starts(kin):
     if key in ("stewart-6-6", "stewart-3-6", "palida"):
         # the warm start converges to the mirror assembly (same q_a), outside the joint limits
         return [(_mirror(home), d, "mirror") for d in demos]
-    if key in ("delta", "lopes"):
+    if key in ("delta", "lopes", "planar_3rrr", "orthoglide", "tsai_3upu"):
         # 5 m off the base: no leg reaches, the guess is not an assembly (the delta's mirror guess, above the
-        # motors' plane, is a good start for some poses since its arm angles are continuous there)
-        return [(Pose(home.position + [5.0, 0.0, 0.0], home.rotation), d, "fails") for d in demos]
+        # motors' plane, is a good start for some poses since its arm angles are continuous there); the 3-UPU's
+        # legs are strokes without a range in the FK: from 5 m off it may still assemble, from 50 m it does not
+        off = 50.0 if key == "tsai_3upu" else 5.0
+        return [(Pose(home.position + [off, 0.0, 0.0], home.rotation), d, "fails") for d in demos]
     if key == "planar_redundant-redundant":
         # from a workspace corner the least squares end in a local minimum (misfit 0.3 m)
         return [(kin.task.pose([1.15, 2.0, -1.2]), demos[0], "misfit")]
@@ -160,6 +165,8 @@ def _bad_warm_starts(kin):
 
 
 def _warm_outcome(kin, est, qa, guess, truth):
+    if kin.family == "numeric":      # its FK starts from its last solution: a fresh instance starts from the guess
+        kin = make_kinematics(kin.model)
     try:
         res = forward_kinematics(kin, qa, guess, check_limits=False)
     except ConvergenceError:
