@@ -31,7 +31,7 @@ from pkm_control.control.force import (Admittance, ForceReference, WrenchMeasure
 from pkm_control.dynamics import robot_dynamics
 from pkm_control.errors import InvalidInputError, InvalidModelError
 from pkm_control.hardware import JointMeasurement, SimulatedRobot
-from pkm_control.hardware.contact import Box, ContactEnvironment, Plane, WrenchSensor, load_environment
+from pkm_control.hardware.contact import Box, ContactEnvironment, Plane, WrenchSensor, load_environment, wrench_sensor
 from pkm_control.kinematics.task_space import Pose, rot_z
 
 DT = 0.0005
@@ -266,6 +266,25 @@ def test_direct_force_control_slides_along_the_surface(stewart):
     np.testing.assert_allclose(wrenches[-50:, 2], 50.0, rtol=1e-2)
     assert (wrenches[sliding, 0] < -10.0).all()                       # friction against +x motion: mu f_n = 15 N
     assert abs(poses[-1].position[0] - 0.01) < 1e-4
+
+
+def test_direct_force_control_with_the_configured_environment_and_sensor(stewart):
+    """config/environment.yaml's Stewart: the table (1e5 N/m, mu 0.3) 2 mm below the tool, the box beside, and the
+    sensor with 0.5 N noise and a 200 Hz low-pass, the plant's joint friction: direct force control approaches (the
+    integral at ki F_d = 5 mm/s), touches and settles at F_d = 50 N, the mean over the last 0.1 s within 1 %, every
+    sample within 5 %; the measurement is noisy (its std about the true force > 0.1 N)."""
+    env, sensor = load_environment("stewart")
+    robot = SimulatedRobot(stewart, DT, environment=env, wrench_sensor=wrench_sensor(env, sensor), measurement_seed=3)
+    c = make_force_controller(stewart, "direct_force")
+    force = ForceReference(np.array([0, 0, -50.0, 0, 0, 0]), Z_ONLY)
+    measured = []
+    cmds, wrenches, _ = _run(stewart, robot, c, _home(stewart), 2000, force,
+                             each=lambda k, r: measured.append(-r.read().sensors["wrench"].wrench[2]))
+    assert all(cmd.mode == CONTROL for cmd in cmds)
+    last = wrenches[-200:, 2]
+    assert last.mean() == pytest.approx(50.0, rel=1e-2)
+    np.testing.assert_allclose(last, 50.0, rtol=5e-2)
+    assert np.std(np.array(measured[-200:]) - wrenches[-201:-1, 2]) > 0.1
 
 
 def test_impedance_control_reproduces_the_designed_impedance(stewart):
