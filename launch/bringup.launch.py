@@ -76,9 +76,8 @@ ARGUMENTS = {
 
 def launch_setup(context, *args, **kwargs):
     """The nodes for the resolved arguments (an OpaqueFunction: the URDF depends on robot and variant)."""
-    from pkm_control.description.robots import robot_urdf
+    from pkm_control.description.robots import robot_rviz, robot_urdf
     from pkm_control.ros.topology import estimated_state_topic, graph
-    from pkm_control.description.paths import share_dir
 
     arg = {name: LaunchConfiguration(name).perform(context) for name in ARGUMENTS}
     robot, variant, hardware = arg["robot"], arg["variant"], arg["hardware"]
@@ -117,8 +116,9 @@ def launch_setup(context, *args, **kwargs):
     # the desired tree's root coincides with the measured one
     nodes.append(Node(package="tf2_ros", executable="static_transform_publisher", name="desired_root",
                       arguments=["--frame-id", "base_link", "--child-frame-id", "desired/base_link"]))
+    rviz = robot_rviz(robot)
     nodes.append(Node(package="rviz2", executable="rviz2", name="rviz2", output="screen",
-                      arguments=["-d", str(share_dir() / "rviz" / f"{robot}.rviz")],
+                      arguments=[] if rviz is None else ["-d", str(rviz)],
                       parameters=[{"use_sim_time": True}],
                       condition=IfCondition(arg["rviz"])))
     return nodes

@@ -221,8 +221,10 @@ def test_controllers_have_gains_for_every_new_robot():
 
 def test_a_robot_outside_the_package_loads_from_its_yaml_path(tmp_path):
     """A robot in a folder of one's own (its YAML and xacro side by side, gains in the YAML): load_robot and the
-    controller settings take the YAML's path; a path without a description beside it is refused by name."""
+    controller settings take the YAML's path, its RViz config is the one beside it (if any); a path without a
+    description beside it is refused by name."""
     from pkm_control.description.paths import share_dir
+    from pkm_control.description.robots import robot_rviz
 
     root = share_dir()
     cfg = (root / "config" / "tsai_3upu.yaml").read_text() + \
@@ -238,6 +240,9 @@ def test_a_robot_outside_the_package_loads_from_its_yaml_path(tmp_path):
     assert np.allclose(q, robot_kinematics("tsai_3upu").inverse(kin.task.pose(kin.model.config["home"])).q,
                        rtol=0, atol=1e-12)
     assert load_settings(path, "pd_feedforward", n_actuated=3)["kp"] == [2.0e4] * 3
+    assert robot_rviz(path) is None and robot_rviz("tsai_3upu") == root / "rviz" / "tsai_3upu.rviz"
+    shutil.copy(root / "rviz" / "tsai_3upu.rviz", tmp_path / "mybot.rviz")
+    assert robot_rviz(path) == tmp_path / "mybot.rviz"
     (tmp_path / "lonely.yaml").write_text(cfg)
     with pytest.raises(InvalidModelError, match="no description beside it"):
         load_robot(str(tmp_path / "lonely.yaml"))

@@ -76,6 +76,16 @@ def robot_files(robot: str) -> tuple[Path, Path]:
                             f"{', '.join(str(p) for p in beside)})")
 
 
+def robot_rviz(robot: str) -> Path | None:
+    """The RViz config of a robot: rviz/<robot>.rviz of a shipped robot, ``<dir>/<stem>.rviz`` beside a robot's YAML
+    (None when there is none: RViz then starts with its default display)."""
+    if not is_robot_path(robot):
+        robot_files(robot)
+        return share_dir() / "rviz" / f"{robot}.rviz"
+    beside = robot_files(robot)[0].with_suffix(".rviz")
+    return beside if beside.is_file() else None
+
+
 def _raw_config(robot: str) -> dict:
     path = robot_files(robot)[0]
     try:

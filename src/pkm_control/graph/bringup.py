@@ -188,8 +188,7 @@ def commands(args, params_file: str) -> list[tuple[str, list[str]]]:
     out = [(name, [sys.executable, "-m", f"pkm_control.nodes.{name}", "--ros-args", "-r", f"__node:={name}",
                    "--params-file", params_file]) for name, _ in graph(args.hardware, args.stand_in)]
     if args.rviz:
-        from ..description.robots import robot_urdf
-        from ..description.paths import share_dir
+        from ..description.robots import robot_rviz, robot_urdf
 
         robot = args.robot or "palida"
         rsp = os.path.join(os.path.dirname(params_file), "robot_state_publisher.yaml")
@@ -209,7 +208,8 @@ def commands(args, params_file: str) -> list[tuple[str, list[str]]]:
                                                           "joint_states:=/desired_joint_states", "--params-file", rsp]))
         out.append(("desired_root", ["ros2", "run", "tf2_ros", "static_transform_publisher", "--frame-id",
                                      "base_link", "--child-frame-id", "desired/base_link"]))
-        out.append(("rviz2", ["ros2", "run", "rviz2", "rviz2", "-d", str(share_dir() / "rviz" / f"{robot}.rviz"),
+        rviz = robot_rviz(robot)
+        out.append(("rviz2", ["ros2", "run", "rviz2", "rviz2", *([] if rviz is None else ["-d", str(rviz)]),
                               "--ros-args", "-p", "use_sim_time:=true"]))
     return out
 
