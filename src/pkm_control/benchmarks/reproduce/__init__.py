@@ -22,7 +22,7 @@ REPRODUCTIONS = {
     "delta-regulators": ("pkm_control.benchmarks.reproduce.delta_regulators",
                          "Codourey: tracking errors of regulators 1-4 and the mass-matrix decoupling (Fig. 7)"),
     "stewart-control": ("pkm_control.benchmarks.reproduce.stewart_control",
-                        "Taghirad: every task- and joint-space motion law; exact model, +-20 % masses, noisy encoders"),
+                        "Taghirad: every motion law; a +-20 % perturbed plant, noisy encoders, the exact model"),
     "palida-base-parameters": ("pkm_control.benchmarks.reproduce.palida_base_parameters",
                                "Abdellatif: base parameters derived numerically beside Table I"),
 }
