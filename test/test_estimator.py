@@ -150,7 +150,7 @@ def _bad_warm_starts(kin):
     if key in ("stewart-6-6", "stewart-3-6", "palida"):
         # the warm start converges to the mirror assembly (same q_a), outside the joint limits
         return [(_mirror(home), d, "mirror") for d in demos]
-    if key in ("delta", "lopes", "planar_3rrr", "orthoglide", "tsai_3upu"):
+    if key in ("delta", "lopes", "planar_3rrr", "five_bar", "orthoglide", "tsai_3upu"):
         # 5 m off the base: no leg reaches, the guess is not an assembly (the delta's mirror guess, above the
         # motors' plane, is a good start for some poses since its arm angles are continuous there); the 3-UPU's
         # legs are strokes without a range in the FK: from 5 m off it may still assemble, from 50 m it does not
@@ -254,7 +254,9 @@ def test_unreachable_joint_values_raise_a_clear_convergence_error(kin):
     with pytest.raises(ConvergenceError) as info:
         est.estimate(qa, np.zeros(len(act)), home)
     msg = str(info.value)
-    assert f"'{kin.model.name}'" in msg and "residual" in msg and "cold start home" in msg
+    # a revolute motor two strokes off may still assemble modulo 2 pi (the five-bar's): then outside the limits
+    assert f"'{kin.model.name}'" in msg and (("residual" in msg and "cold start home" in msg)
+                                             or "converged outside the joint limits" in msg)
     for name, value in zip(kin.model.actuated_joints, qa):
         assert f"{name} = {value:.6g}" in msg
 

@@ -29,8 +29,8 @@ def _load_launch_module():
 
 
 def test_shipped_robots():
-    assert ROBOTS == ["delta", "lopes", "orthoglide", "palida", "planar_3rrr", "planar_redundant", "stewart",
-                      "tsai_3upu"]
+    assert ROBOTS == ["delta", "five_bar", "lopes", "orthoglide", "palida", "planar_3rrr", "planar_redundant",
+                      "stewart", "tsai_3upu"]
 
 
 # ----------------------------------------------------------------------------- with launch_ros

@@ -157,8 +157,8 @@ def add_command(sub, name, func, help_, desc=None, robot=True, robot_required=Tr
                         formatter_class=argparse.RawDescriptionHelpFormatter)
     if robot:
         sp.add_argument("--robot", required=robot_required, type=robot_id,
-                        help="robot id (stewart, palida, lopes, delta, planar_redundant, planar_3rrr, orthoglide, "
-                             "tsai_3upu; see `pkm info`) or the path of a robot's YAML, its xacro beside it")
+                        help="robot id (stewart, palida, lopes, delta, planar_redundant, planar_3rrr, five_bar, "
+                             "orthoglide, tsai_3upu; see `pkm info`) or the path of a robot's YAML (xacro beside it)")
         sp.add_argument("--variant", default=None,
                         help="robot variant, e.g. 3-6 for stewart, nonredundant for planar_redundant "
                              "(default: the robot's default variant)")

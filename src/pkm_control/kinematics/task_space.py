@@ -9,7 +9,11 @@ kind           coordinates (edges only)   task velocity / acceleration
 ``spatial``    x y z roll pitch yaw       twist (v, omega), (p'', omega')
 ``translation`` x y z                      v, p''
 ``planar``     x y alpha                  (x', y', alpha'), second derivative
+``xy``         x y                        (x', y'), (x'', y'')
 =============  =========================  ==============================
+
+``xy`` is a point moving in the base x-y plane without an orientation of its own (the end effector of a
+five-bar linkage: the common point of its two distal links).
 
 roll/pitch/yaw are ZYX Euler angles: R = Rz(yaw) Ry(pitch) Rx(roll), the URDF
 ``rpy`` convention. v is the velocity of the platform origin, omega the angular
@@ -17,7 +21,7 @@ velocity, both in the base frame (Taghirad's twist).
 
 The spanning tree carries the platform on 1-DoF "platform joints" (prismatic x,
 y, z then revolute z, y, x for ``spatial``; prismatic x, y, revolute z for
-``planar``; prismatic x, y, z for ``translation``); they carry no force and have
+``planar``; prismatic x, y, z for ``translation``; prismatic x, y for ``xy``); they carry no force and have
 no limits, they only parametrize the platform's free motion. Their rates for
 ``spatial`` are Euler rates, related to omega by omega = E(yaw, pitch) [yaw' pitch' roll'].
 """
@@ -141,11 +145,13 @@ class TaskSpace:
 
     COORDS = {"spatial": ("x", "y", "z", "roll", "pitch", "yaw"),
               "translation": ("x", "y", "z"),
-              "planar": ("x", "y", "alpha")}
+              "planar": ("x", "y", "alpha"),
+              "xy": ("x", "y")}
     VELOCITY = {"spatial": ("vx", "vy", "vz", "wx", "wy", "wz"),
                 "translation": ("vx", "vy", "vz"),
-                "planar": ("vx", "vy", "alpha_dot")}
-    ANGULAR = {"spatial": (3, 4, 5), "translation": (), "planar": (2,)}
+                "planar": ("vx", "vy", "alpha_dot"),
+                "xy": ("vx", "vy")}
+    ANGULAR = {"spatial": (3, 4, 5), "translation": (), "planar": (2,), "xy": ()}
 
     def __init__(self, kind: str, alpha_sign: float = 1.0):
         # alpha_sign = -1: a planar robot whose paper measures alpha clockwise
@@ -170,6 +176,8 @@ class TaskSpace:
             return Pose(x[:3].copy(), rpy_to_matrix(x[3], x[4], x[5]))
         if self.kind == "translation":
             return Pose(x.copy(), np.eye(3))
+        if self.kind == "xy":
+            return Pose(np.array([x[0], x[1], 0.0]), np.eye(3))
         return Pose(np.array([x[0], x[1], 0.0]), rot_z(self.alpha_sign * x[2]))
 
     def coordinates(self, pose: Pose) -> np.ndarray:
@@ -180,6 +188,8 @@ class TaskSpace:
             return np.array([p[0], p[1], p[2], roll, pitch, yaw])
         if self.kind == "translation":
             return np.array(p, dtype=float)
+        if self.kind == "xy":
+            return np.array(p[:2], dtype=float)
         return np.array([p[0], p[1], self.alpha_sign * np.arctan2(R[1, 0], R[0, 0])])
 
     # -- the platform joints of the tree --------------------------------------------
@@ -233,11 +243,11 @@ class TaskSpace:
         """
         if self.kind == "spatial":
             return np.eye(6)
-        S = np.zeros((6, 3))
+        S = np.zeros((6, self.dim))
         S[0, 0] = S[1, 1] = 1.0
         if self.kind == "translation":
             S[2, 2] = 1.0
-        else:
+        elif self.kind == "planar":
             S[5, 2] = self.alpha_sign
         return S
 
@@ -254,6 +264,8 @@ class TaskSpace:
             return Pose(pose.position + dx[:3], so3_exp(dx[3:]) @ pose.rotation)
         if self.kind == "translation":
             return Pose(pose.position + dx, pose.rotation)
+        if self.kind == "xy":
+            return Pose(pose.position + np.array([dx[0], dx[1], 0.0]), pose.rotation)
         return Pose(pose.position + np.array([dx[0], dx[1], 0.0]), rot_z(self.alpha_sign * dx[2]) @ pose.rotation)
 
     def difference(self, a: Pose, b: Pose) -> np.ndarray:
@@ -263,4 +275,6 @@ class TaskSpace:
             return np.concatenate([d, so3_log(a.rotation @ b.rotation.T)])
         if self.kind == "translation":
             return d
+        if self.kind == "xy":
+            return d[:2]
         return np.array([d[0], d[1], self.alpha_sign * so3_log(a.rotation @ b.rotation.T)[2]])

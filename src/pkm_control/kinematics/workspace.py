@@ -46,6 +46,8 @@ def coords_to_arrays(task, X):
         return X[:, :3].copy(), R
     if task.kind == "translation":
         return X.copy(), np.broadcast_to(np.eye(3), (N, 3, 3)).copy()
+    if task.kind == "xy":
+        return np.column_stack([X, np.zeros(N)]), np.broadcast_to(np.eye(3), (N, 3, 3)).copy()
     P = np.column_stack([X[:, 0], X[:, 1], np.zeros(N)])
     return P, np.stack([rot_z(task.alpha_sign * a) for a in X[:, 2]]) if N else np.zeros((0, 3, 3))
 

@@ -37,7 +37,7 @@ _I3 = np.eye(3)
 
 def _pose_in_task(task: TaskSpace, pose, name: str) -> Pose:
     """The validated pose, or InvalidInputError if the task space cannot reach it (planar: z = 0 and
-    rotation about z only; translation: identity rotation)."""
+    rotation about z only; translation: identity rotation; xy: both)."""
     if not isinstance(pose, Pose):
         raise InvalidInputError(f"{name} must be a Pose, got {type(pose).__name__}")
     try:
@@ -45,12 +45,12 @@ def _pose_in_task(task: TaskSpace, pose, name: str) -> Pose:
     except InvalidInputError as exc:
         raise InvalidInputError(f"{name}: {exc}") from exc
     R = pose.rotation
-    if task.kind == "translation":
+    if task.kind in ("translation", "xy"):
         err = float(np.abs(R - _I3).max())
         if err > 1e-9:
             raise InvalidInputError(f"{name}: a translation task space keeps the rotation at identity, "
                                     f"|R - I| = {err:.3g} (limit 1e-9)")
-    elif task.kind == "planar":
+    if task.kind in ("planar", "xy"):
         err = max(abs(pose.position[2]), abs(R[2, 2] - 1.0))
         if err > 1e-9:
             raise InvalidInputError(f"{name}: a planar task space needs z = 0 and a rotation about z, "
@@ -132,6 +132,8 @@ class TaskTrajectory(ABC):
             return np.concatenate([lin, ang])
         if k == "translation":
             return lin
+        if k == "xy":
+            return lin[:2]
         return np.array([lin[0], lin[1], self.task.alpha_sign * ang[2]])
 
     def _to_task(self, lin, ang):
@@ -140,6 +142,8 @@ class TaskTrajectory(ABC):
             return np.concatenate([lin, ang], axis=1)
         if k == "translation":
             return lin
+        if k == "xy":
+            return lin[:, :2]
         return np.column_stack([lin[:, 0], lin[:, 1], self.task.alpha_sign * ang[:, 2]])
 
     def sample_many(self, ts):
@@ -297,7 +301,7 @@ class Circle(TaskTrajectory):
         self.start_angle = check_number("circle start_angle", start_angle)
         if abs(self.start_angle) > 2.0 * math.pi:    # beyond a turn an angle only loses digits
             raise InvalidInputError(f"circle start_angle must be within [-2 pi, 2 pi] rad, got {excerpt(start_angle)}")
-        if task.kind == "planar" and abs(abs(self.normal[2]) - 1.0) > 1e-9:
+        if task.kind in ("planar", "xy") and abs(abs(self.normal[2]) - 1.0) > 1e-9:
             raise InvalidInputError(f"circle normal: a planar robot's circle lies in the x-y plane, normal must be "
                                     f"+-z, got {np.array2string(self.normal, precision=6)}")
         self.profile = profile_name(profile)
@@ -413,7 +417,7 @@ class SemiEllipse(TaskTrajectory):
             raise InvalidInputError("semi-ellipse: the segment start-goal is parallel to 'up' "
                                     f"({np.array2string(self.up, precision=6)}); the arc plane is undefined")
         self.e2 = e2 / np.linalg.norm(e2)
-        if task.kind == "planar" and abs(self.e2[2]) > 1e-9:
+        if task.kind in ("planar", "xy") and abs(self.e2[2]) > 1e-9:
             raise InvalidInputError(f"semi-ellipse up: a planar robot's arc lies in the x-y plane, 'up' must have "
                                     f"no z component, got {np.array2string(self.up, precision=6)}")
         self.center = 0.5 * (self.start.position + self.goal.position)
@@ -536,6 +540,10 @@ class FourierTrajectory(TaskTrajectory):
         kind = self.task.kind
         if kind == "translation":
             return x, np.broadcast_to(_I3, (N, 3, 3)).copy(), xd, zero, xdd, zero.copy()
+        if kind == "xy":
+            def in_plane(c):
+                return np.column_stack([c, np.zeros(N)])
+            return in_plane(x), np.broadcast_to(_I3, (N, 3, 3)).copy(), in_plane(xd), zero, in_plane(xdd), zero.copy()
         if kind == "planar":
             sign = self.task.alpha_sign
             ang = sign * x[:, 2]

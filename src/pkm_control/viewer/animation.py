@@ -166,7 +166,7 @@ class RunAnimation:
         self.frame_times = t[0] + np.arange(n) * speed / fps
         self.samples = np.searchsorted(t, self.frame_times + 1e-12, side="right") - 1
         kin = run.kinematics
-        self.planar = kin.task.kind == "planar"
+        self.planar = kin.task.kind in ("planar", "xy")
         sk = _Skeleton(kin)
         self._measured = [sk.draw(run.q[k]) for k in self.samples]
         self._desired = None if run.q_desired is None else [sk.draw(run.q_desired[k]) for k in self.samples]
