@@ -3,7 +3,7 @@
     ros2 launch pkm_control bringup.launch.py robot:=palida controller:=cf_rb_friction rviz:=true
 
 Arguments (ARGUMENTS below; docs/parameters.md lists them beside every node parameter)
-  robot              stewart | palida | lopes | delta | planar_redundant          [palida]
+  robot              a robot id (`pkm info` lists them) or the path of a robot YAML [palida]
   variant            robot variant ('' = the robot's default)                     ['']
   controller         named controller of the controller YAML (its controllers:     [pd_feedforward]
                      section; config/controllers.yaml ships these):
@@ -52,7 +52,8 @@ from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
 
 ARGUMENTS = {
-    "robot": ("palida", "robot id: stewart, palida, lopes, delta, planar_redundant"),
+    "robot": ("palida", "robot id (`pkm info` lists them: stewart, palida, lopes, delta, planar_redundant, "
+                        "planar_3rrr, five_bar, orthoglide, tsai_3upu) or the path of a robot YAML"),
     "variant": ("", "robot variant ('' = default)"),
     "controller": ("pd_feedforward", "named controller of the controller YAML's controllers: section (config/"
                                      "controllers.yaml: pd, cf_rb_friction, joint_idc, task_idc, ...; "
