@@ -218,3 +218,16 @@ def test_the_identified_table_prints_the_same_figures_as_before():
     # which model the controllers have (issue 25): the fair figure and the upper bound, from this summary's sets
     assert lines[10].startswith("controllers' model (computed force): nominal: ")
     assert lines[11] == "fair improvement (identified) x SJ 98.0; upper bound (true) x SJ 105.0"
+
+
+def test_the_demo_progress_says_what_a_run_waits_for():
+    """The progress bar of a demo run names its phase: the nodes starting (no goal status yet: seconds of wall time
+    at 0 s of sim time), the goal accepted, the approach (before the goal's start), the motion, its end."""
+    from pkm_control.benchmarks.demo import run_phase
+
+    assert "starting the nodes" in run_phase(0.0, {})
+    assert "accepted" in run_phase(0.0, {"state": "accepted"})
+    started = {"state": "started", "motion_start": 0.0, "goal_start": 0.4, "end": 2.0}
+    assert run_phase(0.2, started) == "approach to the start"
+    assert run_phase(0.5, started) == "motion"
+    assert run_phase(2.0, {**started, "state": "finished"}) == "motion finished"

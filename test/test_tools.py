@@ -336,3 +336,28 @@ def test_tf_carries_the_state_estimators_and_the_trajectorys_poses(spin, capsys)
         ref = Rotation.from_matrix(pose.rotation).as_quat()
         np.testing.assert_allclose(quat * np.sign(quat @ ref), ref, atol=1e-9, rtol=0)
     np.testing.assert_allclose(est.position, measured.position, atol=1e-9)   # the estimator found the pose
+
+
+def test_a_missing_tf_names_make_tf2_msgs_where_tf2_msgs_is_missing(monkeypatch):
+    """`pkm echo /tf` without tf2_msgs: the failure says that tf2_msgs is missing and how to build it; with it, or
+    for any other topic, nothing is added."""
+    import builtins
+
+    from pkm_control.graph.tools import tf_hint
+
+    assert tf_hint("/joint_states") == ""
+    real_import = builtins.__import__
+
+    def without_tf2(name, *args, **kwargs):
+        if name.startswith("tf2_msgs"):
+            raise ImportError(f"No module named {name!r}")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", without_tf2)
+    assert "make tf2-msgs" in tf_hint("/tf")
+    monkeypatch.setattr(builtins, "__import__", real_import)
+    try:
+        import tf2_msgs.msg  # noqa: F401
+    except ImportError:
+        return
+    assert tf_hint("/tf") == ""

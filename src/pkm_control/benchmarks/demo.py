@@ -83,6 +83,20 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--quiet", action="store_true", help="no progress bar, no node output")
 
 
+def run_phase(sim_time: float, status: dict) -> str:
+    """What a run is doing, for its progress bar: before the trajectory generator has accepted the goal, the nodes
+    are starting (processes, DDS discovery, the first lockstep exchange), which takes seconds of wall time at 0 s of
+    sim time on a loaded machine; then the approach to the start (status ``goal_start``), then the motion."""
+    state = status.get("state")
+    if state is None:
+        return "starting the nodes: waiting for the trajectory generator to accept the goal"
+    if state == "accepted":
+        return "goal accepted: waiting for the first streamed samples"
+    if state == "started" and sim_time < status.get("goal_start", 0.0):
+        return "approach to the start"
+    return {"started": "motion", "finished": "motion finished"}.get(state, state)
+
+
 def run_one(name, controller, spec, start, t_end, args, extra=()):
     """One run through the graph; returns (RunRecord, summary of run_recorded). start: the initial pose's task
     coordinates (None: the config's, and an approach move to the trajectory); extra: more `pkm bringup` arguments."""
@@ -94,10 +108,16 @@ def run_one(name, controller, spec, start, t_end, args, extra=()):
     bargs = bringup_parser().parse_args(argv)
     devnull = open(os.devnull, "w") if args.quiet else None
     bar = None if args.quiet else progress_bar(total=round(t_end, 3), desc=f"{name:12s}", unit="s sim",
-                                               bar_format="{l_bar}{bar}| {n:.3f}/{total:.3f} s sim [{elapsed}]")
+                                               bar_format="{l_bar}{bar}| {n:.3f}/{total:.3f} s sim [{elapsed}]"
+                                                          "{postfix}")
+    if bar is not None:
+        bar.set_postfix_str(run_phase(0.0, {}))
 
-    def progress(sim_time, _status):
+    def progress(sim_time, status):
         if bar is not None:      # update() honours the bar's refresh interval (refresh() would not)
+            phase = run_phase(sim_time, status)
+            if phase != bar.postfix:
+                bar.set_postfix_str(phase, refresh=False)
             bar.update(round(min(sim_time, t_end), 3) - bar.n)
 
     try:

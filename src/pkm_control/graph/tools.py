@@ -188,6 +188,18 @@ def reader_qos(infos, depth: int = 100):
                       durability=DurabilityPolicy.TRANSIENT_LOCAL if latched else DurabilityPolicy.VOLATILE)
 
 
+def tf_hint(topic: str) -> str:
+    """Why /tf may be missing: tf2_msgs is not on PyPI, and inverse_kinematics publishes /tf only where it is
+    installed (`make tf2-msgs` builds it into the venv)."""
+    if topic not in ("/tf", "/tf_static"):
+        return ""
+    try:
+        import tf2_msgs.msg  # noqa: F401
+    except ImportError:
+        return "; tf2_msgs is not installed here, so no node publishes /tf: run `make tf2-msgs`, then start the graph"
+    return ""
+
+
 def echo(session: Session, topic: str, count: int | None, timeout: float, emit) -> int:
     """Print the messages of ``topic`` (emit(msg) per message) until ``count`` were printed (None: until
     interrupted). Its type comes from the graph; ToolFailure when no publisher appears within ``timeout`` s,
@@ -200,7 +212,7 @@ def echo(session: Session, topic: str, count: int | None, timeout: float, emit) 
         known = [n for n, _ in node.get_topic_names_and_types()]
         hint = "exists but has no publisher" if name in known else "does not exist"
         raise ToolFailure(f"topic {name} {hint} in {session.where()} (waited {timeout:g} s; `pkm topics` lists "
-                          "the topics)")
+                          f"the topics){tf_hint(name)}")
     types = sorted({i.topic_type for i in node.get_publishers_info_by_topic(name)})
     if len(types) != 1:
         raise ToolFailure(f"topic {name} is published with {len(types)} types ({', '.join(types)}); pkm echo "
