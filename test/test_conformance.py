@@ -164,6 +164,7 @@ class Ros2ControlAdapter(PlantAdapter):
 
         from pkm_control.nodes.hardware import HardwareNode
         from pkm_control.ros.hardware_io import TopicConvention, TopicHardware
+        from pkm_control.ros.peers import Sources
         from pkm_control.ros.runtime import Diagnostics
         from pkm_control.control.settings import load_settings
 
@@ -178,7 +179,7 @@ class Ros2ControlAdapter(PlantAdapter):
         self.client = Node("conformance_controller")
         s = load_settings(ROBOT, "pd", n_actuated=DYN.model.n_actuated)
         self.hw = TopicHardware(self.client, self.node.ctx, TopicConvention.from_settings(s),
-                                Diagnostics(self.client, 1.0))
+                                Sources(self.client, Diagnostics(self.client, 1.0)))
         for n in (self.node, self.client):
             self.ex.add_node(n)
         self._spin_until(lambda: self.hw.read() is not None)

@@ -50,6 +50,7 @@ from pkm_control.nodes.inverse_kinematics import InverseKinematicsNode  # noqa: 
 from pkm_control.nodes.joint_controller import JointControllerNode  # noqa: E402
 from pkm_control.ros.messages import (parse_commands, parse_joint_trajectory, parse_platform_trajectory,  # noqa: E402
                                       joint_trajectory_msg, platform_trajectory_msg, quaternions, rotations, to_ns)
+from pkm_control.ros.peers import Sources  # noqa: E402
 from pkm_control.ros.qos import qos  # noqa: E402
 from pkm_control.ros.runtime import LOG_THROTTLE, Diagnostics, guarded  # noqa: E402
 from pkm_control.nodes.trajectory_generator import TrajectoryGeneratorNode  # noqa: E402
@@ -735,8 +736,8 @@ class FakeNode:
     def create_publisher(self, *args):
         return None
 
-    def create_subscription(self, *args):
-        return None
+    def create_subscription(self, msg_type, topic, *args):
+        return SimpleNamespace(topic_name=topic)
 
     def create_timer(self, *args, **kwargs):
         return None
@@ -796,7 +797,8 @@ def test_generated_junk_is_rejected_by_the_parsers(data):
         "topic_convention": data.draw(st.sampled_from(["forward_command", "topic_based"])),
         "controller_name": "effort_controller", "joint_states_topic": "/robot_joint_states",
         "joint_commands_topic": "/robot_joint_command"})
-    hw = TopicHardware(FakeNode(), ctx, convention, None)
+    node = FakeNode()
+    hw = TopicHardware(node, ctx, convention, Sources(node, Diagnostics(node)))
     hw.measurement_ns = 10**9
     with pytest.raises(InvalidInputError):
         hw._on_state(data.draw(junk_joint_state(data.draw(st.sampled_from(STATE_FLAWS)), 10**9)))
@@ -1296,7 +1298,8 @@ def test_generator_start_stop_services(ros):
     assert _call(ros, start).success
     t0 = gen.sched.active.start_ns
     assert t0 == published + DT_NS              # right after what was published before the start
-    tick(500_000_000)                           # half way
+    for t in range(100_000_000, 500_000_001, 100_000_000):      # to half way, in steps the clock guard accepts
+        tick(t)
     published = gen.sched.published_until
     r = _call(ros, stop)
     assert r.success and gen.sched.active is None
@@ -1304,6 +1307,7 @@ def test_generator_start_stop_services(ros):
     s = (t_stop - t0) * 1e-9                    # the hold is the desired pose at the stop time
     quintic = 10 * s**3 - 15 * s**4 + 6 * s**5
     assert gen.sched.hold.position[0] == pytest.approx(0.05 * quintic, abs=1e-12)
+    tick(600_000_000)
     tick(700_000_000)
     P, R, V, A = gen.sched.sample(np.array([t_stop, 700_000_000]))
     assert np.allclose(P, gen.sched.hold.position) and not V.any() and not A.any()

@@ -44,6 +44,7 @@ def bench_reject(robot: str = "palida", as_json: bool = False) -> dict:
     from ..ros.hardware_io import TopicConvention, TopicHardware
     from ..ros.messages import parse_joint_trajectory
     from ..ros.qos import qos
+    from ..ros.peers import Sources
     from ..ros.runtime import Diagnostics, guarded
 
     kin = robot_kinematics(robot)
@@ -74,7 +75,7 @@ def bench_reject(robot: str = "palida", as_json: bool = False) -> dict:
     references = {"valid": [trajectory(qa)],
                   "junk": [trajectory([math.nan] + qa[1:]), trajectory(qa[:-1]), trajectory(qa, ["x"] + act[1:])]}
     hw = TopicHardware(node, kin.model, TopicConvention("forward_command", "/pkm_bench_reject/joint_states",
-                                                        "/pkm_bench_reject/commands"), diag)
+                                                        "/pkm_bench_reject/commands"), Sources(node, diag))
     hw.measurement_ns = 10**12
     states = {"valid": [state(10**12 + k) for k in range(1, N + 1)],
               "junk": [state(1), state(5, names=list(kin.model.joint_names)[:-1], position=q[:-1]),

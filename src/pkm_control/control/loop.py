@@ -53,16 +53,25 @@ class ControlLoop:
         self._inbox = collections.deque()
         self.measured = None
         self.command: Command | None = None
+        self.used_ns = None             # the instant of the last period: the buffered samples up to it are final
         self._next_prune = 0
 
     # ------------------------------------------------------------------ streams (any thread)
     def offer_references(self, times_ns, q, qd, qdd) -> None:
         """A chunk of desired actuated motion (times (N,), each (N, n)); spliced at its first time. A chunk of
-        other sizes raises InvalidInputError here, in the caller's thread, never later in a period."""
-        self._inbox.append((self.references, times_ns, np.hstack([self._rows(times_ns, x) for x in (q, qd, qdd)])))
+        other sizes raises InvalidInputError here, in the caller's thread, never later in a period; so does a chunk
+        that would rewrite samples a period has used (``SampleBuffer.fresh``: stamped in the past, a replay; of a
+        repeat only the new part is kept), checked against the buffer as drained (the node drains after each offer,
+        in the loop's own thread)."""
+        self._offer(self.references, times_ns, q, qd, qdd)
 
     def offer_feedforward(self, times_ns, tau) -> None:
-        self._inbox.append((self.feedforward, times_ns, self._rows(times_ns, tau)))
+        self._offer(self.feedforward, times_ns, tau)
+
+    def _offer(self, buffer, times_ns, *fields) -> None:
+        times, rows = buffer.fresh(times_ns, np.hstack([self._rows(times_ns, x) for x in fields]), self.used_ns)
+        if len(times):
+            self._inbox.append((buffer, times, rows))
 
     def _rows(self, times_ns, rows) -> np.ndarray:
         rows, shape = np.asarray(rows, dtype=float), (len(times_ns), self.n)
@@ -75,6 +84,7 @@ class ControlLoop:
         self.drain()
         self.references.clear()
         self.feedforward.clear()
+        self.used_ns = None
         self._next_prune = 0
 
     def drain(self) -> None:
@@ -110,6 +120,7 @@ class ControlLoop:
         cmd = self.controller.update(t_ns * 1e-9, measured, refs, ff)
         self.hardware.write(cmd.tau, t_ns * 1e-9)
         self.command = cmd
+        self.used_ns = t_ns
         if not t_ns < self._next_prune:       # the samples older than the buffers keep, every PRUNE_EVERY_NS
             self._next_prune = t_ns + PRUNE_EVERY_NS
             self.references.prune(t_ns)

@@ -77,7 +77,7 @@ TOPIC_CONVENTIONS = ("forward_command", "topic_based")
 REALTIME_SETTINGS = {"lockstep": False, "stream_rate": 500.0, "chunk_length": 0.02, "lookahead": 0.2,
                      "clock_rate": 50.0, "ground_truth_rate": 100.0, "state_publish_rate": 100.0}
 #: the settings every node takes (the robot and the controller it runs)
-COMMON_KEYS = ("robot", "variant", "controller", "controller_config", "diagnostics_period")
+COMMON_KEYS = ("robot", "variant", "controller", "controller_config", "diagnostics_period", "sources")
 #: the settings each node uses, besides COMMON_KEYS
 NODE_KEYS = {
     "trajectory_generator": ("control_rate", "stream_rate", "chunk_length", "lookahead", "start_delay",
@@ -350,7 +350,8 @@ def node_settings(node_name: str, robot: str, variant: str | None, controller: s
     if missing:
         raise InvalidModelError(f"controller config {s['controller_config']} lacks {missing} (node {node_name})")
     out.update(robot=robot, variant=variant or "", controller=controller,
-               controller_config=s["controller_config"], diagnostics_period=s["diagnostics_period"])
+               controller_config=s["controller_config"], diagnostics_period=s["diagnostics_period"],
+               sources=s["sources"])
     return ctx, out
 
 

@@ -42,7 +42,8 @@ from ..control.settings import inside
 from ..kinematics.task_space import Pose
 from ..ros.messages import joint_trajectory_msg, parse_platform_trajectory, to_ns
 from ..ros.qos import qos
-from ..ros.runtime import COMMON_PARAMS, Diagnostics, LatestClock, declare_settings, guarded, run_node
+from ..ros.peers import GraphClock, Sources
+from ..ros.runtime import COMMON_PARAMS, Diagnostics, declare_settings, run_node
 
 __doc__ += "\n" + COMMON_PARAMS
 
@@ -62,12 +63,13 @@ class ComputedForceNode(Node):
         self.last_tau = None
         # kept for late subscribers (a recorder that matches after the run started gets the chunks it missed)
         self.pub = self.create_publisher(JointTrajectory, "/feedforward", qos("/feedforward", "pub"))
+        # every stream bound to one publisher; the graph's reset (the clock back to the start) rebinds the trajectory
+        self.sources = Sources(self, self.diag, s["sources"])
         # a chunk the loop has passed is dropped, not worked off (real time on an overloaded machine)
-        self.clock = LatestClock(self)
+        self.clock = GraphClock(self.sources, on_reset=lambda: self.sources.reset(self.sub.topic_name))
         self.diag.extra["passed_chunks_dropped"] = 0
-        self.sub = self.create_subscription(MultiDOFJointTrajectory, "/platform_trajectory",
-                                            guarded(self.diag, "platform_trajectory")(self.on_trajectory),
-                                            qos("/platform_trajectory", "sub"))
+        self.sub = self.sources.subscribe(MultiDOFJointTrajectory, "/platform_trajectory", self.on_trajectory,
+                                          qos("/platform_trajectory", "sub"), "platform_trajectory")
         self.srv = self.create_service(Trigger, "~/reload_parameters", self.on_reload)
 
     def build(self, model: str, path: str) -> FeedforwardModel:

@@ -70,6 +70,7 @@ from ..control.realtime import LatencyHistogram
 from ..ros.hardware_io import ClockPublisher, SimulationTopics, TopicConvention, describe_plant
 from ..ros.messages import joint_state_msg, period_ns
 from ..ros.qos import COMMANDS, qos
+from ..ros.peers import Sources
 from ..ros.runtime import COMMON_PARAMS, Diagnostics, declare_settings, guarded, run_node
 
 __doc__ += "\n" + COMMON_PARAMS
@@ -96,9 +97,10 @@ class HardwareNode(Node):
         # a stand-in in real time stamps as a controller manager does, with its clock; else with sim time
         self.wall_stamps = not (s["publish_clock"] or s["lockstep"])
         self.pub_state = self.create_publisher(JointState, self.convention.states_topic, qos("/joint_states", "pub"))
-        self.sub_cmd = self.create_subscription(self.convention.command_type, self.convention.commands_topic,
-                                                guarded(self.diag, "command")(self.on_command),
-                                                qos(COMMANDS, "sub"))
+        # the commands bound to one publisher (ros/peers.py; a second joint_controller's are refused); a reset rebinds
+        self.sources = Sources(self, self.diag, s["sources"])
+        self.sub_cmd = self.sources.subscribe(self.convention.command_type, self.convention.commands_topic,
+                                              self.on_command, qos(COMMANDS, "sub"), "command")
         self.srv_reset = self.create_service(Trigger, "/hardware/reset", self.on_reset)
         self.k = 0                      # steps taken: sim time = k * dt exactly
         self._truth_slot = None
@@ -222,6 +224,7 @@ class HardwareNode(Node):
         self.k = 0
         self.pending = None
         self.got_first = False
+        self.sources.reset()
         self.waiting_since = time.monotonic()
         self.publish_state()
         response.success = True

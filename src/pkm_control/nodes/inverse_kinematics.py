@@ -48,7 +48,8 @@ from ..ros.hardware_io import TopicConvention
 from ..ros.messages import (joint_state_msg, joint_trajectory_msg, parse_joint_state, parse_platform_trajectory,
     pose_stamped_msg, to_ns, transform_stamped_msg)
 from ..ros.qos import qos
-from ..ros.runtime import COMMON_PARAMS, Diagnostics, LatestClock, declare_settings, guarded, run_node
+from ..ros.peers import GraphClock, Sources
+from ..ros.runtime import COMMON_PARAMS, Diagnostics, declare_settings, run_node
 
 __doc__ += "\n" + COMMON_PARAMS
 #: the TF frames of the platform poses: child frame ids that robot_state_publisher never publishes (it publishes the
@@ -95,18 +96,18 @@ class InverseKinematicsNode(Node):
         if self.pub_tf is None:
             self.get_logger().info("tf2_msgs is not installed: no /tf (run `make tf2-msgs`; the poses are on "
                                    "/platform_pose and /desired_platform_pose)")
+        # every stream bound to one publisher; the graph's reset (the clock back to the start) rebinds the trajectory
+        self.sources = Sources(self, self.diag, s["sources"])
         # a chunk the loop has passed is dropped, not worked off (real time on an overloaded machine)
-        self.clock = LatestClock(self)
+        self.clock = GraphClock(self.sources, on_reset=lambda: self.sources.reset(self.sub_traj.topic_name))
         self.diag.extra["passed_chunks_dropped"] = 0
-        self.sub_traj = self.create_subscription(MultiDOFJointTrajectory, "/platform_trajectory",
-                                                 guarded(self.diag, "platform_trajectory")(self.on_trajectory),
-                                                 qos("/platform_trajectory", "sub"))
+        self.sub_traj = self.sources.subscribe(MultiDOFJointTrajectory, "/platform_trajectory", self.on_trajectory,
+                                               qos("/platform_trajectory", "sub"), "platform_trajectory")
         # the measured joints: the estimated ones of joint_controller, or where a robot behind topics publishes them
         behind_topics = s["hardware"] not in HOSTED_HARDWARE
         states = TopicConvention.from_settings(s).states_topic if behind_topics else "/joint_states"
-        self.sub_state = self.create_subscription(JointState, states,
-                                                  guarded(self.diag, "joint_states")(self.on_state),
-                                                  qos("/joint_states", "sub:inverse_kinematics"))
+        self.sub_state = self.sources.subscribe(JointState, states, self.on_state,
+                                                qos("/joint_states", "sub:inverse_kinematics"), "joint_states")
 
     def on_trajectory(self, msg):
         c = parse_platform_trajectory(msg, self.ctx.task)

@@ -136,6 +136,7 @@ from ..ros.topology import estimated_state_topic
 from ..ros.hardware_io import ClockPublisher, SimulationTopics, TopicConvention, TopicHardware, describe_plant
 from ..ros.messages import joint_state_msg, parse_joint_trajectory, period_ns
 from ..ros.qos import ESTIMATES_TOPIC, qos
+from ..ros.peers import Sources
 from ..ros.runtime import COMMON_PARAMS, Diagnostics, PolledSubscriptions, declare_settings, guarded, run_node
 
 __doc__ += "\n" + COMMON_PARAMS
@@ -172,6 +173,9 @@ class JointControllerNode(Node):
                                actuator_lag=s["actuator_lag"] if s["hardware"] == "sim" else "n/a",
                                timing="lockstep" if s["lockstep"] else "real-time", safe_entries=0, safe_periods=0,
                                saturations=0)
+        self.diag.before_publish = lambda: self.timing(self._runner)
+        # every stream bound to one publisher (ros/peers.py); the reset rebinds the references and the feedforward
+        self.sources = Sources(self, self.diag, s["sources"])
         self.model = None if s["mode"] in MODEL_FREE else FeedforwardModel(self.dyn, s["feedforward_model"])
         controller = Controller(self.make_law(s), ForceLimits(s["force_limit"]), self.make_safe(s["safe_behaviour"]),
                                 StateEstimator(self.ctx.kin), self.initial, s["state_timeout"],
@@ -191,7 +195,7 @@ class JointControllerNode(Node):
         elif s["hardware"] == "canopen":
             hardware = self.start_canopen(s)
         else:
-            hardware = TopicHardware(self, self.ctx, TopicConvention.from_settings(s), self.diag,
+            hardware = TopicHardware(self, self.ctx, TopicConvention.from_settings(s), self.sources,
                                      self.on_measurement, self.on_repeated_state)
         # the graph's time source: the simulated robot inside, or the instants of the periods in front of a
         # ros2_control controller manager (with hardware: topics, the hardware node)
@@ -215,11 +219,10 @@ class JointControllerNode(Node):
         self.work = SlicedWork()          # the observation topics (observe)
         self._clock_due = None            # sim time to publish on /clock (observe)
         subscribe = self.create_subscription if s["lockstep"] else partial(self.streams.create, self)
-        self.sub_ref = subscribe(JointTrajectory, "/joint_references",
-                                 guarded(self.diag, "joint_references")(self.on_reference),
-                                 qos("/joint_references", "sub"))
-        self.sub_ff = subscribe(JointTrajectory, "/feedforward", guarded(self.diag, "feedforward")(self.on_feedforward),
-                                qos("/feedforward", "sub"))
+        self.sub_ref = self.sources.subscribe(JointTrajectory, "/joint_references", self.on_reference,
+                                              qos("/joint_references", "sub"), "joint_references", subscribe)
+        self.sub_ff = self.sources.subscribe(JointTrajectory, "/feedforward", self.on_feedforward,
+                                             qos("/feedforward", "sub"), "feedforward", subscribe)
         self.k = 0                      # sim: periods stepped, sim time = k * dt exactly
         self._publish_slots = {}
         self._cycle_us = LatencyHistogram()       # preallocated: no allocation in the loop
@@ -233,7 +236,6 @@ class JointControllerNode(Node):
         self.watch = LockstepWatch(self._offered, min(RESEND_AFTER, s["lockstep_timeout"] / 2))
         if s["lockstep"]:
             self.diag.watch = self.watch
-        self.diag.before_publish = lambda: self.timing(self._runner)
         wall = WallClock(clock_type=ClockType.STEADY_TIME)
         if s["lockstep"]:
             self.timer = self.create_timer(0.01, guarded(self.diag, "lockstep")(self.on_lockstep_timer), clock=wall)
@@ -400,6 +402,7 @@ class JointControllerNode(Node):
         self._run_start = None
         self.loop.hardware.reset(self.initial)
         self.loop.clear_streams()
+        self.sources.reset(self.sub_ref.topic_name, self.sub_ff.topic_name)
         c = self.loop.controller
         c.pose, c.pose_d, c.target, c.mode = self.initial, self.initial, None, "control"
         c.law.reset()

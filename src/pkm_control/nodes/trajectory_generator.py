@@ -59,6 +59,7 @@ from ..kinematics.task_space import Pose
 from ..trajectory.streaming import GoalScheduler, parse_goal
 from ..ros.messages import MAX_POINTS, finite, period_ns, platform_trajectory_msg, pose_stamped_msg, rotations, to_ns
 from ..ros.qos import qos
+from ..ros.peers import Sources
 from ..ros.runtime import COMMON_PARAMS, Diagnostics, declare_settings, guarded, run_node
 
 __doc__ += "\n" + COMMON_PARAMS
@@ -101,13 +102,13 @@ class TrajectoryGeneratorNode(Node):
         self.pub_desired = self.create_publisher(PoseStamped, "/desired_platform_pose",
                                                   qos("/desired_platform_pose", "pub"))
         self.pub_status = self.create_publisher(String, "~/status", qos("/trajectory_generator/status", "pub"))
-        self.sub_clock = self.create_subscription(Clock, "/clock", guarded(self.diag, "clock")(self.on_clock),
-                                                  qos("/clock", "sub"))
+        # /clock and the measured pose bound to one publisher each (the graph's reset rebinds the pose)
+        self.sources = Sources(self, self.diag, s["sources"])
+        self.sub_clock = self.sources.subscribe(Clock, "/clock", self.on_clock, qos("/clock", "sub"), "clock")
         self.measured = None             # (stamp ns, Pose): the latest measured platform pose
         self.awaiting_measurement = True
-        self.sub_pose = self.create_subscription(PoseStamped, "/platform_pose",
-                                                 guarded(self.diag, "platform_pose")(self.on_pose),
-                                                 qos("/platform_pose", "sub"))
+        self.sub_pose = self.sources.subscribe(PoseStamped, "/platform_pose", self.on_pose,
+                                               qos("/platform_pose", "sub"), "platform_pose")
         self.sub_goal = self.create_subscription(String, "~/goal", guarded(self.diag, "goal")(self.on_goal),
                                                  qos("/trajectory_generator/goal", "sub"))
         self.reoffer_timer = self.create_timer(0.25, guarded(self.diag, "re-offer")(self.on_reoffer),
@@ -179,24 +180,28 @@ class TrajectoryGeneratorNode(Node):
 
     def on_clock(self, msg):
         now = to_ns(msg.clock)
-        if now != self.sched.now_ns:
-            self._clock_changed = time.monotonic()
-        if self.sched.now_ns is not None and now < self.sched.now_ns and now <= self.sched.dt_ns:
+        changed = now != self.sched.now_ns
+        # a refused time (trajectory.trust.ClockGuard) raises: nothing changes; before the first measured pose of a
+        # timeline the scheduler has no time, and the clock is taken as it comes once the pose is there
+        if self.sched.now_ns is not None and self.sched.clock.admit(now):
             # the time source was reset (the robot is back at its start): start over from the measured pose
             self._display_slot = None
             self.sched.reset(self.sched.hold)
+            self.sources.reset(self.sub_pose.topic_name)
             self.awaiting_measurement = True
             if self.measured is not None and self.measured[0] > now:
                 # a pose of the old timeline must not seed the new one; one of the new timeline may be here
                 # before this clock (the pose's path from /joint_states can be quicker than this queue)
                 self.measured = None
             self.get_logger().info("clock reset: references start again from the measured pose")
+        if changed:
+            self._clock_changed = time.monotonic()
         if self.awaiting_measurement:
             if self.measured is None or self.measured[0] > now + MEASURED_SLACK_NS:
                 return                   # no measurement of this timeline yet: publish nothing
             self.sched.hold = self.measured[1]
             self.awaiting_measurement = False
-            if self.s["goal"] and self.sched.now_ns is None and not self._goal_loaded:
+            if self.s["goal"] and not self._goal_loaded:
                 self._goal_loaded = True
                 self.load(self.s["goal"], "goal parameter")
         chunks, events = self.sched.advance(now)

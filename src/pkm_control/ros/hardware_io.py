@@ -9,10 +9,12 @@
     ``joint_states_topic`` (default /robot_joint_states), the commands in the ``effort`` field of a JointState
     (every actuated joint by name) on ``joint_commands_topic`` (default /robot_joint_command).
   Our ``hardware`` node takes the robot's side of either convention.
-  A state whose stamp is before the last one (out of order) is rejected, except a stamp of 0 (the robot
-  was reset); one with the last one's stamp is the robot re-sending it in lockstep (its answer, our
-  command, was lost: ``on_repeat``, and ``resend`` sends the last command again); a stale one (older than
-  state_timeout) engages the controller's safe behaviour. ``unmatched`` names the topics whose peer has
+  The states are bound to one publisher (the robot's: ros/peers.Sources) and their stamps pass a
+  ``trajectory.trust.ClockGuard``: a stamp before the last one is refused (out of order), except 0 (the robot
+  was reset), and so is one that jumps ahead by more than MAX_CLOCK_STEP_NS (a stamp in the
+  future) unless the next one follows it; one with the last one's stamp is the robot re-sending it in lockstep
+  (its answer, our command, was lost: ``on_repeat``, and ``resend`` sends the last command again); a stale one
+  (older than state_timeout) engages the controller's safe behaviour. ``unmatched`` names the topics whose peer has
   not matched yet (a lockstep start waits for them: a command published before would be lost).
 * ``ClockPublisher``: ``/clock``, from the node that is the graph's time source (the one that hosts a
   simulated robot, or joint_controller in front of a ros2_control controller manager: the instants of its
@@ -35,11 +37,11 @@ from ..errors import InvalidInputError
 from ..hardware.interface import CommandCheck, HardwareInterface
 from ..control.lockstep import unmatched
 from ..control.settings import TOPIC_CONVENTIONS
+from ..trajectory.trust import ClockGuard
 from .messages import (commands_msg, joint_state_msg, joint_trajectory_msg, parse_commands, parse_joint_commands,
     parse_joint_state, pose_stamped_msg, stamp_msg, to_ns)
 from .topology import GROUND_TRUTH_TOPIC
 from .qos import COMMANDS, qos
-from .runtime import guarded
 
 
 class TopicConvention(NamedTuple):
@@ -78,22 +80,31 @@ class TopicConvention(NamedTuple):
 class TopicHardware(HardwareInterface):
     """A robot behind a TopicConvention's topics (module docstring)."""
 
-    def __init__(self, node, ctx, convention: TopicConvention, diag, on_measurement=None, on_repeat=None):
+    def __init__(self, node, ctx, convention: TopicConvention, sources, on_measurement=None, on_repeat=None):
         from sensor_msgs.msg import JointState
 
         self.ctx = ctx
         self.convention = convention
         self.actuated_names = tuple(ctx.actuated_joints)
         self.measurement = None
-        self.measurement_ns = None
         self._check = CommandCheck(self.actuated_names)      # the limits are the robot's: it clips and reports
         self._on_measurement = on_measurement
         self._on_repeat = on_repeat
         self._last_command = None        # the message last sent (resend)
+        # its time is the last measurement's stamp; the robot's reset restarts at exactly 0 (a reliable stream)
+        self._stamps = ClockGuard(what="joint_states stamp", reset_window_ns=0)
         self._pub = node.create_publisher(convention.command_type, convention.commands_topic, qos(COMMANDS, "pub"))
-        self._sub = node.create_subscription(JointState, convention.states_topic,
-                                             guarded(diag, "joint_states")(self._on_state),
-                                             qos("/joint_states", "sub"))
+        self._sub = sources.subscribe(JointState, convention.states_topic, self._on_state, qos("/joint_states", "sub"),
+                                      "joint_states")
+
+    @property
+    def measurement_ns(self) -> int | None:
+        """The stamp of the last measurement (ns; None before the first)."""
+        return self._stamps.now_ns
+
+    @measurement_ns.setter
+    def measurement_ns(self, t_ns) -> None:
+        self._stamps.now_ns = t_ns
 
     def _on_state(self, msg):
         meas = parse_joint_state(msg, self.ctx.joint_names, self.ctx.actuated_joints)
@@ -107,10 +118,8 @@ class TopicHardware(HardwareInterface):
             if self._on_repeat is not None:  # the robot re-sent its state: it still waits for the answer
                 self._on_repeat(t)
             return
-        if self.measurement_ns is not None and t < self.measurement_ns and t != 0:
-            raise InvalidInputError(f"joint_states stamp {t * 1e-9:.6f} s is before the last one "
-                                    f"{self.measurement_ns * 1e-9:.6f} s (out of order; 0 = a reset)")
-        self.measurement, self.measurement_ns = meas, t
+        self._stamps.admit(t)            # out of order, or in the future: refused (nothing changes)
+        self.measurement = meas
         if self._on_measurement is not None:
             self._on_measurement(self.measurement_ns)
 

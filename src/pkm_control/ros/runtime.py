@@ -92,24 +92,6 @@ def _float(key, value):
         raise InvalidInputError(f"parameter '{key}' must be a number, got {value!r}") from exc
 
 
-class LatestClock:
-    """The newest time on /clock (ns; None before the first message) for a stream stage that has no rclpy time
-    source (its outputs carry its inputs' stamps): it tells the chunks the control loop has passed
-    (``trajectory.streaming.Chunk.passed``). The freshest message wins; a reset brings it back to zero."""
-
-    def __init__(self, node):
-        from rosgraph_msgs.msg import Clock
-
-        self.ns = None
-        self.sub = node.create_subscription(Clock, "/clock", self.on_clock, qos("/clock", "sub:stream_stage"))
-
-    def on_clock(self, msg) -> None:
-        self.ns = msg.clock.sec * 1_000_000_000 + msg.clock.nanosec
-
-    def passed(self, chunk) -> bool:
-        return self.ns is not None and chunk.passed(self.ns)
-
-
 class Diagnostics:
     """Counters of one node, published as diagnostic_msgs/DiagnosticArray on /diagnostics.
 
@@ -129,6 +111,7 @@ class Diagnostics:
         self.deadline_misses = 0
         self.safe_behaviour = "none"
         self.extra: dict = {}
+        self.errors: dict = {}          # kind -> message: the node's status is ERROR while one is set (ros/peers.py)
         self.clock = clock              # s, monotonic: the log throttle's time
         self._last = (time.monotonic(), 0)
         self._last_reject = None        # (what, exception), formatted when read
@@ -212,6 +195,9 @@ class Diagnostics:
                 else:
                     self.node.get_logger().info("lockstep progressing again")
                 self._stall_level = stall
+        if self.errors:                 # outranks the rest: the graph is not what this node may trust
+            st.level = DiagnosticStatus.ERROR
+            st.message = "; ".join(self.errors.values())
         values.update({k: str(v) for k, v in self.extra.items()})
         st.values = [KeyValue(key=k, value=v) for k, v in values.items()]
         msg = DiagnosticArray()
@@ -294,17 +280,21 @@ class PolledSubscriptions:
                 return False
             if taken is not None:
                 self._next = (self._next + i + 1) % len(subs)
-                self.pending.add(self._handle(sub, taken[0]))
+                self.pending.add(self._handle(sub, *taken))
                 return True
         return False
 
     @staticmethod
-    def _handle(sub, data: bytes):
+    def _handle(sub, data: bytes, info):
         from rclpy.serialization import deserialize_message
+        from rclpy.subscription import Subscription
 
         msg = deserialize_message(data, sub.msg_type)
         yield
-        sub.callback(msg)
+        if sub._callback_type == Subscription.CallbackType.WithMessageInfo:     # a callback that takes the info
+            sub.callback(msg, info)
+        else:
+            sub.callback(msg)
 
 
 def wants_help(argv) -> bool:

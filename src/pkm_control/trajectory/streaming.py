@@ -31,11 +31,13 @@ import yaml
 
 from ..errors import InvalidInputError
 from ..kinematics.task_space import Pose
+from .trust import ClockGuard
 
 #: a goal message longer than this is refused before parsing (a trajectory spec is a few hundred bytes)
 MAX_GOAL_BYTES = 65536
-#: the largest step of the clock accepted forward (ns); a step back is accepted only to time zero (a reset)
-MAX_CLOCK_JUMP_NS = 1_000_000_000
+#: a streamed sample equal to a buffered one within these tolerances repeats it (SampleBuffer.fresh): a re-offered
+#: chunk is computed again by the stages downstream, with the same inputs
+REPEAT_RTOL, REPEAT_ATOL = 1e-9, 1e-12
 #: deepest nesting of flow collections ([...], {...}) in a goal (a spec needs 3)
 MAX_GOAL_DEPTH = 32
 #: a goal starting within this of the held pose in every actuated joint (m or rad) needs no approach move (the
@@ -68,6 +70,32 @@ class SampleBuffer:
         del self.times[cut:], self.rows[cut:]
         self.times.extend(int(t) for t in times_ns)
         self.rows.extend(np.asarray(r, float) for r in rows)
+
+    def fresh(self, times_ns, rows, used_ns: int | None):
+        """The part of a chunk to splice, given that the consumer used the samples up to ``used_ns`` (None: none):
+        the whole chunk when it starts after used_ns or after the buffered end. Otherwise the chunk overlaps samples
+        already used: its samples up to used_ns must be the buffered ones (a re-offer of what was published, e.g.
+        the generator's after a stall, or a replay of the graph's own recent traffic), and then only what follows
+        the buffered samples it repeats is spliced (possibly nothing): a repeat never deletes the samples buffered
+        after it. A chunk that would change a used sample (stamped in the past with other values, one from before
+        the buffered span) is refused with InvalidInputError: its splice would rewrite what the loop did and delete
+        the real samples after it."""
+        times = np.asarray(times_ns, np.int64)
+        if used_ns is None or len(times) == 0 or int(times[0]) > used_ns or not self.times \
+                or self.times[-1] < int(times[0]):
+            return times_ns, rows
+        rows = np.asarray(rows, float)
+        k = 0                        # samples of the chunk that repeat buffered ones (used or not)
+        while k < len(times):
+            i = bisect.bisect_left(self.times, int(times[k]))
+            if i == len(self.times) or self.times[i] != times[k] or \
+                    not np.allclose(self.rows[i], rows[k], rtol=REPEAT_RTOL, atol=REPEAT_ATOL):
+                break
+            k += 1
+        if k < len(times) and times[k] <= used_ns:
+            raise InvalidInputError(f"a chunk from {times[0] * 1e-9:.6f} s would rewrite the sample at "
+                                    f"{times[k] * 1e-9:.6f} s, already used (up to {used_ns * 1e-9:.6f} s): refused")
+        return times[k:], rows[k:]
 
     @property
     def end(self) -> int | None:
@@ -206,8 +234,11 @@ class GoalScheduler:
         self.active: Motion | None = None
         self._pending_start = False      # start() before the first clock: fixed at the first advance()
         self.published_until = None      # grid time of the last published sample (ns)
-        self.now_ns = None
-        self._jump = None                # a refused forward jump of the clock (ns)
+        self.clock = ClockGuard()        # the time believed (trajectory.trust)
+
+    @property
+    def now_ns(self) -> int | None:
+        return self.clock.now_ns
 
     # ------------------------------------------------------------------ goals
     def load(self, spec: dict):
@@ -287,7 +318,8 @@ class GoalScheduler:
         nothing published, time unknown."""
         self.hold = hold
         self.loaded, self.active, self._pending_start = None, None, False
-        self.published_until = self.now_ns = self._jump = None
+        self.published_until = None
+        self.clock.reset()
 
     def next_grid(self, t_ns: int) -> int:
         return -(-int(t_ns) // self.dt_ns) * self.dt_ns
@@ -295,28 +327,14 @@ class GoalScheduler:
     # ------------------------------------------------------------------ time
     def advance(self, now_ns: int):
         """Time is now_ns: returns (chunks to publish, events). Events: 'started' (Motion) when a pending
-        start got its time, 'finished' (Motion) when the motion ended. A clock back to zero (a reset of
-        the time source) restarts the publication from there; a clock that goes back elsewhere or jumps
-        ahead by more than MAX_CLOCK_JUMP_NS (a spoofed or broken time source) raises InvalidInputError
-        and changes nothing, unless the clock before it was such a jump and this one follows it (within
-        MAX_CLOCK_JUMP_NS ahead): the time source did move on while this consumer stalled (real-time
-        mode on an overloaded machine), and the publication goes on from now, never in the past."""
+        start got its time, 'finished' (Motion) when the motion ended. The time passes ``self.clock``
+        (trajectory.trust.ClockGuard): a clock back to the start (a reset of the time source) restarts the
+        publication from there; a refused time (back elsewhere, a jump ahead not followed) raises
+        InvalidInputError and changes nothing; a jump the next clock confirms goes on from now, never in the past."""
         events = []
         now_ns = int(now_ns)
-        if self.now_ns is not None:
-            if now_ns < self.now_ns and now_ns > self.dt_ns:
-                raise InvalidInputError(f"clock went back from {self.now_ns * 1e-9:.6f} s to {now_ns * 1e-9:.6f} s "
-                                        "(only a reset to 0 is accepted)")
-            if now_ns - self.now_ns > MAX_CLOCK_JUMP_NS:
-                confirmed = self._jump is not None and 0 <= now_ns - self._jump <= MAX_CLOCK_JUMP_NS
-                self._jump = now_ns
-                if not confirmed:
-                    raise InvalidInputError(f"clock jumped ahead by {(now_ns - self.now_ns) * 1e-9:.6g} s (limit "
-                                            f"{MAX_CLOCK_JUMP_NS * 1e-9:g} s; accepted if the next clock follows it)")
-            if now_ns < self.now_ns:
-                self.published_until = None
-        self._jump = None
-        self.now_ns = now_ns
+        if self.clock.admit(now_ns):
+            self.published_until = None
         if self._pending_start:
             events.append(("started", self._begin(now_ns)))
         if self.published_until is None or self.published_until < now_ns - self.dt_ns:

@@ -1,0 +1,129 @@
+"""The nodes' side of trajectory.trust: subscriptions bound to one publisher, the clock a node believes, and a second
+node of the same name (issue 22 §1, §2; docs/graph.md "Trust in the graph").
+
+* ``Sources``: a node's bound subscriptions (``subscribe``): each takes its messages with their message info
+  (rclpy passes ``(msg, info)`` to a callback of two arguments), and only the publisher its ``SourceBinding``
+  believes reaches the callback; a refused message is counted in /diagnostics (rejected inputs) and logged with
+  its publisher's gid at most once a second (``guarded``'s throttle). ``reset`` rebinds (the graph's reset). The
+  diagnostics carry each binding (``source <topic>``: the bound gid and node, the refused gids with their
+  counts), and an ERROR when another node of this node's name is in the graph (``get_node_names_and_namespaces``).
+* ``GraphClock``: the newest /clock of the bound clock source that its ``ClockGuard`` believes, for a stream stage
+  with no rclpy time source (IK, computed force): it tells the chunks the loop has passed; a clock back to the
+  start (the graph's reset) calls ``on_reset``.
+* ``sources_setting``: the node parameter ``sources``, ``topic=node`` pairs separated by commas: the node whose
+  publisher a topic binds (e.g. ``/clock=joint_controller``); a topic not named binds its first publisher.
+"""
+
+from __future__ import annotations
+
+import time
+from functools import partial
+
+from ..errors import InvalidInputError, excerpt
+from ..trajectory.trust import ClockGuard, SourceBinding
+from .messages import to_ns
+from .qos import qos
+from .runtime import guarded
+
+
+def sources_setting(text: str) -> dict:
+    """{topic: node name} of the ``sources`` parameter (module docstring); InvalidInputError if malformed."""
+    out = {}
+    for item in filter(None, (part.strip() for part in str(text).split(","))):
+        topic, sep, name = (p.strip() for p in item.partition("="))
+        if not (sep and topic.startswith("/") and name):
+            raise InvalidInputError(f"parameter 'sources': {excerpt(item)!r} is not topic=node (e.g. "
+                                    "/clock=joint_controller)")
+        out[topic] = name.lstrip("/")
+    return out
+
+
+def publisher_gid(info) -> bytes:
+    """The publisher gid of a message's info (rclpy MessageInfo), b'' when the middleware gives none."""
+    gid = info.get("publisher_gid") if isinstance(info, dict) else None
+    return bytes(gid["data"]) if gid else b""
+
+
+class Sources:
+    """The bound subscriptions of one node (module docstring)."""
+
+    def __init__(self, node, diag, spec: str = ""):
+        self.node, self.diag = node, diag
+        self.trusted = sources_setting(spec)
+        self.bindings: dict = {}            # resolved topic name -> SourceBinding
+        self.duplicates = 0                 # other nodes of this node's name in the graph, at the last look
+        previous = diag.before_publish
+        diag.before_publish = (lambda: (previous(), self.refresh())) if previous else self.refresh
+
+    def subscribe(self, msg_type, topic: str, callback, qos_profile, what: str, create=None):
+        """A subscription whose ``callback(msg)`` (guarded as ``what``) gets only the bound publisher's messages;
+        ``create``: the factory (default the node's create_subscription; real time: PolledSubscriptions.create)."""
+        handle = guarded(self.diag, what)(callback)
+        binding = SourceBinding(topic)
+        refused = f"{what} (another publisher)"
+
+        def take(msg, info):       # two arguments: rclpy passes the message info
+            gid = publisher_gid(info)
+            try:
+                admitted = binding.admit(gid, partial(self.publishers, binding.topic), time.monotonic())
+            except Exception as exc:      # noqa: BLE001 - the node boundary (a graph query as the node shuts down)
+                self.diag.reject(what, exc)
+                return
+            if admitted:
+                handle(msg)
+            else:
+                self.diag.reject(refused, binding.refusal(gid))
+
+        sub = (create or self.node.create_subscription)(msg_type, topic, take, qos_profile)
+        binding.topic = sub.topic_name
+        binding.trusted = self.trusted.get(sub.topic_name, self.trusted.get(topic, ""))
+        self.bindings[sub.topic_name] = binding
+        return sub
+
+    def publishers(self, topic: str) -> dict:
+        """{gid: node name} of the publishers on ``topic`` now (the graph)."""
+        return {bytes(i.endpoint_gid): i.node_name for i in self.node.get_publishers_info_by_topic(topic)}
+
+    def reset(self, *topics) -> None:
+        """Rebind ``topics`` (resolved names; all when none is given) at their next message."""
+        for topic, binding in self.bindings.items():
+            if not topics or topic in topics:
+                binding.reset()
+
+    def refresh(self) -> None:
+        """The bindings into the diagnostics, and an ERROR while another node of this name is in the graph."""
+        for topic, binding in self.bindings.items():
+            self.diag.extra[f"source {topic}"] = binding.summary()
+        me = (self.node.get_name(), self.node.get_namespace())
+        duplicates = sum(1 for n in self.node.get_node_names_and_namespaces() if n == me) - 1
+        if duplicates > 0:
+            name = self.node.get_fully_qualified_name()
+            self.diag.errors["duplicate"] = f"{duplicates + 1} nodes named {name} in the graph"
+            if self.duplicates == 0:
+                self.node.get_logger().error(self.diag.errors["duplicate"] + ": only one may run (its streams are "
+                                             "bound to one publisher; the others' are refused)")
+        else:
+            self.diag.errors.pop("duplicate", None)
+        self.duplicates = max(duplicates, 0)
+
+
+class GraphClock:
+    """The graph's time as a stream stage believes it (module docstring): ``ns`` (None before the first clock)."""
+
+    def __init__(self, sources: Sources, on_reset=None):
+        from rosgraph_msgs.msg import Clock
+
+        self.guard = ClockGuard()
+        self.on_reset = on_reset
+        self.sub = sources.subscribe(Clock, "/clock", self.on_clock, qos("/clock", "sub:stream_stage"), "clock")
+
+    @property
+    def ns(self):
+        return self.guard.now_ns
+
+    def on_clock(self, msg) -> None:
+        if self.guard.admit(to_ns(msg.clock)) and self.on_reset is not None:
+            self.on_reset()
+
+    def passed(self, chunk) -> bool:
+        return self.ns is not None and chunk.passed(self.ns)
