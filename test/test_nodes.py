@@ -50,6 +50,8 @@ from pkm_control.nodes.inverse_kinematics import InverseKinematicsNode  # noqa: 
 from pkm_control.nodes.joint_controller import JointControllerNode  # noqa: E402
 from pkm_control.ros.messages import (parse_commands, parse_joint_trajectory, parse_platform_trajectory,  # noqa: E402
                                       joint_trajectory_msg, platform_trajectory_msg, quaternions, rotations, to_ns)
+from pkm_control.graph import peers  # noqa: E402
+from pkm_control.graph.peers import Attack  # noqa: E402
 from pkm_control.ros.peers import Sources  # noqa: E402
 from pkm_control.ros.qos import qos  # noqa: E402
 from pkm_control.ros.runtime import LOG_THROTTLE, Diagnostics, guarded  # noqa: E402
@@ -1392,3 +1394,49 @@ def test_real_time_mode_in_one_process(ros, controller):
     assert spin_until(ros, lambda: ctl.k > k + 100)
     assert abs(truth(ctl).platform_pose.position[2] - HOME.position[2]) < 2e-3
     assert np.all(np.isfinite(c.last_tau))
+
+
+# ----------------------------------------------------------------------------- peers (issue 22 §1, §2, §6)
+
+@pytest.fixture(scope="module")
+def no_attack():
+    """The runs of graph/peers.py without an attack, one per hardware mode, made once for the module."""
+    runs = {}
+
+    def get(hardware):
+        if hardware not in runs:
+            runs[hardware] = peers.run(None, int(DOMAIN), hardware)
+            assert runs[hardware].periods == peers.PERIODS and runs[hardware].finished
+            assert runs[hardware].safe_entries == 0 and runs[hardware].refused == 0
+        return runs[hardware]
+    return get
+
+
+#: one run per attack of issue 22 (the hardware mode it needs); the random clock is drawn once, seeded
+PEER_ATTACKS = {
+    "second_generator": ("sim", Attack("second_generator")),
+    "second_controller": ("sim", Attack("second_controller")),
+    "second_controller_topics": ("topics", Attack("second_controller")),
+    "clock_zero": ("sim", Attack("clock", (0,), every=1)),
+    "clock_2^31-1": ("sim", Attack("clock", ((2**31 - 1) * 10**9,), every=2)),
+    "clock_random": ("sim", Attack("clock", tuple(int(t) for t in np.random.default_rng(22).integers(0, 2**63 - 1, 50)),
+                                   every=1)),
+    "chunk_in_the_past": ("sim", Attack("past_chunk", every=20)),
+    "replay": ("sim", Attack("replay", every=5)),
+    "future_and_zero_joint_states": ("topics", Attack("future_stamps", (1000.0, 0.0, 2**31 - 1.0), every=3)),
+}
+
+
+@pytest.mark.parametrize("name", PEER_ATTACKS)
+def test_a_peer_does_not_move_the_robot(no_attack, name):
+    """Each attack of issue 22 §1, §2 on a running graph (graph/peers.py: lockstep in this process) is refused:
+    counted in the diagnostics, and the pass criterion of §6 holds against the run without it (tracking error within
+    twice its own, no safe-behaviour entry, nothing lost). A second node of a name is an ERROR in the diagnostics."""
+    hardware, attack = PEER_ATTACKS[name]
+    baseline = no_attack(hardware)
+    run = peers.run(attack, int(DOMAIN), hardware)
+    assert run.refused > 0, "the attack never reached the graph"
+    assert peers.judge(run, baseline) is None, peers.judge(run, baseline)
+    if attack.kind.startswith("second_"):
+        node = "trajectory_generator" if attack.kind == "second_generator" else "joint_controller"
+        assert f"2 nodes named /{node} in the graph" in run.errors

@@ -10,8 +10,7 @@ node of the same name (issue 22 §1, §2; docs/graph.md "Trust in the graph").
 * ``GraphClock``: the newest /clock of the bound clock source that its ``ClockGuard`` believes, for a stream stage
   with no rclpy time source (IK, computed force): it tells the chunks the loop has passed; a clock back to the
   start (the graph's reset) calls ``on_reset``.
-* ``sources_setting``: the node parameter ``sources``, ``topic=node`` pairs separated by commas: the node whose
-  publisher a topic binds (e.g. ``/clock=joint_controller``); a topic not named binds its first publisher.
+The node parameter ``sources`` (``trajectory.trust.sources_setting``) names the node whose publisher a topic binds.
 """
 
 from __future__ import annotations
@@ -19,23 +18,10 @@ from __future__ import annotations
 import time
 from functools import partial
 
-from ..errors import InvalidInputError, excerpt
-from ..trajectory.trust import ClockGuard, SourceBinding
+from ..trajectory.trust import ClockGuard, SourceBinding, sources_setting
 from .messages import to_ns
 from .qos import qos
 from .runtime import guarded
-
-
-def sources_setting(text: str) -> dict:
-    """{topic: node name} of the ``sources`` parameter (module docstring); InvalidInputError if malformed."""
-    out = {}
-    for item in filter(None, (part.strip() for part in str(text).split(","))):
-        topic, sep, name = (p.strip() for p in item.partition("="))
-        if not (sep and topic.startswith("/") and name):
-            raise InvalidInputError(f"parameter 'sources': {excerpt(item)!r} is not topic=node (e.g. "
-                                    "/clock=joint_controller)")
-        out[topic] = name.lstrip("/")
-    return out
 
 
 def publisher_gid(info) -> bytes:

@@ -72,27 +72,25 @@ class SampleBuffer:
         self.rows.extend(np.asarray(r, float) for r in rows)
 
     def fresh(self, times_ns, rows, used_ns: int | None):
-        """The part of a chunk to splice, given that the consumer used the samples up to ``used_ns`` (None: none):
-        the whole chunk when it starts after used_ns or after the buffered end. Otherwise the chunk overlaps samples
-        already used: its samples up to used_ns must be the buffered ones (a re-offer of what was published, e.g.
-        the generator's after a stall, or a replay of the graph's own recent traffic), and then only what follows
-        the buffered samples it repeats is spliced (possibly nothing): a repeat never deletes the samples buffered
-        after it. A chunk that would change a used sample (stamped in the past with other values, one from before
-        the buffered span) is refused with InvalidInputError: its splice would rewrite what the loop did and delete
-        the real samples after it."""
+        """The part of a chunk to splice, given that the consumer used the samples up to ``used_ns`` (None: none).
+        A chunk that starts after the buffered end is new throughout. One that overlaps the buffer may repeat
+        buffered samples (a re-offer of what was published, e.g. the generator's after a stall, or a replay of
+        the graph's own recent traffic): only what follows the samples it repeats is spliced (possibly nothing), so
+        a repeat never deletes the samples buffered after it. A chunk whose first new sample is at or before
+        used_ns (stamped in the past with other values, or from before the buffered span) is refused with
+        InvalidInputError: its splice would rewrite what the loop did and delete the real samples after it."""
         times = np.asarray(times_ns, np.int64)
-        if used_ns is None or len(times) == 0 or int(times[0]) > used_ns or not self.times \
-                or self.times[-1] < int(times[0]):
+        if len(times) == 0 or not self.times or self.times[-1] < int(times[0]):
             return times_ns, rows
         rows = np.asarray(rows, float)
-        k = 0                        # samples of the chunk that repeat buffered ones (used or not)
+        k = 0                        # samples of the chunk that repeat buffered ones
         while k < len(times):
             i = bisect.bisect_left(self.times, int(times[k]))
             if i == len(self.times) or self.times[i] != times[k] or \
                     not np.allclose(self.rows[i], rows[k], rtol=REPEAT_RTOL, atol=REPEAT_ATOL):
                 break
             k += 1
-        if k < len(times) and times[k] <= used_ns:
+        if used_ns is not None and k < len(times) and times[k] <= used_ns:
             raise InvalidInputError(f"a chunk from {times[0] * 1e-9:.6f} s would rewrite the sample at "
                                     f"{times[k] * 1e-9:.6f} s, already used (up to {used_ns * 1e-9:.6f} s): refused")
         return times[k:], rows[k:]

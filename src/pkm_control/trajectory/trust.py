@@ -22,7 +22,7 @@ A refusal is an InvalidInputError (the nodes count and log it once a second at m
 
 from __future__ import annotations
 
-from ..errors import InvalidInputError
+from ..errors import InvalidInputError, excerpt
 
 #: the largest step of a clock accepted forward at once, and how near zero a step back is a reset (ns)
 MAX_CLOCK_STEP_NS = 100_000_000
@@ -30,6 +30,20 @@ MAX_CLOCK_STEP_NS = 100_000_000
 RECHECK_S = 1.0
 #: refused publishers remembered by gid (each counted); more are counted in ``refused`` only
 MAX_REMEMBERED = 64
+
+
+def sources_setting(text: str) -> dict:
+    """{topic: node name} of the ``sources`` parameter (``topic=node`` pairs separated by commas, e.g.
+    ``/clock=joint_controller``; a topic not named binds its first publisher of a run); InvalidInputError if
+    malformed."""
+    out = {}
+    for item in filter(None, (part.strip() for part in str(text).split(","))):
+        topic, sep, name = (p.strip() for p in item.partition("="))
+        if not (sep and topic.startswith("/") and name):
+            raise InvalidInputError(f"parameter 'sources': {excerpt(item)!r} is not topic=node (e.g. "
+                                    "/clock=joint_controller)")
+        out[topic] = name.lstrip("/")
+    return out
 
 
 def gid_text(gid: bytes) -> str:
@@ -69,6 +83,7 @@ class SourceBinding:
         name = graph.get(gid, "")
         if (self.bound is None or self.bound not in graph) and (not self.trusted or name == self.trusted):
             return self._bind(gid, name)
+        self.bound_name = self.bound_name or graph.get(self.bound, "")
         return self._refuse(gid, name)
 
     def _bind(self, gid, name) -> bool:

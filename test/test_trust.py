@@ -1,0 +1,176 @@
+"""Which messages a consumer believes (trajectory/trust.py; issue 22 §1, §2), without ROS: generated publishers,
+graphs, clocks and chunks. The attacks on a running graph are in test_nodes.py (graph/peers.py)."""
+
+import numpy as np
+import pytest
+from hypothesis import given, strategies as st
+
+from pkm_control.control.loop import ControlLoop
+from pkm_control.control.settings import make_controller
+from pkm_control.dynamics import robot_dynamics
+from pkm_control.errors import InvalidInputError
+from pkm_control.trajectory.streaming import SampleBuffer
+from pkm_control.trajectory.trust import MAX_CLOCK_STEP_NS, ClockGuard, SourceBinding, sources_setting
+
+GIDS = [bytes([k]) * 16 for k in range(1, 6)]
+NAMES = ["trajectory_generator", "inverse_kinematics", "peer", "trajectory_generator", "bag_player"]
+
+
+@given(st.lists(st.integers(0, len(GIDS) - 1), min_size=1, max_size=60))
+def test_the_first_publisher_binds_and_every_other_is_refused_and_counted(senders):
+    b = SourceBinding("/platform_trajectory")
+    graph = dict(zip(GIDS, NAMES))
+    admitted = [b.admit(GIDS[k], lambda: graph, float(i)) for i, k in enumerate(senders)]
+    first = senders[0]
+    assert admitted == [k == first for k in senders]
+    assert b.refused == sum(k != first for k in senders)
+    counts = {g: c for g, (_, c) in b.refused_by.items()}
+    assert counts == {GIDS[k]: senders.count(k) for k in set(senders) if k != first}
+    for g, (name, _) in b.refused_by.items():     # named from the graph, once looked up
+        assert name == graph[g]
+
+
+@given(st.lists(st.integers(0, len(GIDS) - 1), min_size=1, max_size=60))
+def test_a_named_node_binds_whenever_it_comes_and_no_other_does(senders):
+    b = SourceBinding("/clock", "/inverse_kinematics")     # GIDS[1]
+    graph = dict(zip(GIDS, NAMES))
+    admitted = [b.admit(GIDS[k], lambda: graph, 0.0) for k in senders]
+    assert admitted == [k == 1 for k in senders]
+
+
+def test_a_second_node_of_the_trusted_name_is_refused_once_the_first_is_bound():
+    b = SourceBinding("/platform_trajectory", "trajectory_generator")    # GIDS[0] and GIDS[3] carry the name
+    graph = dict(zip(GIDS, NAMES))
+    assert b.admit(GIDS[0], lambda: graph, 0.0)
+    assert not b.admit(GIDS[3], lambda: graph, 0.0)
+    assert "trajectory_generator" in b.summary() and b.refused == 1
+
+
+def test_the_binding_moves_at_a_reset_or_when_the_bound_publisher_left_the_graph():
+    graph = dict(zip(GIDS, NAMES))
+    calls = []
+
+    def publishers():
+        calls.append(1)
+        return graph
+
+    b = SourceBinding("/platform_trajectory", recheck_s=1.0)
+    assert b.admit(GIDS[0], publishers, 0.0) and not calls            # the first of a run: no graph look-up
+    assert not b.admit(GIDS[2], publishers, 0.0) and len(calls) == 1
+    for t in (0.1, 0.5, 0.99):                                        # a refused one: the graph again after 1 s only
+        assert not b.admit(GIDS[2], publishers, t)
+    assert len(calls) == 1
+    del graph[GIDS[0]]                                                # the trusted node restarts: its old gid is gone
+    assert b.admit(GIDS[2], publishers, 1.0) and b.bound == GIDS[2]
+    assert not b.admit(GIDS[0], publishers, 1.0)
+    b.reset()
+    assert b.admit(GIDS[4], publishers, 1.0) and not b.admit(GIDS[2], publishers, 1.0)
+
+
+def test_the_sources_parameter():
+    assert sources_setting("") == {}
+    assert sources_setting(" /clock=/joint_controller, /platform_trajectory = trajectory_generator ") == {
+        "/clock": "joint_controller", "/platform_trajectory": "trajectory_generator"}
+    for bad in ("clock=joint_controller", "/clock", "/clock=", "=x"):
+        with pytest.raises(InvalidInputError, match="sources"):
+            sources_setting(bad)
+
+
+TIMES = st.one_of(st.integers(0, 3 * MAX_CLOCK_STEP_NS), st.integers(0, 2**63 - 1),
+                  st.sampled_from([0, (2**31 - 1) * 10**9, 1, MAX_CLOCK_STEP_NS, MAX_CLOCK_STEP_NS + 1]))
+
+
+@given(st.lists(st.one_of(TIMES, st.integers(1, MAX_CLOCK_STEP_NS)), min_size=1, max_size=80))
+def test_the_clock_moves_forward_in_bounded_steps_and_back_only_to_the_start(deltas):
+    """Each input is a time or (small) a step forward from the last time believed; whatever comes, every change of
+    the believed time is a step forward of at most MAX_CLOCK_STEP_NS, one that the time before it (refused) confirms,
+    or a reset to within MAX_CLOCK_STEP_NS of zero; a refused time changes nothing."""
+    g = ClockGuard()
+    refused_before = None
+    for k, d in enumerate(deltas):
+        t = d if k % 2 == 0 or g.now_ns is None else g.now_ns + d
+        before = g.now_ns
+        try:
+            reset = g.admit(t)
+        except InvalidInputError:
+            assert g.now_ns == before
+            refused_before = t
+            continue
+        if before is not None and g.now_ns != before:
+            step = g.now_ns - before
+            if reset:
+                assert step < 0 and g.now_ns <= MAX_CLOCK_STEP_NS
+            else:
+                assert 0 < step <= MAX_CLOCK_STEP_NS or (
+                    refused_before is not None and 0 <= g.now_ns - refused_before <= MAX_CLOCK_STEP_NS)
+        refused_before = None
+
+
+def test_the_clock_attacks_of_issue_22_are_refused():
+    g = ClockGuard()
+    for t in range(0, 2_000_000_000, 5_000_000):            # 2 s of a 200 Hz clock
+        assert not g.admit(t)
+    now = g.now_ns
+    for t in (0 + MAX_CLOCK_STEP_NS + 1, (2**31 - 1) * 10**9, now + MAX_CLOCK_STEP_NS + 1, now - 5_000_000):
+        with pytest.raises(InvalidInputError):
+            g.admit(t)
+    assert g.now_ns == now and g.admit(0) is True          # back to the start: the reset
+    stamps = ClockGuard(reset_window_ns=0, what="joint_states stamp")
+    stamps.admit(10**9)
+    with pytest.raises(InvalidInputError, match="joint_states stamp went back"):
+        stamps.admit(1)
+    assert stamps.admit(0) is True
+
+
+@given(st.integers(1, 40), st.integers(0, 60), st.integers(1, 40), st.booleans())
+def test_a_chunk_never_rewrites_a_used_sample_and_a_repeat_never_deletes_one(n_buffered, used, n_chunk, repeat):
+    """A buffer of samples t = 0..n-1 (value t), used up to ``used``; a chunk from every start: a repeat (the
+    buffered values, then new ones) or other values. Afterwards every used sample is as it was, and a repeat kept
+    every buffered sample."""
+    times = np.arange(n_buffered)
+    for first in range(0, n_buffered + 3):
+        b = SampleBuffer()
+        b.add(times, times[:, None] * 1.0)
+        t = first + np.arange(n_chunk)
+        rows = (t * 1.0 if repeat else t + 0.5)[:, None]
+        rows[t >= n_buffered] = -1.0                   # beyond the buffer: new samples
+        try:
+            part = b.fresh(t, rows, used)
+        except InvalidInputError:
+            assert first < n_buffered and (not repeat or any((n_buffered <= t) & (t <= used))) and first <= used
+            continue
+        b.add(*part)
+        for k in range(min(used, n_buffered - 1) + 1):
+            assert b.at(k)[0] == k
+        if repeat:
+            assert b.end >= n_buffered - 1
+
+
+def test_the_loop_refuses_a_reference_chunk_stamped_in_the_past():
+    """A ControlLoop that ran periods 0..9 of a hold: a chunk from period 5 with other values is refused; the same
+    samples again (a re-offer) are taken, the new samples after them too."""
+    dyn = robot_dynamics("palida")
+    c = make_controller(dyn, "pd")
+    q = dyn.kin.actuated(dyn.kin.task.pose(dyn.model.config["home"]))
+
+    class Robot:
+        def read(self):
+            from pkm_control.hardware import JointMeasurement
+            return JointMeasurement(0.0, q, np.zeros(len(q)), np.zeros(len(q)))
+
+        def write(self, tau, time=None):
+            pass
+
+    dt = 500_000
+    loop = ControlLoop(Robot(), c, 0)
+    t = dt * np.arange(20)
+    zeros = np.zeros((20, len(q)))
+    loop.offer_references(t, np.tile(q, (20, 1)), zeros, zeros)
+    for k in range(10):
+        loop.cycle(k * dt)
+    with pytest.raises(InvalidInputError, match="already used"):
+        loop.offer_references(t[5:15], np.tile(q + 0.005, (10, 1)), zeros[:10], zeros[:10])
+    t2 = dt * np.arange(5, 30)
+    loop.offer_references(t2, np.tile(q, (25, 1)), zeros[:1].repeat(25, 0), zeros[:1].repeat(25, 0))
+    loop.drain()
+    assert loop.references.end == 29 * dt and loop.references.times == list(range(0, 30 * dt, dt))
