@@ -1419,8 +1419,8 @@ PEER_ATTACKS = {
     "second_controller_topics": ("topics", Attack("second_controller")),
     "clock_zero": ("sim", Attack("clock", (0,), every=1)),
     "clock_2^31-1": ("sim", Attack("clock", ((2**31 - 1) * 10**9,), every=2)),
-    "clock_random": ("sim", Attack("clock", tuple(int(t) for t in np.random.default_rng(22).integers(0, 2**63 - 1, 50)),
-                                   every=1)),
+    "clock_random": ("sim", Attack("clock", tuple(int(t) for t in np.random.default_rng(22).integers(
+        0, (2**31 - 1) * 10**9, 50)), every=1)),
     "chunk_in_the_past": ("sim", Attack("past_chunk", every=20)),
     "replay": ("sim", Attack("replay", every=5)),
     "future_and_zero_joint_states": ("topics", Attack("future_stamps", (1000.0, 0.0, 2**31 - 1.0), every=3)),

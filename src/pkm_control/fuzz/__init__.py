@@ -8,6 +8,9 @@ One campaign per class of input that reaches the robot from outside (campaigns.p
   simulated    commands up to and beyond REFUSE_FACTOR x the force limits for SimulatedRobot.write/step
   cli          argument vectors for every ``pkm`` subcommand (run in this process)
   api          the public kinematics and dynamics functions
+  peers        a second node of each kind, a foreign /clock, chunks stamped in the past, a replay of the graph's own
+               traffic, /joint_states stamps in the future or 0 (needs ROS 2): a lockstep graph in this process,
+               judged by issue 22's criterion (graph/peers.py); 2 to 8 s an input (with the runs without an attack)
 
 Each outcome is one of: accepted (a valid output); rejected cleanly (one of the project's errors,
 pkm_control.errors.PkmError: InvalidInputError, an unreachable pose, ...; for the CLI exit status 2 with a
@@ -27,13 +30,16 @@ import random
 
 from .outcomes import ACCEPTED, CRASH, FAILURES, NAN, REJECTED, VIOLATION, Tally
 
-__all__ = ["ACCEPTED", "CLASSES", "COLUMNS", "CRASH", "FAILURES", "FUZZ_BUDGET", "FUZZ_BUDGET_MAX", "NAN", "REJECTED",
+__all__ = ["ACCEPTED", "CLASSES", "CLASS_BUDGET_MAX", "COLUMNS", "CRASH", "FAILURES", "FUZZ_BUDGET", "FUZZ_BUDGET_MAX",
+           "NAN", "REJECTED",
            "VIOLATION", "Tally", "run", "table"]
 
 #: inputs per class of ``make fuzz`` (the suite runs each campaign at its hypothesis profile's budget: 60)
 FUZZ_BUDGET = 2000
 #: the largest budget ``pkm fuzz`` takes: a bound on its run time (about an hour a class on 2 cores)
 FUZZ_BUDGET_MAX = 100_000
+#: classes whose inputs cost seconds each, and the most inputs a run gives them (peers: a graph run per input, ~2 s)
+CLASS_BUDGET_MAX = {"peers": 100}
 
 CLASSES = {
     "goals": "goal specs and goal text for the trajectory generator (parse_goal, GoalScheduler)",
@@ -42,6 +48,7 @@ CLASSES = {
     "simulated": "commands up to and beyond 2 x the force limits: SimulatedRobot.write/step",
     "cli": "argument vectors for every pkm subcommand",
     "api": "public kinematics and dynamics functions",
+    "peers": "second nodes, foreign /clock, past chunks, replays, future stamps against a running graph (ROS 2)",
 }
 
 COLUMNS = (("tried", "inputs tried"), (ACCEPTED, "accepted"), (REJECTED, "rejected cleanly"), (CRASH, "crashes"),
@@ -64,7 +71,8 @@ def run(classes, budget: int, seed: int | None = None, progress: bool = True, sh
     with progress_bar(total=budget * len(classes), desc="fuzz", unit="input", disable=not progress) as bar:
         for name in classes:
             bar.set_postfix_str(name)
-            tallies[name] = run_campaign(campaigns[name], budget, seed, step=lambda: bar.update(1), shrink=shrink)
+            tallies[name] = run_campaign(campaigns[name], min(budget, CLASS_BUDGET_MAX.get(name, budget)), seed,
+                                         step=lambda: bar.update(1), shrink=shrink)
             bar.update(budget - tallies[name].tried)     # a campaign may run out of distinct inputs early
     return seed, tallies
 

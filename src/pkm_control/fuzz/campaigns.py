@@ -784,6 +784,64 @@ def _api_run(dyns, x):
             expect_finite(f"{call} result {k}", r)
 
 
+# ----------------------------------------------------------------------------- (7) peers
+
+#: the largest time a message can carry (builtin_interfaces/Time: int32 seconds)
+MAX_STAMP_NS = (2**31 - 1) * 10**9
+
+
+def _peers_setup():
+    """The domain of the runs (an isolated one, or ROS_DOMAIN_ID) and a cache of the runs without an attack."""
+    from ..graph import peers
+    from ..ros.topology import domain_id
+
+    try:
+        peers.check_ros()
+    except ImportError as exc:
+        raise PkmError(f"the peers class needs ROS 2 (rclpy and the message packages): {exc}") from exc
+    return {"domain": domain_id(isolated=True), "baseline": {}}
+
+
+def _peers_inputs(ctx):
+    """A second node of each kind, a foreign /clock, a chunk in the past, a replay, /joint_states stamps in the
+    future or 0 (graph/peers.py ATTACKS), at a generated pace, with generated times."""
+    from ..graph.peers import Attack
+
+    clock = st.one_of(st.sampled_from([0, MAX_STAMP_NS, 1, 10**9]), st.integers(0, MAX_STAMP_NS))
+    ahead = st.one_of(st.just(0.0), st.floats(1e-3, 1e9))
+    every = st.integers(1, 40)
+    return st.one_of(
+        st.tuples(st.just("sim"), st.just(Attack("second_generator"))),
+        st.tuples(st.sampled_from(["sim", "topics"]), st.just(Attack("second_controller"))),
+        st.tuples(st.just("sim"), st.builds(Attack, st.just("clock"), st.lists(clock, min_size=1, max_size=20)
+                                            .map(tuple), every)),
+        st.tuples(st.just("sim"), st.builds(Attack, st.just("past_chunk"), st.just(()), st.integers(1, 80))),
+        st.tuples(st.just("sim"), st.builds(Attack, st.just("replay"), st.just(()), st.integers(1, 20))),
+        st.tuples(st.just("topics"), st.builds(Attack, st.just("future_stamps"),
+                                               st.lists(ahead, min_size=1, max_size=5).map(tuple), every)))
+
+
+def _peers_run(ctx, x):
+    """One run of the graph under the attack, judged against the run without it (graph/peers.py ``judge``: tracking
+    error within twice its own, no safe-behaviour entry, nothing lost): a violation if it fails; the attack's
+    messages refused (counted in the nodes' diagnostics): rejected cleanly; none refused: accepted."""
+    from ..graph import peers
+
+    hardware, attack = x
+    if hardware not in ctx["baseline"]:
+        ctx["baseline"][hardware] = peers.run(None, ctx["domain"], hardware)
+    run = peers.run(attack, ctx["domain"], hardware)
+    failed = peers.judge(run, ctx["baseline"][hardware])
+    expect(failed is None, f"{attack.kind} ({hardware}): {failed}")
+    if run.refused:
+        raise Outcome(REJECTED, f"{run.refused} messages refused")
+
+
+def _peers_text(x) -> str:
+    hardware, a = x
+    return f"hardware {hardware}: Attack({a.kind!r}, values={a.values!r}, every={a.every})"
+
+
 # ----------------------------------------------------------------------------- the campaigns
 
 #: the campaign of each class of pkm_control.fuzz.CLASSES, in that order, but cli (``cli_campaign``: pkm hands in
@@ -794,4 +852,5 @@ CAMPAIGNS = {c.name: c for c in (
     Campaign("messages", _messages_setup, _messages_inputs, _messages_run),
     Campaign("simulated", _simulated_setup, _simulated_inputs, _simulated_run),
     Campaign("api", _api_setup, _api_inputs, _api_run),
+    Campaign("peers", _peers_setup, _peers_inputs, _peers_run, _peers_text),
 )}

@@ -95,6 +95,13 @@ def judge(run: Run, baseline: Run, periods: int = PERIODS) -> str | None:
     return "; ".join(problems) or None
 
 
+def check_ros() -> None:
+    """ImportError where ROS 2 (rclpy, the message packages) is not installed."""
+    import rclpy  # noqa: F401
+    import rosgraph_msgs.msg  # noqa: F401
+    import trajectory_msgs.msg  # noqa: F401
+
+
 def _params(**kw):
     from rclpy.parameter import Parameter
 
