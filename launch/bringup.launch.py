@@ -78,7 +78,7 @@ ARGUMENTS = {
 def launch_setup(context, *args, **kwargs):
     """The nodes for the resolved arguments (an OpaqueFunction: the URDF depends on robot and variant)."""
     from pkm_control.description.robots import robot_rviz, robot_urdf
-    from pkm_control.ros.topology import estimated_state_topic, graph
+    from pkm_control.ros.topology import estimated_state_topic, graph, trusted_sources
 
     arg = {name: LaunchConfiguration(name).perform(context) for name in ARGUMENTS}
     robot, variant, hardware = arg["robot"], arg["variant"], arg["hardware"]
@@ -92,6 +92,7 @@ def launch_setup(context, *args, **kwargs):
 
         shared.update(REALTIME_SETTINGS)
     stand_in = arg["stand_in"].lower() in ("true", "1", "yes")
+    shared["sources"] = trusted_sources(hardware, stand_in)      # each stream bound to the graph's own node
     nodes = []
     for name, sim_time in graph(hardware, stand_in):
         own = {"use_sim_time": sim_time}

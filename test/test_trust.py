@@ -38,6 +38,16 @@ def test_a_named_node_binds_whenever_it_comes_and_no_other_does(senders):
     assert admitted == [k == 1 for k in senders]
 
 
+def test_a_publisher_not_yet_known_by_name_waits_while_a_named_node_is_awaited():
+    graph = {GIDS[0]: "_NODE_NAME_UNKNOWN_"}
+    b = SourceBinding("/joint_states", "hardware")
+    assert b.admit(GIDS[0], lambda: graph, 0.0) is None and b.refused == 0 and b.unidentified == 1
+    graph[GIDS[0]] = "hardware"                       # discovery completed
+    assert b.admit(GIDS[0], lambda: graph, 0.0) is True
+    graph[GIDS[1]] = "_NODE_NAME_UNKNOWN_"            # once bound, any other publisher is refused
+    assert b.admit(GIDS[1], lambda: graph, 0.0) is False
+
+
 def test_a_second_node_of_the_trusted_name_is_refused_once_the_first_is_bound():
     b = SourceBinding("/platform_trajectory", "trajectory_generator")    # GIDS[0] and GIDS[3] carry the name
     graph = dict(zip(GIDS, NAMES))

@@ -43,7 +43,7 @@ import yaml
 
 from ..errors import InvalidInputError
 from ..control.settings import HARDWARE
-from ..ros.topology import estimated_state_topic, graph
+from ..ros.topology import estimated_state_topic, graph, trusted_sources
 from .signals import Stopped, die_with_parent, signals_raise_stopped
 
 GRACE = 5.0     # s between SIGINT and SIGTERM (and SIGTERM and SIGKILL)
@@ -131,6 +131,7 @@ def parameters(args) -> dict:
         raise InvalidInputError("--stand-in stands in for a ros2_control controller manager or for CANopen drives: "
                                 "it needs --hardware ros2_control or --hardware canopen")
     nodes = graph(args.hardware, stand_in)
+    shared["sources"] = trusted_sources(args.hardware, stand_in)      # each stream bound to the graph's own node
     per_node = {name: {"use_sim_time": sim_time} for name, sim_time in nodes}
     if stand_in and args.hardware == "ros2_control":      # joint_controller is the time source in front of it
         per_node["hardware"]["publish_clock"] = False

@@ -57,7 +57,7 @@ class Sources:
                 return
             if admitted:
                 handle(msg)
-            else:
+            elif admitted is False:         # None: a publisher the graph does not know by name yet (dropped)
                 self.diag.reject(refused, binding.refusal(gid))
 
         sub = (create or self.node.create_subscription)(msg_type, topic, take, qos_profile)

@@ -30,6 +30,8 @@ MAX_CLOCK_STEP_NS = 100_000_000
 RECHECK_S = 1.0
 #: refused publishers remembered by gid (each counted); more are counted in ``refused`` only
 MAX_REMEMBERED = 64
+#: the node name of a publisher the graph does not know by name yet (rmw's placeholder while discovery completes)
+UNKNOWN_NODE = ("", "_NODE_NAME_UNKNOWN_")
 
 
 def sources_setting(text: str) -> dict:
@@ -55,9 +57,12 @@ class SourceBinding:
     """The one publisher a consumer believes on one topic (module docstring).
 
     ``trusted``: the node name whose publisher binds ('' = the first publisher of a run). ``admit(gid, publishers,
-    now)`` tells whether a message from the publisher ``gid`` is believed; ``publishers()`` is the graph's
-    {gid: node name} of the topic, asked only when needed (a named node, a publisher not bound), ``now`` a monotonic
-    time in s. Refusals are counted in ``refused`` and per gid in ``refused_by`` (gid -> [node name, count])."""
+    now)`` tells whether a message from the publisher ``gid`` is believed: True, False (refused), or None when the
+    binding waits for a node named in ``trusted`` and the graph does not know this publisher's node yet (discovery
+    is not complete: the message is dropped, counted in ``unidentified``, not refused); ``publishers()`` is the
+    graph's {gid: node name} of the topic, asked only when needed (a named node, a publisher not bound), ``now`` a
+    monotonic time in s. Refusals are counted in ``refused`` and per gid in ``refused_by`` (gid -> [node name,
+    count])."""
 
     def __init__(self, topic: str, trusted: str = "", recheck_s: float = RECHECK_S):
         self.topic = topic
@@ -66,10 +71,11 @@ class SourceBinding:
         self.bound = None               # gid (bytes) of the publisher believed
         self.bound_name = ""
         self.refused = 0
+        self.unidentified = 0            # messages dropped while the graph did not know their node's name yet
         self.refused_by: dict = {}       # gid -> [node name, refusals]
         self._checked: dict = {}         # gid -> when the graph was last asked about it (s)
 
-    def admit(self, gid: bytes, publishers, now: float) -> bool:
+    def admit(self, gid: bytes, publishers, now: float) -> bool | None:
         gid = bytes(gid)
         if gid == self.bound:
             return True
@@ -79,10 +85,14 @@ class SourceBinding:
         if self.bound is None and not self.trusted:         # the first publisher of a run
             return self._bind(gid, "")
         graph = publishers()
-        self._checked[gid] = now
         name = graph.get(gid, "")
-        if (self.bound is None or self.bound not in graph) and (not self.trusted or name == self.trusted):
+        free = self.bound is None or self.bound not in graph
+        if free and (not self.trusted or name == self.trusted):
             return self._bind(gid, name)
+        if free and name in UNKNOWN_NODE:      # perhaps the named node, not known by name yet: ask again next time
+            self.unidentified += 1
+            return None
+        self._checked[gid] = now
         self.bound_name = self.bound_name or graph.get(self.bound, "")
         return self._refuse(gid, name)
 
@@ -121,7 +131,8 @@ class SourceBinding:
     def summary(self) -> str:
         """For the diagnostics: the bound publisher and the refused ones with their counts."""
         refused = ", ".join(f"{gid_text(g)}{f' ({n})' if n else ''}: {c}" for g, (n, c) in self.refused_by.items())
-        return f"{self.describe()}; refused {self.refused}" + (f" [{refused}]" if refused else "")
+        return f"{self.describe()}; refused {self.refused}" + (f" [{refused}]" if refused else "") + \
+            (f"; dropped {self.unidentified} of publishers not yet known by name" if self.unidentified else "")
 
 
 class ClockGuard:
