@@ -196,8 +196,15 @@ def test_bringup_dry_run_lists_the_nodes(hardware, stand_in):
     for name, ln in zip(started, lines):
         assert f"-m pkm_control.nodes.{name} --ros-args -r __node:={name} --params-file" in ln
     params = yaml.safe_load("\n".join(ln[4:] for ln in r.stdout.splitlines() if ln.startswith("#   ")))
-    assert params["/**"]["ros__parameters"] == {"robot": "palida", "controller": "pd", "hardware": hardware}
+    shared = dict(params["/**"]["ros__parameters"])
+    sources = dict(pair.split("=") for pair in shared.pop("sources").split(","))
+    assert shared == {"robot": "palida", "controller": "pd", "hardware": hardware}
     clock = "hardware" if hardware == "topics" else "joint_controller"
+    # every stream bound to a node of this graph by name (docs/graph.md "Trust in the graph"); /clock to its source;
+    # the measured joints to the node that measures the robot, unless that is a controller manager of the user's
+    assert set(sources.values()) <= set(started) and sources["/clock"] == clock
+    assert sources["/joint_references"] == "inverse_kinematics" and sources["/feedforward"] == "computed_force"
+    assert ("/joint_states" in sources) is (hardware != "ros2_control" or bool(stand_in))
     for n in started:     # on sim time: the controller with the robot in its own process (the generator reads /clock)
         assert params[n]["ros__parameters"]["use_sim_time"] is (n not in (clock, "hardware", "inverse_kinematics",
                                                                          "computed_force", "trajectory_generator"))
@@ -214,6 +221,7 @@ def test_bringup_parameters_and_set():
          "--set", "lockstep=false", "--set", "joint_controller.lockstep_timeout=0.5"])
     doc = bringup.parameters(args)
     shared = doc["/**"]["ros__parameters"]
+    assert shared.pop("sources").startswith("/clock=joint_controller,")
     assert shared == {"robot": "delta", "controller": "computed_torque", "hardware": "sim", "lockstep": False}
     assert doc["joint_controller"]["ros__parameters"]["lockstep_timeout"] == 0.5
     assert doc["trajectory_generator"]["ros__parameters"]["goal"] == "{type: circle, radius: 0.02}"
@@ -227,6 +235,7 @@ def test_bringup_parameters_and_set():
     with pytest.raises(InvalidInputError, match="unknown node"):      # no hardware node with the robot inside
         bringup.parameters(bringup.build_parser().parse_args(["--set", "hardware.substeps=2"]))
     rt = bringup.parameters(bringup.build_parser().parse_args(["--realtime", "--set", "lookahead=0.5"]))
+    assert rt["/**"]["ros__parameters"].pop("sources").startswith("/clock=joint_controller,")
     assert rt["/**"]["ros__parameters"] == {"robot": "palida", "controller": "pd_feedforward", "hardware": "sim",
                                            "lockstep": False, "stream_rate": 500.0, "chunk_length": 0.02,
                                            "lookahead": 0.5, "clock_rate": 50.0, "ground_truth_rate": 100.0,
