@@ -209,7 +209,8 @@ class DirectForce(_ForceLaw):
     where e_F = 0: the force reaches F_d whatever the environment's stiffness (k_e) and the model's gravity error.
     Fig. 29 (``wrench_source: actuators``): F_m from the measured actuator forces instead of an F/T sensor
     (_ForceLaw.measured_wrench, J^T (tau - tau_g)); the force then reaches F_d as far as the gravity model is exact
-    (its error enters F_m directly).
+    (its error enters F_m directly). F_m is then the previous period's own command less gravity, so the
+    proportional path is an algebraic loop, F(k) = -Kp kf F(k-1) + ...: stable only for Kp kf < 1 per direction.
     The force loop is a first-order one with the time constant 1 / (Ki k_s), k_s = kc k_e / (kc + k_e) the series
     stiffness (Stiffness): the book's rule, the inner loop at least 5 times faster, bounds Ki for the stiffest
     environment. Anti-windup: |Ki int e_F| <= max_offset per direction (m or rad, the integral stops growing)."""
@@ -351,6 +352,32 @@ class Admittance(_Impedance):
 FORCE_LAWS = {law.name: law for law in (Stiffness, DirectForce, Impedance, ImpedanceNoForce, Admittance)}
 
 
+def parse_force_reference(text: str, task) -> ForceReference | None:
+    """The force set-point of the node parameter ``force_reference`` (a YAML mapping in a string; '' = none):
+    ``{wrench: [F_d per task coordinate], selection: [names of the force-controlled task coordinates]}``, e.g.
+    ``{wrench: [0, 0, -50, 0, 0, 0], selection: [z]}`` (press 50 N down along z, the other coordinates follow the
+    motion reference; F_d is the wrench the platform applies to the environment, task coordinates ``task.names``).
+    InvalidInputError names what is wrong."""
+    if not isinstance(text, str) or len(text) > 4096:
+        raise InvalidInputError(f"force_reference must be a YAML mapping in a string of at most 4096 characters, "
+                                f"got {str(text)[:80]!r}")
+    if not text.strip():
+        return None
+    try:
+        doc = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise InvalidInputError(f"force_reference is not YAML: {exc}") from exc
+    if not isinstance(doc, dict) or set(doc) != {"wrench", "selection"}:
+        raise InvalidInputError(f"force_reference must be {{wrench: [...], selection: [...]}}, got {text[:80]!r}")
+    names = list(task.names)
+    sel = doc["selection"]
+    if not isinstance(sel, list) or not all(isinstance(n, str) and n in names for n in sel):
+        raise InvalidInputError(f"force_reference selection must be a list of task coordinates out of {names}, got "
+                                f"{sel!r}")
+    return ForceReference(check_vector("force_reference wrench", doc["wrench"], task.dim),
+                          np.array([n in sel for n in names])).checked(task.dim)
+
+
 # ----------------------------------------------------------------------------- settings (config/controllers.yaml)
 
 def force_settings(robot: str, controller: str, controller_config: str = "") -> dict:
@@ -410,6 +437,17 @@ def force_law(s: dict, model: FeedforwardModel, period: float):
     return FORCE_LAWS[mode](model, *impedance, limit)
 
 
+def wrench_watch(s: dict, law) -> WrenchWatch | None:
+    """The WrenchWatch of resolved force settings (wrench_timeout, contact_force_limit, wrench_source) for ``law``;
+    None for a law that measures no wrench."""
+    source = s.get("wrench_source", "sensor")
+    if source != "sensor" and s["mode"] != "direct_force":
+        raise InvalidInputError(f"force controller '{s['controller']}': wrench_source {source!r} is for direct_force "
+                                "only (a static estimate: the impedance and admittance laws need the contact wrench "
+                                "itself)")
+    return WrenchWatch(s["wrench_timeout"], s["contact_force_limit"], source) if WRENCH in law.requires else None
+
+
 def make_force_controller(dyn, controller: str, safe: str = "hold", state_timeout: float = 0.02, overrides=None,
                           controller_config: str = ""):
     """The controller core running the force controller named ``controller`` (``force_settings`` with
@@ -426,11 +464,7 @@ def make_force_controller(dyn, controller: str, safe: str = "hold", state_timeou
     law = force_law(s, FeedforwardModel(dyn, s["feedforward_model"]), 1.0 / pd["control_rate"])
     hold = SafeBehaviour("hold", FeedforwardModel(dyn, "rigid"), np.array(pd["kp"]), np.array(pd["kd"])) \
         if safe == "hold" else SafeBehaviour("zero")
-    source = s.get("wrench_source", "sensor")
-    if source != "sensor" and s["mode"] != "direct_force":
-        raise InvalidInputError(f"force controller '{controller}': wrench_source {source!r} is for direct_force only "
-                                "(a static estimate: the impedance and admittance laws need the contact wrench itself)")
-    watch = WrenchWatch(s["wrench_timeout"], s["contact_force_limit"], source) if WRENCH in law.requires else None
+    watch = wrench_watch(s, law)
     home = dyn.kin.task.pose(dyn.model.config["home"])
     return Controller(law, ForceLimits.from_config(dyn.model), hold, StateEstimator(dyn.kin), home, state_timeout,
                       ReferenceLimits.from_kinematics(dyn.kin), wrench_watch=watch)

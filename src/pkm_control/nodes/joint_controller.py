@@ -126,7 +126,8 @@ from rclpy.node import Node
 
 from ..control import (CONTROL, Controller, ControlLoop, FeedforwardModel, ForceLimits, ReferenceLimits, SafeBehaviour,
                        StateEstimator)
-from ..control.laws import MODEL_FREE, law_from_settings
+from ..control.force import FORCE_LAWS, force_law, force_settings, parse_force_reference, wrench_watch
+from ..control.laws import MODEL_FREE, WRENCH, law_from_settings
 from ..control.lockstep import RESEND_AFTER, LockstepWatch
 from ..errors import InvalidInputError, PkmError
 from ..control.settings import in_process_plant
@@ -134,8 +135,8 @@ from ..control.realtime import (LatencyHistogram, PeriodicRunner, SlicedWork, fi
     release_realtime)
 from ..ros.topology import estimated_state_topic
 from ..ros.hardware_io import ClockPublisher, SimulationTopics, TopicConvention, TopicHardware, describe_plant
-from ..ros.messages import joint_state_msg, parse_joint_trajectory, period_ns
-from ..ros.qos import ESTIMATES_TOPIC, qos
+from ..ros.messages import joint_state_msg, parse_joint_trajectory, period_ns, wrench_stamped_msg
+from ..ros.qos import ESTIMATES_TOPIC, WRENCH_TOPIC, qos
 from ..ros.runtime import COMMON_PARAMS, Diagnostics, PolledSubscriptions, declare_settings, guarded, run_node
 
 __doc__ += "\n" + COMMON_PARAMS
@@ -173,9 +174,11 @@ class JointControllerNode(Node):
                                timing="lockstep" if s["lockstep"] else "real-time", safe_entries=0, safe_periods=0,
                                saturations=0)
         self.model = None if s["mode"] in MODEL_FREE else FeedforwardModel(self.dyn, s["feedforward_model"])
-        controller = Controller(self.make_law(s), ForceLimits(s["force_limit"]), self.make_safe(s["safe_behaviour"]),
+        law = self.make_law(s)
+        controller = Controller(law, ForceLimits(s["force_limit"]), self.make_safe(s["safe_behaviour"]),
                                 StateEstimator(self.ctx.kin), self.initial, s["state_timeout"],
-                                ReferenceLimits.from_kinematics(self.ctx.kin))
+                                ReferenceLimits.from_kinematics(self.ctx.kin),
+                                wrench_watch=wrench_watch(self.force_settings(s), law) if self.force else None)
         # the plant steps in this process, lockstep with the loop
         self.sim = in_process_plant(s["hardware"], s["canopen_emulate"])
         self._new_measurement = None
@@ -198,6 +201,13 @@ class JointControllerNode(Node):
         self.clock = ClockPublisher(self) if self.sim or s["hardware"] in ("ros2_control", "canopen") else None
         self.loop = ControlLoop(hardware, controller, int(round(s["reference_timeout"] * 1e9)),
                                 int(round(s["feedforward_lead"] * 1e9)))
+        self.loop.force_reference = parse_force_reference(s["force_reference"], self.ctx.task)
+        # /platform_wrench: the simulated robot's force/torque sensor (the hardware side of this process)
+        self.pub_wrench = None
+        if self.sim and getattr(hardware, "wrench_sensor", None) is not None:
+            from geometry_msgs.msg import WrenchStamped
+
+            self.pub_wrench = self.create_publisher(WrenchStamped, WRENCH_TOPIC, qos(WRENCH_TOPIC, "pub"))
         self.pub_estimates = None
         if controller.law.estimates is not None:
             from std_msgs.msg import Float64MultiArray
@@ -254,6 +264,9 @@ class JointControllerNode(Node):
                 raise InvalidInputError(f"{', '.join(changed)}: settings of the simulated robot (hardware sim, "
                                         "topics, canopen with emulated drives), not of MuJoCo's")
 
+            if s["environment"]:
+                raise InvalidInputError(f"environment {s['environment']!r}: the contact environment is the simulated "
+                                        "robot's (hardware sim), not in the MuJoCo plant")
             return mujoco_robot(self.dyn, s)
         from ..hardware.simulated import simulated_robot
 
@@ -329,7 +342,20 @@ class JointControllerNode(Node):
             self.diag.safe_behaviour = "drives quick stop"
 
     # ------------------------------------------------------------------ settings
+    @property
+    def force(self) -> bool:
+        """The controller is a force law (control/force.py; controllers.yaml force_controllers)."""
+        return self.s["mode"] in FORCE_LAWS
+
+    def force_settings(self, s):
+        """The force law's own settings (force_settings), its motion gains the node's kp, kd."""
+        fs = force_settings(self.dyn.model.name, s["controller"], s["controller_config"])
+        fs["gains"]["motion"].update(kp=s["kp"], kd=s["kd"])
+        return fs
+
     def make_law(self, s):
+        if s["mode"] in FORCE_LAWS:
+            return force_law(self.force_settings(s), self.model, 1.0 / s["control_rate"])
         return law_from_settings(s, self.model, self.ctx.kin)
 
     def make_safe(self, mode):
@@ -351,6 +377,8 @@ class JointControllerNode(Node):
             c.limits = ForceLimits(value)
         elif key == "state_publish_rate":       # observe() takes it at the next period
             self.s = s
+        elif key == "force_reference":          # the force laws' set-point from the next period on
+            self.loop.force_reference = parse_force_reference(value, self.ctx.task)
         else:                       # hold_kp, hold_kd, safe_behaviour
             self.s = s
             c.safe = self.make_safe(s["safe_behaviour"])
@@ -522,6 +550,9 @@ class JointControllerNode(Node):
         effort = np.zeros(len(est.q))
         effort[self.ctx.model.actuated_idx] = meas.effort
         self.pub_state.publish(joint_state_msg(t_ns, self.ctx.joint_names, est.q, est.v, effort))
+        wrench = meas.sensors.get(WRENCH)
+        if self.pub_wrench is not None and wrench is not None:
+            self.pub_wrench.publish(wrench_stamped_msg(int(round(wrench.time * 1e9)), wrench))
 
     def _estimates_job(self, estimates):
         from std_msgs.msg import Float64MultiArray, MultiArrayDimension, MultiArrayLayout
