@@ -1457,3 +1457,36 @@ def test_every_force_controller_runs_in_the_node_and_publishes_the_wrench(ros, c
     assert w.header.frame_id == "platform_tool"
     assert -w.wrench.force.z == pytest.approx(expected, abs=3.0)     # the sensor's noise: 0.5 N, filtered
     assert not spy.nonfinite
+
+
+def test_a_force_law_reads_platform_wrench_from_a_robot_behind_topics(ros):
+    """direct_force with the robot in the `hardware` node: its F/T sensor on /platform_wrench (stamped as the state,
+    published before it), joint_controller's period waits for the wrench of its state's stamp: the contact force
+    after each step equals, to the last bit, the run with the robot inside joint_controller (the same sensor noise,
+    seed 0), and reaches the 50 N set-point."""
+    q_d = KIN.inverse(KIN.task.pose(np.array(KIN.model.config["home"], float) - [0, 0, 0.003, 0, 0, 0])).q[ACT]
+    kw = dict(controller="direct_force", force_reference="{wrench: [0, 0, -50, 0, 0, 0], selection: [z]}")
+    forces = {}
+    for hardware in ("sim", "topics"):
+        ctl = JointControllerNode(parameter_overrides=params(sim_time=hardware == "topics", hardware=hardware, **kw))
+        nodes = [ctl]
+        if hardware == "topics":
+            nodes.append(HardwareNode(parameter_overrides=params(sim_time=False, controller=kw["controller"])))
+        spy = rclpy.create_node("spy")
+        nodes.append(spy)
+        for n in nodes:
+            ros.add_node(n)
+        plant = ctl.loop.hardware if hardware == "sim" else nodes[1].plant
+        forces[hardware] = out = []
+        step = plant.step
+        plant.step = lambda: (step(), out.append(plant.contact_wrench()[2]))
+        pub = spy.create_publisher(JointTrajectory, "/joint_references", 10)
+        assert spin_until(ros, lambda: pub.get_subscription_count() > 0)
+        pub.publish(hold_reference(0, 1000 * DT_NS, q_d))
+        assert spin_until(ros, lambda: len(out) >= 1000), f"only {len(out)} steps"
+        assert ctl.diag.rejected == 0 and ctl.loop.controller.safe_entries == 0, ctl.diag.last_reject
+        for n in nodes:
+            ros.remove_node(n)
+            n.destroy_node()
+    assert np.array_equal(forces["sim"][:1000], forces["topics"][:1000])
+    assert forces["topics"][999] == pytest.approx(50.0, rel=0.01)

@@ -102,7 +102,7 @@ NODE_KEYS = {
                  "hold_kd",
                  "lockstep", "lockstep_timeout", "controller_name", "initial_pose", "force_limit", "wait_for_recorder",
                  "ground_truth_rate", "ground_truth_chunk", "topic_convention", "joint_states_topic",
-                 "joint_commands_topic", "publish_clock", *PLANT_KEYS),
+                 "joint_commands_topic", "publish_clock", "environment", *PLANT_KEYS),
 }
 #: parameters applied at run time (validated); all others are read-only
 RUNTIME_KEYS = {

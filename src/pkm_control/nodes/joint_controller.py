@@ -40,6 +40,9 @@ Subscribes
   /feedforward             trajectory_msgs/JointTrajectory   tau_ff as effort (laws that require it)
   /joint_states            sensor_msgs/JointState            (hardware: topics | ros2_control) the measured
                                                              actuated joints (topic_based: joint_states_topic)
+  /platform_wrench         geometry_msgs/WrenchStamped       (hardware: topics | ros2_control, a force law with
+                                                             the F/T sensor) the wrench at the tool; in lockstep a
+                                                             period waits for the sample of its state's stamp
 Publishes
   /joint_states            sensor_msgs/JointState            (sim, mujoco, canopen) EVERY joint from the state
                                                              estimator (measured actuated joints, passive and
@@ -58,6 +61,9 @@ Publishes
                                                              for a stream and at a reset)
   /hardware/platform_pose  geometry_msgs/PoseStamped         (sim, mujoco, emulated canopen) the exact platform pose at
                                                              state_publish_rate
+  /platform_wrench         geometry_msgs/WrenchStamped       (sim with an environment) the simulated 6-axis F/T
+                                                             sensor at the tool (frame platform_tool: platform axes),
+                                                             F_e the platform applies, at state_publish_rate
   /<controller_name>/commands   std_msgs/Float64MultiArray   (hardware: topics | ros2_control) actuator forces
                                                              (topic_based: a JointState on joint_commands_topic)
   /joint_controller/parameter_estimates  std_msgs/Float64MultiArray  (adaptive IDC modes) the estimated base
@@ -111,7 +117,14 @@ safe_behaviour, state_publish_rate (`pkm record` sets 0, every period, while it 
   parameter_bound, parameter_estimates_rate (adaptive IDC), feedforward_lead (Codourey's T_m: the feedforward is
   looked up this long ahead of the regulator's references), canopen_config, canopen_emulate (hardware: canopen),
   true_parameters_file, encoder_resolution, encoder_counts_per_turn, effort_noise_std, measurement_seed (the
-  simulated robot's own parameters and measurement: hardware/simulated.py)
+  simulated robot's own parameters and measurement: hardware/simulated.py), environment (sim: '' = free space,
+  default = config/environment.yaml, or a YAML path), force_reference (run time; the force laws' set-point)
+
+Force laws (controller: one of controllers.yaml force_controllers, control/force.py): kp, kd are the law's motion
+gains, its other gains and limits (contact_force_limit, wrench_timeout, max_offset) in its section; the measured
+wrench is the simulated sensor's (sim) or /platform_wrench's; a missing, stale, non-finite or excessive wrench
+engages the safe behaviour. force_reference: {wrench: [F_d per task coordinate], selection: [force-controlled
+coordinates]}, e.g. {wrench: [0, 0, -50, 0, 0, 0], selection: [z]}.
 """
 
 from __future__ import annotations
@@ -195,7 +208,8 @@ class JointControllerNode(Node):
             hardware = self.start_canopen(s)
         else:
             hardware = TopicHardware(self, self.ctx, TopicConvention.from_settings(s), self.diag,
-                                     self.on_measurement, self.on_repeated_state)
+                                     self.on_measurement, self.on_repeated_state, self.wrench_point(s, law),
+                                     s["lockstep"])
         # the graph's time source: the simulated robot inside, or the instants of the periods in front of a
         # ros2_control controller manager (with hardware: topics, the hardware node)
         self.clock = ClockPublisher(self) if self.sim or s["hardware"] in ("ros2_control", "canopen") else None
@@ -352,6 +366,17 @@ class JointControllerNode(Node):
         fs = force_settings(self.dyn.model.name, s["controller"], s["controller_config"])
         fs["gains"]["motion"].update(kp=s["kp"], kd=s["kd"])
         return fs
+
+    def wrench_point(self, s, law):
+        """A robot behind topics: the F/T sensor's origin (platform frame) when the law reads /platform_wrench (the
+        environment's tool point; no environment: the platform origin), else None."""
+        if WRENCH not in law.requires or self.force_settings(s).get("wrench_source", "sensor") != "sensor":
+            return None
+        if not s["environment"]:
+            return np.zeros(3)
+        from ..hardware.simulated import plant_environment
+
+        return plant_environment(self.dyn, s)[0].tool_point
 
     def make_law(self, s):
         if s["mode"] in FORCE_LAWS:
