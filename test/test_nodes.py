@@ -1452,6 +1452,8 @@ def test_every_force_controller_runs_in_the_node_and_publishes_the_wrench(ros, c
     assert np.abs(f[:2]).max() < 0.02 * expected
     assert ctl.diag.safe_behaviour == "none" and ctl.loop.controller.safe_entries == 0
     assert ctl.loop.controller.saturations == 0
+    if controller.startswith("direct_force"):
+        assert ctl.loop.controller.law.contact == "contact" and ctl.diag.extra["contact"] == "contact"
     assert spin_until(ros, lambda: len(wrenches) > 50 and to_ns(wrenches[-1].header.stamp) > 1100 * DT_NS)
     w = wrenches[-1]
     assert w.header.frame_id == "platform_tool"

@@ -213,28 +213,75 @@ class DirectForce(_ForceLaw):
     proportional path is an algebraic loop, F(k) = -Kp kf F(k-1) + ...: stable only for Kp kf < 1 per direction.
     The force loop is a first-order one with the time constant 1 / (Ki k_s), k_s = kc k_e / (kc + k_e) the series
     stiffness (Stiffness): the book's rule, the inner loop at least 5 times faster, bounds Ki for the stiffest
-    environment. Anti-windup: |Ki int e_F| <= max_offset per direction (m or rad, the integral stops growing)."""
+    environment. Anti-windup: |Ki int e_F| <= max_offset per direction (m or rad, the integral stops growing).
+
+    Contact loss and the safe retreat: without a surface the force loop drives the platform on towards where it was
+    (up to max_offset beyond X_d). ``contact`` tells the state: 'free' until the measured force in the
+    force-controlled directions, |S F_m|, stayed at ``contact_force`` N or above for ``contact_loss_time`` s (a
+    transient at the start is no contact); 'contact' then; 'retreat' once it stayed below
+    contact_force for ``contact_loss_time`` s: the law then holds the pose at which the force first dropped, backed
+    off by ``retreat_distance`` (m) against the pushing direction (-sign(F_d) in the selected coordinates), with the
+    same PD + gravity, the integral cleared, until ``reset()`` (a new run). Contact that comes back within
+    contact_loss_time (chatter) is no loss."""
 
     name = "direct_force"
 
     def __init__(self, model: FeedforwardModel, kp, kd, kf, ki, max_offset: float, period: float,
-                 force_limit: float = np.inf):
+                 force_limit: float = np.inf, contact_force: float = 5.0, contact_loss_time: float = 0.01,
+                 retreat_distance: float = 0.005):
         super().__init__(model, kp, kd, force_limit)
         self.kf, self.ki = _gain("kf", kf), _gain("ki", ki)
-        for what, x in (("max_offset", max_offset), ("period", period)):
+        for what, x in (("max_offset", max_offset), ("period", period), ("contact_force", contact_force),
+                        ("contact_loss_time", contact_loss_time), ("retreat_distance", retreat_distance)):
             if not (np.isfinite(x) and x > 0):
                 raise InvalidInputError(f"direct_force: {what} must be > 0, got {x}")
         self.max_offset, self.period = float(max_offset), float(period)
+        self.contact_force, self.contact_loss_time = float(contact_force), float(contact_loss_time)
+        self.retreat_distance = float(retreat_distance)
         self.reset()
 
     def reset(self) -> None:
         self._offset = np.zeros(self.dim)           # Ki int e_F dt
         self._t = None
+        self.contact = "free"
+        self._pressed = None                        # t since |S F_m| >= contact_force, not yet in contact
+        self._dropped = None                        # (t, pose) when |S F_m| fell below contact_force in contact
+        self._retreat = None                        # the pose held in retreat
+
+    def _watch_contact(self, t, pose, f_m, f_d, s) -> None:
+        """The contact state machine (class docstring)."""
+        pressing = float(np.linalg.norm(s * f_m)) >= self.contact_force
+        if self.contact == "free":
+            if not pressing:
+                self._pressed = None
+            elif self._pressed is None:
+                self._pressed = t
+            elif t is not None and self._pressed is not None and \
+                    t - self._pressed >= self.contact_loss_time - 1e-12:
+                self.contact, self._dropped = "contact", None
+        elif self.contact == "contact":
+            if pressing:
+                self._dropped = None
+            elif self._dropped is None:
+                self._dropped = (t, pose)
+            elif t is not None and self._dropped[0] is not None and \
+                    t - self._dropped[0] >= self.contact_loss_time - 1e-12:
+                back = -s * np.sign(f_d)
+                n = float(np.linalg.norm(back))
+                back = back / n * self.retreat_distance if n > 0 else back
+                self._retreat = self.kin.task.retract(self._dropped[1], back)
+                self.contact, self._offset = "retreat", np.zeros(self.dim)
 
     def evaluate(self, q_d, qd_d, qdd_d, q, qd, tau_ff=None, pose=None, twist=None, desired=None, t=None,
                  wrench=None, force=None) -> np.ndarray:
         f_d, s = self.reference(force)
-        e_f = s * (f_d - self.measured_wrench(pose, wrench))
+        f_m = self.measured_wrench(pose, wrench)
+        if self.contact != "retreat" and s.any():
+            self._watch_contact(t, pose, f_m, f_d, s)
+        if self.contact == "retreat":
+            e, ed = self.errors(pose, twist, self._retreat, np.zeros(self.dim))
+            return self.distribute(pose, self.kp * e + self.kd * ed) + self.model.gravity(pose)
+        e_f = s * (f_d - f_m)
         dt = self.period if self._t is None or t is None or not 0 < t - self._t <= 2.5 * self.period else t - self._t
         self._t = t
         self._offset = np.clip(s * (self._offset + dt * self.ki * e_f), -self.max_offset, self.max_offset)
@@ -430,7 +477,8 @@ def force_law(s: dict, model: FeedforwardModel, period: float):
         return Stiffness(model, *_family(s, "motion", "kp", "kd"))
     if mode == "direct_force":
         return DirectForce(model, *_family(s, "motion", "kp", "kd"), *_family(s, "force", "kf", "ki"),
-                           float(s["max_offset"]), period, limit)
+                           float(s["max_offset"]), period, limit, float(s["contact_force"]),
+                           float(s["contact_loss_time"]), float(s["retreat_distance"]))
     impedance = _family(s, "impedance", "m_d", "d_d", "k_d")
     if mode == "admittance":
         return Admittance(model, *impedance, *_family(s, "joint", "kp", "kd"), period, limit)

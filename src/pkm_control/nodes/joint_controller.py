@@ -497,6 +497,11 @@ class JointControllerNode(Node):
             self.get_logger().warning(f"safe behaviour '{cmd.mode}' engaged: {cmd.reason}")
         self.diag.safe_behaviour = "none" if cmd.mode == "control" else cmd.mode
         self.diag.extra.update(safe_entries=c.safe_entries, safe_periods=c.safe_periods, saturations=c.saturations)
+        contact = getattr(c.law, "contact", None)          # direct_force: free | contact | retreat (contact lost)
+        if contact is not None:
+            if contact == "retreat" and self.diag.extra.get("contact") != "retreat":
+                self.get_logger().warning("contact lost: retreating (control/force.py DirectForce)")
+            self.diag.extra["contact"] = contact
         self._cycle_us.add(cycle_us)
         self._step_us.add(step_us)
 
