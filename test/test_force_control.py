@@ -26,8 +26,8 @@ import pytest
 from scipy import signal
 
 from pkm_control.control import CONTROL, References
-from pkm_control.control.force import (Admittance, ForceReference, WrenchMeasurement, force_settings,
-                                       make_force_controller, task_wrench)
+from pkm_control.control.force import Admittance, ForceReference, WrenchMeasurement, force_settings, task_wrench
+from pkm_control.control.settings import make_force_controller
 from pkm_control.dynamics import robot_dynamics
 from pkm_control.errors import InvalidInputError, InvalidModelError
 from pkm_control.hardware import JointMeasurement, SimulatedRobot

@@ -22,7 +22,8 @@ laws.py: e_x = X_d (-) X, e_x' = xd_d - xd.
   beyond ``contact_force_limit``): the controller's safe behaviour, like a stale joint measurement. Its ``source``
   picks the topology's measurement: ``sensor`` (the F/T sensor, Fig. 28) or ``actuators`` (Fig. 29).
 * the laws ``stiffness``, ``direct_force``, ``impedance``, ``impedance_no_force``, ``admittance`` (FORCE_LAWS), with
-  their gains in config/controllers.yaml ``force_controllers`` (``force_settings``, ``make_force_controller``).
+  their gains in config/controllers.yaml ``force_controllers`` (``force_settings``; the controller core
+  around one: settings.make_force_controller).
 """
 
 from __future__ import annotations
@@ -432,9 +433,9 @@ def force_settings(robot: str, controller: str, controller_config: str = "") -> 
     controller's entry (``mode`` and overrides) <- ``robots.<robot>`` (the robot's gains, by family: ``motion``
     kp/kd per task coordinate, ``force`` kf/ki, ``impedance`` m_d/d_d/k_d, ``joint`` kp/kd per actuator; a
     controller's own ``<family>`` mapping overrides them)."""
-    from .settings import default_controller_config
+    from ..description.paths import share_dir
 
-    path = controller_config or default_controller_config()
+    path = controller_config or str(share_dir() / "config" / "controllers.yaml")
     try:
         with open(path) as f:
             doc = (yaml.safe_load(f) or {}).get("force_controllers") or {}
@@ -494,25 +495,3 @@ def wrench_watch(s: dict, law) -> WrenchWatch | None:
                                 "only (a static estimate: the impedance and admittance laws need the contact wrench "
                                 "itself)")
     return WrenchWatch(s["wrench_timeout"], s["contact_force_limit"], source) if WRENCH in law.requires else None
-
-
-def make_force_controller(dyn, controller: str, safe: str = "hold", state_timeout: float = 0.02, overrides=None,
-                          controller_config: str = ""):
-    """The controller core running the force controller named ``controller`` (``force_settings`` with
-    ``overrides`` of its keys) on ``dyn``: the model (feedforward_model of the settings), force limits from the
-    config, the hold safe behaviour with the robot's pd gains, the WrenchWatch of wrench_timeout and
-    contact_force_limit, the period of the robot's control_rate (controllers.yaml defaults)."""
-    from .controller import Controller
-    from .estimator import StateEstimator
-    from .safety import ForceLimits, ReferenceLimits, SafeBehaviour
-    from .settings import load_settings
-
-    s = {**force_settings(dyn.model.name, controller, controller_config), **dict(overrides or {})}
-    pd = load_settings(dyn.model.name, "pd", controller_config, dyn.model.n_actuated)
-    law = force_law(s, FeedforwardModel(dyn, s["feedforward_model"]), 1.0 / pd["control_rate"])
-    hold = SafeBehaviour("hold", FeedforwardModel(dyn, "rigid"), np.array(pd["kp"]), np.array(pd["kd"])) \
-        if safe == "hold" else SafeBehaviour("zero")
-    watch = wrench_watch(s, law)
-    home = dyn.kin.task.pose(dyn.model.config["home"])
-    return Controller(law, ForceLimits.from_config(dyn.model), hold, StateEstimator(dyn.kin), home, state_timeout,
-                      ReferenceLimits.from_kinematics(dyn.kin), wrench_watch=watch)

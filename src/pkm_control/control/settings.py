@@ -23,7 +23,8 @@ import numpy as np
 import yaml
 
 from ..errors import InvalidInputError, InvalidModelError, check_number, check_vector, excerpt
-from .force import FORCE_LAWS
+from .feedforward import FeedforwardModel
+from .force import FORCE_LAWS, force_law, force_settings, wrench_watch
 from .laws import ACCELERATION_MODES, LAWS, MODEL_FREE, TASK_MODES, law_from_settings
 from ..kinematics.task_space import Pose
 
@@ -153,8 +154,6 @@ def load_settings(robot: str, controller: str, controller_config: str = "", n_ac
                                                         or {}):
         # a force controller (control/force.py force_settings): its mode, model and environment; kp, kd its motion
         # gains (the inner loop of stiffness and direct_force); the law's other settings stay in its section
-        from .force import force_settings
-
         force = force_settings(robot, controller, str(path))
         controllers = {controller: {"mode": force["mode"], "feedforward_model": force["feedforward_model"],
                                     "environment": force.get("environment", "")}}
@@ -399,3 +398,23 @@ def make_controller(dyn, mode="pd_feedforward", safe="hold", state_timeout=0.02,
     law.reset()
     home = dyn.kin.task.pose(dyn.model.config["home"])
     return Controller(law, limits, hold, StateEstimator(dyn.kin), home, state_timeout, ref_limits)
+
+
+def make_force_controller(dyn, controller: str, safe: str = "hold", state_timeout: float = 0.02, overrides=None,
+                          controller_config: str = ""):
+    """The controller core running the force controller named ``controller`` (``force_settings`` with
+    ``overrides`` of its keys) on ``dyn``: the model (feedforward_model of the settings), force limits from the
+    config, the hold safe behaviour with the robot's pd gains, the WrenchWatch of wrench_timeout and
+    contact_force_limit, the period of the robot's control_rate (controllers.yaml defaults)."""
+    from .controller import Controller
+    from .estimator import StateEstimator
+    from .safety import ForceLimits, ReferenceLimits, SafeBehaviour
+    s = {**force_settings(dyn.model.name, controller, controller_config), **dict(overrides or {})}
+    pd = load_settings(dyn.model.name, "pd", controller_config, dyn.model.n_actuated)
+    law = force_law(s, FeedforwardModel(dyn, s["feedforward_model"]), 1.0 / pd["control_rate"])
+    hold = SafeBehaviour("hold", FeedforwardModel(dyn, "rigid"), np.array(pd["kp"]), np.array(pd["kd"])) \
+        if safe == "hold" else SafeBehaviour("zero")
+    watch = wrench_watch(s, law)
+    home = dyn.kin.task.pose(dyn.model.config["home"])
+    return Controller(law, ForceLimits.from_config(dyn.model), hold, StateEstimator(dyn.kin), home, state_timeout,
+                      ReferenceLimits.from_kinematics(dyn.kin), wrench_watch=watch)
