@@ -442,3 +442,19 @@ def test_contact_loss_leads_to_the_retreat(stewart):
     c = make_force_controller(stewart, "direct_force")
     cmds, wrenches, _ = _run(stewart, robot, c, _home(stewart), 1000, force, each=chatter)
     assert c.law.contact == "contact" and all(cmd.mode == CONTROL for cmd in cmds)
+
+
+def test_stewart_force_reproduction_impedance_matches_its_design(stewart):
+    """`pkm reproduce stewart-force`'s impedance run (benchmarks/reproduce/stewart_force.py), plant without joint
+    friction: the measured e_z follows the designed M_d e'' + D_d e' + K_d e = F_e driven by the measured contact
+    force (scipy lsim, independent of the law's code) within 3 % of its peak (the sensor's 200 Hz filter and noise
+    are the gap), and the steady force is the closed form of two springs in series, K_d k_e / (K_d + k_e) x 1 mm =
+    36000 x 1e5 / 136000 x 1e-3 = 26.47 N, within 1 %."""
+    from pkm_control.benchmarks.reproduce import stewart_force as sf
+    from pkm_control.trajectory.spec import hybrid_from_spec
+
+    run = sf.simulate(stewart, "impedance", hybrid_from_spec(stewart.kin, sf.IMPEDANCE_SPEC), friction=False)
+    f = sf.impedance_figures(stewart, run)
+    assert f["relative_difference"] < 0.03
+    assert f["steady_force_N"] == pytest.approx(36000 * 1e5 / 136000 * 1e-3, rel=0.01)
+    assert np.all(run["mode"] == CONTROL)

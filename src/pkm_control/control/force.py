@@ -223,7 +223,7 @@ class DirectForce(_ForceLaw):
     contact_force for ``contact_loss_time`` s: the law then holds the pose at which the force first dropped, backed
     off by ``retreat_distance`` (m) against the pushing direction (-sign(F_d) in the selected coordinates), with the
     same PD + gravity, the integral cleared, until ``reset()`` (a new run). Contact that comes back within
-    contact_loss_time (chatter) is no loss."""
+    contact_loss_time (chatter) is no loss, nor is a release: while |S F_d| < contact_force the state is 'free'."""
 
     name = "direct_force"
 
@@ -252,7 +252,9 @@ class DirectForce(_ForceLaw):
     def _watch_contact(self, t, pose, f_m, f_d, s) -> None:
         """The contact state machine (class docstring)."""
         pressing = float(np.linalg.norm(s * f_m)) >= self.contact_force
-        if self.contact == "free":
+        if float(np.linalg.norm(s * f_d)) < self.contact_force:      # no push asked for (a release): free
+            self.contact, self._pressed, self._dropped = "free", None, None
+        elif self.contact == "free":
             if not pressing:
                 self._pressed = None
             elif self._pressed is None:
