@@ -74,7 +74,7 @@ def simulate(dyn, controller: str, hybrid, stiffness: float | None = None, frict
 
     from ...control import References
     from ...control.force import ForceReference
-    from ...control.settings import make_force_controller
+    from ...control.settings import load_settings, make_force_controller
     from ...hardware import SimulatedRobot
     from ...hardware.contact import ContactEnvironment, load_environment, wrench_sensor
 
@@ -83,7 +83,7 @@ def simulate(dyn, controller: str, hybrid, stiffness: float | None = None, frict
         table = dataclasses.replace(env.surfaces[0], stiffness=float(stiffness))
         env = ContactEnvironment(env.tool_point, (table,) + env.surfaces[1:])
     c = make_force_controller(dyn, controller, overrides=overrides)
-    dt = c.law.period if hasattr(c.law, "period") else 0.0005
+    dt = 1.0 / load_settings(ROBOT, "pd")["control_rate"]
     robot = SimulatedRobot(dyn, dt, friction=friction, environment=env,
                            wrench_sensor=wrench_sensor(env, sensor_settings))
     kin, act = dyn.kin, dyn.model.actuated_idx
