@@ -21,7 +21,8 @@ Keys (docs/add-a-robot.md lists them with their units):
 
 the family's own geometry blocks (``geometry``, ``bodies``, ``base``, ``platform``, ``legs``, ``struts``,
 ``counterweight``, ``visual``) stay open, read-only mappings in ``RobotSpec.blocks``; ``name``, ``sources``,
-``variants``, ``default_variant`` are documentation and the variant machinery. The convention of pinocchio's
+``variants``, ``default_variant`` are documentation and the variant machinery, ``gains`` the controller gains of
+a robot of one's own (control/settings.py). The convention of pinocchio's
 example parallel robots (``closed_loop``, ``type``, ``name_mot``) is read into closures and actuated joints.
 
 A missing or wrong key raises one InvalidModelError line naming the file, the key and what was expected
@@ -49,8 +50,9 @@ TASK_SPACE_DIM = MappingProxyType({"spatial": 6, "translation": 3, "planar": 3, 
 _FAMILY_TASK_SPACE = {"delta": "translation", "planar_redundant": "planar"}
 #: the family's own blocks: typed by the family that reads them (RobotSpec.blocks)
 BLOCK_KEYS = ("geometry", "bodies", "base", "platform", "legs", "struts", "counterweight", "visual")
-#: keys with no meaning to the model: documentation and the variant machinery (robots.py)
-DOC_KEYS = ("name", "sources", "variants", "default_variant", "variant")
+#: keys with no meaning to the model: documentation, the variant machinery (robots.py) and the controller gains of
+#: a robot of one's own (control/settings.own_robot_section checks them)
+DOC_KEYS = ("name", "sources", "variants", "default_variant", "variant", "gains")
 #: the convention of pinocchio's example parallel robots (description/loader.py)
 CONVENTION_KEYS = ("closed_loop", "type", "name_mot")
 TYPED_KEYS = ("kinematics", "task_space", "alpha_sign", "platform_frame", "gravity", "actuated_joints",
@@ -133,8 +135,11 @@ class RobotSpec:
         return TASK_SPACE_DIM[self.task_space]
 
     def require(self, key: str, why: str):
-        """The value of an optional key that ``why`` needs; InvalidModelError naming key and file without it."""
-        value = getattr(self, key)
+        """The value of an optional key (dotted for a block's: ``actuators.force_limit``) that ``why`` needs;
+        InvalidModelError naming key and file without it."""
+        value = self
+        for part in key.split("."):
+            value = getattr(value, part)
         if value is None:
             raise InvalidModelError(f"{self.source}: {key}: missing ({why} needs it)")
         return value
