@@ -10,6 +10,9 @@ mechanism with a frame on each side of every cut joint; a sidecar mapping lists
     actuated_joints: [...]
     platform_joints: [...]   # optional: tree joints that parametrize the platform
 
+The mapping is parsed and checked once into a ``RobotSpec`` (description/spec.py), which the model carries as
+``ClosedLoopModel.spec``.
+
 ``point`` keeps the (selected world components of the) position of both frame
 origins equal (a spherical cut joint is a 3D point closure), ``frame`` keeps the
 two frames equal (6 rows), ``coupling`` is a linear joint relation
