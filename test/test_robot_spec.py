@@ -45,7 +45,7 @@ def test_example_robot_convention_parses():
     spec = _parse(yaml.safe_load(THREE_RRR.read_text()), str(THREE_RRR))
     assert spec.actuated_joints == ("leg1_motor", "leg2_motor", "leg3_motor")
     assert [(c.name, c.type, c.axes) for c in spec.closures] == [(f"closure{i}", "point", (0, 1, 2)) for i in range(3)]
-    assert spec.kinematics is None and spec.task_space == "planar" and spec.assembly_guess["leg1_elbow"] == -1.7
+    assert spec.kinematics == "numeric" and spec.task_space == "planar" and spec.assembly_guess["leg1_elbow"] == -1.7
 
 
 def test_task_space_dimensions_match_the_kinematics():
@@ -214,6 +214,8 @@ def test_numeric_kinematics_without_home_names_the_key():
     clm = load_model(robot_urdf("five_bar"), cfg, source="config/five_bar.yaml")
     with pytest.raises(InvalidModelError, match=r"^config/five_bar\.yaml: home: missing \(the numeric kinematics"):
         make_kinematics(clm)
-    with pytest.raises(InvalidModelError, match=r"^config/five_bar\.yaml: kinematics: expected one of hexapod_ups"):
-        make_kinematics(load_model(robot_urdf("five_bar"), dict(cfg, kinematics="screw"),
-                                   source="config/five_bar.yaml"))
+    clm = load_model(robot_urdf("five_bar"), dict(cfg, home=[0.0, 0.3], kinematics="screw"),
+                     source="config/five_bar.yaml")
+    with pytest.raises(InvalidModelError, match=r"^config/five_bar\.yaml: kinematics: expected one of hexapod_ups \| "
+                                                r".* \| numeric, got 'screw'$"):
+        make_kinematics(clm)

@@ -5,7 +5,7 @@ the home pose, the limits, the friction, the force limits are converted and chec
 
 Keys (docs/add-a-robot.md lists them with their units):
 
-    kinematics       family: hexapod_ups | hexapod_pus | delta | planar_redundant | numeric
+    kinematics       family: hexapod_ups | hexapod_pus | delta | planar_redundant | numeric (the default)
     task_space       spatial (x y z roll pitch yaw) | translation (x y z) | planar (x y alpha) | xy (x y)
     alpha_sign       +1 | -1: planar alpha counter-clockwise | clockwise
     platform_frame   the URDF frame of the platform (default ``platform``)
@@ -110,7 +110,7 @@ class RobotSpec:
     ``MappingProxyType``; ``raw`` is the YAML as read (variant merged), for the xacro side and documentation."""
 
     source: str                          # the file it was read from (or what built it)
-    kinematics: str | None
+    kinematics: str                      # the family (numeric when the YAML names none)
     task_space: str
     alpha_sign: float
     platform_frame: str
@@ -327,9 +327,7 @@ def parse_spec(config: Mapping, source: str = "robot spec") -> RobotSpec:
                       RobotSpecWarning, stacklevel=3)
     cfg = _convention(src, dict(config))
 
-    family = cfg.get("kinematics")
-    if family is not None:
-        family = _name(src, "kinematics", family)
+    family = _name(src, "kinematics", cfg.get("kinematics", "numeric"))   # numeric: needs no code of the robot's
     task_space = cfg.get("task_space", _FAMILY_TASK_SPACE.get(family, "spatial"))
     if task_space not in TASK_SPACE_DIM:
         _fail(src, "task_space", " | ".join(TASK_SPACE_DIM), task_space)
