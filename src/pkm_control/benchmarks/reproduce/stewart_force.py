@@ -87,7 +87,7 @@ def simulate(dyn, controller: str, hybrid, stiffness: float | None = None, frict
     robot = SimulatedRobot(dyn, dt, friction=friction, environment=env,
                            wrench_sensor=wrench_sensor(env, sensor_settings))
     kin, act = dyn.kin, dyn.model.actuated_idx
-    home = kin.task.pose(dyn.model.config["home"])
+    home = kin.home_pose()
     robot.reset(home)
     n = int(round((hybrid.duration + tail) / dt))
     out = {k: [] for k in ("t", "f_n", "f_d", "phase", "p_d", "p", "mode")}
