@@ -292,6 +292,8 @@ def test_bringup_canopen_stand_in_tracks_as_the_direct_simulation():
     assert can["hardware"] == "canopen" and can["goal_status"] == "finished" and can["missing_samples"] == 0
     assert can["goal_start"] == sim["goal_start"] == can["motion_start"]        # no approach in front
     assert can["safe_behaviour_entries"] == 0 and can["rejected_inputs"] == 0 and can["deadline_misses"] == 0
+    assert len(can["drives"]) == 6 and {d["cia402_state"] for d in can["drives"].values()} == {"operation enabled"}
+    assert sim["drives"] is None
     increment = 1.0 / CanopenConfig.for_robot("palida", dyn.model.actuated_joints).drives[0].increments_per_unit
     for key in ("actuator_rms", "actuator_max"):
         assert np.abs(np.subtract(can[key], sim[key])).max() <= increment, key
@@ -328,11 +330,13 @@ def test_real_bus_refuses_lockstep_before_opening_it_and_names_a_bus_it_cannot_o
 @pytest.mark.ros
 def test_joint_controller_reports_the_drives_quick_stop_and_recovers_on_the_service():
     """joint_controller with emulated drives: a drive fault latches the master's quick stop, the node reports it in
-    its diagnostics, every drive holds instead of taking the command; ~/recover brings them back to operation
-    enabled at the next period."""
+    its diagnostics (one status per drive: the faulted one ERROR with its error code and EMCY, the others WARN),
+    every drive holds instead of taking the command; ~/recover brings them back to operation enabled at the next
+    period (every drive OK)."""
     import os
 
     import rclpy
+    from diagnostic_msgs.msg import DiagnosticStatus
     from rclpy.parameter import Parameter
     from std_srvs.srv import Trigger
 
@@ -351,10 +355,20 @@ def test_joint_controller_reports_the_drives_quick_stop_and_recovers_on_the_serv
             node.period(node.k * node.dt_ns)
         assert "0x2310" in node.diag.extra["drives_quick_stop"] and node.diag.safe_behaviour == "drives quick stop"
         assert set(hw.emulator.states().values()) <= {"quick stop active", "fault"} and hw.plant.mode == "hold"
+        drives = {st.name: st for st in node.diag.publish().status[1:]}       # one status per drive
+        names = [f"/joint_controller/drive {j} (node {k})" for k, j in enumerate(hw.actuated_names, start=1)]
+        assert sorted(drives) == sorted(names)
+        faulted = drives["/joint_controller/drive leg3_prismatic (node 3)"]
+        values = {kv.key: kv.value for kv in faulted.values}
+        assert faulted.level == DiagnosticStatus.ERROR and "fault, error code 0x2310" in faulted.message
+        assert values["cia402_state"] == "fault" and values["error_code"] == "0x2310"
+        assert values["last_emcy"].startswith("0x2310")
+        assert {st.level for name, st in drives.items() if "leg3" not in name} == {DiagnosticStatus.WARN}   # held
         assert node.on_recover(Trigger.Request(), Trigger.Response()).success
         node.period(node.k * node.dt_ns)
         assert hw.safe_reason is None and "drives_quick_stop" not in node.diag.extra
         assert set(hw.emulator.states().values()) == {"operation enabled"}
+        assert {st.level for st in node.diag.publish().status[1:]} == {DiagnosticStatus.OK}
     finally:
         node.destroy_node()
         rclpy.shutdown()

@@ -609,13 +609,32 @@ class CanopenDrives(HardwareInterface):
     def safe_active(self) -> bool:
         return self.safe_reason is not None
 
-    def status(self) -> str:
-        """Every drive's CiA 402 state, error code 0x603F and last EMCY, one line each (for /diagnostics)."""
-        lines = []
-        for d, state, code, emcy in zip(self.drives, self.states, self.error_code, self.last_emcy):
+    def diagnostic_statuses(self) -> list:
+        """One status per drive for /diagnostics (diagnostic_msgs: a DiagnosticStatus each): (name, level, message,
+        values). Level "error": the drive faulted or supervision finds it wrong (heartbeat lost, stale TPDOs, a
+        communication EMCY, out of Operation enabled on its own); "warn": held by the master's quick stop or not
+        (yet) enabled; "ok": Operation enabled. Values: CiA 402 state, statusword, error code 0x603F, last EMCY, age
+        of its last heartbeat, node id, joint."""
+        out, now = [], self.clock()
+        for i, (d, state) in enumerate(zip(self.drives, self.states)):
+            emcy = self.last_emcy[i]
             last = "none" if emcy is None else f"0x{emcy[1]:04X} ({emcy[3]}) at {emcy[0]:.3f} s"
-            lines.append(f"{d.name}: {state}, error code 0x{int(code):04X}, last EMCY {last}")
-        return "; ".join(lines)
+            problem = self._problem[i]
+            level = ("error" if problem is not None or self.statusword[i] & FAULT_BIT else
+                     "ok" if state == "operation enabled" and not self.safe_active else "warn")
+            message = problem or (f"{state}; the master's quick stop: {self.safe_reason}" if self.safe_active
+                                  else state)
+            out.append((d.name, level, message,
+                        {"joint": d.joint, "node_id": str(d.node_id), "cia402_state": state,
+                         "statusword": f"0x{int(self.statusword[i]):04X}",
+                         "error_code": f"0x{int(self.error_code[i]):04X}", "last_emcy": last,
+                         "heartbeat_age_s": f"{now - self._heartbeat[i]:.3f}"}))
+        return out
+
+    def status(self) -> str:
+        """Every drive's CiA 402 state, error code 0x603F and last EMCY in one line (the bringup summary)."""
+        return "; ".join(f"{name}: {v['cia402_state']}, error code {v['error_code']}, last EMCY {v['last_emcy']}"
+                         for name, _, _, v in self.diagnostic_statuses())
 
     @property
     def states(self) -> tuple:

@@ -544,6 +544,9 @@ class EmulatedCanopenRobot(HardwareInterface, Simulated):
     def status(self) -> str:
         return "" if self.drives is None else self.drives.status()
 
+    def diagnostic_statuses(self) -> list:
+        return [] if self.drives is None else self.drives.diagnostic_statuses()
+
     def step(self) -> JointMeasurement:
         return self.read()
 
