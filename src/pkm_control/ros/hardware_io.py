@@ -9,13 +9,15 @@
     ``joint_states_topic`` (default /robot_joint_states), the commands in the ``effort`` field of a JointState
     (every actuated joint by name) on ``joint_commands_topic`` (default /robot_joint_command).
   Our ``hardware`` node takes the robot's side of either convention.
-  The states are bound to one publisher (the robot's: ros/peers.Sources) and their stamps pass a
+  The states (and the wrench) are bound to one publisher (the robot's: ros/peers.Sources) and their stamps pass a
   ``trajectory.trust.ClockGuard``: a stamp before the last one is refused (out of order), except 0 (the robot
-  was reset), and so is one that jumps ahead by more than MAX_CLOCK_STEP_NS (a stamp in the
-  future) unless the next one follows it; one with the last one's stamp is the robot re-sending it in lockstep
-  (its answer, our command, was lost: ``on_repeat``, and ``resend`` sends the last command again); a stale one
-  (older than state_timeout) engages the controller's safe behaviour. ``unmatched`` names the topics whose peer has
-  not matched yet (a lockstep start waits for them: a command published before would be lost).
+  was reset), and so is one that jumps ahead by more than MAX_CLOCK_STEP_NS (a stamp in the future) unless the
+  next one follows it; one with the last one's stamp is the robot re-sending it in lockstep (its answer, our
+  command, was lost: ``on_repeat``, and ``resend`` sends the last command again); a stale one (older than
+  state_timeout) engages the controller's safe behaviour. ``unmatched`` names the topics whose peer has
+  not matched yet (a lockstep start waits for them: a command published before would be lost). A force law's
+  F/T sensor comes on ``/platform_wrench`` (geometry_msgs/WrenchStamped) and rides in the measurement's
+  ``sensors["wrench"]``; in lockstep a state waits for the wrench of its stamp.
 * ``ClockPublisher``: ``/clock``, from the node that is the graph's time source (the one that hosts a
   simulated robot, or joint_controller in front of a ros2_control controller manager: the instants of its
   periods).
@@ -29,6 +31,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import NamedTuple
 
 import numpy as np
@@ -39,9 +42,10 @@ from ..control.lockstep import unmatched
 from ..control.settings import TOPIC_CONVENTIONS
 from ..trajectory.trust import ClockGuard
 from .messages import (commands_msg, joint_state_msg, joint_trajectory_msg, parse_commands, parse_joint_commands,
-    parse_joint_state, pose_stamped_msg, stamp_msg, to_ns)
+    parse_joint_state, parse_wrench_stamped, pose_stamped_msg, stamp_msg, to_ns)
 from .topology import GROUND_TRUTH_TOPIC
-from .qos import COMMANDS, qos
+from .qos import COMMANDS, WRENCH_TOPIC, qos
+from ..control.laws import WRENCH
 
 
 class TopicConvention(NamedTuple):
@@ -80,7 +84,8 @@ class TopicConvention(NamedTuple):
 class TopicHardware(HardwareInterface):
     """A robot behind a TopicConvention's topics (module docstring)."""
 
-    def __init__(self, node, ctx, convention: TopicConvention, sources, on_measurement=None, on_repeat=None):
+    def __init__(self, node, ctx, convention: TopicConvention, sources, on_measurement=None, on_repeat=None,
+                 wrench_point=None, lockstep: bool = True):
         from sensor_msgs.msg import JointState
 
         self.ctx = ctx
@@ -91,24 +96,51 @@ class TopicHardware(HardwareInterface):
         self._on_measurement = on_measurement
         self._on_repeat = on_repeat
         self._last_command = None        # the message last sent (resend)
-        # its time is the last measurement's stamp; the robot's reset restarts at exactly 0 (a reliable stream)
+        # its time is the last state's stamp; the robot's reset restarts at exactly 0 (a reliable stream)
         self._stamps = ClockGuard(what="joint_states stamp", reset_window_ns=0)
         self._pub = node.create_publisher(convention.command_type, convention.commands_topic, qos(COMMANDS, "pub"))
         self._sub = sources.subscribe(JointState, convention.states_topic, self._on_state, qos("/joint_states", "sub"),
                                       "joint_states")
+        # a force law's wrench (``wrench_point``: the sensor's origin in the platform frame; None: not read): the
+        # F/T sensor's samples on /platform_wrench, carried as the measurement's sensors["wrench"]. Lockstep: a
+        # state is handled once the wrench of its stamp is there too (either may come first); real time: the
+        # newest sample (the controller's WrenchWatch checks its age)
+        self.wrench_point, self._match = wrench_point, bool(lockstep)
+        self.wrench = None
+        self._wrench_ns = None
+        self._waiting = None             # (measurement, stamp) of a state that waits for its wrench (lockstep)
+        self._sub_wrench = None
+        if wrench_point is not None:
+            from geometry_msgs.msg import WrenchStamped
+
+            self._sub_wrench = sources.subscribe(WrenchStamped, WRENCH_TOPIC, self._on_wrench, qos(WRENCH_TOPIC, "sub"),
+                                                 "platform_wrench")
 
     @property
     def measurement_ns(self) -> int | None:
-        """The stamp of the last measurement (ns; None before the first)."""
+        """The stamp of the last state taken (ns; None before the first)."""
         return self._stamps.now_ns
 
     @measurement_ns.setter
     def measurement_ns(self, t_ns) -> None:
         self._stamps.now_ns = t_ns
 
+    def _on_wrench(self, msg):
+        self.wrench, self._wrench_ns = parse_wrench_stamped(msg, self.wrench_point), to_ns(msg.header.stamp)
+        if self._waiting is not None and self._waiting[1] == self._wrench_ns:
+            (meas, t), self._waiting = self._waiting, None
+            self._accept(self._with_wrench(meas), t)
+
+    def _with_wrench(self, meas):
+        if self.wrench is None:
+            return meas
+        return dataclasses.replace(meas, sensors={**meas.sensors, WRENCH: self.wrench})
+
     def _on_state(self, msg):
         meas = parse_joint_state(msg, self.ctx.joint_names, self.ctx.actuated_joints)
         t = to_ns(msg.header.stamp)
+        if self._waiting is not None and self._waiting[1] == t:
+            return                       # re-sent while it waits for its wrench
         if self.measurement is not None and t == self.measurement_ns:
             last = self.measurement
             if not all(np.array_equal(a, b) for a, b in zip((meas.position, meas.velocity, meas.effort),
@@ -119,6 +151,14 @@ class TopicHardware(HardwareInterface):
                 self._on_repeat(t)
             return
         self._stamps.admit(t)            # out of order, or in the future: refused (nothing changes)
+        if self.wrench_point is not None:
+            if self._match and self._wrench_ns != t:
+                self._waiting = (meas, t)    # handled when the wrench of its stamp comes (_on_wrench)
+                return
+            meas = self._with_wrench(meas)
+        self._accept(meas, t)
+
+    def _accept(self, meas, t):
         self.measurement = meas
         if self._on_measurement is not None:
             self._on_measurement(self.measurement_ns)
@@ -141,8 +181,11 @@ class TopicHardware(HardwareInterface):
 
     def unmatched(self) -> list[str]:
         """The topics of this convention whose peer (the robot) has not matched yet."""
-        return unmatched({f"a subscriber on {self.convention.commands_topic}": self._pub.get_subscription_count(),
-                          f"a publisher on {self.convention.states_topic}": self._sub.get_publisher_count()})
+        ends = {f"a subscriber on {self.convention.commands_topic}": self._pub.get_subscription_count(),
+                f"a publisher on {self.convention.states_topic}": self._sub.get_publisher_count()}
+        if self._sub_wrench is not None:
+            ends[f"a publisher on {WRENCH_TOPIC}"] = self._sub_wrench.get_publisher_count()
+        return unmatched(ends)
 
 
 class ClockPublisher:
