@@ -9,7 +9,9 @@ node of the same name (issue 22 §1, §2; docs/graph.md "Trust in the graph").
   counts), and an ERROR when another node of this node's name is in the graph (``get_node_names_and_namespaces``).
 * ``GraphClock``: the newest /clock of the bound clock source that its ``ClockGuard`` believes, for a stream stage
   with no rclpy time source (IK, computed force): it tells the chunks the loop has passed; a clock back to the
-  start (the graph's reset) calls ``on_reset``.
+  start (the graph's reset) calls ``on_reset``. It reads /clock best effort (the freshest wins), so a jump ahead
+  is what it sees whenever the loop ran a burst of periods before it read: such a jump waits for the next clock
+  to confirm it as everywhere, counted in the diagnostics (``clock_jumps_waited``), not as a rejected input.
 The node parameter ``sources`` (``trajectory.trust.sources_setting``) names the node whose publisher a topic binds.
 """
 
@@ -18,7 +20,7 @@ from __future__ import annotations
 import time
 from functools import partial
 
-from ..trajectory.trust import ClockGuard, SourceBinding, sources_setting
+from ..trajectory.trust import ClockGuard, ClockJump, SourceBinding, sources_setting
 from .messages import to_ns
 from .qos import qos
 from .runtime import guarded
@@ -101,6 +103,8 @@ class GraphClock:
 
         self.guard = ClockGuard()
         self.on_reset = on_reset
+        self.diag = sources.diag
+        self.diag.extra["clock_jumps_waited"] = 0
         self.sub = sources.subscribe(Clock, "/clock", self.on_clock, qos("/clock", "sub:stream_stage"), "clock")
 
     @property
@@ -108,7 +112,12 @@ class GraphClock:
         return self.guard.now_ns
 
     def on_clock(self, msg) -> None:
-        if self.guard.admit(to_ns(msg.clock)) and self.on_reset is not None:
+        try:
+            reset = self.guard.admit(to_ns(msg.clock))
+        except ClockJump:
+            self.diag.extra["clock_jumps_waited"] += 1
+            return
+        if reset and self.on_reset is not None:
             self.on_reset()
 
     def passed(self, chunk) -> bool:

@@ -48,6 +48,10 @@ def sources_setting(text: str) -> dict:
     return out
 
 
+class ClockJump(InvalidInputError):
+    """A time refused for jumping ahead by more than the guard's step (accepted if the next time follows it)."""
+
+
 def gid_text(gid: bytes) -> str:
     """A publisher gid as diagnostics show it (hex, as `ros2 topic info -v` prints its bytes)."""
     return bytes(gid).hex(".") if gid else "?"
@@ -168,7 +172,7 @@ class ClockGuard:
             confirmed = self._jump is not None and 0 <= t - self._jump <= self.max_step_ns
             self._jump = t
             if not confirmed:
-                raise InvalidInputError(f"{self.what} jumped ahead by {(t - now) * 1e-9:.6g} s (limit "
+                raise ClockJump(f"{self.what} jumped ahead by {(t - now) * 1e-9:.6g} s (limit "
                                         f"{self.max_step_ns * 1e-9:g} s; accepted if the next time follows it)")
         self.now_ns, self._jump = t, None
         return False
