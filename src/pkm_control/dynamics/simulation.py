@@ -75,8 +75,9 @@ class ReducedSimulator:
     numeric; False never; True whenever the generic engine runs.
     """
 
-    #: closure residual (m, rad) the tree-coordinate step projects to, and its most Newton iterations
-    PROJECTION_TOL, PROJECTION_ITER = 1e-12, 5
+    #: closure residual (m, rad) below which the tree-coordinate step's projection takes its last Newton step, and
+    #: the most evaluations it makes
+    PROJECTION_LINEAR, PROJECTION_ITER = 1e-8, 6
 
     def __init__(self, dyn, friction: bool = True, compiled: bool | None = None, end_stops=None,
                  tree: bool | None = None):
@@ -178,18 +179,20 @@ class ReducedSimulator:
         return SimState(q[c].copy(), task.task_velocity(q[c], v[c]), (q, v))
 
     def _project(self, q, v):
-        """(q, v) onto the closures: Newton on phi with minimum-norm steps, then v onto null(K)."""
+        """(q, v) onto the closures: Newton on phi with minimum-norm steps dq = -K^T (K K^T)^-1 phi; once |phi| is
+        below PROJECTION_LINEAR the last step and v's projection onto null(K) share one evaluation of K (the
+        residual left is second order in |phi|)."""
         clm, d = self.dyn.model, self._scratch
         if not (np.isfinite(q).all() and np.isfinite(v).all()):
             return q, v                    # diverged: the caller reports it
         try:
-            for _ in range(self.PROJECTION_ITER + 1):
+            for _ in range(self.PROJECTION_ITER):
                 r, K = closure_residual_and_jacobian(clm, d, q)
-                KKt = K @ K.T
                 rn = math.sqrt(r.dot(r))
-                if rn <= self.PROJECTION_TOL:
-                    return q, v - K.T @ np.linalg.solve(KKt, K @ v)
-                q = q - K.T @ np.linalg.solve(KKt, r)
+                if rn <= self.PROJECTION_LINEAR:
+                    x = np.linalg.solve(K @ K.T, np.column_stack([r, K @ v]))
+                    return q - K.T @ x[:, 0], v - K.T @ x[:, 1]
+                q = q - K.T @ np.linalg.solve(K @ K.T, r)
         except np.linalg.LinAlgError as exc:
             raise SingularConfigurationError(f"'{clm.name}': the closure Jacobian lost rank in the simulation "
                                              "(a singular configuration)") from exc
