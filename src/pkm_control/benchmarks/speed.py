@@ -106,6 +106,14 @@ NUMERIC_TARGETS = {"numeric_ik_jacobian_us": 100.0, "numeric_fk_us": 150.0}
 GENERIC_TARGETS = {"id_analytic_x": 5.0, "id_numeric_x": 15.0, "fd_x": 1.5}
 
 
+def _load_note() -> str:
+    """The machine's load at the end of a run: the figures are wall times, so they move with it."""
+    import os
+
+    return (f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores at the end of the run (wall times: "
+            "they grow with the load)")
+
+
 def _verdict(value, target):
     """PASS / MISS of a figure against its target (at most), "-" without one."""
     if target is None or value is None:
@@ -214,7 +222,7 @@ def bench_kinematics(robots=None, samples=100_000, as_json=False):
                           ratio(n["numeric_ik_jacobian_us"], n.get("analytic_ik_jacobian_us")),
                           ratio(n["numeric_fk_us"], n.get("analytic_fk_us"))) for n in numeric),
                    ("targets for the hexapods (numeric family): IK + J <= 100 us, FK <= 150 us; x: how many times the "
-                    "analytic family is ahead of the numeric one",))
+                    "analytic family is ahead of the numeric one", _load_note()))
     print(table.text(provenance))
     print()
     print(ntable.text(provenance))
@@ -410,7 +418,7 @@ def _generic_table(rows):
                   "rnea + the projection J^T tau = G^T tau_tree; FD = IK (q, v) + constraintDynamics (planar "
                   "closures: reduced M xddot = f, no pinocchio baseline). Targets: ID <= 5x rnea with an analytic "
                   "family, <= 15x with the numeric one; FD <= 1.5x constraintDynamics. rnea and constraintDynamics "
-                  "are pinocchio's own floor on this machine, measured in this run.",))
+                  "are pinocchio's own floor on this machine, measured in this run.", _load_note()))
 
 
 def bench_dynamics(robots=None, as_json=False):
