@@ -220,9 +220,15 @@ class TaskSpace:
         a = B xddot + Bdot xdot (spatial: omegadot = E e'' + Edot e', e the ZYX angles)."""
         if self.kind != "spatial":
             return np.array(ap, float)
-        E = euler_rate_matrix(qp[3], qp[4])
-        Ed = euler_rate_matrix_dot(qp[3], qp[4], vp[3], vp[4])
-        return np.concatenate([ap[:3], E @ ap[3:] + Ed @ vp[3:]])
+        # E e'' + Edot e' written out (euler_rate_matrix, euler_rate_matrix_dot): scalars cost less than 3 x 3 arrays
+        yaw, pitch = float(qp[3]), float(qp[4])
+        yd, pd, rd = (float(x) for x in vp[3:6])
+        ya, pa, ra = (float(x) for x in ap[3:6])
+        cy, sy, cp, sp = math.cos(yaw), math.sin(yaw), math.cos(pitch), math.sin(pitch)
+        return np.array([ap[0], ap[1], ap[2],
+                         -sy * pa + cy * cp * ra - cy * yd * pd + (-sy * cp * yd - cy * sp * pd) * rd,
+                         cy * pa + sy * cp * ra - sy * yd * pd + (cy * cp * yd - sy * sp * pd) * rd,
+                         ya - sp * ra - cp * pd * rd], float)
 
     def task_velocity(self, qp, vp) -> np.ndarray:
         """xdot from platform-joint positions and rates: the inverse of B (spatial: omega = E e')."""
