@@ -2,7 +2,7 @@
 
 * forward dynamics by pinocchio's constraintDynamics against the reduced M xddot = f (the engine's own
   projection), with friction and an external wrench, to 1e-9 at random states;
-* the tree accelerations (constraintDynamics, or the [M K^T; K 0] solve for planar closures) against the
+* the tree accelerations (constraintDynamics, or the KKT forwardDynamics with our K for planar closures) against the
   equations they solve, checked with the closures' own K, Kdot v and G: G^T (M a + h - tau) = 0, K a + Kdot v = 0;
 * the friction torque from per-joint coefficients against the regressor times the parameters;
 * one assembly for (q, v, a) and G against the separate IK and G;

@@ -513,6 +513,8 @@ def bench_simulation_robot(robot, variant, steps=2000, dt=5e-4, warmup=20):
                 t_step.append(t2 - t1)
                 t_period.append(t3 - t0)
         r[name] = {"step": _median_p99(t_step), "period": _median_p99(t_period)}
+        if name == "generic":
+            r["generic_tree"] = sim.tree
     robot_sim = SimulatedRobot(dyn, dt, sign_eps=DEFAULT_SIGN_EPS, cost_window=warmup + steps)
     st = robot_sim.reset(home)
     for k in range(warmup + steps):
@@ -532,7 +534,8 @@ def bench_simulation(robots=None, steps=2000, as_json=False):
         for path in ("compiled", "generic"):
             if path in r:
                 x = ratio(r["generic"]["step"][0], r["compiled"]["step"][0]) if path == "compiled" else None
-                table_rows.append((_name(r), path, *r[path]["step"], *r[path]["period"], x))
+                label = "generic (tree coordinates)" if path == "generic" and r.get("generic_tree") else path
+                table_rows.append((_name(r), label, *r[path]["step"], *r[path]["period"], x))
         inside = "compiled" if r["robot_step_compiled"] else "generic"
         table_rows.append((_name(r), f"robot ({inside} step inside)", *r["robot_step"], None, None, None))
         if "compiled" in r:

@@ -81,7 +81,6 @@ class ClosedLoopDynamics:
         self._bodies = [j for j in range(1, m.njoints) if m.joints[j].idx_q not in plat_q or j == plat_joint]
         self._body_cols = np.concatenate([np.arange(10 * (j - 1), 10 * j) for j in self._bodies])
         self._constraints = self._pinocchio_constraints()
-        self._lower = np.tril_indices(m.nv, -1)
 
     def _pinocchio_constraints(self):
         """(constraint models, their datas, a Data set up by initConstraintDynamics) when every closure is a
@@ -285,8 +284,8 @@ class ClosedLoopDynamics:
     def tree_accelerations(self, q, v, tau, friction: bool = True, end_stops=None, task_force=None) -> np.ndarray:
         """Tree accelerations a at a tree state (q, v): M a + h = S_a^T tau - tau_f + tau_stop + tau_p + K^T lambda,
         K a = -Kdot v; tau_p the platform-joint forces of a generalized force ``task_force`` on the task velocity
-        (B^T tau_p = task_force). pinocchio's constraintDynamics where it holds the closures, else the same
-        equations solved here ([M K^T; K 0], the closures' own K and Kdot v). No input checks: the inner call of
+        (B^T tau_p = task_force). pinocchio's constraintDynamics where it holds the closures, else pinocchio's
+        KKT forwardDynamics with the closures' own K and Kdot v. No input checks: the inner call of
         the simulator's tree-coordinate step (simulation.ReducedSimulator)."""
         t = np.zeros(self.pin_model.nv)
         t[self._act] = tau
@@ -300,17 +299,14 @@ class ClosedLoopDynamics:
         if self._constraints is not None:
             models, datas, cd = self._constraints
             return pin.constraintDynamics(self.pin_model, cd, q, v, t, models, datas)
-        m, d, nv = self.pin_model, self._data, self.pin_model.nv
+        d = self._data
+        bias = closure_bias(self.model, d, q, v)
         K = closure_jacobian(self.model, d, q)
-        gamma = -closure_bias(self.model, d, q, v)
-        A = np.zeros((nv + len(K), nv + len(K)))
-        A[:nv, :nv] = pin.crba(m, d, q)
-        A[self._lower] = A.T[self._lower]          # crba fills the upper triangle
-        A[:nv, nv:], A[nv:, :nv] = K.T, K
-        try:
-            return np.linalg.solve(A, np.concatenate([t - pin.nonLinearEffects(m, d, q, v), gamma]))[:nv]
-        except np.linalg.LinAlgError as exc:
-            raise SingularConfigurationError("constrained mass matrix [M K^T; K 0] is singular") from exc
+        # pinocchio's KKT forward dynamics with our K: [M K^T; K 0] [a; -lambda] = [t - h; -Kdot v]
+        a = pin.forwardDynamics(self.pin_model, d, q, v, t, K, bias)
+        if not np.isfinite(a).all():
+            raise SingularConfigurationError("constrained mass matrix [M K^T; K 0] is singular")
+        return a
 
     def _forward_dynamics_reduced(self, pose, twist, tau, wrench, friction, end_stops):
         """forward_dynamics in reduced coordinates (M = G^T M_tree G), for every closure type."""
