@@ -407,24 +407,35 @@ def wait_for(cond, what, timeout=60.0):
         time.sleep(0.005)
 
 
-@pytest.fixture
-def process_bus(request):
-    """(master started over udp_multicast, EmulatorProcess) for the config of the test's ``mode`` parameter."""
-    from pkm_control.hardware.canopen_drives import CanopenDrives
+@pytest.fixture(scope="module")
+def drives_process():
+    """(config, EmulatorProcess): one drives' process for the module (its start-up takes seconds); each test starts a
+    master of its own against it, whose NMT reset communication starts the drives over (state, faults, heartbeats)."""
     from pkm_control.hardware.canopen_emulator import EmulatorProcess
 
-    mode = getattr(request, "param", "cst")
-    dyn = robot_dynamics("palida")
-    cfg = udp_config(mode)
+    cfg = udp_config()
     emu = EmulatorProcess(cfg, "palida", PROCESS_DT, transition_time=TRANSITION_TIME, sync_timeout=SYNC_TIMEOUT)
-    hw = CanopenDrives(cfg, PROCESS_DT, ForceLimits.from_config(dyn.model), response_timeout=10.0)
+    yield cfg, emu
+    emu.close()
+    assert emu.errors == []
+
+
+@pytest.fixture
+def process_bus(request, drives_process):
+    """(master started over udp_multicast, EmulatorProcess) in the test's ``mode`` parameter (the drives take the
+    mode the master writes to 0x6060), the robot back at home and at rest."""
+    from pkm_control.hardware.canopen_drives import CanopenDrives
+
+    cfg, emu = drives_process
+    emu.call("reset_robot")
+    dyn = robot_dynamics("palida")
+    hw = CanopenDrives(replace(cfg, mode=getattr(request, "param", "cst")), PROCESS_DT,
+                       ForceLimits.from_config(dyn.model), response_timeout=10.0)
     try:
         hw.start()
         yield hw, emu
     finally:
         hw.close()
-        emu.close()
-    assert emu.errors == []
 
 
 def hold_until(hw, cond, what):
