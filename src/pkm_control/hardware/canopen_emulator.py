@@ -155,7 +155,7 @@ class EmulatedDrives:
         self.network.connect(**config.bus_kwargs(channel))
         self.drives = []
         for d in config.drives:
-            node = canopen.LocalNode(d.node_id, canopen.import_od(config.eds, d.node_id))
+            node = canopen.LocalNode(d.node_id, canopen.import_od(d.eds or config.eds, d.node_id))
             node.sdo[0x6076].raw = int(round(d.rated_torque * 1000.0))     # the motor's (mN m or mN), read-only
             self.network.add_node(node)
             drive = _Drive(node, d)
