@@ -26,8 +26,8 @@ import pytest
 from scipy import signal
 
 from pkm_control.control import CONTROL, References
-from pkm_control.control.force import (Admittance, ForceReference, WrenchMeasurement, force_settings,
-                                       make_force_controller, task_wrench)
+from pkm_control.control.force import Admittance, ForceReference, WrenchMeasurement, force_settings, task_wrench
+from pkm_control.control.settings import make_force_controller
 from pkm_control.dynamics import robot_dynamics
 from pkm_control.errors import InvalidInputError, InvalidModelError
 from pkm_control.hardware import JointMeasurement, SimulatedRobot
@@ -407,3 +407,54 @@ def test_wrench_watchdog_and_force_limit(stewart):
         make_force_controller(stewart, "impedance", overrides={"wrench_source": "actuators"})
     with pytest.raises(InvalidInputError, match="wrench_source"):
         make_force_controller(stewart, "direct_force", overrides={"wrench_source": "strain_gauges"})
+
+
+def test_contact_loss_leads_to_the_retreat(stewart):
+    """Direct force control pressing 50 N on the plane; at 0.5 s the surface vanishes (robot.environment = None):
+    without a retreat the force loop would drive on towards max_offset (2 cm) below X_d. The law sees |S F_m| below
+    contact_force (5 N) for contact_loss_time (10 ms), state 'retreat', and holds the pose where the force dropped
+    backed off by retreat_distance (5 mm) up, away from where the surface was: the platform ends there (within
+    0.2 mm: the PD against the plant's joint friction) and never goes more than 3 mm below that pose (the fall
+    during the 10 ms of detection: g t^2 / 2 and the force loop's last push). Chatter is no loss: contact switched
+    on and off every period keeps the state 'contact'."""
+    robot, _ = _plant(stewart, [0.0, 0.0, -0.1], 0.0002)
+    c = make_force_controller(stewart, "direct_force")
+    force = ForceReference(np.array([0, 0, -50.0, 0, 0, 0]), Z_ONLY)
+    env = robot.environment
+    at_loss = []
+
+    def vanish(k, r):
+        if k == 1000:
+            r.environment = None
+            at_loss.append(r.ground_truth().platform_pose.position.copy())
+    cmds, wrenches, poses = _run(stewart, robot, c, _home(stewart), 1600, force, each=vanish)
+    assert wrenches[999, 2] == pytest.approx(50.0, rel=0.02)
+    assert c.law.contact == "retreat"
+    z = np.array([p.position[2] for p in poses])
+    assert z[-1] == pytest.approx(at_loss[0][2] + 0.005, abs=2e-4)
+    assert z[1000:].min() > at_loss[0][2] - 0.003
+    assert all(np.isfinite(cmd.tau).all() for cmd in cmds)
+    # chatter: the surface there every other period only
+    robot.environment = env
+
+    def chatter(k, r):
+        r.environment = env if k < 600 or k % 2 else None
+    c = make_force_controller(stewart, "direct_force")
+    cmds, wrenches, _ = _run(stewart, robot, c, _home(stewart), 1000, force, each=chatter)
+    assert c.law.contact == "contact" and all(cmd.mode == CONTROL for cmd in cmds)
+
+
+def test_stewart_force_reproduction_impedance_matches_its_design(stewart):
+    """`pkm reproduce stewart-force`'s impedance run (benchmarks/reproduce/stewart_force.py), plant without joint
+    friction: the measured e_z follows the designed M_d e'' + D_d e' + K_d e = F_e driven by the measured contact
+    force (scipy lsim, independent of the law's code) within 3 % of its peak (the sensor's 200 Hz filter and noise
+    are the gap), and the steady force is the closed form of two springs in series, K_d k_e / (K_d + k_e) x 1 mm =
+    36000 x 1e5 / 136000 x 1e-3 = 26.47 N, within 1 %."""
+    from pkm_control.benchmarks.reproduce import stewart_force as sf
+    from pkm_control.trajectory.spec import hybrid_from_spec
+
+    run = sf.simulate(stewart, "impedance", hybrid_from_spec(stewart.kin, sf.IMPEDANCE_SPEC), friction=False)
+    f = sf.impedance_figures(stewart, run)
+    assert f["relative_difference"] < 0.03
+    assert f["steady_force_N"] == pytest.approx(36000 * 1e5 / 136000 * 1e-3, rel=0.01)
+    assert np.all(run["mode"] == CONTROL)

@@ -466,14 +466,28 @@ def plant_sensors(dyn: ClosedLoopDynamics, settings: dict) -> Sensors:
                               settings.get("effort_noise_std", 0.0))
 
 
+def plant_environment(dyn: ClosedLoopDynamics, settings: dict):
+    """(environment, wrench sensor) of the node setting ``environment``: '' = free space (None, None), ``default`` =
+    the robot's section of config/environment.yaml, else the path of such a YAML (contact.load_environment)."""
+    from .contact import load_environment, wrench_sensor
+
+    where = settings.get("environment") or ""
+    if not where:
+        return None, None
+    env, sensor = load_environment(dyn.model.name, "" if where == "default" else where)
+    return env, wrench_sensor(env, sensor)
+
+
 def simulated_robot(dyn: ClosedLoopDynamics, settings: dict) -> SimulatedRobot:
     """The simulated robot of the node settings (control_rate, substeps, friction, command_timeout,
     safe_behaviour with hold_kp / hold_kd, force_limit, actuator_lag, true_parameters_file ('' = the model's),
-    encoder_resolution, encoder_counts_per_turn, effort_noise_std, measurement_seed)."""
+    encoder_resolution, encoder_counts_per_turn, effort_noise_std, measurement_seed, environment)."""
+    environment, sensor = plant_environment(dyn, settings)
     return SimulatedRobot(dyn, 1.0 / settings["control_rate"], substeps=settings["substeps"],
                           friction=settings["friction"], command_timeout=settings["command_timeout"],
                           safe_behaviour=plant_safe_behaviour(dyn, settings),
                           force_limits=settings.get("force_limit", "config"),
                           actuator_lag=settings.get("actuator_lag", 0.0),
                           true_parameters=settings.get("true_parameters_file") or None,
-                          sensors=plant_sensors(dyn, settings), measurement_seed=settings.get("measurement_seed", 0))
+                          sensors=plant_sensors(dyn, settings), measurement_seed=settings.get("measurement_seed", 0),
+                          environment=environment, wrench_sensor=sensor)
