@@ -458,3 +458,28 @@ def test_stewart_force_reproduction_impedance_matches_its_design(stewart):
     assert f["relative_difference"] < 0.03
     assert f["steady_force_N"] == pytest.approx(36000 * 1e5 / 136000 * 1e-3, rel=0.01)
     assert np.all(run["mode"] == CONTROL)
+
+
+def test_a_step_far_from_every_surface_is_the_step_without_contact(stewart):
+    """ContactEnvironment.free: the clearance of the tool from a plane and a box against |v| h + 0.1 mm; a step of
+    the simulated robot far from the surfaces (the compiled path where there is one) equals the step with the
+    contact's wrench function (0 at every stage there) to rounding; near the surface it is not taken."""
+    env = ContactEnvironment([0, 0, -0.1], [Plane(1e5, point=[0, 0, 1.0], normal=[0, 0, 1]),
+                                            Box(1e6, center=[0.5, 0, 1.1], half_extents=[0.1, 0.1, 0.1])])
+    home = _home(stewart)                                # tool tip at z = 1.1: 0.1 m above the plane, 0.4 m off the box
+    assert env.surfaces[0].clearance(np.array([0, 0, 1.1])) == pytest.approx(0.1)
+    assert env.surfaces[1].clearance(np.array([0.0, 0, 1.1])) == pytest.approx(0.4)
+    assert env.surfaces[1].clearance(np.array([0.5, 0, 1.1])) == 0.0
+    assert env.free(home, np.zeros(6), 0.0005)
+    assert not env.free(home, np.array([0, 0, -250.0, 0, 0, 0]), 0.0005)        # 0.125 m in one step
+    near = Pose(home.position - [0, 0, 0.09995], home.rotation)                   # 50 um above the plane
+    assert not env.free(near, np.zeros(6), 0.0005)
+    robot = SimulatedRobot(stewart, DT, environment=env)
+    robot.reset(home, np.array([0.01, 0.0, -0.02, 0.0, 0.0, 0.05]))
+    tau = np.full(6, 100.0)
+    robot.write(tau)
+    robot.step()
+    fast = robot.ground_truth()
+    robot.reset(home, np.array([0.01, 0.0, -0.02, 0.0, 0.0, 0.05]))
+    ref = robot.sim.step(robot.state, DT, tau, env.wrench)
+    assert np.allclose(fast.platform_twist, ref.twist, atol=1e-12, rtol=1e-12)
