@@ -23,6 +23,7 @@ Sim time only; the Stewart platform (seed 004's robot) on the generic engine (~2
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
 from scipy import signal
 
 from pkm_control.control import CONTROL, References
@@ -483,3 +484,37 @@ def test_a_step_far_from_every_surface_is_the_step_without_contact(stewart):
     robot.reset(home, np.array([0.01, 0.0, -0.02, 0.0, 0.0, 0.05]))
     ref = robot.sim.step(robot.state, DT, tau, env.wrench)
     assert np.allclose(fast.platform_twist, ref.twist, atol=1e-12, rtol=1e-12)
+
+
+@settings(max_examples=6, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(name=st.sampled_from(["stiffness", "direct_force", "direct_force_joint", "impedance", "impedance_no_force",
+                             "admittance"]),
+       k=st.floats(1e3, 1e7), c=st.floats(0.0, 3000.0), mu=st.floats(0.0, 1.0), depth=st.floats(-0.002, 0.003),
+       f_d=st.floats(-500.0, 500.0), pattern=st.lists(st.booleans(), min_size=2, max_size=8),
+       junk=st.sampled_from([None, np.nan, np.inf, 1e9]))
+def test_generated_contact_switching_and_junk_wrenches_stay_safe(stewart, name, k, c, mu, depth, f_d, pattern, junk):
+    """Generated contact parameters (stiffness 1e3-1e7 N/m, damping, friction, the surface up to 3 mm into the tool
+    or 2 mm away), a generated on/off pattern of the contact repeated every few periods, a generated F_d within
+    +-force_limit and, every 7th period, a junk wrench sample (NaN, inf, 1e9 N): every command finite and within the
+    force limits, the state finite, a junk sample engages the safe behaviour for that period (law with a sensor)."""
+    robot, _ = _plant(stewart, [0.0, 0.0, -0.1], depth, k=k, c=c, mu=mu)
+    env = robot.environment
+    ctl = make_force_controller(stewart, name)
+    junked = []
+
+    def each(i, r):
+        r.environment = env if pattern[i % len(pattern)] else None
+        if junk is not None and i % 7 == 6 and r.wrench_sensor is not None:
+            meas = r.read()
+            bad = WrenchMeasurement(meas.time, np.full(6, junk), np.zeros(3))
+            r._read = JointMeasurement(meas.time, meas.position, meas.velocity, meas.effort, {"wrench": bad})
+            junked.append(i)
+
+    cmds, _, _ = _run(stewart, robot, ctl, _home(stewart), 60, ForceReference(np.array([0, 0, f_d, 0, 0, 0]), Z_ONLY),
+                      each)
+    for cmd in cmds:
+        assert np.isfinite(cmd.tau).all() and (np.abs(cmd.tau) <= ctl.limits.limits).all()
+    gt = robot.ground_truth()
+    assert np.isfinite(gt.position).all() and np.isfinite(gt.velocity).all()
+    if ctl.wrench_watch is not None and ctl.wrench_watch.source == "sensor":
+        assert all(cmds[i].mode != CONTROL for i in junked)
