@@ -1068,6 +1068,35 @@ def test_run_time_parameters_apply_or_are_refused(ros):
     assert {"goal", "lookahead", "display_rate"}.isdisjoint(names) and {"kp", "force_limit"} <= names
 
 
+def test_parameter_ranges_are_declared_and_enforced(ros):
+    """kp = 1e30 on a running joint_controller is refused with a reason naming the parameter, the value and the
+    range (settings.RANGES), and the node keeps its gains; describe_parameters shows a scalar's range
+    (floating_point_range) and a per-joint list's (additional_constraints: ROS ranges apply to scalars only)."""
+    from pkm_control.control.settings import RANGES
+
+    ctl = JointControllerNode(parameter_overrides=params(sim_time=False))
+    ros.add_node(ctl)
+    kp = ctl.loop.controller.law.kp.tolist()
+    for value in (1e30, [1.0e5] * 5 + [1e30]):
+        r = ctl.set_parameters([Parameter("kp", value=value)])[0]
+        assert not r.successful and "'kp' = 1e+30" in r.reason and RANGES["kp"].text() in r.reason, r.reason
+        assert ctl.loop.controller.law.kp.tolist() == kp and ctl.get_parameter("kp").value == kp
+    rate, kp_desc = ctl.describe_parameters(["state_publish_rate", "kp"])
+    r = RANGES["state_publish_rate"]
+    assert [(x.from_value, x.to_value) for x in rate.floating_point_range] == [(r.low, r.high)]
+    assert not kp_desc.floating_point_range and RANGES["kp"].text() in kp_desc.additional_constraints
+    high = r.high * 2
+    res = ctl.set_parameters([Parameter("state_publish_rate", value=high)])[0]
+    assert not res.successful and "state_publish_rate" in res.reason
+    assert ctl.get_parameter("state_publish_rate").value != high
+    gen = TrajectoryGeneratorNode(parameter_overrides=params())
+    ros.add_node(gen)
+    res = gen.set_parameters([Parameter("approach_speed", value=1e300)])[0]
+    assert not res.successful and "approach_speed" in res.reason
+    assert gen.describe_parameters(["approach_speed"])[0].floating_point_range[0].to_value == \
+        RANGES["approach_speed"].high
+
+
 def yaml_dump(data):
     """YAML of a config mapping (the loaded configs are read-only mappings and tuples)."""
     import yaml

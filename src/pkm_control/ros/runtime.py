@@ -26,7 +26,8 @@ import sys
 import time
 
 from ..errors import InvalidInputError, PkmError
-from ..control.settings import FLOAT_KEYS, GAIN_KEYS, INT_KEYS, RUNTIME_KEYS, gain, integer, node_settings, validate
+from ..control.settings import (FLOAT_KEYS, GAIN_KEYS, INT_KEYS, RANGES, RUNTIME_KEYS, gain, integer, node_settings,
+                                validate)
 from .qos import qos
 
 LOG_THROTTLE = 1.0               # s between repeated warnings of one kind
@@ -51,8 +52,7 @@ def declare_settings(node, node_name: str, on_change=None):
     for key, value in resolved.items():
         if key in ("robot", "variant", "controller", "controller_config"):
             continue
-        desc = ParameterDescriptor(read_only=key not in runtime, dynamic_typing=True)
-        settings[key] = node.declare_parameter(key, value, desc).value
+        settings[key] = node.declare_parameter(key, value, descriptor(key, value, key not in runtime)).value
     # coerce what a launch file or --set may give in another type (control_rate:=1000, kp:=5e5)
     for key in FLOAT_KEYS & settings.keys():
         settings[key] = validate(key, settings[key], ctx.n_actuated) if key in runtime else \
@@ -61,7 +61,8 @@ def declare_settings(node, node_name: str, on_change=None):
         settings[key] = integer(f"parameter '{key}'", settings[key], *INT_KEYS[key])
     n_gains = ctx.gain_size(settings["mode"]) if "mode" in settings else ctx.n_actuated
     for key in set(GAIN_KEYS) & settings.keys():
-        settings[key] = gain(key, settings[key], n_gains if key in ("kp", "kd") else ctx.n_actuated)
+        settings[key] = validate(key, settings[key], ctx.n_actuated, n_gains=n_gains) if key in runtime else \
+            gain(key, settings[key], n_gains if key in ("kp", "kd") else ctx.n_actuated)
     if "force_limit" in settings:
         settings["force_limit"] = validate("force_limit", settings["force_limit"], ctx.n_actuated, ctx.force_limit)
 
@@ -81,6 +82,26 @@ def declare_settings(node, node_name: str, on_change=None):
 
     node.add_on_set_parameters_callback(on_set)
     return ctx, settings
+
+
+def descriptor(key: str, value, read_only: bool):
+    """The ParameterDescriptor of a setting: its declared range (settings.RANGES, INT_KEYS), which ROS 2 applies
+    to a scalar only; a list (per-joint gains) says in ``additional_constraints`` that each element is checked."""
+    from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor
+
+    desc = ParameterDescriptor(read_only=read_only, dynamic_typing=True)
+    if key in RANGES:
+        r = RANGES[key]
+        if isinstance(value, (list, tuple)):
+            desc.additional_constraints = (f"each element in {r.text()} (checked per element: ROS 2 ranges apply to "
+                                           f"scalars only): {r.reason}")
+        else:
+            desc.floating_point_range = [FloatingPointRange(from_value=r.low, to_value=r.high, step=0.0)]
+            desc.additional_constraints = f"{r.text()}: {r.reason}"
+    elif key in INT_KEYS:
+        low, high = INT_KEYS[key]
+        desc.integer_range = [IntegerRange(from_value=low, to_value=high, step=1)]
+    return desc
 
 
 def _float(key, value):
