@@ -69,3 +69,53 @@ def test_validate_accepts_exactly_the_range(key, x):
 def test_beyond_the_upper_bound_is_refused(key, scale):
     with pytest.raises(InvalidInputError, match="outside its range"):
         validate(key, _scalar_or_list(key, RANGES[key].high * scale), N)
+
+
+# ----------------------------------------------------------------------------- a user's YAML files
+
+def _bombs(tmp_path):
+    """100,000 nested [ (the issue's file; a RecursionError of the loader before), and nested block sequences
+    ('- - - ...': no bracket to count, the loader's recursion caught)."""
+    flow = tmp_path / "flow.yaml"
+    flow.write_text("[" * 100_000)
+    block = tmp_path / "block.yaml"
+    block.write_text("- " * 5000 + "1\n")
+    return flow, block
+
+
+def test_every_loader_refuses_a_deeply_nested_file(tmp_path):
+    from pkm_control.control.feedforward import load_parameter_set
+    from pkm_control.dynamics import robot_dynamics
+    from pkm_control.hardware.canopen_drives import CanopenConfig
+    from pkm_control.kinematics import robot_kinematics
+
+    dyn = robot_dynamics("palida")
+    names = robot_kinematics("palida").model.actuated_joints
+    loaders = {"parameter set": lambda p: load_parameter_set(p, dyn),
+               "controller config": lambda p: load_settings("palida", "cf_rb_friction", str(p)),
+               "CANopen config": lambda p: CanopenConfig.load(p, names)}
+    flow, block = _bombs(tmp_path)
+    for what, load in loaders.items():
+        with pytest.raises(InvalidInputError, match=f"{what} .* nests 100000 brackets deep \\(limit 32\\)"):
+            load(flow)
+        with pytest.raises(InvalidInputError, match=f"{what} .* too deeply"):
+            load(block)
+
+
+def test_a_robot_yaml_and_a_large_file_are_refused(tmp_path):
+    from pkm_control.description.paths import MAX_YAML_BYTES, read_user_yaml
+    from pkm_control.description.robots import robot_variants
+
+    flow, _ = _bombs(tmp_path)
+    robot = tmp_path / "mybot.yaml"
+    robot.write_text(flow.read_text())
+    (tmp_path / "mybot.urdf").write_text("<robot name='mybot'/>")
+    with pytest.raises(InvalidInputError, match="robot config .* nests 100000"):
+        robot_variants(str(robot))
+    big = tmp_path / "big.yaml"
+    big.write_text("a: 1\n" + "#" * MAX_YAML_BYTES)
+    with pytest.raises(InvalidInputError, match=f"more than {MAX_YAML_BYTES} bytes"):
+        read_user_yaml(big, "parameter set")
+    quoted = tmp_path / "quoted.yaml"                # brackets inside a string are text, not nesting
+    quoted.write_text("a: '" + "[" * 1000 + "'\n")
+    assert read_user_yaml(quoted, "parameter set") == {"a": "[" * 1000}

@@ -189,12 +189,12 @@ def load_settings(robot: str, controller: str, controller_config: str = "", n_ac
     (task-space laws: per task coordinate); ``force_limit``
     (the robot config's ``actuators.force_limit``) is the default of the ``force_limit`` key.
     """
+    from ..description.paths import read_user_yaml
+
     path = controller_config or default_controller_config()
-    try:
-        with open(path) as f:
-            doc = yaml.safe_load(f) or {}
-    except (OSError, yaml.YAMLError) as exc:
-        raise InvalidModelError(f"controller config {path!r} cannot be read: {exc}") from exc
+    doc = read_user_yaml(path, "controller config", InvalidModelError) or {}
+    if not isinstance(doc, dict):
+        raise InvalidModelError(f"controller config {path!r} must be a mapping, got {type(doc).__name__}")
     controllers = doc.get("controllers") or {}
     robots = doc.get("robots") or {}
     if controller not in controllers:
