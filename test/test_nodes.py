@@ -1377,6 +1377,47 @@ def test_references_start_from_the_measured_pose_after_a_restart_and_a_reset(ros
     assert max(jumps) < 2e-4, max(jumps)              # the references never stepped away from the robot
 
 
+def test_hardware_reset_is_refused_while_the_robot_moves_and_services_are_rate_limited(ros):
+    """/hardware/reset during a motion is refused (success False, the moving joint named) and the run goes on;
+    /hardware/reset_force resets it; calls beyond its token bucket's burst are refused and counted in the
+    diagnostics, and a token comes back after 1/rate s of the bucket's clock (driven here: no wall-clock wait)."""
+    from std_srvs.srv import Trigger
+
+    from pkm_control.control.services import RESET_SPEED, SERVICE_BURST, SERVICE_RATE
+
+    goal = "{type: point_to_point, goal: [0.05, 0.0, -0.85, 0.0, 0.0, 0.0], duration: 0.5}"   # legs to ~0.08 m/s
+    gen, ik, cf, ctl = graph(ros, "cf_rb_friction", goal=goal)
+    now = [0.0]
+    ctl.guard.clock = lambda: now[0]
+    spy = Spy(ros)
+    reset = spy.node.create_client(Trigger, "/hardware/reset")
+    force = spy.node.create_client(Trigger, "/hardware/reset_force")
+    assert reset.wait_for_service(timeout_sec=WAIT) and force.wait_for_service(timeout_sec=WAIT)
+
+    def call(client):
+        fut = client.call_async(Trigger.Request())
+        assert spin_until(ros, fut.done)
+        return fut.result()
+    assert spin_until(ros, lambda: ctl.loop.measured is not None
+                      and np.abs(ctl.measured_velocity()).max() > 2 * RESET_SPEED)
+    k = ctl.k
+    r = call(reset)
+    assert not r.success and "the robot moves" in r.message, r.message
+    assert ctl.k >= k and not ctl._reset_request.is_set()            # not reset: the run goes on
+    r = call(force)
+    assert r.success
+    assert spin_until(ros, lambda: ctl.k < k)                         # back at sim time 0
+    for _ in range(SERVICE_BURST - 1):                                # the rest of reset_force's burst
+        assert call(force).success
+    r = call(force)
+    assert not r.success and "calls/s" in r.message, r.message
+    assert ctl.diag.extra["service_refusals"] == 1
+    assert "service_refusals" in {kv.key for kv in ctl.diag.publish().status[0].values}
+    now[0] += 1.0 / SERVICE_RATE                                      # one token again
+    assert call(force).success
+    assert not call(force).success and ctl.diag.extra["service_refusals"] == 2
+
+
 def test_benchmark_circle_from_its_start_pose(ros):
     """initial_pose on every node: the robot starts ON the benchmark circle, the generator puts no approach
     in front, and the goal's trajectory starts at start_delay (announced in diagnostics)."""

@@ -13,6 +13,10 @@ delivery: a count, one dictionary look-up on (what, exception type) and a clock 
 (with how many of its kind were not logged since) and the diagnostics' text are only formatted when
 they are written.
 
+Services: ``ServiceGuard`` creates a node's services behind a rate limit (control.services: a token bucket per
+service; a refused call answers success False with the reason, counted as ``service_refusals`` and a rejected
+input in /diagnostics and logged at most once a second).
+
 Runner: ``run_node`` handles --help, starts rclpy without its signal handlers and installs its own
 for SIGINT, SIGTERM and SIGHUP: each ends the spin within one wait period (0.1 s) and the node
 is destroyed cleanly, so every node exits within a second of any of them.
@@ -102,6 +106,54 @@ def descriptor(key: str, value, read_only: bool):
         low, high = INT_KEYS[key]
         desc.integer_range = [IntegerRange(from_value=low, to_value=high, step=1)]
     return desc
+
+
+class ServiceGuard:
+    """A node's services, each behind its own TokenBucket (module docstring). ``clock``: seconds of a monotonic
+    clock, the wall's steady time (a flood is calls per wall second; a test drives its own)."""
+
+    def __init__(self, node, diag: Diagnostics, clock=time.monotonic):
+        self.node = node
+        self.diag = diag
+        self.clock = clock
+        self.buckets: dict = {}
+        diag.extra["service_refusals"] = 0
+
+    def service(self, srv_type, name: str, callback):
+        """``node.create_service`` whose callback runs only with a token of the service's bucket."""
+        from ..control.services import TokenBucket
+
+        bucket = self.buckets[name] = TokenBucket(clock=lambda: self.clock())
+
+        def limited(request, response):
+            if bucket.take():
+                return callback(request, response)
+            response.success = False
+            response.message = bucket.refusal()
+            self.diag.extra["service_refusals"] += 1
+            self.diag.reject(f"service {name}", InvalidInputError(response.message))
+            return response
+
+        return self.node.create_service(srv_type, name, limited)
+
+    def reset_services(self, reset, velocity, names=()):
+        """/hardware/reset, refused while the robot moves (control.services.reset_refusal of ``velocity()``, the
+        measured actuated velocity or None), and /hardware/reset_force, ``reset`` regardless: both rate-limited.
+        Returns the two services."""
+        from std_srvs.srv import Trigger
+
+        from ..control.services import reset_refusal
+
+        def checked(request, response):
+            refusal = reset_refusal(velocity(), names)
+            if refusal is None:
+                return reset(request, response)
+            response.success = False
+            response.message = refusal
+            self.diag.reject("service /hardware/reset", InvalidInputError(refusal))
+            return response
+
+        return self.service(Trigger, "/hardware/reset", checked), self.service(Trigger, "/hardware/reset_force", reset)
 
 
 def _float(key, value):
