@@ -318,13 +318,21 @@ def validate(key: str, value, n_actuated: int, force_limit=None, n_gains: int | 
     raise InvalidInputError(f"parameter '{key}' cannot change at run time")
 
 
+def range_text(key: str) -> str:
+    """The declared range of a numeric setting (RANGES with its reason, or INT_KEYS), as a refusal states it."""
+    if key in RANGES:
+        return f"{RANGES[key].text()} ({RANGES[key].reason})"
+    low, high = INT_KEYS[key]
+    return f"[{low}, {high}] (an integer)"
+
+
 def in_range(key: str, values: list) -> list:
     """``values`` (floats) if each lies in ``RANGES[key]``, else InvalidInputError naming the parameter, the value,
     the range and its reason."""
     r = RANGES[key]
     bad = [x for x in values if not r.contains(x)]
     if bad:
-        raise InvalidInputError(f"'{key}' = {bad[0]:g} is outside its range {r.text()} ({r.reason})")
+        raise InvalidInputError(f"'{key}' = {bad[0]:g} is outside its range {range_text(key)}")
     return values
 
 

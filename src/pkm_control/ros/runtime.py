@@ -29,9 +29,9 @@ import signal
 import sys
 import time
 
-from ..errors import InvalidInputError, PkmError
+from ..errors import InvalidInputError, PkmError, excerpt
 from ..control.settings import (FLOAT_KEYS, GAIN_KEYS, INT_KEYS, RANGES, RUNTIME_KEYS, gain, integer, node_settings,
-                                validate)
+                                range_text, validate)
 from .qos import qos
 
 LOG_THROTTLE = 1.0               # s between repeated warnings of one kind
@@ -56,7 +56,7 @@ def declare_settings(node, node_name: str, on_change=None):
     for key, value in resolved.items():
         if key in ("robot", "variant", "controller", "controller_config"):
             continue
-        settings[key] = node.declare_parameter(key, value, descriptor(key, value, key not in runtime)).value
+        settings[key] = _declare(node, key, value, key not in runtime)
     # coerce what a launch file or --set may give in another type (control_rate:=1000, kp:=5e5)
     for key in FLOAT_KEYS & settings.keys():
         settings[key] = validate(key, settings[key], ctx.n_actuated) if key in runtime else \
@@ -86,6 +86,22 @@ def declare_settings(node, node_name: str, on_change=None):
 
     node.add_on_set_parameters_callback(on_set)
     return ctx, settings
+
+
+def _declare(node, key: str, value, read_only: bool):
+    """``node.declare_parameter`` of a setting with its ``descriptor``. rclpy checks a scalar against the declared
+    range at the declaration (a launch file's, ``--set``'s or an override's value), before the node's own checks:
+    its refusal (InvalidParameterValueException) becomes the project's InvalidInputError naming the parameter, the
+    refused value (read again under a descriptor without the range) and the range, so the node exits cleanly."""
+    from rcl_interfaces.msg import ParameterDescriptor
+    from rclpy.exceptions import InvalidParameterValueException
+
+    try:
+        return node.declare_parameter(key, value, descriptor(key, value, read_only)).value
+    except InvalidParameterValueException:
+        pass
+    given = node.declare_parameter(key, value, ParameterDescriptor(read_only=True, dynamic_typing=True)).value
+    raise InvalidInputError(f"parameter '{key}' = {excerpt(given)} is outside its range {range_text(key)}")
 
 
 def descriptor(key: str, value, read_only: bool):
