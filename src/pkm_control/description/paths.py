@@ -81,6 +81,8 @@ def read_user_yaml(path, what: str, error: type[Exception] = InvalidInputError):
         raise InvalidInputError(f'{what} {path!r} nests its collections too deeply to parse') from exc
     except yaml.YAMLError as exc:
         raise error(f'{what} {path!r} is not valid YAML: {str(exc)[:300]}') from exc
+    except ValueError as exc:       # a scalar the loader resolves but cannot build: an int of 5000 digits, 2020-13-45
+        raise InvalidInputError(f'{what} {path!r} holds a value YAML cannot read: {str(exc)[:300]}') from exc
 
 
 def _source_tree() -> Path:

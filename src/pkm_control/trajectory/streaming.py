@@ -124,6 +124,8 @@ def parse_goal(text: str) -> dict:
         spec = yaml.safe_load(text)
     except (yaml.YAMLError, RecursionError) as exc:
         raise InvalidInputError(f"goal is not valid YAML/JSON: {str(exc)[:200]}") from exc
+    except ValueError as exc:       # a scalar the loader resolves but cannot build: an int of 5000 digits, 2020-13-45
+        raise InvalidInputError(f"goal holds a value YAML cannot read: {str(exc)[:200]}") from exc
     if not isinstance(spec, dict):
         raise InvalidInputError(f"goal must be a mapping (trajectory spec), got {type(spec).__name__}: "
                                 f"{text[:200]!r}")
