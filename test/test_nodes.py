@@ -1097,6 +1097,37 @@ def test_parameter_ranges_are_declared_and_enforced(ros):
         RANGES["approach_speed"].high
 
 
+def test_every_run_time_parameter_of_every_node_declares_its_range(ros):
+    """describe_parameters of each node's RUNTIME_KEYS: a scalar has its floating_point_range (settings.RANGES), a
+    list and a choice say theirs in additional_constraints; a value beyond a range given at start-up (a launch
+    file's, --set's) is the project's InvalidInputError naming the parameter, the value and the range, not rclpy's
+    exception (rclpy checks the declared range before the node can)."""
+    from pkm_control.control.settings import CHOICE_KEYS, RANGES, RUNTIME_KEYS
+
+    nodes = {"trajectory_generator": TrajectoryGeneratorNode, "inverse_kinematics": InverseKinematicsNode,
+             "computed_force": ComputedForceNode, "joint_controller": JointControllerNode}
+    for name, make in nodes.items():
+        node = make(parameter_overrides=params(sim_time=False))
+        for key, desc in zip(RUNTIME_KEYS[name], node.describe_parameters(list(RUNTIME_KEYS[name]))):
+            assert not desc.read_only, (name, key)
+            if key in CHOICE_KEYS:
+                assert desc.additional_constraints and all(c in desc.additional_constraints
+                                                           for c in CHOICE_KEYS[key] or ()), (name, key)
+            elif isinstance(node.get_parameter(key).value, (list, tuple)):
+                assert RANGES[key].text() in desc.additional_constraints, (name, key)
+            else:
+                r = RANGES[key]
+                assert [(x.from_value, x.to_value) for x in desc.floating_point_range] == [(r.low, r.high)], key
+        node.destroy_node()
+    assert set(RUNTIME_KEYS["hardware"]) == set()
+    for bad in ({"state_publish_rate": 1e5}, {"state_publish_rate": -1.0}):
+        with pytest.raises(InvalidInputError, match=r"parameter 'state_publish_rate' = .* is outside its range "
+                                                    r"\[0, 10000\]"):
+            JointControllerNode(parameter_overrides=params(sim_time=False, **bad))
+    with pytest.raises(InvalidInputError, match=r"'approach_speed' = 0 is outside its range \(0, 10\]"):
+        TrajectoryGeneratorNode(parameter_overrides=params(approach_speed=0.0))   # inside rclpy's closed range
+
+
 def yaml_dump(data):
     """YAML of a config mapping (the loaded configs are read-only mappings and tuples)."""
     import yaml
@@ -1416,6 +1447,46 @@ def test_hardware_reset_is_refused_while_the_robot_moves_and_services_are_rate_l
     now[0] += 1.0 / SERVICE_RATE                                      # one token again
     assert call(force).success
     assert not call(force).success and ctl.diag.extra["service_refusals"] == 2
+
+
+def test_goals_are_answered_and_run_during_a_flood_of_resets(ros):
+    """Issue 22's flood: /hardware/reset called at every turn of the executor from the first motion on, through two
+    goals. None resets the robot (moving: refused; at rest: the bucket, on a frozen clock, is empty after its burst), sim
+    time never goes back, and the second goal, sent during the flood, is accepted, started and finished: the goal
+    path stays answered (the executor takes one request per service per turn, and a refusal is cheap)."""
+    from std_srvs.srv import Trigger
+
+    from pkm_control.control.services import SERVICE_BURST
+
+    goal = "{type: point_to_point, goal: [0.02, 0.0, -0.85, 0.0, 0.0, 0.0], duration: 0.3}"
+    gen, ik, cf, ctl = graph(ros, "cf_rb_friction", goal=goal)
+    ctl.guard.clock = lambda: 0.0                     # no token comes back during the test
+    states = []
+    status = gen.status
+    gen.status = lambda state, **fields: (states.append(state), status(state, **fields))
+    spy = Spy(ros)
+    reset = spy.node.create_client(Trigger, "/hardware/reset")
+    goals = spy.node.create_publisher(String, "/trajectory_generator/goal", 10)
+    assert reset.wait_for_service(timeout_sec=WAIT)
+    calls, ks = [], []
+
+    def flooding(cond):
+        def step():
+            calls.append(reset.call_async(Trigger.Request()))
+            ks.append(ctl.k)
+            return cond()
+        return step
+    assert spin_until(ros, lambda: ctl.loop.measured is not None
+                      and np.abs(ctl.measured_velocity()).max() > 0.05)                    # moving: the flood starts
+    assert spin_until(ros, flooding(lambda: "finished" in states))
+    goals.publish(String(data="{type: point_to_point, goal: [0.0, 0.0, -0.85, 0.0, 0.0, 0.0], duration: 0.3}"))
+    assert spin_until(ros, flooding(lambda: states.count("finished") == 2)), states
+    assert states == ["accepted", "started", "finished", "accepted", "started", "finished"], states
+    answered = [f.result() for f in calls if f.done()]
+    assert len(answered) > 100 and not any(r.success for r in answered)
+    assert all(b >= a for a, b in zip(ks, ks[1:]))                 # sim time never went back: no reset
+    assert ctl.diag.extra["service_refusals"] >= len(answered) - SERVICE_BURST
+    assert ctl.diag.safe_behaviour == "none" and ctl.loop.controller.safe_entries == 0
 
 
 def test_benchmark_circle_from_its_start_pose(ros):

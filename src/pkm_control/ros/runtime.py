@@ -30,8 +30,8 @@ import sys
 import time
 
 from ..errors import InvalidInputError, PkmError, excerpt
-from ..control.settings import (FLOAT_KEYS, GAIN_KEYS, INT_KEYS, RANGES, RUNTIME_KEYS, gain, integer, node_settings,
-                                range_text, validate)
+from ..control.settings import (CHOICE_KEYS, FLOAT_KEYS, GAIN_KEYS, INT_KEYS, RANGES, RUNTIME_KEYS, gain, integer,
+                                node_settings, range_text, validate)
 from .qos import qos
 
 LOG_THROTTLE = 1.0               # s between repeated warnings of one kind
@@ -106,7 +106,8 @@ def _declare(node, key: str, value, read_only: bool):
 
 def descriptor(key: str, value, read_only: bool):
     """The ParameterDescriptor of a setting: its declared range (settings.RANGES, INT_KEYS), which ROS 2 applies
-    to a scalar only; a list (per-joint gains) says in ``additional_constraints`` that each element is checked."""
+    to a scalar only; a list (per-joint gains) says in ``additional_constraints`` that each element is checked; a
+    choice (settings.CHOICE_KEYS) names its values there."""
     from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor
 
     desc = ParameterDescriptor(read_only=read_only, dynamic_typing=True)
@@ -121,6 +122,10 @@ def descriptor(key: str, value, read_only: bool):
     elif key in INT_KEYS:
         low, high = INT_KEYS[key]
         desc.integer_range = [IntegerRange(from_value=low, to_value=high, step=1)]
+    elif key in CHOICE_KEYS:
+        choices = CHOICE_KEYS[key]
+        desc.additional_constraints = f"one of {', '.join(choices)}" if choices else \
+            "a YAML file inside parameters_dir"
     return desc
 
 
