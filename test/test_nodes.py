@@ -1451,9 +1451,10 @@ def test_hardware_reset_is_refused_while_the_robot_moves_and_services_are_rate_l
 
 def test_goals_are_answered_and_run_during_a_flood_of_resets(ros):
     """Issue 22's flood: /hardware/reset called at every turn of the executor from the first motion on, through two
-    goals. None resets the robot (moving: refused; at rest: the bucket, on a frozen clock, is empty after its burst), sim
-    time never goes back, and the second goal, sent during the flood, is accepted, started and finished: the goal
-    path stays answered (the executor takes one request per service per turn, and a refusal is cheap)."""
+    goals. None resets the robot (moving: refused; at rest: the bucket, on a frozen clock, is empty after its
+    burst), sim time never goes back, and the second goal, sent during the flood, is accepted, started and
+    finished: the goal path stays answered (the executor takes one request per service per turn, and a refusal is
+    cheap)."""
     from std_srvs.srv import Trigger
 
     from pkm_control.control.services import SERVICE_BURST
