@@ -649,12 +649,12 @@ def junk_joint_trajectory(draw, field, flaw):
 
 @st.composite
 def junk_joint_state(draw, flaw, last_ns):
-    """A JointState of every joint with the flaw ``flaw``; 'stale' is well formed but stamped in (0, last_ns]
-    (0 would be a reset)."""
+    """A JointState of every joint with the flaw ``flaw``; 'stale' is well formed but stamped in (0, last_ns) (0
+    would be a reset, and last_ns itself the robot's state sent again, no rejection since issue 26)."""
     names = list(KIN.model.joint_names)
     pos = list(map(float, Q_HOME))
     vel = [0.0] * len(names)
-    stamp = draw(st.integers(1, last_ns)) if flaw == "stale" else draw(st.integers(0, 10**12))
+    stamp = draw(st.integers(1, last_ns - 1)) if flaw == "stale" else draw(st.integers(0, 10**12))
     a = int(ACT[draw(st.integers(0, len(ACT) - 1))])
     if flaw == "unknown":
         names[a] = draw(st.text(max_size=20).filter(lambda x: x not in names))
