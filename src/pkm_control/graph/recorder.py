@@ -72,6 +72,7 @@ class GraphRecorder:
         self.node.create_subscription(String, "/trajectory_generator/status", self._status,
                                       qos("/trajectory_generator/status", "sub"))
         self.diagnostics = {}
+        self.drives = {}                 # CANopen drive -> its last status on /diagnostics (values and message)
         self.node.create_subscription(DiagnosticArray, "/diagnostics", self._diagnostics, qos("/diagnostics", "sub"))
         self.latest = {}                 # topic -> newest sample time (s)
         self.closure_error_max = None    # the largest closure residual of the ground truth (m), as pinocchio has it
@@ -156,7 +157,10 @@ class GraphRecorder:
 
     def _diagnostics(self, msg):
         for st in msg.status:
-            self.diagnostics[st.name.lstrip("/")] = {kv.key: kv.value for kv in st.values}
+            values = {kv.key: kv.value for kv in st.values}
+            self.diagnostics[st.name.lstrip("/")] = values
+            if "cia402_state" in values:      # a drive's own status (hardware canopen): its last one, with the words
+                self.drives[st.name.lstrip("/")] = dict(values, message=st.message)
 
     # ------------------------------------------------------------------ results
     def record(self, name: str, controller: str) -> RunRecord:
@@ -181,6 +185,8 @@ class GraphRecorder:
                 "cycle_median_us": _float(ctl.get("cycle_median_us")),
                 "real_time_factor": _float(ctl.get("real_time_factor")),
                 "plant_step_median_us": _float(ctl.get("plant_step_median_us")),
+                "observations_dropped": _float(ctl.get("observations_dropped")),
+                "bus_load": ctl.get("bus_load"), "drives": dict(self.drives) or None,
                 "closure_error_max": self.closure_error_max, "plant": self.plant()}
 
     def plant(self) -> dict | None:
@@ -213,7 +219,10 @@ def outcome(kin, spec: dict, initial, record: RunRecord, status: dict) -> dict:
     if spec.get("start") is None and spec.get("type") not in FIXED_START:
         spec["start"] = kin.task.coordinates(initial).tolist()
     traj = trajectory_from_spec(kin, spec)
-    m = run_metrics(kin, traj, record, float(status["goal_start"]))
+    try:
+        m = run_metrics(kin, traj, record, float(status["goal_start"]))
+    except InvalidInputError as exc:       # nothing recorded within the motion: said, not a traceback
+        return {"tracking": str(exc)}
     out = {k: v for k, v in m.items() if not k.startswith("_")}
     if len(record.t) > 1:      # grid instants of the goal's trajectory without a recorded sample (a lossy recording)
         dt = float(np.median(np.diff(record.t)))

@@ -6,7 +6,9 @@ bus in another process (``serve`` / ``python -m pkm_control.hardware.canopen_emu
 a loopback group). The master configures it over SDO like a real drive (its object dictionary takes the writes; motor
 rated torque 0x6076 is the motor's, read-only, set from the configuration's ``rated_torque``); at NMT start it reads
 its PDO mapping back from its object dictionary, so a wrong mapping shows up as wrong data. Together the drives own
-one SimulatedRobot, stepped once per SYNC:
+one SimulatedRobot, stepped at each SYNC through one communication cycle in steps of the drives' own loop (its
+period ``plant.dt``: ``drive_loop``, 0.5 ms or the cycle's whole fraction nearest to it; a real drive closes its
+position and velocity loops at several kHz whatever the SYNC rate, and the hold law at a 4 ms SYNC would oscillate):
 
 * SYNC: each drive takes the controlword and target of the RPDOs received before it, runs the CiA 402 state machine
   (canopen_drives.STATES; transitions 2-4, 5-12, 15, 16 of CiA 402; quick stop option 6: hold); a transition takes
@@ -18,12 +20,16 @@ one SimulatedRobot, stepped once per SYNC:
   (the ``hold`` safe behaviour: a drive's position loop holding the axis) from this period on. The robot steps one
   period, then each drive's TPDOs with the state at the end of the period (position and velocity in increments,
   the applied force in per mille): the quantization of a real drive. ``enable_targets`` keeps, per drive, the
-  (0x607A, 0x6064, 0x60FF) of each enable operation.
+  (0x607A, 0x6064, 0x60FF) of each enable operation since its last NMT reset. The mode (CST, CSP, CSV) is the
+  drives' 0x6060, as the master configured it.
 * The drives' clock: in the master's process, a period per SYNC (``run_free(n)`` lets it run n periods without
   SYNC: the master stopped); in a process of their own, the wall clock (``clock``), with heartbeats and SYNC
   supervision in a thread of their own. A drive in Operation enabled or Quick stop active that misses SYNC for more
   than ``sync_timeout`` (default 1.5 communication cycles 0x1006) goes to Fault with error code 0x8100
   (communication) and the robot holds from that period on.
+* The master's heartbeat: a drive consumes it as configured in 0x1016:01 (read at NMT start; supervised from the
+  first one received, CiA 301) and, when it is older than the consumer time in Operation enabled, applies the abort
+  connection option 0x6007 (1 fault, 2 disable voltage, 3 quick stop) and sends EMCY 0x8130.
 * Faults for tests: ``inject_fault`` (the drive goes to Fault with the given error code, EMCY sent; ``persistent``:
   a fault reset does not clear it until ``clear_fault``), ``pull_heartbeat`` (the drive stops producing heartbeats,
   as when its CAN controller is bus-off for heartbeats).
@@ -42,14 +48,18 @@ import numpy as np
 
 from ..control.safety import HoldTarget
 from ..errors import InvalidInputError
-from .canopen_drives import (ENABLE_OPERATION, FAULT_RESET, QUICK_STOP_OPTION_HOLD, STATUSWORD, CanopenConfig,
-                             DriveScaling)
+from .canopen_drives import (ENABLE_OPERATION, FAULT_RESET, MODES, QUICK_STOP_OPTION_HOLD, STATUSWORD,
+                             CanopenConfig, DriveScaling)
 from .interface import HardwareInterface, JointMeasurement, RobotState, Simulated
 from .simulated import SimulatedRobot
 
 SYNC_LOSS = 0x8100            # EMCY error code of a drive that lost SYNC (CiA 301: communication, generic)
+HEARTBEAT_LOSS = 0x8130       # EMCY error code of a drive that lost its master's heartbeat (CiA 301: life guard
+                              # error or heartbeat error)
 OVER_CURRENT = 0x2310         # a typical drive fault (CiA 402: continuous over-current), the default of inject_fault
 SYNC_WINDOW = 1.5             # communication cycles without SYNC before a drive faults
+DRIVE_LOOP = 0.0005           # s: the period of the drives' own loops (CSP / CSV, the hold), at most the SYNC's
+OPERATION_MODES = {value: name for name, value in MODES.items()}
 NMT_CODES = {"INITIALISING": 0, "STOPPED": 4, "OPERATIONAL": 5, "PRE-OPERATIONAL": 127}   # heartbeat byte
 
 
@@ -88,6 +98,8 @@ class _Drive:
         self.persistent = False          # a fault reset does not clear the fault
         self.moving = None               # (state, due time): a transition under way
         self.tau_enable = 0.0            # the force it held at enable operation (its loop's integrator)
+        self.consumer = None             # (master node id, s) of its heartbeat consumer 0x1016:01, from NMT start
+        self.master_seen = None          # drives' time of the master's last heartbeat (None: not yet: not supervised)
         self.enable_targets = []         # (0x607A, 0x6064, 0x60FF) at each enable operation
 
     def command(self, word: int, now: float, transition_time: float):
@@ -120,12 +132,17 @@ class EmulatedDrives:
     ``run_free``), or a wall clock in seconds (time.monotonic: heartbeats and SYNC supervision run in a thread)."""
 
     def __init__(self, config: CanopenConfig, plant: SimulatedRobot, channel: str | None = None,
-                 transition_time: float = 0.0, sync_timeout: float | None = None, clock=None):
+                 transition_time: float = 0.0, sync_timeout: float | None = None, clock=None,
+                 cycle: float | None = None):
         import canopen
 
         self.config, self.plant = config, plant
         plant.command_timeout = 0.5 * plant.dt
-        self.dt = plant.dt
+        self.dt = plant.dt if cycle is None else float(cycle)
+        self.loop_steps = int(round(self.dt / plant.dt))     # the robot's steps (the drives' loop) per SYNC
+        if self.loop_steps < 1 or abs(self.loop_steps * plant.dt - self.dt) > 1e-12:
+            raise InvalidInputError(f"the communication cycle {self.dt} s must be a whole number of the robot's "
+                                    f"period {plant.dt} s (the drives' own loop)")
         self.transition_time = float(transition_time)
         self.sync_timeout = SYNC_WINDOW * self.dt if sync_timeout is None else float(sync_timeout)
         self.clock = clock
@@ -138,12 +155,13 @@ class EmulatedDrives:
         self.network.connect(**config.bus_kwargs(channel))
         self.drives = []
         for d in config.drives:
-            node = canopen.LocalNode(d.node_id, canopen.import_od(config.eds, d.node_id))
+            node = canopen.LocalNode(d.node_id, canopen.import_od(d.eds or config.eds, d.node_id))
             node.sdo[0x6076].raw = int(round(d.rated_torque * 1000.0))     # the motor's (mN m or mN), read-only
             self.network.add_node(node)
             drive = _Drive(node, d)
             node.nmt.start_heartbeat = lambda ms, drive=drive: setattr(drive, "heartbeat_ms", int(ms))
             self.drives.append(drive)
+        self._masters = set()               # node ids whose heartbeat the drives consume
         self.network.subscribe(0, self._guard(self._on_nmt))
         self.network.subscribe(0x80, self._guard(self._on_sync))
         self._stop = threading.Event()
@@ -170,7 +188,7 @@ class EmulatedDrives:
                     continue
                 if cmd in (0x81, 0x82):                      # reset node / communication: boot-up, pre-operational
                     drive.state, drive.controlword, drive.error_code = "switch on disabled", 0, 0
-                    drive.persistent, drive.moving = False, None
+                    drive.persistent, drive.moving, drive.heartbeat_on, drive.enable_targets = False, None, True, []
                     self.network.send_message(0x700 + drive.node.id, [0])
                     drive.node.nmt.state = "PRE-OPERATIONAL"
                     drive.last_heartbeat = self.time
@@ -178,13 +196,25 @@ class EmulatedDrives:
                     drive.node.rpdo.read()
                     drive.node.tpdo.read()
                     drive.node.nmt.state = "OPERATIONAL"
+                    consumer = drive.node.sdo[0x1016][1].raw
+                    master, ms = consumer >> 16 & 0x7F, consumer & 0xFFFF
+                    drive.consumer, drive.master_seen = ((master, ms * 1e-3) if master and ms else None), None
+                    if drive.consumer and master not in self._masters:
+                        self._masters.add(master)
+                        self.network.subscribe(0x700 + master, self._guard(self._on_master_heartbeat))
                     cycle = drive.node.sdo[0x1006].raw * 1e-6
                     if drive.node.sdo[0x605A].raw != QUICK_STOP_OPTION_HOLD or abs(cycle - self.dt) > 1e-9:
                         raise InvalidInputError(f"emulated drive {drive.node.id}: quick stop option code "
                                                 f"{drive.node.sdo[0x605A].raw} (only {QUICK_STOP_OPTION_HOLD}: hold), "
-                                                f"cycle 0x1006 {cycle} s (the robot's period {self.dt} s)")
+                                                f"cycle 0x1006 {cycle} s (the communication cycle {self.dt} s)")
                 elif cmd == 0x80:
                     drive.node.nmt.state = "PRE-OPERATIONAL"
+
+    def _on_master_heartbeat(self, can_id, _data, _ts):
+        with self._lock:
+            for drive in self.drives:
+                if drive.consumer and 0x700 + drive.consumer[0] == can_id:
+                    drive.master_seen = self.time
 
     # ------------------------------------------------------------------ the drives' clock
     def _on_sync(self, _can_id, _data, _ts):
@@ -207,11 +237,26 @@ class EmulatedDrives:
             elif (self._last_sync is not None and self.time - self._last_sync > self.sync_timeout + 1e-12
                   and drive.state in ("operation enabled", "quick stop active")):
                 drive.fault(SYNC_LOSS)
+            elif (drive.consumer and drive.master_seen is not None and drive.state == "operation enabled"
+                  and self.time - drive.master_seen > drive.consumer[1] + 1e-12):
+                self._connection_lost(drive)
         for drive in self.drives:
             due = drive.heartbeat_ms > 0 and self.time - drive.last_heartbeat >= drive.heartbeat_ms * 1e-3 - 1e-9
             if due and drive.heartbeat_on:
                 self.network.send_message(0x700 + drive.node.id, [NMT_CODES[drive.node.nmt.state]])
                 drive.last_heartbeat = self.time
+
+    @staticmethod
+    def _connection_lost(drive):
+        """The master's heartbeat lost in Operation enabled: the abort connection option 0x6007 (CiA 402: 1 fault,
+        2 disable voltage, 3 quick stop; 0 nothing), said by EMCY 0x8130."""
+        option = drive.node.sdo[0x6007].raw
+        if option == 1:
+            drive.fault(HEARTBEAT_LOSS)
+            return
+        if option in (2, 3):
+            drive.state, drive.moving = ("switch on disabled" if option == 2 else "quick stop active"), None
+            drive.node.emcy.send(HEARTBEAT_LOSS, 0x11)            # error register: generic, communication
 
     def _watchdog(self):
         """Wall clock: heartbeats and SYNC supervision between SYNCs."""
@@ -225,13 +270,14 @@ class EmulatedDrives:
         meas = self.plant.read()
         scale = [d.scaling for d in self.drives]
         limit = np.array([d.from_permille(drive.node.sdo[0x6072].raw) for d, drive in zip(scale, self.drives)])
-        if self.config.mode == "cst":
+        mode = OPERATION_MODES[self.drives[0].node.sdo[0x6060].raw]       # as the master configured them
+        if mode == "cst":
             return np.clip([d.from_permille(drive.node.rpdo[1][0x6071].raw) for d, drive in zip(scale, self.drives)],
                            -limit, limit)
         r2 = [drive.node.rpdo[2] for drive in self.drives]
-        x = np.array([d.from_increments(r[0x607A].raw) for d, r in zip(scale, r2)]) if self.config.mode == "csp" \
+        x = np.array([d.from_increments(r[0x607A].raw) for d, r in zip(scale, r2)]) if mode == "csp" \
             else meas.position
-        v = np.array([d.from_increments(r[0x60FF].raw) for d, r in zip(scale, r2)]) if self.config.mode == "csv" \
+        v = np.array([d.from_increments(r[0x60FF].raw) for d, r in zip(scale, r2)]) if mode == "csv" \
             else np.zeros(len(scale))
         tau_enable = np.array([drive.tau_enable for drive in self.drives])
         return np.clip(self.plant.safe_behaviour.command(HoldTarget(x, tau_enable), meas.position, meas.velocity - v),
@@ -256,9 +302,10 @@ class EmulatedDrives:
                         drive.enable_targets.append((r2[0x607A].raw, drive.scaling.to_increments(before.position[i]),
                                                      r2[0x60FF].raw))
             self._housekeeping()
-            if all(d.state == "operation enabled" for d in self.drives):
-                self.plant.write(self._forces(), self.plant.time)
-            meas = self.plant.step()
+            for _ in range(self.loop_steps):         # the drives' own loop, faster than SYNC
+                if all(d.state == "operation enabled" for d in self.drives):
+                    self.plant.write(self._forces(), self.plant.time)
+                meas = self.plant.step()
             if not sync:
                 return
             for i, (drive, op) in enumerate(zip(self.drives, operational)):
@@ -339,15 +386,21 @@ def emulated_robot(dyn, config: CanopenConfig, dt: float, pose, channel: str, fo
     return hw, emu, plant
 
 
+def drive_loop(cycle: float) -> float:
+    """The period of the emulated drives' own loop for a communication cycle: DRIVE_LOOP or the cycle's whole
+    fraction nearest to it (a real drive closes its loops at several kHz, whatever the SYNC rate)."""
+    return cycle / max(1, round(cycle / DRIVE_LOOP))
+
+
 def _serve(config: CanopenConfig, robot: str, variant, dt: float, pose, channel, transition_time, sync_timeout, conn):
     """The drives in this process on the wall clock, commanded through ``conn`` (``EmulatorProcess``)."""
     from ..dynamics import robot_dynamics
     from ..trajectory import home_pose
 
     dyn = robot_dynamics(robot, variant) if variant else robot_dynamics(robot)
-    plant = SimulatedRobot(dyn, dt)
+    plant = SimulatedRobot(dyn, drive_loop(dt))
     plant.reset(home_pose(dyn.kin) if pose is None else pose)
-    emu = EmulatedDrives(config, plant, channel, transition_time, sync_timeout, clock=_time.monotonic)
+    emu = EmulatedDrives(config, plant, channel, transition_time, sync_timeout, clock=_time.monotonic, cycle=dt)
     try:
         conn.send(("ready", None))
         while True:
@@ -359,6 +412,10 @@ def _serve(config: CanopenConfig, robot: str, variant, dt: float, pose, channel,
                     with emu._lock:
                         result = getattr(plant, args[0])
                         result = result() if callable(result) else result
+                elif name == "reset_robot":          # back at its start pose, at rest (the next master's test)
+                    with emu._lock:
+                        plant.reset(home_pose(dyn.kin) if pose is None else pose)
+                        result = None
                 else:
                     result = getattr(emu, name)(*args)
                 conn.send(("ok", result))
@@ -373,7 +430,8 @@ def _serve(config: CanopenConfig, robot: str, variant, dt: float, pose, channel,
 class EmulatorProcess:
     """Emulated drives in a process of their own (a bus that is not the master's process: udp_multicast), on the
     wall clock. Their robot starts at ``pose`` (None: home); ``call(name, *args)`` runs an EmulatedDrives method
-    there (inject_fault, clear_fault, pull_heartbeat, states, enable_targets; "plant", attribute: the robot's
+    there (inject_fault, clear_fault, pull_heartbeat, states, enable_targets; "reset_robot": the robot back at its
+    start pose, at rest, for the next master; "plant", attribute: the robot's
     attribute, called when a method: "plant", "read" is its exact measurement). Construction returns once the
     drives listen on the bus."""
 
@@ -436,9 +494,10 @@ def main(argv=None) -> int:
         signal.signal(sig, lambda *_: stop.set())
     from ..trajectory import home_pose
 
-    plant = SimulatedRobot(dyn, 1.0 / a.rate)
+    plant = SimulatedRobot(dyn, drive_loop(1.0 / a.rate))
     plant.reset(home_pose(dyn.kin))
-    emu = EmulatedDrives(config, plant, None, a.transition_time, a.sync_timeout, clock=_time.monotonic)
+    emu = EmulatedDrives(config, plant, None, a.transition_time, a.sync_timeout, clock=_time.monotonic,
+                         cycle=1.0 / a.rate)
     print(f"emulated drives of {a.robot} on {config.interface}:{config.channel}: "
           f"{', '.join(d.name for d in config.drives)}", file=sys.stderr, flush=True)
     try:
@@ -492,6 +551,9 @@ class EmulatedCanopenRobot(HardwareInterface, Simulated):
 
     def status(self) -> str:
         return "" if self.drives is None else self.drives.status()
+
+    def diagnostic_statuses(self) -> list:
+        return [] if self.drives is None else self.drives.diagnostic_statuses()
 
     def step(self) -> JointMeasurement:
         return self.read()

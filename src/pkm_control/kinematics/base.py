@@ -49,6 +49,10 @@ class ParallelKinematics(ABC):
             raise InvalidInputError(f"robot '{clm.name}' has {len(clm.platform_idx)} platform joints, "
                                     f"its task space {task.kind} needs {task.dim}")
 
+    def home_pose(self) -> Pose:
+        """The robot's home pose: spec ``home`` in this task space (the one place the YAML's home is converted)."""
+        return self.task.pose(self.model.spec.require("home", f"robot '{self.model.name}'s home pose"))
+
     # ------------------------------------------------------------------ family
     @abstractmethod
     def inverse(self, pose: Pose, twist=None, accel=None, check_limits: bool = True,
@@ -86,6 +90,11 @@ class ParallelKinematics(ABC):
         Families whose Jacobian computation yields q_a on the way override this.
         """
         return self.actuated(pose), self.jacobian(pose)
+
+    def motion_and_joint_jacobian(self, pose: Pose, twist, accel=None):
+        """(JointMotion (no limit checks, no J), G): the tree state and G of a platform motion, what the dynamics
+        needs. Families that obtain G on the way override this (kinematics.numeric: one assembly)."""
+        return self.inverse(pose, twist, accel, check_limits=False), self.joint_jacobian(pose)
 
     def end_stop_limits(self) -> tuple[np.ndarray, np.ndarray]:
         """(lower, upper) of the simulated machine's end stops per tree joint (dynamics/end_stops.py):
