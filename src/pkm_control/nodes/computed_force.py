@@ -18,7 +18,8 @@ Publishes
                                                                     same header stamp and point times
   /diagnostics           diagnostic_msgs/DiagnosticArray
 Services
-  ~/reload_parameters    std_srvs/Trigger   re-read parameters_file (after editing it) and rebuild the model
+  ~/reload_parameters    std_srvs/Trigger   re-read parameters_file (after editing it) and rebuild the model; at
+                                            most control.services.SERVICE_RATE calls/s (more are refused)
 
 Node parameters (besides the common ones; the first two are run time: setting one rebuilds the model,
 a model that cannot be built is refused with the reason and the old one stays)
@@ -43,7 +44,7 @@ from ..kinematics.task_space import Pose
 from ..ros.messages import joint_trajectory_msg, parse_platform_trajectory, to_ns
 from ..ros.qos import qos
 from ..ros.peers import GraphClock, Sources
-from ..ros.runtime import COMMON_PARAMS, Diagnostics, declare_settings, run_node
+from ..ros.runtime import COMMON_PARAMS, Diagnostics, ServiceGuard, declare_settings, run_node
 
 __doc__ += "\n" + COMMON_PARAMS
 
@@ -70,7 +71,7 @@ class ComputedForceNode(Node):
         self.diag.extra["passed_chunks_dropped"] = 0
         self.sub = self.sources.subscribe(MultiDOFJointTrajectory, "/platform_trajectory", self.on_trajectory,
                                           qos("/platform_trajectory", "sub"), "platform_trajectory")
-        self.srv = self.create_service(Trigger, "~/reload_parameters", self.on_reload)
+        self.srv = ServiceGuard(self, self.diag).service(Trigger, "~/reload_parameters", self.on_reload)
 
     def build(self, model: str, path: str) -> FeedforwardModel:
         try:
