@@ -36,9 +36,7 @@ def cmd_identify(args):
     from ..identification.recording import load_measured_run
 
     dyn = robot_dynamics(args.robot, args.variant)
-    run = load_measured_run(args.bag, args.robot, args.variant)
-    if args.start is not None or args.end is not None:
-        run = run.between(args.start, args.end)
+    run = load_measured_run(args.bag, args.robot, args.variant, args.start, args.end)   # a gap in it: refused
     ident = identify(run, dyn, method=args.method, structure=args.structure, cutoff=args.cutoff,
                      decimation=args.decimation, sign_eps=args.sign_eps, min_speed=args.min_speed,
                      progress=not args.json)

@@ -1,5 +1,8 @@
-"""Stopping on a signal: SIGINT, SIGTERM and SIGHUP raise ``Stopped`` in the main thread of `pkm bringup` and
-`pkm record`, and the loops check a ``StopRequest`` every iteration, so that no broad ``except`` on the way loses it.
+"""Stopping on a signal: the first SIGINT, SIGTERM or SIGHUP raises ``Stopped`` in the main thread of `pkm bringup`
+and `pkm record`, and the loops check a ``StopRequest`` every iteration, so that no broad ``except`` on the way loses
+it. Every later signal, and every signal once the stop has begun (``StopRequest.stopping``), raises nothing: it calls
+the request's ``escalate`` (`pkm bringup`: SIGKILL to every node still running), so that a stop routine is never cut
+by a traceback halfway. ``blocked()``: a section no signal interrupts (a node started and known to the stop).
 ``die_with_parent``: the processes `pkm bringup` starts end with it, even when it is killed with SIGKILL."""
 
 from __future__ import annotations
@@ -10,6 +13,7 @@ import signal
 import sys
 
 PR_SET_PDEATHSIG = 1        # prctl(2)
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
 class Stopped(BaseException):
@@ -24,14 +28,28 @@ class Stopped(BaseException):
 class StopRequest:
     """The signal that asked to stop (``signal``: its name, None before one came). The handler raises Stopped where
     the main thread is; the loops also call ``check()`` every iteration, which raises it again when the first was
-    caught on the way (an ``except`` in a library the main thread was running when the signal came)."""
+    caught on the way (an ``except`` in a library the main thread was running when the signal came).
+
+    A signal after the first, or once ``stopping`` is set (the stop began for another reason: a node exited, the
+    goal finished), raises nothing: it is counted in ``again`` and handed to ``escalate(name)`` when one is set. The
+    handler runs in the main thread between two bytecodes, possibly inside a lock the main thread holds: escalate
+    must take no lock (send signals, set flags)."""
 
     def __init__(self):
         self.signal = None
+        self.stopping = False
+        self.again = 0
+        self.escalate = None
 
     def on_signal(self, signum, _frame):
-        self.signal = signal.Signals(signum).name
-        raise Stopped(self.signal)
+        name = signal.Signals(signum).name
+        if self.signal is not None or self.stopping:
+            self.again += 1
+            if self.escalate is not None:
+                self.escalate(name)
+            return
+        self.signal = name
+        raise Stopped(name)
 
     def check(self) -> None:
         if self.signal is not None:
@@ -45,7 +63,7 @@ def signals_raise_stopped():
     as a background job of a non-interactive shell inherits SIGINT ignored, and Python then leaves it ignored (no
     KeyboardInterrupt), so a `kill -INT` would leave the graph running."""
     request = StopRequest()
-    old = {s: signal.signal(s, request.on_signal) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
+    old = {s: signal.signal(s, request.on_signal) for s in STOP_SIGNALS}
     try:
         yield request
     finally:
@@ -53,22 +71,37 @@ def signals_raise_stopped():
             signal.signal(s, h)
 
 
+@contextlib.contextmanager
+def blocked():
+    """The stop signals held back (pthread_sigmask) inside the block and delivered at its end: a child started in it
+    is in the caller's list before a signal can stop the caller (no node unknown to the stop). A child started in
+    it gets them unblocked again (``die_with_parent``'s preexec)."""
+    signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
+
+
 def die_with_parent():
     """A ``preexec_fn`` for subprocess.Popen: the child gets SIGTERM (a node's clean stop) when the THREAD that
     started it ends, which a SIGKILL of the parent does too (Linux prctl PR_SET_PDEATHSIG; so start the children
     from a thread that lives as long as they should: the main thread). A parent that died between the fork and
-    the prctl is not signalled: the child then sees another parent (os.getppid) and exits at once. None where
-    there is no prctl (not Linux): the children then outlive a killed parent."""
-    if not sys.platform.startswith("linux"):
-        return None
-    import ctypes
+    the prctl is not signalled: the child then sees another parent (os.getppid) and exits at once. Where there is no
+    prctl (not Linux) the children outlive a killed parent. The stop signals are unblocked in the child (a parent
+    that starts it inside ``blocked()``)."""
+    prctl = None
+    if sys.platform.startswith("linux"):
+        import ctypes
 
-    prctl = ctypes.CDLL(None, use_errno=True).prctl      # resolved here: no dynamic loading in the forked child
+        prctl = ctypes.CDLL(None, use_errno=True).prctl      # resolved here: no dynamic loading in the forked child
     parent = os.getpid()
 
     def preexec():
-        prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
-        if os.getppid() != parent:
-            os._exit(1)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
+        if prctl is not None:
+            prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+            if os.getppid() != parent:
+                os._exit(1)
 
     return preexec
