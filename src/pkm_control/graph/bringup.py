@@ -6,7 +6,7 @@ joint_controller, `--hardware sim`, the default; five with the robot in the `har
 generated ROS parameter file (``/**`` for the shared keys, a section per node for its own). It
 forwards their output line by line with a ``[node]`` prefix and stops them cleanly on Ctrl-C,
 SIGTERM or SIGHUP, at any moment (while they start, run or stop): SIGINT to each node's process
-group, SIGTERM after 2 s, SIGKILL 1 s later (a node exits within 1.5 s of a signal on its own,
+group, SIGTERM after 2 s, SIGKILL 1 s later (a node exits at once on a second signal,
 ros.runtime.run_node). A second signal while it stops kills the nodes still running at once (SIGKILL).
 Killed itself (SIGKILL), its children get SIGTERM from the kernel (signals.die_with_parent). If one
 node exits on its own, the others are stopped and its exit status is returned.
@@ -285,6 +285,7 @@ class Graph:
 
     def stop(self):
         """The nodes stopped (STOP_SEQUENCE; at once with SIGKILL after a second signal, ``kill``), each reaped."""
+        t0, running = time.monotonic(), [(n, p) for n, p in self.procs if p.poll() is None]
         for sig, wait in STOP_SEQUENCE:
             alive = [(n, p) for n, p in self.procs if p.poll() is None]
             if not alive:
@@ -299,6 +300,9 @@ class Graph:
                 self.log(f"still running {wait:g} s after {signal.Signals(sig).name}: {', '.join(left)}")
         if self.killed_on is not None:
             self.log(f"{self.killed_on} while stopping: the nodes still running were killed (SIGKILL)")
+        if running:
+            self.log(f"{len(running)} nodes stopped in {time.monotonic() - t0:.2f} s: "
+                     + ", ".join(f"{n} {p.returncode}" for n, p in running))
         shutil.rmtree(self.tmp, ignore_errors=True)
 
 
@@ -340,10 +344,11 @@ def run(args) -> int:
                 stop.check()
                 done = g.exited()
                 if done:
+                    code, stop.stopping = done[1], True      # a signal from here on hastens the stop
                     g.log(f"{done[0]} exited with status {done[1]}: stopping the graph")
-                    code = done[1]
                     break
                 if t_end is not None and time.monotonic() >= t_end:
+                    stop.stopping = True
                     g.log(f"--duration {args.duration} s reached: stopping the graph")
                     break
                 if bag is None:
@@ -491,7 +496,7 @@ def run_recorded(args, progress=None, out=None):
                     break
                 stall = stalled(rec.diagnostics)
                 if stall:
-                    status, reason = "stalled", stall
+                    status, reason, stop.stopping = "stalled", stall, True
                     g.log(f"lockstep stalled: {stall}: stopping the graph")
                     break
                 if time.monotonic() - t_wall0 > args.timeout:
