@@ -26,6 +26,11 @@ recorder subscribes them only once it has received a /joint_states message: join
 waits for a subscriber on those, so the run starts only when /joint_states reaches the bag (joint_controller
 offers the state at time 0 again every 0.1 s until then).
 
+Durability: rosbags' sqlite3 writer holds every message in one transaction until the bag is closed; the recorder
+commits it about once a second (COMMIT_PERIOD), so that a recorder killed before it closes the bag (SIGKILL of `pkm
+bringup` or `pkm record`) leaves what it had committed, which ``identification.runs.reindex`` makes readable (it
+writes the missing metadata.yaml when the bag is opened). An MCAP bag without its end is not readable.
+
 Closing: ``close`` first drains the subscriptions (every message the middleware has already received is written:
 a recorder that fell behind on a loaded machine catches up before the bag ends), then writes the bag's metadata.
 ``lost_samples`` turns a summary whose /joint_states misses control periods into one line (how many, where): `pkm
@@ -47,6 +52,7 @@ STATUS_TOPIC = "/trajectory_generator/status"
 DEFAULT_TOPICS = (JOINT_STATES, "/joint_references", "/desired_joint_states", "/feedforward", "/diagnostics",
                   "/robot_description", STATUS_TOPIC)
 COMMANDS_TYPE = "std_msgs/msg/Float64MultiArray"
+COMMIT_PERIOD = 1.0     # s (wall) between two commits of the sqlite3 bag's transaction
 CONTROLLER = "/joint_controller"
 
 
@@ -84,6 +90,7 @@ class BagRecorder:
         self.received = 0                  # messages taken (all topics)
         self.listeners = {}                # topic -> f(raw CDR bytes), called with each recorded message
         self._taken = {}                   # topic -> (monotonic s when the last one was taken, its reception ns)
+        self._committed = (time.monotonic(), 0)     # (when, messages received) at the last commit (sqlite3)
 
     @property
     def ready(self) -> bool:
@@ -106,7 +113,17 @@ class BagRecorder:
             before = self.received
             executor.spin_once(timeout_sec=0.0)
             if self.received == before:
-                return
+                break
+        self.commit()
+
+    def commit(self, force: bool = False):
+        """sqlite3: commit what was written since the last commit, at most every COMMIT_PERIOD s unless ``force``
+        (module docstring: durability). rosbags' writer has no flush of its own: its storage's connection."""
+        conn = getattr(self.writer.storage, "conn", None)
+        at, received = self._committed
+        if conn is not None and self.received != received and (force or time.monotonic() - at >= COMMIT_PERIOD):
+            conn.commit()
+            self._committed = (time.monotonic(), self.received)
 
     def subscribe_new(self):
         """Subscribe the wanted topics that have a publisher now and are not recorded yet."""
