@@ -7,7 +7,8 @@ generated ROS parameter file (``/**`` for the shared keys, a section per node fo
 forwards their output line by line with a ``[node]`` prefix and stops them cleanly on Ctrl-C,
 SIGTERM or SIGHUP, at any moment (while they start, run or stop): SIGINT to each node's process
 group, SIGTERM after 2 s, SIGKILL 1 s later (a node exits at once on a second signal,
-ros.runtime.run_node). A second signal while it stops kills the nodes still running at once (SIGKILL).
+ros.runtime.run_node). A second signal while it stops kills the nodes still running at once (SIGKILL);
+a third ends bringup itself at once.
 Killed itself (SIGKILL), its children get SIGTERM from the kernel (signals.die_with_parent). If one
 node exits on its own, the others are stopped and its exit status is returned.
 
@@ -254,6 +255,7 @@ class Graph:
             f.write(yaml.safe_dump(parameters(args), sort_keys=False))
         self.procs = []
         self.killed_on = None       # the signal that made the stop kill the nodes (``kill``)
+        self.kills = 0
 
     def log(self, msg):
         with self.lock:
@@ -278,10 +280,14 @@ class Graph:
 
     def kill(self, name: str) -> None:
         """A signal during the stop (StopRequest.escalate, run in a signal handler: no lock taken): SIGKILL to every
-        node still running, now."""
+        node still running, now; the third ends bringup itself at once (whatever it was waiting for)."""
         self.killed_on = name
+        self.kills += 1
         for _, p in self.procs:
             _signal_group(p, signal.SIGKILL)
+        if self.kills >= 3:
+            os.write(2, f"[bringup] {name} a third time while stopping: exiting now\n".encode())
+            os._exit(128 + signal.Signals[name])
 
     def stop(self):
         """The nodes stopped (STOP_SEQUENCE; at once with SIGKILL after a second signal, ``kill``), each reaped."""
