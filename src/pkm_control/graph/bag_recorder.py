@@ -91,6 +91,7 @@ class BagRecorder:
         self.listeners = {}                # topic -> f(raw CDR bytes), called with each recorded message
         self._taken = {}                   # topic -> (monotonic s when the last one was taken, its reception ns)
         self._committed = (time.monotonic(), 0)     # (when, messages received) at the last commit (sqlite3)
+        self._cut_ns = None                # drain(cut=True): messages received after this (ns) are not recorded
 
     @property
     def ready(self) -> bool:
@@ -169,12 +170,12 @@ class BagRecorder:
 
     def _on_message(self, topic, raw, info):
         self.received += 1
-        if self._closed:
-            return
         received = int(info["received_timestamp"])
+        self._taken[topic] = (time.monotonic(), received)
+        if self._closed or (self._cut_ns is not None and received > self._cut_ns):
+            return
         self.writer.write(self.connections[topic], received, raw)
         self.counts[topic] += 1
-        self._taken[topic] = (time.monotonic(), received)
         if topic in self.listeners:
             self.listeners[topic](raw)
         if topic == JOINT_STATES:
@@ -202,11 +203,15 @@ class BagRecorder:
         end = float(st.get("end", 0.0))
         return end * 1e9 >= min(self.stamps) and self.sim_time >= end
 
-    def drain(self, abort=lambda: False, quiet: float = 0.2):
+    def drain(self, abort=lambda: False, quiet: float = 0.2, cut: bool = False):
         """Take what the middleware has received so far: until a wait of ``quiet`` s (wall) brings nothing (the
         publishers stopped), or every topic has delivered a message received after the drain began or nothing for
-        ``quiet`` s (a live graph: caught up), or abort() (`pkm bringup`: a second signal)."""
+        ``quiet`` s (a live graph: caught up), or abort() (`pkm bringup`: a second signal). ``cut``: the messages
+        received after the drain began are not recorded (`pkm record` leaves a live graph: the recording ends at
+        the stop, not with what the graph sends after it, e.g. at the state_publish_rate put back)."""
         began_ns, executor = time.time_ns(), self.session.executor
+        if cut and self._cut_ns is None:
+            self._cut_ns = began_ns
         while not abort():
             before = self.received
             executor.spin_once(timeout_sec=quiet)
@@ -217,10 +222,11 @@ class BagRecorder:
                 return
 
     def close(self, abort=lambda: False):
-        """Drain (``drain``), then finish the bag: its metadata written, readable by any rosbag2 reader."""
+        """Drain (``drain``; after a cut one if there was one), then finish the bag: its metadata written, readable
+        by any rosbag2 reader."""
         if not self._closed:
             try:
-                self.drain(abort)
+                self.drain(abort, cut=self._cut_ns is not None)
             finally:
                 self._closed = True
                 self.writer.close()
@@ -366,8 +372,11 @@ def record(session, args, log) -> dict:
                         break
                     if args.until_done and rec.goal_done():
                         break
+            except Stopped as exc:
+                log(f"{exc}: closing the bag")
             finally:
                 bar.close()
+                rec.drain(cut=True)   # what was received until now, before the publish rate is put back
     except (KeyboardInterrupt, Stopped) as exc:   # anywhere until here (the rate is put back leaving ``every``)
         log(f"{exc if isinstance(exc, Stopped) else 'Ctrl-C'}: closing the bag")
     finally:
