@@ -231,3 +231,25 @@ def test_the_demo_progress_says_what_a_run_waits_for():
     assert run_phase(0.2, started) == "approach to the start"
     assert run_phase(0.5, started) == "motion"
     assert run_phase(2.0, {**started, "state": "finished"}) == "motion finished"
+
+
+def test_a_run_without_samples_within_its_motion_is_said_not_a_traceback():
+    """A real-time run whose recorder got no sample (or none within the motion): run_metrics names the run, the
+    motion's span and what was recorded (it was a numpy broadcast error, shapes (0,3) (0,)); the bringup summary
+    carries the sentence (graph.recorder.outcome)."""
+    from pkm_control.errors import InvalidInputError
+    from pkm_control.graph.recorder import outcome
+
+    kin = robot_kinematics("palida")
+    spec = {"type": "point_to_point", "start": [0, 0, -0.85, 0, 0, 0], "goal": [0.02, 0, -0.85, 0, 0, 0],
+            "duration": 1.0}
+    traj = trajectory_from_spec(kin, spec)
+    empty = RunRecord("canopen", "pd", np.array([]), np.zeros((0, 6)), np.zeros((0, 6)), np.zeros((0, 6)))
+    with pytest.raises(InvalidInputError, match=r"no sample of the run 'canopen' was recorded within its motion, "
+                                                r"5\.000 s to 6\.000 s \(0 samples recorded, none at all\)"):
+        run_metrics(kin, traj, empty, 5.0)
+    early = RunRecord("canopen", "pd", np.array([1.0, 2.0]), np.zeros((2, 6)), np.zeros((2, 6)), np.zeros((2, 6)))
+    with pytest.raises(InvalidInputError, match=r"\(2 samples recorded, from 1\.000 s to 2\.000 s\)"):
+        run_metrics(kin, traj, early, 5.0)
+    out = outcome(kin, spec, None, empty, {"goal_start": 5.0})
+    assert out["tracking"].startswith("no sample of the run") and "actuator_rms" not in out

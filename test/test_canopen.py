@@ -301,7 +301,8 @@ def test_bringup_canopen_stand_in_tracks_as_the_direct_simulation():
 @pytest.mark.ros
 def test_real_bus_refuses_lockstep_before_opening_it_and_names_a_bus_it_cannot_open(tmp_path):
     """hardware: canopen without emulation: lockstep is refused in one line before the bus is opened (here a
-    socketcan bus that does not exist); in real time the bus that cannot be opened is named. No traceback."""
+    socketcan bus that does not exist); in real time, 2 kHz is refused by the bus load (the 1 Mbit/s bus carries at
+    most 339 Hz) before it is opened, and at 250 Hz the bus that cannot be opened is named. No traceback."""
     import os
     import subprocess
     import sys
@@ -314,12 +315,14 @@ def test_real_bus_refuses_lockstep_before_opening_it_and_names_a_bus_it_cannot_o
     cfg = tmp_path / "bus.yaml"
     cfg.write_text(yaml.safe_dump(doc))
     env = dict(os.environ, ROS_DOMAIN_ID=os.environ.get("PKM_TEST_ROS_DOMAIN_ID", "147"))
-    for lockstep, expected in (("true", "runs in real time (lockstep: false"), ("false", "cannot be opened")):
+    for lockstep, rate, expected in (("true", 250, "runs in real time (lockstep: false"),
+                                     ("false", 2000, "CAN bus load 453 % of 1 Mbit/s at 2000 Hz"),
+                                     ("false", 250, "cannot be opened")):
         r = subprocess.run([sys.executable, "-m", "pkm_control.nodes.joint_controller", "--ros-args", "-p",
-                            "hardware:=canopen", "-p", f"canopen_config:={cfg}", "-p", f"lockstep:={lockstep}"],
-                           capture_output=True, text=True, timeout=120, env=env)
+                            "hardware:=canopen", "-p", f"canopen_config:={cfg}", "-p", f"lockstep:={lockstep}",
+                            "-p", f"control_rate:={rate}.0"], capture_output=True, text=True, timeout=120, env=env)
         assert r.returncode != 0 and expected in r.stderr and "Traceback" not in r.stderr, r.stderr[-2000:]
-        assert ("pkm_no_such_can" in r.stderr) is (lockstep == "false")        # lockstep: the bus was not touched
+        assert ("pkm_no_such_can" in r.stderr) is (rate == 250 and lockstep == "false")   # not touched before
 
 
 @pytest.mark.ros
@@ -364,6 +367,8 @@ def test_joint_controller_reports_the_drives_quick_stop_and_recovers_on_the_serv
 _ports = itertools.count(47100 + os.getpid() % 400 * 4)
 PROCESS_HEARTBEAT = {"producer_time": 0.05, "consumer_time": 2.0}
 SYNC_TIMEOUT = 2.0             # s without SYNC before the emulated drives fault
+PROCESS_DT = 0.004             # 250 Hz: SYNC, 6 RPDOs, 12 TPDOs and heartbeats within 80 % of the 1 Mbit/s bus
+                               # (canopen_drives.BusLoad: at most 339 Hz; 2 kHz would need 4.5 times its bitrate)
 TRANSITION_TIME = 0.05         # s per CiA 402 transition of the emulated drives
 
 
@@ -397,8 +402,8 @@ def process_bus(request):
     mode = getattr(request, "param", "cst")
     dyn = robot_dynamics("palida")
     cfg = udp_config(mode)
-    emu = EmulatorProcess(cfg, "palida", DT, transition_time=TRANSITION_TIME, sync_timeout=SYNC_TIMEOUT)
-    hw = CanopenDrives(cfg, DT, ForceLimits.from_config(dyn.model), response_timeout=10.0)
+    emu = EmulatorProcess(cfg, "palida", PROCESS_DT, transition_time=TRANSITION_TIME, sync_timeout=SYNC_TIMEOUT)
+    hw = CanopenDrives(cfg, PROCESS_DT, ForceLimits.from_config(dyn.model), response_timeout=10.0)
     try:
         hw.start()
         yield hw, emu
@@ -542,3 +547,26 @@ def test_a_drive_that_is_not_the_configured_one_is_refused_by_node():
     finally:
         hw.close()
         emu.close()
+
+
+# ---------------------------------------------------------------------------------------------- bus load
+def test_bus_load_refuses_what_the_bitrate_cannot_carry_and_says_what_fits():
+    """Bits per period counted by hand for PaLiDA in CST (worst-case stuffing, Davis et al. 2007: 55 + 10 n bits
+    for n data bytes, 8 bytes 135): SYNC 0 bytes 55; per drive RPDO1 5 bytes 105, TPDO1 7 bytes 125, TPDO2 8 bytes
+    135: 55 + 6 x 365 = 2245 bits. Heartbeats: 6 drives x 65 bits / 10 ms = 39 kbit/s. Within 80 % of 1 Mbit/s:
+    (800000 - 39000) / 2245 = 339 Hz. At 2 kHz it needs 4.53 Mbit/s: refused, naming what fits; 250 Hz runs."""
+    from pkm_control.hardware.canopen_drives import BusLoad, CanopenDrives
+
+    cfg = replace(udp_config(), producer_time=0.01)         # palida.yaml's heartbeat
+    load = BusLoad.of(cfg, 2000.0)
+    assert load.load == pytest.approx((2245 * 2000 + 39000) / 1e6)
+    assert load.max_rate == pytest.approx(761000 / 2245)
+    with pytest.raises(InvalidInputError, match=r"CAN bus load 453 % of 1 Mbit/s at 2000 Hz.*cannot run.*"
+                                                r"control_rate <= 339 Hz"):
+        CanopenDrives(cfg, 0.0005)
+    with pytest.raises(InvalidInputError, match=r"split over 2 buses of 1 Mbit/s \(4 drives each"):
+        CanopenDrives(cfg, 0.002)        # 500 Hz: (55 + 4 x 365) x 500 + 4 x 6500 = 783500 <= 800000 for 4 drives
+    assert CanopenDrives(cfg, PROCESS_DT).bus_load.load == pytest.approx((2245 * 250 + 39000) / 1e6)
+    csp = BusLoad.of(replace(cfg, mode="csp"), 250.0)        # + RPDO2 (8 bytes, 135 bits) per drive
+    assert csp.load == pytest.approx(((2245 + 6 * 135) * 250 + 39000) / 1e6)
+    assert CanopenDrives(replace(cfg, interface="virtual"), 0.0005).bus_load.load > 4   # in-process: no bitrate

@@ -32,6 +32,8 @@ _channels = itertools.count()
 
 
 class PlantAdapter:
+    dt = DT                             # the period of command and idle
+
     def __init__(self, plant):
         self.hw = self.robot = plant
         plant.reset(HOME)
@@ -114,15 +116,16 @@ class CanopenProcessAdapter(CanopenAdapter):
     SYNC, its drives faulted: it holds."""
 
     def __init__(self):
-        from test_canopen import SYNC_TIMEOUT, udp_config
+        from test_canopen import PROCESS_DT, SYNC_TIMEOUT, udp_config
 
         from pkm_control.control import ForceLimits
         from pkm_control.hardware.canopen_drives import CanopenDrives
         from pkm_control.hardware.canopen_emulator import EmulatorProcess
 
         cfg = udp_config()
-        self.emu = EmulatorProcess(cfg, ROBOT, DT, sync_timeout=SYNC_TIMEOUT)
-        self.hw = CanopenDrives(cfg, DT, ForceLimits.from_config(DYN.model), response_timeout=10.0)
+        self.dt = PROCESS_DT                 # what the 1 Mbit/s bus carries (canopen_drives.BusLoad)
+        self.emu = EmulatorProcess(cfg, ROBOT, PROCESS_DT, sync_timeout=SYNC_TIMEOUT)
+        self.hw = CanopenDrives(cfg, PROCESS_DT, ForceLimits.from_config(DYN.model), response_timeout=10.0)
         self.robot = _PlantProxy(self.emu)
         try:
             self.hw.start()
@@ -280,7 +283,7 @@ def test_command_timeout_leads_to_the_safe_behaviour_within_two_periods(iface):
 
 
 def test_reset_and_start_up(iface):
-    iface.command(0.5 * LIMITS)
+    iface.command(0.5 * LIMITS * (DT / iface.dt) ** 2)     # the same displacement in one period, F dt^2 / 2m
     iface.idle(3)
     m = iface.reset()
     assert np.isfinite(m.position).all()

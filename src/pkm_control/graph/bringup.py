@@ -559,6 +559,9 @@ def format_summary(s: dict) -> str:
                      f"{1e3 * s['platform_position_max']:.4f} mm; orientation RMS "
                      f"{1e3 * s['platform_orientation_rms']:.4f} mrad, max "
                      f"{1e3 * s['platform_orientation_max']:.4f} mrad")
+    for key in ("tracking", "bus_load"):
+        if s.get(key):
+            lines.append(s[key])
     if s.get("closure_error_max") is not None:
         lines.append(f"closure error of the robot's ground truth: max {1e6 * s['closure_error_max']:.4g} um")
     if s.get("plant"):

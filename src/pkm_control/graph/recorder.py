@@ -181,6 +181,8 @@ class GraphRecorder:
                 "cycle_median_us": _float(ctl.get("cycle_median_us")),
                 "real_time_factor": _float(ctl.get("real_time_factor")),
                 "plant_step_median_us": _float(ctl.get("plant_step_median_us")),
+                "observations_dropped": _float(ctl.get("observations_dropped")),
+                "bus_load": ctl.get("bus_load"),
                 "closure_error_max": self.closure_error_max, "plant": self.plant()}
 
     def plant(self) -> dict | None:
@@ -213,7 +215,10 @@ def outcome(kin, spec: dict, initial, record: RunRecord, status: dict) -> dict:
     if spec.get("start") is None and spec.get("type") not in FIXED_START:
         spec["start"] = kin.task.coordinates(initial).tolist()
     traj = trajectory_from_spec(kin, spec)
-    m = run_metrics(kin, traj, record, float(status["goal_start"]))
+    try:
+        m = run_metrics(kin, traj, record, float(status["goal_start"]))
+    except InvalidInputError as exc:       # nothing recorded within the motion: said, not a traceback
+        return {"tracking": str(exc)}
     out = {k: v for k, v in m.items() if not k.startswith("_")}
     if len(record.t) > 1:      # grid instants of the goal's trajectory without a recorded sample (a lossy recording)
         dt = float(np.median(np.diff(record.t)))

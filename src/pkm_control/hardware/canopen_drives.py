@@ -15,8 +15,15 @@ Start-up (``CanopenDrives.start``), as CiA 301 / CiA 402 prescribe for a master:
 4. PDO mapping over SDO (RPDO1 controlword 0x6040, modes of operation 0x6060, target torque 0x6071; RPDO2 target
    position 0x607A and velocity 0x60FF in CSP / CSV; TPDO1 statusword 0x6041, modes display 0x6061, torque actual
    0x6077, error code 0x603F; TPDO2 position actual 0x6064, velocity actual 0x606C), all synchronous (transmission
-   type 1: an RPDO applies at the next SYNC, a TPDO answers each SYNC);
-5. NMT start (operational), then the CiA 402 state machine (``recover``) to Operation enabled.
+   type 1: an RPDO applies at the next SYNC, a TPDO answers each SYNC); every other PDO the drive has (RPDO2 in CST,
+   PDOs 3 and 4 of a drive that offers them) is disabled;
+5. NMT start (operational), then the CiA 402 state machine (``recover``) to Operation enabled (``start(enable=False)``:
+   left to the caller's first period, so a drive's SYNC supervision begins when the loop's SYNCs do).
+
+Before all this (the constructor), the bus load (``BusLoad``): SYNC, PDOs and heartbeats at the control rate in bits
+with worst-case stuffing against the bitrate; beyond ``max_bus_load`` (80 %) the configuration is refused with what
+would fit (a lower rate, the drives over several buses, the PDO count of each mode). PaLiDA in CST on 1 Mbit/s: at
+most 339 Hz (2 kHz would need 4.5 times the bitrate). python-can's ``virtual`` bus (in one process) has no bitrate.
 
 Each period: ``write`` puts the controlword and the command in drive units into the RPDOs and sends SYNC; ``read``
 waits for every drive's TPDOs answering that SYNC (``response_timeout``, wall clock) and converts them to SI units
@@ -48,6 +55,7 @@ transport delay the emulation leaves out). Heartbeat ages and transition timeout
 
 from __future__ import annotations
 
+import math
 import threading
 import time as _time
 from dataclasses import dataclass, replace
@@ -79,6 +87,79 @@ ENABLEABLE = ("switched on", "quick stop active", "operation enabled")
 DEVICE_PROFILE = 402                # 0x1000 bits 0-15: the device profile number
 #: 0x6502 supported drive modes: the bit of each mode of operation (CiA 402: bit 7 csp, 8 csv, 9 cst)
 SUPPORTED_MODE_BIT = {"csp": 7, "csv": 8, "cst": 9}
+
+
+#: the PDO mapping (module docstring, 4.): RPDO1, RPDO2 (CSP / CSV only), TPDO1, TPDO2
+RPDOS = ((0x6040, 0x6060, 0x6071), (0x607A, 0x60FF))
+TPDOS = ((0x6041, 0x6061, 0x6077, 0x603F), (0x6064, 0x606C))
+#: bytes of each mapped object, its CiA 402 data type (UNSIGNED16 controlword / statusword / error code, INTEGER8
+#: modes, INTEGER16 torques, INTEGER32 positions and velocities)
+OBJECT_BYTES = {0x6040: 2, 0x6060: 1, 0x6071: 2, 0x607A: 4, 0x60FF: 4,
+                0x6041: 2, 0x6061: 1, 0x6077: 2, 0x603F: 2, 0x6064: 4, 0x606C: 4}
+MAX_BUS_LOAD = 0.8     # default share of the bitrate the cyclic traffic may take: the rest for SDO, EMCY, NMT
+
+
+def frame_bits(data_bytes: int) -> int:
+    """Bits on the bus of one classic CAN frame with an 11-bit identifier and ``data_bytes`` bytes, worst-case bit
+    stuffing and the 3-bit interframe space: 47 + 8 n + floor((33 + 8 n) / 4) (Davis, Burns, Bril, Lukkien 2007,
+    "Controller Area Network (CAN) schedulability analysis: refuted, revisited and revised", eq. (1) with g = 34;
+    135 bits for 8 bytes)."""
+    return 47 + 8 * data_bytes + (33 + 8 * data_bytes) // 4
+
+
+@dataclass(frozen=True)
+class BusLoad:
+    """The cyclic traffic of the drives on one bus at one control rate (``of``)."""
+
+    rate: float            # Hz, SYNC and PDOs once per period
+    bitrate: int           # bit/s
+    drives: int
+    pdos: int              # PDOs per drive and period (RPDOs and TPDOs)
+    drive_bits: int        # bits per drive and period (its PDOs, worst-case stuffing)
+    heartbeat_bits: float  # bit/s of one drive's heartbeat
+    limit: float           # the share of the bitrate allowed (max_bus_load)
+
+    @classmethod
+    def of(cls, config: "CanopenConfig", rate: float) -> "BusLoad":
+        pdos = (RPDOS if config.mode != "cst" else RPDOS[:1]) + TPDOS
+        return cls(float(rate), config.bitrate, len(config.drives), len(pdos),
+                   sum(frame_bits(sum(OBJECT_BYTES[i] for i in pdo)) for pdo in pdos),
+                   frame_bits(1) / config.producer_time, config.max_bus_load)
+
+    def _bits_per_second(self, drives: int, rate: float) -> float:
+        return (frame_bits(0) + drives * self.drive_bits) * rate + drives * self.heartbeat_bits
+
+    @property
+    def load(self) -> float:
+        """The share of the bitrate taken: SYNC and PDOs every period, the heartbeats."""
+        return self._bits_per_second(self.drives, self.rate) / self.bitrate
+
+    @property
+    def max_rate(self) -> float:
+        """Hz: the highest control rate within the limit on this bus."""
+        budget = self.limit * self.bitrate - self.drives * self.heartbeat_bits
+        return max(0.0, budget / (frame_bits(0) + self.drives * self.drive_bits))
+
+    def summary(self) -> str:
+        return (f"CAN bus load {100 * self.load:.0f} % of {self.bitrate / 1e6:g} Mbit/s at {self.rate:g} Hz (SYNC and "
+                f"{self.pdos} PDOs of each of {self.drives} drives per period, "
+                f"{frame_bits(0) + self.drives * self.drive_bits} bits with worst-case stuffing, and the heartbeats; "
+                f"limit {100 * self.limit:.0f} %: at most {self.max_rate:.0f} Hz)")
+
+    def check(self):
+        """InvalidInputError saying what fits when the traffic exceeds the limit."""
+        if self.load <= self.limit:
+            return
+        per_bus = int((self.limit * self.bitrate - frame_bits(0) * self.rate)
+                      // (self.drive_bits * self.rate + self.heartbeat_bits))
+        split = (f"the drives split over {math.ceil(self.drives / per_bus)} buses of {self.bitrate / 1e6:g} Mbit/s "
+                 f"({per_bus} drives each, a SYNC on each)" if per_bus > 0 else
+                 f"not even one drive per bus of {self.bitrate / 1e6:g} Mbit/s")
+        raise InvalidInputError(
+            f"{self.summary()}: the configuration cannot run. It fits with control_rate <= {self.max_rate:.0f} Hz "
+            f"on this bus; or {split}; or a faster bus; mode cst needs {1 + len(TPDOS)} PDOs per drive and period, "
+            f"csp / csv {len(RPDOS) + len(TPDOS)}; CAN FD (one 64-byte PDO each way per drive) is not supported by "
+            "python-canopen")
 
 
 def drive_state(statusword: int) -> str:
@@ -159,6 +240,7 @@ class CanopenConfig:
     identity: tuple = ()          # ((0x1018 subindex, value), ...) every drive must show: vendor id, product code
     transition_timeout: float = 1.0   # s a drive may take for one CiA 402 transition (power stage, brake)
     bus_options: tuple = ()       # further python-can bus arguments ((name, value), ...): udp_multicast's port
+    max_bus_load: float = MAX_BUS_LOAD   # share of the bitrate the SYNC, PDOs and heartbeats may take
 
     @classmethod
     def load(cls, path, actuated_names) -> "CanopenConfig":
@@ -220,10 +302,13 @@ class CanopenConfig:
         timeout = check_number("transition_timeout", doc.get("transition_timeout", 1.0))
         if not 0 < timeout <= 60:
             raise InvalidModelError(f"CANopen config: transition_timeout {timeout} s must be in (0, 60] s")
+        max_load = check_number("max_bus_load", doc.get("max_bus_load", MAX_BUS_LOAD))
+        if not 0 < max_load <= 1:
+            raise InvalidModelError(f"CANopen config: max_bus_load {max_load} must be in (0, 1]")
         options = tuple(sorted((str(k), v) for k, v in bus.items() if k not in ("interface", "channel", "bitrate")))
         return cls(str(need(bus, "interface", "bus")), str(need(bus, "channel", "bus")),
                    int(need(bus, "bitrate", "bus")), str(eds), mode, producer, consumer, tuple(out),
-                   tuple((IDENTITY[k], int(v)) for k, v in sorted(identity.items())), timeout, options)
+                   tuple((IDENTITY[k], int(v)) for k, v in sorted(identity.items())), timeout, options, max_load)
 
     def bus_kwargs(self, channel: str | None = None) -> dict:
         return {"interface": self.interface, "channel": channel or self.channel, "bitrate": self.bitrate,
@@ -245,6 +330,9 @@ class CanopenDrives(HardwareInterface):
         if not (np.isfinite(dt) and dt > 0):
             raise InvalidInputError(f"dt must be > 0 s, got {dt}")
         self.config, self.dt = config, float(dt)
+        self.bus_load = BusLoad.of(config, 1.0 / self.dt)
+        if config.interface != "virtual":       # python-can's in-process bus has no bitrate
+            self.bus_load.check()
         self.drives = config.drives
         self.actuated_names = tuple(d.joint for d in self.drives)
         self.command_interface = COMMAND_INTERFACE[config.mode]
@@ -274,10 +362,13 @@ class CanopenDrives(HardwareInterface):
         self._recovering = False           # recover() walks the state machine: its own timeout supervises
 
     # ------------------------------------------------------------------ start-up
-    def start(self, time: float = 0.0) -> JointMeasurement:
+    def start(self, time: float = 0.0, enable: bool = True) -> JointMeasurement | None:
         """NMT, identification, SDO configuration, PDO mapping, NMT start, state machine to Operation enabled
         (module docstring); the drives' first measurement. InvalidInputError when a drive does not answer, does not
-        match the configuration or refuses a step."""
+        match the configuration or refuses a step. ``enable=False``: the drives stay in Switch on disabled (NMT
+        operational, no SYNC sent yet, returns None) until the caller's loop enables them with ``recover(time)`` at
+        its first period: a drive supervises SYNC once enabled (a window of about 1.5 communication cycles), and
+        between a start-up and a loop that is still setting itself up nothing would send it."""
         import canopen
 
         self.time = float(time) - self.dt        # the first SYNC at ``time``
@@ -319,7 +410,7 @@ class CanopenDrives(HardwareInterface):
         for node in self.nodes:                                 # 5. operational
             node.nmt.send_command(0x01)
         self._heartbeat[:] = self.clock()                       # supervision starts now
-        return self.recover()
+        return self.recover() if enable else None
 
     def _recording(self, transfer):
         def call(index, subindex, *args, **kwargs):
@@ -357,16 +448,13 @@ class CanopenDrives(HardwareInterface):
         node.sdo[0x605A].raw = QUICK_STOP_OPTION_HOLD
         node.sdo[0x1006].raw = int(round(self.dt * 1e6))                       # us
         node.sdo[0x1017].raw = int(round(cfg.producer_time * 1000.0))          # ms
-        rpdo = [[0x6040, 0x6060, 0x6071], [0x607A, 0x60FF]]
-        tpdo = [[0x6041, 0x6061, 0x6077, 0x603F], [0x6064, 0x606C]]
-        for pdo, maps, used in ((node.rpdo, rpdo, (True, cfg.mode != "cst")), (node.tpdo, tpdo, (True, True))):
+        for pdo, maps, used in ((node.rpdo, RPDOS, 1 if cfg.mode == "cst" else 2), (node.tpdo, TPDOS, 2)):
             pdo.read()
-            for k, (objects, on) in enumerate(zip(maps, used), start=1):
-                m = pdo[k]
+            for k, m in pdo.map.items():           # every PDO the drive has: the unused ones disabled
                 m.clear()
-                for index in objects:
+                for index in maps[k - 1] if k <= len(maps) else ():
                     m.add_variable(index)
-                m.trans_type, m.enabled = 1, on
+                m.trans_type, m.enabled = 1, k <= used
             pdo.save()
 
     def _on_heartbeat(self, i: int, state: int):
@@ -531,11 +619,15 @@ class CanopenDrives(HardwareInterface):
         hold = {"switched on": SWITCH_ON, "quick stop active": QUICK_STOP, "operation enabled": QUICK_STOP}
         return [hold[s] if s in hold else next_controlword(s, int(c)) for s, c in zip(states, self._controlword)]
 
-    def recover(self) -> JointMeasurement:
+    def recover(self, time: float | None = None) -> JointMeasurement:
         """Back to Operation enabled along the CiA 402 state machine, every drive together (module docstring),
         clearing the latched quick stop. InvalidInputError, with the quick stop latched and no drive enabled, when a
-        drive makes no transition within ``transition_timeout`` s (on ``clock``)."""
+        drive makes no transition within ``transition_timeout`` s (on ``clock``). ``time``: the caller's time of the
+        first SYNC (None: one period after the last); on a real bus the SYNCs of the walk are stamped with the time
+        passed on ``clock`` since, so the measurement it ends with is as recent as the caller's clock says."""
         self._require()
+        if time is not None:
+            self.time = float(time) - self.dt
         if self._last is None:                  # nothing heard yet: disable voltage is allowed in every state
             self._sync([DISABLE_VOLTAGE] * len(self.drives), [0] * len(self.drives))
         reason, self.safe_reason = self.safe_reason, None
@@ -549,6 +641,7 @@ class CanopenDrives(HardwareInterface):
 
     def _walk_states(self, reason) -> JointMeasurement:
         moved, before = self.clock(), None
+        wall, base = self.clock is _time.monotonic, self.time + self.dt - self.clock()
         while True:
             meas = self.read()
             states = self.states
@@ -566,9 +659,9 @@ class CanopenDrives(HardwareInterface):
                             zip(states, self._recovery_words())], self._hold_targets())
                 self.read()
                 raise InvalidInputError(self.safe_reason)
-            if self.clock is _time.monotonic:   # a real bus: SYNC at most once a communication cycle (0x1006)
+            if wall:                            # a real bus: SYNC at most once a communication cycle (0x1006)
                 _time.sleep(self.dt)
-            self._sync(self._recovery_words(), self._hold_targets())
+            self._sync(self._recovery_words(), self._hold_targets(), base + self.clock() if wall else None)
 
     def _require(self):
         if self.network is None:

@@ -6,7 +6,9 @@ bus in another process (``serve`` / ``python -m pkm_control.hardware.canopen_emu
 a loopback group). The master configures it over SDO like a real drive (its object dictionary takes the writes; motor
 rated torque 0x6076 is the motor's, read-only, set from the configuration's ``rated_torque``); at NMT start it reads
 its PDO mapping back from its object dictionary, so a wrong mapping shows up as wrong data. Together the drives own
-one SimulatedRobot, stepped once per SYNC:
+one SimulatedRobot, stepped at each SYNC through one communication cycle in steps of the drives' own loop (its
+period ``plant.dt``: ``drive_loop``, 0.5 ms or the cycle's whole fraction nearest to it; a real drive closes its
+position and velocity loops at several kHz whatever the SYNC rate, and the hold law at a 4 ms SYNC would oscillate):
 
 * SYNC: each drive takes the controlword and target of the RPDOs received before it, runs the CiA 402 state machine
   (canopen_drives.STATES; transitions 2-4, 5-12, 15, 16 of CiA 402; quick stop option 6: hold); a transition takes
@@ -50,6 +52,7 @@ from .simulated import SimulatedRobot
 SYNC_LOSS = 0x8100            # EMCY error code of a drive that lost SYNC (CiA 301: communication, generic)
 OVER_CURRENT = 0x2310         # a typical drive fault (CiA 402: continuous over-current), the default of inject_fault
 SYNC_WINDOW = 1.5             # communication cycles without SYNC before a drive faults
+DRIVE_LOOP = 0.0005           # s: the period of the drives' own loops (CSP / CSV, the hold), at most the SYNC's
 NMT_CODES = {"INITIALISING": 0, "STOPPED": 4, "OPERATIONAL": 5, "PRE-OPERATIONAL": 127}   # heartbeat byte
 
 
@@ -120,12 +123,17 @@ class EmulatedDrives:
     ``run_free``), or a wall clock in seconds (time.monotonic: heartbeats and SYNC supervision run in a thread)."""
 
     def __init__(self, config: CanopenConfig, plant: SimulatedRobot, channel: str | None = None,
-                 transition_time: float = 0.0, sync_timeout: float | None = None, clock=None):
+                 transition_time: float = 0.0, sync_timeout: float | None = None, clock=None,
+                 cycle: float | None = None):
         import canopen
 
         self.config, self.plant = config, plant
         plant.command_timeout = 0.5 * plant.dt
-        self.dt = plant.dt
+        self.dt = plant.dt if cycle is None else float(cycle)
+        self.loop_steps = int(round(self.dt / plant.dt))     # the robot's steps (the drives' loop) per SYNC
+        if self.loop_steps < 1 or abs(self.loop_steps * plant.dt - self.dt) > 1e-12:
+            raise InvalidInputError(f"the communication cycle {self.dt} s must be a whole number of the robot's "
+                                    f"period {plant.dt} s (the drives' own loop)")
         self.transition_time = float(transition_time)
         self.sync_timeout = SYNC_WINDOW * self.dt if sync_timeout is None else float(sync_timeout)
         self.clock = clock
@@ -182,7 +190,7 @@ class EmulatedDrives:
                     if drive.node.sdo[0x605A].raw != QUICK_STOP_OPTION_HOLD or abs(cycle - self.dt) > 1e-9:
                         raise InvalidInputError(f"emulated drive {drive.node.id}: quick stop option code "
                                                 f"{drive.node.sdo[0x605A].raw} (only {QUICK_STOP_OPTION_HOLD}: hold), "
-                                                f"cycle 0x1006 {cycle} s (the robot's period {self.dt} s)")
+                                                f"cycle 0x1006 {cycle} s (the communication cycle {self.dt} s)")
                 elif cmd == 0x80:
                     drive.node.nmt.state = "PRE-OPERATIONAL"
 
@@ -256,9 +264,10 @@ class EmulatedDrives:
                         drive.enable_targets.append((r2[0x607A].raw, drive.scaling.to_increments(before.position[i]),
                                                      r2[0x60FF].raw))
             self._housekeeping()
-            if all(d.state == "operation enabled" for d in self.drives):
-                self.plant.write(self._forces(), self.plant.time)
-            meas = self.plant.step()
+            for _ in range(self.loop_steps):         # the drives' own loop, faster than SYNC
+                if all(d.state == "operation enabled" for d in self.drives):
+                    self.plant.write(self._forces(), self.plant.time)
+                meas = self.plant.step()
             if not sync:
                 return
             for i, (drive, op) in enumerate(zip(self.drives, operational)):
@@ -339,15 +348,21 @@ def emulated_robot(dyn, config: CanopenConfig, dt: float, pose, channel: str, fo
     return hw, emu, plant
 
 
+def drive_loop(cycle: float) -> float:
+    """The period of the emulated drives' own loop for a communication cycle: DRIVE_LOOP or the cycle's whole
+    fraction nearest to it (a real drive closes its loops at several kHz, whatever the SYNC rate)."""
+    return cycle / max(1, round(cycle / DRIVE_LOOP))
+
+
 def _serve(config: CanopenConfig, robot: str, variant, dt: float, pose, channel, transition_time, sync_timeout, conn):
     """The drives in this process on the wall clock, commanded through ``conn`` (``EmulatorProcess``)."""
     from ..dynamics import robot_dynamics
     from ..trajectory import home_pose
 
     dyn = robot_dynamics(robot, variant) if variant else robot_dynamics(robot)
-    plant = SimulatedRobot(dyn, dt)
+    plant = SimulatedRobot(dyn, drive_loop(dt))
     plant.reset(home_pose(dyn.kin) if pose is None else pose)
-    emu = EmulatedDrives(config, plant, channel, transition_time, sync_timeout, clock=_time.monotonic)
+    emu = EmulatedDrives(config, plant, channel, transition_time, sync_timeout, clock=_time.monotonic, cycle=dt)
     try:
         conn.send(("ready", None))
         while True:
@@ -436,9 +451,10 @@ def main(argv=None) -> int:
         signal.signal(sig, lambda *_: stop.set())
     from ..trajectory import home_pose
 
-    plant = SimulatedRobot(dyn, 1.0 / a.rate)
+    plant = SimulatedRobot(dyn, drive_loop(1.0 / a.rate))
     plant.reset(home_pose(dyn.kin))
-    emu = EmulatedDrives(config, plant, None, a.transition_time, a.sync_timeout, clock=_time.monotonic)
+    emu = EmulatedDrives(config, plant, None, a.transition_time, a.sync_timeout, clock=_time.monotonic,
+                         cycle=1.0 / a.rate)
     print(f"emulated drives of {a.robot} on {config.interface}:{config.channel}: "
           f"{', '.join(d.name for d in config.drives)}", file=sys.stderr, flush=True)
     try:

@@ -541,8 +541,14 @@ def desired_motion(kin, trajectory, t, t0: float):
 
 
 def run_metrics(kin, trajectory, rec: RunRecord, t0: float) -> dict:
-    """RMS and maximum errors per actuator and of the platform over the motion."""
+    """RMS and maximum errors per actuator and of the platform over the motion. InvalidInputError when no sample
+    was recorded within it (a real-time run whose loop had no slack to publish its measurements)."""
     inside = (rec.t >= t0) & (rec.t <= t0 + trajectory.duration)
+    if not inside.any():
+        span = f"from {rec.t[0]:.3f} s to {rec.t[-1]:.3f} s" if len(rec.t) else "none at all"
+        raise InvalidInputError(f"no sample of the run {rec.name!r} was recorded within its motion, {t0:.3f} s to "
+                                f"{t0 + trajectory.duration:.3f} s ({len(rec.t)} samples recorded, {span}): "
+                                "its tracking cannot be measured")
     t = rec.t[inside]
     q_d, P_d, R_d = desired_motion(kin, trajectory, t, t0)
     e = q_d - rec.q[inside]

@@ -22,7 +22,9 @@ hardware (parameter, read-only)
   canopen  CiA 402 drives on a CAN bus (pkm_control.hardware.CanopenDrives; canopen_config, '' =
            config/canopen/<robot>.yaml), the master inside this process: real time only (lockstep is
            refused, the bus has its own clock), this node the time source (/clock: its periods'
-           instants). When the master latches a quick stop (heartbeat lost, drive fault, stale TPDOs)
+           instants). The drives are configured at start-up (refused when the SYNC, PDOs and
+           heartbeats exceed max_bus_load of the bitrate at control_rate) and enabled at the loop's
+           first period. When the master latches a quick stop (heartbeat lost, drive fault, stale TPDOs)
            every drive gets quick stop instead of the command and holds (quick stop option 6), the
            reason is logged and in /diagnostics (drives_quick_stop), until ~/recover.
            canopen_emulate:=true: emulated drives around the simulated robot on python-can's virtual bus
@@ -181,6 +183,7 @@ class JointControllerNode(Node):
         self._new_measurement = None
         self._quick_stop = None                      # canopen: the reason the master quick-stopped the drives
         self._recover_request = threading.Event()
+        self._enable_drives = False                  # canopen: the drives are enabled at the loop's first period
         if s["hardware"] == "canopen":
             self.srv_recover = self.create_service(Trigger, "~/recover", self.on_recover)
         if self.sim:
@@ -279,15 +282,29 @@ class JointControllerNode(Node):
                                     "lockstep")
         config = CanopenConfig.for_robot(self.ctx.robot, self.ctx.actuated_joints, s["canopen_config"])
         drives = CanopenDrives(config, self.dt_ns * 1e-9, ForceLimits(s["force_limit"]))
-        try:
-            drives.start(self.get_clock().now().nanoseconds * 1e-9)
+        try:       # enabled at the loop's first period (supervise_drives): SYNC from then on, every period
+            drives.start(self.get_clock().now().nanoseconds * 1e-9, enable=False)
         except BaseException:
             with contextlib.suppress(Exception):       # the bus released; the start-up's error is the one to tell
                 drives.close()
             raise
-        self.get_logger().info(f"CANopen drives in operation enabled on {config.interface}:{config.channel}: "
+        self._enable_drives = True
+        self.diag.extra["bus_load"] = drives.bus_load.summary()
+        self.get_logger().info(drives.bus_load.summary())
+        self.get_logger().info(f"CANopen drives configured on {config.interface}:{config.channel}: "
                                f"{', '.join(f'{d.joint} (node {d.node_id})' for d in config.drives)}")
         return drives
+
+    def enable_drives(self, t_ns: int):
+        """canopen, the loop's first period: the drives to Operation enabled (the state machine, a few SYNCs), the
+        loop's SYNC every period from then on. A failure leaves the quick stop latched (supervise_drives reports it,
+        ~/recover retries)."""
+        self._enable_drives = False
+        try:
+            self.loop.hardware.recover(t_ns * 1e-9)
+            self.get_logger().info("CANopen drives in operation enabled")
+        except PkmError as exc:
+            self.diag.reject("enable drives", exc)
 
     def on_recover(self, request, response):
         """canopen: bring the drives back to Operation enabled (CiA 402 state machine) after a quick stop; done by the
@@ -416,6 +433,8 @@ class JointControllerNode(Node):
         if self._run_start is None:
             self._run_start = (time.monotonic(), t_ns)
         self._last_t = t_ns
+        if self._enable_drives:
+            self.enable_drives(t_ns)
         t0 = time.perf_counter()
         cmd = self.loop.cycle(t_ns)
         t1 = time.perf_counter()
