@@ -37,6 +37,7 @@ rviz/<robot>.rviz. This module's parent imports no ROS package before the graph 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shlex
@@ -53,7 +54,7 @@ import yaml
 from ..errors import InvalidInputError
 from ..control.settings import HARDWARE
 from ..ros.topology import estimated_state_topic, graph
-from .signals import Stopped, blocked, die_with_parent, signals_raise_stopped
+from .signals import Stopped, die_with_parent, signals_raise_stopped
 
 #: the stop: (signal to every node's process group, s to wait for them before the next)
 STOP_SEQUENCE = ((signal.SIGINT, 2.0), (signal.SIGTERM, 1.0), (signal.SIGKILL, 10.0))
@@ -261,13 +262,14 @@ class Graph:
         with self.lock:
             print(f"[bringup] {msg}", file=self.out, flush=True)
 
-    def start(self):
+    def start(self, stop=None):
+        """Start every node; ``stop``: the StopRequest whose signal waits until a node being started is known."""
         env = dict(os.environ, PYTHONUNBUFFERED="1")
         for name, argv in commands(self.args, self.params_file):
             # own session: a terminal Ctrl-C reaches bringup only, which then stops the children in order; each
             # gets SIGTERM when this process dies, killed (SIGKILL) or not. A signal waits until the child is in
             # self.procs: the stop knows every node started
-            with blocked():
+            with contextlib.nullcontext() if stop is None else stop.held():
                 p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
                                      start_new_session=True, preexec_fn=die_with_parent())
                 self.procs.append((name, p))
@@ -344,7 +346,7 @@ def run(args) -> int:
     with signals_raise_stopped() as stop:
         stop.escalate = g.kill
         try:
-            g.start()
+            g.start(stop)
             t_end = None if args.duration is None else time.monotonic() + args.duration
             while True:
                 stop.check()
@@ -469,7 +471,7 @@ def run_recorded(args, progress=None, out=None):
     with signals_raise_stopped() as stop:
         stop.escalate = g.kill
         try:
-            g.start()
+            g.start(stop)
             while True:
                 stop.check()
                 rec.spin_once(0.05 if bag is None else 0.0)

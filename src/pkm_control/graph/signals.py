@@ -2,7 +2,8 @@
 and `pkm record`, and the loops check a ``StopRequest`` every iteration, so that no broad ``except`` on the way loses
 it. Every later signal, and every signal once the stop has begun (``StopRequest.stopping``), raises nothing: it calls
 the request's ``escalate`` (`pkm bringup`: SIGKILL to every node still running), so that a stop routine is never cut
-by a traceback halfway. ``blocked()``: a section no signal interrupts (a node started and known to the stop).
+by a traceback halfway. ``StopRequest.held()``: a section no signal interrupts (a node started and known to the
+stop); the signal takes effect at its end.
 ``die_with_parent``: the processes `pkm bringup` starts end with it, even when it is killed with SIGKILL."""
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ class StopRequest:
         self.stopping = False
         self.again = 0
         self.escalate = None
+        self._held = False
 
     def on_signal(self, signum, _frame):
         name = signal.Signals(signum).name
@@ -49,7 +51,20 @@ class StopRequest:
                 self.escalate(name)
             return
         self.signal = name
-        raise Stopped(name)
+        if not self._held:
+            raise Stopped(name)
+
+    @contextlib.contextmanager
+    def held(self):
+        """A section the first signal does not interrupt: it is noted, and Stopped raised at the section's end.
+        (Python runs the handler in the main thread between two bytecodes, whichever thread the kernel chose:
+        blocking the signals in the main thread alone would not hold it back.)"""
+        self._held = True
+        try:
+            yield
+        finally:
+            self._held = False
+        self.check()
 
     def check(self) -> None:
         if self.signal is not None:
@@ -71,37 +86,22 @@ def signals_raise_stopped():
             signal.signal(s, h)
 
 
-@contextlib.contextmanager
-def blocked():
-    """The stop signals held back (pthread_sigmask) inside the block and delivered at its end: a child started in it
-    is in the caller's list before a signal can stop the caller (no node unknown to the stop). A child started in
-    it gets them unblocked again (``die_with_parent``'s preexec)."""
-    signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
-
-
 def die_with_parent():
     """A ``preexec_fn`` for subprocess.Popen: the child gets SIGTERM (a node's clean stop) when the THREAD that
     started it ends, which a SIGKILL of the parent does too (Linux prctl PR_SET_PDEATHSIG; so start the children
     from a thread that lives as long as they should: the main thread). A parent that died between the fork and
-    the prctl is not signalled: the child then sees another parent (os.getppid) and exits at once. Where there is no
-    prctl (not Linux) the children outlive a killed parent. The stop signals are unblocked in the child (a parent
-    that starts it inside ``blocked()``)."""
-    prctl = None
-    if sys.platform.startswith("linux"):
-        import ctypes
+    the prctl is not signalled: the child then sees another parent (os.getppid) and exits at once. None where
+    there is no prctl (not Linux): the children then outlive a killed parent."""
+    if not sys.platform.startswith("linux"):
+        return None
+    import ctypes
 
-        prctl = ctypes.CDLL(None, use_errno=True).prctl      # resolved here: no dynamic loading in the forked child
+    prctl = ctypes.CDLL(None, use_errno=True).prctl      # resolved here: no dynamic loading in the forked child
     parent = os.getpid()
 
     def preexec():
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
-        if prctl is not None:
-            prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
-            if os.getppid() != parent:
-                os._exit(1)
+        prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+        if os.getppid() != parent:
+            os._exit(1)
 
     return preexec
