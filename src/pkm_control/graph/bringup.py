@@ -5,9 +5,9 @@ joint_controller, `--hardware sim`, the default; five with the robot in the `har
 `--hardware topics`) as separate processes with the same parameters a launch file gives them: one
 generated ROS parameter file (``/**`` for the shared keys, a section per node for its own). It
 forwards their output line by line with a ``[node]`` prefix and stops them cleanly on Ctrl-C,
-SIGTERM or SIGHUP, at any moment (while they start, run or stop): SIGINT to each node's process
-group, SIGTERM after 2 s, SIGKILL 1 s later (a node exits at once on a second signal,
-ros.runtime.run_node). A second signal while it stops kills the nodes still running at once (SIGKILL);
+SIGTERM or SIGHUP, at any moment (while they start, run or stop): SIGTERM to each node's process
+group, again after 2 s (a node exits at once on a second signal, ros.runtime.run_node), SIGKILL 1 s
+later. A second signal while it stops kills the nodes still running at once (SIGKILL);
 a third ends bringup itself at once.
 Killed itself (SIGKILL), its children get SIGTERM from the kernel (signals.die_with_parent). If one
 node exits on its own, the others are stopped and its exit status is returned.
@@ -56,8 +56,10 @@ from ..control.settings import HARDWARE
 from ..ros.topology import estimated_state_topic, graph
 from .signals import Stopped, die_with_parent, signals_raise_stopped
 
-#: the stop: (signal to every node's process group, s to wait for them before the next)
-STOP_SEQUENCE = ((signal.SIGINT, 2.0), (signal.SIGTERM, 1.0), (signal.SIGKILL, 10.0))
+#: the stop: (signal to every node's process group, s to wait for them before the next). SIGTERM, not SIGINT: a node
+#: still starting its interpreter (no handler yet) ends quietly, not with a KeyboardInterrupt traceback; the second
+#: SIGTERM ends a pkm node at once (ros.runtime.run_node)
+STOP_SEQUENCE = ((signal.SIGTERM, 2.0), (signal.SIGTERM, 1.0), (signal.SIGKILL, 10.0))
 LOST_SAMPLES = 5    # exit status of a run whose recording misses samples (when it would have been 0)
 
 
