@@ -185,9 +185,10 @@ def _record(args, session):
         print(f"pkm record: the goal did not finish while recording ({summary['goal_status']})", file=sys.stderr)
         raise SystemExit(1)
     lost = lost_samples(summary)
-    if lost is not None:                 # never a silent gap (bringup.LOST_SAMPLES)
+    if lost is not None:                 # never a silent gap; a recording meant to be whole fails (bringup's 5)
         print(f"pkm record: {lost}", file=sys.stderr)
-        raise SystemExit(5)
+        if args.until_done or args.duration is not None:
+            raise SystemExit(5)
 
 
 def register(sub) -> None:
@@ -310,7 +311,7 @@ def register(sub) -> None:
               "/joint_states time (sim time in lockstep), when the goal is done (--until-done), or at Ctrl-C; the\n"
               "bag is closed cleanly each time (what was received until then drained into it first). Prints the\n"
               "messages per topic and the periods without a sample; when /joint_states misses some, one line on\n"
-              "stderr says how many and where, and the exit status is 5.\n"
+              "stderr says how many and where (exit status 5 with --until-done or --duration).\n"
               "To record a run from its first period, use `pkm bringup --record BAG` instead.",
               "examples:\n  pkm record --output run1 --until-done\n"
               "  pkm record --output run2 --storage mcap --duration 5\n"
