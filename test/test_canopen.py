@@ -292,6 +292,8 @@ def test_bringup_canopen_stand_in_tracks_as_the_direct_simulation():
     assert can["hardware"] == "canopen" and can["goal_status"] == "finished" and can["missing_samples"] == 0
     assert can["goal_start"] == sim["goal_start"] == can["motion_start"]        # no approach in front
     assert can["safe_behaviour_entries"] == 0 and can["rejected_inputs"] == 0 and can["deadline_misses"] == 0
+    assert len(can["drives"]) == 6 and {d["cia402_state"] for d in can["drives"].values()} == {"operation enabled"}
+    assert sim["drives"] is None
     increment = 1.0 / CanopenConfig.for_robot("palida", dyn.model.actuated_joints).drives[0].increments_per_unit
     for key in ("actuator_rms", "actuator_max"):
         assert np.abs(np.subtract(can[key], sim[key])).max() <= increment, key
@@ -302,7 +304,7 @@ def test_bringup_canopen_stand_in_tracks_as_the_direct_simulation():
 def test_real_bus_refuses_lockstep_before_opening_it_and_names_a_bus_it_cannot_open(tmp_path):
     """hardware: canopen without emulation: lockstep is refused in one line before the bus is opened (here a
     socketcan bus that does not exist); in real time, 2 kHz is refused by the bus load (the 1 Mbit/s bus carries at
-    most 339 Hz) before it is opened, and at 250 Hz the bus that cannot be opened is named. No traceback."""
+    most 336 Hz) before it is opened, and at 250 Hz the bus that cannot be opened is named. No traceback."""
     import os
     import subprocess
     import sys
@@ -316,7 +318,7 @@ def test_real_bus_refuses_lockstep_before_opening_it_and_names_a_bus_it_cannot_o
     cfg.write_text(yaml.safe_dump(doc))
     env = dict(os.environ, ROS_DOMAIN_ID=os.environ.get("PKM_TEST_ROS_DOMAIN_ID", "147"))
     for lockstep, rate, expected in (("true", 250, "runs in real time (lockstep: false"),
-                                     ("false", 2000, "CAN bus load 453 % of 1 Mbit/s at 2000 Hz"),
+                                     ("false", 2000, "CAN bus load 454 % of 1 Mbit/s at 2000 Hz"),
                                      ("false", 250, "cannot be opened")):
         r = subprocess.run([sys.executable, "-m", "pkm_control.nodes.joint_controller", "--ros-args", "-p",
                             "hardware:=canopen", "-p", f"canopen_config:={cfg}", "-p", f"lockstep:={lockstep}",
@@ -328,11 +330,13 @@ def test_real_bus_refuses_lockstep_before_opening_it_and_names_a_bus_it_cannot_o
 @pytest.mark.ros
 def test_joint_controller_reports_the_drives_quick_stop_and_recovers_on_the_service():
     """joint_controller with emulated drives: a drive fault latches the master's quick stop, the node reports it in
-    its diagnostics, every drive holds instead of taking the command; ~/recover brings them back to operation
-    enabled at the next period."""
+    its diagnostics (one status per drive: the faulted one ERROR with its error code and EMCY, the others WARN),
+    every drive holds instead of taking the command; ~/recover brings them back to operation enabled at the next
+    period (every drive OK)."""
     import os
 
     import rclpy
+    from diagnostic_msgs.msg import DiagnosticStatus
     from rclpy.parameter import Parameter
     from std_srvs.srv import Trigger
 
@@ -351,10 +355,20 @@ def test_joint_controller_reports_the_drives_quick_stop_and_recovers_on_the_serv
             node.period(node.k * node.dt_ns)
         assert "0x2310" in node.diag.extra["drives_quick_stop"] and node.diag.safe_behaviour == "drives quick stop"
         assert set(hw.emulator.states().values()) <= {"quick stop active", "fault"} and hw.plant.mode == "hold"
+        drives = {st.name: st for st in node.diag.publish().status[1:]}       # one status per drive
+        names = [f"/joint_controller/drive {j} (node {k})" for k, j in enumerate(hw.actuated_names, start=1)]
+        assert sorted(drives) == sorted(names)
+        faulted = drives["/joint_controller/drive leg3_prismatic (node 3)"]
+        values = {kv.key: kv.value for kv in faulted.values}
+        assert faulted.level == DiagnosticStatus.ERROR and "fault, error code 0x2310" in faulted.message
+        assert values["cia402_state"] == "fault" and values["error_code"] == "0x2310"
+        assert values["last_emcy"].startswith("0x2310")
+        assert {st.level for name, st in drives.items() if "leg3" not in name} == {DiagnosticStatus.WARN}   # held
         assert node.on_recover(Trigger.Request(), Trigger.Response()).success
         node.period(node.k * node.dt_ns)
         assert hw.safe_reason is None and "drives_quick_stop" not in node.diag.extra
         assert set(hw.emulator.states().values()) == {"operation enabled"}
+        assert {st.level for st in node.diag.publish().status[1:]} == {DiagnosticStatus.OK}
     finally:
         node.destroy_node()
         rclpy.shutdown()
@@ -368,7 +382,7 @@ _ports = itertools.count(47100 + os.getpid() % 400 * 4)
 PROCESS_HEARTBEAT = {"producer_time": 0.05, "consumer_time": 2.0}
 SYNC_TIMEOUT = 2.0             # s without SYNC before the emulated drives fault
 PROCESS_DT = 0.004             # 250 Hz: SYNC, 6 RPDOs, 12 TPDOs and heartbeats within 80 % of the 1 Mbit/s bus
-                               # (canopen_drives.BusLoad: at most 339 Hz; 2 kHz would need 4.5 times its bitrate)
+                               # (canopen_drives.BusLoad: at most 336 Hz; 2 kHz would need 4.5 times its bitrate)
 TRANSITION_TIME = 0.05         # s per CiA 402 transition of the emulated drives
 
 
@@ -553,20 +567,71 @@ def test_a_drive_that_is_not_the_configured_one_is_refused_by_node():
 def test_bus_load_refuses_what_the_bitrate_cannot_carry_and_says_what_fits():
     """Bits per period counted by hand for PaLiDA in CST (worst-case stuffing, Davis et al. 2007: 55 + 10 n bits
     for n data bytes, 8 bytes 135): SYNC 0 bytes 55; per drive RPDO1 5 bytes 105, TPDO1 7 bytes 125, TPDO2 8 bytes
-    135: 55 + 6 x 365 = 2245 bits. Heartbeats: 6 drives x 65 bits / 10 ms = 39 kbit/s. Within 80 % of 1 Mbit/s:
-    (800000 - 39000) / 2245 = 339 Hz. At 2 kHz it needs 4.53 Mbit/s: refused, naming what fits; 250 Hz runs."""
+    135: 55 + 6 x 365 = 2245 bits. Heartbeats: 6 drives and the master x 65 bits / 10 ms = 45.5 kbit/s. Within 80 %
+    of 1 Mbit/s: (800000 - 45500) / 2245 = 336 Hz. At 2 kHz it needs 4.54 Mbit/s: refused, naming what fits; 250 Hz
+    runs."""
     from pkm_control.hardware.canopen_drives import BusLoad, CanopenDrives
 
     cfg = replace(udp_config(), producer_time=0.01)         # palida.yaml's heartbeat
     load = BusLoad.of(cfg, 2000.0)
-    assert load.load == pytest.approx((2245 * 2000 + 39000) / 1e6)
-    assert load.max_rate == pytest.approx(761000 / 2245)
-    with pytest.raises(InvalidInputError, match=r"CAN bus load 453 % of 1 Mbit/s at 2000 Hz.*cannot run.*"
-                                                r"control_rate <= 339 Hz"):
+    assert load.load == pytest.approx((2245 * 2000 + 45500) / 1e6)
+    assert load.max_rate == pytest.approx(754500 / 2245)
+    with pytest.raises(InvalidInputError, match=r"CAN bus load 454 % of 1 Mbit/s at 2000 Hz.*cannot run.*"
+                                                r"control_rate <= 336 Hz"):
         CanopenDrives(cfg, 0.0005)
     with pytest.raises(InvalidInputError, match=r"split over 2 buses of 1 Mbit/s \(4 drives each"):
-        CanopenDrives(cfg, 0.002)        # 500 Hz: (55 + 4 x 365) x 500 + 4 x 6500 = 783500 <= 800000 for 4 drives
-    assert CanopenDrives(cfg, PROCESS_DT).bus_load.load == pytest.approx((2245 * 250 + 39000) / 1e6)
+        CanopenDrives(cfg, 0.002)        # 500 Hz: (55 + 4 x 365) x 500 + 5 x 6500 = 790000 <= 800000 for 4 drives
+    assert CanopenDrives(cfg, PROCESS_DT).bus_load.load == pytest.approx((2245 * 250 + 45500) / 1e6)
     csp = BusLoad.of(replace(cfg, mode="csp"), 250.0)        # + RPDO2 (8 bytes, 135 bits) per drive
-    assert csp.load == pytest.approx(((2245 + 6 * 135) * 250 + 39000) / 1e6)
+    assert csp.load == pytest.approx(((2245 + 6 * 135) * 250 + 45500) / 1e6)
     assert CanopenDrives(replace(cfg, interface="virtual"), 0.0005).bus_load.load > 4   # in-process: no bitrate
+
+
+def test_drives_quick_stop_when_the_master_heartbeat_stops_and_recover_by_transition_16():
+    """Supervision the other way: the master configures each drive's heartbeat consumer (0x1016:01 = its node id
+    127 << 16 | 25 ms) and abort connection option 0x6007 = 3, and produces its heartbeat from its loop every
+    producer time (10 ms). The master stops (no write; the drives' SYNC window set to 1 s so that SYNC loss does not
+    come first): 25 ms after its last heartbeat the drives still run, one period later every drive has quick-stopped
+    by itself and said EMCY 0x8130, and the robot holds; back, the master latches its own quick stop on that EMCY
+    (its enable operation would take a quick-stopped drive back by transition 16 at once) and recovers the drives by
+    transition 16 (power kept)."""
+    from pkm_control.hardware.canopen_drives import CanopenDrives
+    from pkm_control.hardware.canopen_emulator import HEARTBEAT_LOSS, EmulatedDrives
+
+    dyn = robot_dynamics("palida")
+    cfg = CanopenConfig.for_robot("palida", dyn.model.actuated_joints)
+    plant = SimulatedRobot(dyn, DT)
+    plant.reset(home_pose(dyn.kin))
+    channel = f"test_canopen_{next(_channels)}"
+    emu = EmulatedDrives(cfg, plant, channel, sync_timeout=1.0)
+    hw = CanopenDrives(cfg, DT, ForceLimits.from_config(dyn.model), channel=channel, clock=lambda: emu.time)
+    try:
+        hw.start()
+        for drive in emu.drives:
+            assert drive.node.sdo[0x1016][1].raw == 127 << 16 | 25 and drive.node.sdo[0x6007].raw == 3
+        seen = []
+        emu.network.subscribe(0x700 + 127, lambda *_: seen.append(emu.time))
+        m = hold(hw, 100)                                       # 50 ms: the master's heartbeat every 10 ms
+        assert not hw.safe_active and len(seen) == 5 and np.allclose(np.diff(seen), 0.01)
+        emu.run_free(int(round((0.025 - (emu.time - seen[-1])) / DT)))   # 25 ms after the last: not older yet
+        assert set(emu.states().values()) == {"operation enabled"}
+        emu.run_free(1)
+        assert set(emu.states().values()) == {"quick stop active"}
+        assert plant.mode == "hold"
+        hw.read()                                               # the last SYNC's measurement, read before
+        hw.write(m.effort)              # the master is back: enable operation takes them back (16), but it was told
+        hw.read()
+        assert hw.safe_active and "leg1_prismatic (node 1): EMCY 0x8130: it lost its connection" in hw.safe_reason
+        hold(hw, 2)                                             # quick stop from the master: they hold
+        assert set(emu.states().values()) == {"quick stop active"}
+        assert sum(f"EMCY 0x{HEARTBEAT_LOSS:04X} (" in e for e in hw.drain_events()) == 6   # the frames
+        path = []
+        read = hw.read
+        hw.read = lambda: (path.append(hw.states), read())[1]
+        hw.recover()
+        hw.read = read
+        assert hw.states == ("operation enabled",) * 6 and not hw.safe_active
+        assert all(set(s) <= {"quick stop active", "operation enabled"} for s in path)
+    finally:
+        hw.close()
+        emu.close()

@@ -78,8 +78,8 @@ def test_numeric_family_assembles_it():
 
 @pytest.mark.parametrize("changes,message", [
     ({"closures": []}, "both closed_loop .* and closures"),
-    ({"type": ["3d", "3d"]}, "closed_loop lists 3 frame pairs, type must list as many"),
-    ({"type": ["3d", "2d", "3d"]}, "pair 1 has type '2d'"),
+    ({"type": ["3d", "3d"]}, r"type: expected 3 of '3d' \| '6d' \(one per closed_loop pair\)"),
+    ({"type": ["3d", "2d", "3d"]}, r"type\[1\]: expected '3d' or '6d', got 2d"),
 ])
 def test_bad_convention_is_named(changes, message):
     with pytest.raises(InvalidModelError, match=message):

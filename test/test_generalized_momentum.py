@@ -11,6 +11,7 @@ import types
 import numpy as np
 import pytest
 
+from pkm_control.description import parse_spec
 from pkm_control.dynamics import robot_dynamics
 from pkm_control.dynamics.formulations import formulation
 from pkm_control.dynamics.generalized_momentum import Formulation
@@ -245,7 +246,7 @@ def test_model_assumptions_checked(dyn):
         if platform:
             bodies["platform"].update(platform)
         cfg["bodies"] = bodies
-        model = types.SimpleNamespace(name="lopes", config=cfg, actuated_joints=dyn.model.actuated_joints)
+        model = types.SimpleNamespace(name="lopes", spec=parse_spec(cfg), actuated_joints=dyn.model.actuated_joints)
         return types.SimpleNamespace(model=model, validate=dyn.kin.validate)
     Formulation(fake())                                        # the shipped values pass
     with pytest.raises(InvalidModelError, match="spin"):

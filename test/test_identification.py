@@ -10,7 +10,6 @@ perturbed by seeded factors (consistent: masses and principal moments scaled, th
 from __future__ import annotations
 
 import dataclasses
-from types import MappingProxyType
 
 import numpy as np
 import pytest
@@ -72,9 +71,8 @@ def perturbed_set(dyn, seed: int, scale: float = 0.2, per_kind: bool = False) ->
 
 def plant(dyn, ps: ParameterSet) -> ClosedLoopDynamics:
     """The closed-loop dynamics of the perturbed robot: its bodies and its friction."""
-    cfg = dict(dyn.model.config)
-    cfg["friction"] = {r: dict(e) for r, e in ps.friction.items()}
-    clm = dataclasses.replace(dyn.model, model=tree_with_parameters(dyn, ps), config=MappingProxyType(cfg))
+    clm = dataclasses.replace(dyn.model, model=tree_with_parameters(dyn, ps),
+                              spec=dyn.model.spec.with_friction({r: dict(e) for r, e in ps.friction.items()}))
     return ClosedLoopDynamics(make_kinematics(clm), gravity=dyn.gravity)
 
 

@@ -12,6 +12,7 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
+from pkm_control.description import parse_spec
 from pkm_control.dynamics import robot_dynamics
 from pkm_control.dynamics.formulations import formulation
 from pkm_control.dynamics.newton_euler import Formulation
@@ -307,7 +308,8 @@ def test_platform_com_offset():
     rcB = [0.01, -0.02, 0.03]
     IcB = [1.2, 1.5, 2.9, 0.05, -0.04, 0.03]            # ixx iyy izz ixy ixz iyz
     cfg["platform"]["inertial"] = {"mass": 20.0, "com": rcB, "inertia": IcB}
-    fake = SimpleNamespace(model=SimpleNamespace(config=cfg, name="stewart", n_actuated=6), validate=kin.validate)
+    fake = SimpleNamespace(model=SimpleNamespace(spec=parse_spec(cfg), name="stewart", n_actuated=6),
+                           validate=kin.validate)
     ne = Formulation(fake)
     I_b = np.array([[1.2, 0.05, -0.04], [0.05, 1.5, 0.03], [-0.04, 0.03, 2.9]])
     for pose, twist, accel in _states(kin, 20, 9):
@@ -341,9 +343,11 @@ def test_model_outside_taghirad_assumptions():
     for key, value in (("com", [0.01, 0.0, -0.3]), ("inertia", [0.17, 0.16, 0.0032, 0.0, 0.0, 0.0])):
         cfg = plain(kin.model.config)
         cfg["legs"]["cylinder"]["inertial"][key] = value
-        fake = SimpleNamespace(model=SimpleNamespace(config=cfg, name="stewart", n_actuated=6), validate=kin.validate)
+        fake = SimpleNamespace(model=SimpleNamespace(spec=parse_spec(cfg), name="stewart", n_actuated=6),
+                               validate=kin.validate)
         with pytest.raises(InvalidModelError, match="symmetric about the limb axis"):
             Formulation(fake)
     # the unmodified config builds (and reads its numbers from the config, not the URDF)
     cfg = plain(kin.model.config)
-    Formulation(SimpleNamespace(model=SimpleNamespace(config=cfg, name="stewart", n_actuated=6), validate=kin.validate))
+    Formulation(SimpleNamespace(model=SimpleNamespace(spec=parse_spec(cfg), name="stewart", n_actuated=6),
+                                validate=kin.validate))

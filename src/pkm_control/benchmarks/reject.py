@@ -62,7 +62,7 @@ def bench_reject(robot: str = "palida", as_json: bool = False) -> dict:
             msg.points.append(pt)
         return msg
 
-    q = kin.inverse(kin.task.pose(kin.model.config["home"])).q
+    q = kin.inverse(kin.home_pose()).q
 
     def state(stamp_ns, names=kin.model.joint_names, position=q):
         msg = JointState(name=list(names), position=list(map(float, position)), velocity=[0.0] * len(names))

@@ -80,7 +80,7 @@ def bench_robot(robot, variant, samples=100_000, n_poses=200, seed=0):
 
     qa = [q[kin.model.actuated_idx] for q in qs]
     warm = [_warm_guess(kin, p, rng) for p in poses]
-    home = kin.task.pose(np.asarray(kin.model.config["home"], float))
+    home = kin.home_pose()
     its = {"warm": [], "cold": []}
     failures = {"warm": 0, "cold": 0}
 
@@ -151,9 +151,9 @@ def kinematics_tour(as_json=False, deg=False):
     rows = []
     for robot, variant in robot_list():
         kin = robot_kinematics(robot, variant)
-        cfg = kin.model.config
+        cfg = kin.model.spec
         data = kin.model.create_data()
-        poses = [("home", cfg["home"])] + [(f"demo{i + 1}", x) for i, x in enumerate(cfg.get("demo_poses") or ())]
+        poses = [("home", cfg.home)] + [(f"demo{i + 1}", x) for i, x in enumerate(cfg.demo_poses)]
         for label, x in poses:
             x = np.asarray(x, float)
             row = {"robot": robot, "variant": variant, "pose": label, "coords": x}
@@ -161,7 +161,7 @@ def kinematics_tour(as_json=False, deg=False):
                 pose = kin.task.pose(x)
                 q = kin.inverse(pose).q
                 row["closure_residual"] = float(np.abs(closure_residual(kin.model, data, q)).max())
-                guess = kin.task.pose(np.asarray(cfg["home"], float)) if label != "home" else \
+                guess = kin.home_pose() if label != "home" else \
                     kin.task.retract(pose, np.full(kin.task.dim, 1e-2))
                 fk = forward_kinematics(kin, q[kin.model.actuated_idx], guess)
                 row["fk_error"] = float(np.linalg.norm(kin.task.difference(fk.pose, pose)))
@@ -204,7 +204,7 @@ def _circle(kin, n, radius_frac=0.2, period=1.0):
     from ..kinematics.workspace import coords_to_arrays
 
     lo, hi = workspace_box(kin)
-    home = np.asarray(kin.model.config["home"], float)
+    home = kin.model.spec.home
     r = radius_frac * np.min((hi - lo)[:2])
     w = 2 * np.pi / period
     t = np.linspace(0, period, n, endpoint=False)
@@ -326,7 +326,7 @@ def bench_simulation_robot(robot, variant, steps=2000, dt=5e-4, warmup=20):
     base = robot_dynamics(robot, variant)
     dyn = ClosedLoopDynamics(base.kin, gravity=base.gravity, sign_eps=DEFAULT_SIGN_EPS)
     clm = dyn.model
-    home = dyn.kin.task.pose(np.asarray(clm.config["home"], float))
+    home = dyn.kin.home_pose()
     hold = SafeBehaviour.for_model("hold", FeedforwardModel(dyn, "rigid"))
     target = hold.capture(dyn.kin.actuated(home), home)
     limits = ForceLimits.from_config(clm)

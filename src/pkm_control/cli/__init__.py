@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import argparse
 import sys
+import warnings
 
+from ..description import RobotSpecWarning
 from ..errors import PkmError, excerpt
 from . import benchmarks, data, graph, model
 from .common import NEGATIVE_NUMBER, Parser, plain
@@ -75,12 +77,22 @@ def _degrees_note(args) -> str:
     return f" (model values in m and rad unless marked; input with --deg, angles in degrees: {', '.join(given)})"
 
 
+def _show_warning(message, category, filename, lineno, file=None, line=None, show=warnings.showwarning):
+    """A robot YAML's warning as one line (pkm: RobotSpecWarning: <file>: unknown keys ...), others as Python's."""
+    if issubclass(category, RobotSpecWarning):
+        print(f"pkm: {category.__name__}: {message}", file=sys.stderr)
+    else:
+        show(message, category, filename, lineno, file, line)
+
+
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
-    try:
-        args.func(args)
-    except (PkmError, OSError) as exc:  # OSError: an output path that cannot be written
-        print(f"pkm: {type(exc).__name__}: {excerpt(str(exc), 600)}{_degrees_note(args)}", file=sys.stderr)
-        return 2
+    with warnings.catch_warnings():
+        warnings.showwarning = _show_warning
+        try:
+            args.func(args)
+        except (PkmError, OSError) as exc:  # OSError: an output path that cannot be written
+            print(f"pkm: {type(exc).__name__}: {excerpt(str(exc), 600)}{_degrees_note(args)}", file=sys.stderr)
+            return 2
     return 0
 

@@ -30,7 +30,7 @@ def cmd_info(args):
         return emit(args, {"robots": rows}, text)
     kin = kinematics_of(args)
     clm = load_robot(args.robot, args.variant)
-    home = np.asarray(clm.config.get("home"), float)
+    home = clm.spec.require("home", "pkm info")
     data = {
         "robot": clm.name, "variant": clm.variant, "dof": kin.task.dim,
         "task_coordinates": list(kin.task.names), "task_velocity": list(kin.task.velocity_names),
@@ -94,8 +94,8 @@ def cmd_fk(args):
                                 f"got {len(qa)}")
     if args.deg:
         qa = np.where(revolute_mask(clm)[clm.actuated_idx], np.radians(qa), qa)
-    guess = np.asarray(clm.config["home"], float) if args.guess is None else task_in(kin, args.guess, args.deg,
-                                                                                       "--guess")
+    guess = clm.spec.require("home", "forward kinematics without --guess") if args.guess is None else \
+        task_in(kin, args.guess, args.deg, "--guess")
     res = forward_kinematics(kin, qa, kin.task.pose(guess))
     x = task_out(kin, kin.task.coordinates(res.pose), args.deg)
     text = "\n".join([f"pose ({' '.join(kin.task.names)}): {fmt(x)}",
@@ -169,7 +169,7 @@ def cmd_workspace(args):
     names = kin.task.names
     vary = args.vary or (["x", "y", "z"] if args.volume else list(names[:2]))
     plot = _plot_path(args.plot, len(vary)) if args.plot else None
-    fixed = np.asarray(kin.model.config["home"], float) if args.fixed is None else \
+    fixed = kin.model.spec.require("home", "a workspace slice without --fixed") if args.fixed is None else \
         task_in(kin, args.fixed, args.deg, "--fixed")
     res = sample_workspace(kin, vary, fixed, args.resolution, scale=args.scale,
                            progress=None if args.json else (lambda it: progress_bar(it, desc="dexterity", unit="pose")))

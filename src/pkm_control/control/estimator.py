@@ -107,10 +107,10 @@ class StateEstimator:
         if isinstance(max_iter, bool) or not isinstance(max_iter, int) or max_iter < 1:
             raise InvalidInputError(f"state estimator max_iter must be an integer >= 1, got {max_iter!r}")
         if cold_starts is None:
-            cfg = kin.model.config
-            cold_starts = {"home": kin.task.pose(np.asarray(cfg["home"], float))}
+            cfg = kin.model.spec
+            cold_starts = {"home": kin.home_pose()}
             cold_starts.update({f"demo{i + 1}": kin.task.pose(np.asarray(x, float))
-                                for i, x in enumerate(cfg.get("demo_poses") or ())})
+                                for i, x in enumerate(cfg.demo_poses)})
         starts = {}
         for name, pose in dict(cold_starts).items():
             try:

@@ -89,9 +89,8 @@ class ParameterSet:
     @staticmethod
     def nominal(dyn: ClosedLoopDynamics) -> "ParameterSet":
         """The config's own parameters: scale 1, the config's friction, no body replaced."""
-        spec = dyn.model.config.get("friction") or {}
         return parameter_set_from_dict({"robot": dyn.model.name, "inertia_scale": 1.0,
-                                        "friction": {r: dict(e or {}) for r, e in spec.items()}}, dyn)
+                                        "friction": {r: dict(e) for r, e in dyn.model.spec.friction.items()}}, dyn)
 
     def is_nominal(self, dyn: ClosedLoopDynamics) -> bool:
         ref = ParameterSet.nominal(dyn)
@@ -153,10 +152,8 @@ def _friction_values(dyn, ps):
 
 
 def _with_friction(clm, friction):
-    """The closed-loop model with another friction section (FrictionModel reads it from the config)."""
-    cfg = dict(clm.config)
-    cfg["friction"] = {r: dict(e) for r, e in friction.items()}
-    return dataclasses.replace(clm, config=MappingProxyType(cfg))
+    """The closed-loop model with another friction section (FrictionModel reads it from the spec)."""
+    return dataclasses.replace(clm, spec=clm.spec.with_friction({r: dict(e) for r, e in friction.items()}))
 
 
 def _number(where, value, positive=False, nonnegative=False):
@@ -183,7 +180,7 @@ def parameter_set_from_dict(data, dyn: ClosedLoopDynamics, source: str = "") -> 
     clm = _check_keys_and_robot(where, data, _REQUIRED, _TOP_KEYS, "allowed", dyn)
     scale = _number(f"{where}: inertia_scale", data["inertia_scale"], positive=True)
     # friction: the config's roles and kinds exactly; values >= 0, a scalar or one per joint
-    nominal = clm.config.get("friction") or {}
+    nominal = clm.spec.friction
     fr = data["friction"] if data["friction"] is not None else {}
     if not isinstance(fr, dict):
         raise InvalidInputError(f"{where}: friction must be a mapping role -> {{coulomb, viscous}}")

@@ -431,6 +431,6 @@ def make_force_controller(dyn, controller: str, safe: str = "hold", state_timeou
         raise InvalidInputError(f"force controller '{controller}': wrench_source {source!r} is for direct_force only "
                                 "(a static estimate: the impedance and admittance laws need the contact wrench itself)")
     watch = WrenchWatch(s["wrench_timeout"], s["contact_force_limit"], source) if WRENCH in law.requires else None
-    home = dyn.kin.task.pose(dyn.model.config["home"])
+    home = dyn.kin.home_pose()
     return Controller(law, ForceLimits.from_config(dyn.model), hold, StateEstimator(dyn.kin), home, state_timeout,
                       ReferenceLimits.from_kinematics(dyn.kin), wrench_watch=watch)

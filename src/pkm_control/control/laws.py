@@ -607,7 +607,7 @@ class PDAccelerationFeedforward(_PD):
     def __init__(self, model: FeedforwardModel, kp, kd):
         super().__init__(kp, kd)
         model = _model(model, "acceleration feedforward")
-        home = model.kin.task.pose(np.asarray(model.dyn.model.config["home"], float))
+        home = model.kin.home_pose()
         self.inertia = np.diag(model.joint_mass_matrix(home)).copy()
         self.inertia.setflags(write=False)
 

@@ -43,11 +43,7 @@ class ForceLimits:
     @classmethod
     def from_config(cls, model) -> "ForceLimits":
         """From ``actuators.force_limit`` of a ClosedLoopModel's config (scalar or per actuator)."""
-        try:
-            value = model.config["actuators"]["force_limit"]
-        except (KeyError, TypeError) as exc:
-            raise InvalidInputError(f"config of {model.name} has no actuators.force_limit") from exc
-        return cls(value, model.n_actuated)
+        return cls(model.spec.require("actuators.force_limit", "the force limits"), model.n_actuated)
 
     def apply(self, tau):
         """(saturated tau, bool mask of the actuators at their limit)."""
@@ -153,7 +149,7 @@ class SafeBehaviour:
         if mode == "zero":
             return cls("zero", model)
         kin = model.kin
-        pose = pose if pose is not None else kin.task.pose(kin.model.config["home"])
+        pose = pose if pose is not None else kin.home_pose()
         Mq = model.dyn.joint_space(pose, np.zeros(model.dyn.n))[0]
         m = np.abs(np.diag(Mq))
         return cls(mode, model, m * bandwidth ** 2, 2 * damping * m * bandwidth)

@@ -311,7 +311,7 @@ class RobotContext:
         return gain_size(mode, self.n_actuated, self.task.dim)
 
     def home(self) -> Pose:
-        return self.kin.task.pose(np.asarray(self.kin.model.config["home"], float))
+        return self.kin.home_pose()
 
     def initial(self, value) -> Pose:
         """The start pose of the setting ``initial_pose``: '' / [] = home, else task coordinates
@@ -376,5 +376,5 @@ def make_controller(dyn, mode="pd_feedforward", safe="hold", state_timeout=0.02,
         parts[key] = (law, ForceLimits.from_config(dyn.model), hold, ReferenceLimits.from_kinematics(dyn.kin))
     law, limits, hold, ref_limits = parts[key]
     law.reset()
-    home = dyn.kin.task.pose(dyn.model.config["home"])
+    home = dyn.kin.home_pose()
     return Controller(law, limits, hold, StateEstimator(dyn.kin), home, state_timeout, ref_limits)

@@ -10,6 +10,9 @@ mechanism with a frame on each side of every cut joint; a sidecar mapping lists
     actuated_joints: [...]
     platform_joints: [...]   # optional: tree joints that parametrize the platform
 
+The mapping is parsed and checked once into a ``RobotSpec`` (description/spec.py), which the model carries as
+``ClosedLoopModel.spec``.
+
 ``point`` keeps the (selected world components of the) position of both frame
 origins equal (a spherical cut joint is a 3D point closure), ``frame`` keeps the
 two frames equal (6 rows), ``coupling`` is a linear joint relation
@@ -39,15 +42,16 @@ from __future__ import annotations
 
 import functools
 import xml.etree.ElementTree as ET
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
 import numpy as np
 import pinocchio as pin
 
-from ..errors import InvalidModelError, check_vector, excerpt
+from ..errors import InvalidModelError
+from .spec import RobotSpec, parse_spec
 
-_AXES = {"x": 0, "y": 1, "z": 2}
 _LWA = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
 #: p @ _SKEW_T = the 9 entries of skew(p)^T = [[0, pz, -py], [-pz, 0, px], [py, -px, 0]] (row-major)
 _SKEW_T = np.zeros((3, 9))
@@ -105,8 +109,13 @@ class ClosedLoopModel:
     actuated_idx: np.ndarray    # indices of actuated joints in q
     platform_idx: np.ndarray    # indices of platform joints in q
     passive_idx: np.ndarray     # every other joint
-    config: MappingProxyType = field(repr=False)
+    spec: RobotSpec = field(repr=False)
     urdf: str = field(repr=False, default="")
+
+    @property
+    def config(self) -> MappingProxyType:
+        """The YAML as read (variant merged, read-only): for documentation and tests; layers read ``spec``."""
+        return self.spec.raw
 
     @property
     def nq(self) -> int:
@@ -142,15 +151,6 @@ class ClosedLoopModel:
         return self.model.joints[self.model.getJointId(joint)].shortname().startswith("JointModelR")
 
 
-def _ro(obj):
-    """Recursively read-only view of a YAML mapping (lists become tuples)."""
-    if isinstance(obj, dict):
-        return MappingProxyType({k: _ro(v) for k, v in obj.items()})
-    if isinstance(obj, list):
-        return tuple(_ro(v) for v in obj)
-    return obj
-
-
 def _unlimit_revolutes(model: pin.Model, urdf_xml: str) -> None:
     """A revolute joint whose URDF limit gives neither lower nor upper is unlimited (module docstring)."""
     lower, upper = model.lowerPositionLimit.copy(), model.upperPositionLimit.copy()
@@ -163,34 +163,12 @@ def _unlimit_revolutes(model: pin.Model, urdf_xml: str) -> None:
     model.lowerPositionLimit, model.upperPositionLimit = lower, upper
 
 
-_GEPETTO_TYPES = {"3d": "point", "6d": "frame"}
-
-
-def _closures_spec(spec) -> dict:
-    """``spec`` with the example-parallel-robots keys (closed_loop, type, name_mot) read into closures and
-    actuated_joints (module docstring); unchanged without them."""
-    if "closed_loop" not in spec:
-        return spec
-    for ours in ("closures", "actuated_joints"):
-        if ours in spec:
-            raise InvalidModelError(f"the closures mapping has both closed_loop (example-parallel-robots convention) "
-                                    f"and {ours}: write one convention")
-    pairs = spec["closed_loop"] or ()
-    types = spec.get("type")
-    if types is None or len(types) != len(pairs):
-        raise InvalidModelError(f"closed_loop lists {len(pairs)} frame pairs, type must list as many of '3d' | '6d', "
-                                f"got {excerpt(types)}")
-    closures = []
-    for i, (pair, kind) in enumerate(zip(pairs, types)):
-        if str(kind).lower() not in _GEPETTO_TYPES:
-            raise InvalidModelError(f"closed_loop pair {i} has type {excerpt(kind)!r}; expected '3d' or '6d'")
-        closures.append({"name": f"closure{i}", "type": _GEPETTO_TYPES[str(kind).lower()], "frames": list(pair)})
-    out = {k: v for k, v in spec.items() if k not in ("closed_loop", "type", "name_mot")}
-    return dict(out, closures=closures, actuated_joints=list(spec.get("name_mot") or ()))
-
-
-def load_model(urdf_xml: str, spec: dict, name: str | None = None, variant: str = "") -> ClosedLoopModel:
-    """Build a ClosedLoopModel from URDF text and a closures mapping (module docstring)."""
+def load_model(urdf_xml: str, spec: Mapping | RobotSpec, name: str | None = None, variant: str = "",
+               source: str = "closures mapping") -> ClosedLoopModel:
+    """Build a ClosedLoopModel from URDF text and a robot spec (or the mapping it is parsed from, ``source``
+    naming it in the messages; module docstring)."""
+    if not isinstance(spec, RobotSpec):
+        spec = parse_spec(spec, source)
     try:
         model = pin.buildModelFromXML(urdf_xml)
     except Exception as exc:  # pinocchio raises plain RuntimeError/ValueError
@@ -198,9 +176,7 @@ def load_model(urdf_xml: str, spec: dict, name: str | None = None, variant: str 
     name = name or model.name
     model.name = name
     _unlimit_revolutes(model, urdf_xml)
-    spec = _closures_spec(spec)
-    if "gravity" in spec:
-        model.gravity.linear = check_vector("gravity", spec["gravity"], 3)
+    model.gravity.linear = spec.gravity
 
     joint_names = []
     for jid in range(1, model.njoints):
@@ -215,44 +191,31 @@ def load_model(urdf_xml: str, spec: dict, name: str | None = None, variant: str 
 
     def joint_id(n, what):
         if n not in joint_index:
-            raise InvalidModelError(f"{what} '{n}' is not a joint of the URDF (joints: {joint_names})")
+            raise InvalidModelError(f"{spec.source}: {what} '{n}' is not a joint of the URDF (joints: {joint_names})")
         return joint_index[n]
 
     def frame_id(n, what):
         if not model.existFrame(n):
-            raise InvalidModelError(f"{what} frame '{n}' is not in the URDF")
+            raise InvalidModelError(f"{spec.source}: {what} frame '{n}' is not in the URDF")
         return model.getFrameId(n)
 
     closures = []
-    for i, c in enumerate(spec.get("closures") or ()):
-        ctype = c.get("type")
-        cname = c.get("name", f"closure{i}")
-        if ctype in ("point", "frame"):
-            frames = tuple(c.get("frames", ()))
-            if len(frames) != 2:
-                raise InvalidModelError(f"closure '{cname}' needs frames: [a, b], got {frames}")
-            axes = tuple(_AXES[a] for a in c.get("axes", "xyz")) if ctype == "point" else (0, 1, 2)
-            closures.append(Closure(cname, ctype, frames=frames,
-                                    frame_ids=tuple(frame_id(f, f"closure '{cname}'") for f in frames),
-                                    axes=axes))
-        elif ctype == "coupling":
-            joints = tuple(c.get("joints", ()))
-            if len(joints) != 2:
-                raise InvalidModelError(f"closure '{cname}' needs joints: [dependent, reference]")
-            closures.append(Closure(cname, ctype, joints=joints,
-                                    joint_idx=tuple(joint_id(j, f"closure '{cname}'") for j in joints),
-                                    ratio=float(c.get("ratio", 1.0)), offset=float(c.get("offset", 0.0))))
+    for c in spec.closures:
+        if c.type in ("point", "frame"):
+            closures.append(Closure(c.name, c.type, frames=c.frames,
+                                    frame_ids=tuple(frame_id(f, f"closure '{c.name}'") for f in c.frames),
+                                    axes=c.axes))
         else:
-            raise InvalidModelError(f"closure '{cname}' has type {ctype!r}; expected point, frame or coupling")
+            closures.append(Closure(c.name, c.type, joints=c.joints,
+                                    joint_idx=tuple(joint_id(j, f"closure '{c.name}'") for j in c.joints),
+                                    ratio=c.ratio, offset=c.offset))
 
-    actuated = tuple(spec.get("actuated_joints") or ())
-    platform = tuple(spec.get("platform_joints") or ())
-    if not actuated:
-        raise InvalidModelError("the closures mapping declares no actuated_joints")
+    actuated, platform = spec.actuated_joints, spec.platform_joints
     act_idx = np.array([joint_id(n, "actuated joint") for n in actuated], dtype=int)
     plat_idx = np.array([joint_id(n, "platform joint") for n in platform], dtype=int)
     if set(actuated) & set(platform):
-        raise InvalidModelError(f"joints {sorted(set(actuated) & set(platform))} are both actuated and platform joints")
+        raise InvalidModelError(f"{spec.source}: joints {sorted(set(actuated) & set(platform))} are both actuated "
+                                "and platform joints")
     taken = set(act_idx) | set(plat_idx)
     passive_idx = np.array([i for i in range(model.nv) if i not in taken], dtype=int)
 
@@ -260,7 +223,7 @@ def load_model(urdf_xml: str, spec: dict, name: str | None = None, variant: str 
         name=name, variant=variant, model=model, closures=tuple(closures),
         actuated_joints=actuated, platform_joints=platform, joint_names=tuple(joint_names),
         joint_index=MappingProxyType(joint_index), actuated_idx=act_idx, platform_idx=plat_idx,
-        passive_idx=passive_idx, config=_ro(dict(spec)), urdf=urdf_xml)
+        passive_idx=passive_idx, spec=spec, urdf=urdf_xml)
 
 
 # --------------------------------------------------------------------------- closures

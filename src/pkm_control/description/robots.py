@@ -21,6 +21,7 @@ from pathlib import Path
 from ..errors import InvalidInputError, InvalidModelError, excerpt
 from .paths import config_path, share_dir, urdf_xacro_path
 from .loader import ClosedLoopModel, load_model
+from .spec import parse_spec
 
 
 def robot_names() -> list[str]:
@@ -138,4 +139,5 @@ def robot_urdf(robot: str, variant: str | None = None) -> str:
 def load_robot(robot: str, variant: str | None = None) -> ClosedLoopModel:
     """Load a robot (a shipped id or a YAML path). The result is immutable and cached."""
     cfg = robot_config(robot, variant)
-    return load_model(robot_urdf(robot, cfg["variant"]), cfg, name=robot, variant=cfg["variant"])
+    spec = parse_spec(cfg, str(robot_files(robot)[0]))
+    return load_model(robot_urdf(robot, cfg["variant"]), spec, name=robot, variant=cfg["variant"])

@@ -47,7 +47,6 @@ below 2.785.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -87,18 +86,11 @@ class EndStops:
         ``end_stops`` (module docstring: k = m omega^2, c = 2 zeta m omega, m the smallest effective
         mass over home and the demo poses)."""
         clm, kin = dyn.model, dyn.kin
-        spec = clm.config.get("end_stops") or {}
-        try:
-            omega, zeta = float(spec[NATURAL_FREQUENCY]), float(spec[DAMPING_RATIO])
-        except (KeyError, TypeError, ValueError) as exc:
-            raise InvalidModelError(f"robot '{clm.name}': config end_stops needs {NATURAL_FREQUENCY} (rad/s) and "
-                                    f"{DAMPING_RATIO}, got {spec!r}") from exc
-        if not (math.isfinite(omega) and omega > 0 and math.isfinite(zeta) and zeta >= 0):
-            raise InvalidModelError(f"robot '{clm.name}': end_stops natural_frequency must be > 0 and damping_ratio "
-                                    f">= 0, got {omega}, {zeta}")
+        gains = clm.spec.require("end_stops", "the simulated robot's end stops")   # omega > 0, zeta >= 0: checked
+        omega, zeta = gains.natural_frequency, gains.damping_ratio
         lower, upper = kin.end_stop_limits()
         cut_names, cut_lower, cut_upper = kin.cut_joint_limits()
-        poses = [kin.task.pose(x) for x in [clm.config["home"], *clm.config.get("demo_poses", [])]]
+        poses = [kin.home_pose(), *(kin.task.pose(x) for x in clm.spec.demo_poses)]
         tree_mass = np.full(len(lower), np.inf)
         cut_mass = np.full(len(cut_names), np.inf)
         for pose in poses:

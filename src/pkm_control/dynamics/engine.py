@@ -70,7 +70,7 @@ class ClosedLoopDynamics:
         # physical bodies: every joint's body except the massless links of the platform-joint chain
         m = self.pin_model
         plat_q = set(clm.platform_idx.tolist())
-        plat_joint = m.frames[m.getFrameId(clm.config.get("platform_frame", "platform"))].parentJoint
+        plat_joint = m.frames[m.getFrameId(clm.spec.platform_frame)].parentJoint
         self._bodies = [j for j in range(1, m.njoints) if m.joints[j].idx_q not in plat_q or j == plat_joint]
         self._body_cols = np.concatenate([np.arange(10 * (j - 1), 10 * j) for j in self._bodies])
 
@@ -160,7 +160,7 @@ class ClosedLoopDynamics:
         m, d = self.pin_model, self._data
         pin.computeJointJacobians(m, d, q)
         pin.updateFramePlacements(m, d)
-        fid = m.getFrameId(self.model.config.get("platform_frame", "platform"))
+        fid = m.getFrameId(self.model.spec.platform_frame)
         return pin.getFrameJacobian(m, d, fid, _LWA)
 
     # ------------------------------------------------------------------ matrices

@@ -47,7 +47,7 @@ class FrictionModel:
 
     def __init__(self, clm: ClosedLoopModel):
         self.model = clm
-        spec = clm.config.get("friction") or {}
+        spec = clm.spec.friction
         roles = {}
         for i, name in enumerate(clm.joint_names):
             if i in set(clm.platform_idx.tolist()):

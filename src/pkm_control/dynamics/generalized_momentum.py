@@ -118,14 +118,14 @@ class Formulation(formulations.Formulation):
     def __init__(self, dyn=_ROBOT, variant: str | None = None):
         kin = formulation_kinematics(dyn, self.method, self.robots, variant)
         clm = kin.model
-        cfg = clm.config
+        cfg = clm.spec
         self.kin = kin
         try:
-            geo = cfg["geometry"]
+            geo = cfg.blocks["geometry"]
             rb, rp, L = float(geo["base_radius"]), float(geo["platform_radius"]), float(geo["link_length"])
             gb = np.radians(np.asarray(geo["base_angles_deg"], float))
             gp = np.radians(np.asarray(geo["platform_angles_deg"], float))
-            bodies = cfg["bodies"]
+            bodies = cfg.blocks["bodies"]
             plat, act, link = bodies["platform"], bodies["actuator"], bodies["link"]
             self.m_P = float(plat["mass"])
             I_P = _inertia(plat["inertia"])
@@ -134,7 +134,7 @@ class Formulation(formulations.Formulation):
             self.m_L = float(link["mass"])
             c_L = np.asarray(link["com"], float)
             I_L = _inertia(link["inertia"])
-            self.gravity = np.asarray(cfg["gravity"], float)
+            self.gravity = np.asarray(cfg.gravity, float)
         except (KeyError, TypeError, ValueError) as exc:
             raise InvalidModelError(f"robot '{clm.name}': incomplete config for generalized_momentum ({exc!r})") \
                 from exc

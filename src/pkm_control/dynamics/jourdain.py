@@ -199,18 +199,18 @@ class Formulation(formulations.Formulation):
         if clm.name != _ROBOT:
             raise InvalidModelError(f"the Jourdain formulation is Abdellatif's model of '{_ROBOT}', "
                                     f"not of '{clm.name}'")
-        cfg = clm.config
+        cfg = clm.spec
         if gravity is None:
             gravity = getattr(dyn, "gravity", None)
-        self.gravity = check_vector("gravity", cfg.get("gravity", [0, 0, -9.81]) if gravity is None else gravity, 3)
+        self.gravity = check_vector("gravity", cfg.gravity if gravity is None else gravity, 3)
         try:
-            self._A = np.array(cfg["base"]["anchors"], float)
-            self._RS = np.stack([rpy_to_matrix(*r) for r in cfg["base"]["leg_frame_rpy"]])
-            self._Bp = np.array(cfg["platform"]["anchors"], float)
-            legs = cfg["legs"]
+            self._A = np.array(cfg.blocks["base"]["anchors"], float)
+            self._RS = np.stack([rpy_to_matrix(*r) for r in cfg.blocks["base"]["leg_frame_rpy"]])
+            self._Bp = np.array(cfg.blocks["platform"]["anchors"], float)
+            legs = cfg.blocks["legs"]
             self.standard = {b: mdh_parameters(legs[_URDF_LINK[b]]["inertial"], MDH_AXES[b]) for b in "123"}
-            self.standard["E"] = mdh_parameters(cfg["platform"]["inertial"], MDH_AXES["E"])
-            fr = cfg["friction"]
+            self.standard["E"] = mdh_parameters(cfg.blocks["platform"]["inertial"], MDH_AXES["E"])
+            fr = cfg.friction
         except (KeyError, TypeError) as exc:
             raise InvalidModelError(f"palida config lacks {exc} (needed by the Jourdain formulation)") from exc
         self.n = len(self._A)
@@ -239,11 +239,11 @@ class Formulation(formulations.Formulation):
             for name in ("alpha", "beta", "prismatic"):
                 k = ji[f"leg{j + 1}_{name}"]
                 lim += [lo[k] - 1e-12, hi[k] + 1e-12]
-        axes = np.array(cfg["platform"]["anchor_axes"], float)
+        axes = np.array(cfg.blocks["platform"]["anchor_axes"], float)
         self._geo = np.ascontiguousarray(np.hstack([
             self._A, self._RS.reshape(6, 9), self._Bp, axes / np.linalg.norm(axes, axis=1)[:, None],
             np.array(lim).reshape(6, 6)]))                   # (6, 24)
-        self._cos_cone = math.cos(float(cfg["limits"]["spherical_joint_max_angle"]))
+        self._cos_cone = math.cos(float(cfg.limits["spherical_joint_max_angle"]))
         self._geo_free = self._geo.copy()                    # limits lifted (check_limits=False)
         self._geo_free[:, 18:24] = [-np.inf, np.inf, -np.inf, np.inf, -np.inf, np.inf]
         self._kparams = self._kernel_parameters(self.base_values if self.table_i_exact else None)

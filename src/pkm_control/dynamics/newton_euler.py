@@ -124,16 +124,16 @@ class Formulation(formulations.Formulation):
     def __init__(self, dyn, variant: str | None = None):
         kin = formulation_kinematics(dyn, self.method, None, variant)   # any 6-UPS with a massless U cross
         self.kin = kin
-        cfg = kin.model.config
+        cfg = kin.model.spec
         try:
-            A = np.array(cfg["base"]["anchors"], float)
-            rpy = np.array(cfg["base"]["leg_frame_rpy"], float)
-            Bp = np.array(cfg["platform"]["anchors"], float)
-            m, rc, Ic = _body(cfg, "platform", "inertial")
-            m1, com1, I1 = _body(cfg, "legs", "cylinder", "inertial")
-            m2, com2, I2 = _body(cfg, "legs", "piston", "inertial")
-            ring = cfg["legs"].get("ring", {}).get("inertial")
-            gravity = np.array(cfg.get("gravity", [0.0, 0.0, -9.81]), float)
+            A = np.array(cfg.blocks["base"]["anchors"], float)
+            rpy = np.array(cfg.blocks["base"]["leg_frame_rpy"], float)
+            Bp = np.array(cfg.blocks["platform"]["anchors"], float)
+            m, rc, Ic = _body(cfg.blocks, "platform", "inertial")
+            m1, com1, I1 = _body(cfg.blocks, "legs", "cylinder", "inertial")
+            m2, com2, I2 = _body(cfg.blocks, "legs", "piston", "inertial")
+            ring = cfg.blocks["legs"].get("ring", {}).get("inertial")
+            gravity = np.array(cfg.gravity, float)
             if getattr(dyn, "gravity", None) is not None and not isinstance(dyn, str):
                 gravity = np.array(dyn.gravity, float)       # a ClosedLoopDynamics built with_gravity
         except (KeyError, TypeError, AttributeError) as exc:

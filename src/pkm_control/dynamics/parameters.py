@@ -121,7 +121,6 @@ def per_joint_friction(dyn):
     """The same robot with one friction parameter per joint (and per cut joint) wherever its config shares one
     value among a role's joints: a plant whose joints differ (``pkm perturb``) is then in the model's span."""
     import dataclasses
-    from types import MappingProxyType
 
     from ..kinematics import make_kinematics
     from .engine import ClosedLoopDynamics
@@ -129,12 +128,10 @@ def per_joint_friction(dyn):
     clm = dyn.model
     members = {p.name: len(p.members) for p in dyn.friction.parameters}
     spec = {}
-    for role, entry in (clm.config.get("friction") or {}).items():
+    for role, entry in clm.spec.friction.items():
         spec[role] = {kind: ([float(val)] * members[f"friction.{role}.{kind}"] if np.ndim(val) == 0 else list(val))
                       for kind, val in (entry or {}).items()}
-    cfg = dict(clm.config)
-    cfg["friction"] = spec
-    clm = dataclasses.replace(clm, config=MappingProxyType(cfg))
+    clm = dataclasses.replace(clm, spec=clm.spec.with_friction(spec))
     return ClosedLoopDynamics(make_kinematics(clm), gravity=dyn.gravity, sign_eps=dyn.sign_eps)
 
 

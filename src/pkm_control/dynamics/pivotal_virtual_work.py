@@ -89,25 +89,25 @@ class Formulation(formulations.Formulation):
     def __init__(self, dyn=_ROBOT, variant: str | None = None):
         kin = formulation_kinematics(dyn, self.method, self.robots, variant)
         clm = kin.model
-        cfg = clm.config
+        cfg = clm.spec
         self.kin = kin
         self.variant = clm.variant
         try:
-            geo = cfg["geometry"]
+            geo = cfg.blocks["geometry"]
             self._l = float(geo["l"])
             self._l5 = float(geo["l5"])
             self._l6 = float(geo["l6"])
             self._cx = tuple(float(c) for c in geo["column_x"])
-            self.struts = tuple(int(s) for s in cfg["struts"])
-            self._ratio = float(cfg["counterweight"]["ratio"])
-            self._g = np.array([float(cfg["gravity"][0]), float(cfg["gravity"][1])])
-            if abs(float(cfg["gravity"][2])) > 0.0:
-                raise InvalidModelError(f"{_ROBOT}: gravity must lie in the mechanism plane, got {cfg['gravity']}")
-            bodies = cfg["bodies"]
+            self.struts = tuple(int(s) for s in cfg.blocks["struts"])
+            self._ratio = float(cfg.blocks["counterweight"]["ratio"])
+            self._g = np.array([float(cfg.gravity[0]), float(cfg.gravity[1])])
+            if abs(float(cfg.gravity[2])) > 0.0:
+                raise InvalidModelError(f"{_ROBOT}: gravity must lie in the mechanism plane, got {cfg.gravity}")
+            bodies = cfg.blocks["bodies"]
             self.actuated_joints = tuple(clm.actuated_joints)
-            if float(cfg["alpha_sign"]) != -1.0:
+            if float(cfg.alpha_sign) != -1.0:
                 raise InvalidModelError(f"{_ROBOT}: Wu's alpha is clockwise (alpha_sign -1), config has "
-                                        f"{cfg['alpha_sign']}")
+                                        f"{cfg.alpha_sign}")
         except (KeyError, TypeError, ValueError) as exc:
             raise InvalidModelError(f"{_ROBOT}: config incomplete for pivotal_virtual_work: {exc!r}") from exc
         # rows of tau: Wu's tau = [F1 F2 F3 F4] (sliders 1, 2, struts 1, 2; eq. 35), restricted to

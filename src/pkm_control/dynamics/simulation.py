@@ -50,7 +50,7 @@ def _compiled_model(dyn):
         form = jourdain.Formulation(dyn)
     except InvalidModelError:
         return None
-    pose = dyn.kin.task.pose(np.asarray(dyn.model.config["home"], float))
+    pose = dyn.kin.home_pose()
     twist, accel = np.linspace(0.1, 0.6, dyn.n), np.linspace(-3.0, 2.0, dyn.n)
     a = form.inverse_dynamics_fast(pose, twist, accel, friction=False, check_limits=False)
     b = dyn.inverse_dynamics(pose, twist, accel, friction=False).tau

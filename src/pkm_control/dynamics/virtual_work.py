@@ -86,14 +86,14 @@ class Formulation(formulations.Formulation):
 
     def __init__(self, source="delta"):
         kin = formulation_kinematics(source, METHOD, ROBOTS)
-        cfg = kin.model.config
+        cfg = kin.model.spec
         try:
-            geo, bodies = cfg["geometry"], cfg["bodies"]
+            geo, bodies = cfg.blocks["geometry"], cfg.blocks["bodies"]
             RA, RB = float(geo["base_radius"]), float(geo["plate_radius"])
             LA, LB = float(geo["arm_length"]), float(geo["forearm_length"])
             theta = np.array(geo["arm_azimuths"], float)
             plate, rotor, arm, elbow, forearm = (bodies[k] for k in ("plate", "rotor", "arm", "elbow", "forearm"))
-            gvec = check_vector("gravity (config)", cfg.get("gravity", [0.0, 0.0, -9.81]), 3)
+            gvec = check_vector("gravity (config)", cfg.gravity, 3)
         except KeyError as exc:
             raise InvalidModelError(f"robot '{kin.model.name}' config lacks {exc.args[0]!r} "
                                     f"(needed by Codourey's virtual-work model)") from exc

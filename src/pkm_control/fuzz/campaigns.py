@@ -207,7 +207,7 @@ def _goals_inputs(kins):
     size = st.one_of(st.floats(0.01, 2), st.floats(0.01, 2), numbers)
 
     def for_robot(robot):
-        home = kins[robot].model.config["home"]
+        home = kins[robot].model.spec.home
         near = vectors(home, 0.02)
         dim, coefficient = len(home), st.one_of(st.floats(-0.05, 0.05), numbers)
         plausible = st.one_of(
@@ -247,7 +247,7 @@ def _goals_run(kins, x):
 
     kin = kins[x["robot"]]
     goal = parse_goal(x["goal"]) if isinstance(x["goal"], str) else x["goal"]
-    s = GoalScheduler(kin, kin.task.pose(kin.model.config["home"]), 500_000, 100, 10_000_000)
+    s = GoalScheduler(kin, kin.home_pose(), 500_000, 100, 10_000_000)
     traj, _ = s.load(goal)
     expect(MIN_DURATION <= traj.duration <= 2 * MAX_DURATION,
            f"motion of {traj.duration:.6g} s (limits {MIN_DURATION:g} to 2 x {MAX_DURATION:g} s)")
@@ -281,7 +281,7 @@ def _controller_setup():
     from ..dynamics import robot_dynamics
 
     dyns = {r: robot_dynamics(r) for r in ("palida", "stewart", "delta")}
-    return {"dyn": dyns, "q": {r: d.kin.actuated(d.kin.task.pose(d.model.config["home"])) for r, d in dyns.items()},
+    return {"dyn": dyns, "q": {r: d.kin.actuated(d.kin.home_pose()) for r, d in dyns.items()},
             "parts": {}}
 
 
@@ -499,7 +499,7 @@ def _simulated_setup():
         dyn = robot_dynamics(r)
         robot = SimulatedRobot(dyn, 0.0005, command_timeout=0.00075)
         lo, hi = workspace_box(dyn.kin)
-        out[r] = (robot, np.asarray(dyn.model.config["home"], float), (hi - lo) / 2)
+        out[r] = (robot, dyn.model.spec.home, (hi - lo) / 2)
     return out
 
 
@@ -611,7 +611,7 @@ def _cli_inputs(ctx: CommandLine):
 
     def for_robot(r):
         kin = kins[r]
-        home, dim = list(kin.model.config["home"]), kin.task.dim
+        home, dim = kin.model.spec.home.tolist(), kin.task.dim
         qa = kin.actuated(kin.task.pose(home)).tolist()
         base = st.tuples(st.just(["--robot", r]), flag("--variant", one("", "x", "3-6", "redundant")),
                          flag("--deg", st.just([])), flag("--json", st.just([])))
@@ -720,7 +720,7 @@ def _api_inputs(dyns):
     def for_robot(r):
         dyn = dyns[r]
         kin = dyn.kin
-        home = list(dyn.model.config["home"])
+        home = dyn.model.spec.home.tolist()
         qa = kin.actuated(kin.task.pose(home)).tolist()
         dim, n = kin.task.dim, dyn.model.n_actuated
         raw_pose = st.tuples(vectors(kin.task.pose(home).position, 0.05), vectors(np.eye(3).ravel(), 0.01))

@@ -566,6 +566,8 @@ def format_summary(s: dict) -> str:
     for key in ("tracking", "bus_load"):
         if s.get(key):
             lines.append(s[key])
+    for name, d in (s.get("drives") or {}).items():
+        lines.append(f"{name}: {d['cia402_state']}, error code {d['error_code']}, last EMCY {d['last_emcy']}")
     if s.get("closure_error_max") is not None:
         lines.append(f"closure error of the robot's ground truth: max {1e6 * s['closure_error_max']:.4g} um")
     if s.get("plant"):

@@ -72,6 +72,7 @@ class GraphRecorder:
         self.node.create_subscription(String, "/trajectory_generator/status", self._status,
                                       qos("/trajectory_generator/status", "sub"))
         self.diagnostics = {}
+        self.drives = {}                 # CANopen drive -> its last status on /diagnostics (values and message)
         self.node.create_subscription(DiagnosticArray, "/diagnostics", self._diagnostics, qos("/diagnostics", "sub"))
         self.latest = {}                 # topic -> newest sample time (s)
         self.closure_error_max = None    # the largest closure residual of the ground truth (m), as pinocchio has it
@@ -156,7 +157,10 @@ class GraphRecorder:
 
     def _diagnostics(self, msg):
         for st in msg.status:
-            self.diagnostics[st.name.lstrip("/")] = {kv.key: kv.value for kv in st.values}
+            values = {kv.key: kv.value for kv in st.values}
+            self.diagnostics[st.name.lstrip("/")] = values
+            if "cia402_state" in values:      # a drive's own status (hardware canopen): its last one, with the words
+                self.drives[st.name.lstrip("/")] = dict(values, message=st.message)
 
     # ------------------------------------------------------------------ results
     def record(self, name: str, controller: str) -> RunRecord:
@@ -182,7 +186,7 @@ class GraphRecorder:
                 "real_time_factor": _float(ctl.get("real_time_factor")),
                 "plant_step_median_us": _float(ctl.get("plant_step_median_us")),
                 "observations_dropped": _float(ctl.get("observations_dropped")),
-                "bus_load": ctl.get("bus_load"),
+                "bus_load": ctl.get("bus_load"), "drives": dict(self.drives) or None,
                 "closure_error_max": self.closure_error_max, "plant": self.plant()}
 
     def plant(self) -> dict | None:

@@ -23,18 +23,24 @@ Start-up (``CanopenDrives.start``), as CiA 301 / CiA 402 prescribe for a master:
 Before all this (the constructor), the bus load (``BusLoad``): SYNC, PDOs and heartbeats at the control rate in bits
 with worst-case stuffing against the bitrate; beyond ``max_bus_load`` (80 %) the configuration is refused with what
 would fit (a lower rate, the drives over several buses, the PDO count of each mode). PaLiDA in CST on 1 Mbit/s: at
-most 339 Hz (2 kHz would need 4.5 times the bitrate). python-can's ``virtual`` bus (in one process) has no bitrate.
+most 336 Hz (2 kHz would need 4.5 times the bitrate). python-can's ``virtual`` bus (in one process) has no bitrate.
 
 Each period: ``write`` puts the controlword and the command in drive units into the RPDOs and sends SYNC; ``read``
 waits for every drive's TPDOs answering that SYNC (``response_timeout``, wall clock) and converts them to SI units
 (``DriveScaling``). Supervision, checked at each ``read``: a drive whose last heartbeat is older than the consumer
 time (CiA 301 §7.2.8.3.2.2: the consumer measures the interval since the last heartbeat it received, on its own
 clock: ``clock``, the wall clock of this process on a real bus), a drive with the statusword's fault bit (or out of
-Operation enabled on its own), a drive whose TPDOs did not come (stale data): the interface latches ``safe_active``
+Operation enabled on its own), a drive that sent a communication EMCY (0x81xx: it lost SYNC or the master's
+heartbeat and acted on its own, even if the next enable operation took it back), a drive whose TPDOs did not come
+(stale data): the interface latches ``safe_active``
 with the first reason and sends quick stop (controlword 0x0002) to every drive from the next SYNC on; the drives hold
 (quick stop option 6) and the measurement of a silent drive stays the last one, with its time, so the controller's
 state_timeout engages its own safe behaviour too. Supervision goes on after the first reason: every later problem of
 a drive, and every EMCY frame a drive sends (CiA 301 §7.2.7), is one line in ``events`` (drained by the caller).
+
+The other way: each drive consumes the master's heartbeat (0x1016:01: ``heartbeat.master_node_id``, default 127, and
+the consumer time), which the master produces from its loop (``_sync``, every producer time on ``clock``): a master
+that hangs stops producing it, and the drives quick-stop by themselves (abort connection option 0x6007 = 3, CiA 402).
 
 ``recover`` follows the state machine back, every drive at the same SYNC: fault reset (rising edge of controlword
 bit 7, transition 15) -> Switch on disabled -> shutdown (2) -> switch on (3); a drive in Quick stop active stays
@@ -82,6 +88,10 @@ STATES = (("not ready to switch on", 0x4F, 0x00), ("switch on disabled", 0x4F, 0
 STATUSWORD = {name: value for name, _, value in STATES}
 FAULT_BIT = 0x08
 QUICK_STOP_OPTION_HOLD = 6          # 0x605A: stop on the quick stop ramp, stay in Quick stop active
+COMMUNICATION_ERRORS = 0x8100       # EMCY error codes 0x81xx (CiA 301): SYNC, heartbeat / life guard lost
+NMT_OPERATIONAL = 5                 # the heartbeat's state byte (CiA 301)
+ABORT_CONNECTION_QUICK_STOP = 3     # 0x6007 (CiA 402): on a lost connection (the master's heartbeat) quick stop
+MASTER_NODE_ID = 127                # the master's node id for its heartbeat (0x700 + id), unless configured
 #: states from which enable operation reaches Operation enabled (4 from Switched on, 16 from Quick stop active)
 ENABLEABLE = ("switched on", "quick stop active", "operation enabled")
 DEVICE_PROFILE = 402                # 0x1000 bits 0-15: the device profile number
@@ -116,7 +126,7 @@ class BusLoad:
     drives: int
     pdos: int              # PDOs per drive and period (RPDOs and TPDOs)
     drive_bits: int        # bits per drive and period (its PDOs, worst-case stuffing)
-    heartbeat_bits: float  # bit/s of one drive's heartbeat
+    heartbeat_bits: float  # bit/s of one heartbeat (each drive's and the master's)
     limit: float           # the share of the bitrate allowed (max_bus_load)
 
     @classmethod
@@ -127,7 +137,7 @@ class BusLoad:
                    frame_bits(1) / config.producer_time, config.max_bus_load)
 
     def _bits_per_second(self, drives: int, rate: float) -> float:
-        return (frame_bits(0) + drives * self.drive_bits) * rate + drives * self.heartbeat_bits
+        return (frame_bits(0) + drives * self.drive_bits) * rate + (drives + 1) * self.heartbeat_bits
 
     @property
     def load(self) -> float:
@@ -137,20 +147,21 @@ class BusLoad:
     @property
     def max_rate(self) -> float:
         """Hz: the highest control rate within the limit on this bus."""
-        budget = self.limit * self.bitrate - self.drives * self.heartbeat_bits
+        budget = self.limit * self.bitrate - (self.drives + 1) * self.heartbeat_bits
         return max(0.0, budget / (frame_bits(0) + self.drives * self.drive_bits))
 
     def summary(self) -> str:
         return (f"CAN bus load {100 * self.load:.0f} % of {self.bitrate / 1e6:g} Mbit/s at {self.rate:g} Hz (SYNC and "
                 f"{self.pdos} PDOs of each of {self.drives} drives per period, "
-                f"{frame_bits(0) + self.drives * self.drive_bits} bits with worst-case stuffing, and the heartbeats; "
+                f"{frame_bits(0) + self.drives * self.drive_bits} bits with worst-case stuffing, and the heartbeats of "
+                f"the drives and the master; "
                 f"limit {100 * self.limit:.0f} %: at most {self.max_rate:.0f} Hz)")
 
     def check(self):
         """InvalidInputError saying what fits when the traffic exceeds the limit."""
         if self.load <= self.limit:
             return
-        per_bus = int((self.limit * self.bitrate - frame_bits(0) * self.rate)
+        per_bus = int((self.limit * self.bitrate - frame_bits(0) * self.rate - self.heartbeat_bits)
                       // (self.drive_bits * self.rate + self.heartbeat_bits))
         split = (f"the drives split over {math.ceil(self.drives / per_bus)} buses of {self.bitrate / 1e6:g} Mbit/s "
                  f"({per_bus} drives each, a SYNC on each)" if per_bus > 0 else
@@ -241,6 +252,7 @@ class CanopenConfig:
     transition_timeout: float = 1.0   # s a drive may take for one CiA 402 transition (power stage, brake)
     bus_options: tuple = ()       # further python-can bus arguments ((name, value), ...): udp_multicast's port
     max_bus_load: float = MAX_BUS_LOAD   # share of the bitrate the SYNC, PDOs and heartbeats may take
+    master_node_id: int = MASTER_NODE_ID  # the master's heartbeat, which the drives consume (0x1016)
 
     @classmethod
     def load(cls, path, actuated_names) -> "CanopenConfig":
@@ -295,6 +307,10 @@ class CanopenConfig:
         if not 0 < producer < consumer:
             raise InvalidModelError(f"CANopen config: heartbeat needs 0 < producer_time ({producer}) < consumer_time "
                                     f"({consumer})")
+        master = hb.get("master_node_id", MASTER_NODE_ID)
+        if isinstance(master, bool) or not isinstance(master, int) or not 1 <= master <= 127 or master in ids:
+            raise InvalidModelError(f"CANopen config: heartbeat master_node_id {master!r} must be an integer in 1..127 "
+                                    "that no drive has")
         identity = doc.get("identity") or {}
         unknown = set(identity) - set(IDENTITY)
         if not isinstance(identity, dict) or unknown:
@@ -308,7 +324,8 @@ class CanopenConfig:
         options = tuple(sorted((str(k), v) for k, v in bus.items() if k not in ("interface", "channel", "bitrate")))
         return cls(str(need(bus, "interface", "bus")), str(need(bus, "channel", "bus")),
                    int(need(bus, "bitrate", "bus")), str(eds), mode, producer, consumer, tuple(out),
-                   tuple((IDENTITY[k], int(v)) for k, v in sorted(identity.items())), timeout, options, max_load)
+                   tuple((IDENTITY[k], int(v)) for k, v in sorted(identity.items())), timeout, options, max_load,
+                   master)
 
     def bus_kwargs(self, channel: str | None = None) -> dict:
         return {"interface": self.interface, "channel": channel or self.channel, "bitrate": self.bitrate,
@@ -355,6 +372,8 @@ class CanopenDrives(HardwareInterface):
         self._cond = threading.Condition()
         self._received = np.zeros(n, int)  # TPDOs of the last SYNC received per drive
         self._heartbeat = np.full(n, -np.inf)   # clock time of each drive's last heartbeat
+        self._produced = -np.inf           # clock time of the master's last heartbeat
+        self._lost = [0] * n               # per drive: the communication EMCY (0x81xx) it sent, until recover
         self._problem = [None] * n         # each drive's current supervision finding (a change is an event)
         self._booted = [threading.Event() for _ in range(n)]
         self._controlword = np.zeros(n, int)
@@ -448,6 +467,10 @@ class CanopenDrives(HardwareInterface):
         node.sdo[0x605A].raw = QUICK_STOP_OPTION_HOLD
         node.sdo[0x1006].raw = int(round(self.dt * 1e6))                       # us
         node.sdo[0x1017].raw = int(round(cfg.producer_time * 1000.0))          # ms
+        # the drive consumes the master's heartbeat (CiA 301 0x1016: node id in bits 16-23, time in ms) and quick-stops
+        # when it is lost in Operation enabled (CiA 402 0x6007): a master that hangs stops its drives
+        node.sdo[0x1016][1].raw = cfg.master_node_id << 16 | int(round(cfg.consumer_time * 1000.0))
+        node.sdo[0x6007].raw = ABORT_CONNECTION_QUICK_STOP
         for pdo, maps, used in ((node.rpdo, RPDOS, 1 if cfg.mode == "cst" else 2), (node.tpdo, TPDOS, 2)):
             pdo.read()
             for k, m in pdo.map.items():           # every PDO the drive has: the unused ones disabled
@@ -464,6 +487,8 @@ class CanopenDrives(HardwareInterface):
 
     def _on_emcy(self, i: int, err):
         self.last_emcy[i] = (self.clock(), err.code, err.register, str(err))
+        if err.code & 0xFF00 == COMMUNICATION_ERRORS:     # the drive lost SYNC or the master: it acted on its own
+            self._lost[i] = err.code
         if err.code:                                # 0x0000: error reset / no error
             self.events.append(f"{self.drives[i].name}: EMCY 0x{err.code:04X} ({err.get_desc() or 'no class'}), "
                                f"error register 0x{err.register:02X}")
@@ -503,6 +528,10 @@ class CanopenDrives(HardwareInterface):
                 r2[0x60FF].raw = int(targets[i]) if self.command_interface == "velocity" else 0
                 r2.transmit()
         self._controlword[:] = controlwords
+        now = self.clock()
+        if now - self._produced >= self.config.producer_time - 1e-9:   # the master heartbeat, from its loop
+            self.network.send_message(0x700 + self.config.master_node_id, [NMT_OPERATIONAL])
+            self._produced = now
         self.network.sync.transmit()
         self._meas = None
 
@@ -549,6 +578,9 @@ class CanopenDrives(HardwareInterface):
                 why = f"heartbeat lost ({age:.4f} s since the last one > consumer time {self.config.consumer_time} s)"
             elif self.statusword[i] & FAULT_BIT:
                 why = f"fault, error code 0x{int(self.error_code[i]):04X} ({state})"
+            elif self._lost[i]:
+                why = (f"EMCY 0x{self._lost[i]:04X}: it lost its connection and acted on its own (abort connection "
+                       f"option 0x6007), now {state}")
             elif state not in expected:
                 why = f"left operation enabled ({state})"
             else:
@@ -577,13 +609,32 @@ class CanopenDrives(HardwareInterface):
     def safe_active(self) -> bool:
         return self.safe_reason is not None
 
-    def status(self) -> str:
-        """Every drive's CiA 402 state, error code 0x603F and last EMCY, one line each (for /diagnostics)."""
-        lines = []
-        for d, state, code, emcy in zip(self.drives, self.states, self.error_code, self.last_emcy):
+    def diagnostic_statuses(self) -> list:
+        """One status per drive for /diagnostics (diagnostic_msgs: a DiagnosticStatus each): (name, level, message,
+        values). Level "error": the drive faulted or supervision finds it wrong (heartbeat lost, stale TPDOs, a
+        communication EMCY, out of Operation enabled on its own); "warn": held by the master's quick stop or not
+        (yet) enabled; "ok": Operation enabled. Values: CiA 402 state, statusword, error code 0x603F, last EMCY, age
+        of its last heartbeat, node id, joint."""
+        out, now = [], self.clock()
+        for i, (d, state) in enumerate(zip(self.drives, self.states)):
+            emcy = self.last_emcy[i]
             last = "none" if emcy is None else f"0x{emcy[1]:04X} ({emcy[3]}) at {emcy[0]:.3f} s"
-            lines.append(f"{d.name}: {state}, error code 0x{int(code):04X}, last EMCY {last}")
-        return "; ".join(lines)
+            problem = self._problem[i]
+            level = ("error" if problem is not None or self.statusword[i] & FAULT_BIT else
+                     "ok" if state == "operation enabled" and not self.safe_active else "warn")
+            message = problem or (f"{state}; the master's quick stop: {self.safe_reason}" if self.safe_active
+                                  else state)
+            out.append((d.name, level, message,
+                        {"joint": d.joint, "node_id": str(d.node_id), "cia402_state": state,
+                         "statusword": f"0x{int(self.statusword[i]):04X}",
+                         "error_code": f"0x{int(self.error_code[i]):04X}", "last_emcy": last,
+                         "heartbeat_age_s": f"{now - self._heartbeat[i]:.3f}"}))
+        return out
+
+    def status(self) -> str:
+        """Every drive's CiA 402 state, error code 0x603F and last EMCY in one line (the bringup summary)."""
+        return "; ".join(f"{name}: {v['cia402_state']}, error code {v['error_code']}, last EMCY {v['last_emcy']}"
+                         for name, _, _, v in self.diagnostic_statuses())
 
     @property
     def states(self) -> tuple:
@@ -631,6 +682,7 @@ class CanopenDrives(HardwareInterface):
         if self._last is None:                  # nothing heard yet: disable voltage is allowed in every state
             self._sync([DISABLE_VOLTAGE] * len(self.drives), [0] * len(self.drives))
         reason, self.safe_reason = self.safe_reason, None
+        self._lost = [0] * len(self.drives)
         self._recovering = True
         try:
             meas = self._walk_states(reason)

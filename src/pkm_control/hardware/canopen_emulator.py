@@ -26,6 +26,9 @@ position and velocity loops at several kHz whatever the SYNC rate, and the hold 
   supervision in a thread of their own. A drive in Operation enabled or Quick stop active that misses SYNC for more
   than ``sync_timeout`` (default 1.5 communication cycles 0x1006) goes to Fault with error code 0x8100
   (communication) and the robot holds from that period on.
+* The master's heartbeat: a drive consumes it as configured in 0x1016:01 (read at NMT start; supervised from the
+  first one received, CiA 301) and, when it is older than the consumer time in Operation enabled, applies the abort
+  connection option 0x6007 (1 fault, 2 disable voltage, 3 quick stop) and sends EMCY 0x8130.
 * Faults for tests: ``inject_fault`` (the drive goes to Fault with the given error code, EMCY sent; ``persistent``:
   a fault reset does not clear it until ``clear_fault``), ``pull_heartbeat`` (the drive stops producing heartbeats,
   as when its CAN controller is bus-off for heartbeats).
@@ -50,6 +53,8 @@ from .interface import HardwareInterface, JointMeasurement, RobotState, Simulate
 from .simulated import SimulatedRobot
 
 SYNC_LOSS = 0x8100            # EMCY error code of a drive that lost SYNC (CiA 301: communication, generic)
+HEARTBEAT_LOSS = 0x8130       # EMCY error code of a drive that lost its master's heartbeat (CiA 301: life guard
+                              # error or heartbeat error)
 OVER_CURRENT = 0x2310         # a typical drive fault (CiA 402: continuous over-current), the default of inject_fault
 SYNC_WINDOW = 1.5             # communication cycles without SYNC before a drive faults
 DRIVE_LOOP = 0.0005           # s: the period of the drives' own loops (CSP / CSV, the hold), at most the SYNC's
@@ -91,6 +96,8 @@ class _Drive:
         self.persistent = False          # a fault reset does not clear the fault
         self.moving = None               # (state, due time): a transition under way
         self.tau_enable = 0.0            # the force it held at enable operation (its loop's integrator)
+        self.consumer = None             # (master node id, s) of its heartbeat consumer 0x1016:01, from NMT start
+        self.master_seen = None          # drives' time of the master's last heartbeat (None: not yet: not supervised)
         self.enable_targets = []         # (0x607A, 0x6064, 0x60FF) at each enable operation
 
     def command(self, word: int, now: float, transition_time: float):
@@ -152,6 +159,7 @@ class EmulatedDrives:
             drive = _Drive(node, d)
             node.nmt.start_heartbeat = lambda ms, drive=drive: setattr(drive, "heartbeat_ms", int(ms))
             self.drives.append(drive)
+        self._masters = set()               # node ids whose heartbeat the drives consume
         self.network.subscribe(0, self._guard(self._on_nmt))
         self.network.subscribe(0x80, self._guard(self._on_sync))
         self._stop = threading.Event()
@@ -186,6 +194,12 @@ class EmulatedDrives:
                     drive.node.rpdo.read()
                     drive.node.tpdo.read()
                     drive.node.nmt.state = "OPERATIONAL"
+                    consumer = drive.node.sdo[0x1016][1].raw
+                    master, ms = consumer >> 16 & 0x7F, consumer & 0xFFFF
+                    drive.consumer, drive.master_seen = ((master, ms * 1e-3) if master and ms else None), None
+                    if drive.consumer and master not in self._masters:
+                        self._masters.add(master)
+                        self.network.subscribe(0x700 + master, self._guard(self._on_master_heartbeat))
                     cycle = drive.node.sdo[0x1006].raw * 1e-6
                     if drive.node.sdo[0x605A].raw != QUICK_STOP_OPTION_HOLD or abs(cycle - self.dt) > 1e-9:
                         raise InvalidInputError(f"emulated drive {drive.node.id}: quick stop option code "
@@ -193,6 +207,12 @@ class EmulatedDrives:
                                                 f"cycle 0x1006 {cycle} s (the communication cycle {self.dt} s)")
                 elif cmd == 0x80:
                     drive.node.nmt.state = "PRE-OPERATIONAL"
+
+    def _on_master_heartbeat(self, can_id, _data, _ts):
+        with self._lock:
+            for drive in self.drives:
+                if drive.consumer and 0x700 + drive.consumer[0] == can_id:
+                    drive.master_seen = self.time
 
     # ------------------------------------------------------------------ the drives' clock
     def _on_sync(self, _can_id, _data, _ts):
@@ -215,11 +235,26 @@ class EmulatedDrives:
             elif (self._last_sync is not None and self.time - self._last_sync > self.sync_timeout + 1e-12
                   and drive.state in ("operation enabled", "quick stop active")):
                 drive.fault(SYNC_LOSS)
+            elif (drive.consumer and drive.master_seen is not None and drive.state == "operation enabled"
+                  and self.time - drive.master_seen > drive.consumer[1] + 1e-12):
+                self._connection_lost(drive)
         for drive in self.drives:
             due = drive.heartbeat_ms > 0 and self.time - drive.last_heartbeat >= drive.heartbeat_ms * 1e-3 - 1e-9
             if due and drive.heartbeat_on:
                 self.network.send_message(0x700 + drive.node.id, [NMT_CODES[drive.node.nmt.state]])
                 drive.last_heartbeat = self.time
+
+    @staticmethod
+    def _connection_lost(drive):
+        """The master's heartbeat lost in Operation enabled: the abort connection option 0x6007 (CiA 402: 1 fault,
+        2 disable voltage, 3 quick stop; 0 nothing), said by EMCY 0x8130."""
+        option = drive.node.sdo[0x6007].raw
+        if option == 1:
+            drive.fault(HEARTBEAT_LOSS)
+            return
+        if option in (2, 3):
+            drive.state, drive.moving = ("switch on disabled" if option == 2 else "quick stop active"), None
+            drive.node.emcy.send(HEARTBEAT_LOSS, 0x11)            # error register: generic, communication
 
     def _watchdog(self):
         """Wall clock: heartbeats and SYNC supervision between SYNCs."""
@@ -508,6 +543,9 @@ class EmulatedCanopenRobot(HardwareInterface, Simulated):
 
     def status(self) -> str:
         return "" if self.drives is None else self.drives.status()
+
+    def diagnostic_statuses(self) -> list:
+        return [] if self.drives is None else self.drives.diagnostic_statuses()
 
     def step(self) -> JointMeasurement:
         return self.read()

@@ -132,8 +132,7 @@ def _check_run(run: MeasuredRun, dyn) -> MeasuredRun:
 
 
 def _force_limit(dyn):
-    lim = (dyn.model.config.get("actuators") or {}).get("force_limit")
-    return None if lim is None else np.broadcast_to(np.asarray(lim, float), (dyn.model.n_actuated,))
+    return dyn.model.spec.actuators.force_limit
 
 
 class Observation(NamedTuple):

@@ -88,7 +88,7 @@ class ExcitationReport:
 def excitation_limits(dyn, max_velocity=MAX_VELOCITY, max_acceleration=MAX_ACCELERATION) -> ExcitationLimits:
     """The limits of ``dyn``'s robot from its config, with task speed and acceleration limits (linear, angular)."""
     kin, clm = dyn.kin, dyn.kin.model
-    cfg = clm.config
+    cfg = clm.spec
     mv = check_vector("max_velocity (linear, angular)", max_velocity, 2)
     ma = check_vector("max_acceleration (linear, angular)", max_acceleration, 2)
     if not (mv > 0).all() or not (ma > 0).all() or max(mv.max(), ma.max()) > 1e3:
@@ -96,11 +96,11 @@ def excitation_limits(dyn, max_velocity=MAX_VELOCITY, max_acceleration=MAX_ACCEL
                                 "(m/s, rad/s; m/s^2, rad/s^2)")
     angular = np.zeros(kin.task.dim, bool)
     angular[list(kin.task.angular)] = True
-    center = np.asarray(cfg["home"], float)
-    lo, hi = (np.asarray(cfg["workspace"][k], float) for k in ("lower", "upper"))
+    center = cfg.require("home", "the excitation limits")
+    lo, hi = cfg.require("workspace", "the excitation limits").lower, cfg.workspace.upper
     joints = np.sort(np.concatenate([clm.actuated_idx, clm.passive_idx])).astype(int)
     m = clm.model            # 1-DoF joints: velocity indices are the configuration indices
-    force = np.broadcast_to(np.asarray(cfg["actuators"]["force_limit"], float), (clm.n_actuated,))
+    force = cfg.require("actuators.force_limit", "the excitation limits")
     vmax = np.asarray(m.velocityLimit, float)[clm.actuated_idx]
     return ExcitationLimits(center, np.minimum(center - lo, hi - center), np.where(angular, mv[1], mv[0]),
                             np.where(angular, ma[1], ma[0]), joints, np.asarray(m.lowerPositionLimit)[joints],

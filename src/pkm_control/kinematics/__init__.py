@@ -22,9 +22,10 @@ FAMILIES = {
 
 def make_kinematics(clm: ClosedLoopModel) -> ParallelKinematics:
     """The kinematics object of a loaded robot (family from its config ``kinematics:``)."""
-    family = clm.config.get("kinematics")
+    family = clm.spec.kinematics
     if family not in FAMILIES:
-        raise InvalidModelError(f"robot '{clm.name}' names kinematics family {family!r}; known: {list(FAMILIES)}")
+        raise InvalidModelError(f"{clm.spec.source}: kinematics: expected one of {' | '.join(FAMILIES)}, got "
+                                f"{family!r}")
     return importlib.import_module(FAMILIES[family]).Kinematics(clm)
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import InvalidModelError, SingularConfigurationError
+from ..errors import SingularConfigurationError
 from .base import ParallelKinematics
 from .task_space import Pose
 
@@ -88,13 +88,7 @@ def dexterity(kin: ParallelKinematics, pose: Pose) -> float:
 
 def actuator_stiffness(kin: ParallelKinematics) -> np.ndarray:
     """Per-actuator stiffness k_i (N/m or Nm/rad) from config ``actuators: {stiffness: ...}``."""
-    act = kin.model.config.get("actuators") or {}
-    if "stiffness" not in act:
-        raise InvalidModelError(f"robot '{kin.model.name}' config has no actuators.stiffness")
-    k = np.broadcast_to(np.asarray(act["stiffness"], dtype=float), (kin.model.n_actuated,)).copy()
-    if np.any(k <= 0):
-        raise InvalidModelError(f"actuator stiffness must be positive, got {k}")
-    return k
+    return kin.model.spec.require("actuators.stiffness", "the stiffness analysis").copy()   # > 0: checked
 
 
 def stiffness(kin: ParallelKinematics, pose: Pose) -> np.ndarray:

@@ -49,6 +49,10 @@ class ParallelKinematics(ABC):
             raise InvalidInputError(f"robot '{clm.name}' has {len(clm.platform_idx)} platform joints, "
                                     f"its task space {task.kind} needs {task.dim}")
 
+    def home_pose(self) -> Pose:
+        """The robot's home pose: spec ``home`` in this task space (the one place the YAML's home is converted)."""
+        return self.task.pose(self.model.spec.require("home", f"robot '{self.model.name}'s home pose"))
+
     # ------------------------------------------------------------------ family
     @abstractmethod
     def inverse(self, pose: Pose, twist=None, accel=None, check_limits: bool = True,

@@ -78,13 +78,13 @@ class Kinematics(ParallelKinematics):
     family = "delta"
 
     def __init__(self, clm):
-        cfg = clm.config
-        task = TaskSpace(cfg.get("task_space", "translation"))
+        cfg = clm.spec
+        task = TaskSpace(cfg.task_space)
         if task.kind != "translation":
             raise InvalidModelError(f"the delta family needs task_space: translation, got {task.kind!r}")
         super().__init__(clm, task)
         try:
-            geo, lim = cfg["geometry"], cfg["limits"]
+            geo, lim = cfg.blocks["geometry"], cfg.limits
             self.RA = float(geo["base_radius"])
             self.RB = float(geo["plate_radius"])
             self.LA = float(geo["arm_length"])

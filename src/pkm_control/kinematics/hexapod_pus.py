@@ -76,19 +76,19 @@ class Kinematics(ParallelKinematics):
     family = "hexapod_pus"
 
     def __init__(self, clm):
-        cfg = clm.config
-        task = TaskSpace(cfg.get("task_space", "spatial"))
+        cfg = clm.spec
+        task = TaskSpace(cfg.task_space)
         if task.kind != "spatial":
             raise InvalidModelError(f"hexapod_pus needs task_space: spatial, got {task.kind!r}")
         super().__init__(clm, task)
         try:
-            geo = cfg["geometry"]
+            geo = cfg.blocks["geometry"]
             rb, rp, L = float(geo["base_radius"]), float(geo["platform_radius"]), float(geo["link_length"])
             gb = np.radians(np.asarray(geo["base_angles_deg"], float))
             gp = np.radians(np.asarray(geo["platform_angles_deg"], float))
             branch = geo.get("link_branch", "up")
-            home = np.asarray(cfg["home"], float)
-            cone = float(cfg["limits"]["spherical_cone"])
+            home = np.asarray(cfg.home, float)
+            cone = float(cfg.limits["spherical_cone"])
         except (KeyError, TypeError, ValueError) as exc:
             raise InvalidModelError(f"robot '{clm.name}': incomplete hexapod_pus config ({exc!r})") from exc
         n = 6

@@ -52,16 +52,16 @@ class Kinematics(ParallelKinematics):
     family = "hexapod_ups"
 
     def __init__(self, clm):
-        cfg = clm.config
-        super().__init__(clm, TaskSpace(cfg.get("task_space", "spatial")))
+        cfg = clm.spec
+        super().__init__(clm, TaskSpace(cfg.task_space))
         if self.task.kind != "spatial":
             raise InvalidModelError(f"hexapod_ups needs task_space: spatial, '{clm.name}' has {self.task.kind}")
         try:
-            A = np.array(cfg["base"]["anchors"], dtype=float)
-            rpy = np.array(cfg["base"]["leg_frame_rpy"], dtype=float)
-            Bp = np.array(cfg["platform"]["anchors"], dtype=float)
-            axes = np.array(cfg["platform"]["anchor_axes"], dtype=float)
-            cone = float(cfg["limits"]["spherical_joint_max_angle"])
+            A = np.array(cfg.blocks["base"]["anchors"], dtype=float)
+            rpy = np.array(cfg.blocks["base"]["leg_frame_rpy"], dtype=float)
+            Bp = np.array(cfg.blocks["platform"]["anchors"], dtype=float)
+            axes = np.array(cfg.blocks["platform"]["anchor_axes"], dtype=float)
+            cone = float(cfg.limits["spherical_joint_max_angle"])
         except (KeyError, TypeError) as exc:
             raise InvalidModelError(f"robot '{clm.name}': hexapod_ups config lacks {exc}") from exc
         n = len(A)

@@ -108,8 +108,8 @@ class Kinematics(ParallelKinematics):
     family = "numeric"
 
     def __init__(self, clm: ClosedLoopModel, tol: float = 1e-12, max_iter: int = 50):
-        cfg = clm.config
-        super().__init__(clm, TaskSpace(cfg.get("task_space", "spatial"), alpha_sign=float(cfg.get("alpha_sign", 1.0))))
+        cfg = clm.spec
+        super().__init__(clm, TaskSpace(cfg.task_space, alpha_sign=cfg.alpha_sign))
         self.tol, self.max_iter = float(tol), int(max_iter)
         nv = clm.model.nv
         self._c, self._a, self._p = clm.platform_idx, clm.actuated_idx, clm.passive_idx
@@ -133,13 +133,11 @@ class Kinematics(ParallelKinematics):
         limited = np.isfinite(lo) & np.isfinite(hi)
         q0 = np.zeros(len(lo))
         q0[limited] = 0.5 * (lo[limited] + hi[limited])
-        for name, value in (clm.config.get("assembly_guess") or {}).items():
+        for name, value in clm.spec.assembly_guess.items():
             if name not in clm.joint_index:
                 raise InvalidModelError(f"robot '{clm.name}': assembly_guess names '{name}', not a joint of the URDF")
-            q0[clm.joint_index[name]] = float(value)
-        if "home" not in clm.config:
-            raise InvalidModelError(f"robot '{clm.name}': the numeric kinematics needs a home pose (config 'home')")
-        home = self.task.pose(np.asarray(clm.config["home"], float))
+            q0[clm.joint_index[name]] = value
+        home = self.task.pose(clm.spec.require("home", "the numeric kinematics' reference assembly"))
         try:
             return self._assemble(home, q0)[0]
         except (UnreachablePoseError, ConvergenceError, SingularConfigurationError) as exc:

@@ -54,18 +54,18 @@ class Kinematics(ParallelKinematics):
     family = "planar_redundant"
 
     def __init__(self, clm: ClosedLoopModel):
-        cfg = clm.config
+        cfg = clm.spec
         try:
-            task = TaskSpace(cfg.get("task_space", "planar"), alpha_sign=float(cfg.get("alpha_sign", 1.0)))
-            geo = cfg["geometry"]
+            task = TaskSpace(cfg.task_space, alpha_sign=cfg.alpha_sign)
+            geo = cfg.blocks["geometry"]
             self.l = float(geo["l"])
             self.l5 = float(geo["l5"])
             self.l6 = float(geo["l6"])
             self.cx = tuple(float(c) for c in geo["column_x"])
-            self.struts = tuple(int(s) for s in cfg["struts"])
-            cw = cfg["counterweight"]
+            self.struts = tuple(int(s) for s in cfg.blocks["struts"])
+            cw = cfg.blocks["counterweight"]
             self.cw_ratio, self.cw_offset = float(cw["ratio"]), float(cw["offset"])
-            cut = cfg["limits"]["cut_joint"]
+            cut = cfg.limits["cut_joint"]
             self.cut_link = tuple(float(v) for v in cut["link_platform"])
             self.cut_strut = tuple(float(v) for v in cut["strut_platform"])
         except (KeyError, TypeError, ValueError) as exc:

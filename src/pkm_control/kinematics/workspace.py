@@ -25,16 +25,8 @@ SAMPLES_MAX = 250_000
 
 def workspace_box(kin: ParallelKinematics):
     """(lower, upper) task-coordinate box from the config."""
-    ws = kin.model.config.get("workspace") or {}
-    try:
-        lo = np.asarray(ws["lower"], float)
-        hi = np.asarray(ws["upper"], float)
-    except KeyError as exc:
-        raise InvalidModelError(f"robot '{kin.model.name}' config has no workspace.{exc.args[0]}") from exc
-    if lo.shape != (kin.task.dim,) or hi.shape != lo.shape or np.any(hi < lo):
-        raise InvalidModelError(f"workspace box of '{kin.model.name}' must be two vectors of {kin.task.dim} "
-                                f"with lower <= upper, got {lo} / {hi}")
-    return lo, hi
+    ws = kin.model.spec.require("workspace", "the workspace box")     # task dimension, lower <= upper: checked
+    return ws.lower, ws.upper
 
 
 def coords_to_arrays(task, X):

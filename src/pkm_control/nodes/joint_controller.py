@@ -65,7 +65,8 @@ Publishes
   /joint_controller/parameter_estimates  std_msgs/Float64MultiArray  (adaptive IDC modes) the estimated base
                                                              parameters at parameter_estimates_rate (sim time)
   /diagnostics             diagnostic_msgs/DiagnosticArray   rate, deadline misses, cycle time, plant step,
-                                                             safe behaviour and its entries, saturations
+                                                             safe behaviour and its entries, saturations; (canopen)
+                                                             a status per drive: state, error code, last EMCY
   /robot_description       std_msgs/String                   (hardware: all but ros2_control, whose URDF is the
                                                              controller manager's) the robot's URDF, once, latched
                                                              (robot_state_publisher's convention): it names the
@@ -196,6 +197,8 @@ class JointControllerNode(Node):
         else:
             hardware = TopicHardware(self, self.ctx, TopicConvention.from_settings(s), self.diag,
                                      self.on_measurement, self.on_repeated_state)
+        # a status per device on /diagnostics where the interface has them (canopen: one per drive)
+        self.diag.statuses = getattr(hardware, "diagnostic_statuses", None)
         # the graph's time source: the simulated robot inside, or the instants of the periods in front of a
         # ros2_control controller manager (with hardware: topics, the hardware node)
         self.clock = ClockPublisher(self) if self.sim or s["hardware"] in ("ros2_control", "canopen") else None
@@ -322,8 +325,8 @@ class JointControllerNode(Node):
     def supervise_drives(self):
         """canopen, each period: the master latched a quick stop (``safe_reason``): every drive gets quick stop instead
         of the command and holds (quick stop option 6) until ~/recover; reported once, and in the diagnostics, with
-        every later drive problem and EMCY logged as it comes and each drive's state, error code and last EMCY in
-        the diagnostics (``drives``)."""
+        every later drive problem and EMCY logged as it comes (each drive's state, error code and last EMCY: a
+        status of its own on /diagnostics, ``diagnostic_statuses``)."""
         hw = self.loop.hardware
         if self._recover_request.is_set():
             self._recover_request.clear()
@@ -334,7 +337,6 @@ class JointControllerNode(Node):
                 self.diag.reject("recover", exc)
         for event in hw.drain_events():        # supervision goes on after the first reason: later faults, EMCY
             self.get_logger().error(f"drives: {event}")
-        self.diag.extra["drives"] = hw.status()
         reason = hw.safe_reason
         if reason is not None and reason != self._quick_stop:
             self.get_logger().error(f"drives quick-stopped, holding; call ~/recover once the cause is fixed: {reason}")

@@ -138,6 +138,8 @@ class Diagnostics:
         self._last_reject = None        # (what, exception), formatted when read
         self._throttle: dict = {}       # kind -> [time of the last log line, messages of the kind not logged since]
         self.before_publish = None      # a node's hook that refreshes its figures in ``extra``
+        self.statuses = None            # a node's hook: further statuses [(name, "ok" | "warn" | "error", message,
+                                        # {key: value})], one per device (hardware canopen: per drive)
         self.watch = None               # lockstep: the LockstepWatch whose stall raises the level (WARN, ERROR)
         self._stall_level = "ok"        # the stall level last published (its changes are logged)
         self.timer = node.create_timer(period, self.publish, clock=Clock(clock_type=ClockType.STEADY_TIME))
@@ -220,9 +222,18 @@ class Diagnostics:
         st.values = [KeyValue(key=k, value=v) for k, v in values.items()]
         msg = DiagnosticArray()
         msg.header.stamp = self.node.get_clock().now().to_msg()
-        msg.status = [st]
+        msg.status = [st] + [_status(f"{st.name}/{name}", level, message, values) for name, level, message, values
+                             in (self.statuses() if self.statuses is not None else ())]
         self.pub.publish(msg)
         return msg
+
+
+def _status(name: str, level: str, message: str, values: dict):
+    from diagnostic_msgs.msg import DiagnosticStatus, KeyValue
+
+    levels = {"ok": DiagnosticStatus.OK, "warn": DiagnosticStatus.WARN, "error": DiagnosticStatus.ERROR}
+    return DiagnosticStatus(name=name, level=levels[level], message=message,
+                            values=[KeyValue(key=k, value=str(v)) for k, v in values.items()])
 
 
 def _suppressed(n: int) -> str:

@@ -35,7 +35,7 @@ from .paths import MAX_HARMONICS, Circle, FourierTrajectory, PointToPoint, SemiE
 
 def home_pose(kin) -> Pose:
     """The robot's home pose (config ``home``)."""
-    return kin.task.pose(np.asarray(kin.model.config["home"], dtype=float))
+    return kin.home_pose()
 
 
 def palida_benchmark_circle(kin, radius: float, speed: float = 1.0, inclination_deg: float = 30.0,
@@ -224,7 +224,7 @@ def trajectory_from_spec(kin, spec: dict) -> TaskTrajectory:
     if kind == "semi_ellipse":
         profile, options = _profile(spec, "sine_on_ramp")
         if spec.get("up") is None:
-            g = np.asarray(kin.model.config.get("gravity", [0.0, 0.0, -9.81]), dtype=float)
+            g = kin.model.spec.gravity
             up = -g
         else:
             up = check_vector("trajectory spec field 'up'", spec["up"], 3)
@@ -257,7 +257,7 @@ def _fourier(kin, spec, need) -> FourierTrajectory:
             raise InvalidInputError(f"trajectory spec of type 'fourier' takes no field '{field}' (its series fixes "
                                     "where it starts and how it moves)")
     names = " ".join(kin.task.names)
-    offset = kin.model.config["home"] if spec.get("offset") is None else \
+    offset = kin.model.spec.require("home", "a trajectory without an offset") if spec.get("offset") is None else \
         check_vector(f"trajectory spec field 'offset' ({names})", spec["offset"], kin.task.dim, MAGNITUDE_LIMIT)
     a = _harmonics(kin, "a", need("a"))
     b = _harmonics(kin, "b", need("b"))

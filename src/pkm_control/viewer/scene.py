@@ -163,8 +163,8 @@ def robot_scene(clm: ClosedLoopModel) -> RobotScene:
     shapes = tuple(_shape(o) for o in geom.geometryObjects)
     if not clm.model.existFrame(PLATFORM_LINK):
         raise InvalidModelError(f"robot {clm.name}: no link '{PLATFORM_LINK}' to draw the platform frame of")
-    limit = (clm.config.get("actuators") or {}).get("force_limit", 1.0)
-    limit = np.broadcast_to(np.asarray(limit, float), (clm.n_actuated,)).copy()
+    limit = clm.spec.actuators.force_limit
+    limit = np.ones(clm.n_actuated) if limit is None else limit.copy()
     scene = RobotScene(clm, geom, shapes, clm.model.getFrameId(PLATFORM_LINK), limit, 1.0)
     home = scene.placements(home_q(clm)).positions
     extent = float(np.ptp(home, axis=0).max()) if len(home) > 1 else 1.0
@@ -176,7 +176,7 @@ def home_q(clm: ClosedLoopModel) -> np.ndarray:
     from ..kinematics import robot_kinematics
 
     kin = robot_kinematics(clm.name, clm.variant)
-    return kin.inverse(kin.task.pose(clm.config["home"])).q
+    return kin.inverse(kin.home_pose()).q
 
 
 def tracking_error(scene: RobotScene, q_measured, q_desired) -> dict:

@@ -85,7 +85,7 @@ def gains(form, dt: float = DT) -> dict:
     axes there): kp = A_ii omega^2, kd = 2 zeta A_ii omega (Nm/rad, Nm s/rad); the decoupling's acceleration gains
     omega^2, 2 zeta omega. Also the phase margin of one axis, L(s) = (kd s + kp) / (A_ii s^2) e^(-s (delay + dt/2))
     / (1 + s T_c), at its crossover."""
-    home = form.kin.task.pose(np.asarray(form.kin.model.config["home"], float))
+    home = form.kin.home_pose()
     inertia = float(np.diag(form.joint_mass_matrix(home, "simplified")).mean())
     t_sigma = DELAY_PERIODS * dt + CURRENT_LAG + dt / 2
     w = 1.0 / (4.0 * t_sigma)
@@ -106,7 +106,7 @@ def feedforward(form, kind):
     if kind == "eq58":
         return partial(form.inverse_dynamics, model="simplified")
     if kind == "acceleration":
-        home = form.kin.task.pose(np.asarray(form.kin.model.config["home"], float))
+        home = form.kin.home_pose()
         inertia = np.diag(form.joint_mass_matrix(home, "simplified")).copy()
         return lambda pose, twist, accel: inertia * form.joint_motion(pose, twist, accel)[2]
     return lambda pose, twist, accel: np.zeros(3)

@@ -47,7 +47,7 @@ PAPER_TABLE2 = {"r_B [m]": 1.500, "r_P [m]": 0.750, "L [m]": 1.837, "phi_B [deg]
 
 
 def _table2(cfg):
-    geo, b = cfg["geometry"], cfg["bodies"]
+    geo, b = cfg.blocks["geometry"], cfg.blocks["bodies"]
     ang_b = geo["base_angles_deg"]
     ang_p = geo["platform_angles_deg"]
     return {"r_B [m]": geo["base_radius"], "r_P [m]": geo["platform_radius"], "L [m]": geo["link_length"],
@@ -101,7 +101,7 @@ def run(out_dir: pathlib.Path, progress: bool = True) -> dict:
     dyn = robot_dynamics(ROBOT)
     kin = dyn.kin
     gm = Formulation(dyn)
-    cfg = dyn.model.config
+    cfg = dyn.model.spec
     act = dyn.model.actuated_idx
 
     table = _table2(cfg)

@@ -66,7 +66,7 @@ def _pose(X):
 
 
 def _tables(cfg):
-    geo, b = cfg["geometry"], cfg["bodies"]
+    geo, b = cfg.blocks["geometry"], cfg.blocks["bodies"]
     t1 = {"d": 1000.0 * (geo["column_x"][1] - geo["column_x"][0]), "l": 1000.0 * geo["l"],
           "l5": 1000.0 * geo["l5"], "l6": 1000.0 * geo["l6"]}
     t2 = {"m_N": b["platform"]["mass"], "m_i1 (slider)": b["slider"]["mass"],
@@ -172,7 +172,7 @@ def run(out_dir: pathlib.Path, progress: bool = True, duration: float | None = N
     dyn_r = robot_dynamics(ROBOT, "redundant")
     dyn_n = robot_dynamics(ROBOT, "nonredundant")
     F_r, F_n = Formulation(dyn_r), Formulation(dyn_n)
-    t1, t2 = _tables(dyn_r.model.config)
+    t1, t2 = _tables(dyn_r.model.spec)
 
     if duration is None:
         T, worst = choose_duration([dyn_r.kin, dyn_n.kin])

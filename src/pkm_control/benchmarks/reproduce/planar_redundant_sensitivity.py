@@ -108,11 +108,11 @@ class Study:
         self.F = formulations                                   # {"redundant": F_r, "nonredundant": F_n}
         self.x_start, self.x_end = np.asarray(x_start, float), np.asarray(x_end, float)
         self.n = int(n)
-        cfg = self.F["redundant"].kin.model.config
-        self.cx0 = float(cfg["geometry"]["column_x"][0])
-        self.d = float(cfg["geometry"]["column_x"][1]) - self.cx0
-        self.l = float(cfg["geometry"]["l"])
-        self.bodies = cfg["bodies"]
+        cfg = self.F["redundant"].kin.model.spec
+        self.cx0 = float(cfg.blocks["geometry"]["column_x"][0])
+        self.d = float(cfg.blocks["geometry"]["column_x"][1]) - self.cx0
+        self.l = float(cfg.blocks["geometry"]["l"])
+        self.bodies = cfg.blocks["bodies"]
         if any(abs(float(self.bodies[b]["com"][0])) > 0.0 for b in _PARTS):
             raise InvalidModelError("planar_redundant sensitivity: the mirror placement needs every com on its "
                                     "body's axis")
