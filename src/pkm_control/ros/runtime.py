@@ -17,8 +17,8 @@ Runner: ``run_node`` handles --help, starts rclpy without its signal handlers an
 for SIGINT, SIGTERM and SIGHUP: each ends the spin within one wait period (0.1 s) and the node
 is destroyed cleanly, so every node exits within a second of any of them. Whatever the process is
 doing when the signal comes (building the node, a long callback, a call into the middleware that
-blocks), it is gone SHUTDOWN_LIMIT s after the first signal, and at once on a second one (launch_ros's
-SIGTERM after its SIGINT, `pkm bringup`'s after 2 s): ``_shutdown_watchdog``.
+blocks), it is gone SHUTDOWN_LIMIT s after the first signal (saying where it was stuck), and at once on a
+second one (launch_ros's SIGTERM after its SIGINT, `pkm bringup`'s second SIGTERM): ``_shutdown_watchdog``.
 """
 
 from __future__ import annotations
@@ -334,8 +334,10 @@ def _shutdown_watchdog() -> None:
     """Bound the clean stop (module docstring). Python runs a signal handler only when the main thread returns to
     the interpreter, which a main thread blocked in C (a middleware call) may not do for seconds; the C-level handler
     writes the signal's number to the wakeup fd at once, though. A daemon thread sleeps on that fd: at the first
-    signal it arms a kernel timer whose SIGALRM (default action: the process ends) fires SHUTDOWN_LIMIT s later,
-    and a second signal ends the process at once."""
+    signal it starts faulthandler's timer (a C thread that needs no interpreter lock), which SHUTDOWN_LIMIT s later
+    prints where every thread of the node is (the reason a stop hung) and ends the process (status 1); a second
+    signal ends it at once (128 + the first's number)."""
+    import faulthandler
     import threading
 
     r, w = os.pipe()
@@ -344,11 +346,10 @@ def _shutdown_watchdog() -> None:
 
     def watch():
         first = os.read(r, 1)[0]                     # blocks until the first signal
-        signal.setitimer(signal.ITIMER_REAL, SHUTDOWN_LIMIT)
+        faulthandler.dump_traceback_later(SHUTDOWN_LIMIT, exit=True)
         os.read(r, 1)                                # a second one: the process ends now
         os._exit(128 + first)
 
-    signal.signal(signal.SIGALRM, signal.SIG_DFL)
     threading.Thread(target=watch, name="pkm_shutdown_watchdog", daemon=True).start()
 
 
