@@ -34,7 +34,7 @@ from .qos import qos
 
 LOG_THROTTLE = 1.0               # s between repeated warnings of one kind
 SPIN_WAIT = 0.1                  # s: the longest an idle spin waits before it looks at the stop flag
-SHUTDOWN_LIMIT = 3.0             # s (wall) from the first stop signal to the end of a node's process (a hang's bound)
+SHUTDOWN_LIMIT = 5.0             # s (wall) from the first stop signal to the end of a node's process (a hang's bound)
 
 
 def declare_settings(node, node_name: str, on_change=None):
