@@ -407,24 +407,35 @@ def wait_for(cond, what, timeout=60.0):
         time.sleep(0.005)
 
 
-@pytest.fixture
-def process_bus(request):
-    """(master started over udp_multicast, EmulatorProcess) for the config of the test's ``mode`` parameter."""
-    from pkm_control.hardware.canopen_drives import CanopenDrives
+@pytest.fixture(scope="module")
+def drives_process():
+    """(config, EmulatorProcess): one drives' process for the module (its start-up takes seconds); each test starts a
+    master of its own against it, whose NMT reset communication starts the drives over (state, faults, heartbeats)."""
     from pkm_control.hardware.canopen_emulator import EmulatorProcess
 
-    mode = getattr(request, "param", "cst")
-    dyn = robot_dynamics("palida")
-    cfg = udp_config(mode)
+    cfg = udp_config()
     emu = EmulatorProcess(cfg, "palida", PROCESS_DT, transition_time=TRANSITION_TIME, sync_timeout=SYNC_TIMEOUT)
-    hw = CanopenDrives(cfg, PROCESS_DT, ForceLimits.from_config(dyn.model), response_timeout=10.0)
+    yield cfg, emu
+    emu.close()
+    assert emu.errors == []
+
+
+@pytest.fixture
+def process_bus(request, drives_process):
+    """(master started over udp_multicast, EmulatorProcess) in the test's ``mode`` parameter (the drives take the
+    mode the master writes to 0x6060), the robot back at home and at rest."""
+    from pkm_control.hardware.canopen_drives import CanopenDrives
+
+    cfg, emu = drives_process
+    emu.call("reset_robot")
+    dyn = robot_dynamics("palida")
+    hw = CanopenDrives(replace(cfg, mode=getattr(request, "param", "cst")), PROCESS_DT,
+                       ForceLimits.from_config(dyn.model), response_timeout=10.0)
     try:
         hw.start()
         yield hw, emu
     finally:
         hw.close()
-        emu.close()
-    assert emu.errors == []
 
 
 def hold_until(hw, cond, what):
@@ -635,3 +646,28 @@ def test_drives_quick_stop_when_the_master_heartbeat_stops_and_recover_by_transi
     finally:
         hw.close()
         emu.close()
+
+
+def test_each_drive_takes_its_own_eds_and_one_without_the_supervision_objects_is_refused_by_name(tmp_path):
+    """A drive's own EDS (``eds`` under its entry, relative to the file): the master and the emulated drive read it.
+    Drive 4's lacks the heartbeat consumer 0x1016 (a drive that cannot supervise its master): the start-up stops at
+    it, naming the drive, the object and the file; an EDS path that does not exist is refused naming the drive."""
+    import yaml
+
+    dyn = robot_dynamics("palida")
+    src = share_dir() / "config" / "canopen"
+    text = (src / "cia402_servo.eds").read_text()
+    start = text.index("[1016]")
+    end = text.index("[6007]")
+    (tmp_path / "no_1016.eds").write_text(text[:start] + text[end:])
+    doc = yaml.safe_load((src / "palida.yaml").read_text())
+    doc["eds"] = str(src / doc["eds"])
+    doc["drives"]["leg4_prismatic"]["eds"] = "no_1016.eds"
+    cfg = CanopenConfig.from_dict(doc, dyn.model.actuated_joints, tmp_path)
+    assert cfg.drives[3].eds == str(tmp_path / "no_1016.eds") and cfg.drives[2].eds == ""
+    with pytest.raises(InvalidInputError, match=r"leg4_prismatic \(node 4\): 0x1016 was not found in Object "
+                                                r"Dictionary of its EDS / DCF '.*no_1016.eds'"):
+        emulated_robot(dyn, cfg, DT, home_pose(dyn.kin), f"test_canopen_{next(_channels)}")
+    doc["drives"]["leg2_prismatic"]["eds"] = "absent.eds"
+    with pytest.raises(InvalidModelError, match=r"drive leg2_prismatic EDS / DCF file .*absent.eds' does not exist"):
+        CanopenConfig.from_dict(doc, dyn.model.actuated_joints, tmp_path)

@@ -113,18 +113,18 @@ class CanopenProcessAdapter(CanopenAdapter):
     """The master against drives in another process on udp_multicast, on the wall clock (test_canopen.udp_config).
     ``idle(n)``: no SYNC for n periods: within the drives' SYNC window for the first; from the second on, beyond it
     (the window is seconds there: the adapter waits for every drive's EMCY 0x8100), and the robot steps at the next
-    SYNC, its drives faulted: it holds."""
+    SYNC, its drives faulted: it holds. The drives' process is the module's (``drives_process``): a master of its
+    own per test, the robot back at home."""
 
-    def __init__(self):
-        from test_canopen import PROCESS_DT, SYNC_TIMEOUT, udp_config
+    def __init__(self, drives_process):
+        from test_canopen import PROCESS_DT
 
         from pkm_control.control import ForceLimits
         from pkm_control.hardware.canopen_drives import CanopenDrives
-        from pkm_control.hardware.canopen_emulator import EmulatorProcess
 
-        cfg = udp_config()
+        cfg, self.emu = drives_process
         self.dt = PROCESS_DT                 # what the 1 Mbit/s bus carries (canopen_drives.BusLoad)
-        self.emu = EmulatorProcess(cfg, ROBOT, PROCESS_DT, sync_timeout=SYNC_TIMEOUT)
+        self.emu.call("reset_robot")
         self.hw = CanopenDrives(cfg, PROCESS_DT, ForceLimits.from_config(DYN.model), response_timeout=10.0)
         self.robot = _PlantProxy(self.emu)
         try:
@@ -150,6 +150,9 @@ class CanopenProcessAdapter(CanopenAdapter):
         steps = self.emu.call("plant", "_n_steps")
         self.hw.network.sync.transmit()              # one period: the robot steps at this SYNC
         wait_for(lambda: self.emu.call("plant", "_n_steps") > steps, "the robot's step at SYNC")
+
+    def close(self):
+        self.hw.close()
 
     def reset(self):
         self.emu.call("inject_fault", DYN.model.actuated_joints[0])
@@ -231,9 +234,25 @@ FACTORIES = {"sim": lambda: PlantAdapter(SimulatedRobot(DYN, DT, command_timeout
              "canopen_emulated": EmulatedCanopenAdapter, "canopen_process": CanopenProcessAdapter}
 
 
+@pytest.fixture(scope="module")
+def drives_process():
+    """(config, EmulatorProcess): the drives in a process of their own, one for the module (its start-up takes
+    seconds), on udp_multicast (test_canopen.udp_config)."""
+    from test_canopen import PROCESS_DT, SYNC_TIMEOUT, udp_config
+
+    from pkm_control.hardware.canopen_emulator import EmulatorProcess
+
+    cfg = udp_config()
+    emu = EmulatorProcess(cfg, ROBOT, PROCESS_DT, sync_timeout=SYNC_TIMEOUT)
+    yield cfg, emu
+    emu.close()
+    assert emu.errors == []
+
+
 @pytest.fixture(params=list(FACTORIES))
 def iface(request):
-    a = FACTORIES[request.param]()
+    a = FACTORIES[request.param](*([request.getfixturevalue("drives_process")]
+                                   if request.param == "canopen_process" else []))
     yield a
     a.close()
 

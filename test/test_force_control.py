@@ -23,11 +23,12 @@ Sim time only; the Stewart platform (seed 004's robot) on the generic engine (~2
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
 from scipy import signal
 
 from pkm_control.control import CONTROL, References
-from pkm_control.control.force import (Admittance, ForceReference, WrenchMeasurement, force_settings,
-                                       make_force_controller, task_wrench)
+from pkm_control.control.force import Admittance, ForceReference, WrenchMeasurement, force_settings, task_wrench
+from pkm_control.control.settings import make_force_controller
 from pkm_control.dynamics import robot_dynamics
 from pkm_control.errors import InvalidInputError, InvalidModelError
 from pkm_control.hardware import JointMeasurement, SimulatedRobot
@@ -407,3 +408,113 @@ def test_wrench_watchdog_and_force_limit(stewart):
         make_force_controller(stewart, "impedance", overrides={"wrench_source": "actuators"})
     with pytest.raises(InvalidInputError, match="wrench_source"):
         make_force_controller(stewart, "direct_force", overrides={"wrench_source": "strain_gauges"})
+
+
+def test_contact_loss_leads_to_the_retreat(stewart):
+    """Direct force control pressing 50 N on the plane; at 0.5 s the surface vanishes (robot.environment = None):
+    without a retreat the force loop would drive on towards max_offset (2 cm) below X_d. The law sees |S F_m| below
+    contact_force (5 N) for contact_loss_time (10 ms), state 'retreat', and holds the pose where the force dropped
+    backed off by retreat_distance (5 mm) up, away from where the surface was: the platform ends there (within
+    0.2 mm: the PD against the plant's joint friction) and never goes more than 3 mm below that pose (the fall
+    during the 10 ms of detection: g t^2 / 2 and the force loop's last push). Chatter is no loss: contact switched
+    on and off every period keeps the state 'contact'."""
+    robot, _ = _plant(stewart, [0.0, 0.0, -0.1], 0.0002)
+    c = make_force_controller(stewart, "direct_force")
+    force = ForceReference(np.array([0, 0, -50.0, 0, 0, 0]), Z_ONLY)
+    env = robot.environment
+    at_loss = []
+
+    def vanish(k, r):
+        if k == 1000:
+            r.environment = None
+            at_loss.append(r.ground_truth().platform_pose.position.copy())
+    cmds, wrenches, poses = _run(stewart, robot, c, _home(stewart), 1600, force, each=vanish)
+    assert wrenches[999, 2] == pytest.approx(50.0, rel=0.02)
+    assert c.law.contact == "retreat"
+    z = np.array([p.position[2] for p in poses])
+    assert z[-1] == pytest.approx(at_loss[0][2] + 0.005, abs=2e-4)
+    assert z[1000:].min() > at_loss[0][2] - 0.003
+    assert all(np.isfinite(cmd.tau).all() for cmd in cmds)
+    # chatter: the surface there every other period only
+    robot.environment = env
+
+    def chatter(k, r):
+        r.environment = env if k < 600 or k % 2 else None
+    c = make_force_controller(stewart, "direct_force")
+    cmds, wrenches, _ = _run(stewart, robot, c, _home(stewart), 1000, force, each=chatter)
+    assert c.law.contact == "contact" and all(cmd.mode == CONTROL for cmd in cmds)
+
+
+def test_stewart_force_reproduction_impedance_matches_its_design(stewart):
+    """`pkm reproduce stewart-force`'s impedance run (benchmarks/reproduce/stewart_force.py), plant without joint
+    friction: the measured e_z follows the designed M_d e'' + D_d e' + K_d e = F_e driven by the measured contact
+    force (scipy lsim, independent of the law's code) within 3 % of its peak (the sensor's 200 Hz filter and noise
+    are the gap), and the steady force is the closed form of two springs in series, K_d k_e / (K_d + k_e) x 1 mm =
+    36000 x 1e5 / 136000 x 1e-3 = 26.47 N, within 1 %."""
+    from pkm_control.benchmarks.reproduce import stewart_force as sf
+    from pkm_control.trajectory.spec import hybrid_from_spec
+
+    run = sf.simulate(stewart, "impedance", hybrid_from_spec(stewart.kin, sf.IMPEDANCE_SPEC), friction=False)
+    f = sf.impedance_figures(stewart, run)
+    assert f["relative_difference"] < 0.03
+    assert f["steady_force_N"] == pytest.approx(36000 * 1e5 / 136000 * 1e-3, rel=0.01)
+    assert np.all(run["mode"] == CONTROL)
+
+
+def test_a_step_far_from_every_surface_is_the_step_without_contact(stewart):
+    """ContactEnvironment.free: the clearance of the tool from a plane and a box against |v| h + 0.1 mm; a step of
+    the simulated robot far from the surfaces (the compiled path where there is one) equals the step with the
+    contact's wrench function (0 at every stage there) to rounding; near the surface it is not taken."""
+    env = ContactEnvironment([0, 0, -0.1], [Plane(1e5, point=[0, 0, 1.0], normal=[0, 0, 1]),
+                                            Box(1e6, center=[0.5, 0, 1.1], half_extents=[0.1, 0.1, 0.1])])
+    home = _home(stewart)                                # tool tip at z = 1.1: 0.1 m above the plane, 0.4 m off the box
+    assert env.surfaces[0].clearance(np.array([0, 0, 1.1])) == pytest.approx(0.1)
+    assert env.surfaces[1].clearance(np.array([0.0, 0, 1.1])) == pytest.approx(0.4)
+    assert env.surfaces[1].clearance(np.array([0.5, 0, 1.1])) == 0.0
+    assert env.free(home, np.zeros(6), 0.0005)
+    assert not env.free(home, np.array([0, 0, -250.0, 0, 0, 0]), 0.0005)        # 0.125 m in one step
+    near = Pose(home.position - [0, 0, 0.09995], home.rotation)                   # 50 um above the plane
+    assert not env.free(near, np.zeros(6), 0.0005)
+    robot = SimulatedRobot(stewart, DT, environment=env)
+    robot.reset(home, np.array([0.01, 0.0, -0.02, 0.0, 0.0, 0.05]))
+    tau = np.full(6, 100.0)
+    robot.write(tau)
+    robot.step()
+    fast = robot.ground_truth()
+    robot.reset(home, np.array([0.01, 0.0, -0.02, 0.0, 0.0, 0.05]))
+    ref = robot.sim.step(robot.state, DT, tau, env.wrench)
+    assert np.allclose(fast.platform_twist, ref.twist, atol=1e-12, rtol=1e-12)
+
+
+@settings(max_examples=6, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(name=st.sampled_from(["stiffness", "direct_force", "direct_force_joint", "impedance", "impedance_no_force",
+                             "admittance"]),
+       k=st.floats(1e3, 1e7), c=st.floats(0.0, 3000.0), mu=st.floats(0.0, 1.0), depth=st.floats(-0.002, 0.003),
+       f_d=st.floats(-500.0, 500.0), pattern=st.lists(st.booleans(), min_size=2, max_size=8),
+       junk=st.sampled_from([None, np.nan, np.inf, 1e9]))
+def test_generated_contact_switching_and_junk_wrenches_stay_safe(stewart, name, k, c, mu, depth, f_d, pattern, junk):
+    """Generated contact parameters (stiffness 1e3-1e7 N/m, damping, friction, the surface up to 3 mm into the tool
+    or 2 mm away), a generated on/off pattern of the contact repeated every few periods, a generated F_d within
+    +-force_limit and, every 7th period, a junk wrench sample (NaN, inf, 1e9 N): every command finite and within the
+    force limits, the state finite, a junk sample engages the safe behaviour for that period (law with a sensor)."""
+    robot, _ = _plant(stewart, [0.0, 0.0, -0.1], depth, k=k, c=c, mu=mu)
+    env = robot.environment
+    ctl = make_force_controller(stewart, name)
+    junked = []
+
+    def each(i, r):
+        r.environment = env if pattern[i % len(pattern)] else None
+        if junk is not None and i % 7 == 6 and r.wrench_sensor is not None:
+            meas = r.read()
+            bad = WrenchMeasurement(meas.time, np.full(6, junk), np.zeros(3))
+            r._read = JointMeasurement(meas.time, meas.position, meas.velocity, meas.effort, {"wrench": bad})
+            junked.append(i)
+
+    cmds, _, _ = _run(stewart, robot, ctl, _home(stewart), 60, ForceReference(np.array([0, 0, f_d, 0, 0, 0]), Z_ONLY),
+                      each)
+    for cmd in cmds:
+        assert np.isfinite(cmd.tau).all() and (np.abs(cmd.tau) <= ctl.limits.limits).all()
+    gt = robot.ground_truth()
+    assert np.isfinite(gt.position).all() and np.isfinite(gt.velocity).all()
+    if ctl.wrench_watch is not None and ctl.wrench_watch.source == "sensor":
+        assert all(cmds[i].mode != CONTROL for i in junked)

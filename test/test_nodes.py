@@ -1415,3 +1415,107 @@ def test_real_time_mode_in_one_process(ros, controller):
     assert spin_until(ros, lambda: ctl.k > k + 100)
     assert abs(truth(ctl).platform_pose.position[2] - HOME.position[2]) < 2e-3
     assert np.all(np.isfinite(c.last_tau))
+
+
+# ----------------------------------------------------------------------- force control through the node (issue 24)
+
+#: palida's table (config/environment.yaml): k_e 1e5 N/m, its surface 2 mm below the tool tip at home; the reference
+#: holds the platform DEPTH below the surface (1 mm in)
+TABLE_K = 1.0e5
+DEPTH = 1e-3
+FORCE_CONTROLLERS = ("stiffness", "direct_force", "direct_force_joint", "impedance", "impedance_no_force",
+                     "admittance")
+
+
+def _series(*k):
+    return 1.0 / sum(1.0 / x for x in k)
+
+
+def _expected_press(controller):
+    """The steady-state normal force (N) on the table, by the closed form of each law (two or three springs in
+    series along z: the law's stiffness, the table's; admittance also its inner joint-PD loop, J^T Kp J along z at
+    the pressing pose), or the set-point of direct force control."""
+    fc = yaml.safe_load((Path(__file__).resolve().parents[1] / "config" / "controllers.yaml").read_text())
+    gains = fc["force_controllers"]["robots"][ROBOT]
+    if controller.startswith("direct_force"):
+        return 50.0
+    if controller == "stiffness":
+        return _series(gains["motion"]["kp"][2], TABLE_K) * DEPTH
+    k_d = gains["impedance"]["k_d"][2]
+    if controller == "admittance":
+        pose = KIN.task.pose(np.array(KIN.model.config["home"], float) - [0, 0, 0.002 + DEPTH, 0, 0, 0])
+        J = KIN.jacobian(pose)                       # qdot = J xdot: the joint PD seen in the task, J^T Kp J
+        K_x = J.T @ (gains["joint"]["kp"] * J)
+        return _series(k_d, 1.0 / np.linalg.inv(K_x)[2, 2], TABLE_K) * DEPTH
+    return _series(k_d, TABLE_K) * DEPTH
+
+
+@pytest.mark.parametrize("controller", FORCE_CONTROLLERS)
+def test_every_force_controller_runs_in_the_node_and_publishes_the_wrench(ros, controller):
+    """`--controller <force law>` in joint_controller, the simulated robot inside with config/environment.yaml's
+    table and its noisy, filtered F/T sensor (friction off: Coulomb friction in the joints makes a static contact
+    force a range): pressing 1 mm into the table, the exact contact force settles at each law's closed-form value
+    (direct force control: at the 50 N set-point of force_reference, along z only), /platform_wrench carries the
+    sensor's samples (finite, near the contact force), no safe behaviour, no saturation, no NaN."""
+    home_x = np.array(KIN.model.config["home"], float)
+    x_d = home_x - [0, 0, 0.002 + DEPTH, 0, 0, 0]
+    q_d = KIN.inverse(KIN.task.pose(x_d)).q[ACT]
+    ctl = JointControllerNode(parameter_overrides=params(
+        sim_time=False, controller=controller, friction=False,
+        force_reference="{wrench: [0, 0, -50, 0, 0, 0], selection: [z]}"))
+    ros.add_node(ctl)
+    assert ctl.loop.hardware.environment is not None and ctl.pub_wrench is not None
+    spy = Spy(ros)
+    wrenches = []
+    from geometry_msgs.msg import WrenchStamped
+    spy.node.create_subscription(WrenchStamped, "/platform_wrench", wrenches.append, 1000)
+    pub = spy.node.create_publisher(JointTrajectory, "/joint_references", 10)
+    spin_until(ros, lambda: pub.get_subscription_count() > 0)
+    pub.publish(hold_reference(0, 1200 * DT_NS, q_d))
+    assert spin_until(ros, lambda: ctl.k >= 1200), f"only {ctl.k} periods"
+    f = ctl.loop.hardware.contact_wrench()[:3]
+    expected = _expected_press(controller)
+    assert f[2] == pytest.approx(expected, rel=0.02), (f, expected)
+    assert np.abs(f[:2]).max() < 0.02 * expected
+    assert ctl.diag.safe_behaviour == "none" and ctl.loop.controller.safe_entries == 0
+    assert ctl.loop.controller.saturations == 0
+    if controller.startswith("direct_force"):
+        assert ctl.loop.controller.law.contact == "contact" and ctl.diag.extra["contact"] == "contact"
+    assert spin_until(ros, lambda: len(wrenches) > 50 and to_ns(wrenches[-1].header.stamp) > 1100 * DT_NS)
+    w = wrenches[-1]
+    assert w.header.frame_id == "platform_tool"
+    assert -w.wrench.force.z == pytest.approx(expected, abs=3.0)     # the sensor's noise: 0.5 N, filtered
+    assert not spy.nonfinite
+
+
+def test_a_force_law_reads_platform_wrench_from_a_robot_behind_topics(ros):
+    """direct_force with the robot in the `hardware` node: its F/T sensor on /platform_wrench (stamped as the state,
+    published before it), joint_controller's period waits for the wrench of its state's stamp: the contact force
+    after each step equals, to the last bit, the run with the robot inside joint_controller (the same sensor noise,
+    seed 0), and reaches the 50 N set-point."""
+    q_d = KIN.inverse(KIN.task.pose(np.array(KIN.model.config["home"], float) - [0, 0, 0.003, 0, 0, 0])).q[ACT]
+    kw = dict(controller="direct_force", force_reference="{wrench: [0, 0, -50, 0, 0, 0], selection: [z]}")
+    forces = {}
+    for hardware in ("sim", "topics"):
+        ctl = JointControllerNode(parameter_overrides=params(sim_time=hardware == "topics", hardware=hardware, **kw))
+        nodes = [ctl]
+        if hardware == "topics":
+            nodes.append(HardwareNode(parameter_overrides=params(sim_time=False, controller=kw["controller"])))
+        spy = rclpy.create_node("spy")
+        nodes.append(spy)
+        for n in nodes:
+            ros.add_node(n)
+        plant = ctl.loop.hardware if hardware == "sim" else nodes[1].plant
+        forces[hardware] = out = []
+        step = plant.step
+        plant.step = lambda: (step(), out.append(plant.contact_wrench()[2]))
+        pub = spy.create_publisher(JointTrajectory, "/joint_references", 10)
+        assert spin_until(ros, lambda: pub.get_subscription_count() > 0)
+        pub.publish(hold_reference(0, 1000 * DT_NS, q_d))
+        assert spin_until(ros, lambda: len(out) >= 1000), f"only {len(out)} steps"
+        assert ctl.diag.rejected == 0 and ctl.loop.controller.safe_entries == 0, ctl.diag.last_reject
+        for n in nodes:
+            ros.remove_node(n)
+            n.destroy_node()
+    assert np.array_equal(forces["sim"][:1000], forces["topics"][:1000])
+    assert forces["topics"][999] == pytest.approx(50.0, rel=0.01)

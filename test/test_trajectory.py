@@ -464,3 +464,42 @@ def test_trajectory_from_spec_every_type(kins):
 def test_trajectory_from_spec_bad(kins, spec, match):
     with pytest.raises(InvalidInputError, match=match):
         trajectory_from_spec(kins["palida"], spec)
+
+
+def test_hybrid_spec_phases_force_and_selection():
+    """A hybrid (motion + force) spec (issue 24): the motion rests at each phase's goal at the phase's end, the force
+    goes from the previous phase's to this one's with the quintic (half way at mid-phase: s(1/2) = 1/2 by symmetry),
+    the selection carries over until a phase sets it; bad phases are refused by name."""
+    from pkm_control.trajectory.spec import hybrid_from_spec
+
+    kin = robot_kinematics("stewart")
+    spec = {"type": "hybrid", "phases": [
+        {"phase": "approach", "goal": [0, 0, 1.198, 0, 0, 0], "duration": 0.2},
+        {"phase": "contact", "force": [0, 0, -50, 0, 0, 0], "selection": ["z"], "duration": 0.2},
+        {"phase": "follow", "goal": [0.03, 0, 1.198, 0, 0, 0], "duration": 0.4},
+        {"phase": "release", "force": [0] * 6, "duration": 0.1},
+        {"phase": "approach", "goal": [0, 0, 1.2, 0, 0, 0], "selection": [], "duration": 0.2}]}
+    h = hybrid_from_spec(kin, spec)
+    assert h.duration == pytest.approx(1.1)
+    z_only = [False, False, True, False, False, False]
+    for t, phase, position, fz, sel in ((0.1, "approach", None, 0.0, [False] * 6),
+                                        (0.2, "approach", [0, 0, 1.198], 0.0, [False] * 6),
+                                        (0.3, "contact", [0, 0, 1.198], -25.0, z_only),
+                                        (0.4, "contact", [0, 0, 1.198], -50.0, z_only),
+                                        (0.8, "follow", [0.03, 0, 1.198], -50.0, z_only),
+                                        (0.85, "release", [0.03, 0, 1.198], -25.0, z_only),
+                                        (1.1, "approach", [0, 0, 1.2], 0.0, [False] * 6)):
+        f, s = h.force(t)
+        assert h.phase(t) == phase
+        assert f[2] == pytest.approx(fz, abs=1e-9) and np.abs(np.delete(f, 2)).max() == 0
+        assert s.tolist() == sel
+        if position is not None:
+            pose, twist, _ = h.sample(t)
+            assert np.allclose(pose.position, position, atol=1e-12) and np.abs(twist).max() < 1e-9
+    for bad, match in (({**spec, "phases": [{"phase": "press", "duration": 1}]}, "phase must be one of"),
+                       ({**spec, "phases": [{"phase": "contact", "selection": ["w"], "duration": 1}]}, "selection"),
+                       ({**spec, "phases": [{"phase": "contact", "duration": -1}]}, "duration"),
+                       ({**spec, "phases": [{"phase": "contact", "force": [1, 2], "duration": 1}]}, "force"),
+                       ({**spec, "phases": []}, "phases"), ({"type": "hybrid", "extra": 1, "phases": []}, "unknown")):
+        with pytest.raises(InvalidInputError, match=match):
+            hybrid_from_spec(kin, bad)

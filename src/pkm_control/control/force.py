@@ -22,7 +22,8 @@ laws.py: e_x = X_d (-) X, e_x' = xd_d - xd.
   beyond ``contact_force_limit``): the controller's safe behaviour, like a stale joint measurement. Its ``source``
   picks the topology's measurement: ``sensor`` (the F/T sensor, Fig. 28) or ``actuators`` (Fig. 29).
 * the laws ``stiffness``, ``direct_force``, ``impedance``, ``impedance_no_force``, ``admittance`` (FORCE_LAWS), with
-  their gains in config/controllers.yaml ``force_controllers`` (``force_settings``, ``make_force_controller``).
+  their gains in config/controllers.yaml ``force_controllers`` (``force_settings``; the controller core
+  around one: settings.make_force_controller).
 """
 
 from __future__ import annotations
@@ -209,31 +210,81 @@ class DirectForce(_ForceLaw):
     where e_F = 0: the force reaches F_d whatever the environment's stiffness (k_e) and the model's gravity error.
     Fig. 29 (``wrench_source: actuators``): F_m from the measured actuator forces instead of an F/T sensor
     (_ForceLaw.measured_wrench, J^T (tau - tau_g)); the force then reaches F_d as far as the gravity model is exact
-    (its error enters F_m directly).
+    (its error enters F_m directly). F_m is then the previous period's own command less gravity, so the
+    proportional path is an algebraic loop, F(k) = -Kp kf F(k-1) + ...: stable only for Kp kf < 1 per direction.
     The force loop is a first-order one with the time constant 1 / (Ki k_s), k_s = kc k_e / (kc + k_e) the series
     stiffness (Stiffness): the book's rule, the inner loop at least 5 times faster, bounds Ki for the stiffest
-    environment. Anti-windup: |Ki int e_F| <= max_offset per direction (m or rad, the integral stops growing)."""
+    environment. Anti-windup: |Ki int e_F| <= max_offset per direction (m or rad, the integral stops growing).
+
+    Contact loss and the safe retreat: without a surface the force loop drives the platform on towards where it was
+    (up to max_offset beyond X_d). ``contact`` tells the state: 'free' until the measured force in the
+    force-controlled directions, |S F_m|, stayed at ``contact_force`` N or above for ``contact_loss_time`` s (a
+    transient at the start is no contact); 'contact' then; 'retreat' once it stayed below
+    contact_force for ``contact_loss_time`` s: the law then holds the pose at which the force first dropped, backed
+    off by ``retreat_distance`` (m) against the pushing direction (-sign(F_d) in the selected coordinates), with the
+    same PD + gravity, the integral cleared, until ``reset()`` (a new run). Contact that comes back within
+    contact_loss_time (chatter) is no loss, nor is a release: while |S F_d| < contact_force the state is 'free'."""
 
     name = "direct_force"
 
     def __init__(self, model: FeedforwardModel, kp, kd, kf, ki, max_offset: float, period: float,
-                 force_limit: float = np.inf):
+                 force_limit: float = np.inf, contact_force: float = 5.0, contact_loss_time: float = 0.01,
+                 retreat_distance: float = 0.005):
         super().__init__(model, kp, kd, force_limit)
         self.kf, self.ki = _gain("kf", kf), _gain("ki", ki)
-        for what, x in (("max_offset", max_offset), ("period", period)):
+        for what, x in (("max_offset", max_offset), ("period", period), ("contact_force", contact_force),
+                        ("contact_loss_time", contact_loss_time), ("retreat_distance", retreat_distance)):
             if not (np.isfinite(x) and x > 0):
                 raise InvalidInputError(f"direct_force: {what} must be > 0, got {x}")
         self.max_offset, self.period = float(max_offset), float(period)
+        self.contact_force, self.contact_loss_time = float(contact_force), float(contact_loss_time)
+        self.retreat_distance = float(retreat_distance)
         self.reset()
 
     def reset(self) -> None:
         self._offset = np.zeros(self.dim)           # Ki int e_F dt
         self._t = None
+        self.contact = "free"
+        self._pressed = None                        # t since |S F_m| >= contact_force, not yet in contact
+        self._dropped = None                        # (t, pose) when |S F_m| fell below contact_force in contact
+        self._retreat = None                        # the pose held in retreat
+
+    def _watch_contact(self, t, pose, f_m, f_d, s) -> None:
+        """The contact state machine (class docstring)."""
+        pressing = float(np.linalg.norm(s * f_m)) >= self.contact_force
+        if float(np.linalg.norm(s * f_d)) < self.contact_force:      # no push asked for (a release): free
+            self.contact, self._pressed, self._dropped = "free", None, None
+        elif self.contact == "free":
+            if not pressing:
+                self._pressed = None
+            elif self._pressed is None:
+                self._pressed = t
+            elif t is not None and self._pressed is not None and \
+                    t - self._pressed >= self.contact_loss_time - 1e-12:
+                self.contact, self._dropped = "contact", None
+        elif self.contact == "contact":
+            if pressing:
+                self._dropped = None
+            elif self._dropped is None:
+                self._dropped = (t, pose)
+            elif t is not None and self._dropped[0] is not None and \
+                    t - self._dropped[0] >= self.contact_loss_time - 1e-12:
+                back = -s * np.sign(f_d)
+                n = float(np.linalg.norm(back))
+                back = back / n * self.retreat_distance if n > 0 else back
+                self._retreat = self.kin.task.retract(self._dropped[1], back)
+                self.contact, self._offset = "retreat", np.zeros(self.dim)
 
     def evaluate(self, q_d, qd_d, qdd_d, q, qd, tau_ff=None, pose=None, twist=None, desired=None, t=None,
                  wrench=None, force=None) -> np.ndarray:
         f_d, s = self.reference(force)
-        e_f = s * (f_d - self.measured_wrench(pose, wrench))
+        f_m = self.measured_wrench(pose, wrench)
+        if self.contact != "retreat" and s.any():
+            self._watch_contact(t, pose, f_m, f_d, s)
+        if self.contact == "retreat":
+            e, ed = self.errors(pose, twist, self._retreat, np.zeros(self.dim))
+            return self.distribute(pose, self.kp * e + self.kd * ed) + self.model.gravity(pose)
+        e_f = s * (f_d - f_m)
         dt = self.period if self._t is None or t is None or not 0 < t - self._t <= 2.5 * self.period else t - self._t
         self._t = t
         self._offset = np.clip(s * (self._offset + dt * self.ki * e_f), -self.max_offset, self.max_offset)
@@ -351,6 +402,32 @@ class Admittance(_Impedance):
 FORCE_LAWS = {law.name: law for law in (Stiffness, DirectForce, Impedance, ImpedanceNoForce, Admittance)}
 
 
+def parse_force_reference(text: str, task) -> ForceReference | None:
+    """The force set-point of the node parameter ``force_reference`` (a YAML mapping in a string; '' = none):
+    ``{wrench: [F_d per task coordinate], selection: [names of the force-controlled task coordinates]}``, e.g.
+    ``{wrench: [0, 0, -50, 0, 0, 0], selection: [z]}`` (press 50 N down along z, the other coordinates follow the
+    motion reference; F_d is the wrench the platform applies to the environment, task coordinates ``task.names``).
+    InvalidInputError names what is wrong."""
+    if not isinstance(text, str) or len(text) > 4096:
+        raise InvalidInputError(f"force_reference must be a YAML mapping in a string of at most 4096 characters, "
+                                f"got {str(text)[:80]!r}")
+    if not text.strip():
+        return None
+    try:
+        doc = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise InvalidInputError(f"force_reference is not YAML: {exc}") from exc
+    if not isinstance(doc, dict) or set(doc) != {"wrench", "selection"}:
+        raise InvalidInputError(f"force_reference must be {{wrench: [...], selection: [...]}}, got {text[:80]!r}")
+    names = list(task.names)
+    sel = doc["selection"]
+    if not isinstance(sel, list) or not all(isinstance(n, str) and n in names for n in sel):
+        raise InvalidInputError(f"force_reference selection must be a list of task coordinates out of {names}, got "
+                                f"{sel!r}")
+    return ForceReference(check_vector("force_reference wrench", doc["wrench"], task.dim),
+                          np.array([n in sel for n in names])).checked(task.dim)
+
+
 # ----------------------------------------------------------------------------- settings (config/controllers.yaml)
 
 def force_settings(robot: str, controller: str, controller_config: str = "") -> dict:
@@ -358,9 +435,9 @@ def force_settings(robot: str, controller: str, controller_config: str = "") -> 
     controller's entry (``mode`` and overrides) <- ``robots.<robot>`` (the robot's gains, by family: ``motion``
     kp/kd per task coordinate, ``force`` kf/ki, ``impedance`` m_d/d_d/k_d, ``joint`` kp/kd per actuator; a
     controller's own ``<family>`` mapping overrides them)."""
-    from .settings import default_controller_config
+    from ..description.paths import share_dir
 
-    path = controller_config or default_controller_config()
+    path = controller_config or str(share_dir() / "config" / "controllers.yaml")
     try:
         with open(path) as f:
             doc = (yaml.safe_load(f) or {}).get("force_controllers") or {}
@@ -403,34 +480,20 @@ def force_law(s: dict, model: FeedforwardModel, period: float):
         return Stiffness(model, *_family(s, "motion", "kp", "kd"))
     if mode == "direct_force":
         return DirectForce(model, *_family(s, "motion", "kp", "kd"), *_family(s, "force", "kf", "ki"),
-                           float(s["max_offset"]), period, limit)
+                           float(s["max_offset"]), period, limit, float(s["contact_force"]),
+                           float(s["contact_loss_time"]), float(s["retreat_distance"]))
     impedance = _family(s, "impedance", "m_d", "d_d", "k_d")
     if mode == "admittance":
         return Admittance(model, *impedance, *_family(s, "joint", "kp", "kd"), period, limit)
     return FORCE_LAWS[mode](model, *impedance, limit)
 
 
-def make_force_controller(dyn, controller: str, safe: str = "hold", state_timeout: float = 0.02, overrides=None,
-                          controller_config: str = ""):
-    """The controller core running the force controller named ``controller`` (``force_settings`` with
-    ``overrides`` of its keys) on ``dyn``: the model (feedforward_model of the settings), force limits from the
-    config, the hold safe behaviour with the robot's pd gains, the WrenchWatch of wrench_timeout and
-    contact_force_limit, the period of the robot's control_rate (controllers.yaml defaults)."""
-    from .controller import Controller
-    from .estimator import StateEstimator
-    from .safety import ForceLimits, ReferenceLimits, SafeBehaviour
-    from .settings import load_settings
-
-    s = {**force_settings(dyn.model.name, controller, controller_config), **dict(overrides or {})}
-    pd = load_settings(dyn.model.name, "pd", controller_config, dyn.model.n_actuated)
-    law = force_law(s, FeedforwardModel(dyn, s["feedforward_model"]), 1.0 / pd["control_rate"])
-    hold = SafeBehaviour("hold", FeedforwardModel(dyn, "rigid"), np.array(pd["kp"]), np.array(pd["kd"])) \
-        if safe == "hold" else SafeBehaviour("zero")
+def wrench_watch(s: dict, law) -> WrenchWatch | None:
+    """The WrenchWatch of resolved force settings (wrench_timeout, contact_force_limit, wrench_source) for ``law``;
+    None for a law that measures no wrench."""
     source = s.get("wrench_source", "sensor")
     if source != "sensor" and s["mode"] != "direct_force":
-        raise InvalidInputError(f"force controller '{controller}': wrench_source {source!r} is for direct_force only "
-                                "(a static estimate: the impedance and admittance laws need the contact wrench itself)")
-    watch = WrenchWatch(s["wrench_timeout"], s["contact_force_limit"], source) if WRENCH in law.requires else None
-    home = dyn.kin.home_pose()
-    return Controller(law, ForceLimits.from_config(dyn.model), hold, StateEstimator(dyn.kin), home, state_timeout,
-                      ReferenceLimits.from_kinematics(dyn.kin), wrench_watch=watch)
+        raise InvalidInputError(f"force controller '{s['controller']}': wrench_source {source!r} is for direct_force "
+                                "only (a static estimate: the impedance and admittance laws need the contact wrench "
+                                "itself)")
+    return WrenchWatch(s["wrench_timeout"], s["contact_force_limit"], source) if WRENCH in law.requires else None

@@ -52,6 +52,7 @@ class ControlLoop:
         self.feedforward = SampleBuffer()
         self._inbox = collections.deque()
         self.measured = None
+        self.force_reference = None     # force.ForceReference of the force laws' set-point (References.force), or None
         self.command: Command | None = None
         self._next_prune = 0
 
@@ -104,7 +105,7 @@ class ControlLoop:
         self.measured = measured
         row = self.references.hold(t_ns, self.reference_timeout_ns)
         n = self.n
-        refs = None if row is None else References(row[:n], row[n:2 * n], row[2 * n:])
+        refs = None if row is None else References(row[:n], row[n:2 * n], row[2 * n:], self.force_reference)
         ff = self.feedforward.hold(t_ns + self.feedforward_lead_ns, self.reference_timeout_ns) \
             if self.controller.needs_feedforward else None
         cmd = self.controller.update(t_ns * 1e-9, measured, refs, ff)

@@ -23,6 +23,8 @@ import numpy as np
 import yaml
 
 from ..errors import InvalidInputError, InvalidModelError, check_number, check_vector, excerpt
+from .feedforward import FeedforwardModel
+from .force import FORCE_LAWS, force_law, force_settings, wrench_watch
 from .laws import ACCELERATION_MODES, LAWS, MODEL_FREE, TASK_MODES, law_from_settings
 from ..kinematics.task_space import Pose
 
@@ -44,6 +46,8 @@ PLANT_KEYS = ("true_parameters_file", "encoder_resolution", "encoder_counts_per_
 GROUND_TRUTH_CHUNK = 10
 GAIN_KEYS = ("kp", "kd", "hold_kp", "hold_kd")
 MODES = tuple(LAWS)
+#: the force laws (control/force.py), named in controllers.yaml ``force_controllers`` (load_settings)
+FORCE_MODES = tuple(FORCE_LAWS)
 FEEDFORWARD_MODELS = ("none", "rigid", "rigid+friction")
 SAFE_BEHAVIOURS = ("hold", "zero")
 HARDWARE = ("sim", "topics", "ros2_control", "mujoco", "canopen")
@@ -94,17 +98,17 @@ NODE_KEYS = {
                          "topic_convention", "joint_states_topic", "joint_commands_topic",
                          "rho", "boundary_layer", "adaptation_gain", "parameter_bound", "feedforward_lead",
                          "actuator_lag", "parameter_estimates_rate", "canopen_config", "canopen_emulate",
-                         *PLANT_KEYS),
+                         "environment", "force_reference", *PLANT_KEYS),
     "hardware": ("control_rate", "substeps", "friction", "command_timeout", "actuator_lag", "safe_behaviour", "hold_kp",
                  "hold_kd",
                  "lockstep", "lockstep_timeout", "controller_name", "initial_pose", "force_limit", "wait_for_recorder",
                  "ground_truth_rate", "ground_truth_chunk", "topic_convention", "joint_states_topic",
-                 "joint_commands_topic", "publish_clock", *PLANT_KEYS),
+                 "joint_commands_topic", "publish_clock", "environment", *PLANT_KEYS),
 }
 #: parameters applied at run time (validated); all others are read-only
 RUNTIME_KEYS = {
     "joint_controller": ("kp", "kd", "hold_kp", "hold_kd", "force_limit", "safe_behaviour",
-                         "state_publish_rate"),      # `pkm record`: every period while it records
+                         "state_publish_rate", "force_reference"),      # `pkm record`: every period while it records
     "computed_force": ("feedforward_model", "parameters_file"),
     "trajectory_generator": ("approach_speed", "approach_rate", "approach_tolerance", "display_rate"),
     "inverse_kinematics": ("display_rate", "measured_pose_rate", "tf_rate"),
@@ -120,12 +124,13 @@ def default_controller_config() -> str:
 
 def gain_family(mode: str) -> str:
     """The section of ``robots.<robot>.gains`` a mode takes its kp, kd from (module docstring)."""
-    return "computed_torque" if mode in ACCELERATION_MODES else "task_pd" if mode in TASK_MODES else "pd"
+    return "computed_torque" if mode in ACCELERATION_MODES else "task_pd" if mode in TASK_MODES or mode in FORCE_MODES \
+        else "pd"
 
 
 def gain_size(mode: str, n_actuated: int | None, n_task: int | None) -> int | None:
     """How many values kp and kd of a mode have: one per task coordinate (task-space laws) or per actuated joint."""
-    return n_task if mode in TASK_MODES else n_actuated
+    return n_task if mode in TASK_MODES or mode in FORCE_MODES else n_actuated
 
 
 def load_settings(robot: str, controller: str, controller_config: str = "", n_actuated: int | None = None,
@@ -144,6 +149,14 @@ def load_settings(robot: str, controller: str, controller_config: str = "", n_ac
         raise InvalidModelError(f"controller config {path!r} cannot be read: {exc}") from exc
     controllers = doc.get("controllers") or {}
     robots = doc.get("robots") or {}
+    force = None
+    if controller not in controllers and controller in ((doc.get("force_controllers") or {}).get("controllers")
+                                                        or {}):
+        # a force controller (control/force.py force_settings): its mode, model and environment; kp, kd its motion
+        # gains (the inner loop of stiffness and direct_force); the law's other settings stay in its section
+        force = force_settings(robot, controller, str(path))
+        controllers = {controller: {"mode": force["mode"], "feedforward_model": force["feedforward_model"],
+                                    "environment": force.get("environment", "")}}
     if controller not in controllers:
         raise InvalidInputError(f"controller '{controller}' is not in {path} (controllers: {list(controllers)})")
     rob = dict(robots[robot] or {}) if robot in robots else own_robot_section(robot)
@@ -156,12 +169,14 @@ def load_settings(robot: str, controller: str, controller_config: str = "", n_ac
     out.update(rob)
     out.update(controllers[controller] or {})
     out["controller"] = controller
-    for key, allowed in (("mode", MODES), ("feedforward_model", FEEDFORWARD_MODELS),
+    for key, allowed in (("mode", MODES + FORCE_MODES), ("feedforward_model", FEEDFORWARD_MODELS),
                          ("safe_behaviour", SAFE_BEHAVIOURS), ("hardware", HARDWARE),
                          ("topic_convention", TOPIC_CONVENTIONS)):
         if out.get(key) not in allowed:
             raise InvalidInputError(f"controller '{controller}': {key} {out.get(key)!r} is not one of {allowed}")
     family = gain_family(out["mode"])
+    if force is not None:
+        gains = {"pd": gains.get("pd"), family: force["gains"]["motion"]}
     if family not in gains or "pd" not in gains:
         raise InvalidInputError(f"robot '{robot}' in {path} needs gains.pd and gains.{family} (controller "
                                 f"'{controller}', mode {out['mode']})")
@@ -258,6 +273,11 @@ def validate(key: str, value, n_actuated: int, force_limit=None, n_gains: int | 
     if key == "feedforward_model":
         if value not in FEEDFORWARD_MODELS:
             raise InvalidInputError(f"feedforward_model must be one of {FEEDFORWARD_MODELS}, got {value!r}")
+        return value
+    if key == "force_reference":         # parsed against the robot's task by the node (force.parse_force_reference)
+        if not isinstance(value, str) or len(value) > 4096:
+            raise InvalidInputError(f"force_reference must be a string of at most 4096 characters, got "
+                                    f"{str(value)[:80]!r}")
         return value
     if key == "parameters_file":
         if not isinstance(value, str) or len(value) > 4096:
@@ -378,3 +398,23 @@ def make_controller(dyn, mode="pd_feedforward", safe="hold", state_timeout=0.02,
     law.reset()
     home = dyn.kin.home_pose()
     return Controller(law, limits, hold, StateEstimator(dyn.kin), home, state_timeout, ref_limits)
+
+
+def make_force_controller(dyn, controller: str, safe: str = "hold", state_timeout: float = 0.02, overrides=None,
+                          controller_config: str = ""):
+    """The controller core running the force controller named ``controller`` (``force_settings`` with
+    ``overrides`` of its keys) on ``dyn``: the model (feedforward_model of the settings), force limits from the
+    config, the hold safe behaviour with the robot's pd gains, the WrenchWatch of wrench_timeout and
+    contact_force_limit, the period of the robot's control_rate (controllers.yaml defaults)."""
+    from .controller import Controller
+    from .estimator import StateEstimator
+    from .safety import ForceLimits, ReferenceLimits, SafeBehaviour
+    s = {**force_settings(dyn.model.name, controller, controller_config), **dict(overrides or {})}
+    pd = load_settings(dyn.model.name, "pd", controller_config, dyn.model.n_actuated)
+    law = force_law(s, FeedforwardModel(dyn, s["feedforward_model"]), 1.0 / pd["control_rate"])
+    hold = SafeBehaviour("hold", FeedforwardModel(dyn, "rigid"), np.array(pd["kp"]), np.array(pd["kd"])) \
+        if safe == "hold" else SafeBehaviour("zero")
+    watch = wrench_watch(s, law)
+    home = dyn.kin.home_pose()
+    return Controller(law, ForceLimits.from_config(dyn.model), hold, StateEstimator(dyn.kin), home, state_timeout,
+                      ReferenceLimits.from_kinematics(dyn.kin), wrench_watch=watch)

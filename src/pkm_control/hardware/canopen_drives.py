@@ -218,6 +218,7 @@ class DriveScaling:
     rated_torque: float | None   # N or N m (0x6076 holds it in mN or mN m); torques travel in per mille of it;
                                  # None: the drive's 0x6076, read at start-up (the master's copy has it then)
     increments_per_unit: float   # encoder increments per m or rad (positions in inc, velocities in inc/s)
+    eds: str = ""                # this drive's EDS or DCF ('': the configuration's ``eds``)
 
     @property
     def name(self) -> str:
@@ -301,7 +302,12 @@ class CanopenConfig:
             if not ((rated is None or rated > 0) and inc > 0):
                 raise InvalidModelError(f"CANopen config: drive {name} rated_torque {rated} and increments_per_unit "
                                         f"{inc} must be > 0")
-            out.append(DriveScaling(name, node_id, rated, inc))
+            own = d.get("eds", "")
+            if own:
+                own = Path(str(own)) if Path(str(own)).is_absolute() else base / str(own)
+                if not own.is_file():
+                    raise InvalidModelError(f"CANopen config: drive {name} EDS / DCF file {str(own)!r} does not exist")
+            out.append(DriveScaling(name, node_id, rated, inc, str(own)))
         producer = check_number("heartbeat producer_time", need(hb, "producer_time", "heartbeat"))
         consumer = check_number("heartbeat consumer_time", need(hb, "consumer_time", "heartbeat"))
         if not 0 < producer < consumer:
@@ -400,7 +406,7 @@ class CanopenDrives(HardwareInterface):
         self.network = net
         self.nodes = []
         for i, d in enumerate(self.drives):
-            node = canopen.RemoteNode(d.node_id, canopen.import_od(self.config.eds, d.node_id))
+            node = canopen.RemoteNode(d.node_id, canopen.import_od(d.eds or self.config.eds, d.node_id))
             node.sdo.RESPONSE_TIMEOUT = self.sdo_timeout
             net.add_node(node)
             node.nmt.add_heartbeat_callback(lambda state, i=i: self._on_heartbeat(i, state))
@@ -425,6 +431,9 @@ class CanopenDrives(HardwareInterface):
                 index, sub = self._sdo_object or (0, 0)
                 raise InvalidInputError(f"{d.name}: SDO access to object 0x{index:04X}:{sub:02X} failed, "
                                         f"{sdo_abort_text(exc)}") from exc
+            except KeyError as exc:           # python-canopen: the object is not in the master's copy of the EDS
+                raise InvalidInputError(f"{d.name}: {exc.args[0]} of its EDS / DCF {d.eds or self.config.eds!r}: "
+                                        "the master configures it (docs/hardware.md, CANopen)") from exc
         self.drives = tuple(drives)
         for node in self.nodes:                                 # 5. operational
             node.nmt.send_command(0x01)

@@ -20,7 +20,8 @@ position and velocity loops at several kHz whatever the SYNC rate, and the hold 
   (the ``hold`` safe behaviour: a drive's position loop holding the axis) from this period on. The robot steps one
   period, then each drive's TPDOs with the state at the end of the period (position and velocity in increments,
   the applied force in per mille): the quantization of a real drive. ``enable_targets`` keeps, per drive, the
-  (0x607A, 0x6064, 0x60FF) of each enable operation.
+  (0x607A, 0x6064, 0x60FF) of each enable operation since its last NMT reset. The mode (CST, CSP, CSV) is the
+  drives' 0x6060, as the master configured it.
 * The drives' clock: in the master's process, a period per SYNC (``run_free(n)`` lets it run n periods without
   SYNC: the master stopped); in a process of their own, the wall clock (``clock``), with heartbeats and SYNC
   supervision in a thread of their own. A drive in Operation enabled or Quick stop active that misses SYNC for more
@@ -47,8 +48,8 @@ import numpy as np
 
 from ..control.safety import HoldTarget
 from ..errors import InvalidInputError
-from .canopen_drives import (ENABLE_OPERATION, FAULT_RESET, QUICK_STOP_OPTION_HOLD, STATUSWORD, CanopenConfig,
-                             DriveScaling)
+from .canopen_drives import (ENABLE_OPERATION, FAULT_RESET, MODES, QUICK_STOP_OPTION_HOLD, STATUSWORD,
+                             CanopenConfig, DriveScaling)
 from .interface import HardwareInterface, JointMeasurement, RobotState, Simulated
 from .simulated import SimulatedRobot
 
@@ -58,6 +59,7 @@ HEARTBEAT_LOSS = 0x8130       # EMCY error code of a drive that lost its master'
 OVER_CURRENT = 0x2310         # a typical drive fault (CiA 402: continuous over-current), the default of inject_fault
 SYNC_WINDOW = 1.5             # communication cycles without SYNC before a drive faults
 DRIVE_LOOP = 0.0005           # s: the period of the drives' own loops (CSP / CSV, the hold), at most the SYNC's
+OPERATION_MODES = {value: name for name, value in MODES.items()}
 NMT_CODES = {"INITIALISING": 0, "STOPPED": 4, "OPERATIONAL": 5, "PRE-OPERATIONAL": 127}   # heartbeat byte
 
 
@@ -153,7 +155,7 @@ class EmulatedDrives:
         self.network.connect(**config.bus_kwargs(channel))
         self.drives = []
         for d in config.drives:
-            node = canopen.LocalNode(d.node_id, canopen.import_od(config.eds, d.node_id))
+            node = canopen.LocalNode(d.node_id, canopen.import_od(d.eds or config.eds, d.node_id))
             node.sdo[0x6076].raw = int(round(d.rated_torque * 1000.0))     # the motor's (mN m or mN), read-only
             self.network.add_node(node)
             drive = _Drive(node, d)
@@ -186,7 +188,7 @@ class EmulatedDrives:
                     continue
                 if cmd in (0x81, 0x82):                      # reset node / communication: boot-up, pre-operational
                     drive.state, drive.controlword, drive.error_code = "switch on disabled", 0, 0
-                    drive.persistent, drive.moving = False, None
+                    drive.persistent, drive.moving, drive.heartbeat_on, drive.enable_targets = False, None, True, []
                     self.network.send_message(0x700 + drive.node.id, [0])
                     drive.node.nmt.state = "PRE-OPERATIONAL"
                     drive.last_heartbeat = self.time
@@ -268,13 +270,14 @@ class EmulatedDrives:
         meas = self.plant.read()
         scale = [d.scaling for d in self.drives]
         limit = np.array([d.from_permille(drive.node.sdo[0x6072].raw) for d, drive in zip(scale, self.drives)])
-        if self.config.mode == "cst":
+        mode = OPERATION_MODES[self.drives[0].node.sdo[0x6060].raw]       # as the master configured them
+        if mode == "cst":
             return np.clip([d.from_permille(drive.node.rpdo[1][0x6071].raw) for d, drive in zip(scale, self.drives)],
                            -limit, limit)
         r2 = [drive.node.rpdo[2] for drive in self.drives]
-        x = np.array([d.from_increments(r[0x607A].raw) for d, r in zip(scale, r2)]) if self.config.mode == "csp" \
+        x = np.array([d.from_increments(r[0x607A].raw) for d, r in zip(scale, r2)]) if mode == "csp" \
             else meas.position
-        v = np.array([d.from_increments(r[0x60FF].raw) for d, r in zip(scale, r2)]) if self.config.mode == "csv" \
+        v = np.array([d.from_increments(r[0x60FF].raw) for d, r in zip(scale, r2)]) if mode == "csv" \
             else np.zeros(len(scale))
         tau_enable = np.array([drive.tau_enable for drive in self.drives])
         return np.clip(self.plant.safe_behaviour.command(HoldTarget(x, tau_enable), meas.position, meas.velocity - v),
@@ -409,6 +412,10 @@ def _serve(config: CanopenConfig, robot: str, variant, dt: float, pose, channel,
                     with emu._lock:
                         result = getattr(plant, args[0])
                         result = result() if callable(result) else result
+                elif name == "reset_robot":          # back at its start pose, at rest (the next master's test)
+                    with emu._lock:
+                        plant.reset(home_pose(dyn.kin) if pose is None else pose)
+                        result = None
                 else:
                     result = getattr(emu, name)(*args)
                 conn.send(("ok", result))
@@ -423,7 +430,8 @@ def _serve(config: CanopenConfig, robot: str, variant, dt: float, pose, channel,
 class EmulatorProcess:
     """Emulated drives in a process of their own (a bus that is not the master's process: udp_multicast), on the
     wall clock. Their robot starts at ``pose`` (None: home); ``call(name, *args)`` runs an EmulatedDrives method
-    there (inject_fault, clear_fault, pull_heartbeat, states, enable_targets; "plant", attribute: the robot's
+    there (inject_fault, clear_fault, pull_heartbeat, states, enable_targets; "reset_robot": the robot back at its
+    start pose, at rest, for the next master; "plant", attribute: the robot's
     attribute, called when a method: "plant", "read" is its exact measurement). Construction returns once the
     drives listen on the bus."""
 

@@ -359,9 +359,13 @@ class SimulatedRobot(SimulatedPlant):
         """RK4 substeps (module docstring)."""
         h = self.dt / self.substeps
         s, applied = self._state, self._lagged
-        wrench = None if self.environment is None else self.environment.wrench
+        env = self.environment
         try:
             for _ in range(self.substeps):
+                # no surface within reach of the tool during the substep (ContactEnvironment.free): the step without
+                # the contact (its wrench would be 0 at every stage), on the compiled path where there is one
+                wrench = None if env is None or env.free(self.sim.pose(s), self.kin.task.twist_map() @ s.twist, h) \
+                    else env.wrench
                 if self.actuator_lag > 0:
                     s, applied = self.sim.step_lagged(s, h, applied, tau, self.actuator_lag, wrench)
                 else:
@@ -466,14 +470,28 @@ def plant_sensors(dyn: ClosedLoopDynamics, settings: dict) -> Sensors:
                               settings.get("effort_noise_std", 0.0))
 
 
+def plant_environment(dyn: ClosedLoopDynamics, settings: dict):
+    """(environment, wrench sensor) of the node setting ``environment``: '' = free space (None, None), ``default`` =
+    the robot's section of config/environment.yaml, else the path of such a YAML (contact.load_environment)."""
+    from .contact import load_environment, wrench_sensor
+
+    where = settings.get("environment") or ""
+    if not where:
+        return None, None
+    env, sensor = load_environment(dyn.model.name, "" if where == "default" else where)
+    return env, wrench_sensor(env, sensor)
+
+
 def simulated_robot(dyn: ClosedLoopDynamics, settings: dict) -> SimulatedRobot:
     """The simulated robot of the node settings (control_rate, substeps, friction, command_timeout,
     safe_behaviour with hold_kp / hold_kd, force_limit, actuator_lag, true_parameters_file ('' = the model's),
-    encoder_resolution, encoder_counts_per_turn, effort_noise_std, measurement_seed)."""
+    encoder_resolution, encoder_counts_per_turn, effort_noise_std, measurement_seed, environment)."""
+    environment, sensor = plant_environment(dyn, settings)
     return SimulatedRobot(dyn, 1.0 / settings["control_rate"], substeps=settings["substeps"],
                           friction=settings["friction"], command_timeout=settings["command_timeout"],
                           safe_behaviour=plant_safe_behaviour(dyn, settings),
                           force_limits=settings.get("force_limit", "config"),
                           actuator_lag=settings.get("actuator_lag", 0.0),
                           true_parameters=settings.get("true_parameters_file") or None,
-                          sensors=plant_sensors(dyn, settings), measurement_seed=settings.get("measurement_seed", 0))
+                          sensors=plant_sensors(dyn, settings), measurement_seed=settings.get("measurement_seed", 0),
+                          environment=environment, wrench_sensor=sensor)

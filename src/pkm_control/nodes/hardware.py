@@ -27,6 +27,10 @@ Publishes
                                                              the first command and when no command came for
                                                              a tick of the lockstep timer, <= 0.1 s wall)
   /hardware/platform_pose       geometry_msgs/PoseStamped    ground-truth platform pose (every sample)
+  /platform_wrench              geometry_msgs/WrenchStamped  (environment set) the simulated 6-axis force/torque
+                                                             sensor at the tool (frame platform_tool: platform
+                                                             axes), what the platform applies to the environment,
+                                                             with the state's stamp, just before it
   /clock                        rosgraph_msgs/Clock          sim time (this node is the clock source;
                                                              publish_clock false: not published)
   /diagnostics                  diagnostic_msgs/DiagnosticArray
@@ -55,7 +59,8 @@ Node parameters (besides the common ones; all read-only)
   ground_truth_chunk (samples per ground truth message, 1 to 10000), topic_convention, joint_states_topic,
   joint_commands_topic, publish_clock, true_parameters_file, encoder_resolution, encoder_counts_per_turn,
   effort_noise_std, measurement_seed (the simulated robot's own parameters and measurement: hardware/simulated.py;
-  /joint_states then carries the measured positions and forces)
+  /joint_states then carries the measured positions and forces), environment ('' = free space, default =
+  config/environment.yaml, or a YAML path: the surfaces the tool touches and the force/torque sensor)
 """
 
 from __future__ import annotations
@@ -68,8 +73,9 @@ from ..control.lockstep import RESEND_AFTER, LockstepWatch
 from ..hardware.simulated import simulated_robot
 from ..control.realtime import LatencyHistogram
 from ..ros.hardware_io import ClockPublisher, SimulationTopics, TopicConvention, describe_plant
-from ..ros.messages import joint_state_msg, period_ns
-from ..ros.qos import COMMANDS, qos
+from ..control.laws import WRENCH
+from ..ros.messages import joint_state_msg, period_ns, wrench_stamped_msg
+from ..ros.qos import COMMANDS, WRENCH_TOPIC, qos
 from ..ros.runtime import COMMON_PARAMS, Diagnostics, declare_settings, guarded, run_node
 
 __doc__ += "\n" + COMMON_PARAMS
@@ -96,6 +102,11 @@ class HardwareNode(Node):
         # a stand-in in real time stamps as a controller manager does, with its clock; else with sim time
         self.wall_stamps = not (s["publish_clock"] or s["lockstep"])
         self.pub_state = self.create_publisher(JointState, self.convention.states_topic, qos("/joint_states", "pub"))
+        self.pub_wrench = None           # the simulated F/T sensor (parameter environment)
+        if getattr(self.plant, "wrench_sensor", None) is not None:
+            from geometry_msgs.msg import WrenchStamped
+
+            self.pub_wrench = self.create_publisher(WrenchStamped, WRENCH_TOPIC, qos(WRENCH_TOPIC, "pub"))
         self.sub_cmd = self.create_subscription(self.convention.command_type, self.convention.commands_topic,
                                                 guarded(self.diag, "command")(self.on_command),
                                                 qos(COMMANDS, "sub"))
@@ -133,6 +144,9 @@ class HardwareNode(Node):
         if self.clock is not None:        # the clock first: a node handling /joint_states already sees its sim time
             self.clock.publish(t)
         stamp = self.get_clock().now().nanoseconds if self.wall_stamps else t
+        wrench = meas.sensors.get(WRENCH)
+        if self.pub_wrench is not None and wrench is not None:      # before the state it belongs to
+            self.pub_wrench.publish(wrench_stamped_msg(stamp, wrench))
         self.pub_state.publish(joint_state_msg(stamp, self.ctx.actuated_joints, meas.position, meas.velocity,
                                                meas.effort))
         rate = self.s["ground_truth_rate"]

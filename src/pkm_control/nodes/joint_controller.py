@@ -42,6 +42,9 @@ Subscribes
   /feedforward             trajectory_msgs/JointTrajectory   tau_ff as effort (laws that require it)
   /joint_states            sensor_msgs/JointState            (hardware: topics | ros2_control) the measured
                                                              actuated joints (topic_based: joint_states_topic)
+  /platform_wrench         geometry_msgs/WrenchStamped       (hardware: topics | ros2_control, a force law with
+                                                             the F/T sensor) the wrench at the tool; in lockstep a
+                                                             period waits for the sample of its state's stamp
 Publishes
   /joint_states            sensor_msgs/JointState            (sim, mujoco, canopen) EVERY joint from the state
                                                              estimator (measured actuated joints, passive and
@@ -60,6 +63,9 @@ Publishes
                                                              for a stream and at a reset)
   /hardware/platform_pose  geometry_msgs/PoseStamped         (sim, mujoco, emulated canopen) the exact platform pose at
                                                              state_publish_rate
+  /platform_wrench         geometry_msgs/WrenchStamped       (sim with an environment) the simulated 6-axis F/T
+                                                             sensor at the tool (frame platform_tool: platform axes),
+                                                             F_e the platform applies, at state_publish_rate
   /<controller_name>/commands   std_msgs/Float64MultiArray   (hardware: topics | ros2_control) actuator forces
                                                              (topic_based: a JointState on joint_commands_topic)
   /joint_controller/parameter_estimates  std_msgs/Float64MultiArray  (adaptive IDC modes) the estimated base
@@ -114,7 +120,14 @@ safe_behaviour, state_publish_rate (`pkm record` sets 0, every period, while it 
   parameter_bound, parameter_estimates_rate (adaptive IDC), feedforward_lead (Codourey's T_m: the feedforward is
   looked up this long ahead of the regulator's references), canopen_config, canopen_emulate (hardware: canopen),
   true_parameters_file, encoder_resolution, encoder_counts_per_turn, effort_noise_std, measurement_seed (the
-  simulated robot's own parameters and measurement: hardware/simulated.py)
+  simulated robot's own parameters and measurement: hardware/simulated.py), environment (sim: '' = free space,
+  default = config/environment.yaml, or a YAML path), force_reference (run time; the force laws' set-point)
+
+Force laws (controller: one of controllers.yaml force_controllers, control/force.py): kp, kd are the law's motion
+gains, its other gains and limits (contact_force_limit, wrench_timeout, max_offset) in its section; the measured
+wrench is the simulated sensor's (sim) or /platform_wrench's; a missing, stale, non-finite or excessive wrench
+engages the safe behaviour. force_reference: {wrench: [F_d per task coordinate], selection: [force-controlled
+coordinates]}, e.g. {wrench: [0, 0, -50, 0, 0, 0], selection: [z]}.
 """
 
 from __future__ import annotations
@@ -129,7 +142,8 @@ from rclpy.node import Node
 
 from ..control import (CONTROL, Controller, ControlLoop, FeedforwardModel, ForceLimits, ReferenceLimits, SafeBehaviour,
                        StateEstimator)
-from ..control.laws import MODEL_FREE, law_from_settings
+from ..control.force import FORCE_LAWS, force_law, force_settings, parse_force_reference, wrench_watch
+from ..control.laws import MODEL_FREE, WRENCH, law_from_settings
 from ..control.lockstep import RESEND_AFTER, LockstepWatch
 from ..errors import InvalidInputError, PkmError
 from ..control.settings import in_process_plant
@@ -137,8 +151,8 @@ from ..control.realtime import (LatencyHistogram, PeriodicRunner, SlicedWork, fi
     release_realtime)
 from ..ros.topology import estimated_state_topic
 from ..ros.hardware_io import ClockPublisher, SimulationTopics, TopicConvention, TopicHardware, describe_plant
-from ..ros.messages import joint_state_msg, parse_joint_trajectory, period_ns
-from ..ros.qos import ESTIMATES_TOPIC, qos
+from ..ros.messages import joint_state_msg, parse_joint_trajectory, period_ns, wrench_stamped_msg
+from ..ros.qos import ESTIMATES_TOPIC, WRENCH_TOPIC, qos
 from ..ros.runtime import COMMON_PARAMS, Diagnostics, PolledSubscriptions, declare_settings, guarded, run_node
 
 __doc__ += "\n" + COMMON_PARAMS
@@ -176,9 +190,11 @@ class JointControllerNode(Node):
                                timing="lockstep" if s["lockstep"] else "real-time", safe_entries=0, safe_periods=0,
                                saturations=0)
         self.model = None if s["mode"] in MODEL_FREE else FeedforwardModel(self.dyn, s["feedforward_model"])
-        controller = Controller(self.make_law(s), ForceLimits(s["force_limit"]), self.make_safe(s["safe_behaviour"]),
+        law = self.make_law(s)
+        controller = Controller(law, ForceLimits(s["force_limit"]), self.make_safe(s["safe_behaviour"]),
                                 StateEstimator(self.ctx.kin), self.initial, s["state_timeout"],
-                                ReferenceLimits.from_kinematics(self.ctx.kin))
+                                ReferenceLimits.from_kinematics(self.ctx.kin),
+                                wrench_watch=wrench_watch(self.force_settings(s), law) if self.force else None)
         # the plant steps in this process, lockstep with the loop
         self.sim = in_process_plant(s["hardware"], s["canopen_emulate"])
         self._new_measurement = None
@@ -196,7 +212,8 @@ class JointControllerNode(Node):
             hardware = self.start_canopen(s)
         else:
             hardware = TopicHardware(self, self.ctx, TopicConvention.from_settings(s), self.diag,
-                                     self.on_measurement, self.on_repeated_state)
+                                     self.on_measurement, self.on_repeated_state, self.wrench_point(s, law),
+                                     s["lockstep"])
         # a status per device on /diagnostics where the interface has them (canopen: one per drive)
         self.diag.statuses = getattr(hardware, "diagnostic_statuses", None)
         # the graph's time source: the simulated robot inside, or the instants of the periods in front of a
@@ -204,6 +221,13 @@ class JointControllerNode(Node):
         self.clock = ClockPublisher(self) if self.sim or s["hardware"] in ("ros2_control", "canopen") else None
         self.loop = ControlLoop(hardware, controller, int(round(s["reference_timeout"] * 1e9)),
                                 int(round(s["feedforward_lead"] * 1e9)))
+        self.loop.force_reference = parse_force_reference(s["force_reference"], self.ctx.task)
+        # /platform_wrench: the simulated robot's force/torque sensor (the hardware side of this process)
+        self.pub_wrench = None
+        if self.sim and getattr(hardware, "wrench_sensor", None) is not None:
+            from geometry_msgs.msg import WrenchStamped
+
+            self.pub_wrench = self.create_publisher(WrenchStamped, WRENCH_TOPIC, qos(WRENCH_TOPIC, "pub"))
         self.pub_estimates = None
         if controller.law.estimates is not None:
             from std_msgs.msg import Float64MultiArray
@@ -260,6 +284,9 @@ class JointControllerNode(Node):
                 raise InvalidInputError(f"{', '.join(changed)}: settings of the simulated robot (hardware sim, "
                                         "topics, canopen with emulated drives), not of MuJoCo's")
 
+            if s["environment"]:
+                raise InvalidInputError(f"environment {s['environment']!r}: the contact environment is the simulated "
+                                        "robot's (hardware sim), not in the MuJoCo plant")
             return mujoco_robot(self.dyn, s)
         from ..hardware.simulated import simulated_robot
 
@@ -348,7 +375,31 @@ class JointControllerNode(Node):
             self.diag.safe_behaviour = "drives quick stop"
 
     # ------------------------------------------------------------------ settings
+    @property
+    def force(self) -> bool:
+        """The controller is a force law (control/force.py; controllers.yaml force_controllers)."""
+        return self.s["mode"] in FORCE_LAWS
+
+    def force_settings(self, s):
+        """The force law's own settings (force_settings), its motion gains the node's kp, kd."""
+        fs = force_settings(self.dyn.model.name, s["controller"], s["controller_config"])
+        fs["gains"]["motion"].update(kp=s["kp"], kd=s["kd"])
+        return fs
+
+    def wrench_point(self, s, law):
+        """A robot behind topics: the F/T sensor's origin (platform frame) when the law reads /platform_wrench (the
+        environment's tool point; no environment: the platform origin), else None."""
+        if WRENCH not in law.requires or self.force_settings(s).get("wrench_source", "sensor") != "sensor":
+            return None
+        if not s["environment"]:
+            return np.zeros(3)
+        from ..hardware.simulated import plant_environment
+
+        return plant_environment(self.dyn, s)[0].tool_point
+
     def make_law(self, s):
+        if s["mode"] in FORCE_LAWS:
+            return force_law(self.force_settings(s), self.model, 1.0 / s["control_rate"])
         return law_from_settings(s, self.model, self.ctx.kin)
 
     def make_safe(self, mode):
@@ -370,6 +421,8 @@ class JointControllerNode(Node):
             c.limits = ForceLimits(value)
         elif key == "state_publish_rate":       # observe() takes it at the next period
             self.s = s
+        elif key == "force_reference":          # the force laws' set-point from the next period on
+            self.loop.force_reference = parse_force_reference(value, self.ctx.task)
         else:                       # hold_kp, hold_kd, safe_behaviour
             self.s = s
             c.safe = self.make_safe(s["safe_behaviour"])
@@ -465,6 +518,11 @@ class JointControllerNode(Node):
             self.get_logger().warning(f"safe behaviour '{cmd.mode}' engaged: {cmd.reason}")
         self.diag.safe_behaviour = "none" if cmd.mode == "control" else cmd.mode
         self.diag.extra.update(safe_entries=c.safe_entries, safe_periods=c.safe_periods, saturations=c.saturations)
+        contact = getattr(c.law, "contact", None)          # direct_force: free | contact | retreat (contact lost)
+        if contact is not None:
+            if contact == "retreat" and self.diag.extra.get("contact") != "retreat":
+                self.get_logger().warning("contact lost: retreating (control/force.py DirectForce)")
+            self.diag.extra["contact"] = contact
         self._cycle_us.add(cycle_us)
         self._step_us.add(step_us)
 
@@ -543,6 +601,9 @@ class JointControllerNode(Node):
         effort = np.zeros(len(est.q))
         effort[self.ctx.model.actuated_idx] = meas.effort
         self.pub_state.publish(joint_state_msg(t_ns, self.ctx.joint_names, est.q, est.v, effort))
+        wrench = meas.sensors.get(WRENCH)
+        if self.pub_wrench is not None and wrench is not None:
+            self.pub_wrench.publish(wrench_stamped_msg(int(round(wrench.time * 1e9)), wrench))
 
     def _estimates_job(self, estimates):
         from std_msgs.msg import Float64MultiArray, MultiArrayDimension, MultiArrayLayout

@@ -13,7 +13,9 @@
   was reset); one with the last one's stamp is the robot re-sending it in lockstep (its answer, our
   command, was lost: ``on_repeat``, and ``resend`` sends the last command again); a stale one (older than
   state_timeout) engages the controller's safe behaviour. ``unmatched`` names the topics whose peer has
-  not matched yet (a lockstep start waits for them: a command published before would be lost).
+  not matched yet (a lockstep start waits for them: a command published before would be lost). A force law's
+  F/T sensor comes on ``/platform_wrench`` (geometry_msgs/WrenchStamped) and rides in the measurement's
+  ``sensors["wrench"]``; in lockstep a state waits for the wrench of its stamp.
 * ``ClockPublisher``: ``/clock``, from the node that is the graph's time source (the one that hosts a
   simulated robot, or joint_controller in front of a ros2_control controller manager: the instants of its
   periods).
@@ -27,6 +29,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import NamedTuple
 
 import numpy as np
@@ -36,9 +39,10 @@ from ..hardware.interface import CommandCheck, HardwareInterface
 from ..control.lockstep import unmatched
 from ..control.settings import TOPIC_CONVENTIONS
 from .messages import (commands_msg, joint_state_msg, joint_trajectory_msg, parse_commands, parse_joint_commands,
-    parse_joint_state, pose_stamped_msg, stamp_msg, to_ns)
+    parse_joint_state, parse_wrench_stamped, pose_stamped_msg, stamp_msg, to_ns)
 from .topology import GROUND_TRUTH_TOPIC
-from .qos import COMMANDS, qos
+from .qos import COMMANDS, WRENCH_TOPIC, qos
+from ..control.laws import WRENCH
 from .runtime import guarded
 
 
@@ -78,7 +82,8 @@ class TopicConvention(NamedTuple):
 class TopicHardware(HardwareInterface):
     """A robot behind a TopicConvention's topics (module docstring)."""
 
-    def __init__(self, node, ctx, convention: TopicConvention, diag, on_measurement=None, on_repeat=None):
+    def __init__(self, node, ctx, convention: TopicConvention, diag, on_measurement=None, on_repeat=None,
+                 wrench_point=None, lockstep: bool = True):
         from sensor_msgs.msg import JointState
 
         self.ctx = ctx
@@ -94,10 +99,38 @@ class TopicHardware(HardwareInterface):
         self._sub = node.create_subscription(JointState, convention.states_topic,
                                              guarded(diag, "joint_states")(self._on_state),
                                              qos("/joint_states", "sub"))
+        # a force law's wrench (``wrench_point``: the sensor's origin in the platform frame; None: not read): the
+        # F/T sensor's samples on /platform_wrench, carried as the measurement's sensors["wrench"]. Lockstep: a
+        # state is handled once the wrench of its stamp is there too (either may come first); real time: the
+        # newest sample (the controller's WrenchWatch checks its age)
+        self.wrench_point, self._match = wrench_point, bool(lockstep)
+        self.wrench = None
+        self._wrench_ns = None
+        self._waiting = None             # (measurement, stamp) of a state that waits for its wrench (lockstep)
+        self._sub_wrench = None
+        if wrench_point is not None:
+            from geometry_msgs.msg import WrenchStamped
+
+            self._sub_wrench = node.create_subscription(WrenchStamped, WRENCH_TOPIC,
+                                                        guarded(diag, "platform_wrench")(self._on_wrench),
+                                                        qos(WRENCH_TOPIC, "sub"))
+
+    def _on_wrench(self, msg):
+        self.wrench, self._wrench_ns = parse_wrench_stamped(msg, self.wrench_point), to_ns(msg.header.stamp)
+        if self._waiting is not None and self._waiting[1] == self._wrench_ns:
+            (meas, t), self._waiting = self._waiting, None
+            self._accept(self._with_wrench(meas), t)
+
+    def _with_wrench(self, meas):
+        if self.wrench is None:
+            return meas
+        return dataclasses.replace(meas, sensors={**meas.sensors, WRENCH: self.wrench})
 
     def _on_state(self, msg):
         meas = parse_joint_state(msg, self.ctx.joint_names, self.ctx.actuated_joints)
         t = to_ns(msg.header.stamp)
+        if self._waiting is not None and self._waiting[1] == t:
+            return                       # re-sent while it waits for its wrench
         if self.measurement is not None and t == self.measurement_ns:
             last = self.measurement
             if not all(np.array_equal(a, b) for a, b in zip((meas.position, meas.velocity, meas.effort),
@@ -110,6 +143,14 @@ class TopicHardware(HardwareInterface):
         if self.measurement_ns is not None and t < self.measurement_ns and t != 0:
             raise InvalidInputError(f"joint_states stamp {t * 1e-9:.6f} s is before the last one "
                                     f"{self.measurement_ns * 1e-9:.6f} s (out of order; 0 = a reset)")
+        if self.wrench_point is not None:
+            if self._match and self._wrench_ns != t:
+                self._waiting = (meas, t)    # handled when the wrench of its stamp comes (_on_wrench)
+                return
+            meas = self._with_wrench(meas)
+        self._accept(meas, t)
+
+    def _accept(self, meas, t):
         self.measurement, self.measurement_ns = meas, t
         if self._on_measurement is not None:
             self._on_measurement(self.measurement_ns)
@@ -132,8 +173,11 @@ class TopicHardware(HardwareInterface):
 
     def unmatched(self) -> list[str]:
         """The topics of this convention whose peer (the robot) has not matched yet."""
-        return unmatched({f"a subscriber on {self.convention.commands_topic}": self._pub.get_subscription_count(),
-                          f"a publisher on {self.convention.states_topic}": self._sub.get_publisher_count()})
+        ends = {f"a subscriber on {self.convention.commands_topic}": self._pub.get_subscription_count(),
+                f"a publisher on {self.convention.states_topic}": self._sub.get_publisher_count()}
+        if self._sub_wrench is not None:
+            ends[f"a publisher on {WRENCH_TOPIC}"] = self._sub_wrench.get_publisher_count()
+        return unmatched(ends)
 
 
 class ClockPublisher:

@@ -357,3 +357,32 @@ def commands_msg(tau):
     from std_msgs.msg import Float64MultiArray
 
     return Float64MultiArray(data=finite("actuator commands", tau).tolist())
+
+
+#: frame_id of /platform_wrench: the force/torque sensor's frame, platform axes at the tool point
+#: (hardware/contact.py WrenchSensor; control/force.py WrenchMeasurement)
+WRENCH_FRAME = "platform_tool"
+
+
+def wrench_stamped_msg(t_ns: int, measured, frame: str = WRENCH_FRAME):
+    """geometry_msgs/WrenchStamped of a force/torque sample (control/force.py WrenchMeasurement: F_e, what the
+    platform applies to the environment, N and Nm in the sensor frame), stamped with its own time."""
+    from geometry_msgs.msg import WrenchStamped
+
+    w = finite("wrench", measured.wrench)
+    msg = WrenchStamped()
+    msg.header.stamp = stamp_msg(t_ns)
+    msg.header.frame_id = frame
+    msg.wrench.force.x, msg.wrench.force.y, msg.wrench.force.z = (float(x) for x in w[:3])
+    msg.wrench.torque.x, msg.wrench.torque.y, msg.wrench.torque.z = (float(x) for x in w[3:])
+    return msg
+
+
+def parse_wrench_stamped(msg, point):
+    """A WrenchMeasurement of a geometry_msgs/WrenchStamped from /platform_wrench (``point``: the sensor's origin in
+    the platform frame, the environment's tool_point); a non-finite value raises InvalidInputError."""
+    from ..control.force import WrenchMeasurement
+
+    f, m = msg.wrench.force, msg.wrench.torque
+    w = finite("wrench", [f.x, f.y, f.z, m.x, m.y, m.z])
+    return WrenchMeasurement(to_ns(msg.header.stamp) * 1e-9, w, np.asarray(point, float))

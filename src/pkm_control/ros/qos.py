@@ -38,6 +38,7 @@ FEEDFORWARD_HISTORY = 100     # /feedforward chunks (5 s at the default lookahea
 STATUS_HISTORY = 10           # goal status events kept for a late `pkm bringup`
 COMMANDS = "/<controller_name>/commands"
 ESTIMATES_TOPIC = "/joint_controller/parameter_estimates"
+WRENCH_TOPIC = "/platform_wrench"
 
 
 @dataclass(frozen=True)
@@ -95,6 +96,10 @@ TABLE = {
     (GROUND_TRUTH_TOPIC, "pub"): _row("observation", "recorded chunks of samples; none lost when the recorder falls "
                                       "behind", OBSERVATION_DEPTH),
     (GROUND_TRUTH_TOPIC, "sub"): _row("observation", "the recorder", OBSERVATION_DEPTH),
+    (WRENCH_TOPIC, "pub"): _row("stream", "the force/torque sensor (geometry_msgs/WrenchStamped), one sample per "
+                                          "lockstep step from the hardware node"),
+    (WRENCH_TOPIC, "sub"): _row("stream", "joint_controller (hardware: topics, a force law): the wrench of each "
+                                          "lockstep period"),
     (ESTIMATES_TOPIC, "pub"): _row("display", "adaptive IDC's estimates for plots; the next replaces a lost one"),
     ("/robot_description", "pub"): _row("latched", "the URDF once, for late joiners (recorders, ros2_control), as "
                                                     "robot_state_publisher offers it", 1),

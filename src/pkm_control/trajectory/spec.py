@@ -19,6 +19,22 @@ or a dict ``{name: ..., <option>: ...}``, options may also be given as ``profile
         one row of K harmonics per task coordinate, at rest at its ends (sum_k a_ik = 0, sum_k k b_ik = 0)
 
 ``FIXED_START``: the types whose start the spec fixes itself (no ``start`` field; a scheduler moves there first).
+
+Hybrid (motion + force) tasks (``hybrid_from_spec``; Taghirad, chapter Force Control; issue 24): phases, each with
+a label out of HYBRID_PHASES, a duration, and optionally the pose it ends at (``goal``, default the previous one),
+the desired wrench it ends at (``force``: F_d per task coordinate, what the platform applies to the environment;
+default the previous one, at first zero) and the force-controlled task coordinates (``selection``, names; default
+the previous phase's, at first none). The motion is rest-to-rest between the goals and the force goes from the
+previous phase's to this one's, both with the phase's profile (default quintic):
+
+    {type: hybrid, start: [...], profile: quintic, phases: [
+      {phase: approach, goal: [0, 0, 1.1985, 0, 0, 0], duration: 0.2},
+      {phase: contact, force: [0, 0, -50, 0, 0, 0], selection: [z], duration: 0.2},     (ramp, then hold)
+      {phase: follow, goal: [0.03, 0, 1.1985, 0, 0, 0], duration: 0.4},                 (slide at 50 N)
+      {phase: release, force: [0, 0, 0, 0, 0, 0], duration: 0.1},
+      {phase: approach, goal: [0, 0, 1.2, 0, 0, 0], selection: [], duration: 0.2}]}    (away, in motion control)
+
+The node graph streams motion only: its force set-point is joint_controller's ``force_reference``.
 """
 
 from __future__ import annotations
@@ -30,7 +46,9 @@ import numpy as np
 from ..errors import (MAGNITUDE_LIMIT, InvalidInputError, JointLimitError, UnreachablePoseError, check_number,
                       check_vector, excerpt)
 from ..kinematics.task_space import Pose, rot_x, rot_y
-from .paths import MAX_HARMONICS, Circle, FourierTrajectory, PointToPoint, SemiEllipse, TaskTrajectory, Waypoints
+from .paths import (MAX_HARMONICS, Circle, FourierTrajectory, PointToPoint, SemiEllipse, Sequence, TaskTrajectory,
+                    Waypoints)
+from .profiles import PROFILES
 
 
 def home_pose(kin) -> Pose:
@@ -238,6 +256,95 @@ def trajectory_from_spec(kin, spec: dict) -> TaskTrajectory:
     return palida_benchmark_circle(kin, _number("radius", need("radius")), opt_num("speed", 1.0),
                                    opt_num("inclination_deg", 30.0), opt_num("laps", 1.0), opt_num("ramp_time", 0.5),
                                    profile, spec.get("tilt_axis", "y"), options)
+
+
+#: the labels of a hybrid task's phases (module docstring)
+HYBRID_PHASES = ("approach", "contact", "follow", "release", "hold")
+_HYBRID_FIELDS = {"phase", "goal", "force", "selection", "duration", "profile"}
+MAX_PHASES = 1000
+
+
+class HybridTrajectory:
+    """A motion (``motion``: a TaskTrajectory, rest-to-rest through the phases' goals) and the force references of
+    its phases (module docstring). ``sample(t)`` is the motion's; ``force(t)`` gives (F_d, selection) at t (before
+    the start the first phase's, after the end the last one's); ``phase(t)`` its label; ``phases`` the table
+    (label, start s, end s, F_d at the start, at the end, selection)."""
+
+    def __init__(self, task, motion: TaskTrajectory, phases, profiles):
+        self.task, self.motion, self.phases, self._profiles = task, motion, tuple(phases), tuple(profiles)
+        self.duration = motion.duration
+        self._ends = np.array([p[2] for p in self.phases])
+
+    def sample(self, t: float):
+        return self.motion.sample(t)
+
+    def _index(self, t: float) -> int:
+        return int(min(np.searchsorted(self._ends, t, side="left"), len(self.phases) - 1))
+
+    def phase(self, t: float) -> str:
+        return self.phases[self._index(t)][0]
+
+    def force(self, t: float) -> tuple[np.ndarray, np.ndarray]:
+        """(F_d (task coordinates), selection (booleans)) at t."""
+        i = self._index(t)
+        _, t0, t1, f0, f1, sel = self.phases[i]
+        profile, options = self._profiles[i]
+        s = PROFILES[profile](min(max(t - t0, 0.0), t1 - t0), t1 - t0, **options)[0] if t1 > t0 else 1.0
+        return f0 + (f1 - f0) * s, sel.copy()
+
+
+def hybrid_from_spec(kin, spec: dict) -> HybridTrajectory:
+    """A HybridTrajectory from a plain dict (module docstring); errors name the phase and the field."""
+    if not isinstance(spec, dict) or spec.get("type") != "hybrid":
+        raise InvalidInputError(f"a hybrid spec is a mapping with type: hybrid, got {excerpt(spec)}")
+    unknown = sorted(set(spec) - {"type", "start", "profile", "phases"})
+    if unknown:
+        raise InvalidInputError(f"hybrid spec has unknown field(s) {unknown}; allowed: start, profile, phases")
+    raw = spec.get("phases")
+    if not isinstance(raw, list) or not 1 <= len(raw) <= MAX_PHASES:
+        raise InvalidInputError(f"hybrid spec field 'phases' must be a list of 1 to {MAX_PHASES} phases, got "
+                                f"{excerpt(raw)}")
+    task, names = kin.task, list(kin.task.names)
+    pose = home_pose(kin) if spec.get("start") is None else _coords_pose(kin, "start", spec["start"])
+    poses, durations, phases, profiles = [pose], [], [], []
+    force, selection, t = np.zeros(task.dim), np.zeros(task.dim, bool), 0.0
+    for i, ph in enumerate(raw):
+        where = f"phases[{i}]"
+        if not isinstance(ph, dict):
+            raise InvalidInputError(f"hybrid spec {where} must be a mapping, got {excerpt(ph)}")
+        unknown = sorted(set(ph) - _HYBRID_FIELDS)
+        if unknown:
+            raise InvalidInputError(f"hybrid spec {where} has unknown field(s) {unknown}; allowed: "
+                                    f"{sorted(_HYBRID_FIELDS)}")
+        if ph.get("phase") not in HYBRID_PHASES:
+            raise InvalidInputError(f"hybrid spec {where}.phase must be one of {HYBRID_PHASES}, got "
+                                    f"{excerpt(ph.get('phase'))}")
+        duration = _number(f"{where}.duration", ph.get("duration"))
+        if not duration > 0:
+            raise InvalidInputError(f"hybrid spec {where}.duration must be > 0 s, got {duration}")
+        if ph.get("goal") is not None:
+            pose = _coords_pose(kin, f"{where}.goal", ph["goal"])
+        f0 = force
+        if ph.get("force") is not None:
+            force = check_vector(f"hybrid spec {where}.force ({' '.join(names)})", ph["force"], task.dim)
+        if "selection" in ph:
+            sel = ph["selection"] or []
+            if not isinstance(sel, list) or not all(isinstance(n, str) and n in names for n in sel):
+                raise InvalidInputError(f"hybrid spec {where}.selection must be a list of task coordinates out of "
+                                        f"{names}, got {excerpt(sel)}")
+            selection = np.array([n in sel for n in names])
+        profile = _profile({"profile": ph.get("profile", spec.get("profile", "quintic"))}, "quintic")
+        if profile[0] not in PROFILES:
+            raise InvalidInputError(f"hybrid spec {where}.profile must be one of {sorted(PROFILES)}, got "
+                                    f"{profile[0]!r}")
+        poses.append(pose)
+        durations.append(duration)
+        phases.append((ph["phase"], t, t + duration, f0, force, selection))
+        profiles.append(profile)
+        t += duration
+    motion = Sequence([PointToPoint(task, poses[i], poses[i + 1], durations[i], *profiles[i])
+                       for i in range(len(durations))])
+    return HybridTrajectory(task, motion, phases, profiles)
 
 
 def _harmonics(kin, field, value) -> np.ndarray:

@@ -23,13 +23,16 @@ REPRODUCTIONS = {
                          "Codourey: tracking errors of regulators 1-4 and the mass-matrix decoupling (Fig. 7)"),
     "stewart-control": ("pkm_control.benchmarks.reproduce.stewart_control",
                         "Taghirad: every motion law; a +-20 % perturbed plant, noisy encoders, the exact model"),
+    "stewart-force": ("pkm_control.benchmarks.reproduce.stewart_force",
+                      "Taghirad: direct force control (approach, 50 N ramp and hold, slide, release), a stiffness "
+                      "sweep, impedance vs its design"),
     "palida-base-parameters": ("pkm_control.benchmarks.reproduce.palida_base_parameters",
                                "Abdellatif: base parameters derived numerically beside Table I"),
 }
 
 
 #: reproductions with a short smoke-test run (``quick``: not the documented numbers)
-QUICK = frozenset({"stewart-control"})
+QUICK = frozenset({"stewart-control", "stewart-force"})
 
 
 def run(name: str, out_dir, progress: bool = True, quick: bool = False) -> dict:
