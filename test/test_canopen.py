@@ -671,3 +671,22 @@ def test_each_drive_takes_its_own_eds_and_one_without_the_supervision_objects_is
     doc["drives"]["leg2_prismatic"]["eds"] = "absent.eds"
     with pytest.raises(InvalidModelError, match=r"drive leg2_prismatic EDS / DCF file .*absent.eds' does not exist"):
         CanopenConfig.from_dict(doc, dyn.model.actuated_joints, tmp_path)
+
+
+def test_encoders_that_do_not_assemble_are_refused_before_enable_naming_the_drive():
+    """planar_redundant: four encoders for the platform's three freedoms, so one encoder offset by 3 mm leaves a
+    closure residual no pose removes (the least-squares misfit); the consistent set assembles to the pose the robot
+    stands at (home)."""
+    dyn = robot_dynamics("planar_redundant")
+    cfg = CanopenConfig.for_robot("planar_redundant", dyn.model.actuated_joints)
+    home = home_pose(dyn.kin)
+    hw, emu, _ = emulated_robot(dyn, cfg, DT, home, f"test_canopen_{next(_channels)}")
+    try:
+        assert np.abs(hw.assembled.position - home.position).max() < 1e-5
+        assert hw.states == ("operation enabled",) * 4
+    finally:
+        hw.close()
+        emu.close()
+    with pytest.raises(InvalidInputError, match=r"absolute encoders do not agree with an assembled pose.*closure "
+                       r"residual.*drive strut1 \(node 3\) = 1.203"):
+        emulated_robot(dyn, cfg, DT, home, f"test_canopen_{next(_channels)}", encoder_offsets={"strut1": 0.003})

@@ -17,7 +17,12 @@ Start-up (``CanopenDrives.start``), as CiA 301 / CiA 402 prescribe for a master:
    0x6077, error code 0x603F; TPDO2 position actual 0x6064, velocity actual 0x606C), all synchronous (transmission
    type 1: an RPDO applies at the next SYNC, a TPDO answers each SYNC); every other PDO the drive has (RPDO2 in CST,
    PDOs 3 and 4 of a drive that offers them) is disabled;
-5. NMT start (operational), then the CiA 402 state machine (``recover``) to Operation enabled (``start(enable=False)``:
+5. the absolute encoders agree with an assembled pose (``check_assembly``, when the master has the robot's
+   kinematics): each drive's position actual value 0x6064, read over SDO, in SI; forward kinematics from the robot's
+   home must converge, the closure residual |q_a(x) - q_a| (the least-squares misfit of redundant actuation) stay
+   within ``assembly_tolerance`` and every joint be inside its limits, or no drive is enabled and the error names
+   the drives with their measured values and misfits (a mis-mounted encoder, a wrong home offset);
+6. NMT start (operational), then the CiA 402 state machine (``recover``) to Operation enabled (``start(enable=False)``:
    left to the caller's first period, so a drive's SYNC supervision begins when the loop's SYNCs do).
 
 Before all this (the constructor), the bus load (``BusLoad``): SYNC, PDOs and heartbeats at the control rate in bits
@@ -71,7 +76,8 @@ import numpy as np
 import yaml
 
 from ..control.safety import ForceLimits
-from ..errors import MAGNITUDE_LIMIT, InvalidInputError, InvalidModelError, check_number, check_vector
+from ..errors import MAGNITUDE_LIMIT, InvalidInputError, InvalidModelError, PkmError, check_number, check_vector
+from ..kinematics.forward import forward_kinematics
 from .interface import CommandCheck, HardwareInterface, JointMeasurement
 
 # ---------------------------------------------------------------------------------------------- CiA 402 (DS 402)
@@ -106,6 +112,7 @@ TPDOS = ((0x6041, 0x6061, 0x6077, 0x603F), (0x6064, 0x606C))
 #: modes, INTEGER16 torques, INTEGER32 positions and velocities)
 OBJECT_BYTES = {0x6040: 2, 0x6060: 1, 0x6071: 2, 0x607A: 4, 0x60FF: 4,
                 0x6041: 2, 0x6061: 1, 0x6077: 2, 0x603F: 2, 0x6064: 4, 0x606C: 4}
+ASSEMBLY_TOLERANCE = 1e-4   # m, rad: the encoders' closure residual allowed before enable (100 increments of 1 um)
 MAX_BUS_LOAD = 0.8     # default share of the bitrate the cyclic traffic may take: the rest for SDO, EMCY, NMT
 
 
@@ -205,6 +212,28 @@ def sdo_abort_text(exc) -> str:
     return f"abort code 0x{code:08X}: {meaning}"
 
 
+def check_assembly(kin, drives, q_actuated, tolerance: float):
+    """The platform pose the measured actuated positions ``q_actuated`` (SI, one per drive of ``drives``, model order)
+    assemble to: forward kinematics from the robot's home pose (as the state estimator's cold start) converges, the
+    closure residual |q_a(x) - q_a| is within ``tolerance`` (m and rad; nonzero only under redundant actuation: more
+    encoders than the platform's freedoms) and every joint is inside its limits (kin.inverse). InvalidInputError
+    naming every drive with its measured position and its misfit q_a - q_a(x) otherwise."""
+    q = np.asarray(q_actuated, float)
+    try:
+        fk = forward_kinematics(kin, q, kin.home_pose(), tol=1e-10, max_iter=100, check_limits=False)
+        misfit = q - kin.actuated(fk.pose)
+        if fk.residual <= tolerance:
+            kin.inverse(fk.pose)                    # JointLimitError: a joint outside its limits
+            return fk.pose
+        why = f"closure residual {fk.residual:.6g} > assembly_tolerance {tolerance:g} (m, rad)"
+    except PkmError as exc:
+        misfit, why = None, f"{type(exc).__name__}: {exc}"
+    values = "; ".join(f"{d.name} = {x:.6f}" + ("" if misfit is None else f" (misfit {m:+.6f})")
+                       for d, x, m in zip(drives, q, q if misfit is None else misfit))
+    raise InvalidInputError(f"the absolute encoders do not agree with an assembled pose, no drive enabled: {why}; "
+                            f"measured position actual values 0x6064 (m or rad): {values}")
+
+
 # ---------------------------------------------------------------------------------------------- configuration
 #: CiA 301 identity object 0x1018: the subindex of each entry a configuration may require
 IDENTITY = {"vendor_id": 1, "product_code": 2, "revision_number": 3}
@@ -254,6 +283,7 @@ class CanopenConfig:
     bus_options: tuple = ()       # further python-can bus arguments ((name, value), ...): udp_multicast's port
     max_bus_load: float = MAX_BUS_LOAD   # share of the bitrate the SYNC, PDOs and heartbeats may take
     master_node_id: int = MASTER_NODE_ID  # the master's heartbeat, which the drives consume (0x1016)
+    assembly_tolerance: float = ASSEMBLY_TOLERANCE   # m, rad: closure residual of the encoders at start-up
 
     @classmethod
     def load(cls, path, actuated_names) -> "CanopenConfig":
@@ -327,11 +357,14 @@ class CanopenConfig:
         max_load = check_number("max_bus_load", doc.get("max_bus_load", MAX_BUS_LOAD))
         if not 0 < max_load <= 1:
             raise InvalidModelError(f"CANopen config: max_bus_load {max_load} must be in (0, 1]")
+        assembly = check_number("assembly_tolerance", doc.get("assembly_tolerance", ASSEMBLY_TOLERANCE))
+        if not assembly > 0:
+            raise InvalidModelError(f"CANopen config: assembly_tolerance {assembly} must be > 0 (m, rad)")
         options = tuple(sorted((str(k), v) for k, v in bus.items() if k not in ("interface", "channel", "bitrate")))
         return cls(str(need(bus, "interface", "bus")), str(need(bus, "channel", "bus")),
                    int(need(bus, "bitrate", "bus")), str(eds), mode, producer, consumer, tuple(out),
                    tuple((IDENTITY[k], int(v)) for k, v in sorted(identity.items())), timeout, options, max_load,
-                   master)
+                   master, assembly)
 
     def bus_kwargs(self, channel: str | None = None) -> dict:
         return {"interface": self.interface, "channel": channel or self.channel, "bitrate": self.bitrate,
@@ -344,12 +377,14 @@ class CanopenDrives(HardwareInterface):
 
     force_limits: a ForceLimits (the command's saturation, written as 0x6072 max torque), or None (the rated
     torques' int16 range). response_timeout: wall seconds ``read`` waits for the TPDOs of the last SYNC. clock: the
-    heartbeat consumer's and the transition timeouts' clock in seconds (time.monotonic on a real bus).
+    heartbeat consumer's and the transition timeouts' clock in seconds (time.monotonic on a real bus). kin: the
+    robot's ParallelKinematics: the encoders are checked against an assembled pose before enable (``check_assembly``);
+    None: not checked.
     """
 
     def __init__(self, config: CanopenConfig, dt: float, force_limits: ForceLimits | None = None,
                  response_timeout: float = 1.0, channel: str | None = None, sdo_timeout: float = 1.0,
-                 clock=_time.monotonic):
+                 clock=_time.monotonic, kin=None):
         if not (np.isfinite(dt) and dt > 0):
             raise InvalidInputError(f"dt must be > 0 s, got {dt}")
         self.config, self.dt = config, float(dt)
@@ -362,7 +397,8 @@ class CanopenDrives(HardwareInterface):
         self.force_limits = force_limits
         self._check = CommandCheck(self.actuated_names, force_limits)
         self.response_timeout, self.sdo_timeout = float(response_timeout), float(sdo_timeout)
-        self.channel, self.clock = channel, clock
+        self.channel, self.clock, self.kin = channel, clock, kin
+        self.assembled = None              # the pose the encoders assembled to at start-up (kin given)
         n = len(self.drives)
         self.saturated = np.zeros(n, bool)
         self.statusword = np.zeros(n, int)
@@ -422,11 +458,12 @@ class CanopenDrives(HardwareInterface):
             if not self._booted[i].wait(self.sdo_timeout):
                 raise InvalidInputError(f"{self.drives[i].name} sent no boot-up within {self.sdo_timeout} s after "
                                         "NMT reset communication")
-        drives = []
+        drives, q = [], []
         for node, d in zip(self.nodes, self.drives):            # 2.-4. identification, configuration, PDO mapping
             try:
                 drives.append(self._identify(node, d))
                 self._configure(node, drives[-1])
+                q.append(drives[-1].from_increments(node.sdo[0x6064].raw))   # position actual, for 5.
             except (canopen.SdoAbortedError, canopen.SdoCommunicationError) as exc:
                 index, sub = self._sdo_object or (0, 0)
                 raise InvalidInputError(f"{d.name}: SDO access to object 0x{index:04X}:{sub:02X} failed, "
@@ -435,7 +472,9 @@ class CanopenDrives(HardwareInterface):
                 raise InvalidInputError(f"{d.name}: {exc.args[0]} of its EDS / DCF {d.eds or self.config.eds!r}: "
                                         "the master configures it (docs/hardware.md, CANopen)") from exc
         self.drives = tuple(drives)
-        for node in self.nodes:                                 # 5. operational
+        if self.kin is not None:                                # 5. the encoders assemble
+            self.assembled = check_assembly(self.kin, self.drives, q, self.config.assembly_tolerance)
+        for node in self.nodes:                                 # 6. operational
             node.nmt.send_command(0x01)
         self._heartbeat[:] = self.clock()                       # supervision starts now
         return self.recover() if enable else None

@@ -101,6 +101,7 @@ class _Drive:
         self.consumer = None             # (master node id, s) of its heartbeat consumer 0x1016:01, from NMT start
         self.master_seen = None          # drives' time of the master's last heartbeat (None: not yet: not supervised)
         self.enable_targets = []         # (0x607A, 0x6064, 0x60FF) at each enable operation
+        self.encoder_offset = 0.0        # m or rad its encoder reads beyond the joint (a mis-mounted encoder: tests)
 
     def command(self, word: int, now: float, transition_time: float):
         """The transition the controlword asks for, done ``transition_time`` after it was first asked."""
@@ -133,7 +134,7 @@ class EmulatedDrives:
 
     def __init__(self, config: CanopenConfig, plant: SimulatedRobot, channel: str | None = None,
                  transition_time: float = 0.0, sync_timeout: float | None = None, clock=None,
-                 cycle: float | None = None):
+                 cycle: float | None = None, encoder_offsets=None):
         import canopen
 
         self.config, self.plant = config, plant
@@ -159,6 +160,8 @@ class EmulatedDrives:
             node.sdo[0x6076].raw = int(round(d.rated_torque * 1000.0))     # the motor's (mN m or mN), read-only
             self.network.add_node(node)
             drive = _Drive(node, d)
+            drive.encoder_offset = float(dict(encoder_offsets or {}).get(d.joint, 0.0))
+            node.add_read_callback(lambda index, subindex, od, drive=drive: self._sdo_read(drive, index))
             node.nmt.start_heartbeat = lambda ms, drive=drive: setattr(drive, "heartbeat_ms", int(ms))
             self.drives.append(drive)
         self._masters = set()               # node ids whose heartbeat the drives consume
@@ -169,6 +172,15 @@ class EmulatedDrives:
         if clock is not None:
             self._watch = threading.Thread(target=self._guard(self._watchdog), name="emulated_drives", daemon=True)
             self._watch.start()
+
+    def _sdo_read(self, drive, index: int):
+        """An SDO upload of the position actual value 0x6064: where the drive's encoder says its joint is now (an
+        absolute encoder, before any SYNC); every other object from the dictionary."""
+        if index != 0x6064:
+            return None
+        with self._lock:
+            i = self.drives.index(drive)
+            return drive.scaling.to_increments(self.plant.read().position[i] + drive.encoder_offset)
 
     def _guard(self, fn):
         def call(*args):
@@ -316,7 +328,7 @@ class EmulatedDrives:
                 t1[0x6061].raw = drive.node.sdo[0x6060].raw
                 t1[0x6077].raw = d.to_permille(meas.effort[i])
                 t1[0x603F].raw = drive.error_code
-                t2[0x6064].raw = d.to_increments(meas.position[i])
+                t2[0x6064].raw = d.to_increments(meas.position[i] + drive.encoder_offset)
                 t2[0x606C].raw = d.to_increments(meas.velocity[i])
                 t1.transmit()
                 t2.transmit()
@@ -359,12 +371,13 @@ class EmulatedDrives:
 
 def emulated_robot(dyn, config: CanopenConfig, dt: float, pose, channel: str, force_limits="config",
                    response_timeout: float = 5.0, plant: SimulatedRobot | None = None, transition_time: float = 0.0,
-                   **plant_options):
+                   encoder_offsets=None, **plant_options):
     """(CanopenDrives started, EmulatedDrives, the SimulatedRobot) of a robot at ``pose`` on the virtual bus
     ``channel``: the master side and the drives in this process (tests, ``hardware: canopen`` with
     ``canopen_emulate``), the master's heartbeat consumer and transition timeouts on the drives' clock. ``plant``:
     this simulated robot (period ``dt``, its own force limits) instead of one made of ``force_limits`` and
-    ``plant_options``."""
+    ``plant_options``. The master checks the encoders against an assembled pose of ``dyn.kin`` before enable;
+    ``encoder_offsets``: {joint: m or rad} a drive's encoder reads beyond its joint (tests)."""
     from ..control.safety import ForceLimits
     from .canopen_drives import CanopenDrives
 
@@ -374,9 +387,9 @@ def emulated_robot(dyn, config: CanopenConfig, dt: float, pose, channel: str, fo
     else:
         limits = plant.force_limits
     plant.reset(pose)
-    emu = EmulatedDrives(config, plant, channel, transition_time)
+    emu = EmulatedDrives(config, plant, channel, transition_time, encoder_offsets=encoder_offsets)
     hw = CanopenDrives(config, dt, limits, response_timeout=response_timeout, channel=channel,
-                       clock=lambda: emu.time)
+                       clock=lambda: emu.time, kin=dyn.kin)
     try:
         hw.start()
     except BaseException:
