@@ -8,8 +8,11 @@ Start-up (``CanopenDrives.start``), as CiA 301 / CiA 402 prescribe for a master:
    not match is refused, naming its node; motor rated torque 0x6076 is read (a motor parameter, read-only on real
    drives) and becomes the drive's torque scaling (a configured ``rated_torque`` must agree with it);
 3. SDO configuration: modes of operation 0x6060 (CST 10, CSP 8, CSV 9), max torque 0x6072 (per mille of the rated
-   torque: the force limit), quick stop option code 0x605A = 6 (stop on the quick stop ramp and stay in Quick stop
-   active, holding), communication cycle period 0x1006 (the control period), producer heartbeat time 0x1017. An
+   torque: the force limit), the units: the configuration's polarity 0x607E, home offset 0x607C, position factor
+   0x6093 (or the factor group 0x608F, 0x6091, 0x6092) and velocity factor 0x6096 written where it gives them, then
+   all read back: the conversion to SI (``DriveScaling``) uses the drive's; quick stop option code 0x605A = 6
+   (stop on the quick stop ramp and stay in Quick stop active, holding), communication cycle period 0x1006 (the
+   control period), producer heartbeat time 0x1017. An
    SDO abort is an InvalidInputError naming the drive, the object (index:subindex) and the abort code with
    its CiA 301 meaning (CiA 301 §7.2.4.3.17);
 4. PDO mapping over SDO (RPDO1 controlword 0x6040, modes of operation 0x6060, target torque 0x6071; RPDO2 target
@@ -238,32 +241,129 @@ def check_assembly(kin, drives, q_actuated, tolerance: float):
 #: CiA 301 identity object 0x1018: the subindex of each entry a configuration may require
 IDENTITY = {"vendor_id": 1, "product_code": 2, "revision_number": 3}
 
+
+def _units(name: str, d: dict) -> tuple:
+    """The unit objects a drive's entry writes ((index, subindex, value), ...): ``polarity`` 0x607E (bits 7, 6),
+    ``home_offset`` 0x607C (position units), ``velocity_factor`` 0x6096 [numerator, divisor], and either
+    ``position_factor`` 0x6093 [numerator, divisor] or the factor group (``FACTOR_GROUP``, all three) with 0x6093 =
+    0x608F x 0x6091 / 0x6092 (CiA 402), reduced. Keys left out: the drive's own values, read at start-up."""
+    def integer(key, value, low, high):
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            raise InvalidModelError(f"CANopen config: drive {name} {key} {value!r} must be an integer in "
+                                    f"{low}..{high}")
+        return value
+
+    def ratio(key):
+        value = d[key]
+        if not isinstance(value, (list, tuple)) or len(value) != 2:
+            raise InvalidModelError(f"CANopen config: drive {name} {key} must be [subindex 1, subindex 2], got "
+                                    f"{value!r}")
+        return tuple(integer(key, v, 1, 0xFFFFFFFF) for v in value)
+
+    out = []
+    if "polarity" in d:
+        out.append((POLARITY, 0, integer("polarity", d["polarity"], 0, POSITION_POLARITY | VELOCITY_POLARITY)))
+    if "home_offset" in d:
+        out.append((HOME_OFFSET, 0, integer("home_offset", d["home_offset"], -2 ** 31, 2 ** 31 - 1)))
+    group = [key for key in FACTOR_GROUP if key in d]
+    if group and (len(group) < len(FACTOR_GROUP) or "position_factor" in d):
+        raise InvalidModelError(f"CANopen config: drive {name} takes either position_factor or all of "
+                                f"{tuple(FACTOR_GROUP)}, got {tuple(k for k in d if k in FACTOR_GROUP)}"
+                                f"{' and position_factor' if 'position_factor' in d else ''}")
+    if group:
+        (inc, motor), (gear_motor, shaft), (feed, feed_shaft) = (ratio(key) for key in FACTOR_GROUP)
+        for key, (a, b) in zip(FACTOR_GROUP, ((inc, motor), (gear_motor, shaft), (feed, feed_shaft))):
+            out += [(FACTOR_GROUP[key], 1, a), (FACTOR_GROUP[key], 2, b)]
+        num, div = inc * gear_motor * feed_shaft, motor * shaft * feed
+        g = math.gcd(num, div)
+        factor = (integer("position factor (from the factor group)", num // g, 1, 0xFFFFFFFF),
+                  integer("position factor (from the factor group)", div // g, 1, 0xFFFFFFFF))
+    else:
+        factor = ratio("position_factor") if "position_factor" in d else None
+    if factor is not None:
+        out += [(POSITION_FACTOR, 1, factor[0]), (POSITION_FACTOR, 2, factor[1])]
+    if "velocity_factor" in d:
+        num, div = ratio("velocity_factor")
+        out += [(VELOCITY_FACTOR, 1, num), (VELOCITY_FACTOR, 2, div)]
+    return tuple(out)
+
+#: CiA 402 polarity 0x607E: bit 7 position polarity (0x6064, 0x607A multiplied by -1; the torques 0x6071, 0x6077
+#: follow it, as drives implement it: the torque's positive sense is the position's), bit 6 velocity polarity
+#: (0x606C, 0x60FF multiplied by -1)
+POSITION_POLARITY, VELOCITY_POLARITY = 0x80, 0x40
+#: the CiA 402 factor group a drive's entry may set (key: index; each [subindex 1, subindex 2]): position encoder
+#: resolution 0x608F (encoder increments, motor revolutions), gear ratio 0x6091 (motor revolutions, shaft
+#: revolutions), feed constant 0x6092 (feed in position units, shaft revolutions); position factor 0x6093
+#: = 0x608F x 0x6091 / 0x6092 (increments per position unit), velocity factor 0x6096 (increments/s per velocity unit)
+FACTOR_GROUP = {"position_encoder_resolution": 0x608F, "gear_ratio": 0x6091, "feed_constant": 0x6092}
+POSITION_FACTOR, VELOCITY_FACTOR, POLARITY, HOME_OFFSET = 0x6093, 0x6096, 0x607E, 0x607C
+
+
 @dataclass(frozen=True)
 class DriveScaling:
-    """One drive: its node id and the scaling from SI units to drive units."""
+    """One drive: its node id and the conversion between SI units and its units, the one place where it is done.
+
+    The drive's internal position is its encoder's, in increments (``increments_per_unit`` per m or rad of the
+    joint, zero at the joint's zero); it speaks in position units (CiA 402 factor group):
+        0x6064 = s_p * increments / position factor + home offset 0x607C,  position factor = 0x6093:01 / 0x6093:02
+        0x606C = s_v * increments per second / velocity factor,              velocity factor = 0x6096:01 / 0x6096:02
+        0x6077 = s_p * 1000 * torque / rated torque 0x6076
+    with s_p = -1 when polarity 0x607E bit 7 is set, s_v likewise with bit 6 (else +1). The factors, polarity and home
+    offset are the drive's: read at start-up (``with_units``), after writing those the configuration gives (``units``).
+    """
 
     joint: str
     node_id: int
     rated_torque: float | None   # N or N m (0x6076 holds it in mN or mN m); torques travel in per mille of it;
                                  # None: the drive's 0x6076, read at start-up (the master's copy has it then)
-    increments_per_unit: float   # encoder increments per m or rad (positions in inc, velocities in inc/s)
+    increments_per_unit: float   # encoder increments per m or rad of the joint
     eds: str = ""                # this drive's EDS or DCF ('': the configuration's ``eds``)
+    position_factor: tuple = (1, 1)   # 0x6093 (numerator, divisor): increments per position unit
+    velocity_factor: tuple = (1, 1)   # 0x6096 (numerator, divisor): increments/s per velocity unit
+    polarity: int = 0                 # 0x607E
+    home_offset: int = 0              # 0x607C, position units
+    units: tuple = ()                 # ((index, subindex, value), ...): what the configuration writes to the drive
 
     @property
     def name(self) -> str:
         return f"drive {self.joint} (node {self.node_id})"
 
+    def with_units(self, read) -> "DriveScaling":
+        """This drive with the factors, polarity and home offset that ``read(index, subindex)`` finds (its object
+        dictionary: an SDO upload from the master, the emulated drive's own)."""
+        return replace(self, position_factor=(read(POSITION_FACTOR, 1), read(POSITION_FACTOR, 2)),
+                       velocity_factor=(read(VELOCITY_FACTOR, 1), read(VELOCITY_FACTOR, 2)),
+                       polarity=read(POLARITY, 0), home_offset=read(HOME_OFFSET, 0))
+
+    @property
+    def _sp(self) -> float:
+        return -1.0 if self.polarity & POSITION_POLARITY else 1.0
+
+    @property
+    def _sv(self) -> float:
+        return -1.0 if self.polarity & VELOCITY_POLARITY else 1.0
+
     def to_permille(self, tau: float) -> int:
-        return int(round(tau / self.rated_torque * 1000.0))
+        return int(round(self._sp * tau / self.rated_torque * 1000.0))
 
     def from_permille(self, value: int) -> float:
-        return value * self.rated_torque / 1000.0
+        return self._sp * value * self.rated_torque / 1000.0
 
-    def to_increments(self, x: float) -> int:
-        return int(round(x * self.increments_per_unit))
+    def to_position(self, x: float) -> int:
+        num, div = self.position_factor
+        return int(round(self._sp * x * self.increments_per_unit * div / num)) + self.home_offset
 
-    def from_increments(self, value: int) -> float:
-        return value / self.increments_per_unit
+    def from_position(self, value: int) -> float:
+        num, div = self.position_factor
+        return self._sp * (value - self.home_offset) * num / div / self.increments_per_unit
+
+    def to_velocity(self, v: float) -> int:
+        num, div = self.velocity_factor
+        return int(round(self._sv * v * self.increments_per_unit * div / num))
+
+    def from_velocity(self, value: int) -> float:
+        num, div = self.velocity_factor
+        return self._sv * value * num / div / self.increments_per_unit
 
 
 @dataclass(frozen=True)
@@ -337,7 +437,7 @@ class CanopenConfig:
                 own = Path(str(own)) if Path(str(own)).is_absolute() else base / str(own)
                 if not own.is_file():
                     raise InvalidModelError(f"CANopen config: drive {name} EDS / DCF file {str(own)!r} does not exist")
-            out.append(DriveScaling(name, node_id, rated, inc, str(own)))
+            out.append(DriveScaling(name, node_id, rated, inc, str(own), units=_units(name, d)))
         producer = check_number("heartbeat producer_time", need(hb, "producer_time", "heartbeat"))
         consumer = check_number("heartbeat consumer_time", need(hb, "consumer_time", "heartbeat"))
         if not 0 < producer < consumer:
@@ -461,9 +561,8 @@ class CanopenDrives(HardwareInterface):
         drives, q = [], []
         for node, d in zip(self.nodes, self.drives):            # 2.-4. identification, configuration, PDO mapping
             try:
-                drives.append(self._identify(node, d))
-                self._configure(node, drives[-1])
-                q.append(drives[-1].from_increments(node.sdo[0x6064].raw))   # position actual, for 5.
+                drives.append(self._configure(node, self._identify(node, d)))
+                q.append(drives[-1].from_position(node.sdo[0x6064].raw))     # position actual, for 5.
             except (canopen.SdoAbortedError, canopen.SdoCommunicationError) as exc:
                 index, sub = self._sdo_object or (0, 0)
                 raise InvalidInputError(f"{d.name}: SDO access to object 0x{index:04X}:{sub:02X} failed, "
@@ -507,11 +606,19 @@ class CanopenDrives(HardwareInterface):
                                     f"says {d.rated_torque}")
         return replace(d, rated_torque=rated)
 
-    def _configure(self, node, d: DriveScaling):
+    def _configure(self, node, d: DriveScaling) -> DriveScaling:
+        """The SDO configuration and PDO mapping (module docstring, 3. and 4.); the drive with the units it holds
+        (``DriveScaling.with_units``) after the configuration's were written."""
         cfg = self.config
+        for index, sub, value in d.units:
+            if sub:
+                node.sdo[index][sub].raw = value
+            else:
+                node.sdo[index].raw = value
+        d = d.with_units(lambda index, sub: node.sdo[index][sub].raw if sub else node.sdo[index].raw)
         limit = None if self.force_limits is None else self.force_limits.limits[self.actuated_names.index(d.joint)]
         node.sdo[0x6060].raw = MODES[cfg.mode]
-        node.sdo[0x6072].raw = min(0xFFFF, 32767 if limit is None else d.to_permille(limit))
+        node.sdo[0x6072].raw = min(0xFFFF, 32767 if limit is None else abs(d.to_permille(limit)))
         node.sdo[0x605A].raw = QUICK_STOP_OPTION_HOLD
         node.sdo[0x1006].raw = int(round(self.dt * 1e6))                       # us
         node.sdo[0x1017].raw = int(round(cfg.producer_time * 1000.0))          # ms
@@ -527,6 +634,7 @@ class CanopenDrives(HardwareInterface):
                     m.add_variable(index)
                 m.trans_type, m.enabled = 1, k <= used
             pdo.save()
+        return d
 
     def _on_heartbeat(self, i: int, state: int):
         if state == 0:
@@ -605,7 +713,7 @@ class CanopenDrives(HardwareInterface):
             self.statusword[i], self.error_code[i] = t1[0x6041].raw, t1[0x603F].raw
             tau[i] = d.from_permille(t1[0x6077].raw)
             self.position_raw[i] = t2[0x6064].raw
-            q[i], qd[i] = d.from_increments(self.position_raw[i]), d.from_increments(t2[0x606C].raw)
+            q[i], qd[i] = d.from_position(self.position_raw[i]), d.from_velocity(t2[0x606C].raw)
         if not self._recovering:
             self._supervise(fresh)
         t = self.time + self.dt if fresh.all() or prev is None else prev.time
@@ -703,7 +811,8 @@ class CanopenDrives(HardwareInterface):
             targets = [d.to_permille(x) for d, x in zip(self.drives, tau)]
         else:
             x = check_vector(f"target {self.command_interface}s", command, len(self.drives), MAGNITUDE_LIMIT)
-            targets = [d.to_increments(v) for d, v in zip(self.drives, x)]
+            convert = DriveScaling.to_position if self.command_interface == "position" else DriveScaling.to_velocity
+            targets = [convert(d, v) for d, v in zip(self.drives, x)]
         if self.safe_active:
             self._sync([QUICK_STOP] * len(self.drives), self._hold_targets(), time)
         else:

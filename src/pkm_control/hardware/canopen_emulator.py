@@ -5,9 +5,11 @@ Each drive is a python-canopen ``LocalNode`` with the drive's EDS (config/canope
 bus in another process (``serve`` / ``python -m pkm_control.hardware.canopen_emulator``, e.g. ``udp_multicast`` on
 a loopback group). The master configures it over SDO like a real drive (its object dictionary takes the writes; motor
 rated torque 0x6076 is the motor's, read-only, set from the configuration's ``rated_torque``); at NMT start it reads
-its PDO mapping back from its object dictionary, so a wrong mapping shows up as wrong data. Together the drives own
-one SimulatedRobot, stepped at each SYNC through one communication cycle in steps of the drives' own loop (its
-period ``plant.dt``: ``drive_loop``, 0.5 ms or the cycle's whole fraction nearest to it; a real drive closes its
+its PDO mapping and its units (position factor 0x6093, velocity factor 0x6096, polarity 0x607E, home offset 0x607C:
+DriveScaling's CiA 402 formulas) back from its object dictionary, so a wrong mapping or wrong units show up as wrong
+data; its encoder counts ``increments_per_unit`` per m or rad of its joint, zero at the joint's zero. Together the
+drives own one SimulatedRobot, stepped at each SYNC through one communication cycle in steps of the drives' own loop
+(its period ``plant.dt``: ``drive_loop``, 0.5 ms or the cycle's whole fraction nearest to it; a real drive closes its
 position and velocity loops at several kHz whatever the SYNC rate, and the hold law at a 4 ms SYNC would oscillate):
 
 * SYNC: each drive takes the controlword and target of the RPDOs received before it, runs the CiA 402 state machine
@@ -120,6 +122,12 @@ class _Drive:
             if target == "switch on disabled":
                 self.error_code = 0
 
+    def units(self) -> DriveScaling:
+        """Its scaling with the units its dictionary holds now (as the master configured them: factors, polarity,
+        home offset; DriveScaling's formulas, CiA 402)."""
+        od = self.node.sdo
+        return self.scaling.with_units(lambda index, sub: od[index][sub].raw if sub else od[index].raw)
+
     def fault(self, code: int):
         self.state, self.error_code, self.moving = "fault", code, None
         self.node.emcy.send(code, 0x01)
@@ -180,7 +188,7 @@ class EmulatedDrives:
             return None
         with self._lock:
             i = self.drives.index(drive)
-            return drive.scaling.to_increments(self.plant.read().position[i] + drive.encoder_offset)
+            return drive.units().to_position(self.plant.read().position[i] + drive.encoder_offset)
 
     def _guard(self, fn):
         def call(*args):
@@ -204,7 +212,8 @@ class EmulatedDrives:
                     self.network.send_message(0x700 + drive.node.id, [0])
                     drive.node.nmt.state = "PRE-OPERATIONAL"
                     drive.last_heartbeat = self.time
-                elif cmd == 0x01:                            # start: the PDO mapping from the object dictionary
+                elif cmd == 0x01:                            # start: the PDO mapping, units from the dictionary
+                    drive.scaling = drive.units()
                     drive.node.rpdo.read()
                     drive.node.tpdo.read()
                     drive.node.nmt.state = "OPERATIONAL"
@@ -281,15 +290,15 @@ class EmulatedDrives:
         """Every drive enabled: the forces it applies (module docstring)."""
         meas = self.plant.read()
         scale = [d.scaling for d in self.drives]
-        limit = np.array([d.from_permille(drive.node.sdo[0x6072].raw) for d, drive in zip(scale, self.drives)])
+        limit = np.abs([d.from_permille(drive.node.sdo[0x6072].raw) for d, drive in zip(scale, self.drives)])
         mode = OPERATION_MODES[self.drives[0].node.sdo[0x6060].raw]       # as the master configured them
         if mode == "cst":
             return np.clip([d.from_permille(drive.node.rpdo[1][0x6071].raw) for d, drive in zip(scale, self.drives)],
                            -limit, limit)
         r2 = [drive.node.rpdo[2] for drive in self.drives]
-        x = np.array([d.from_increments(r[0x607A].raw) for d, r in zip(scale, r2)]) if mode == "csp" \
+        x = np.array([d.from_position(r[0x607A].raw) for d, r in zip(scale, r2)]) if mode == "csp" \
             else meas.position
-        v = np.array([d.from_increments(r[0x60FF].raw) for d, r in zip(scale, r2)]) if mode == "csv" \
+        v = np.array([d.from_velocity(r[0x60FF].raw) for d, r in zip(scale, r2)]) if mode == "csv" \
             else np.zeros(len(scale))
         tau_enable = np.array([drive.tau_enable for drive in self.drives])
         return np.clip(self.plant.safe_behaviour.command(HoldTarget(x, tau_enable), meas.position, meas.velocity - v),
@@ -311,7 +320,7 @@ class EmulatedDrives:
                     if drive.state == "operation enabled" and was != drive.state:
                         drive.tau_enable = before.effort[i]
                         r2 = drive.node.rpdo[2]
-                        drive.enable_targets.append((r2[0x607A].raw, drive.scaling.to_increments(before.position[i]),
+                        drive.enable_targets.append((r2[0x607A].raw, drive.scaling.to_position(before.position[i]),
                                                      r2[0x60FF].raw))
             self._housekeeping()
             for _ in range(self.loop_steps):         # the drives' own loop, faster than SYNC
@@ -328,8 +337,8 @@ class EmulatedDrives:
                 t1[0x6061].raw = drive.node.sdo[0x6060].raw
                 t1[0x6077].raw = d.to_permille(meas.effort[i])
                 t1[0x603F].raw = drive.error_code
-                t2[0x6064].raw = d.to_increments(meas.position[i] + drive.encoder_offset)
-                t2[0x606C].raw = d.to_increments(meas.velocity[i])
+                t2[0x6064].raw = d.to_position(meas.position[i] + drive.encoder_offset)
+                t2[0x606C].raw = d.to_velocity(meas.velocity[i])
                 t1.transmit()
                 t2.transmit()
 
@@ -359,7 +368,7 @@ class EmulatedDrives:
         return {d.scaling.joint: d.state for d in self.drives}
 
     def enable_targets(self) -> dict:
-        """Per joint, (0x607A, 0x6064, 0x60FF) in increments at each enable operation."""
+        """Per joint, (0x607A, 0x6064, 0x60FF) in the drive's units at each enable operation."""
         return {d.scaling.joint: list(d.enable_targets) for d in self.drives}
 
     def close(self):
