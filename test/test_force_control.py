@@ -23,6 +23,7 @@ Sim time only; the Stewart platform (seed 004's robot) on the generic engine (~2
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
 from scipy import signal
 
 from pkm_control.control import CONTROL, References
@@ -458,3 +459,62 @@ def test_stewart_force_reproduction_impedance_matches_its_design(stewart):
     assert f["relative_difference"] < 0.03
     assert f["steady_force_N"] == pytest.approx(36000 * 1e5 / 136000 * 1e-3, rel=0.01)
     assert np.all(run["mode"] == CONTROL)
+
+
+def test_a_step_far_from_every_surface_is_the_step_without_contact(stewart):
+    """ContactEnvironment.free: the clearance of the tool from a plane and a box against |v| h + 0.1 mm; a step of
+    the simulated robot far from the surfaces (the compiled path where there is one) equals the step with the
+    contact's wrench function (0 at every stage there) to rounding; near the surface it is not taken."""
+    env = ContactEnvironment([0, 0, -0.1], [Plane(1e5, point=[0, 0, 1.0], normal=[0, 0, 1]),
+                                            Box(1e6, center=[0.5, 0, 1.1], half_extents=[0.1, 0.1, 0.1])])
+    home = _home(stewart)                                # tool tip at z = 1.1: 0.1 m above the plane, 0.4 m off the box
+    assert env.surfaces[0].clearance(np.array([0, 0, 1.1])) == pytest.approx(0.1)
+    assert env.surfaces[1].clearance(np.array([0.0, 0, 1.1])) == pytest.approx(0.4)
+    assert env.surfaces[1].clearance(np.array([0.5, 0, 1.1])) == 0.0
+    assert env.free(home, np.zeros(6), 0.0005)
+    assert not env.free(home, np.array([0, 0, -250.0, 0, 0, 0]), 0.0005)        # 0.125 m in one step
+    near = Pose(home.position - [0, 0, 0.09995], home.rotation)                   # 50 um above the plane
+    assert not env.free(near, np.zeros(6), 0.0005)
+    robot = SimulatedRobot(stewart, DT, environment=env)
+    robot.reset(home, np.array([0.01, 0.0, -0.02, 0.0, 0.0, 0.05]))
+    tau = np.full(6, 100.0)
+    robot.write(tau)
+    robot.step()
+    fast = robot.ground_truth()
+    robot.reset(home, np.array([0.01, 0.0, -0.02, 0.0, 0.0, 0.05]))
+    ref = robot.sim.step(robot.state, DT, tau, env.wrench)
+    assert np.allclose(fast.platform_twist, ref.twist, atol=1e-12, rtol=1e-12)
+
+
+@settings(max_examples=6, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(name=st.sampled_from(["stiffness", "direct_force", "direct_force_joint", "impedance", "impedance_no_force",
+                             "admittance"]),
+       k=st.floats(1e3, 1e7), c=st.floats(0.0, 3000.0), mu=st.floats(0.0, 1.0), depth=st.floats(-0.002, 0.003),
+       f_d=st.floats(-500.0, 500.0), pattern=st.lists(st.booleans(), min_size=2, max_size=8),
+       junk=st.sampled_from([None, np.nan, np.inf, 1e9]))
+def test_generated_contact_switching_and_junk_wrenches_stay_safe(stewart, name, k, c, mu, depth, f_d, pattern, junk):
+    """Generated contact parameters (stiffness 1e3-1e7 N/m, damping, friction, the surface up to 3 mm into the tool
+    or 2 mm away), a generated on/off pattern of the contact repeated every few periods, a generated F_d within
+    +-force_limit and, every 7th period, a junk wrench sample (NaN, inf, 1e9 N): every command finite and within the
+    force limits, the state finite, a junk sample engages the safe behaviour for that period (law with a sensor)."""
+    robot, _ = _plant(stewart, [0.0, 0.0, -0.1], depth, k=k, c=c, mu=mu)
+    env = robot.environment
+    ctl = make_force_controller(stewart, name)
+    junked = []
+
+    def each(i, r):
+        r.environment = env if pattern[i % len(pattern)] else None
+        if junk is not None and i % 7 == 6 and r.wrench_sensor is not None:
+            meas = r.read()
+            bad = WrenchMeasurement(meas.time, np.full(6, junk), np.zeros(3))
+            r._read = JointMeasurement(meas.time, meas.position, meas.velocity, meas.effort, {"wrench": bad})
+            junked.append(i)
+
+    cmds, _, _ = _run(stewart, robot, ctl, _home(stewart), 60, ForceReference(np.array([0, 0, f_d, 0, 0, 0]), Z_ONLY),
+                      each)
+    for cmd in cmds:
+        assert np.isfinite(cmd.tau).all() and (np.abs(cmd.tau) <= ctl.limits.limits).all()
+    gt = robot.ground_truth()
+    assert np.isfinite(gt.position).all() and np.isfinite(gt.velocity).all()
+    if ctl.wrench_watch is not None and ctl.wrench_watch.source == "sensor":
+        assert all(cmds[i].mode != CONTROL for i in junked)

@@ -128,3 +128,40 @@ def test_the_simulation_benchmark_prints_its_ratio_and_json(monkeypatch, capsys)
     speed.bench_simulation(["palida"], steps=7, as_json=True)
     doc = json.loads(capsys.readouterr().out)
     assert doc["rows"][0]["generic"]["step"] == [400.0, 500.0] and set(doc["machine"]) >= {"host", "cpu"}
+
+
+def test_the_generic_dynamics_table_prints_ratios_and_honest_verdicts(monkeypatch, capsys):
+    """bench_dynamics' second table: ID over rnea and FD over constraintDynamics against issue 21's targets (5x with
+    an analytic family, 15x with the numeric one, 1.5x), PASS only at or below the target; a robot whose closures
+    pinocchio cannot hold has no FD baseline and no verdict."""
+    from pkm_control.benchmarks import speed
+
+    def fake_generic(robot, variant):
+        rows = []
+        for family, id_us, fd_us in (("hexapod_ups", 20.0, 19.0), ("numeric", 60.0, 30.0)):
+            cd = None if robot == "five_bar" else 10.0
+            rows.append({"robot": robot, "variant": variant, "family": family, "rnea_us": 4.0,
+                         "constraint_dynamics_us": cd, "id_us": id_us, "ik_us": 5.0, "fd_us": fd_us,
+                         "id_x": id_us / 4.0, "fd_x": None if cd is None else fd_us / cd,
+                         "id_x_target": 15.0 if family == "numeric" else 5.0,
+                         "fd_x_target": None if cd is None else 1.5})
+        return rows
+
+    monkeypatch.setattr(speed, "bench_dynamics_robot", lambda robot, variant: {"robot": robot, "variant": variant,
+                                                                               "method": None, "friction": False,
+                                                                               "generic_id_us": 1.0,
+                                                                               "generic_mass_us": 1.0,
+                                                                               "generic_fd_us": 1.0,
+                                                                               "generic_batch_per_s": 1.0})
+    monkeypatch.setattr(speed, "bench_generic_robot", fake_generic)
+    speed.bench_dynamics(["palida", "five_bar"])
+    lines = [line.split() for line in capsys.readouterr().out.splitlines()]
+    rows = [cells for cells in lines if cells[:1] in (["palida"], ["five_bar"]) and len(cells) > 10
+            and cells[1] in ("hexapod_ups", "numeric")]
+    # palida analytic: 20 / 4 = 5.0 <= 5 PASS; FD 19 / 10 = 1.90 > 1.5 MISS
+    assert rows[0][1:] == ["hexapod_ups", "20.0", "4.0", "5.0", "5.0", "PASS", "5.0", "19.0", "10.0", "1.90", "1.5",
+                           "MISS"]
+    # palida numeric: 60 / 4 = 15.0 <= 15 PASS; FD 30 / 10 = 3.00 MISS
+    assert rows[1][5:7] == ["15.0", "PASS"] and rows[1][-1] == "MISS"
+    # five_bar: no constraintDynamics baseline, no FD verdict
+    assert rows[2][-4:] == ["-", "-", "-", "-"]

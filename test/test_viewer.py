@@ -120,6 +120,21 @@ def test_force_arrows_lie_on_the_struts_and_scale_with_the_force_limit():
         scene.actuator_forces(q, effort[:5])
 
 
+def test_the_contact_force_arrow_ends_at_the_tool_and_points_as_the_force_in_the_base():
+    """/platform_wrench's F_e (sensor frame: platform axes) turned by the platform's rotation: a platform yawed by
+    90 deg turns a force along its x into the base's y; the arrow's head is at the tool point x + R p_t, its length
+    |F| / full scale x a quarter of the robot's size; a non-finite force is refused."""
+    from pkm_control.kinematics.task_space import rot_z
+    from pkm_control.viewer.scene import contact_force_arrow
+
+    R, x, tool = rot_z(np.pi / 2), np.array([0.1, 0.2, 1.0]), np.array([0.0, 0.0, -0.1])
+    tail, vector = contact_force_arrow(x, R, tool, [50.0, 0.0, 0.0], 100.0, 2.0)
+    assert np.allclose(vector, [0.0, 0.25, 0.0], atol=1e-12)                   # 50/100 x 0.25 x 2 m, along y
+    assert np.allclose(tail + vector, [0.1, 0.2, 0.9], atol=1e-12)
+    with pytest.raises(InvalidInputError):
+        contact_force_arrow(x, R, tool, [np.nan, 0.0, 0.0], 100.0, 2.0)
+
+
 def test_tracking_error_is_the_offset_between_the_two_states():
     scene = robot_scene(load_robot("lopes"))
     kin = robot_kinematics("lopes")

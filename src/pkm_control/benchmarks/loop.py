@@ -43,11 +43,23 @@ from .report import Column, Provenance, Table, document, print_json, ratio
 TARGETS = {"deadline_miss_percent": 0.1, "jitter_p99_us": 100.0, "compute_median_us": 50.0, "startup_s": 3.0}
 
 
-def _goal(seconds: float) -> str:
-    """The benchmark circle with enough laps to last the run."""
+def _goal(robot, seconds: float) -> str:
+    """The benchmark circle with enough laps to last the run (palida, Abdellatif's benchmark); any other robot a
+    horizontal circle about its home, of a fifth of its workspace box's smaller extent in the first two task
+    coordinates as radius, one lap a second."""
+    import math
+
     from . import palida as bm
 
-    laps = max(1.0, seconds * 1.0 / (2 * 3.141592653589793 * 0.15))
+    if robot != "palida":
+        from ..kinematics import robot_kinematics
+        from ..kinematics.workspace import workspace_box
+
+        lo, hi = workspace_box(robot_kinematics(robot))
+        radius = 0.2 * float(min(hi[:2] - lo[:2]))
+        return json.dumps({"type": "circle", "radius": radius, "speed": 2 * math.pi * radius,
+                           "laps": max(1.0, float(seconds)), "ramp_time": 0.4})
+    laps = max(1.0, seconds * 1.0 / (2 * math.pi * 0.15))
     return json.dumps(bm.benchmark_spec(0.15, laps, 0.4))
 
 
@@ -58,7 +70,7 @@ def _run_graph(robot, controller, hardware, seconds, quiet):
     from ..graph.recorder import GraphRecorder
 
     args = build_parser().parse_args(["--robot", robot, "--controller", controller, "--hardware", hardware,
-                                      "--goal", _goal(seconds), "--realtime"])
+                                      "--goal", _goal(robot, seconds), "--realtime"])
     rec = GraphRecorder(robot_kinematics(robot), hardware, samples=False)
     g = Graph(args, open(os.devnull, "w") if quiet else sys.stderr)
     try:

@@ -100,6 +100,65 @@ def bench_robot(robot, variant, samples=100_000, n_poses=200, seed=0):
     return r
 
 
+#: issue 21 par. 7: the numeric family, warm-started along a trajectory (hexapods)
+NUMERIC_TARGETS = {"numeric_ik_jacobian_us": 100.0, "numeric_fk_us": 150.0}
+#: issue 21 par. 7: the generic engine against pinocchio at the same states (times slower, at most)
+GENERIC_TARGETS = {"id_analytic_x": 5.0, "id_numeric_x": 15.0, "fd_x": 1.5}
+
+
+def _load_note() -> str:
+    """The machine's load at the end of a run: the figures are wall times, so they move with it."""
+    import os
+
+    return (f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores at the end of the run (wall times: "
+            "they grow with the load)")
+
+
+def _verdict(value, target):
+    """PASS / MISS of a figure against its target (at most), "-" without one."""
+    if target is None or value is None:
+        return "-"
+    return "PASS" if value <= target else "MISS"
+
+
+def _trajectory(kin, n=300, points=1000):
+    """The first ``n`` states of ``_circle`` at ``points`` per second (1 kHz: 1 ms apart), as (pose, twist, accel)."""
+    from ..kinematics.task_space import Pose
+
+    P, R, V, A = _circle(kin, points)
+    return [(Pose(P[i], R[i]), V[i], A[i]) for i in range(n)]
+
+
+def bench_numeric_robot(robot, variant, n=300):
+    """Numeric IK + J and FK along a 1 kHz trajectory (each call warm-started by the one before, as a controller's
+    and an estimator's calls are), beside the robot's analytic family at the same poses (robots that have one)."""
+    from ..description import load_robot
+    from ..kinematics.numeric import Kinematics as Numeric
+
+    kin = robot_kinematics(robot, variant)
+    numeric = kin if kin.family == "numeric" else Numeric(load_robot(robot, variant))
+    traj = [p for p, _, _ in _trajectory(kin, n)]
+    qa = [kin.actuated(p) for p in traj]
+    r = {"robot": robot, "variant": variant, "family": kin.family}
+
+    def ik(k):
+        return lambda p: k.inverse(p, jacobian=True)
+
+    def fk(k):
+        def run(i):
+            forward_kinematics(k, qa[i], traj[i - 1] if i else traj[0])
+        return run
+    r["numeric_ik_jacobian_us"] = _per_call_us(ik(numeric), traj)
+    r["numeric_fk_us"] = _per_call_us(fk(numeric), range(len(traj)))
+    if kin.family != "numeric":
+        r["analytic_ik_jacobian_us"] = _per_call_us(ik(kin), traj)
+        r["analytic_fk_us"] = _per_call_us(fk(kin), range(len(traj)))
+    hexapod = robot in HEXAPODS
+    for key, target in NUMERIC_TARGETS.items():
+        r[f"{key}_target"] = target if hexapod else None
+    return r
+
+
 def _name(r):
     return r["robot"] + (f" ({r['variant']})" if r["variant"] else "")
 
@@ -142,7 +201,31 @@ def bench_kinematics(robots=None, samples=100_000, as_json=False):
                          ratio(r["fk_cold_us"], r["fk_warm_us"]), r["fk_cold_failures"], _targets(r)) for r in rows),
                   ("x columns: ours over the baseline measured in the same run (generic constraint-model Jacobian, "
                    "Python loop of single IK calls, FK cold-started from home)",))
-    _show(table, rows, as_json)
+    numeric = [bench_numeric_robot(robot, variant) for robot, variant in robot_list(robots)]
+    for r, n in zip(rows, numeric):
+        r["numeric_family"] = n
+    if as_json:
+        _show(table, rows, True)
+        return rows
+    provenance = Provenance.now()
+    ncols = (Column("robot", align="<"), Column("family", align="<"), Column("num IK+J", "us", ".1f"),
+             Column("target", "us", ".0f"), Column("verdict", align="<"), Column("num FK", "us", ".1f"),
+             Column("target", "us", ".0f"), Column("verdict", align="<"), Column("analytic IK+J", "us", ".1f"),
+             Column("analytic FK", "us", ".1f"), Column("x IK", "", ".1f"), Column("x FK", "", ".1f"))
+    ntable = Table("numeric kinematics (issue 21 par. 7): IK + J and FK along a 1 kHz circle, each call warm-started "
+                   "by the one before, beside the analytic family at the same poses",
+                   table.robot, ncols,
+                   tuple((_name(n), n["family"], n["numeric_ik_jacobian_us"], n["numeric_ik_jacobian_us_target"],
+                          _verdict(n["numeric_ik_jacobian_us"], n["numeric_ik_jacobian_us_target"]), n["numeric_fk_us"],
+                          n["numeric_fk_us_target"], _verdict(n["numeric_fk_us"], n["numeric_fk_us_target"]),
+                          n.get("analytic_ik_jacobian_us"), n.get("analytic_fk_us"),
+                          ratio(n["numeric_ik_jacobian_us"], n.get("analytic_ik_jacobian_us")),
+                          ratio(n["numeric_fk_us"], n.get("analytic_fk_us"))) for n in numeric),
+                   ("targets for the hexapods (numeric family): IK + J <= 100 us, FK <= 150 us; x: how many times the "
+                    "analytic family is ahead of the numeric one", _load_note()))
+    print(table.text(provenance))
+    print()
+    print(ntable.text(provenance))
     return rows
 
 
@@ -272,8 +355,77 @@ def bench_dynamics_robot(robot, variant, n_states=100, n_traj=2000, seed=0):
     return r
 
 
+def bench_generic_robot(robot, variant, n=200):
+    """The generic engine against pinocchio at the same states of a 1 kHz trajectory (rigid body, no friction, as
+    rnea): inverse dynamics beside ``rnea`` on the spanning tree, forward dynamics beside ``constraintDynamics``
+    with the robot's constraint models (robots whose closures pinocchio holds), for the robot's kinematics family
+    and, where that is analytic, the numeric family too. ``ik_us``: the IK of the state (q, v, a and G), the share
+    of the generic call that pinocchio's figures do not include."""
+    import pinocchio as pin
+
+    from ..description import load_robot
+    from ..dynamics import robot_dynamics
+    from ..dynamics.engine import ClosedLoopDynamics
+    from ..kinematics.numeric import Kinematics as Numeric
+
+    dyn = robot_dynamics(robot, variant)
+    states = _trajectory(dyn.kin, n)
+    m = dyn.pin_model
+    d = m.createData()
+    motions = [dyn.kin.inverse(*st, check_limits=False) for st in states]
+    taus = [dyn.inverse_dynamics(*st, friction=False).tau for st in states]
+    rnea_us = _per_call_us(lambda mo: pin.rnea(m, d, mo.q, mo.v, mo.a), motions)
+    cd_us = None
+    if dyn.uses_constraint_dynamics:
+        models, datas, cd = dyn._pinocchio_constraints()
+        trees = []
+        for mo, tau in zip(motions, taus):
+            t = np.zeros(m.nv)
+            t[dyn.model.actuated_idx] = tau
+            trees.append((mo.q, mo.v, t))
+        cd_us = _per_call_us(lambda x: pin.constraintDynamics(m, cd, x[0], x[1], x[2], models, datas), trees)
+    engines = [dyn] + ([ClosedLoopDynamics(Numeric(load_robot(robot, variant)))] if dyn.kin.family != "numeric"
+                       else [])
+    out = []
+    for eng in engines:
+        family = eng.kin.family
+        r = {"robot": robot, "variant": variant, "family": family, "rnea_us": rnea_us,
+             "constraint_dynamics_us": cd_us}
+        r["id_us"] = _per_call_us(lambda st: eng.inverse_dynamics(*st, friction=False), states)
+        r["ik_us"] = _per_call_us(lambda st: eng.kin.motion_and_joint_jacobian(*st), states)
+        r["fd_us"] = _per_call_us(lambda i: eng.forward_dynamics(states[i][0], states[i][1], taus[i], friction=False),
+                                  range(len(states)))
+        r["id_x"] = r["id_us"] / rnea_us
+        r["id_x_target"] = GENERIC_TARGETS["id_numeric_x" if family == "numeric" else "id_analytic_x"]
+        r["fd_x"] = None if cd_us is None else r["fd_us"] / cd_us
+        r["fd_x_target"] = None if cd_us is None else GENERIC_TARGETS["fd_x"]
+        out.append(r)
+    return out
+
+
+def _generic_table(rows):
+    columns = (Column("robot", align="<"), Column("family", align="<"), Column("ID", "us", ".1f"),
+               Column("rnea", "us", ".1f"), Column("x rnea", "", ".1f"), Column("target", "", ".1f"),
+               Column("verdict", align="<"), Column("of it IK", "us", ".1f"), Column("FD", "us", ".1f"),
+               Column("constraintDyn", "us", ".1f"), Column("x cD", "", ".2f"), Column("target", "", ".1f"),
+               Column("verdict", align="<"))
+    return Table("generic engine against pinocchio (issue 21 par. 7): the same states of a 1 kHz circle, rigid body",
+                 ", ".join(dict.fromkeys(r["robot"] for r in rows)), columns,
+                 tuple((_name(r), r["family"], r["id_us"], r["rnea_us"], r["id_x"], r["id_x_target"],
+                        _verdict(r["id_x"], r["id_x_target"]), r["ik_us"], r["fd_us"], r["constraint_dynamics_us"],
+                        r["fd_x"], r["fd_x_target"], _verdict(r["fd_x"], r["fd_x_target"])) for r in rows),
+                 ("x: the generic call's time over pinocchio's at the same states. ID = IK (q, v, a, G: 'of it IK') + "
+                  "rnea + the projection J^T tau = G^T tau_tree; FD = IK (q, v) + constraintDynamics (planar "
+                  "closures: reduced M xddot = f, no pinocchio baseline). Targets: ID <= 5x rnea with an analytic "
+                  "family, <= 15x with the numeric one; FD <= 1.5x constraintDynamics. rnea and constraintDynamics "
+                  "are pinocchio's own floor on this machine, measured in this run.", _load_note()))
+
+
 def bench_dynamics(robots=None, as_json=False):
     rows = [bench_dynamics_robot(robot, variant) for robot, variant in robot_list(robots)]
+    generic = [g for robot, variant in robot_list(robots) for g in bench_generic_robot(robot, variant)]
+    for r in rows:
+        r["generic"] = [g for g in generic if (g["robot"], g["variant"]) == (r["robot"], r["variant"])]
     # r.get: a figure the robot's formulation does not give is None, printed "-"
 
     columns = (Column("robot", align="<"), Column("method", align="<"), Column("ID generic", "us", ".1f"),
@@ -291,7 +443,13 @@ def bench_dynamics(robots=None, as_json=False):
                          _targets(r)) for r in rows),
                   ("x generic: the formulation over the generic engine measured in the same run. Target palida "
                    "(friction in all joints): inverse dynamics <= 30 us single, >= 1e5 samples/s batched.",))
-    _show(table, rows, as_json)
+    if as_json:
+        _show(table, rows, True)
+        return rows
+    provenance = Provenance.now()
+    print(table.text(provenance))
+    print()
+    print(_generic_table(generic).text(provenance))
     return rows
 
 
@@ -355,6 +513,8 @@ def bench_simulation_robot(robot, variant, steps=2000, dt=5e-4, warmup=20):
                 t_step.append(t2 - t1)
                 t_period.append(t3 - t0)
         r[name] = {"step": _median_p99(t_step), "period": _median_p99(t_period)}
+        if name == "generic":
+            r["generic_tree"] = sim.tree
     robot_sim = SimulatedRobot(dyn, dt, sign_eps=DEFAULT_SIGN_EPS, cost_window=warmup + steps)
     st = robot_sim.reset(home)
     for k in range(warmup + steps):
@@ -374,7 +534,8 @@ def bench_simulation(robots=None, steps=2000, as_json=False):
         for path in ("compiled", "generic"):
             if path in r:
                 x = ratio(r["generic"]["step"][0], r["compiled"]["step"][0]) if path == "compiled" else None
-                table_rows.append((_name(r), path, *r[path]["step"], *r[path]["period"], x))
+                label = "generic (tree coordinates)" if path == "generic" and r.get("generic_tree") else path
+                table_rows.append((_name(r), label, *r[path]["step"], *r[path]["period"], x))
         inside = "compiled" if r["robot_step_compiled"] else "generic"
         table_rows.append((_name(r), f"robot ({inside} step inside)", *r["robot_step"], None, None, None))
         if "compiled" in r:

@@ -383,8 +383,7 @@ class FeedforwardModel:
         if self._base is not None:
             f = self._base.generalized_regressor(pose, twist, accel, friction) @ self._p_base
             return self._solve(self.kin.jacobian(pose), f)
-        m = self.kin.inverse(pose, twist, accel, check_limits=False)
-        G = self.kin.joint_jacobian(pose)
+        m, G = self.kin.motion_and_joint_jacobian(pose, twist, accel)
         tau_tree = pin.rnea(self._pin_model, self._data, m.q, m.v, m.a)
         if friction and len(self._friction):
             tau_tree = tau_tree + self._friction.torque(self._data, m.q, m.v, self.sign_eps)

@@ -361,7 +361,7 @@ class ClosureRows:
             return np.zeros((0, 3))
         oMi = data.oMi
         H = np.array([oMi[j].homogeneous for j in self.joints])[self.group]
-        return np.einsum("fij,fj->fi", H[:, :3], self.offset)
+        return (H[:, :3] @ self.offset[:, :, None])[:, :, 0]
 
     def residual(self, data: pin.Data, q: np.ndarray, P: np.ndarray | None = None) -> np.ndarray:
         """closure_residual from the joint placements in ``data`` (P: frame_positions, when at hand)."""

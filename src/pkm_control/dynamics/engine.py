@@ -14,6 +14,12 @@ equations M a + h = S_a^T tau_a - tau_f + J_w^T w + K^T lambda.
 Task-space matrices (docs/architecture.md): M = G^T M_tree G,
 C = G^T (M_tree Gdot + C_tree G), G_x = G^T g_tree, with Gdot from the closures
 (K G = 0 => K Gdot = -Kdot G) so that Mdot - 2C is skew-symmetric.
+
+Forward dynamics rides on pinocchio's ``constraintDynamics`` where every closure is a pinocchio
+constraint model (3-axis points as CONTACT_3D, frames as CONTACT_6D: description.loader.constraint_models):
+at the consistent tree state (q, v) from the IK it solves M a + h = tau_tree + K^T lambda with
+K a = -Kdot v, the same equations as the reduced M xddot = ... (so the same xddot to rounding;
+the platform rows of a give xddot). Planar points and couplings keep the reduced path.
 """
 
 from __future__ import annotations
@@ -23,9 +29,10 @@ from dataclasses import dataclass
 import numpy as np
 import pinocchio as pin
 
-from ..description.loader import closure_jacobian, closure_jacobian_dot
-from ..errors import MAGNITUDE_LIMIT, InvalidInputError, SingularConfigurationError, check_vector
-from ..kinematics.analysis import check_conditioning
+from ..description.loader import closure_bias, closure_jacobian, closure_jacobian_dot, constraint_models
+from ..errors import (MAGNITUDE_LIMIT, InvalidInputError, InvalidModelError, SingularConfigurationError,
+                      check_vector)
+from ..kinematics.analysis import SINGULAR_TOL, check_conditioning
 from ..kinematics.base import ParallelKinematics
 from ..kinematics.task_space import Pose
 from .friction import FrictionModel
@@ -73,6 +80,26 @@ class ClosedLoopDynamics:
         plat_joint = m.frames[m.getFrameId(clm.spec.platform_frame)].parentJoint
         self._bodies = [j for j in range(1, m.njoints) if m.joints[j].idx_q not in plat_q or j == plat_joint]
         self._body_cols = np.concatenate([np.arange(10 * (j - 1), 10 * j) for j in self._bodies])
+        self._constraints = self._pinocchio_constraints()
+
+    def _pinocchio_constraints(self):
+        """(constraint models, their datas, a Data set up by initConstraintDynamics) when every closure is a
+        pinocchio constraint model, else None (module docstring)."""
+        try:
+            models = constraint_models(self.model)
+        except InvalidModelError:
+            return None
+        datas = pin.StdVec_RigidConstraintData()
+        for cm in models:
+            datas.append(cm.createData())
+        data = self.pin_model.createData()
+        pin.initConstraintDynamics(self.pin_model, data, models, datas)
+        return models, datas, data
+
+    @property
+    def uses_constraint_dynamics(self) -> bool:
+        """True when forward_dynamics runs pinocchio's constraintDynamics (module docstring)."""
+        return self._constraints is not None
 
     def with_gravity(self, gravity) -> "ClosedLoopDynamics":
         return ClosedLoopDynamics(self.kin, gravity=gravity, sign_eps=self.sign_eps)
@@ -80,8 +107,8 @@ class ClosedLoopDynamics:
     # ------------------------------------------------------------------ state
     def state(self, pose: Pose, twist, accel=None):
         """(q, v, a, G) of the tree for a platform motion; a is None without accel."""
-        m = self.kin.inverse(pose, twist, accel if accel is not None else None, check_limits=False)
-        return m.q, m.v, m.a, self.kin.joint_jacobian(pose)
+        m, G = self.kin.motion_and_joint_jacobian(pose, twist, accel)
+        return m.q, m.v, m.a, G
 
     def _wrench(self, wrench):
         if wrench is None:
@@ -94,9 +121,16 @@ class ClosedLoopDynamics:
         SingularConfigurationError where J is singular by the test of the singularity analysis
         (check_conditioning): the actuators cannot balance the platform there.
         """
-        check_conditioning(J, "J (qdot_a = J xdot)")
         if not self.redundant:
-            return np.linalg.solve(J.T, f)
+            # one SVD for the conditioning test (check_conditioning's) and the solve: J = U S V^T,
+            # J^T tau = f => tau = U S^-1 V^T f
+            if not np.isfinite(J).all():
+                check_conditioning(J, "J (qdot_a = J xdot)")
+            U, s, Vt = np.linalg.svd(J)
+            if not (s[0] > 0 and s[-1] >= SINGULAR_TOL * s[0]):
+                check_conditioning(J, "J (qdot_a = J xdot)")
+            return U @ ((Vt @ f) / s)
+        check_conditioning(J, "J (qdot_a = J xdot)")
         if weights is None:
             Winv = np.ones(J.shape[0])
         else:
@@ -226,6 +260,56 @@ class ClosedLoopDynamics:
         """
         pose, twist, _ = self.kin.validate_motion(pose, twist)
         tau = check_vector("actuator forces", tau, self.model.n_actuated, MAGNITUDE_LIMIT)
+        if self._constraints is not None:
+            return self._forward_dynamics_constrained(pose, twist, tau, wrench, friction, end_stops)
+        return self._forward_dynamics_reduced(pose, twist, tau, wrench, friction, end_stops)
+
+    def _forward_dynamics_constrained(self, pose, twist, tau, wrench, friction, end_stops):
+        """forward_dynamics by pinocchio's constraintDynamics on the tree (module docstring): the task force
+        S^T w + f_cut enters as platform-joint forces B^-T (S^T w + f_cut), xddot from the platform rows of a."""
+        c, task = self.model.platform_idx, self.kin.task
+        motion = self.kin.inverse(pose, twist, check_limits=False)
+        q, v = motion.q, motion.v
+        f = self._wrench(wrench)
+        if end_stops is not None:
+            f_cut = end_stops.cut_force(self.kin, pose, twist)
+            if f_cut is not None:
+                f = f + f_cut
+        a = self.tree_accelerations(q, v, tau, friction, end_stops, None if np.isscalar(f) else f)
+        xdd = task.task_acceleration(q[c], v[c], a[c])
+        if not np.isfinite(xdd).all():
+            raise SingularConfigurationError("constraint dynamics: the constrained mass matrix is singular")
+        return xdd
+
+    def tree_accelerations(self, q, v, tau, friction: bool = True, end_stops=None, task_force=None) -> np.ndarray:
+        """Tree accelerations a at a tree state (q, v): M a + h = S_a^T tau - tau_f + tau_stop + tau_p + K^T lambda,
+        K a = -Kdot v; tau_p the platform-joint forces of a generalized force ``task_force`` on the task velocity
+        (B^T tau_p = task_force). pinocchio's constraintDynamics where it holds the closures, else pinocchio's
+        KKT forwardDynamics with the closures' own K and Kdot v. No input checks: the inner call of
+        the simulator's tree-coordinate step (simulation.ReducedSimulator)."""
+        t = np.zeros(self.pin_model.nv)
+        t[self._act] = tau
+        if friction and len(self.friction):
+            t -= self.friction.torque(self._data, q, v, self.sign_eps)
+        if end_stops is not None:
+            t += end_stops.torque(q, v)
+        if task_force is not None:
+            c = self.model.platform_idx
+            t[c] += self.kin.task.platform_joint_force(q[c], task_force)
+        if self._constraints is not None:
+            models, datas, cd = self._constraints
+            return pin.constraintDynamics(self.pin_model, cd, q, v, t, models, datas)
+        d = self._data
+        bias = closure_bias(self.model, d, q, v)
+        K = closure_jacobian(self.model, d, q)
+        # pinocchio's KKT forward dynamics with our K: [M K^T; K 0] [a; -lambda] = [t - h; -Kdot v]
+        a = pin.forwardDynamics(self.pin_model, d, q, v, t, K, bias)
+        if not np.isfinite(a).all():
+            raise SingularConfigurationError("constrained mass matrix [M K^T; K 0] is singular")
+        return a
+
+    def _forward_dynamics_reduced(self, pose, twist, tau, wrench, friction, end_stops):
+        """forward_dynamics in reduced coordinates (M = G^T M_tree G), for every closure type."""
         zero = np.zeros(self.n)
         m, d = self.pin_model, self._data
         q, v, a0, G = self.state(pose, twist, zero)          # a0 = Gdot xdot

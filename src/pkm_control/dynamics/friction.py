@@ -83,6 +83,14 @@ class FrictionModel:
         self.values = np.array([p.value for p in params])
         self.has_cut = any(p.cut for p in params)
         self._cut_frames = [clm.closures[k].frame_ids for k in closures]
+        # the tree joints' share of the default values as per-joint coefficients (torque without the regressor)
+        nv = clm.model.nv
+        self._coulomb, self._viscous = np.zeros(nv), np.zeros(nv)
+        for p in params:
+            if not p.cut:
+                (self._coulomb if p.kind == "coulomb" else self._viscous)[list(p.members)] += p.value
+        for arr in (self._coulomb, self._viscous):
+            arr.setflags(write=False)
 
     def __len__(self):
         return len(self.parameters)
@@ -127,4 +135,7 @@ class FrictionModel:
         """Tree generalized friction force (nv): what the actuators must overcome."""
         if not self.parameters:
             return np.zeros(self.model.model.nv)
-        return self.regressor(data, q, v, sign_eps) @ (self.values if values is None else values)
+        if values is not None or self.has_cut:
+            return self.regressor(data, q, v, sign_eps) @ (self.values if values is None else values)
+        # = regressor @ values for tree-joint friction, without building the regressor
+        return self._coulomb * self._sign(v, sign_eps) + self._viscous * v

@@ -11,6 +11,11 @@ Two integrators, cross-checked in the tests:
   (jourdain.Formulation.rk4_step: Abdellatif's model, the same equations as the
   engine to ~1e-13, the same state and RK4 stages): ~30 us instead of ~1.2 ms
   (median on a 2-core machine, ``pkm bench simulation``).
+  Where the IK is iterative (``kinematics: numeric``) the same RK4 runs in tree coordinates instead
+  (``tree``): the stages' accelerations at (q, v) from ClosedLoopDynamics.tree_accelerations
+  (pinocchio's constraintDynamics where it holds the closures; K a = -Kdot v: on the closures, the
+  same ODE as the reduced one), no IK per stage; after each step (q, v) is projected back onto the closures
+  (Newton on phi, minimum norm; v onto null(K)) and carried in the state to the next step.
 * ``constrained_forward_dynamics`` solves the tree with Lagrange multipliers,
   [M K^T; K 0] [a; -lambda] = [tau - h; -Kdot v - 2 a K v - b^2 phi],
   Baumgarte-stabilized (Baumgarte 1972): closure drift stays bounded.
@@ -19,13 +24,14 @@ Two integrators, cross-checked in the tests:
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pinocchio as pin
 
-from ..description.loader import closure_bias, closure_jacobian, closure_residual
-from ..errors import MAGNITUDE_LIMIT, InvalidInputError, InvalidModelError, check_vector
+from ..description.loader import closure_bias, closure_jacobian, closure_residual, closure_residual_and_jacobian
+from ..errors import (MAGNITUDE_LIMIT, InvalidInputError, InvalidModelError, SingularConfigurationError,
+                      UnreachablePoseError, check_vector)
 from ..kinematics.task_space import Pose
 from . import jourdain
 
@@ -36,6 +42,8 @@ class SimState:
 
     coords: np.ndarray
     twist: np.ndarray
+    #: (q, v) of the tree at this state when a tree-coordinate step made it (ReducedSimulator ``tree``), else None
+    tree: tuple | None = field(default=None, compare=False, repr=False)
 
 
 def _compiled_model(dyn):
@@ -63,9 +71,16 @@ class ReducedSimulator:
     compiled: None picks the compiled palida step when available (``_compiled_model``), False forces
     the generic engine, True requires the compiled step (InvalidModelError otherwise).
     end_stops: the machine's end stops (``end_stops.EndStops``, in both paths), None: none.
+    tree: None steps in tree coordinates (module docstring) when the generic engine runs and the kinematics is
+    numeric; False never; True whenever the generic engine runs.
     """
 
-    def __init__(self, dyn, friction: bool = True, compiled: bool | None = None, end_stops=None):
+    #: closure residual (m, rad) below which the tree-coordinate step's projection takes its last Newton step, and
+    #: the most evaluations it makes
+    PROJECTION_LINEAR, PROJECTION_ITER = 1e-8, 6
+
+    def __init__(self, dyn, friction: bool = True, compiled: bool | None = None, end_stops=None,
+                 tree: bool | None = None):
         self.dyn = dyn
         self.task = dyn.kin.task
         self.friction = bool(friction)
@@ -77,6 +92,13 @@ class ReducedSimulator:
         if compiled and self._fast is None:
             raise InvalidModelError(f"no compiled simulation step for '{dyn.model.name}' (palida only, needs numba)")
         self._stops = None if self._fast is None else self._fast.end_stop_table(end_stops)
+        self._tree = self._fast is None and (bool(tree) or (tree is None and dyn.kin.family == "numeric"))
+        self._scratch = dyn.pin_model.createData()
+
+    @property
+    def tree(self) -> bool:
+        """True when ``step`` (without a wrench function) runs in tree coordinates (module docstring)."""
+        return self._tree
 
     @property
     def compiled(self) -> bool:
@@ -101,6 +123,9 @@ class ReducedSimulator:
         """(q_a, qd_a): actuated joint positions and velocities qd_a = J xdot of a state."""
         if self._fast is not None:
             return self._fast.actuated_state(s.coords, s.twist)
+        if s.tree is not None:
+            a = self.dyn.model.actuated_idx
+            return s.tree[0][a].copy(), s.tree[1][a].copy()
         q_a, J = self.dyn.kin.actuated_and_jacobian(self.pose(s))
         return q_a, J @ s.twist
 
@@ -111,12 +136,68 @@ class ReducedSimulator:
         if self._fast is not None and wrench is None:
             return SimState(*self._fast.rk4_step(s.coords, s.twist, dt, tau, self.friction, self.dyn.sign_eps,
                                                  self._stops))
+        if self._tree and not callable(wrench):
+            return self._step_tree(s, dt, tau, wrench)
         c, t = s.coords, s.twist
         k1c, k1t = self._deriv(c, t, tau, wrench)
         k2c, k2t = self._deriv(c + 0.5 * dt * k1c, t + 0.5 * dt * k1t, tau, wrench)
         k3c, k3t = self._deriv(c + 0.5 * dt * k2c, t + 0.5 * dt * k2t, tau, wrench)
         k4c, k4t = self._deriv(c + dt * k3c, t + dt * k3t, tau, wrench)
         return SimState(c + dt / 6 * (k1c + 2 * k2c + 2 * k3c + k4c), t + dt / 6 * (k1t + 2 * k2t + 2 * k3t + k4t))
+
+    def _step_tree(self, s: SimState, dt: float, tau, wrench) -> SimState:
+        """``step`` in tree coordinates (module docstring); all tree joints are 1-DoF, so q integrates as q + h v."""
+        dyn, task, c = self.dyn, self.task, self.dyn.model.platform_idx
+        tau = check_vector("actuator forces", tau, dyn.model.n_actuated, MAGNITUDE_LIMIT)
+        if s.tree is None:
+            m = dyn.kin.inverse(self.pose(s), s.twist, check_limits=False)
+            q, v = m.q, m.v
+        else:
+            q, v = s.tree
+        f = None if wrench is None else dyn._wrench(wrench)
+        stops = self.end_stops
+        cut = stops is not None and len(stops.cut_names) > 0
+
+        def acc(q, v):
+            ff = f
+            if cut:
+                pose = task.pose_from_platform_joints(q[c])
+                fc = stops.cut_force(dyn.kin, pose, task.task_velocity(q[c], v[c]))
+                if fc is not None:
+                    ff = fc if ff is None else ff + fc
+            return dyn.tree_accelerations(q, v, tau, self.friction, stops, ff)
+        a1 = acc(q, v)
+        v2 = v + 0.5 * dt * a1
+        a2 = acc(q + 0.5 * dt * v, v2)
+        v3 = v + 0.5 * dt * a2
+        a3 = acc(q + 0.5 * dt * v2, v3)
+        v4 = v + dt * a3
+        a4 = acc(q + dt * v3, v4)
+        q, v = self._project(q + dt / 6 * (v + 2 * v2 + 2 * v3 + v4), v + dt / 6 * (a1 + 2 * a2 + 2 * a3 + a4))
+        if not (np.isfinite(q).all() and np.isfinite(v).all()):
+            return SimState(q[c], np.full(self.task.dim, np.nan))
+        return SimState(q[c].copy(), task.task_velocity(q[c], v[c]), (q, v))
+
+    def _project(self, q, v):
+        """(q, v) onto the closures: Newton on phi with minimum-norm steps dq = -K^T (K K^T)^-1 phi; once |phi| is
+        below PROJECTION_LINEAR the last step and v's projection onto null(K) share one evaluation of K (the
+        residual left is second order in |phi|)."""
+        clm, d = self.dyn.model, self._scratch
+        if not (np.isfinite(q).all() and np.isfinite(v).all()):
+            return q, v                    # diverged: the caller reports it
+        try:
+            for _ in range(self.PROJECTION_ITER):
+                r, K = closure_residual_and_jacobian(clm, d, q)
+                rn = math.sqrt(r.dot(r))
+                if rn <= self.PROJECTION_LINEAR:
+                    x = np.linalg.solve(K @ K.T, np.column_stack([r, K @ v]))
+                    return q - K.T @ x[:, 0], v - K.T @ x[:, 1]
+                q = q - K.T @ np.linalg.solve(K @ K.T, r)
+        except np.linalg.LinAlgError as exc:
+            raise SingularConfigurationError(f"'{clm.name}': the closure Jacobian lost rank in the simulation "
+                                             "(a singular configuration)") from exc
+        raise UnreachablePoseError(f"'{clm.name}': the simulated state left the closures (residual {rn:.3g} after "
+                                   f"{self.PROJECTION_ITER} projection steps)")
 
     def step_lagged(self, s: SimState, dt: float, tau, tau_cmd, lag: float,
                     wrench=None) -> tuple[SimState, np.ndarray]:

@@ -47,6 +47,8 @@ from ..kinematics.task_space import Pose, rpy_to_matrix
 
 #: eps (m/s) of the regularized Coulomb friction when the YAML does not say
 DEFAULT_SLIP_SPEED = 1e-3
+#: m: ContactEnvironment.free's margin beyond the distance the tool travels at its speed in one step
+FREE_MARGIN = 1e-4
 
 
 def _nonnegative(what: str, x) -> float:
@@ -92,6 +94,10 @@ class Surface(ABC):
                 f = f - self.friction * fn * np.tanh(s / self.slip_speed) / s * vt
         return f
 
+    @abstractmethod
+    def clearance(self, p: np.ndarray) -> float:
+        """The distance (m) of the point p from the surface, 0 inside it."""
+
     def potential(self, p: np.ndarray) -> float:
         """k d^2 / 2 (J)."""
         d = self.penetration(p)[0]
@@ -116,6 +122,9 @@ class Plane(Surface):
     def penetration(self, p):
         d = float(self.normal @ (self.point - p))
         return max(d, 0.0), self.normal
+
+    def clearance(self, p):
+        return max(float(self.normal @ (p - self.point)), 0.0)
 
 
 @dataclass(frozen=True)
@@ -146,6 +155,10 @@ class Box(Surface):
             return 0.0, self.rotation[:, 2]
         i = int(np.argmin(depth))
         return float(depth[i]), self.rotation[:, i] * (1.0 if local[i] >= 0 else -1.0)
+
+    def clearance(self, p):
+        local = self.rotation.T @ (p - self.center)
+        return float(np.linalg.norm(np.maximum(np.abs(local) - self.half_extents, 0.0)))
 
 
 @dataclass(frozen=True)
@@ -181,6 +194,16 @@ class ContactEnvironment:
         wrench)."""
         f = self.force(pose, platform_twist)
         return np.concatenate([f, np.cross(pose.rotation @ self.tool_point, f)])
+
+    def free(self, pose: Pose, platform_twist, h: float, margin: float = FREE_MARGIN) -> bool:
+        """No surface can touch the tool within a step of h s: every surface farther than |v| h + ``margin`` from
+        the tool point (v its velocity now). Over one step the tool moves |v| h + a h^2 / 2 at most; to cover the
+        margin (0.1 mm) within a 0.5 ms step takes a = 800 m/s^2, far beyond any machine here: the contact force is
+        then 0 at every stage of the step, and the plant may take its step without the contact (its compiled
+        path)."""
+        _, p, v = self.tool(pose, platform_twist)
+        reach = float(np.linalg.norm(v)) * h + margin
+        return all(s.clearance(p) > reach for s in self.surfaces)
 
     def potential(self, pose: Pose) -> float:
         """sum k d^2 / 2 (J): the energy stored in the contact."""

@@ -359,9 +359,13 @@ class SimulatedRobot(SimulatedPlant):
         """RK4 substeps (module docstring)."""
         h = self.dt / self.substeps
         s, applied = self._state, self._lagged
-        wrench = None if self.environment is None else self.environment.wrench
+        env = self.environment
         try:
             for _ in range(self.substeps):
+                # no surface within reach of the tool during the substep (ContactEnvironment.free): the step without
+                # the contact (its wrench would be 0 at every stage), on the compiled path where there is one
+                wrench = None if env is None or env.free(self.sim.pose(s), self.kin.task.twist_map() @ s.twist, h) \
+                    else env.wrench
                 if self.actuator_lag > 0:
                     s, applied = self.sim.step_lagged(s, h, applied, tau, self.actuator_lag, wrench)
                 else:

@@ -91,6 +91,11 @@ class ParallelKinematics(ABC):
         """
         return self.actuated(pose), self.jacobian(pose)
 
+    def motion_and_joint_jacobian(self, pose: Pose, twist, accel=None):
+        """(JointMotion (no limit checks, no J), G): the tree state and G of a platform motion, what the dynamics
+        needs. Families that obtain G on the way override this (kinematics.numeric: one assembly)."""
+        return self.inverse(pose, twist, accel, check_limits=False), self.joint_jacobian(pose)
+
     def end_stop_limits(self) -> tuple[np.ndarray, np.ndarray]:
         """(lower, upper) of the simulated machine's end stops per tree joint (dynamics/end_stops.py):
         the joint ranges; a family whose cut joints limit a tree joint further narrows it."""

@@ -165,12 +165,13 @@ class Kinematics(ParallelKinematics):
         if (q < self._lo_eps).any() or (q > self._hi_eps).any():
             super().check_limits(q)
 
-    def _solve(self, p, R, twist, accel, check_limits, want_jacobian):
+    def _solve(self, p, R, twist, accel, check_limits, want_jacobian, want_g=False):
         """Scalar loop over the legs (numpy calls on 6 x 3 arrays cost more than the arithmetic).
 
         Positions by eq. 29-31, rates and accelerations by differentiating them with
         v_B = v + w x b, a_B = a + wd x b + w x (w x b) (Abdellatif eq. 2-3), J rows [u^T, (b x u)^T].
-        Returns (q, v, a, J) (v, a None without twist / accel).
+        With ``want_g`` also G (``joint_jacobian``'s rows from the same pass). Returns (q, v, a, J, G) (v, a None
+        without twist / accel, J, G None unless asked for).
         """
         (r00, r01, r02), (r10, r11, r12), (r20, r21, r22) = R.tolist()
         px, py, pz = p.tolist()
@@ -181,7 +182,7 @@ class Kinematics(ParallelKinematics):
         if accs:
             ax_, ay_, az_, wdx, wdy, wdz = accel.tolist()
         sqrt, atan2 = math.sqrt, math.atan2
-        qa, qb, ql, rows = [], [], [], []
+        qa, qb, ql, rows, ga, gb = [], [], [], [], [], []
         va, vb, vl, aa, ab, al_ = [], [], [], [], [], []
         out_of_range = False
         cone_bad = None
@@ -212,8 +213,10 @@ class Kinematics(ParallelKinematics):
                     + uz * (r20 * nx + r21 * ny + r22 * nz)
                 if cone_bad is None and c < self._cos_cone:
                     cone_bad = (i, c)
-            if want_jacobian:
+            if want_jacobian or want_g:
                 rows.append((ux, uy, uz, wy * uz - wz * uy, wz * ux - wx * uz, wx * uy - wy * ux))
+            if want_g:
+                _gradient_rows(x, y, z, r, r2, l2, wx, wy, wz, s00, s01, s02, s10, s11, s12, s20, s21, s22, ga, gb)
             if rates:
                 # w x b, v_B and its components in S_i
                 cx, cy, cz = wy_ * wz - wz_ * wy, wz_ * wx - wx_ * wz, wx_ * wy - wy_ * wx
@@ -255,13 +258,15 @@ class Kinematics(ParallelKinematics):
             i, c = cone_bad
             raise JointLimitError(f"leg{i + 1} spherical joint cone angle = {math.acos(max(-1.0, min(1.0, c))):.6g} "
                                   f"rad exceeds spherical_joint_max_angle = {self.spherical_joint_max_angle:.6g} rad")
-        J = None
+        J = G = None
         if want_jacobian:
             J = np.array(rows)
             if not self._act_identity:
                 J = J[self._act]
+        if want_g:
+            G = self._g_matrix(ga, gb, rows, r00, r10, r20)
         if not rates:
-            return q, None, None, J
+            return q, None, None, J, G
         if cp < 1e-9:
             raise SingularConfigurationError(f"pitch = {pitch:.6g} rad: ZYX Euler rates are singular at |pitch| = pi/2")
         cy, sy = r00 / cp, r10 / cp
@@ -272,7 +277,7 @@ class Kinematics(ParallelKinematics):
         v = np.empty(self._nv)
         v[self._iall] = va + vb + vl + [vx, vy, vz, yawd, pitchd, rolld]
         if not accs:
-            return q, v, None, J
+            return q, v, None, J, G
         # E e'' = wd - E' e'
         gx = wdx - (-cy * yawd * pitchd + (-sy * cp * yawd - cy * sp * pitchd) * rolld)
         gy = wdy - (-sy * yawd * pitchd + (cy * cp * yawd - sy * sp * pitchd) * rolld)
@@ -280,13 +285,19 @@ class Kinematics(ParallelKinematics):
         rolldd = (cy * gx + sy * gy) / cp
         a = np.empty(self._nv)
         a[self._iall] = aa + ab + al_ + [ax_, ay_, az_, gz + sp * rolldd, -sy * gx + cy * gy, rolldd]
-        return q, v, a, J
+        return q, v, a, J, G
 
     # ------------------------------------------------------------------ family interface
     def inverse(self, pose: Pose, twist=None, accel=None, check_limits: bool = True,
                 jacobian: bool = False) -> JointMotion:
         pose, twist, accel = self.validate(pose, twist, accel)
-        return JointMotion(*self._solve(pose.position, pose.rotation, twist, accel, check_limits, jacobian))
+        return JointMotion(*self._solve(pose.position, pose.rotation, twist, accel, check_limits, jacobian)[:4])
+
+    def motion_and_joint_jacobian(self, pose: Pose, twist, accel=None):
+        """As the base class's, q, v, a and G from one pass over the legs."""
+        pose, twist, accel = self.validate(pose, twist, accel)
+        q, v, a, _, G = self._solve(pose.position, pose.rotation, twist, accel, False, False, want_g=True)
+        return JointMotion(q, v, a), G
 
     def actuated(self, pose: Pose) -> np.ndarray:
         return self.actuated_and_jacobian(self.validate(pose)[0])[0]
@@ -330,14 +341,13 @@ class Kinematics(ParallelKinematics):
                 self._gimbal_check(np.array([r]), np.array([[x, y, z]]), i)
             l2 = r2 + y * y
             l = math.sqrt(l2)
-            # d alpha / d s = (-z, 0, x) / r^2, d beta / d s = (-x y / r, r, -y z / r) / l^2 in S_i
-            gx, gz = -z / r2, x / r2
-            hx, hy, hz = -x * y / (r * l2), r / l2, -y * z / (r * l2)
-            for (ux, uy, uz), out in (((s00 * gx + s02 * gz, s10 * gx + s12 * gz, s20 * gx + s22 * gz), ra),
-                                      ((s00 * hx + s01 * hy + s02 * hz, s10 * hx + s11 * hy + s12 * hz,
-                                        s20 * hx + s21 * hy + s22 * hz), rb),
-                                      ((dx / l, dy / l, dz / l), rl)):
-                out.append((ux, uy, uz, wy * uz - wz * uy, wz * ux - wx * uz, wx * uy - wy * ux))
+            _gradient_rows(x, y, z, r, r2, l2, wx, wy, wz, s00, s01, s02, s10, s11, s12, s20, s21, s22, ra, rb)
+            ux, uy, uz = dx / l, dy / l, dz / l
+            rl.append((ux, uy, uz, wy * uz - wz * uy, wz * ux - wx * uz, wx * uy - wy * ux))
+        return self._g_matrix(ra, rb, rl, r00, r10, r20)
+
+    def _g_matrix(self, ra, rb, rl, r00, r10, r20) -> np.ndarray:
+        """G from the legs' rows (alpha, beta, l) and the platform's ZYX Euler rate rows."""
         cp = math.hypot(r00, r10)
         if cp < 1e-9:
             raise SingularConfigurationError(f"pitch = {math.atan2(-r20, cp):.6g} rad: ZYX Euler rates are "
@@ -406,3 +416,14 @@ class Kinematics(ParallelKinematics):
             valid = (usable & np.all(r > _GIMBAL_EPS, axis=1) & np.all(cos_cone >= self._cos_cone, axis=1)
                      & self.within_limits(q) & np.all(np.isfinite(q), axis=1))
         return q, valid
+
+
+def _gradient_rows(x, y, z, r, r2, l2, wx, wy, wz, s00, s01, s02, s10, s11, s12, s20, s21, s22, ra, rb):
+    """G's rows of one leg's alpha and beta, appended to ra and rb: [g^T, (b x g)^T] with g the gradient w.r.t. B_i
+    (base coordinates); d alpha / d s = (-z, 0, x) / r^2, d beta / d s = (-x y / r, r, -y z / r) / l^2 in S_i."""
+    gx, gz = -z / r2, x / r2
+    hx, hy, hz = -x * y / (r * l2), r / l2, -y * z / (r * l2)
+    for (ux, uy, uz), out in (((s00 * gx + s02 * gz, s10 * gx + s12 * gz, s20 * gx + s22 * gz), ra),
+                              ((s00 * hx + s01 * hy + s02 * hz, s10 * hx + s11 * hy + s12 * hz,
+                                s20 * hx + s21 * hy + s22 * hz), rb)):
+        out.append((ux, uy, uz, wy * uz - wz * uy, wz * ux - wx * uz, wx * uy - wy * ux))

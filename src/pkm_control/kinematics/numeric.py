@@ -273,15 +273,26 @@ class Kinematics(ParallelKinematics):
         J = G[self._a] if jacobian else None
         if twist is None:
             return JointMotion(q, jacobian=J)
+        return JointMotion(q, *self._rates(q, K, G, pose, twist, accel), J)
+
+    def _rates(self, q, K, G, pose: Pose, twist, accel):
+        """(v, a) at an assembly q with closure Jacobian K and G (a None without accel): K a + Kdot v = 0."""
         v = G @ twist
         if accel is None:
-            return JointMotion(q, v, None, J)
+            return v, None
         a = np.empty_like(v)
         ac = self.task.platform_joint_motion(pose, twist, accel)[2]
         a[self._c] = ac
         rhs = -(K[:, self._c] @ ac + closure_bias(self.model, self._scratch.data, q, v))
         a[self._ik_free] = self._ik_solve(K, rhs, "accelerations")
-        return JointMotion(q, v, a, J)
+        return v, a
+
+    def motion_and_joint_jacobian(self, pose: Pose, twist, accel=None):
+        """As the base class's, from one assembly."""
+        pose, twist, accel = self.validate(pose, twist, accel)
+        q, K = self._assemble(pose)
+        G = self._joint_jacobian(K, pose)
+        return JointMotion(q, *self._rates(q, K, G, pose, twist, accel)), G
 
     def actuated(self, pose: Pose) -> np.ndarray:
         return self._assemble(self.validate(pose)[0])[0][self._a]

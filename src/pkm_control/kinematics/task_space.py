@@ -215,6 +215,34 @@ class TaskSpace:
         a = np.concatenate([accel[:3], np.linalg.solve(E, accel[3:] - Ed @ rates)])
         return q, v, a
 
+    def task_acceleration(self, qp, vp, ap) -> np.ndarray:
+        """xddot from platform-joint positions, rates and accelerations: the inverse of platform_joint_motion's
+        a = B xddot + Bdot xdot (spatial: omegadot = E e'' + Edot e', e the ZYX angles)."""
+        if self.kind != "spatial":
+            return np.array(ap, float)
+        # E e'' + Edot e' written out (euler_rate_matrix, euler_rate_matrix_dot): scalars cost less than 3 x 3 arrays
+        yaw, pitch = float(qp[3]), float(qp[4])
+        yd, pd, rd = (float(x) for x in vp[3:6])
+        ya, pa, ra = (float(x) for x in ap[3:6])
+        cy, sy, cp, sp = math.cos(yaw), math.sin(yaw), math.cos(pitch), math.sin(pitch)
+        return np.array([ap[0], ap[1], ap[2],
+                         -sy * pa + cy * cp * ra - cy * yd * pd + (-sy * cp * yd - cy * sp * pd) * rd,
+                         cy * pa + sy * cp * ra - sy * yd * pd + (cy * cp * yd - sy * sp * pd) * rd,
+                         ya - sp * ra - cp * pd * rd], float)
+
+    def task_velocity(self, qp, vp) -> np.ndarray:
+        """xdot from platform-joint positions and rates: the inverse of B (spatial: omega = E e')."""
+        if self.kind != "spatial":
+            return np.array(vp, float)
+        return np.concatenate([vp[:3], euler_rate_matrix(qp[3], qp[4]) @ vp[3:]])
+
+    def platform_joint_force(self, qp, f) -> np.ndarray:
+        """Platform-joint forces tau_p with B^T tau_p = f: a generalized force f on the task velocity as forces on
+        the platform joints (spatial: B^-T = diag(I, E^T))."""
+        if self.kind != "spatial":
+            return np.array(f, float)
+        return np.concatenate([f[:3], euler_rate_matrix(qp[3], qp[4]).T @ f[3:]])
+
     def platform_rate_matrix(self, pose: Pose) -> np.ndarray:
         """B with (platform-joint rates) = B (task velocity)."""
         if self.kind != "spatial":

@@ -4,11 +4,13 @@ Subscribes
   /joint_states            sensor_msgs/JointState   every tree joint of the measured robot (joint_controller's
                                                     state estimate; effort = the applied actuator forces, drawn
                                                     as arrows along the actuated joints); the stamp is the sim time
+  /platform_wrench         geometry_msgs/WrenchStamped  the contact force (force laws), an arrow at the tool
   /desired_joint_states    sensor_msgs/JointState   every tree joint of the desired robot (inverse_kinematics),
                                                     drawn as a translucent ghost
-Both as sensor data: the view shows the newest state and skips the rest. The graph publishes no wrench topic,
-so the forces drawn are the actuators' (the effort field). The controller's name is read from joint_controller's
-``controller`` parameter unless given. The page is redrawn at ``rate`` (wall clock) when a state arrived.
+All as sensor data: the view shows the newest state and skips the rest. The contact force arrow (orange) ends at
+the tool point of the robot's config/environment.yaml section, a quarter of the robot's size at 100 N. The
+controller's name is read from joint_controller's ``controller`` parameter unless given. The page is redrawn at
+``rate`` (wall clock) when a state arrived.
 """
 
 from __future__ import annotations
@@ -39,6 +41,20 @@ class ViewerNode(Node):
         self.create_subscription(JointState, "/desired_joint_states",
                                  guarded(self.diag, "desired_joint_states")(self.on_desired),
                                  qos("/desired_joint_states", "sub:viewer"))
+        # the contact force as an arrow at the tool (force laws: /platform_wrench; the tool point from the robot's
+        # section of config/environment.yaml, the platform origin without one)
+        from geometry_msgs.msg import WrenchStamped
+
+        from ..errors import PkmError
+        from ..hardware.contact import load_environment
+        from ..ros.qos import WRENCH_TOPIC
+
+        try:
+            view.tool_point = load_environment(self.scene.model.name)[0].tool_point
+        except PkmError:
+            pass                        # no environment for this robot: the sensor at the platform origin
+        self.create_subscription(WrenchStamped, WRENCH_TOPIC, guarded(self.diag, "platform_wrench")(self.on_wrench),
+                                 qos(WRENCH_TOPIC, "sub:viewer"))
         self.create_timer(1.0 / rate, guarded(self.diag, "redraw")(self.redraw))
         self._controller_query = None
         if not view.controller:
@@ -62,6 +78,11 @@ class ViewerNode(Node):
         self.pending.update(measured=q, effort=effort, t=t)
         self.diag.step()
 
+    def on_wrench(self, msg):
+        from ..ros.messages import parse_wrench_stamped
+
+        self.pending["contact"] = parse_wrench_stamped(msg, self.view.tool_point).wrench[:3]   # refuses NaN
+
     def on_desired(self, msg):
         q, _ = self._state(msg, "desired_joint_states")
         self.pending["desired"] = q
@@ -70,7 +91,8 @@ class ViewerNode(Node):
         if not self.pending:
             return
         p, self.pending = self.pending, {}
-        self.view.show(measured=p.get("measured"), desired=p.get("desired"), effort=p.get("effort"), t=p.get("t"))
+        self.view.show(measured=p.get("measured"), desired=p.get("desired"), effort=p.get("effort"), t=p.get("t"),
+                       contact=p.get("contact"))
         self.drawn.set()
 
     def _ask_controller(self):

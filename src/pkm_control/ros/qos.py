@@ -96,6 +96,7 @@ TABLE = {
     (GROUND_TRUTH_TOPIC, "sub"): _row("observation", "the recorder", OBSERVATION_DEPTH),
     (WRENCH_TOPIC, "pub"): _row("stream", "the force/torque sensor (geometry_msgs/WrenchStamped), one sample per "
                                           "lockstep step from the hardware node"),
+    (WRENCH_TOPIC, "sub:viewer"): _row("sensor", "the browser view: the newest contact force wins"),
     (WRENCH_TOPIC, "sub"): _row("stream", "joint_controller (hardware: topics, a force law): the wrench of each "
                                           "lockstep period"),
     (ESTIMATES_TOPIC, "pub"): _row("display", "adaptive IDC's estimates for plots; the next replaces a lost one"),

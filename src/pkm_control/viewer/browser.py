@@ -17,10 +17,13 @@ import threading
 import numpy as np
 
 from ..errors import PkmError
-from .scene import PathTrace, RobotScene, home_q, tracking_error, wxyz
+from .scene import PathTrace, RobotScene, contact_force_arrow, home_q, tracking_error, wxyz
 
 GHOST_OPACITY = 0.3
 FORCE_COLOUR = (220, 30, 30)
+CONTACT_COLOUR = (240, 160, 0)
+#: N: the contact force arrow's length is a quarter of the robot's size at this force
+CONTACT_FULL_SCALE = 100.0
 MEASURED_PATH_COLOUR = (30, 30, 30)
 DESIRED_PATH_COLOUR = (40, 170, 60)
 #: seconds a screenshot waits for the browser to connect and to draw (generous: CI is a loaded 2-core machine)
@@ -73,6 +76,8 @@ class BrowserView:
         self.traces = {"measured": PathTrace(trace_length), "desired": PathTrace(trace_length)}
         self._nodes = {}
         self.q = {"measured": None, "desired": None}
+        self.platform = None            # (position, rotation) of the measured platform: the contact arrow's base
+        self.tool_point = np.zeros(3)   # m, platform frame: where /platform_wrench's sensor sits (environment.yaml)
 
     # ------------------------------------------------------------------ scene
 
@@ -127,7 +132,7 @@ class BrowserView:
 
     def _show_paths(self, visible: bool):
         for key, node in self._nodes.items():
-            if key != "forces":
+            if key not in ("forces", "contact"):
                 node.visible = visible
 
     def _line(self, key: str, segments: np.ndarray, colour):
@@ -140,9 +145,11 @@ class BrowserView:
 
     # ------------------------------------------------------------------ state
 
-    def show(self, measured=None, desired=None, effort=None, t: float | None = None, trace: bool = True):
+    def show(self, measured=None, desired=None, effort=None, t: float | None = None, trace: bool = True,
+             contact=None):
         """Move the robots: tree configurations (model order) of the measured and the desired robot (either may
-        be None: unchanged), the actuated joints' efforts (arrows; None: unchanged), the sim time (s)."""
+        be None: unchanged), the actuated joints' efforts (arrows; None: unchanged), the sim time (s), the measured
+        contact force F_e (N, the sensor frame of /platform_wrench: an arrow at the tool point; None: unchanged)."""
         with self.server.atomic():
             for name, q, handles in (("measured", measured, self.measured), ("desired", desired, self.desired)):
                 if q is None:
@@ -153,6 +160,8 @@ class BrowserView:
                     if name == "desired":
                         h.visible = self.ghost_toggle.value
                 frame = self.frames[name]
+                if name == "measured":
+                    self.platform = (pl.platform_position, pl.platform_rotation)
                 frame.position = pl.platform_position
                 frame.wxyz = wxyz(pl.platform_rotation[None])[0]
                 frame.visible = name == "measured" or self.ghost_toggle.value
@@ -167,6 +176,13 @@ class BrowserView:
                 self._nodes["forces"] = self.server.scene.add_arrows(
                     "/forces", arrows, FORCE_COLOUR, shaft_radius=0.006 * self.scene.size,
                     head_radius=0.015 * self.scene.size, head_length=0.03 * self.scene.size)
+            if contact is not None and self.platform is not None:
+                tail, vector = contact_force_arrow(*self.platform, self.tool_point, contact, CONTACT_FULL_SCALE,
+                                                   self.scene.size)
+                self._nodes["contact"] = self.server.scene.add_arrows(
+                    "/contact_force", np.array([[tail, tail + vector]]), CONTACT_COLOUR,
+                    shaft_radius=0.006 * self.scene.size, head_radius=0.015 * self.scene.size,
+                    head_length=0.03 * self.scene.size)
             self.status.content = self._status_text(t, self._error())
 
     # ------------------------------------------------------------------ replay

@@ -155,6 +155,21 @@ class RobotScene:
         return np.array(tails), np.array(vectors)
 
 
+def contact_force_arrow(platform_position, platform_rotation, tool_point, force, full_scale: float,
+                        size: float) -> tuple[np.ndarray, np.ndarray]:
+    """The arrow of the measured contact force (issue 24): (tail, vector) in the world frame. ``force``: the force
+    the platform applies to the environment, F_e (N, sensor frame: platform axes at ``tool_point``, m in the platform
+    frame; /platform_wrench); the vector is R F_e scaled to a quarter of the robot's ``size`` at ``full_scale`` N,
+    its head at the tool point (the force pushes the surface there)."""
+    R = np.asarray(platform_rotation, float)
+    force = check_vector("contact force", force, 3, MAGNITUDE_LIMIT)
+    if not full_scale > 0:
+        raise InvalidInputError(f"full_scale must be > 0 N, got {full_scale}")
+    tip = np.asarray(platform_position, float) + R @ np.asarray(tool_point, float)
+    vector = R @ force / full_scale * 0.25 * size
+    return tip - vector, vector
+
+
 def robot_scene(clm: ClosedLoopModel) -> RobotScene:
     """The scene of a closed-loop model: its URDF's visual shapes, the platform frame, the force limits."""
     geom = pin.buildGeomFromUrdfString(clm.model, clm.urdf, pin.GeometryType.VISUAL)
