@@ -649,12 +649,12 @@ def junk_joint_trajectory(draw, field, flaw):
 
 @st.composite
 def junk_joint_state(draw, flaw, last_ns):
-    """A JointState of every joint with the flaw ``flaw``; 'stale' is well formed but stamped in (0, last_ns]
-    (0 would be a reset)."""
+    """A JointState of every joint with the flaw ``flaw``; 'stale' is well formed but stamped in (0, last_ns) (0
+    would be a reset, and last_ns itself the robot's state sent again, no rejection since issue 26)."""
     names = list(KIN.model.joint_names)
     pos = list(map(float, Q_HOME))
     vel = [0.0] * len(names)
-    stamp = draw(st.integers(1, last_ns)) if flaw == "stale" else draw(st.integers(0, 10**12))
+    stamp = draw(st.integers(1, last_ns - 1)) if flaw == "stale" else draw(st.integers(0, 10**12))
     a = int(ACT[draw(st.integers(0, len(ACT) - 1))])
     if flaw == "unknown":
         names[a] = draw(st.text(max_size=20).filter(lambda x: x not in names))
@@ -1068,6 +1068,67 @@ def test_run_time_parameters_apply_or_are_refused(ros):
     assert {"goal", "lookahead", "display_rate"}.isdisjoint(names) and {"kp", "force_limit"} <= names
 
 
+def test_parameter_ranges_are_declared_and_enforced(ros):
+    """kp = 1e30 on a running joint_controller is refused with a reason naming the parameter, the value and the
+    range (settings.RANGES), and the node keeps its gains; describe_parameters shows a scalar's range
+    (floating_point_range) and a per-joint list's (additional_constraints: ROS ranges apply to scalars only)."""
+    from pkm_control.control.settings import RANGES
+
+    ctl = JointControllerNode(parameter_overrides=params(sim_time=False))
+    ros.add_node(ctl)
+    kp = ctl.loop.controller.law.kp.tolist()
+    for value in (1e30, [1.0e5] * 5 + [1e30]):
+        r = ctl.set_parameters([Parameter("kp", value=value)])[0]
+        assert not r.successful and "'kp' = 1e+30" in r.reason and RANGES["kp"].text() in r.reason, r.reason
+        assert ctl.loop.controller.law.kp.tolist() == kp and ctl.get_parameter("kp").value == kp
+    rate, kp_desc = ctl.describe_parameters(["state_publish_rate", "kp"])
+    r = RANGES["state_publish_rate"]
+    assert [(x.from_value, x.to_value) for x in rate.floating_point_range] == [(r.low, r.high)]
+    assert not kp_desc.floating_point_range and RANGES["kp"].text() in kp_desc.additional_constraints
+    high = r.high * 2
+    res = ctl.set_parameters([Parameter("state_publish_rate", value=high)])[0]
+    assert not res.successful and "state_publish_rate" in res.reason
+    assert ctl.get_parameter("state_publish_rate").value != high
+    gen = TrajectoryGeneratorNode(parameter_overrides=params())
+    ros.add_node(gen)
+    res = gen.set_parameters([Parameter("approach_speed", value=1e300)])[0]
+    assert not res.successful and "approach_speed" in res.reason
+    assert gen.describe_parameters(["approach_speed"])[0].floating_point_range[0].to_value == \
+        RANGES["approach_speed"].high
+
+
+def test_every_run_time_parameter_of_every_node_declares_its_range(ros):
+    """describe_parameters of each node's RUNTIME_KEYS: a scalar has its floating_point_range (settings.RANGES), a
+    list and a choice say theirs in additional_constraints; a value beyond a range given at start-up (a launch
+    file's, --set's) is the project's InvalidInputError naming the parameter, the value and the range, not rclpy's
+    exception (rclpy checks the declared range before the node can)."""
+    from pkm_control.control.settings import CHOICE_KEYS, RANGES, RUNTIME_KEYS
+
+    nodes = {"trajectory_generator": TrajectoryGeneratorNode, "inverse_kinematics": InverseKinematicsNode,
+             "computed_force": ComputedForceNode, "joint_controller": JointControllerNode}
+    for name, make in nodes.items():
+        node = make(parameter_overrides=params(sim_time=False))
+        for key, desc in zip(RUNTIME_KEYS[name], node.describe_parameters(list(RUNTIME_KEYS[name]))):
+            assert not desc.read_only, (name, key)
+            if key in CHOICE_KEYS:
+                choices = CHOICE_KEYS[key]
+                assert all(c in desc.additional_constraints
+                           for c in ([choices] if isinstance(choices, str) else choices)), (name, key)
+            elif isinstance(node.get_parameter(key).value, (list, tuple)):
+                assert RANGES[key].text() in desc.additional_constraints, (name, key)
+            else:
+                r = RANGES[key]
+                assert [(x.from_value, x.to_value) for x in desc.floating_point_range] == [(r.low, r.high)], key
+        node.destroy_node()
+    assert set(RUNTIME_KEYS["hardware"]) == set()
+    for bad in ({"state_publish_rate": 1e5}, {"state_publish_rate": -1.0}):
+        with pytest.raises(InvalidInputError, match=r"parameter 'state_publish_rate' = .* is outside its range "
+                                                    r"\[0, 10000\]"):
+            JointControllerNode(parameter_overrides=params(sim_time=False, **bad))
+    with pytest.raises(InvalidInputError, match=r"'approach_speed' = 0 is outside its range \(0, 10\]"):
+        TrajectoryGeneratorNode(parameter_overrides=params(approach_speed=0.0))   # inside rclpy's closed range
+
+
 def yaml_dump(data):
     """YAML of a config mapping (the loaded configs are read-only mappings and tuples)."""
     import yaml
@@ -1346,6 +1407,88 @@ def test_references_start_from_the_measured_pose_after_a_restart_and_a_reset(ros
     assert spin_until(ros, lambda: ctl.k > 300 and len(jumps) > 300)
     assert np.allclose(gen.sched.hold.position, HOME.position, atol=1e-4)
     assert max(jumps) < 2e-4, max(jumps)              # the references never stepped away from the robot
+
+
+def test_hardware_reset_is_refused_while_the_robot_moves_and_services_are_rate_limited(ros):
+    """/hardware/reset during a motion is refused (success False, the moving joint named) and the run goes on;
+    /hardware/reset_force resets it; calls beyond its token bucket's burst are refused and counted in the
+    diagnostics, and a token comes back after 1/rate s of the bucket's clock (driven here: no wall-clock wait)."""
+    from std_srvs.srv import Trigger
+
+    from pkm_control.control.services import RESET_SPEED, SERVICE_BURST, SERVICE_RATE
+
+    goal = "{type: point_to_point, goal: [0.05, 0.0, -0.85, 0.0, 0.0, 0.0], duration: 0.5}"   # legs to ~0.08 m/s
+    gen, ik, cf, ctl = graph(ros, "cf_rb_friction", goal=goal)
+    now = [0.0]
+    ctl.guard.clock = lambda: now[0]
+    spy = Spy(ros)
+    reset = spy.node.create_client(Trigger, "/hardware/reset")
+    force = spy.node.create_client(Trigger, "/hardware/reset_force")
+    assert reset.wait_for_service(timeout_sec=WAIT) and force.wait_for_service(timeout_sec=WAIT)
+
+    def call(client):
+        fut = client.call_async(Trigger.Request())
+        assert spin_until(ros, fut.done)
+        return fut.result()
+    assert spin_until(ros, lambda: ctl.loop.measured is not None
+                      and np.abs(ctl.measured_velocity()).max() > 2 * RESET_SPEED)
+    k = ctl.k
+    r = call(reset)
+    assert not r.success and "the robot moves" in r.message, r.message
+    assert ctl.k >= k and not ctl._reset_request.is_set()            # not reset: the run goes on
+    r = call(force)
+    assert r.success
+    assert spin_until(ros, lambda: ctl.k < k)                         # back at sim time 0
+    for _ in range(SERVICE_BURST - 1):                                # the rest of reset_force's burst
+        assert call(force).success
+    r = call(force)
+    assert not r.success and "calls/s" in r.message, r.message
+    assert ctl.diag.extra["service_refusals"] == 1
+    assert "service_refusals" in {kv.key for kv in ctl.diag.publish().status[0].values}
+    now[0] += 1.0 / SERVICE_RATE                                      # one token again
+    assert call(force).success
+    assert not call(force).success and ctl.diag.extra["service_refusals"] == 2
+
+
+def test_goals_are_answered_and_run_during_a_flood_of_resets(ros):
+    """Issue 22's flood: /hardware/reset called at every turn of the executor from the first motion on, through two
+    goals. None resets the robot (moving: refused; at rest: the bucket, on a frozen clock, is empty after its
+    burst), sim time never goes back, and the second goal, sent during the flood, is accepted, started and
+    finished: the goal path stays answered (the executor takes one request per service per turn, and a refusal is
+    cheap)."""
+    from std_srvs.srv import Trigger
+
+    from pkm_control.control.services import SERVICE_BURST
+
+    goal = "{type: point_to_point, goal: [0.02, 0.0, -0.85, 0.0, 0.0, 0.0], duration: 0.3}"
+    gen, ik, cf, ctl = graph(ros, "cf_rb_friction", goal=goal)
+    ctl.guard.clock = lambda: 0.0                     # no token comes back during the test
+    states = []
+    status = gen.status
+    gen.status = lambda state, **fields: (states.append(state), status(state, **fields))
+    spy = Spy(ros)
+    reset = spy.node.create_client(Trigger, "/hardware/reset")
+    goals = spy.node.create_publisher(String, "/trajectory_generator/goal", 10)
+    assert reset.wait_for_service(timeout_sec=WAIT)
+    calls, ks = [], []
+
+    def flooding(cond):
+        def step():
+            calls.append(reset.call_async(Trigger.Request()))
+            ks.append(ctl.k)
+            return cond()
+        return step
+    assert spin_until(ros, lambda: ctl.loop.measured is not None
+                      and np.abs(ctl.measured_velocity()).max() > 0.05)                    # moving: the flood starts
+    assert spin_until(ros, flooding(lambda: "finished" in states))
+    goals.publish(String(data="{type: point_to_point, goal: [0.0, 0.0, -0.85, 0.0, 0.0, 0.0], duration: 0.3}"))
+    assert spin_until(ros, flooding(lambda: states.count("finished") == 2)), states
+    assert states == ["accepted", "started", "finished", "accepted", "started", "finished"], states
+    answered = [f.result() for f in calls if f.done()]
+    assert len(answered) > 100 and not any(r.success for r in answered)
+    assert all(b >= a for a, b in zip(ks, ks[1:]))                 # sim time never went back: no reset
+    assert ctl.diag.extra["service_refusals"] >= len(answered) - SERVICE_BURST
+    assert ctl.diag.safe_behaviour == "none" and ctl.loop.controller.safe_entries == 0
 
 
 def test_benchmark_circle_from_its_start_pose(ros):

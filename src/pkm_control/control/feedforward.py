@@ -59,9 +59,9 @@ from types import MappingProxyType
 
 import numpy as np
 import pinocchio as pin
-import yaml
 from scipy.linalg.lapack import dgetrf, dgetrs
 
+from ..description.paths import read_user_yaml
 from ..dynamics.engine import ClosedLoopDynamics
 from ..dynamics.friction import FrictionModel
 from ..errors import InvalidInputError, InvalidModelError, SingularConfigurationError, check_vector
@@ -235,14 +235,7 @@ def parameter_set_from_dict(data, dyn: ClosedLoopDynamics, source: str = "") -> 
 def load_parameter_set(path, dyn: ClosedLoopDynamics) -> ParameterSet | BaseParameterSet:
     """Read and validate a parameter-set or base-parameter YAML file (module docstring) for ``dyn``'s robot."""
     path = os.fspath(path)
-    try:
-        with open(path, encoding="utf-8") as f:
-            data = yaml.safe_load(f)
-    except OSError as exc:
-        raise InvalidInputError(f"parameter set {path!r} cannot be read: {exc}") from exc
-    except yaml.YAMLError as exc:
-        raise InvalidInputError(f"parameter set {path!r} is not valid YAML: {exc}") from exc
-    return parameter_set_from_dict(data, dyn, source=path)
+    return parameter_set_from_dict(read_user_yaml(path, "parameter set"), dyn, source=path)
 
 
 def as_parameter_set(parameters, dyn: ClosedLoopDynamics) -> ParameterSet | BaseParameterSet:

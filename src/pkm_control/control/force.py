@@ -415,8 +415,8 @@ def parse_force_reference(text: str, task) -> ForceReference | None:
         return None
     try:
         doc = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise InvalidInputError(f"force_reference is not YAML: {exc}") from exc
+    except (yaml.YAMLError, RecursionError, ValueError) as exc:   # ValueError: an int of 5000 digits, 2020-13-45
+        raise InvalidInputError(f"force_reference is not YAML: {str(exc)[:200]}") from exc
     if not isinstance(doc, dict) or set(doc) != {"wrench", "selection"}:
         raise InvalidInputError(f"force_reference must be {{wrench: [...], selection: [...]}}, got {text[:80]!r}")
     names = list(task.names)

@@ -11,8 +11,8 @@ then declare each key they use (``NODE_KEYS``) as a ROS parameter with the resol
 default, so a ROS parameter (launch file, ``pkm bringup --set``) overrides the YAML.
 
 ``RUNTIME_KEYS`` are the parameters a running node applies when set (each validated by
-``validate``; a wrong type, shape or sign is refused with the reason); every other parameter is
-read-only once the node runs.
+``validate``; a wrong type, shape or sign, or a number outside its declared range ``RANGES``, is refused with the
+reason); every other parameter is read-only once the node runs.
 """
 
 from __future__ import annotations
@@ -105,6 +105,63 @@ NODE_KEYS = {
                  "ground_truth_rate", "ground_truth_chunk", "topic_convention", "joint_states_topic",
                  "joint_commands_topic", "publish_clock", "environment", *PLANT_KEYS),
 }
+
+
+@dataclass(frozen=True)
+class ParameterRange:
+    """The accepted values of a numeric run-time parameter, [low, high] (``open_low``: (low, high]), and why.
+
+    A node declares it in the parameter's descriptor (``floating_point_range``, shown by ``ros2 param describe``);
+    ROS 2 applies such a range to scalar doubles only, so ``validate`` enforces it on every element of a
+    per-joint list too."""
+
+    low: float
+    high: float
+    reason: str
+    open_low: bool = False
+
+    def text(self) -> str:
+        return f"{'(' if self.open_low else '['}{self.low:g}, {self.high:g}]"
+
+    def contains(self, x: float) -> bool:
+        return (self.low < x if self.open_low else self.low <= x) and x <= self.high
+
+
+# the discrete loop's bounds (a PD on one actuated inertia m at the period dt, the force held over dt): the
+# damping alone gives v+ = (1 - kd dt / m) v, unstable for kd dt / m > 2; the stiffness alone, with kd = 0,
+# unstable for kp dt^2 / m > 4 (config/controllers.yaml, the gains' comment). The bounds below take the heaviest
+# m any robot here may have (1000 kg or kg m^2 per actuated joint, 4x planar_redundant's 252) at the shipped
+# 2 kHz: kp <= 4 m / dt^2 = 1.6e10, kd <= 2 m / dt = 4e6; a larger gain is unstable on every robot of the suite
+# (the acceleration gains of the computed-torque family, m = 1: kp <= 1.6e7 1/s^2, kd <= 4000 1/s, lie inside).
+_KP = ParameterRange(0.0, 1.6e10, "kp dt^2 / m < 4 (discrete PD, dt at 2 kHz) for an actuated inertia m of "
+                     "at most 1000 kg (kg m^2): above it the loop is unstable on every robot")
+_KD = ParameterRange(0.0, 4.0e6, "kd dt / m < 2 (discrete PD, dt at 2 kHz) for an actuated inertia m of at most "
+                     "1000 kg (kg m^2): above it the loop is unstable on every robot")
+# a topic's rate: 0 = every period (or none); above the control rate every period is published, so the bound
+# only keeps the number meaningful: 10 kHz, 5x the shipped 2 kHz loop
+_RATE = ParameterRange(0.0, 1.0e4, "Hz (sim time), 0 = every period or none; a rate above the control rate "
+                       "(2 kHz shipped) publishes every period: 10 kHz bounds the meaningful values")
+#: the declared range of every numeric run-time parameter (``RUNTIME_KEYS``)
+RANGES = {
+    "kp": _KP, "hold_kp": _KP, "kd": _KD, "hold_kd": _KD,
+    "force_limit": ParameterRange(0.0, 1.0e6, "N or Nm per actuator, > 0; a run-time value may lower the "
+                                  "actuators' rating (config actuators.force_limit), never raise it; 1e6 bounds "
+                                  "every rating (the largest shipped is 8000 N)", open_low=True),
+    "state_publish_rate": _RATE, "display_rate": _RATE, "measured_pose_rate": _RATE, "tf_rate": _RATE,
+    "approach_speed": ParameterRange(0.0, 10.0, "m/s, > 0: the approach move's peak speed; 10 m/s is above the "
+                                     "fastest parallel robots' (delta pickers, ~10 m/s)", open_low=True),
+    "approach_rate": ParameterRange(0.0, 20.0, "rad/s, > 0: the approach move's peak angular rate; 20 rad/s "
+                                    "(1150 deg/s) is above any parallel robot's platform", open_low=True),
+    "approach_tolerance": ParameterRange(0.0, 1.0e-3, "m or rad: a goal starting this close to the held pose gets "
+                                         "no approach, so the reference steps by up to it; 1 mm (100x the "
+                                         "default) bounds a step the loop takes without saturating"),
+}
+#: run-time parameters whose value is one of a set (a tuple), or a path or a structure (its form, a string), instead
+#: of a number in RANGES
+CHOICE_KEYS = {"safe_behaviour": SAFE_BEHAVIOURS, "feedforward_model": FEEDFORWARD_MODELS,
+               "parameters_file": "a YAML file inside parameters_dir",
+               "force_reference": "'' or {wrench: [F_d per task coordinate], selection: [force-controlled "
+                                  "coordinates]} (control/force.py parse_force_reference)"}
 #: parameters applied at run time (validated); all others are read-only
 RUNTIME_KEYS = {
     "joint_controller": ("kp", "kd", "hold_kp", "hold_kd", "force_limit", "safe_behaviour",
@@ -141,12 +198,12 @@ def load_settings(robot: str, controller: str, controller_config: str = "", n_ac
     (task-space laws: per task coordinate); ``force_limit``
     (the robot config's ``actuators.force_limit``) is the default of the ``force_limit`` key.
     """
+    from ..description.paths import read_user_yaml
+
     path = controller_config or default_controller_config()
-    try:
-        with open(path) as f:
-            doc = yaml.safe_load(f) or {}
-    except (OSError, yaml.YAMLError) as exc:
-        raise InvalidModelError(f"controller config {path!r} cannot be read: {exc}") from exc
+    doc = read_user_yaml(path, "controller config", InvalidModelError) or {}
+    if not isinstance(doc, dict):
+        raise InvalidModelError(f"controller config {path!r} must be a mapping, got {type(doc).__name__}")
     controllers = doc.get("controllers") or {}
     robots = doc.get("robots") or {}
     force = None
@@ -253,26 +310,23 @@ def inside(path: str, directory: str) -> bool:
 
 
 def validate(key: str, value, n_actuated: int, force_limit=None, n_gains: int | None = None):
-    """A run-time value of a RUNTIME_KEYS parameter, checked (module docstring); InvalidInputError if not.
+    """A run-time value of a RUNTIME_KEYS parameter, checked (module docstring; a number against its RANGES entry,
+    every element of a per-joint list); InvalidInputError if not.
 
     force_limit: the robot's rated limits (config); a run-time force_limit may lower them, not raise them.
     n_gains: the size of kp and kd (``gain_size``; default n_actuated).
     """
-    if key in GAIN_KEYS:
-        return gain(key, value, n_gains if key in ("kp", "kd") and n_gains is not None else n_actuated)
-    if key == "force_limit":
-        lim = gain(key, value, n_actuated, positive=True)
-        if force_limit is not None and np.any(np.array(lim) > np.asarray(force_limit) * (1 + 1e-12)):
-            raise InvalidInputError(f"force_limit {lim} exceeds the actuators' rating {list(force_limit)} "
+    if key in GAIN_KEYS or key == "force_limit":
+        n = n_gains if key in ("kp", "kd") and n_gains is not None else n_actuated
+        out = in_range(key, gain(key, value, n, positive=key == "force_limit"))
+        if key == "force_limit" and force_limit is not None and \
+                np.any(np.array(out) > np.asarray(force_limit) * (1 + 1e-12)):
+            raise InvalidInputError(f"force_limit {out} exceeds the actuators' rating {list(force_limit)} "
                                     "(config actuators.force_limit)")
-        return lim
-    if key == "safe_behaviour":
-        if value not in SAFE_BEHAVIOURS:
-            raise InvalidInputError(f"safe_behaviour must be one of {SAFE_BEHAVIOURS}, got {value!r}")
-        return value
-    if key == "feedforward_model":
-        if value not in FEEDFORWARD_MODELS:
-            raise InvalidInputError(f"feedforward_model must be one of {FEEDFORWARD_MODELS}, got {value!r}")
+        return out
+    if key in ("safe_behaviour", "feedforward_model"):
+        if value not in CHOICE_KEYS[key]:
+            raise InvalidInputError(f"{key} must be one of {CHOICE_KEYS[key]}, got {excerpt(value)}")
         return value
     if key == "force_reference":         # parsed against the robot's task by the node (force.parse_force_reference)
         if not isinstance(value, str) or len(value) > 4096:
@@ -283,13 +337,27 @@ def validate(key: str, value, n_actuated: int, force_limit=None, n_gains: int | 
         if not isinstance(value, str) or len(value) > 4096:
             raise InvalidInputError(f"parameters_file must be a path string, got {str(value)[:100]!r}")
         return value
-    if key in FLOAT_KEYS:
-        x = check_number(f"'{key}'", value)
-        if x < 0 or (key in ("approach_speed", "approach_rate") and x == 0):
-            raise InvalidInputError(f"'{key}' = {x} must be > 0" if key.startswith("approach")
-                                    else f"'{key}' = {x} must be >= 0")
-        return x
+    if key in RANGES:
+        return in_range(key, [check_number(f"'{key}'", value)])[0]
     raise InvalidInputError(f"parameter '{key}' cannot change at run time")
+
+
+def range_text(key: str) -> str:
+    """The declared range of a numeric setting (RANGES with its reason, or INT_KEYS), as a refusal states it."""
+    if key in RANGES:
+        return f"{RANGES[key].text()} ({RANGES[key].reason})"
+    low, high = INT_KEYS[key]
+    return f"[{low}, {high}] (an integer)"
+
+
+def in_range(key: str, values: list) -> list:
+    """``values`` (floats) if each lies in ``RANGES[key]``, else InvalidInputError naming the parameter, the value,
+    the range and its reason."""
+    r = RANGES[key]
+    bad = [x for x in values if not r.contains(x)]
+    if bad:
+        raise InvalidInputError(f"'{key}' = {bad[0]:g} is outside its range {range_text(key)}")
+    return values
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,11 @@ space and from a plain wheel install, so :func:`share_dir` tries, in order:
 No ROS import happens here beyond the optional ament_index_python lookup.
 :func:`config_path` and :func:`urdf_xacro_path` only build paths; whether the
 file exists is for the caller to check (and report with its own error).
+
+:func:`read_user_yaml` reads a YAML file a user names (a parameter set, a
+controller config, a CANopen config): bounded in size and in the nesting of
+its flow collections before it is parsed, so a hostile file is refused with
+an InvalidInputError, never a RecursionError or an exhausted memory.
 """
 
 from __future__ import annotations
@@ -25,12 +30,59 @@ import re
 import sys
 from pathlib import Path
 
+import numpy as np
+import yaml
+
 from ..errors import InvalidInputError
 
 PACKAGE_NAME = 'pkm_control'
 ENV_VAR = 'PKM_CONTROL_SHARE'
 
 _ROBOT_NAME = re.compile(r'^[A-Za-z0-9_][A-Za-z0-9_.-]*$')
+#: a user's YAML file longer than this is refused before parsing (the largest shipped one, controllers.yaml, has
+#: 30 kB; a base-parameter set of the largest robot a few kB)
+MAX_YAML_BYTES = 4 * 2 ** 20
+#: the deepest nesting of flow collections ([...], {...}) in a user's YAML file (a config needs 3)
+MAX_YAML_DEPTH = 32
+_QUOTED = re.compile(r'"(?:[^"\\]|\\.)*"|\'[^\']*\'')
+
+
+def flow_depth(text: str) -> int:
+    """Deepest nesting of [ and { outside quoted strings (vectorized: a running sum over the characters)."""
+    b = np.frombuffer(_QUOTED.sub("", text).encode("utf-8", "replace"), np.uint8)
+    step = np.isin(b, (91, 123)).astype(np.int64) - np.isin(b, (93, 125))
+    return int(np.cumsum(step).max(initial=0))
+
+
+def read_user_yaml(path, what: str, error: type[Exception] = InvalidInputError):
+    """The document of the YAML file ``path`` a user names (``what`` says which, for the messages).
+
+    At most MAX_YAML_BYTES are read and MAX_YAML_DEPTH nested flow collections accepted before parsing (the
+    pure-Python safe loader recurses once per level: 100,000 nested ``[`` raise a RecursionError), and a
+    recursion error of the loader (nested block collections) is a refusal too: each an InvalidInputError. A file
+    that cannot be read (missing, a directory, not UTF-8) or is not YAML raises ``error`` (a model's own config:
+    InvalidModelError).
+    """
+    path = os.fspath(path)
+    try:
+        with open(path, 'rb') as f:
+            data = f.read(MAX_YAML_BYTES + 1)
+        text = data.decode('utf-8')
+    except (OSError, UnicodeDecodeError) as exc:
+        raise error(f'{what} {path!r} cannot be read: {exc}') from exc
+    if len(data) > MAX_YAML_BYTES:
+        raise InvalidInputError(f'{what} {path!r} has more than {MAX_YAML_BYTES} bytes (the limit)')
+    depth = flow_depth(text)
+    if depth > MAX_YAML_DEPTH:
+        raise InvalidInputError(f'{what} {path!r} nests {depth} brackets deep (limit {MAX_YAML_DEPTH})')
+    try:
+        return yaml.safe_load(text)
+    except RecursionError as exc:
+        raise InvalidInputError(f'{what} {path!r} nests its collections too deeply to parse') from exc
+    except yaml.YAMLError as exc:
+        raise error(f'{what} {path!r} is not valid YAML: {str(exc)[:300]}') from exc
+    except ValueError as exc:       # a scalar the loader resolves but cannot build: an int of 5000 digits, 2020-13-45
+        raise InvalidInputError(f'{what} {path!r} holds a value YAML cannot read: {str(exc)[:300]}') from exc
 
 
 def _source_tree() -> Path:

@@ -13,13 +13,10 @@ file, so the URDF and the Python side always see the same parameters).
 from __future__ import annotations
 
 import functools
-
-import yaml
-
 from pathlib import Path
 
 from ..errors import InvalidInputError, InvalidModelError, excerpt
-from .paths import config_path, share_dir, urdf_xacro_path
+from .paths import config_path, read_user_yaml, share_dir, urdf_xacro_path
 from .loader import ClosedLoopModel, load_model
 from .spec import parse_spec
 
@@ -89,11 +86,7 @@ def robot_rviz(robot: str) -> Path | None:
 
 def _raw_config(robot: str) -> dict:
     path = robot_files(robot)[0]
-    try:
-        with open(path) as f:
-            cfg = yaml.safe_load(f)
-    except (OSError, yaml.YAMLError) as exc:
-        raise InvalidModelError(f"robot config {path} cannot be read: {exc}") from exc
+    cfg = read_user_yaml(path, "robot config", InvalidModelError)
     if not isinstance(cfg, dict):
         raise InvalidModelError(f"robot config {path}: expected a mapping of keys, got {type(cfg).__name__}")
     return cfg

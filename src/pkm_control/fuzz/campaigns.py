@@ -411,9 +411,13 @@ def _messages_inputs(ctx):
             "joint_names": st.sampled_from([["platform"], ["platform"], [], ["platform", "platform"], ["Platform"]]),
             "points": st.lists(platform_point, min_size=m, max_size=m), "t": times(m)})
 
+    # /platform_wrench (the force laws' F/T sensor): six values, any of them hostile
+    wrench = st.fixed_dictionaries({"kind": st.just("platform_wrench"), "stamp": stamp,
+                                    "values": st.one_of(st.lists(st.floats(-2000, 2000), min_size=6, max_size=6),
+                                                        st.lists(floats, min_size=6, max_size=6))})
     points = st.integers(0, 6)
     return st.one_of(joint_state, commands, st.tuples(name_lists, points).flatmap(lambda a: joint_trajectory(*a)),
-                     points.flatmap(platform))
+                     points.flatmap(platform), wrench)
 
 
 def _time(cls, sec_ns):
@@ -442,6 +446,17 @@ def _messages_run(ctx, x):
             expect_finite(f"joint_state {what}", getattr(out, what))
             expect(getattr(out, what).shape == (n,), f"joint_state {what} has shape {getattr(out, what).shape}")
         expect_finite("joint_state time", out.time)
+    elif kind == "platform_wrench":
+        from geometry_msgs.msg import WrenchStamped
+
+        msg = WrenchStamped()
+        msg.header.stamp = _time(Time, x["stamp"])
+        (msg.wrench.force.x, msg.wrench.force.y, msg.wrench.force.z, msg.wrench.torque.x, msg.wrench.torque.y,
+         msg.wrench.torque.z) = x["values"]
+        out = m.parse_wrench_stamped(msg, np.zeros(3))
+        expect_finite("platform_wrench", out.wrench)
+        expect(out.wrench.shape == (6,), f"platform_wrench has shape {out.wrench.shape}")
+        expect_finite("platform_wrench time", out.time)
     elif kind == "commands":
         out = m.parse_commands(Float64MultiArray(data=x["data"]), n)
         expect_finite("commands", out)

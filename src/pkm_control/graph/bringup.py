@@ -383,11 +383,12 @@ def run_recorded(args, progress=None, out=None):
 
     from ..kinematics import robot_kinematics
     from ..control.settings import robot_context
+    from ..trajectory.streaming import parse_goal
     from .recorder import GraphRecorder, outcome
 
     robot = args.robot or "palida"
     kin = robot_kinematics(robot, args.variant)
-    spec = yaml.safe_load(args.goal)
+    spec = parse_goal(args.goal)             # the generator's own reading: a bad goal is an InvalidInputError here too
     params = parameters(args)
     initial_value = params["trajectory_generator"]["ros__parameters"].get(
         "initial_pose", params["/**"]["ros__parameters"].get("initial_pose", ""))

@@ -76,9 +76,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
-import yaml
 
 from ..control.safety import ForceLimits
+from ..description.paths import read_user_yaml
 from ..errors import MAGNITUDE_LIMIT, InvalidInputError, InvalidModelError, PkmError, check_number, check_vector
 from ..kinematics.forward import forward_kinematics
 from .interface import CommandCheck, HardwareInterface, JointMeasurement
@@ -388,10 +388,7 @@ class CanopenConfig:
     @classmethod
     def load(cls, path, actuated_names) -> "CanopenConfig":
         path = Path(path)
-        try:
-            doc = yaml.safe_load(path.read_text()) or {}
-        except (OSError, yaml.YAMLError) as exc:
-            raise InvalidModelError(f"CANopen config {str(path)!r} cannot be read: {exc}") from exc
+        doc = read_user_yaml(path, "CANopen config", InvalidModelError) or {}
         return cls.from_dict(doc, actuated_names, path.parent)
 
     @classmethod

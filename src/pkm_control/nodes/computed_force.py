@@ -18,7 +18,8 @@ Publishes
                                                                     same header stamp and point times
   /diagnostics           diagnostic_msgs/DiagnosticArray
 Services
-  ~/reload_parameters    std_srvs/Trigger   re-read parameters_file (after editing it) and rebuild the model
+  ~/reload_parameters    std_srvs/Trigger   re-read parameters_file (after editing it) and rebuild the model; at
+                                            most control.services.SERVICE_RATE calls/s (more are refused)
 
 Node parameters (besides the common ones; the first two are run time: setting one rebuilds the model,
 a model that cannot be built is refused with the reason and the old one stays)
@@ -42,7 +43,7 @@ from ..control.settings import inside
 from ..kinematics.task_space import Pose
 from ..ros.messages import joint_trajectory_msg, parse_platform_trajectory, to_ns
 from ..ros.qos import qos
-from ..ros.runtime import COMMON_PARAMS, Diagnostics, LatestClock, declare_settings, guarded, run_node
+from ..ros.runtime import COMMON_PARAMS, Diagnostics, LatestClock, ServiceGuard, declare_settings, guarded, run_node
 
 __doc__ += "\n" + COMMON_PARAMS
 
@@ -68,7 +69,7 @@ class ComputedForceNode(Node):
         self.sub = self.create_subscription(MultiDOFJointTrajectory, "/platform_trajectory",
                                             guarded(self.diag, "platform_trajectory")(self.on_trajectory),
                                             qos("/platform_trajectory", "sub"))
-        self.srv = self.create_service(Trigger, "~/reload_parameters", self.on_reload)
+        self.srv = ServiceGuard(self, self.diag).service(Trigger, "~/reload_parameters", self.on_reload)
 
     def build(self, model: str, path: str) -> FeedforwardModel:
         try:

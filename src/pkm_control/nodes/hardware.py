@@ -35,7 +35,10 @@ Publishes
                                                              publish_clock false: not published)
   /diagnostics                  diagnostic_msgs/DiagnosticArray
 Services
-  /hardware/reset               std_srvs/Trigger             restart at initial_pose (default home), sim time 0
+  /hardware/reset               std_srvs/Trigger             restart at initial_pose (default home), sim time 0;
+                                                             refused while the robot moves (and more than
+                                                             control.services.SERVICE_RATE calls/s)
+  /hardware/reset_force         std_srvs/Trigger             the same, while it moves too
 
 Modes
   lockstep:=true   publish state k, wait for the command, step exactly 1/control_rate, publish
@@ -76,7 +79,7 @@ from ..ros.hardware_io import ClockPublisher, SimulationTopics, TopicConvention,
 from ..control.laws import WRENCH
 from ..ros.messages import joint_state_msg, period_ns, wrench_stamped_msg
 from ..ros.qos import COMMANDS, WRENCH_TOPIC, qos
-from ..ros.runtime import COMMON_PARAMS, Diagnostics, declare_settings, guarded, run_node
+from ..ros.runtime import COMMON_PARAMS, Diagnostics, ServiceGuard, declare_settings, guarded, run_node
 
 __doc__ += "\n" + COMMON_PARAMS
 
@@ -86,7 +89,6 @@ class HardwareNode(Node):
         super().__init__("hardware", **kwargs)
         from rclpy.clock import Clock, ClockType
         from sensor_msgs.msg import JointState
-        from std_srvs.srv import Trigger
 
         self.ctx, s = declare_settings(self, "hardware")
         self.s = s
@@ -110,7 +112,10 @@ class HardwareNode(Node):
         self.sub_cmd = self.create_subscription(self.convention.command_type, self.convention.commands_topic,
                                                 guarded(self.diag, "command")(self.on_command),
                                                 qos(COMMANDS, "sub"))
-        self.srv_reset = self.create_service(Trigger, "/hardware/reset", self.on_reset)
+        self.guard = ServiceGuard(self, self.diag)
+        self.measured = None            # the last published measurement: a reset is refused while it moves
+        self.srv_reset = self.guard.reset_services(
+            self.on_reset, lambda: None if self.measured is None else self.measured.velocity, self.ctx.actuated_joints)
         self.k = 0                      # steps taken: sim time = k * dt exactly
         self._truth_slot = None
         self.pending = None             # latest valid command not yet applied
@@ -140,7 +145,7 @@ class HardwareNode(Node):
     # ------------------------------------------------------------------ io
     def publish_state(self):
         t = self.k * self.dt_ns
-        meas = self.plant.read()
+        meas = self.measured = self.plant.read()
         if self.clock is not None:        # the clock first: a node handling /joint_states already sees its sim time
             self.clock.publish(t)
         stamp = self.get_clock().now().nanoseconds if self.wall_stamps else t

@@ -79,10 +79,14 @@ Publishes
                                                              robot of a recorded bag
 Services
   /hardware/reset          std_srvs/Trigger                  (hardware: sim, mujoco, emulated canopen) back to
-                                                             initial_pose at sim time 0
+                                                             initial_pose at sim time 0; refused while the robot
+                                                             moves (control.services.RESET_SPEED)
+  /hardware/reset_force    std_srvs/Trigger                  the same, while it moves too
   ~/recover                std_srvs/Trigger                  (hardware: canopen) the drives back to Operation enabled
                                                              after a quick stop (CiA 402 state machine); the
                                                              controller then tracks the current references again
+  Each service answers at most control.services.SERVICE_RATE calls/s (a burst of SERVICE_BURST); more are
+  refused (success false), counted as service_refusals on /diagnostics
 
 Timing
   lockstep:=true   deterministic: period k runs when the streams cover its instant k/control_rate (the
@@ -153,7 +157,8 @@ from ..ros.topology import estimated_state_topic
 from ..ros.hardware_io import ClockPublisher, SimulationTopics, TopicConvention, TopicHardware, describe_plant
 from ..ros.messages import joint_state_msg, parse_joint_trajectory, period_ns, wrench_stamped_msg
 from ..ros.qos import ESTIMATES_TOPIC, WRENCH_TOPIC, qos
-from ..ros.runtime import COMMON_PARAMS, Diagnostics, PolledSubscriptions, declare_settings, guarded, run_node
+from ..ros.runtime import (COMMON_PARAMS, Diagnostics, PolledSubscriptions, ServiceGuard, declare_settings, guarded,
+                           run_node)
 
 __doc__ += "\n" + COMMON_PARAMS
 #: real time: a slice of work between two periods (of a streamed chunk, of an observation) starts only while this
@@ -182,6 +187,7 @@ class JointControllerNode(Node):
         self.dt_ns = period_ns(s["control_rate"])
         self.initial = self.ctx.initial(s["initial_pose"])
         self.diag = Diagnostics(self, s["diagnostics_period"])
+        self.guard = ServiceGuard(self, self.diag)
         # robot, variant and controller also name the run in a recorded bag (pkm_control.identification.runs)
         self.diag.extra.update(robot=self.ctx.robot, variant=self.ctx.kin.model.variant,
                                controller=self.get_parameter("controller").value, mode=s["mode"],
@@ -202,12 +208,13 @@ class JointControllerNode(Node):
         self._recover_request = threading.Event()
         self._enable_drives = False                  # canopen: the drives are enabled at the loop's first period
         if s["hardware"] == "canopen":
-            self.srv_recover = self.create_service(Trigger, "~/recover", self.on_recover)
+            self.srv_recover = self.guard.service(Trigger, "~/recover", self.on_recover)
         if self.sim:
             hardware = self.make_plant(s)
             hardware.reset(self.initial)
             self.sim_topics = SimulationTopics(self, self.ctx.joint_names, s["ground_truth_chunk"])
-            self.srv_reset = self.create_service(Trigger, "/hardware/reset", self.on_reset)
+            self.srv_reset = self.guard.reset_services(self.on_reset, self.measured_velocity,
+                                                       self.ctx.actuated_joints)
         elif s["hardware"] == "canopen":
             hardware = self.start_canopen(s)
         else:
@@ -456,8 +463,14 @@ class JointControllerNode(Node):
         if self.s["lockstep"] and t_ns == self._handled and self.watch.resend_due(time.monotonic()):
             self.loop.hardware.resend()
 
+    def measured_velocity(self):
+        """The actuated velocity of the last period's measurement (None before the first)."""
+        measured = self.loop.measured
+        return None if measured is None else measured.velocity
+
     def on_reset(self, request, response):
-        """Handled by the loop's thread between two periods (the plant is not stepped concurrently)."""
+        """/hardware/reset_force, and /hardware/reset of a robot at rest (ServiceGuard.reset_services): handled by
+        the loop's thread between two periods (the plant is not stepped concurrently)."""
         self._reset_request.set()
         if self.s["lockstep"]:
             self.advance_ready()

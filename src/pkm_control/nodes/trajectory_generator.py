@@ -23,7 +23,8 @@ Publishes
   /desired_platform_pose   geometry_msgs/PoseStamped    the desired pose now, at display_rate (sim time)
   /diagnostics             diagnostic_msgs/DiagnosticArray
 Services
-  ~/start                  std_srvs/Trigger   start the loaded goal (when auto_start is false)
+  ~/start                  std_srvs/Trigger   start the loaded goal (when auto_start is false); at most
+                                              control.services.SERVICE_RATE calls/s (more are refused)
   ~/stop                   std_srvs/Trigger   stop: hold the desired pose of the next grid time after
                                               now + start_delay (a velocity step for the controller)
 
@@ -59,7 +60,7 @@ from ..kinematics.task_space import Pose
 from ..trajectory.streaming import GoalScheduler, parse_goal
 from ..ros.messages import MAX_POINTS, finite, period_ns, platform_trajectory_msg, pose_stamped_msg, rotations, to_ns
 from ..ros.qos import qos
-from ..ros.runtime import COMMON_PARAMS, Diagnostics, declare_settings, guarded, run_node
+from ..ros.runtime import COMMON_PARAMS, Diagnostics, ServiceGuard, declare_settings, guarded, run_node
 
 __doc__ += "\n" + COMMON_PARAMS
 REOFFER_AFTER = 0.5          # s (wall) of standing sim time before the chunks are offered again
@@ -112,7 +113,8 @@ class TrajectoryGeneratorNode(Node):
                                                  qos("/trajectory_generator/goal", "sub"))
         self.reoffer_timer = self.create_timer(0.25, guarded(self.diag, "re-offer")(self.on_reoffer),
                                                clock=WallClock(clock_type=ClockType.STEADY_TIME))
-        self.srv_start = self.create_service(Trigger, "~/start", self.on_start)
+        self.srv_start = ServiceGuard(self, self.diag).service(Trigger, "~/start", self.on_start)
+        # a stop is never refused: it only holds the robot, and an operator must always be able to
         self.srv_stop = self.create_service(Trigger, "~/stop", self.on_stop)
 
     def on_change(self, key, value):

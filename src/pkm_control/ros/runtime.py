@@ -13,6 +13,10 @@ delivery: a count, one dictionary look-up on (what, exception type) and a clock 
 (with how many of its kind were not logged since) and the diagnostics' text are only formatted when
 they are written.
 
+Services: ``ServiceGuard`` creates a node's services behind a rate limit (control.services: a token bucket per
+service; a refused call answers success False with the reason, counted as ``service_refusals`` and a rejected
+input in /diagnostics and logged at most once a second).
+
 Runner: ``run_node`` handles --help, starts rclpy without its signal handlers and installs its own
 for SIGINT, SIGTERM and SIGHUP: each ends the spin within one wait period (0.1 s) and the node
 is destroyed cleanly, so every node exits within a second of any of them.
@@ -25,8 +29,9 @@ import signal
 import sys
 import time
 
-from ..errors import InvalidInputError, PkmError
-from ..control.settings import FLOAT_KEYS, GAIN_KEYS, INT_KEYS, RUNTIME_KEYS, gain, integer, node_settings, validate
+from ..errors import InvalidInputError, PkmError, excerpt
+from ..control.settings import (CHOICE_KEYS, FLOAT_KEYS, GAIN_KEYS, INT_KEYS, RANGES, RUNTIME_KEYS, gain, integer,
+                                node_settings, range_text, validate)
 from .qos import qos
 
 LOG_THROTTLE = 1.0               # s between repeated warnings of one kind
@@ -51,8 +56,7 @@ def declare_settings(node, node_name: str, on_change=None):
     for key, value in resolved.items():
         if key in ("robot", "variant", "controller", "controller_config"):
             continue
-        desc = ParameterDescriptor(read_only=key not in runtime, dynamic_typing=True)
-        settings[key] = node.declare_parameter(key, value, desc).value
+        settings[key] = _declare(node, key, value, key not in runtime)
     # coerce what a launch file or --set may give in another type (control_rate:=1000, kp:=5e5)
     for key in FLOAT_KEYS & settings.keys():
         settings[key] = validate(key, settings[key], ctx.n_actuated) if key in runtime else \
@@ -61,7 +65,8 @@ def declare_settings(node, node_name: str, on_change=None):
         settings[key] = integer(f"parameter '{key}'", settings[key], *INT_KEYS[key])
     n_gains = ctx.gain_size(settings["mode"]) if "mode" in settings else ctx.n_actuated
     for key in set(GAIN_KEYS) & settings.keys():
-        settings[key] = gain(key, settings[key], n_gains if key in ("kp", "kd") else ctx.n_actuated)
+        settings[key] = validate(key, settings[key], ctx.n_actuated, n_gains=n_gains) if key in runtime else \
+            gain(key, settings[key], n_gains if key in ("kp", "kd") else ctx.n_actuated)
     if "force_limit" in settings:
         settings["force_limit"] = validate("force_limit", settings["force_limit"], ctx.n_actuated, ctx.force_limit)
 
@@ -81,6 +86,94 @@ def declare_settings(node, node_name: str, on_change=None):
 
     node.add_on_set_parameters_callback(on_set)
     return ctx, settings
+
+
+def _declare(node, key: str, value, read_only: bool):
+    """``node.declare_parameter`` of a setting with its ``descriptor``. rclpy checks a scalar against the declared
+    range at the declaration (a launch file's, ``--set``'s or an override's value), before the node's own checks:
+    its refusal (InvalidParameterValueException) becomes the project's InvalidInputError naming the parameter, the
+    refused value (read again under a descriptor without the range) and the range, so the node exits cleanly."""
+    from rcl_interfaces.msg import ParameterDescriptor
+    from rclpy.exceptions import InvalidParameterValueException
+
+    try:
+        return node.declare_parameter(key, value, descriptor(key, value, read_only)).value
+    except InvalidParameterValueException:
+        pass
+    given = node.declare_parameter(key, value, ParameterDescriptor(read_only=True, dynamic_typing=True)).value
+    raise InvalidInputError(f"parameter '{key}' = {excerpt(given)} is outside its range {range_text(key)}")
+
+
+def descriptor(key: str, value, read_only: bool):
+    """The ParameterDescriptor of a setting: its declared range (settings.RANGES, INT_KEYS), which ROS 2 applies
+    to a scalar only; a list (per-joint gains) says in ``additional_constraints`` that each element is checked; a
+    choice (settings.CHOICE_KEYS) names its values there."""
+    from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor
+
+    desc = ParameterDescriptor(read_only=read_only, dynamic_typing=True)
+    if key in RANGES:
+        r = RANGES[key]
+        if isinstance(value, (list, tuple)):
+            desc.additional_constraints = (f"each element in {r.text()} (checked per element: ROS 2 ranges apply to "
+                                           f"scalars only): {r.reason}")
+        else:
+            desc.floating_point_range = [FloatingPointRange(from_value=r.low, to_value=r.high, step=0.0)]
+            desc.additional_constraints = f"{r.text()}: {r.reason}"
+    elif key in INT_KEYS:
+        low, high = INT_KEYS[key]
+        desc.integer_range = [IntegerRange(from_value=low, to_value=high, step=1)]
+    elif key in CHOICE_KEYS:
+        choices = CHOICE_KEYS[key]
+        desc.additional_constraints = choices if isinstance(choices, str) else f"one of {', '.join(choices)}"
+    return desc
+
+
+class ServiceGuard:
+    """A node's services, each behind its own TokenBucket (module docstring). ``clock``: seconds of a monotonic
+    clock, the wall's steady time (a flood is calls per wall second; a test drives its own)."""
+
+    def __init__(self, node, diag: Diagnostics, clock=time.monotonic):
+        self.node = node
+        self.diag = diag
+        self.clock = clock
+        self.buckets: dict = {}
+        diag.extra["service_refusals"] = 0
+
+    def service(self, srv_type, name: str, callback):
+        """``node.create_service`` whose callback runs only with a token of the service's bucket."""
+        from ..control.services import TokenBucket
+
+        bucket = self.buckets[name] = TokenBucket(clock=lambda: self.clock())
+
+        def limited(request, response):
+            if bucket.take():
+                return callback(request, response)
+            response.success = False
+            response.message = bucket.refusal()
+            self.diag.extra["service_refusals"] += 1
+            self.diag.reject(f"service {name}", InvalidInputError(response.message))
+            return response
+
+        return self.node.create_service(srv_type, name, limited)
+
+    def reset_services(self, reset, velocity, names=()):
+        """/hardware/reset, refused while the robot moves (control.services.reset_refusal of ``velocity()``, the
+        measured actuated velocity or None), and /hardware/reset_force, ``reset`` regardless: both rate-limited.
+        Returns the two services."""
+        from std_srvs.srv import Trigger
+
+        from ..control.services import reset_refusal
+
+        def checked(request, response):
+            refusal = reset_refusal(velocity(), names)
+            if refusal is None:
+                return reset(request, response)
+            response.success = False
+            response.message = refusal
+            self.diag.reject("service /hardware/reset", InvalidInputError(refusal))
+            return response
+
+        return self.service(Trigger, "/hardware/reset", checked), self.service(Trigger, "/hardware/reset_force", reset)
 
 
 def _float(key, value):

@@ -31,6 +31,12 @@ from .profiles import MAX_DURATION, _duration, profile_function, profile_integra
 #: reachability checks sample a motion at this time step, with at most CHECK_SAMPLES samples
 CHECK_STEP = 0.002
 CHECK_SAMPLES = 20_001
+#: m: the smallest circle (a micrometre, below any robot's repeatability): the angle sigma / r of a smaller one
+#: (a denormal 1e-320) overflows
+MIN_RADIUS = 1e-6
+#: a sequence's segments share CHECK_SAMPLES, each with at least this many samples: its ends, its quarter points and
+#: its middle (a rest-to-rest profile's peak speed), so 10,000 waypoints are checked at 50,000 samples, not 1,010,000
+CHECK_SEGMENT_SAMPLES = 5
 
 _I3 = np.eye(3)
 
@@ -66,10 +72,12 @@ def _unit(name, value, length_unit="") -> np.ndarray:
     return v / n
 
 
-def _positive(name, value, unit, allow_zero=False) -> float:
-    """A length, speed, count or time of a path: finite, > 0 (or >= 0), and at most MAGNITUDE_LIMIT, so that no
-    product of two of them overflows."""
+def _positive(name, value, unit, allow_zero=False, low: float = 0.0) -> float:
+    """A length, speed, count or time of a path: finite, > 0 (or >= 0; ``low``: at least it), and at most
+    MAGNITUDE_LIMIT, so that no product of two of them overflows."""
     x = check_number(name, value)
+    if low > 0.0 and not low <= x <= MAGNITUDE_LIMIT:
+        raise InvalidInputError(f"{name} must be between {low:g} and {MAGNITUDE_LIMIT:g}{unit}, got {excerpt(value)}")
     if not ((x >= 0.0 if allow_zero else x > 0.0) and x <= MAGNITUDE_LIMIT):
         raise InvalidInputError(f"{name} must be {'>=' if allow_zero else '>'} 0 and at most {MAGNITUDE_LIMIT:g}"
                                 f"{unit}, got {excerpt(value)}")
@@ -194,13 +202,26 @@ class PointToPoint(TaskTrajectory):
 
     def __init__(self, task: TaskSpace, start: Pose, goal: Pose, duration: float, profile="quintic",
                  profile_options=None):
+        name, options = profile_name(profile), dict(profile_options or {})
+        f = profile_function(name, options)
+        f(0.0, _duration(duration))                       # profile options checked here, not at run time
+        self._set(task, _pose_in_task(task, start, "start pose"), _pose_in_task(task, goal, "goal pose"), duration,
+                  name, options, f)
+
+    @classmethod
+    def checked(cls, task: TaskSpace, start: Pose, goal: Pose, duration: float, profile: str, profile_options: dict,
+                f):
+        """A segment of poses (``_pose_in_task``) and a profile (``f`` = profile_function of the name and options,
+        called once at ``duration``) its caller checked already: Waypoints checks each pose once, not twice, and
+        the profile once per distinct duration."""
+        self = cls.__new__(cls)
+        self._set(task, start, goal, duration, profile, profile_options, f)
+        return self
+
+    def _set(self, task, start, goal, duration, profile, profile_options, f):
         super().__init__(task, duration)
-        self.start = _pose_in_task(task, start, "start pose")
-        self.goal = _pose_in_task(task, goal, "goal pose")
-        self.profile = profile_name(profile)
-        self.profile_options = dict(profile_options or {})
-        self._f = profile_function(self.profile, self.profile_options)
-        self._f(0.0, self.duration)                       # profile options checked here, not at run time
+        self.start, self.goal = start, goal
+        self.profile, self.profile_options, self._f = profile, profile_options, f
         self._dp = self.goal.position - self.start.position
         self._rot = _AxisRotation(self.start.rotation, self.goal.rotation)
 
@@ -217,9 +238,10 @@ class PointToPoint(TaskTrajectory):
 
 
 class Sequence(TaskTrajectory):
-    """Trajectories back to back; each must start where the previous one ends (1e-9 m / rad)."""
+    """Trajectories back to back; each must start where the previous one ends (1e-9 m / rad; ``joined``: they do by
+    construction, Waypoints' segments from one pose to the next, and are not sampled to check it)."""
 
-    def __init__(self, segments):
+    def __init__(self, segments, joined: bool = False):
         segments = list(segments)
         if not segments or not all(isinstance(s, TaskTrajectory) for s in segments):
             raise InvalidInputError("a sequence needs at least one TaskTrajectory segment")
@@ -227,6 +249,8 @@ class Sequence(TaskTrajectory):
         for i, seg in enumerate(segments[1:], 1):
             if seg.task.kind != task.kind:
                 raise InvalidInputError(f"segment {i} is in task space {seg.task.kind}, segment 0 in {task.kind}")
+            if joined:
+                continue
             a, b = segments[i - 1].end_pose, seg.start_pose
             gap = max(float(np.linalg.norm(a.position - b.position)),
                       float(np.linalg.norm(so3_log(b.rotation @ a.rotation.T))))
@@ -257,12 +281,16 @@ class Sequence(TaskTrajectory):
 
     def check_times(self, step: float = CHECK_STEP, max_samples: int = CHECK_SAMPLES) -> np.ndarray:
         """Each segment's check times, offset to its start (the budget shared among the segments)."""
-        per = max(101, max_samples // len(self.segments))
+        per = max(CHECK_SEGMENT_SAMPLES, max_samples // len(self.segments))
         return np.concatenate([t0 + seg.check_times(step, per) for t0, seg in zip(self.times, self.segments)])
 
 
 class Waypoints(Sequence):
-    """Rest-to-rest point-to-point segments through poses[0], poses[1], ... (durations: one per segment)."""
+    """Rest-to-rest point-to-point segments through poses[0], poses[1], ... (durations: one per segment).
+
+    Sampled in one pass over every segment (``_motion``): each sample's segment found by one search, the profile
+    evaluated once per distinct segment duration, the segments' start positions and axis rotations gathered by
+    index, so 10,000 waypoints sample and check like one segment (a loop over the segments took minutes)."""
 
     def __init__(self, task: TaskSpace, poses, durations, profile="quintic", profile_options=None):
         poses = list(poses)
@@ -271,9 +299,48 @@ class Waypoints(Sequence):
             raise InvalidInputError(f"waypoints need at least 2 poses, got {len(poses)}")
         if D.shape != (len(poses) - 1,):
             raise InvalidInputError(f"waypoints: {len(poses)} poses need {len(poses) - 1} durations, got {D.size}")
-        super().__init__([PointToPoint(task, poses[i], poses[i + 1], D[i], profile, profile_options)
-                          for i in range(len(D))])
+        poses = [_pose_in_task(task, p, f"waypoint {i}") for i, p in enumerate(poses)]
+        name, options = profile_name(profile), dict(profile_options or {})
+        f = profile_function(name, options)
+        for T in np.unique(D):
+            f(0.0, _duration(T))                          # profile options checked once per duration
+        super().__init__([PointToPoint.checked(task, poses[i], poses[i + 1], D[i], name, options, f)
+                          for i in range(len(D))], joined=True)
         self.poses = tuple(seg.start for seg in self.segments) + (self.segments[-1].goal,)
+        segs = self.segments
+        self._f = segs[0]._f
+        self._durations = np.array([seg.duration for seg in segs])
+        self._p0 = np.array([seg.start.position for seg in segs])
+        self._dp = np.array([seg._dp for seg in segs])
+        self._angle = np.array([seg._rot.angle for seg in segs])
+        self._axis = np.array([seg._rot.axis for seg in segs])
+        self._R0, self._K, self._K2 = (np.array([getattr(seg._rot, a) for seg in segs]) for a in ("R0", "K", "K2"))
+
+    def _motion(self, t):
+        """Sequence._motion of point-to-point segments (PointToPoint._motion's formulas), vectorized over them."""
+        k = np.clip(np.searchsorted(self.times, t, side="right") - 1, 0, len(self.segments) - 1)
+        local = t - self.times[k]
+        T = self._durations[k]
+        s, ds, dds = np.empty_like(t), np.empty_like(t), np.empty_like(t)
+        order = np.argsort(T, kind="stable")              # the samples grouped by their segment's duration
+        edges = np.flatnonzero(np.diff(T[order])) + 1
+        for group in np.split(order, edges):
+            if group.size:
+                s[group], ds[group], dds[group] = self._f(local[group], T[group[0]])
+        phi = self._angle[k] * s
+        R = self._R0[k] + np.sin(phi)[:, None, None] * self._K[k] + (1.0 - np.cos(phi))[:, None, None] * self._K2[k]
+        w_dir = self._axis[k] * self._angle[k][:, None]
+        return (self._p0[k] + s[:, None] * self._dp[k], R, ds[:, None] * self._dp[k], ds[:, None] * w_dir,
+                dds[:, None] * self._dp[k], dds[:, None] * w_dir)
+
+    def check_times(self, step: float = CHECK_STEP, max_samples: int = CHECK_SAMPLES) -> np.ndarray:
+        """Sequence.check_times of point-to-point segments (TaskTrajectory.check_times of each), vectorized."""
+        per = max(CHECK_SEGMENT_SAMPLES, max_samples // len(self.segments))
+        n = np.minimum(per, np.maximum(101, np.ceil(self._durations / step).astype(np.int64) + 1))
+        seg = np.repeat(np.arange(n.size), n)
+        first = np.repeat(np.cumsum(n) - n, n)
+        frac = (np.arange(seg.size) - first) / (n[seg] - 1)
+        return self.times[seg] + frac * self._durations[seg]
 
 
 class Circle(TaskTrajectory):
@@ -293,7 +360,7 @@ class Circle(TaskTrajectory):
                  laps: float = 1.0, ramp_time: float = 0.5, profile="sine_on_ramp", profile_options=None,
                  start_angle: float = 0.0):
         self.center = _pose_in_task(task, center, "circle center")
-        self.radius = _positive("circle radius", radius, " m")
+        self.radius = _positive("circle radius", radius, " m", low=MIN_RADIUS)
         self.normal = _unit("circle normal", normal)
         self.speed = _positive("circle speed", speed, " m/s")
         self.laps = _positive("circle laps", laps, "", allow_zero=True)

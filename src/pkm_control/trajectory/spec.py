@@ -89,10 +89,10 @@ def check_reachable(kin, traj: TaskTrajectory, n: int | None = None, velocity_li
     """Check that the motion stays reachable, inside the joint limits and, with ``velocity_limits``, inside
     the actuated joints' velocity limits (the URDF's <limit velocity>, qdot_a = J xdot).
 
-    Samples: ``traj.check_times()`` (a bounded number, every 2 ms up to 20001 samples; one lap of a circle
-    stands for all its laps), or n evenly spaced samples. Returns (times (n,), q (n, nv)) or raises
-    UnreachablePoseError naming the first offending time (with the IK's own reason for that pose), or
-    JointLimitError for a joint velocity above its limit.
+    Samples: ``traj.check_times()`` (a bounded number, every 2 ms up to 20001 samples, a sequence's shared among
+    its segments with at least 5 each; one lap of a circle stands for all its laps), or n evenly spaced samples.
+    Returns (times (n,), q (n, nv)) or raises UnreachablePoseError naming the first offending time (with the IK's
+    own reason for that pose), or JointLimitError for a joint velocity above its limit.
     """
     if n is None:
         ts = traj.check_times()

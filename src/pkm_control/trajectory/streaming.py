@@ -23,12 +23,12 @@ the sample of its instant. Two pieces:
 from __future__ import annotations
 
 import bisect
-import re
 from dataclasses import dataclass
 
 import numpy as np
 import yaml
 
+from ..description.paths import flow_depth
 from ..errors import InvalidInputError
 from ..kinematics.task_space import Pose
 
@@ -42,7 +42,6 @@ MAX_GOAL_DEPTH = 32
 #: ``approach_tolerance`` parameter): above the resolution of a measured pose (the shipped CANopen drives' encoder
 #: increments, 1 um and 6 urad), so a held pose that is a quantized measurement of the goal's start is that start
 APPROACH_TOLERANCE = 1e-5
-_QUOTED = re.compile(r'"(?:[^"\\]|\\.)*"|\'[^\']*\'')
 
 
 class SampleBuffer:
@@ -118,24 +117,19 @@ def parse_goal(text: str) -> dict:
         raise InvalidInputError(f"goal must be a string (YAML/JSON trajectory spec), got {type(text).__name__}")
     if len(text) > MAX_GOAL_BYTES:
         raise InvalidInputError(f"goal has {len(text)} characters (limit {MAX_GOAL_BYTES})")
-    depth = _flow_depth(text)
+    depth = flow_depth(text)
     if depth > MAX_GOAL_DEPTH:
         raise InvalidInputError(f"goal nests {depth} brackets deep (limit {MAX_GOAL_DEPTH})")
     try:
         spec = yaml.safe_load(text)
     except (yaml.YAMLError, RecursionError) as exc:
         raise InvalidInputError(f"goal is not valid YAML/JSON: {str(exc)[:200]}") from exc
+    except ValueError as exc:       # a scalar the loader resolves but cannot build: an int of 5000 digits, 2020-13-45
+        raise InvalidInputError(f"goal holds a value YAML cannot read: {str(exc)[:200]}") from exc
     if not isinstance(spec, dict):
         raise InvalidInputError(f"goal must be a mapping (trajectory spec), got {type(spec).__name__}: "
                                 f"{text[:200]!r}")
     return spec
-
-
-def _flow_depth(text: str) -> int:
-    """Deepest nesting of [ and { outside quoted strings (vectorized: a running sum over the characters)."""
-    b = np.frombuffer(_QUOTED.sub("", text).encode("utf-8", "replace"), np.uint8)
-    step = np.isin(b, (91, 123)).astype(np.int64) - np.isin(b, (93, 125))
-    return int(np.cumsum(step).max(initial=0))
 
 
 @dataclass(frozen=True)
