@@ -101,8 +101,10 @@ def launch_setup(context, *args, **kwargs):
             own["publish_clock"] = False
         if name == "joint_controller" and hardware == "canopen" and stand_in:     # the emulated drives
             own["canopen_emulate"] = True
+        # stopped as `pkm bringup` stops them: SIGTERM 2 s after the SIGINT (a pkm node then exits at once,
+        # ros.runtime.run_node), SIGKILL 1 s later (launch's defaults: 5 s and 5 s)
         nodes.append(Node(package="pkm_control", executable=name, name=name, output="screen",
-                          parameters=[shared, own]))
+                          parameters=[shared, own], sigterm_timeout="2", sigkill_timeout="1"))
     urdf = robot_urdf(robot, variant or None)
     description = ParameterValue(urdf, value_type=str)
     nodes.append(Node(package="robot_state_publisher", executable="robot_state_publisher",

@@ -268,3 +268,28 @@ def test_a_stop_signal_is_not_lost_when_its_exception_is_caught_on_the_way(signu
             stop.check()
         assert again.value.args == (signal.Signals(signum).name,)
     assert signal.getsignal(signum) is before
+
+
+def test_a_signal_in_a_held_section_or_during_the_stop_never_cuts_it():
+    """Issue 22 §5 / issue 23 §1: a signal while bringup starts a node (StopRequest.held) lets the section end,
+    then raises Stopped; a signal once the stop has begun (after the first, or with ``stopping`` set for another
+    reason) raises nothing and goes to ``escalate`` (bringup: SIGKILL to the nodes still running)."""
+    from pkm_control.graph.signals import Stopped, signals_raise_stopped
+
+    with signals_raise_stopped() as stop:
+        ended = False
+        with pytest.raises(Stopped):
+            with stop.held():
+                os.kill(os.getpid(), signal.SIGTERM)
+                ended = True                                 # the node started is in the list
+        assert ended and stop.signal == "SIGTERM"
+        escalated = []
+        stop.escalate = escalated.append
+        os.kill(os.getpid(), signal.SIGINT)                  # during the stop: no exception
+        os.kill(os.getpid(), signal.SIGHUP)
+        assert escalated == ["SIGINT", "SIGHUP"] and stop.again == 2
+    with signals_raise_stopped() as stop:                    # a stop for another reason (a node exited)
+        escalated = []
+        stop.stopping, stop.escalate = True, escalated.append
+        os.kill(os.getpid(), signal.SIGTERM)
+        assert escalated == ["SIGTERM"] and stop.signal is None

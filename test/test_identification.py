@@ -340,8 +340,8 @@ def test_cli_identify(tmp_path, monkeypatch, capsys):
                                                                                         axis=0))}
     calls = []
 
-    def load_measured_run(path, robot=None, variant=None):
-        calls.append((path, robot, variant))
+    def load_measured_run(path, robot=None, variant=None, start=None, end=None):
+        calls.append((path, robot, variant, start, end))
         return runs[path]
 
     monkeypatch.setitem(sys.modules, "pkm_control.identification.recording",
@@ -350,7 +350,7 @@ def test_cli_identify(tmp_path, monkeypatch, capsys):
     assert main(["identify", "--bag", "good.mcap", "--robot", "palida", "--output", str(out), "--structure",
                  "jourdain", "--method", "ols", "--cutoff", "50"]) == 0
     text = capsys.readouterr().out
-    assert calls == [("good.mcap", "palida", None)]
+    assert calls == [("good.mcap", "palida", None, None, None)]
     assert "24 base parameters (jourdain), OLS" in text and "rel. std %" in text and "m_E + 6 m_3" in text
     assert "physical consistency: ok" in text and f"wrote {out}" in text
     ff = FeedforwardModel(dyn, "rigid+friction", str(out))

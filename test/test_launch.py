@@ -386,3 +386,62 @@ def test_bringup_rviz_commands(capsys):
     if shutil.which("ros2") is None:
         assert bringup.run(args) == 2
         assert "needs a ROS 2 installation" in capsys.readouterr().err
+
+
+def _pids(out):
+    return {ln.split("started ", 1)[1].split(" (pid")[0]: int(ln.rsplit("pid ", 1)[1].rstrip(")\n"))
+            for ln in out.splitlines() if "[bringup] started" in ln}
+
+
+@pytest.mark.ros
+def test_a_signal_while_the_nodes_start_stops_every_node_started():
+    """Issue 22 §5: SIGTERM as soon as the first node has started: bringup starts no more nodes (a node being
+    started when the signal comes is known to the stop: signals.blocked), stops the ones started, exits 0,
+    without a traceback; none is left running."""
+    import signal
+
+    p = _bringup("--robot", "delta", "--controller", "pd", domain=int(os.environ.get("PKM_TEST_ROS_DOMAIN_ID", "146")))
+    try:
+        lines = _read_until(p, "[bringup] started")
+        p.send_signal(signal.SIGTERM)
+    finally:
+        out = "".join(lines) + _communicate(p, 120)
+    assert p.returncode == 0 and "SIGTERM: stopping the graph" in out and "Traceback" not in out, out[-2000:]
+    pids = _pids(out)
+    assert pids and not [n for n, pid in pids.items() if _running(pid)], out[-2000:]
+
+
+@pytest.mark.ros
+@pytest.mark.slow
+def test_a_killed_node_and_signals_during_the_stop_leave_no_node_and_a_valid_bag(tmp_path):
+    """Issues 22 §4-5 and 23 §1: joint_controller killed (SIGKILL) while a recorded goal runs; bringup stops the
+    other nodes, and two SIGTERMs while it does hasten the stop (the nodes still running killed) instead of
+    raising a traceback; bringup exits with joint_controller's status, no node is left, and the bag is closed with
+    its metadata (rosbags reads it) and every message recorded before the kill. Each wait is on a line of output or
+    the process's end; the time from the kill to bringup's end is printed."""
+    import signal
+    import time
+
+    from pkm_control.identification.runs import message_counts, open_bag
+
+    bag = tmp_path / "killed"
+    p = _bringup("--robot", "delta", "--controller", "pd", "--record", str(bag), "--goal",
+                 "{type: point_to_point, goal: [0.0, 0.0, -0.28], duration: 60}",
+                 domain=int(os.environ.get("PKM_TEST_ROS_DOMAIN_ID", "146")))
+    try:
+        lines = _read_until(p, "motion starts")
+        pids = _pids("".join(lines))
+        t0 = time.monotonic()
+        os.kill(pids["joint_controller"], signal.SIGKILL)
+        lines += _read_until(p, "stopping the graph")
+        p.send_signal(signal.SIGTERM)
+        p.send_signal(signal.SIGTERM)
+    finally:
+        out = "".join(lines) + _communicate(p, 120)
+    print(f"bringup ended {time.monotonic() - t0:.2f} s after joint_controller was killed")
+    assert p.returncode == 256 - signal.SIGKILL, out[-3000:]
+    assert "joint_controller exited with status -9: stopping the graph" in out and "Traceback" not in out, out[-3000:]
+    assert not [n for n, pid in pids.items() if _running(pid)], out[-3000:]
+    said = {ln.split()[0]: int(ln.split()[1]) for ln in out.splitlines() if ln.endswith(" messages")}
+    with open_bag(bag) as (reader, _):       # every message bringup counted is in the bag, which any reader opens
+        assert message_counts(reader) == said, out[-3000:]

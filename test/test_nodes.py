@@ -1255,6 +1255,33 @@ def test_every_node_exits_cleanly_on_a_signal(ros, signame):
                 p.wait()
 
 
+@pytest.mark.parametrize("second", [None, "SIGINT"])
+def test_a_node_stuck_when_the_signal_comes_is_gone_all_the_same(second):
+    """Issue 22 §5: a node process whose main thread hangs (on a lock, while it builds its node: as a node blocked
+    in a call that does not return) when SIGTERM comes is still ended: SHUTDOWN_LIMIT s later by faulthandler's
+    timer, which the watchdog starts (status 1, and where the main thread was stuck: in ``stuck``), or at once on
+    a second signal (status 128 + the first's number). The wait is on the process's end; its limit only keeps a
+    broken run from hanging."""
+    import signal
+
+    code = ("import threading\nfrom pkm_control.ros.runtime import run_node\n"
+            "def stuck():\n    print('building', flush=True)\n    lock = threading.Lock()\n    lock.acquire()\n"
+            "    lock.acquire()\nrun_node(stuck, 'a node that never gets built')\n")
+    p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         env=dict(os.environ, ROS_DOMAIN_ID=DOMAIN))
+    try:
+        assert p.stdout.readline() == "building\n"
+        p.send_signal(signal.SIGTERM)
+        if second:
+            p.send_signal(getattr(signal, second))
+        p.wait(timeout=60)
+    finally:
+        p.kill()
+        err = p.communicate()[1]
+    assert p.returncode == (128 + signal.SIGTERM if second else 1), err
+    assert second or ('line 7 in stuck' in err and "Timeout" in err), err
+
+
 # ----------------------------------------------------------------------------- every robot, services
 
 # a short motion of each robot's own: 1 cm (and 0.02 rad where it rotates) from home in 0.1 s

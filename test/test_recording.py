@@ -154,3 +154,56 @@ def test_bad_bags(tmp_path):
         write_measured_run(tmp_path / "mcap", run)
     with pytest.raises(InvalidInputError, match="storage must be one of"):
         write_measured_run(tmp_path / "x", run, storage="bag")
+
+
+def test_a_window_with_a_gap_is_refused(tmp_path):
+    """Issue 22 §4: samples lost in the recording (here 20 of 200, from sample 100 on) make the identification
+    refuse the window that holds them, naming the topic, where the gap starts and how long it is; a window
+    before the gap is used. The expected figures come from the samples written: period 2 ms (tree_motion),
+    the gap from t[100] and 20 periods long."""
+    _, run = measured("delta", n=200)
+    keep = np.r_[0:100, 120:200]
+    write_measured_run(tmp_path / "gap", MeasuredRun("delta", run.names, run.t[keep], run.position[keep],
+                                                     run.effort[keep], run.velocity[keep]))
+    t = run.t
+    with pytest.raises(InvalidInputError, match=rf"/joint_states: a gap of 0\.04 s \(about 20 samples at the period "
+                                                rf"0\.002 s\) from t = {t[100]:.6g} s inside the window"):
+        load_measured_run(tmp_path / "gap")                                   # the whole bag
+    with pytest.raises(InvalidInputError, match=rf"a gap of 0\.04 s .* from t = {t[100]:.6g} s"):
+        load_measured_run(tmp_path / "gap", start=t[10], end=t[150])
+    before = load_measured_run(tmp_path / "gap", start=t[10], end=t[99] + 1e-4)   # before the gap: all there
+    np.testing.assert_allclose(before.t, t[10:100], rtol=0, atol=1e-9)
+    after = load_measured_run(tmp_path / "gap", start=t[120])
+    assert len(after.t) == 80
+    # a window reaching past the last sample: the tail is missing too (the run's end not recorded)
+    with pytest.raises(InvalidInputError, match=rf"a gap of 0\.1 s .* from t = {t[199] + 0.002:.6g} s"):
+        load_measured_run(tmp_path / "gap", start=t[120], end=t[199] + 0.1)
+
+
+def test_a_bag_whose_recorder_was_killed_is_read_from_what_it_committed(tmp_path):
+    """Issue 22 §4: a sqlite3 bag whose recorder died before closing it (no metadata.yaml; the messages after its
+    last commit rolled back, as a SIGKILL leaves them) is reindexed when opened: the committed messages are read
+    back exactly, with their topic, type and QoS."""
+    from pkm_control.identification.runs import message_counts, open_bag, reindex
+
+    _, run = measured("delta", n=60)
+    write_measured_run(tmp_path / "whole", run)                  # the 60 samples, closed: the reference
+    ts = typestore()
+    w = bag_writer(tmp_path / "killed", "sqlite3")
+    c = w.add_connection("/joint_states", "sensor_msgs/msg/JointState", typestore=ts)
+    with open_bag(tmp_path / "whole") as (reader, _):
+        raw = [(t, data) for _, t, data in reader.messages()]
+    for t, data in raw[:40]:
+        w.write(c, t, data)
+    w.storage.conn.commit()                                      # BagRecorder.commit
+    for t, data in raw[40:]:
+        w.write(c, t, data)
+    w.storage.conn.close()                                       # killed: the last 20 never committed
+    assert not (tmp_path / "killed" / "metadata.yaml").exists()
+    back = load_measured_run(tmp_path / "killed", robot="delta")
+    np.testing.assert_array_equal(back.position, run.position[:40])
+    np.testing.assert_array_equal(back.effort, run.effort[:40])
+    with open_bag(tmp_path / "killed") as (reader, _):
+        assert message_counts(reader) == {"/joint_states": 40}
+        assert reader.connections[0].msgtype == "sensor_msgs/msg/JointState"
+    assert not reindex(tmp_path / "killed") and not reindex(tmp_path / "whole")   # once, and only where needed

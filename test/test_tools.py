@@ -361,3 +361,49 @@ def test_a_missing_tf_names_make_tf2_msgs_where_tf2_msgs_is_missing(monkeypatch)
     except ImportError:
         return
     assert tf_hint("/tf") == ""
+
+
+def test_a_recording_drains_its_queue_and_names_the_samples_it_lacks(spin, tmp_path, capsys):
+    """Issue 22 §4: the bag recorder is closed while every message of a run is still queued for it (none taken
+    yet, as for a recorder that fell behind on a loaded machine): the bag holds them all, with its metadata. The
+    run lacks 30 control periods (0.1 s to 0.115 s at 2 kHz, not published): the summary's one line names them.
+    The wait for the reader's acknowledgements is an event (the messages are in the recorder's queue)."""
+    from sensor_msgs.msg import JointState
+
+    from pkm_control.graph import bringup
+    from pkm_control.graph.bag_recorder import BagRecorder, lost_samples
+    from pkm_control.graph.tools import Session
+    from pkm_control.identification.runs import message_counts, open_bag
+    from pkm_control.ros.messages import joint_state_msg
+
+    node = spin(rclpy.create_node("stand_in_joint_controller"))[0]
+    pub = node.create_publisher(JointState, "/joint_states", QoSProfile(depth=1000,
+                                                                        reliability=ReliabilityPolicy.RELIABLE))
+    session = Session(int(DOMAIN), "test_drain")
+    try:
+        rec = BagRecorder(session, tmp_path / "bag", topics=["/joint_states"])
+        assert session.wait(lambda: rec.subscribe_new() or "/joint_states" in rec.connections, 60)
+        assert session.wait(lambda: pub.get_subscription_count() > 0, 60)
+        periods = [k for k in range(600) if not 200 <= k < 230]
+        for k in periods:
+            pub.publish(joint_state_msg(k * 500_000, ["a"], np.zeros(1), np.zeros(1), np.zeros(1)))
+        assert pub.wait_for_all_acked(rclpy.duration.Duration(seconds=60))
+        assert rec.received == 0                   # all of them queued, none taken
+        rec.close()
+        assert rec.counts == {"/joint_states": len(periods)}
+        s = rec.summary(2000.0)
+        assert s["/joint_states"]["missing_periods"] == 30 and s["/joint_states"]["gaps"] == [[0.1, 0.015]]
+        assert lost_samples(s) == (f"the recording {tmp_path / 'bag'} misses 30 /joint_states samples (control "
+                                   "periods at 2000 Hz without one) in 1 gap, the longest 0.0150 s from sim time "
+                                   "0.1000 s")
+        # `pkm bringup --record`: that line on stderr, exit status 5 where it would have been 0 (a node's own stays)
+        assert bringup._lost(s, 0) == bringup.LOST_SAMPLES == 5 and bringup._lost(s, 1) == 1
+        assert capsys.readouterr().err.splitlines() == [f"pkm bringup: {lost_samples(s)}"] * 2
+        assert bringup._lost({"bag": "b", "messages": {}}, 0) == 0           # nothing recorded: nothing lost
+        # the tail: a goal that ended at 0.35 s lacks its last 101 periods too (0.3 s to 0.35 s, both included)
+        tail = rec.summary(2000.0, end=0.35)["/joint_states"]
+        assert tail["gaps"][-1] == pytest.approx([0.3, 0.0505]) and tail["missing_periods"] == 30 + 101
+        with open_bag(tmp_path / "bag") as (reader, _):       # metadata written: any rosbag2 reader opens it
+            assert message_counts(reader) == {"/joint_states": len(periods)}
+    finally:
+        session.close()

@@ -205,7 +205,7 @@ def run(args) -> dict:
     # 4. identification
     # the excitation itself: not the approach move to its start (slow joints, where no friction model fits)
     t0 = float(exc_summary["goal_start"])
-    measured = load_measured_run(files["excitation_bag"], ROBOT).between(t0, t0 + excitation_traj.duration)
+    measured = load_measured_run(files["excitation_bag"], ROBOT, start=t0, end=t0 + excitation_traj.duration)
     ident = identify(measured, dyn, method=args.method, base=base, sign_eps=sign_eps,
                      min_speed=args.min_speed, progress=not args.quiet)
     files["identified"] = out / "palida_identified_parameters.yaml"

@@ -36,9 +36,7 @@ def cmd_identify(args):
     from ..identification.recording import load_measured_run
 
     dyn = robot_dynamics(args.robot, args.variant)
-    run = load_measured_run(args.bag, args.robot, args.variant)
-    if args.start is not None or args.end is not None:
-        run = run.between(args.start, args.end)
+    run = load_measured_run(args.bag, args.robot, args.variant, args.start, args.end)   # a gap in it: refused
     ident = identify(run, dyn, method=args.method, structure=args.structure, cutoff=args.cutoff,
                      decimation=args.decimation, sign_eps=args.sign_eps, min_speed=args.min_speed,
                      progress=not args.json)
@@ -132,7 +130,8 @@ def register(sub) -> None:
                     help="use the samples from S s of the bag's clock on (e.g. the excitation's goal start, without "
                          "the approach move; default: from the first)")
     sp.add_argument("--end", type=finite_float, default=None, metavar="S",
-                    help="use the samples up to S s of the bag's clock (default: to the last)")
+                    help="use the samples up to S s of the bag's clock (default: to the last); a gap among the "
+                         "samples used (lost in the recording) is refused, named")
     sp.add_argument("--method", choices=("ols", "wls"), default="wls",
                     help="ordinary or weighted least squares (weights: each joint equation's residual std; default)")
     sp.add_argument("--min-speed", type=finite_float, default=0.0, metavar="V",

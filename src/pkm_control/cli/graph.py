@@ -177,13 +177,18 @@ def _goal(args, session):
 
 
 def _record(args, session):
-    from ..graph.bag_recorder import format_summary, record
+    from ..graph.bag_recorder import format_summary, lost_samples, record
 
     summary = record(session, args, lambda msg: print(f"pkm record: {msg}", file=sys.stderr, flush=True))
     emit(args, summary, format_summary(summary))
     if args.until_done and summary["goal_status"] != "finished":
         print(f"pkm record: the goal did not finish while recording ({summary['goal_status']})", file=sys.stderr)
         raise SystemExit(1)
+    lost = lost_samples(summary)
+    if lost is not None:                 # never a silent gap; a recording meant to be whole fails (bringup's 5)
+        print(f"pkm record: {lost}", file=sys.stderr)
+        if args.until_done or args.duration is not None:
+            raise SystemExit(5)
 
 
 def register(sub) -> None:
@@ -304,7 +309,9 @@ def register(sub) -> None:
               "publishes /joint_states every control period (its state_publish_rate set to 0, the old value back at\n"
               "the end): the identification needs the control rate. Stops after --duration seconds of recorded\n"
               "/joint_states time (sim time in lockstep), when the goal is done (--until-done), or at Ctrl-C; the\n"
-              "bag is closed cleanly each time. Prints the messages per topic and the periods without a sample.\n"
+              "bag is closed cleanly each time (what was received until then drained into it first). Prints the\n"
+              "messages per topic and the periods without a sample; when /joint_states misses some, one line on\n"
+              "stderr says how many and where (exit status 5 with --until-done or --duration).\n"
               "To record a run from its first period, use `pkm bringup --record BAG` instead.",
               "examples:\n  pkm record --output run1 --until-done\n"
               "  pkm record --output run2 --storage mcap --duration 5\n"

@@ -25,6 +25,16 @@ Lockstep start (`pkm bringup --record`): with ``gated`` topics (the ground truth
 recorder subscribes them only once it has received a /joint_states message: joint_controller's wait_for_recorder
 waits for a subscriber on those, so the run starts only when /joint_states reaches the bag (joint_controller
 offers the state at time 0 again every 0.1 s until then).
+
+Durability: rosbags' sqlite3 writer holds every message in one transaction until the bag is closed; the recorder
+commits it about once a second (COMMIT_PERIOD), so that a recorder killed before it closes the bag (SIGKILL of `pkm
+bringup` or `pkm record`) leaves what it had committed, which ``identification.runs.reindex`` makes readable (it
+writes the missing metadata.yaml when the bag is opened). An MCAP bag without its end is not readable.
+
+Closing: ``close`` first drains the subscriptions (every message the middleware has already received is written:
+a recorder that fell behind on a loaded machine catches up before the bag ends), then writes the bag's metadata.
+``lost_samples`` turns a summary whose /joint_states misses control periods into one line (how many, where): `pkm
+bringup --record` prints it on stderr and exits non-zero, never a silent gap.
 """
 
 from __future__ import annotations
@@ -42,6 +52,7 @@ STATUS_TOPIC = "/trajectory_generator/status"
 DEFAULT_TOPICS = (JOINT_STATES, "/joint_references", "/desired_joint_states", "/feedforward", "/diagnostics",
                   "/robot_description", STATUS_TOPIC)
 COMMANDS_TYPE = "std_msgs/msg/Float64MultiArray"
+COMMIT_PERIOD = 1.0     # s (wall) between two commits of the sqlite3 bag's transaction
 CONTROLLER = "/joint_controller"
 
 
@@ -78,6 +89,9 @@ class BagRecorder:
         self._closed = False
         self.received = 0                  # messages taken (all topics)
         self.listeners = {}                # topic -> f(raw CDR bytes), called with each recorded message
+        self._taken = {}                   # topic -> (monotonic s when the last one was taken, its reception ns)
+        self._committed = (time.monotonic(), 0)     # (when, messages received) at the last commit (sqlite3)
+        self._cut_ns = None                # drain(cut=True): messages received after this (ns) are not recorded
 
     @property
     def ready(self) -> bool:
@@ -100,7 +114,17 @@ class BagRecorder:
             before = self.received
             executor.spin_once(timeout_sec=0.0)
             if self.received == before:
-                return
+                break
+        self.commit()
+
+    def commit(self, force: bool = False):
+        """sqlite3: commit what was written since the last commit, at most every COMMIT_PERIOD s unless ``force``
+        (module docstring: durability). rosbags' writer has no flush of its own: its storage's connection."""
+        conn = getattr(self.writer.storage, "conn", None)
+        at, received = self._committed
+        if conn is not None and self.received != received and (force or time.monotonic() - at >= COMMIT_PERIOD):
+            conn.commit()
+            self._committed = (time.monotonic(), self.received)
 
     def subscribe_new(self):
         """Subscribe the wanted topics that have a publisher now and are not recorded yet."""
@@ -146,9 +170,11 @@ class BagRecorder:
 
     def _on_message(self, topic, raw, info):
         self.received += 1
-        if self._closed:
+        received = int(info["received_timestamp"])
+        self._taken[topic] = (time.monotonic(), received)
+        if self._closed or (self._cut_ns is not None and received > self._cut_ns):
             return
-        self.writer.write(self.connections[topic], int(info["received_timestamp"]), raw)
+        self.writer.write(self.connections[topic], received, raw)
         self.counts[topic] += 1
         if topic in self.listeners:
             self.listeners[topic](raw)
@@ -177,12 +203,33 @@ class BagRecorder:
         end = float(st.get("end", 0.0))
         return end * 1e9 >= min(self.stamps) and self.sim_time >= end
 
-    def close(self):
+    def drain(self, abort=lambda: False, quiet: float = 0.2, cut: bool = False):
+        """Take what the middleware has received so far: until a wait of ``quiet`` s (wall) brings nothing (the
+        publishers stopped), or every topic has delivered a message received after the drain began or nothing for
+        ``quiet`` s (a live graph: caught up), or abort() (`pkm bringup`: a second signal). ``cut``: the messages
+        received after the drain began are not recorded (`pkm record` leaves a live graph: the recording ends at
+        the stop, not with what the graph sends after it, e.g. at the state_publish_rate put back)."""
+        began_ns, executor = time.time_ns(), self.session.executor
+        if cut and self._cut_ns is None:
+            self._cut_ns = began_ns
+        while not abort():
+            before = self.received
+            executor.spin_once(timeout_sec=quiet)
+            if self.received == before:
+                return
+            now = time.monotonic()
+            if all(rx >= began_ns or now - at > quiet for at, rx in self._taken.values()):
+                return
+
+    def close(self, abort=lambda: False):
+        """Drain (``drain``; after a cut one if there was one), then finish the bag: its metadata written, readable
+        by any rosbag2 reader."""
         if not self._closed:
-            self._closed = True
-            for sub in self._subscriptions:
-                self.session.node.destroy_subscription(sub)
-            self.writer.close()
+            try:
+                self.drain(abort, cut=self._cut_ns is not None)
+            finally:
+                self._closed = True
+                self.writer.close()
 
     def summary(self, control_rate: float | None = None, end: float | None = None) -> dict:
         """Messages per topic, the topics not recorded and why, and the /joint_states samples: how many distinct
@@ -198,8 +245,32 @@ class BagRecorder:
                 s["control_rate_hz"] = control_rate
                 last = t[-1] if end is None else max(t[-1], end)
                 s["missing_periods"] = int(round((last - t[0]) * control_rate)) + 1 - len(t)
+                s["gaps"] = gaps(t, 1.0 / control_rate, end)
             out[JOINT_STATES] = s
         return out
+
+
+def gaps(t: np.ndarray, dt: float, end: float | None = None) -> list:
+    """[first missing instant (s), length (s)] of each run of control periods without a sample in the sorted
+    instants t (period dt), and after the last one up to ``end`` (None: no tail)."""
+    k = np.round(np.asarray(t) / dt).astype(np.int64)
+    if end is not None:
+        k = np.append(k, int(round(end / dt)) + 1)       # a sample after the end: the tail's missing periods
+    jump = np.flatnonzero(np.diff(k) > 1)
+    return [[float((k[i] + 1) * dt), float((k[i + 1] - k[i] - 1) * dt)] for i in jump]
+
+
+def lost_samples(summary: dict) -> str | None:
+    """One line saying how many /joint_states samples a recording misses and where (None when none): `pkm bringup
+    --record` prints it and exits non-zero."""
+    js = summary.get(JOINT_STATES, {})
+    if js.get("missing_periods", 0) <= 0:
+        return None
+    g = js["gaps"]
+    longest = max(g, key=lambda x: x[1]) if g else None
+    return (f"the recording {summary['bag']} misses {js['missing_periods']} {JOINT_STATES} samples (control periods "
+            f"at {js['control_rate_hz']:g} Hz without one) in {len(g)} gap{'s' if len(g) != 1 else ''}"
+            + (f", the longest {longest[1]:.4f} s from sim time {longest[0]:.4f} s" if longest else ""))
 
 
 def _header_stamp_ns(raw: bytes) -> int:
@@ -301,8 +372,11 @@ def record(session, args, log) -> dict:
                         break
                     if args.until_done and rec.goal_done():
                         break
+            except Stopped as exc:
+                log(f"{exc}: closing the bag")
             finally:
                 bar.close()
+                rec.drain(cut=True)   # what was received until now, before the publish rate is put back
     except (KeyboardInterrupt, Stopped) as exc:   # anywhere until here (the rate is put back leaving ``every``)
         log(f"{exc if isinstance(exc, Stopped) else 'Ctrl-C'}: closing the bag")
     finally:

@@ -5,9 +5,12 @@ joint_controller, `--hardware sim`, the default; five with the robot in the `har
 `--hardware topics`) as separate processes with the same parameters a launch file gives them: one
 generated ROS parameter file (``/**`` for the shared keys, a section per node for its own). It
 forwards their output line by line with a ``[node]`` prefix and stops them cleanly on Ctrl-C,
-SIGTERM or SIGHUP (SIGINT to each, then SIGTERM and SIGKILL after a grace period); killed itself
-(SIGKILL), its children get SIGTERM from the kernel (signals.die_with_parent). If one node
-exits on its own, the others are stopped and its exit status is returned.
+SIGTERM or SIGHUP, at any moment (while they start, run or stop): SIGTERM to each node's process
+group, again after 2 s (a node exits at once on a second signal, ros.runtime.run_node), SIGKILL 1 s
+later. A second signal while it stops kills the nodes still running at once (SIGKILL);
+a third ends bringup itself at once.
+Killed itself (SIGKILL), its children get SIGTERM from the kernel (signals.die_with_parent). If one
+node exits on its own, the others are stopped and its exit status is returned.
 
 With --exit-when-done (needs --goal) it records the run from this process and ends when the goal's
 trajectory has finished (exit 0), or at once when the goal is rejected (exit 1), or when a node's
@@ -17,6 +20,12 @@ durations, real-time factor (sim seconds per wall second, from the first motion 
 actuator tracking errors (RMS and max per actuated joint), platform position and orientation
 errors, safe-behaviour entries and rejected inputs.
 With --json the summary is one JSON object on stdout (the nodes' output then goes to stderr).
+
+With --record the bag takes every message the nodes sent before they stopped (the recorder's queue
+is drained before the bag is closed) and is closed with its metadata whatever ends the run (the goal,
+a signal, a node that exits or is killed). A recording that still misses /joint_states samples
+(control periods without one between its first sample and the goal's end) ends with exit status 5
+(when it would have been 0) and one line on stderr saying how many and where.
 
 With --rviz (needs a ROS 2 installation: ros2, robot_state_publisher, tf2_ros, rviz2) it also
 starts, as the launch file does, robot_state_publisher with the xacro-processed URDF for the
@@ -28,6 +37,7 @@ rviz/<robot>.rviz. This module's parent imports no ROS package before the graph 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shlex
@@ -46,7 +56,11 @@ from ..control.settings import HARDWARE
 from ..ros.topology import estimated_state_topic, graph
 from .signals import Stopped, die_with_parent, signals_raise_stopped
 
-GRACE = 5.0     # s between SIGINT and SIGTERM (and SIGTERM and SIGKILL)
+#: the stop: (signal to every node's process group, s to wait for them before the next). SIGTERM, not SIGINT: a node
+#: still starting its interpreter (no handler yet) ends quietly, not with a KeyboardInterrupt traceback; the second
+#: SIGTERM ends a pkm node at once (ros.runtime.run_node)
+STOP_SEQUENCE = ((signal.SIGTERM, 2.0), (signal.SIGTERM, 1.0), (signal.SIGKILL, 10.0))
+LOST_SAMPLES = 5    # exit status of a run whose recording misses samples (when it would have been 0)
 
 
 def add_arguments(p: argparse.ArgumentParser, robot: bool = True) -> None:
@@ -222,23 +236,13 @@ def _forward(name: str, stream, lock: threading.Lock, out) -> None:
     stream.close()
 
 
-def _stop(procs, log) -> None:
-    """SIGINT every running child, then SIGTERM, then SIGKILL, each after GRACE seconds."""
-    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGKILL):
-        alive = [(n, p) for n, p in procs if p.poll() is None]
-        if not alive:
-            return
-        for name, p in alive:
-            try:
-                p.send_signal(sig)
-            except ProcessLookupError:      # exited between poll() and the signal
-                continue
-        deadline = time.monotonic() + GRACE
-        while time.monotonic() < deadline and any(p.poll() is None for _, p in alive):
-            time.sleep(0.05)
-        left = [n for n, p in alive if p.poll() is None]
-        if left and sig != signal.SIGKILL:
-            log(f"still running after {signal.Signals(sig).name}: {', '.join(left)}")
+def _signal_group(p, sig) -> None:
+    """sig to the process group of p (its own session: the node and whatever it started), unless p was reaped."""
+    if p.returncode is None:
+        try:
+            os.killpg(p.pid, sig)
+        except (ProcessLookupError, PermissionError):      # gone already
+            pass
 
 
 class Graph:
@@ -253,19 +257,24 @@ class Graph:
         with open(self.params_file, "w") as f:
             f.write(yaml.safe_dump(parameters(args), sort_keys=False))
         self.procs = []
+        self.killed_on = None       # the signal that made the stop kill the nodes (``kill``)
+        self.kills = 0
 
     def log(self, msg):
         with self.lock:
             print(f"[bringup] {msg}", file=self.out, flush=True)
 
-    def start(self):
+    def start(self, stop=None):
+        """Start every node; ``stop``: the StopRequest whose signal waits until a node being started is known."""
         env = dict(os.environ, PYTHONUNBUFFERED="1")
         for name, argv in commands(self.args, self.params_file):
             # own session: a terminal Ctrl-C reaches bringup only, which then stops the children in order; each
-            # gets SIGTERM when this process dies, killed (SIGKILL) or not
-            p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
-                                 start_new_session=True, preexec_fn=die_with_parent())
-            self.procs.append((name, p))
+            # gets SIGTERM when this process dies, killed (SIGKILL) or not. A signal waits until the child is in
+            # self.procs: the stop knows every node started
+            with contextlib.nullcontext() if stop is None else stop.held():
+                p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
+                                     start_new_session=True, preexec_fn=die_with_parent())
+                self.procs.append((name, p))
             threading.Thread(target=_forward, args=(name, p.stdout, self.lock, self.out), daemon=True).start()
             self.log(f"started {name} (pid {p.pid})")
 
@@ -273,8 +282,37 @@ class Graph:
         """(name, status) of the first child that exited, or None."""
         return next(((n, p.returncode) for n, p in self.procs if p.poll() is not None), None)
 
+    def kill(self, name: str) -> None:
+        """A signal during the stop (StopRequest.escalate, run in a signal handler: no lock taken): SIGKILL to every
+        node still running, now; the third ends bringup itself at once (whatever it was waiting for)."""
+        self.killed_on = name
+        self.kills += 1
+        for _, p in self.procs:
+            _signal_group(p, signal.SIGKILL)
+        if self.kills >= 3:
+            os.write(2, f"[bringup] {name} a third time while stopping: exiting now\n".encode())
+            os._exit(128 + signal.Signals[name])
+
     def stop(self):
-        _stop(self.procs, self.log)
+        """The nodes stopped (STOP_SEQUENCE; at once with SIGKILL after a second signal, ``kill``), each reaped."""
+        t0, running = time.monotonic(), [(n, p) for n, p in self.procs if p.poll() is None]
+        for sig, wait in STOP_SEQUENCE:
+            alive = [(n, p) for n, p in self.procs if p.poll() is None]
+            if not alive:
+                break
+            for _, p in alive:
+                _signal_group(p, sig)
+            deadline = time.monotonic() + wait
+            while time.monotonic() < deadline and any(p.poll() is None for _, p in alive):
+                time.sleep(0.02)
+            left = [n for n, p in alive if p.poll() is None]
+            if left and sig != signal.SIGKILL and self.killed_on is None:
+                self.log(f"still running {wait:g} s after {signal.Signals(sig).name}: {', '.join(left)}")
+        if self.killed_on is not None:
+            self.log(f"{self.killed_on} while stopping: the nodes still running were killed (SIGKILL)")
+        if running:
+            self.log(f"{len(running)} nodes stopped in {time.monotonic() - t0:.2f} s: "
+                     + ", ".join(f"{n} {p.returncode}" for n, p in running))
         shutil.rmtree(self.tmp, ignore_errors=True)
 
 
@@ -302,37 +340,64 @@ def run(args) -> int:
             print(json.dumps({k: v for k, v in summary.items() if not k.startswith("_")}, indent=2))
         else:
             print(format_summary(summary))
-        return {"finished": 0, "rejected": 1, "stalled": 4}.get(summary["goal_status"], 3)
+        code = {"finished": 0, "rejected": 1, "stalled": 4}.get(summary["goal_status"], 3)
+        return _lost(summary.get("bag"), code)
     bag = _bag_recorder(args)       # before the graph: a bag that cannot be created fails here
     g = Graph(args)
     code = 0
     with signals_raise_stopped() as stop:
+        stop.escalate = g.kill
         try:
-            g.start()
+            g.start(stop)
             t_end = None if args.duration is None else time.monotonic() + args.duration
             while True:
                 stop.check()
                 done = g.exited()
                 if done:
+                    code, stop.stopping = done[1], True      # a signal from here on hastens the stop
                     g.log(f"{done[0]} exited with status {done[1]}: stopping the graph")
-                    code = done[1]
                     break
                 if t_end is not None and time.monotonic() >= t_end:
+                    stop.stopping = True
                     g.log(f"--duration {args.duration} s reached: stopping the graph")
                     break
                 if bag is None:
                     time.sleep(0.1)
                 else:
                     bag.spin_once(0.1)
+            stop.stopping = True      # from here a signal hastens the stop (signals.StopRequest), never cuts it
         except Stopped as exc:
             g.log(f"{exc}: stopping the graph")
         finally:
+            stop.stopping = True
             g.stop()
+            summary = None
             if bag is not None:
-                bag.close()
-                g.log(bag_summary(bag, args))
-                bag.session.close()
-    return code
+                from .bag_recorder import format_summary as bag_lines
+
+                summary = _close_bag(bag, args, stop)
+                g.log(bag_lines(summary))
+    return _lost(summary, code)
+
+
+def _close_bag(bag, args, stop, end: float | None = None) -> dict:
+    """The bag drained and closed (a signal during the drain cuts it short), its summary (``end``: the goal's end)."""
+    try:
+        bag.close(abort=lambda: stop.again > 0)
+    finally:
+        bag.session.close()
+    return bag.summary(_control_rate(args), end)
+
+
+def _lost(bag_summary: dict | None, code: int) -> int:
+    """The exit status: LOST_SAMPLES instead of 0 when the recording misses samples (said in one line on stderr)."""
+    from .bag_recorder import lost_samples
+
+    line = None if bag_summary is None else lost_samples(bag_summary)
+    if line is None:
+        return code
+    print(f"pkm bringup: {line}", file=sys.stderr, flush=True)
+    return code or LOST_SAMPLES
 
 
 def _bag_recorder(args):
@@ -364,12 +429,6 @@ def _control_rate(args) -> float:
         if rate is not None:
             return float(rate)
     return float(load_settings(args.robot or "palida", args.controller, args.controller_config)["control_rate"])
-
-
-def bag_summary(bag, args) -> str:
-    from .bag_recorder import format_summary
-
-    return format_summary(bag.summary(_control_rate(args)))
 
 
 def run_recorded(args, progress=None, out=None):
@@ -411,9 +470,11 @@ def run_recorded(args, progress=None, out=None):
     t_motion = None            # wall time when sim time first passed the motion start
     status, reason = "timeout", ""
     record = None
+    bag_summary = None
     with signals_raise_stopped() as stop:
+        stop.escalate = g.kill
         try:
-            g.start()
+            g.start(stop)
             while True:
                 stop.check()
                 rec.spin_once(0.05 if bag is None else 0.0)
@@ -446,25 +507,26 @@ def run_recorded(args, progress=None, out=None):
                     break
                 stall = stalled(rec.diagnostics)
                 if stall:
-                    status, reason = "stalled", stall
+                    status, reason, stop.stopping = "stalled", stall, True
                     g.log(f"lockstep stalled: {stall}: stopping the graph")
                     break
                 if time.monotonic() - t_wall0 > args.timeout:
                     reason = f"no end after {args.timeout:.0f} s (wall) at sim time {sim:.3f} s"
                     break
+            stop.stopping = True      # from here a signal hastens the stop (signals.StopRequest), never cuts it
         except Stopped as exc:
             g.log(f"{exc}: stopping the graph")
             status, reason = "interrupted", str(exc)
         finally:
+            stop.stopping = True
             g.stop()
             if bag is not None:
-                bag.close()
-                bag.session.close()
+                bag_summary = _close_bag(bag, args, stop, rec.status.get("end") if status == "finished" else None)
     wall = time.monotonic() - t_wall0
     summary = {"robot": robot, "controller": args.controller, "hardware": args.hardware, "goal": spec,
                "goal_status": status, "reason": reason, "wall_duration_s": wall, "sim_duration_s": rec.sim_time}
-    if bag is not None:
-        summary["bag"] = bag.summary(_control_rate(args), rec.status.get("end") if status == "finished" else None)
+    if bag_summary is not None:
+        summary["bag"] = bag_summary
     summary.update(rec.events())
     try:
         if status == "finished":

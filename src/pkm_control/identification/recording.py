@@ -16,7 +16,10 @@ one that `ros2 bag record` made on a real machine) with the standard topics:
   before the first command are dropped.
 
 Every control period's sample belongs in the bag: the identification filters and differentiates at the control
-rate (`pkm record` makes joint_controller publish /joint_states every period while it records).
+rate (`pkm record` makes joint_controller publish /joint_states every period while it records). A window (``start``,
+``end``: the samples the identification is to use) with a gap is refused, the gap named (topic, start, length):
+an interval between two samples longer than 1.5 of the topic's median periods, or a window end further than that
+from the first or last sample inside it. A recording that lost samples cannot pass for one of the run.
 
 ``write_measured_run(path, run)`` writes a run as such a bag (one JointState per sample): tests and tools.
 
@@ -43,8 +46,10 @@ MIN_SAMPLES = 30
 STORAGES = ("sqlite3", "mcap")
 
 
-def load_measured_run(path, robot: str | None = None, variant: str | None = None) -> MeasuredRun:
-    """The measured actuated joints of a rosbag2 (module docstring); robot and variant as in ``runs.load_bag``."""
+def load_measured_run(path, robot: str | None = None, variant: str | None = None, start: float | None = None,
+                      end: float | None = None) -> MeasuredRun:
+    """The measured actuated joints of a rosbag2 (module docstring); robot and variant as in ``runs.load_bag``;
+    start, end: the window of the bag's clock (s; None: from the first sample, to the last), refused with a gap."""
     with open_bag(path) as (reader, source):
         counts = message_counts(reader)
         if not counts.get(JOINT_STATES):
@@ -84,11 +89,42 @@ def load_measured_run(path, robot: str | None = None, variant: str | None = None
                                     f"{topic} (no force to pair a sample with)")
         t, q, effort = t[first:], q[first:], forces[j[first:]]
         v = None if v is None else v[first:]
+    if len(t) > 1:
+        inside = window(t, start, end, f"{source} {JOINT_STATES}")
+        t, q, effort = t[inside], q[inside], effort[inside]
+        v = None if v is None else v[inside]
+        if start is not None or end is not None:
+            source = f"{source} [{'' if start is None else start}, {'' if end is None else end}] s"
     if len(t) < MIN_SAMPLES:
         span = t[-1] - t[0] if len(t) else 0.0
         raise InvalidInputError(f"{source}: {len(t)} samples of the actuated joints ({span:.4g} s), too short a run: "
                                 f"the identification needs at least {MIN_SAMPLES}")
     return MeasuredRun(kin.model.name, tuple(act), t, q, effort, v, source)
+
+
+def window(t: np.ndarray, start: float | None, end: float | None, where: str) -> np.ndarray:
+    """The indices of the sorted sample times t inside [start, end] (None: the first, the last sample);
+    InvalidInputError naming the first gap there and how many there are (module docstring)."""
+    dt = float(np.median(np.diff(t)))
+    lo, hi = t[0] if start is None else start, t[-1] if end is None else end
+    inside = np.flatnonzero((t >= lo) & (t <= hi))
+    if not len(inside):
+        raise InvalidInputError(f"{where}: no sample between {lo:.6g} and {hi:.6g} s (the samples cover "
+                                f"{t[0]:.6g} to {t[-1]:.6g} s)")
+    s = t[inside]
+    found = [(lo, s[0] - lo)] if s[0] - lo > 1.5 * dt else []
+    step = np.diff(s)
+    found += [(s[i] + dt, step[i] - dt) for i in np.flatnonzero(step > 1.5 * dt)]
+    if hi - s[-1] > 1.5 * dt:
+        found.append((s[-1] + dt, hi - s[-1]))
+    if found:
+        first, length = found[0]
+        raise InvalidInputError(
+            f"{where}: a gap of {length:.6g} s (about {length / dt:.0f} samples at the period {dt:.6g} s) from "
+            f"t = {first:.6g} s inside the window [{lo:.6g}, {hi:.6g}] s"
+            + (f", and {len(found) - 1} more gaps" if len(found) > 1 else "")
+            + ": the recording lost samples; record the run again, or choose a window without a gap")
+    return inside
 
 
 def _listing(counts: dict) -> str:

@@ -222,6 +222,7 @@ def open_bag(path):
     bag = path.parent if path.is_file() else path
     source = f"bag '{bag}'"
     try:
+        reindex(bag)
         reader = AnyReader([bag], default_typestore=get_typestore(Stores.LATEST))
         reader.open()
     except Exception as exc:       # rosbags raises its own reader errors, and OS/format errors beneath them
@@ -230,6 +231,43 @@ def open_bag(path):
         yield reader, source
     finally:
         reader.close()
+
+
+def reindex(bag: Path) -> bool:
+    """Write the metadata.yaml of a sqlite3 rosbag2 that has none (its recorder was killed before it closed the bag:
+    `ros2 bag reindex` does the same) from the database itself: its topics, and each one's message count and time
+    span. What the recorder had committed is then readable (graph.bag_recorder commits about once a second).
+    False when there is nothing to do (metadata there, or no single .db3)."""
+    import sqlite3
+
+    import yaml
+
+    dbs = sorted(bag.glob("*.db3")) if bag.is_dir() else []
+    if (bag / "metadata.yaml").exists() or len(dbs) != 1:
+        return False
+    con = sqlite3.connect(f"file:{dbs[0]}?mode=ro", uri=True)
+    try:
+        topics = con.execute("SELECT id, name, type, serialization_format, offered_qos_profiles, "
+                             "type_description_hash FROM topics ORDER BY id").fetchall()
+        stats = {tid: (n, lo, hi) for tid, n, lo, hi in con.execute(
+            "SELECT topic_id, COUNT(*), MIN(timestamp), MAX(timestamp) FROM messages GROUP BY topic_id")}
+    finally:
+        con.close()
+    count = sum(n for n, _, _ in stats.values())
+    start = min((lo for _, lo, _ in stats.values()), default=0)
+    duration = max((hi for _, _, hi in stats.values()), default=0) - start
+    span = {"starting_time": {"nanoseconds_since_epoch": start}, "duration": {"nanoseconds": duration}}
+    info = {"version": 9, "storage_identifier": "sqlite3", "relative_file_paths": [dbs[0].name], **span,
+            "message_count": count,
+            "topics_with_message_count": [
+                {"topic_metadata": {"name": name, "type": kind, "serialization_format": fmt,
+                                    "offered_qos_profiles": qos, "type_description_hash": digest},
+                 "message_count": stats.get(tid, (0,))[0]} for tid, name, kind, fmt, qos, digest in topics],
+            "compression_format": "", "compression_mode": "",
+            "files": [{"path": dbs[0].name, **span, "message_count": count}],
+            "custom_data": {"reindexed": "pkm_control: the recorder did not close the bag"}, "ros_distro": "rosbags"}
+    (bag / "metadata.yaml").write_text(yaml.safe_dump({"rosbag2_bagfile_information": info}, sort_keys=False))
+    return True
 
 
 def message_counts(reader) -> dict:

@@ -62,12 +62,14 @@ TABLE = {
                                   FEEDFORWARD_HISTORY),
     ("/feedforward", "sub"): _row("stream", "the loop: every chunk; a flood must not evict one"),
     ("/feedforward", "sub:recorder"): _row("latched", "the chunks published before it matched", FEEDFORWARD_HISTORY),
-    ("/joint_states", "pub"): _row("stream", "the hardware node's measurement (one lockstep step each); "
-                                             "joint_controller's estimate"),
+    ("/joint_states", "pub"): _row("observation", "the hardware node's measurement (one lockstep step each); "
+                                                  "joint_controller's estimate, recorded every period: none lost "
+                                                  "when a recorder falls behind", OBSERVATION_DEPTH),
     ("/joint_states", "sub"): _row("stream", "joint_controller (hardware: topics): one lockstep period per message"),
     ("/joint_states", "sub:inverse_kinematics"): _row("sensor", "the measured pose only: the freshest state wins"),
     ("/joint_states", "sub:viewer"): _row("sensor", "the browser view: the newest state wins"),
-    ("/estimated_joint_states", "pub"): _row("stream", "recorded (hardware: topics); as /joint_states"),
+    ("/estimated_joint_states", "pub"): _row("observation", "recorded (hardware: topics); as /joint_states",
+                                             OBSERVATION_DEPTH),
     ("/estimated_joint_states", "sub:recorder"): _row("observation", "no sample lost when the recorder falls "
                                                       "behind", OBSERVATION_DEPTH),
     (COMMANDS, "pub"): _row("stream", "one lockstep step each; ros2_control's forward_command_controller "

@@ -19,7 +19,10 @@ input in /diagnostics and logged at most once a second).
 
 Runner: ``run_node`` handles --help, starts rclpy without its signal handlers and installs its own
 for SIGINT, SIGTERM and SIGHUP: each ends the spin within one wait period (0.1 s) and the node
-is destroyed cleanly, so every node exits within a second of any of them.
+is destroyed cleanly, so every node exits within a second of any of them. Whatever the process is
+doing when the signal comes (building the node, a long callback, a call into the middleware that
+blocks), it is gone SHUTDOWN_LIMIT s after the first signal (saying where it was stuck), and at once on a
+second one (launch_ros's SIGTERM after its SIGINT, `pkm bringup`'s second SIGTERM): ``_shutdown_watchdog``.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ from .qos import qos
 
 LOG_THROTTLE = 1.0               # s between repeated warnings of one kind
 SPIN_WAIT = 0.1                  # s: the longest an idle spin waits before it looks at the stop flag
+SHUTDOWN_LIMIT = 5.0             # s (wall) from the first stop signal to the end of a node's process (a hang's bound)
 
 
 def declare_settings(node, node_name: str, on_change=None):
@@ -419,6 +423,29 @@ def wants_help(argv) -> bool:
     return "--help" in args or "-h" in args
 
 
+def _shutdown_watchdog() -> None:
+    """Bound the clean stop (module docstring). Python runs a signal handler only when the main thread returns to
+    the interpreter, which a main thread blocked in C (a middleware call) may not do for seconds; the C-level handler
+    writes the signal's number to the wakeup fd at once, though. A daemon thread sleeps on that fd: at the first
+    signal it starts faulthandler's timer (a C thread that needs no interpreter lock), which SHUTDOWN_LIMIT s later
+    prints where every thread of the node is (the reason a stop hung) and ends the process (status 1); a second
+    signal ends it at once (128 + the first's number)."""
+    import faulthandler
+    import threading
+
+    r, w = os.pipe()
+    os.set_blocking(w, False)
+    signal.set_wakeup_fd(w, warn_on_full_buffer=False)
+
+    def watch():
+        first = os.read(r, 1)[0]                     # blocks until the first signal
+        faulthandler.dump_traceback_later(SHUTDOWN_LIMIT, exit=True)
+        os.read(r, 1)                                # a second one: the process ends now
+        os._exit(128 + first)
+
+    threading.Thread(target=watch, name="pkm_shutdown_watchdog", daemon=True).start()
+
+
 def run_node(make_node, doc: str, argv=None) -> int:
     """Entry point of an executable (module docstring): spin until a signal, then destroy the node; with ``argv`` None
     (the process is the node) the process then ends at once."""
@@ -433,8 +460,11 @@ def run_node(make_node, doc: str, argv=None) -> int:
     # the signals that asked to stop: a plain list, no lock (a threading.Event's lock deadlocks when a second signal
     # comes while the handler of the first holds it: SIGINT from pkm bringup, then SIGTERM as bringup dies)
     stop = []
+
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, lambda signum, _frame: stop.append(signum))
+    if argv_given is None:         # the node's own process (not a caller's: tests)
+        _shutdown_watchdog()
     rclpy.init(args=argv, signal_handler_options=SignalHandlerOptions.NO)
     node = None
     code = 0
