@@ -242,3 +242,23 @@ def test_a_clock_that_confirms_its_jump_is_followed_from_now(kin):
     assert s.now_ns == late + 10 * DT
     t = np.concatenate([c.times_ns for c in chunks])
     assert t[0] == late + 10 * DT and np.all(np.diff(t) == DT) and s.published_until - s.now_ns >= CHUNK * DT
+
+
+def test_a_real_time_start_counts_from_the_callers_estimate_of_now(kin):
+    """A real-time caller busy for a while (a long reachability check) passes its estimate of now: the motion
+    starts start_delay after it, on the grid, never in the past of a loop that ran on meanwhile; without one
+    (lockstep) it starts after the last clock seen, as before."""
+    late = 1_000 * DT + 3                        # 1000 periods of wall time passed during the check
+    grid_after = -(-(late + 10_000_000) // DT) * DT          # the first grid time start_delay (10 ms) after it
+    for not_before in (None, late):
+        s = scheduler(kin)
+        s.advance(0)
+        published = s.published_until
+        s.load({"type": "point_to_point", "goal": [0.02, 0, -0.85, 0, 0, 0], "duration": 0.2})
+        motion = s.start(not_before)
+        assert motion.start_ns == (published + DT if not_before is None else grid_after)
+    s = scheduler(kin)                           # before any clock: fixed at the first advance, not before it
+    s.load({"type": "point_to_point", "goal": [0.02, 0, -0.85, 0, 0, 0], "duration": 0.2})
+    assert s.start(late) is None and s.pending
+    (kind, motion), = s.advance(0)[1]
+    assert kind == "started" and motion.start_ns == grid_after

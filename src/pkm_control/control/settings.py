@@ -86,7 +86,7 @@ COMMON_KEYS = ("robot", "variant", "controller", "controller_config", "diagnosti
 NODE_KEYS = {
     "trajectory_generator": ("control_rate", "stream_rate", "chunk_length", "lookahead", "start_delay",
                              "display_rate", "goal", "auto_start", "initial_pose", "approach_speed", "approach_rate",
-                             "approach_tolerance"),
+                             "approach_tolerance", "lockstep"),
     "inverse_kinematics": ("display_rate", "measured_pose_rate", "tf_rate", "initial_pose", "hardware",
                            "topic_convention", "controller_name", "joint_states_topic", "joint_commands_topic"),
     "computed_force": ("feedforward_model", "parameters_file", "parameters_dir"),

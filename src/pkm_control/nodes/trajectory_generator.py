@@ -96,6 +96,7 @@ class TrajectoryGeneratorNode(Node):
         self._display_slot = None
         self._goal_loaded = False
         self._clock_changed = time.monotonic()
+        self._clock_seen = None          # (last /clock ns, time.monotonic() when it arrived)
         self.reoffers = 0
         self.pub_traj = self.create_publisher(MultiDOFJointTrajectory, "/platform_trajectory",
                                                qos("/platform_trajectory", "pub"))
@@ -140,7 +141,7 @@ class TrajectoryGeneratorNode(Node):
                                + (f" (with an approach of {approach:.4g} s)" if approach else ""))
         self.status("accepted", duration=traj.duration, approach=approach)
         if self.s["auto_start"]:
-            self.announce(self.sched.start())
+            self.announce(self.start_motion())
 
     def announce(self, motion):
         """Log and report when the motion (and the goal's own trajectory, after an approach) starts."""
@@ -155,7 +156,7 @@ class TrajectoryGeneratorNode(Node):
         self.load(msg.data)
 
     def on_start(self, request, response):
-        motion = self.sched.start()
+        motion = self.start_motion()
         self.announce(motion)
         response.success = motion is not None or self.sched.pending
         response.message = "started" if response.success else \
@@ -179,8 +180,19 @@ class TrajectoryGeneratorNode(Node):
         pose = Pose(finite("platform_pose position", [p.x, p.y, p.z]), rotations([q.x, q.y, q.z, q.w]))
         self.measured = (to_ns(msg.header.stamp), self.ctx.kin.validate(pose)[0])
 
+    def start_motion(self):
+        """Start the loaded goal. In real time (lockstep false) sim time runs on the wall clock while this node is
+        busy (a goal's reachability check takes seconds on a loaded machine, and the clocks queued meanwhile are
+        old): the start is counted from the last clock plus the wall time since it arrived, so the motion never
+        starts in the loop's past. In lockstep the clock waits for the streams: the last clock, deterministic."""
+        if self.s["lockstep"] or self._clock_seen is None:
+            return self.sched.start()
+        now, seen = self._clock_seen
+        return self.sched.start(now + int((time.monotonic() - seen) * 1e9))
+
     def on_clock(self, msg):
         now = to_ns(msg.clock)
+        self._clock_seen = (now, time.monotonic())
         if now != self.sched.now_ns:
             self._clock_changed = time.monotonic()
         if self.sched.now_ns is not None and now < self.sched.now_ns and now <= self.sched.dt_ns:

@@ -199,6 +199,7 @@ class GoalScheduler:
         self.loaded = None               # (trajectory, approach s) accepted, waiting for start()
         self.active: Motion | None = None
         self._pending_start = False      # start() before the first clock: fixed at the first advance()
+        self._not_before = None          # start()'s estimate of now (real time), ns
         self.published_until = None      # grid time of the last published sample (ns)
         self.now_ns = None
         self._jump = None                # a refused forward jump of the clock (ns)
@@ -236,11 +237,17 @@ class GoalScheduler:
         ang[list(self.kin.task.angular)] = True
         return float(np.linalg.norm(d[~ang])), float(np.linalg.norm(d[ang]))
 
-    def start(self) -> Motion | None:
+    def start(self, not_before_ns: int | None = None) -> Motion | None:
         """Start the loaded goal on the grid start_delay after now (at the first advance() if no time
-        is known yet). Returns the motion (None: nothing loaded, or already running, or pending)."""
+        is known yet). Returns the motion (None: nothing loaded, or already running, or pending).
+
+        ``not_before_ns``: a later estimate of now than the last clock seen, for a real-time caller whose time
+        source ran on while it was busy (a goal's reachability check can take seconds of a loaded machine): the
+        motion starts start_delay after it, not in the past of the loop. A lockstep caller passes None (its clock
+        waits for it, and its runs stay deterministic)."""
         if self.loaded is None or self.active is not None or self._pending_start:
             return None
+        self._not_before = None if not_before_ns is None else int(not_before_ns)
         if self.now_ns is None:
             self._pending_start = True
             return None
@@ -255,6 +262,8 @@ class GoalScheduler:
         traj, approach = self.loaded
         self.loaded = None
         self._pending_start = False
+        if self._not_before is not None:
+            now_ns = max(now_ns, self._not_before)
         self.active = Motion(traj, self.change_time(now_ns), approach)
         return self.active
 
