@@ -85,7 +85,8 @@ def test_start_up_configures_every_drive_and_measures_in_si(robot, variant):
 def test_scaling_and_state_coding():
     d = DriveScaling("j", 1, 1000.0, 1e6)
     assert d.to_permille(123.4) == 123 and d.from_permille(-2000) == -2000.0
-    assert d.to_increments(0.0012344) == 1234 and d.from_increments(1234) == pytest.approx(0.001234)
+    assert d.to_position(0.0012344) == 1234 and d.from_position(1234) == pytest.approx(0.001234)
+    assert d.to_velocity(-0.0012344) == -1234 and d.from_velocity(-1234) == pytest.approx(-0.001234)
     # CiA 402 state coding examples (statusword values of the standard's table)
     assert drive_state(0x0250) == "switch on disabled" and drive_state(0x0231) == "ready to switch on"
     assert drive_state(0x0233) == "switched on" and drive_state(0x0237) == "operation enabled"
@@ -108,6 +109,13 @@ def test_config_errors_name_the_problem(tmp_path):
               "node_id"),
              ({"drives": {"leg1_prismatic": {"node_id": 1, "rated_torque": -1.0, "increments_per_unit": 1.0}}},
               "rated_torque")]
+    leg = base["drives"]["leg1_prismatic"]
+    cases += [({"drives": {"leg1_prismatic": dict(leg, **units)}}, word) for units, word in (
+        ({"polarity": 0x100}, "polarity"), ({"home_offset": 2 ** 31}, "home_offset"),
+        ({"position_factor": [1, 0]}, "position_factor"), ({"velocity_factor": [1]}, "velocity_factor"),
+        ({"gear_ratio": [5, 1]}, "all of"),
+        ({"position_factor": [1, 1], "gear_ratio": [5, 1], "feed_constant": [1, 1],
+          "position_encoder_resolution": [1, 1]}, "either"))]
     for change, word in cases:
         with pytest.raises((InvalidModelError, InvalidInputError), match=word):
             CanopenConfig.from_dict(dict(base, **change), names)
@@ -671,3 +679,116 @@ def test_each_drive_takes_its_own_eds_and_one_without_the_supervision_objects_is
     doc["drives"]["leg2_prismatic"]["eds"] = "absent.eds"
     with pytest.raises(InvalidModelError, match=r"drive leg2_prismatic EDS / DCF file .*absent.eds' does not exist"):
         CanopenConfig.from_dict(doc, dyn.model.actuated_joints, tmp_path)
+
+
+def test_encoders_that_do_not_assemble_are_refused_before_enable_naming_the_drive():
+    """planar_redundant: four encoders for the platform's three freedoms, so one encoder offset by 3 mm leaves a
+    closure residual no pose removes (the least-squares misfit); the consistent set assembles to the pose the robot
+    stands at (home)."""
+    dyn = robot_dynamics("planar_redundant")
+    cfg = CanopenConfig.for_robot("planar_redundant", dyn.model.actuated_joints)
+    home = home_pose(dyn.kin)
+    hw, emu, _ = emulated_robot(dyn, cfg, DT, home, f"test_canopen_{next(_channels)}")
+    try:
+        assert np.abs(hw.assembled.position - home.position).max() < 1e-5
+        assert hw.states == ("operation enabled",) * 4
+    finally:
+        hw.close()
+        emu.close()
+    with pytest.raises(InvalidInputError, match=r"absolute encoders do not agree with an assembled pose.*closure "
+                       r"residual.*drive strut1 \(node 3\) = 1.203"):
+        emulated_robot(dyn, cfg, DT, home, f"test_canopen_{next(_channels)}", encoder_offsets={"strut1": 0.003})
+
+
+#: leg1's units, as a drive vendor might ship them: a rotary motor with a 4096-increment encoder (0x608F), a 5:1
+#: gear (0x6091) and a 10 mm lead (0x6092: 10000 position units of 1 um per shaft revolution), position and velocity
+#: polarity inverted (0x607E = 0xC0), a home offset of 12345 um (0x607C), the velocity unit 1 um/s (0x6096 = 2048 /
+#: 1000 increments/s per unit). Its encoder: 4096 x 5 increments per 10 mm = 2048000 per m.
+UNITS = {"increments_per_unit": 2048000.0, "polarity": 0xC0, "home_offset": 12345,
+         "position_encoder_resolution": [4096, 1], "gear_ratio": [5, 1], "feed_constant": [10000, 1],
+         "velocity_factor": [2048, 1000]}
+
+
+def _hand_units(q, v, tau):
+    """0x6064, 0x606C, 0x6077 of leg1 by hand from CiA 402's definitions: position factor = 0x608F x 0x6091 / 0x6092
+    = 4096 x 5 / 10000 increments per position unit, so one position unit is 1 um; 0x6064 = -(internal position in
+    position units) + home offset (bit 7); one velocity unit is 1 um/s, sign flipped (bit 6); the torque in per mille
+    of 1000 N, its sign the position's."""
+    return -round(q * 1e6) + 12345, -round(v * 1e6), -round(tau)
+
+
+@pytest.mark.parametrize("how", ["written", "read"])
+def test_drive_units_polarity_factors_and_home_offset_give_the_plain_drives_si_values(how, tmp_path):
+    """PaLiDA with leg1 in the units above, either written by the master from the configuration or the drive's own
+    (its EDS's defaults, the master writes nothing and reads them): the master measures what the robot does in SI as
+    with the plain drives (one increment, half a per mille), the emulated drive sends 0x6064 / 0x606C / 0x6077 as
+    the standard's formulas give by hand, and holding commands keep the robot in place."""
+    import yaml
+
+    dyn = robot_dynamics("palida")
+    src = share_dir() / "config" / "canopen"
+    doc = yaml.safe_load((src / "palida.yaml").read_text())
+    doc["eds"] = str(src / doc["eds"])
+    if how == "written":
+        doc["drives"]["leg1_prismatic"].update(UNITS)
+    else:
+        text = (src / "cia402_servo.eds").read_text()
+        for section, value in (("607C", 12345), ("607E", 0xC0), ("6093sub1", 256), ("6093sub2", 125),
+                               ("6096sub1", 256), ("6096sub2", 125)):
+            start = text.index(f"[{section}]")
+            end = text.index("DefaultValue=", start)
+            line_end = text.index("\n", end)
+            text = text[:end] + f"DefaultValue={value}" + text[line_end:]
+        (tmp_path / "vendor.eds").write_text(text)
+        doc["drives"]["leg1_prismatic"].update(increments_per_unit=2048000.0, eds="vendor.eds")
+    cfg = CanopenConfig.from_dict(doc, dyn.model.actuated_joints, tmp_path)
+    hw, emu, plant = emulated_robot(dyn, cfg, DT, home_pose(dyn.kin), f"test_canopen_{next(_channels)}")
+    try:
+        od = emu.drives[0].node.sdo
+        assert (od[0x6093][1].raw, od[0x6093][2].raw, od[0x607E].raw, od[0x607C].raw) == (256, 125, 0xC0, 12345)
+        d = hw.drives[0]
+        assert (d.position_factor, d.polarity, d.home_offset) == ((256, 125), 0xC0, 12345)
+        assert d.velocity_factor[0] * 1000 == d.velocity_factor[1] * 2048       # 2048 / 1000 or 256 / 125
+        for _ in range(40):
+            m = hw.read()
+            hw.write(m.effort + np.array([50.0, 0, 0, 0, 0, 0]), m.time)     # leg1 pushed: it moves
+        m = hw.read()
+        truth = plant.read()
+        assert np.all(np.abs(m.position - truth.position) <= 0.5e-6 + 1e-12)
+        assert np.all(np.abs(m.velocity - truth.velocity) <= 0.5e-6 + 1e-12)
+        assert np.all(np.abs(m.effort - truth.effort) <= 0.5 + 1e-9)
+        assert abs(truth.velocity[0]) > 1e-4                                  # leg1 moves: the signs are seen
+        t1, t2 = emu.drives[0].node.tpdo[1], emu.drives[0].node.tpdo[2]
+        assert (t2[0x6064].raw, t2[0x606C].raw, t1[0x6077].raw) == _hand_units(truth.position[0], truth.velocity[0],
+                                                                               truth.effort[0])
+        assert not hw.safe_active
+    finally:
+        hw.close()
+        emu.close()
+    assert emu.errors == []
+
+
+def test_csp_with_inverted_polarity_and_home_offset_enables_and_holds_without_a_jump():
+    """CSP: the target 0x607A goes through the same units (polarity, factor, home offset) as 0x6064; a wrong sign or
+    offset would drive leg1 away at enable."""
+    dyn = robot_dynamics("palida")
+    cfg = CanopenConfig.for_robot("palida", dyn.model.actuated_joints)
+    leg1 = replace(cfg.drives[0], increments_per_unit=2048000.0,
+                   units=CanopenConfig.from_dict(
+                       {"bus": {"interface": "virtual", "channel": "x", "bitrate": 1000000}, "eds": cfg.eds,
+                        "heartbeat": {"producer_time": 0.01, "consumer_time": 0.025},
+                        "drives": {"j": {"node_id": 1, "rated_torque": 1000.0, **UNITS}}}, ["j"]).drives[0].units)
+    cfg = replace(cfg, mode="csp", drives=(leg1,) + cfg.drives[1:])
+    start = home_pose(dyn.kin)
+    hw, emu, plant = emulated_robot(dyn, cfg, DT, start, f"test_canopen_{next(_channels)}")
+    try:
+        q0 = plant.read().position.copy()
+        for _ in range(40):
+            m = hw.read()
+            hw.write(q0, m.time)
+        assert np.abs(plant.read().position - q0).max() < 5e-6
+        target, actual, _ = emu.enable_targets()["leg1_prismatic"][-1]
+        assert target == actual == -round(q0[0] * 1e6) + 12345
+    finally:
+        hw.close()
+        emu.close()

@@ -8,8 +8,11 @@ Start-up (``CanopenDrives.start``), as CiA 301 / CiA 402 prescribe for a master:
    not match is refused, naming its node; motor rated torque 0x6076 is read (a motor parameter, read-only on real
    drives) and becomes the drive's torque scaling (a configured ``rated_torque`` must agree with it);
 3. SDO configuration: modes of operation 0x6060 (CST 10, CSP 8, CSV 9), max torque 0x6072 (per mille of the rated
-   torque: the force limit), quick stop option code 0x605A = 6 (stop on the quick stop ramp and stay in Quick stop
-   active, holding), communication cycle period 0x1006 (the control period), producer heartbeat time 0x1017. An
+   torque: the force limit), the units: the configuration's polarity 0x607E, home offset 0x607C, position factor
+   0x6093 (or the factor group 0x608F, 0x6091, 0x6092) and velocity factor 0x6096 written where it gives them, then
+   all read back: the conversion to SI (``DriveScaling``) uses the drive's; quick stop option code 0x605A = 6
+   (stop on the quick stop ramp and stay in Quick stop active, holding), communication cycle period 0x1006 (the
+   control period), producer heartbeat time 0x1017. An
    SDO abort is an InvalidInputError naming the drive, the object (index:subindex) and the abort code with
    its CiA 301 meaning (CiA 301 §7.2.4.3.17);
 4. PDO mapping over SDO (RPDO1 controlword 0x6040, modes of operation 0x6060, target torque 0x6071; RPDO2 target
@@ -17,7 +20,12 @@ Start-up (``CanopenDrives.start``), as CiA 301 / CiA 402 prescribe for a master:
    0x6077, error code 0x603F; TPDO2 position actual 0x6064, velocity actual 0x606C), all synchronous (transmission
    type 1: an RPDO applies at the next SYNC, a TPDO answers each SYNC); every other PDO the drive has (RPDO2 in CST,
    PDOs 3 and 4 of a drive that offers them) is disabled;
-5. NMT start (operational), then the CiA 402 state machine (``recover``) to Operation enabled (``start(enable=False)``:
+5. the absolute encoders agree with an assembled pose (``check_assembly``, when the master has the robot's
+   kinematics): each drive's position actual value 0x6064, read over SDO, in SI; forward kinematics from the robot's
+   home must converge, the closure residual |q_a(x) - q_a| (the least-squares misfit of redundant actuation) stay
+   within ``assembly_tolerance`` and every joint be inside its limits, or no drive is enabled and the error names
+   the drives with their measured values and misfits (a mis-mounted encoder, a wrong home offset);
+6. NMT start (operational), then the CiA 402 state machine (``recover``) to Operation enabled (``start(enable=False)``:
    left to the caller's first period, so a drive's SYNC supervision begins when the loop's SYNCs do).
 
 Before all this (the constructor), the bus load (``BusLoad``): SYNC, PDOs and heartbeats at the control rate in bits
@@ -71,7 +79,8 @@ import numpy as np
 
 from ..control.safety import ForceLimits
 from ..description.paths import read_user_yaml
-from ..errors import MAGNITUDE_LIMIT, InvalidInputError, InvalidModelError, check_number, check_vector
+from ..errors import MAGNITUDE_LIMIT, InvalidInputError, InvalidModelError, PkmError, check_number, check_vector
+from ..kinematics.forward import forward_kinematics
 from .interface import CommandCheck, HardwareInterface, JointMeasurement
 
 # ---------------------------------------------------------------------------------------------- CiA 402 (DS 402)
@@ -106,6 +115,7 @@ TPDOS = ((0x6041, 0x6061, 0x6077, 0x603F), (0x6064, 0x606C))
 #: modes, INTEGER16 torques, INTEGER32 positions and velocities)
 OBJECT_BYTES = {0x6040: 2, 0x6060: 1, 0x6071: 2, 0x607A: 4, 0x60FF: 4,
                 0x6041: 2, 0x6061: 1, 0x6077: 2, 0x603F: 2, 0x6064: 4, 0x606C: 4}
+ASSEMBLY_TOLERANCE = 1e-4   # m, rad: the encoders' closure residual allowed before enable (100 increments of 1 um)
 MAX_BUS_LOAD = 0.8     # default share of the bitrate the cyclic traffic may take: the rest for SDO, EMCY, NMT
 
 
@@ -205,36 +215,155 @@ def sdo_abort_text(exc) -> str:
     return f"abort code 0x{code:08X}: {meaning}"
 
 
+def check_assembly(kin, drives, q_actuated, tolerance: float):
+    """The platform pose the measured actuated positions ``q_actuated`` (SI, one per drive of ``drives``, model order)
+    assemble to: forward kinematics from the robot's home pose (as the state estimator's cold start) converges, the
+    closure residual |q_a(x) - q_a| is within ``tolerance`` (m and rad; nonzero only under redundant actuation: more
+    encoders than the platform's freedoms) and every joint is inside its limits (kin.inverse). InvalidInputError
+    naming every drive with its measured position and its misfit q_a - q_a(x) otherwise."""
+    q = np.asarray(q_actuated, float)
+    try:
+        fk = forward_kinematics(kin, q, kin.home_pose(), tol=1e-10, max_iter=100, check_limits=False)
+        misfit = q - kin.actuated(fk.pose)
+        if fk.residual <= tolerance:
+            kin.inverse(fk.pose)                    # JointLimitError: a joint outside its limits
+            return fk.pose
+        why = f"closure residual {fk.residual:.6g} > assembly_tolerance {tolerance:g} (m, rad)"
+    except PkmError as exc:
+        misfit, why = None, f"{type(exc).__name__}: {exc}"
+    values = "; ".join(f"{d.name} = {x:.6f}" + ("" if misfit is None else f" (misfit {m:+.6f})")
+                       for d, x, m in zip(drives, q, q if misfit is None else misfit))
+    raise InvalidInputError(f"the absolute encoders do not agree with an assembled pose, no drive enabled: {why}; "
+                            f"measured position actual values 0x6064 (m or rad): {values}")
+
+
 # ---------------------------------------------------------------------------------------------- configuration
 #: CiA 301 identity object 0x1018: the subindex of each entry a configuration may require
 IDENTITY = {"vendor_id": 1, "product_code": 2, "revision_number": 3}
 
+
+def _units(name: str, d: dict) -> tuple:
+    """The unit objects a drive's entry writes ((index, subindex, value), ...): ``polarity`` 0x607E (bits 7, 6),
+    ``home_offset`` 0x607C (position units), ``velocity_factor`` 0x6096 [numerator, divisor], and either
+    ``position_factor`` 0x6093 [numerator, divisor] or the factor group (``FACTOR_GROUP``, all three) with 0x6093 =
+    0x608F x 0x6091 / 0x6092 (CiA 402), reduced. Keys left out: the drive's own values, read at start-up."""
+    def integer(key, value, low, high):
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            raise InvalidModelError(f"CANopen config: drive {name} {key} {value!r} must be an integer in "
+                                    f"{low}..{high}")
+        return value
+
+    def ratio(key):
+        value = d[key]
+        if not isinstance(value, (list, tuple)) or len(value) != 2:
+            raise InvalidModelError(f"CANopen config: drive {name} {key} must be [subindex 1, subindex 2], got "
+                                    f"{value!r}")
+        return tuple(integer(key, v, 1, 0xFFFFFFFF) for v in value)
+
+    out = []
+    if "polarity" in d:
+        out.append((POLARITY, 0, integer("polarity", d["polarity"], 0, POSITION_POLARITY | VELOCITY_POLARITY)))
+    if "home_offset" in d:
+        out.append((HOME_OFFSET, 0, integer("home_offset", d["home_offset"], -2 ** 31, 2 ** 31 - 1)))
+    group = [key for key in FACTOR_GROUP if key in d]
+    if group and (len(group) < len(FACTOR_GROUP) or "position_factor" in d):
+        raise InvalidModelError(f"CANopen config: drive {name} takes either position_factor or all of "
+                                f"{tuple(FACTOR_GROUP)}, got {tuple(k for k in d if k in FACTOR_GROUP)}"
+                                f"{' and position_factor' if 'position_factor' in d else ''}")
+    if group:
+        (inc, motor), (gear_motor, shaft), (feed, feed_shaft) = (ratio(key) for key in FACTOR_GROUP)
+        for key, (a, b) in zip(FACTOR_GROUP, ((inc, motor), (gear_motor, shaft), (feed, feed_shaft))):
+            out += [(FACTOR_GROUP[key], 1, a), (FACTOR_GROUP[key], 2, b)]
+        num, div = inc * gear_motor * feed_shaft, motor * shaft * feed
+        g = math.gcd(num, div)
+        factor = (integer("position factor (from the factor group)", num // g, 1, 0xFFFFFFFF),
+                  integer("position factor (from the factor group)", div // g, 1, 0xFFFFFFFF))
+    else:
+        factor = ratio("position_factor") if "position_factor" in d else None
+    if factor is not None:
+        out += [(POSITION_FACTOR, 1, factor[0]), (POSITION_FACTOR, 2, factor[1])]
+    if "velocity_factor" in d:
+        num, div = ratio("velocity_factor")
+        out += [(VELOCITY_FACTOR, 1, num), (VELOCITY_FACTOR, 2, div)]
+    return tuple(out)
+
+#: CiA 402 polarity 0x607E: bit 7 position polarity (0x6064, 0x607A multiplied by -1; the torques 0x6071, 0x6077
+#: follow it, as drives implement it: the torque's positive sense is the position's), bit 6 velocity polarity
+#: (0x606C, 0x60FF multiplied by -1)
+POSITION_POLARITY, VELOCITY_POLARITY = 0x80, 0x40
+#: the CiA 402 factor group a drive's entry may set (key: index; each [subindex 1, subindex 2]): position encoder
+#: resolution 0x608F (encoder increments, motor revolutions), gear ratio 0x6091 (motor revolutions, shaft
+#: revolutions), feed constant 0x6092 (feed in position units, shaft revolutions); position factor 0x6093
+#: = 0x608F x 0x6091 / 0x6092 (increments per position unit), velocity factor 0x6096 (increments/s per velocity unit)
+FACTOR_GROUP = {"position_encoder_resolution": 0x608F, "gear_ratio": 0x6091, "feed_constant": 0x6092}
+POSITION_FACTOR, VELOCITY_FACTOR, POLARITY, HOME_OFFSET = 0x6093, 0x6096, 0x607E, 0x607C
+
+
 @dataclass(frozen=True)
 class DriveScaling:
-    """One drive: its node id and the scaling from SI units to drive units."""
+    """One drive: its node id and the conversion between SI units and its units, the one place where it is done.
+
+    The drive's internal position is its encoder's, in increments (``increments_per_unit`` per m or rad of the
+    joint, zero at the joint's zero); it speaks in position units (CiA 402 factor group):
+        0x6064 = s_p * increments / position factor + home offset 0x607C,  position factor = 0x6093:01 / 0x6093:02
+        0x606C = s_v * increments per second / velocity factor,              velocity factor = 0x6096:01 / 0x6096:02
+        0x6077 = s_p * 1000 * torque / rated torque 0x6076
+    with s_p = -1 when polarity 0x607E bit 7 is set, s_v likewise with bit 6 (else +1). The factors, polarity and home
+    offset are the drive's: read at start-up (``with_units``), after writing those the configuration gives (``units``).
+    """
 
     joint: str
     node_id: int
     rated_torque: float | None   # N or N m (0x6076 holds it in mN or mN m); torques travel in per mille of it;
                                  # None: the drive's 0x6076, read at start-up (the master's copy has it then)
-    increments_per_unit: float   # encoder increments per m or rad (positions in inc, velocities in inc/s)
+    increments_per_unit: float   # encoder increments per m or rad of the joint
     eds: str = ""                # this drive's EDS or DCF ('': the configuration's ``eds``)
+    position_factor: tuple = (1, 1)   # 0x6093 (numerator, divisor): increments per position unit
+    velocity_factor: tuple = (1, 1)   # 0x6096 (numerator, divisor): increments/s per velocity unit
+    polarity: int = 0                 # 0x607E
+    home_offset: int = 0              # 0x607C, position units
+    units: tuple = ()                 # ((index, subindex, value), ...): what the configuration writes to the drive
 
     @property
     def name(self) -> str:
         return f"drive {self.joint} (node {self.node_id})"
 
+    def with_units(self, read) -> "DriveScaling":
+        """This drive with the factors, polarity and home offset that ``read(index, subindex)`` finds (its object
+        dictionary: an SDO upload from the master, the emulated drive's own)."""
+        return replace(self, position_factor=(read(POSITION_FACTOR, 1), read(POSITION_FACTOR, 2)),
+                       velocity_factor=(read(VELOCITY_FACTOR, 1), read(VELOCITY_FACTOR, 2)),
+                       polarity=read(POLARITY, 0), home_offset=read(HOME_OFFSET, 0))
+
+    @property
+    def _sp(self) -> float:
+        return -1.0 if self.polarity & POSITION_POLARITY else 1.0
+
+    @property
+    def _sv(self) -> float:
+        return -1.0 if self.polarity & VELOCITY_POLARITY else 1.0
+
     def to_permille(self, tau: float) -> int:
-        return int(round(tau / self.rated_torque * 1000.0))
+        return int(round(self._sp * tau / self.rated_torque * 1000.0))
 
     def from_permille(self, value: int) -> float:
-        return value * self.rated_torque / 1000.0
+        return self._sp * value * self.rated_torque / 1000.0
 
-    def to_increments(self, x: float) -> int:
-        return int(round(x * self.increments_per_unit))
+    def to_position(self, x: float) -> int:
+        num, div = self.position_factor
+        return int(round(self._sp * x * self.increments_per_unit * div / num)) + self.home_offset
 
-    def from_increments(self, value: int) -> float:
-        return value / self.increments_per_unit
+    def from_position(self, value: int) -> float:
+        num, div = self.position_factor
+        return self._sp * (value - self.home_offset) * num / div / self.increments_per_unit
+
+    def to_velocity(self, v: float) -> int:
+        num, div = self.velocity_factor
+        return int(round(self._sv * v * self.increments_per_unit * div / num))
+
+    def from_velocity(self, value: int) -> float:
+        num, div = self.velocity_factor
+        return self._sv * value * num / div / self.increments_per_unit
 
 
 @dataclass(frozen=True)
@@ -254,6 +383,7 @@ class CanopenConfig:
     bus_options: tuple = ()       # further python-can bus arguments ((name, value), ...): udp_multicast's port
     max_bus_load: float = MAX_BUS_LOAD   # share of the bitrate the SYNC, PDOs and heartbeats may take
     master_node_id: int = MASTER_NODE_ID  # the master's heartbeat, which the drives consume (0x1016)
+    assembly_tolerance: float = ASSEMBLY_TOLERANCE   # m, rad: closure residual of the encoders at start-up
 
     @classmethod
     def load(cls, path, actuated_names) -> "CanopenConfig":
@@ -304,7 +434,7 @@ class CanopenConfig:
                 own = Path(str(own)) if Path(str(own)).is_absolute() else base / str(own)
                 if not own.is_file():
                     raise InvalidModelError(f"CANopen config: drive {name} EDS / DCF file {str(own)!r} does not exist")
-            out.append(DriveScaling(name, node_id, rated, inc, str(own)))
+            out.append(DriveScaling(name, node_id, rated, inc, str(own), units=_units(name, d)))
         producer = check_number("heartbeat producer_time", need(hb, "producer_time", "heartbeat"))
         consumer = check_number("heartbeat consumer_time", need(hb, "consumer_time", "heartbeat"))
         if not 0 < producer < consumer:
@@ -324,11 +454,14 @@ class CanopenConfig:
         max_load = check_number("max_bus_load", doc.get("max_bus_load", MAX_BUS_LOAD))
         if not 0 < max_load <= 1:
             raise InvalidModelError(f"CANopen config: max_bus_load {max_load} must be in (0, 1]")
+        assembly = check_number("assembly_tolerance", doc.get("assembly_tolerance", ASSEMBLY_TOLERANCE))
+        if not assembly > 0:
+            raise InvalidModelError(f"CANopen config: assembly_tolerance {assembly} must be > 0 (m, rad)")
         options = tuple(sorted((str(k), v) for k, v in bus.items() if k not in ("interface", "channel", "bitrate")))
         return cls(str(need(bus, "interface", "bus")), str(need(bus, "channel", "bus")),
                    int(need(bus, "bitrate", "bus")), str(eds), mode, producer, consumer, tuple(out),
                    tuple((IDENTITY[k], int(v)) for k, v in sorted(identity.items())), timeout, options, max_load,
-                   master)
+                   master, assembly)
 
     def bus_kwargs(self, channel: str | None = None) -> dict:
         return {"interface": self.interface, "channel": channel or self.channel, "bitrate": self.bitrate,
@@ -341,12 +474,14 @@ class CanopenDrives(HardwareInterface):
 
     force_limits: a ForceLimits (the command's saturation, written as 0x6072 max torque), or None (the rated
     torques' int16 range). response_timeout: wall seconds ``read`` waits for the TPDOs of the last SYNC. clock: the
-    heartbeat consumer's and the transition timeouts' clock in seconds (time.monotonic on a real bus).
+    heartbeat consumer's and the transition timeouts' clock in seconds (time.monotonic on a real bus). kin: the
+    robot's ParallelKinematics: the encoders are checked against an assembled pose before enable (``check_assembly``);
+    None: not checked.
     """
 
     def __init__(self, config: CanopenConfig, dt: float, force_limits: ForceLimits | None = None,
                  response_timeout: float = 1.0, channel: str | None = None, sdo_timeout: float = 1.0,
-                 clock=_time.monotonic):
+                 clock=_time.monotonic, kin=None):
         if not (np.isfinite(dt) and dt > 0):
             raise InvalidInputError(f"dt must be > 0 s, got {dt}")
         self.config, self.dt = config, float(dt)
@@ -359,7 +494,8 @@ class CanopenDrives(HardwareInterface):
         self.force_limits = force_limits
         self._check = CommandCheck(self.actuated_names, force_limits)
         self.response_timeout, self.sdo_timeout = float(response_timeout), float(sdo_timeout)
-        self.channel, self.clock = channel, clock
+        self.channel, self.clock, self.kin = channel, clock, kin
+        self.assembled = None              # the pose the encoders assembled to at start-up (kin given)
         n = len(self.drives)
         self.saturated = np.zeros(n, bool)
         self.statusword = np.zeros(n, int)
@@ -419,11 +555,11 @@ class CanopenDrives(HardwareInterface):
             if not self._booted[i].wait(self.sdo_timeout):
                 raise InvalidInputError(f"{self.drives[i].name} sent no boot-up within {self.sdo_timeout} s after "
                                         "NMT reset communication")
-        drives = []
+        drives, q = [], []
         for node, d in zip(self.nodes, self.drives):            # 2.-4. identification, configuration, PDO mapping
             try:
-                drives.append(self._identify(node, d))
-                self._configure(node, drives[-1])
+                drives.append(self._configure(node, self._identify(node, d)))
+                q.append(drives[-1].from_position(node.sdo[0x6064].raw))     # position actual, for 5.
             except (canopen.SdoAbortedError, canopen.SdoCommunicationError) as exc:
                 index, sub = self._sdo_object or (0, 0)
                 raise InvalidInputError(f"{d.name}: SDO access to object 0x{index:04X}:{sub:02X} failed, "
@@ -432,7 +568,9 @@ class CanopenDrives(HardwareInterface):
                 raise InvalidInputError(f"{d.name}: {exc.args[0]} of its EDS / DCF {d.eds or self.config.eds!r}: "
                                         "the master configures it (docs/hardware.md, CANopen)") from exc
         self.drives = tuple(drives)
-        for node in self.nodes:                                 # 5. operational
+        if self.kin is not None:                                # 5. the encoders assemble
+            self.assembled = check_assembly(self.kin, self.drives, q, self.config.assembly_tolerance)
+        for node in self.nodes:                                 # 6. operational
             node.nmt.send_command(0x01)
         self._heartbeat[:] = self.clock()                       # supervision starts now
         return self.recover() if enable else None
@@ -465,11 +603,19 @@ class CanopenDrives(HardwareInterface):
                                     f"says {d.rated_torque}")
         return replace(d, rated_torque=rated)
 
-    def _configure(self, node, d: DriveScaling):
+    def _configure(self, node, d: DriveScaling) -> DriveScaling:
+        """The SDO configuration and PDO mapping (module docstring, 3. and 4.); the drive with the units it holds
+        (``DriveScaling.with_units``) after the configuration's were written."""
         cfg = self.config
+        for index, sub, value in d.units:
+            if sub:
+                node.sdo[index][sub].raw = value
+            else:
+                node.sdo[index].raw = value
+        d = d.with_units(lambda index, sub: node.sdo[index][sub].raw if sub else node.sdo[index].raw)
         limit = None if self.force_limits is None else self.force_limits.limits[self.actuated_names.index(d.joint)]
         node.sdo[0x6060].raw = MODES[cfg.mode]
-        node.sdo[0x6072].raw = min(0xFFFF, 32767 if limit is None else d.to_permille(limit))
+        node.sdo[0x6072].raw = min(0xFFFF, 32767 if limit is None else abs(d.to_permille(limit)))
         node.sdo[0x605A].raw = QUICK_STOP_OPTION_HOLD
         node.sdo[0x1006].raw = int(round(self.dt * 1e6))                       # us
         node.sdo[0x1017].raw = int(round(cfg.producer_time * 1000.0))          # ms
@@ -485,6 +631,7 @@ class CanopenDrives(HardwareInterface):
                     m.add_variable(index)
                 m.trans_type, m.enabled = 1, k <= used
             pdo.save()
+        return d
 
     def _on_heartbeat(self, i: int, state: int):
         if state == 0:
@@ -563,7 +710,7 @@ class CanopenDrives(HardwareInterface):
             self.statusword[i], self.error_code[i] = t1[0x6041].raw, t1[0x603F].raw
             tau[i] = d.from_permille(t1[0x6077].raw)
             self.position_raw[i] = t2[0x6064].raw
-            q[i], qd[i] = d.from_increments(self.position_raw[i]), d.from_increments(t2[0x606C].raw)
+            q[i], qd[i] = d.from_position(self.position_raw[i]), d.from_velocity(t2[0x606C].raw)
         if not self._recovering:
             self._supervise(fresh)
         t = self.time + self.dt if fresh.all() or prev is None else prev.time
@@ -661,7 +808,8 @@ class CanopenDrives(HardwareInterface):
             targets = [d.to_permille(x) for d, x in zip(self.drives, tau)]
         else:
             x = check_vector(f"target {self.command_interface}s", command, len(self.drives), MAGNITUDE_LIMIT)
-            targets = [d.to_increments(v) for d, v in zip(self.drives, x)]
+            convert = DriveScaling.to_position if self.command_interface == "position" else DriveScaling.to_velocity
+            targets = [convert(d, v) for d, v in zip(self.drives, x)]
         if self.safe_active:
             self._sync([QUICK_STOP] * len(self.drives), self._hold_targets(), time)
         else:

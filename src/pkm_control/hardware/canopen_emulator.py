@@ -5,9 +5,11 @@ Each drive is a python-canopen ``LocalNode`` with the drive's EDS (config/canope
 bus in another process (``serve`` / ``python -m pkm_control.hardware.canopen_emulator``, e.g. ``udp_multicast`` on
 a loopback group). The master configures it over SDO like a real drive (its object dictionary takes the writes; motor
 rated torque 0x6076 is the motor's, read-only, set from the configuration's ``rated_torque``); at NMT start it reads
-its PDO mapping back from its object dictionary, so a wrong mapping shows up as wrong data. Together the drives own
-one SimulatedRobot, stepped at each SYNC through one communication cycle in steps of the drives' own loop (its
-period ``plant.dt``: ``drive_loop``, 0.5 ms or the cycle's whole fraction nearest to it; a real drive closes its
+its PDO mapping and its units (position factor 0x6093, velocity factor 0x6096, polarity 0x607E, home offset 0x607C:
+DriveScaling's CiA 402 formulas) back from its object dictionary, so a wrong mapping or wrong units show up as wrong
+data; its encoder counts ``increments_per_unit`` per m or rad of its joint, zero at the joint's zero. Together the
+drives own one SimulatedRobot, stepped at each SYNC through one communication cycle in steps of the drives' own loop
+(its period ``plant.dt``: ``drive_loop``, 0.5 ms or the cycle's whole fraction nearest to it; a real drive closes its
 position and velocity loops at several kHz whatever the SYNC rate, and the hold law at a 4 ms SYNC would oscillate):
 
 * SYNC: each drive takes the controlword and target of the RPDOs received before it, runs the CiA 402 state machine
@@ -101,6 +103,7 @@ class _Drive:
         self.consumer = None             # (master node id, s) of its heartbeat consumer 0x1016:01, from NMT start
         self.master_seen = None          # drives' time of the master's last heartbeat (None: not yet: not supervised)
         self.enable_targets = []         # (0x607A, 0x6064, 0x60FF) at each enable operation
+        self.encoder_offset = 0.0        # m or rad its encoder reads beyond the joint (a mis-mounted encoder: tests)
 
     def command(self, word: int, now: float, transition_time: float):
         """The transition the controlword asks for, done ``transition_time`` after it was first asked."""
@@ -119,6 +122,12 @@ class _Drive:
             if target == "switch on disabled":
                 self.error_code = 0
 
+    def units(self) -> DriveScaling:
+        """Its scaling with the units its dictionary holds now (as the master configured them: factors, polarity,
+        home offset; DriveScaling's formulas, CiA 402)."""
+        od = self.node.sdo
+        return self.scaling.with_units(lambda index, sub: od[index][sub].raw if sub else od[index].raw)
+
     def fault(self, code: int):
         self.state, self.error_code, self.moving = "fault", code, None
         self.node.emcy.send(code, 0x01)
@@ -133,7 +142,7 @@ class EmulatedDrives:
 
     def __init__(self, config: CanopenConfig, plant: SimulatedRobot, channel: str | None = None,
                  transition_time: float = 0.0, sync_timeout: float | None = None, clock=None,
-                 cycle: float | None = None):
+                 cycle: float | None = None, encoder_offsets=None):
         import canopen
 
         self.config, self.plant = config, plant
@@ -159,6 +168,8 @@ class EmulatedDrives:
             node.sdo[0x6076].raw = int(round(d.rated_torque * 1000.0))     # the motor's (mN m or mN), read-only
             self.network.add_node(node)
             drive = _Drive(node, d)
+            drive.encoder_offset = float(dict(encoder_offsets or {}).get(d.joint, 0.0))
+            node.add_read_callback(lambda index, subindex, od, drive=drive: self._sdo_read(drive, index))
             node.nmt.start_heartbeat = lambda ms, drive=drive: setattr(drive, "heartbeat_ms", int(ms))
             self.drives.append(drive)
         self._masters = set()               # node ids whose heartbeat the drives consume
@@ -169,6 +180,15 @@ class EmulatedDrives:
         if clock is not None:
             self._watch = threading.Thread(target=self._guard(self._watchdog), name="emulated_drives", daemon=True)
             self._watch.start()
+
+    def _sdo_read(self, drive, index: int):
+        """An SDO upload of the position actual value 0x6064: where the drive's encoder says its joint is now (an
+        absolute encoder, before any SYNC); every other object from the dictionary."""
+        if index != 0x6064:
+            return None
+        with self._lock:
+            i = self.drives.index(drive)
+            return drive.units().to_position(self.plant.read().position[i] + drive.encoder_offset)
 
     def _guard(self, fn):
         def call(*args):
@@ -192,7 +212,8 @@ class EmulatedDrives:
                     self.network.send_message(0x700 + drive.node.id, [0])
                     drive.node.nmt.state = "PRE-OPERATIONAL"
                     drive.last_heartbeat = self.time
-                elif cmd == 0x01:                            # start: the PDO mapping from the object dictionary
+                elif cmd == 0x01:                            # start: the PDO mapping, units from the dictionary
+                    drive.scaling = drive.units()
                     drive.node.rpdo.read()
                     drive.node.tpdo.read()
                     drive.node.nmt.state = "OPERATIONAL"
@@ -269,15 +290,15 @@ class EmulatedDrives:
         """Every drive enabled: the forces it applies (module docstring)."""
         meas = self.plant.read()
         scale = [d.scaling for d in self.drives]
-        limit = np.array([d.from_permille(drive.node.sdo[0x6072].raw) for d, drive in zip(scale, self.drives)])
+        limit = np.abs([d.from_permille(drive.node.sdo[0x6072].raw) for d, drive in zip(scale, self.drives)])
         mode = OPERATION_MODES[self.drives[0].node.sdo[0x6060].raw]       # as the master configured them
         if mode == "cst":
             return np.clip([d.from_permille(drive.node.rpdo[1][0x6071].raw) for d, drive in zip(scale, self.drives)],
                            -limit, limit)
         r2 = [drive.node.rpdo[2] for drive in self.drives]
-        x = np.array([d.from_increments(r[0x607A].raw) for d, r in zip(scale, r2)]) if mode == "csp" \
+        x = np.array([d.from_position(r[0x607A].raw) for d, r in zip(scale, r2)]) if mode == "csp" \
             else meas.position
-        v = np.array([d.from_increments(r[0x60FF].raw) for d, r in zip(scale, r2)]) if mode == "csv" \
+        v = np.array([d.from_velocity(r[0x60FF].raw) for d, r in zip(scale, r2)]) if mode == "csv" \
             else np.zeros(len(scale))
         tau_enable = np.array([drive.tau_enable for drive in self.drives])
         return np.clip(self.plant.safe_behaviour.command(HoldTarget(x, tau_enable), meas.position, meas.velocity - v),
@@ -299,7 +320,7 @@ class EmulatedDrives:
                     if drive.state == "operation enabled" and was != drive.state:
                         drive.tau_enable = before.effort[i]
                         r2 = drive.node.rpdo[2]
-                        drive.enable_targets.append((r2[0x607A].raw, drive.scaling.to_increments(before.position[i]),
+                        drive.enable_targets.append((r2[0x607A].raw, drive.scaling.to_position(before.position[i]),
                                                      r2[0x60FF].raw))
             self._housekeeping()
             for _ in range(self.loop_steps):         # the drives' own loop, faster than SYNC
@@ -316,8 +337,8 @@ class EmulatedDrives:
                 t1[0x6061].raw = drive.node.sdo[0x6060].raw
                 t1[0x6077].raw = d.to_permille(meas.effort[i])
                 t1[0x603F].raw = drive.error_code
-                t2[0x6064].raw = d.to_increments(meas.position[i])
-                t2[0x606C].raw = d.to_increments(meas.velocity[i])
+                t2[0x6064].raw = d.to_position(meas.position[i] + drive.encoder_offset)
+                t2[0x606C].raw = d.to_velocity(meas.velocity[i])
                 t1.transmit()
                 t2.transmit()
 
@@ -347,7 +368,7 @@ class EmulatedDrives:
         return {d.scaling.joint: d.state for d in self.drives}
 
     def enable_targets(self) -> dict:
-        """Per joint, (0x607A, 0x6064, 0x60FF) in increments at each enable operation."""
+        """Per joint, (0x607A, 0x6064, 0x60FF) in the drive's units at each enable operation."""
         return {d.scaling.joint: list(d.enable_targets) for d in self.drives}
 
     def close(self):
@@ -359,12 +380,13 @@ class EmulatedDrives:
 
 def emulated_robot(dyn, config: CanopenConfig, dt: float, pose, channel: str, force_limits="config",
                    response_timeout: float = 5.0, plant: SimulatedRobot | None = None, transition_time: float = 0.0,
-                   **plant_options):
+                   encoder_offsets=None, **plant_options):
     """(CanopenDrives started, EmulatedDrives, the SimulatedRobot) of a robot at ``pose`` on the virtual bus
     ``channel``: the master side and the drives in this process (tests, ``hardware: canopen`` with
     ``canopen_emulate``), the master's heartbeat consumer and transition timeouts on the drives' clock. ``plant``:
     this simulated robot (period ``dt``, its own force limits) instead of one made of ``force_limits`` and
-    ``plant_options``."""
+    ``plant_options``. The master checks the encoders against an assembled pose of ``dyn.kin`` before enable;
+    ``encoder_offsets``: {joint: m or rad} a drive's encoder reads beyond its joint (tests)."""
     from ..control.safety import ForceLimits
     from .canopen_drives import CanopenDrives
 
@@ -374,9 +396,9 @@ def emulated_robot(dyn, config: CanopenConfig, dt: float, pose, channel: str, fo
     else:
         limits = plant.force_limits
     plant.reset(pose)
-    emu = EmulatedDrives(config, plant, channel, transition_time)
+    emu = EmulatedDrives(config, plant, channel, transition_time, encoder_offsets=encoder_offsets)
     hw = CanopenDrives(config, dt, limits, response_timeout=response_timeout, channel=channel,
-                       clock=lambda: emu.time)
+                       clock=lambda: emu.time, kin=dyn.kin)
     try:
         hw.start()
     except BaseException:

@@ -320,7 +320,7 @@ class JointControllerNode(Node):
                                     "--realtime): the bus has its own clock; canopen_emulate (--stand-in) runs "
                                     "lockstep")
         config = CanopenConfig.for_robot(self.ctx.robot, self.ctx.actuated_joints, s["canopen_config"])
-        drives = CanopenDrives(config, self.dt_ns * 1e-9, ForceLimits(s["force_limit"]))
+        drives = CanopenDrives(config, self.dt_ns * 1e-9, ForceLimits(s["force_limit"]), kin=self.dyn.kin)
         try:       # enabled at the loop's first period (supervise_drives): SYNC from then on, every period
             drives.start(self.get_clock().now().nanoseconds * 1e-9, enable=False)
         except BaseException:
