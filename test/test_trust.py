@@ -156,6 +156,20 @@ def test_a_chunk_never_rewrites_a_used_sample_and_a_repeat_never_deletes_one(n_b
             assert b.end >= n_buffered - 1
 
 
+def test_a_repeat_is_judged_by_rounding_at_the_rows_scale():
+    """A recomputed sample differs from the buffered one in the last bits of its largest term (the same inputs, a
+    vectorized sin/cos of another length): a force of 100 N beside one that crosses zero. That is a repeat, even
+    where the small component changed by far more than its own size; a change of a micro-unit in a used sample is
+    not."""
+    b = SampleBuffer()
+    b.add([0, 1, 2], [[100.0, 1e-14], [100.0, 2e-14], [100.0, 3e-14]])
+    eps = 100.0 * np.finfo(float).eps
+    times, rows = b.fresh([1, 2, 3], [[100.0 + eps, 3e-12], [100.0, -5e-12], [7.0, 7.0]], used_ns=2)
+    assert list(times) == [3] and np.array_equal(rows, [[7.0, 7.0]])
+    with pytest.raises(InvalidInputError, match="already used"):
+        b.fresh([1, 2, 3], [[100.0, 1e-6], [100.0, 3e-14], [7.0, 7.0]], used_ns=2)
+
+
 def test_the_loop_refuses_a_reference_chunk_stamped_in_the_past():
     """A ControlLoop that ran periods 0..9 of a hold: a chunk from period 5 with other values is refused; the same
     samples again (a re-offer) are taken, the new samples after them too."""

@@ -35,15 +35,23 @@ from .trust import ClockGuard
 
 #: a goal message longer than this is refused before parsing (a trajectory spec is a few hundred bytes)
 MAX_GOAL_BYTES = 65536
-#: a streamed sample equal to a buffered one within these tolerances repeats it (SampleBuffer.fresh): a re-offered
-#: chunk is computed again by the stages downstream, with the same inputs
-REPEAT_RTOL, REPEAT_ATOL = 1e-9, 1e-12
+#: a streamed sample equal to a buffered one within this tolerance, relative to the larger of 1 and the row's largest
+#: magnitude, repeats it (SampleBuffer.fresh): a re-offered chunk is computed again by the stages downstream, with
+#: the same inputs but not always to the last bit (numpy's vectorized sin/cos differ in the last bits with the
+#: array's length), and rounding scales with the row's largest term, not with a component that crosses zero
+REPEAT_TOLERANCE = 1e-9
 #: deepest nesting of flow collections ([...], {...}) in a goal (a spec needs 3)
 MAX_GOAL_DEPTH = 32
 #: a goal starting within this of the held pose in every actuated joint (m or rad) needs no approach move (the
 #: ``approach_tolerance`` parameter): above the resolution of a measured pose (the shipped CANopen drives' encoder
 #: increments, 1 um and 6 urad), so a held pose that is a quantized measurement of the goal's start is that start
 APPROACH_TOLERANCE = 1e-5
+
+
+def _repeats(buffered: np.ndarray, row: np.ndarray) -> bool:
+    """``row`` repeats the buffered sample within REPEAT_TOLERANCE of the larger of 1 and its largest magnitude."""
+    scale = max(1.0, float(np.abs(buffered).max(initial=0.0)))
+    return buffered.shape == row.shape and bool(np.all(np.abs(buffered - row) <= REPEAT_TOLERANCE * scale))
 
 
 class SampleBuffer:
@@ -86,7 +94,7 @@ class SampleBuffer:
         while k < len(times):
             i = bisect.bisect_left(self.times, int(times[k]))
             if i == len(self.times) or self.times[i] != times[k] or \
-                    not np.allclose(self.rows[i], rows[k], rtol=REPEAT_RTOL, atol=REPEAT_ATOL):
+                    not _repeats(self.rows[i], rows[k]):
                 break
             k += 1
         if used_ns is not None and k < len(times) and times[k] <= used_ns:
