@@ -1264,8 +1264,9 @@ def test_a_node_stuck_when_the_signal_comes_is_gone_all_the_same(second):
     """Issue 22 §5: a node process whose main thread hangs (on a lock, while it builds its node: as a node blocked
     in a call that does not return) when SIGTERM comes is still ended: SHUTDOWN_LIMIT s later by faulthandler's
     timer, which the watchdog starts (status 1, and where the main thread was stuck: in ``stuck``), or at once on
-    a second signal (status 128 + the first's number). The wait is on the process's end; its limit only keeps a
-    broken run from hanging."""
+    a second signal (status 128 + the first's number). The second is sent once the node has said it is stopping:
+    two signals pending at once are delivered lowest number first, and SIGINT would then be the first. The wait is
+    on the process's end; its limit only keeps a broken run from hanging."""
     import signal
 
     code = ("import threading\nfrom pkm_control.ros.runtime import run_node\n"
@@ -1276,6 +1277,8 @@ def test_a_node_stuck_when_the_signal_comes_is_gone_all_the_same(second):
     try:
         assert p.stdout.readline() == "building\n"
         p.send_signal(signal.SIGTERM)
+        said = p.stderr.readline()
+        assert said.startswith("SIGTERM: stopping"), said
         if second:
             p.send_signal(getattr(signal, second))
         p.wait(timeout=60)

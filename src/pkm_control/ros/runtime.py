@@ -419,7 +419,7 @@ def _shutdown_watchdog() -> None:
     writes the signal's number to the wakeup fd at once, though. A daemon thread sleeps on that fd: at the first
     signal it starts faulthandler's timer (a C thread that needs no interpreter lock), which SHUTDOWN_LIMIT s later
     prints where every thread of the node is (the reason a stop hung) and ends the process (status 1); a second
-    signal ends it at once (128 + the first's number)."""
+    signal ends it at once (128 + the first's number). It says so in one line on stderr."""
     import faulthandler
     import threading
 
@@ -430,6 +430,9 @@ def _shutdown_watchdog() -> None:
     def watch():
         first = os.read(r, 1)[0]                     # blocks until the first signal
         faulthandler.dump_traceback_later(SHUTDOWN_LIMIT, exit=True)
+        sys.stderr.write(f"{signal.Signals(first).name}: stopping (the process ends within {SHUTDOWN_LIMIT:g} s, "
+                         "at once on a second signal)\n")
+        sys.stderr.flush()
         os.read(r, 1)                                # a second one: the process ends now
         os._exit(128 + first)
 
