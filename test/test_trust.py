@@ -245,19 +245,21 @@ def _held_loop(law, n_ref, lead_periods=0):
     return loop, len(q)
 
 
-def test_a_feedforward_the_law_does_not_read_is_never_used():
-    """pd reads no feedforward, so the loop does not wait for it: under load computed_force falls behind and its
-    chunks arrive after the loop's time passed them (test_every_robot_runs_the_graph[delta-pd_acceleration_
-    feedforward] on 2 busy cores: 'rejected feedforward: a chunk from 0.055000 s would rewrite the sample at
-    0.100000 s, already used (up to 0.104500 s)', with the feedforward buffered up to 0.0995 s). Such a chunk
-    rewrites nothing the loop used: it is taken, the repeated samples once."""
-    loop, n = _held_loop("pd", 20)
+def test_a_late_feedforward_after_its_held_end_is_taken():
+    """computed_force behind on a loaded machine: the feedforward ran dry at period 9 and the loop held its last
+    sample (within reference_timeout) for periods 10..12. The late chunk (the generator's re-offer: a repeat of
+    periods 5..9, then 10..19) rewrites no sample a period read: it is spliced. Checked against the loop's instant it
+    was refused, as in test_every_robot_runs_the_graph[delta-pd_acceleration_feedforward] on 2 busy cores ('a chunk
+    from 0.055000 s would rewrite the sample at 0.100000 s, already used (up to 0.104500 s)', the feedforward
+    buffered up to 0.0995 s)."""
+    loop, n = _held_loop("pd_feedforward", 20)
     loop.offer_feedforward(DT * np.arange(10), np.ones((10, n)))
-    for k in range(15):
+    for k in range(13):
         loop.cycle(k * DT)
     loop.offer_feedforward(DT * np.arange(5, 20), np.ones((15, n)))
     loop.drain()
-    assert loop.feedforward.times == list(range(0, 20 * DT, DT)) and loop.feedforward.used_ns is None
+    assert loop.feedforward.times == list(range(0, 20 * DT, DT))
+    assert loop.feedforward.used_ns == 9 * DT and loop.references.used_ns == 12 * DT
 
 
 def test_the_feedforward_read_at_t_plus_t_m_is_final():

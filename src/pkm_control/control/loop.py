@@ -62,9 +62,9 @@ class ControlLoop:
         other sizes raises InvalidInputError here, in the caller's thread, never later in a period; so does a chunk
         that would rewrite samples a period has read from that buffer (``SampleBuffer.fresh``: stamped in the past, a
         replay; of a repeat only the new part is kept), checked against the buffer as drained (the node drains after
-        each offer, in the loop's own thread). The feedforward's samples are read at t + T_m, and only by a law that
-        needs it: the stream of a law that does not is buffered but never waited for, and its chunks may arrive
-        after the loop's time has passed them (computed_force behind on a loaded machine)."""
+        each offer, in the loop's own thread). A period reads the references at t, the feedforward at t + T_m; a
+        sample after a buffer's end was not read (the period held the last one), so a late chunk that brings it is
+        spliced."""
         self._offer(self.references, times_ns, q, qd, qdd)
 
     def offer_feedforward(self, times_ns, tau) -> None:
