@@ -119,7 +119,7 @@ def graph(ex, controller="pd", robot=ROBOT, goal="", hardware="sim", **kw):
              InverseKinematicsNode(parameter_overrides=params(robot=robot, controller=controller, hardware=hardware,
                                                               **_only(kw, "initial_pose", "topic_convention"))),
              ComputedForceNode(parameter_overrides=params(robot=robot, controller=controller)),
-             JointControllerNode(parameter_overrides=params(sim_time=hardware == "topics", robot=robot,
+             JointControllerNode(parameter_overrides=params(sim_time=False, robot=robot,
                                                             controller=controller, hardware=hardware, **kw))]
     if hardware != "sim":       # topics: the hardware node; ros2_control: the same standing in for one
         nodes.append(HardwareNode(parameter_overrides=params(sim_time=False, robot=robot, controller=controller,

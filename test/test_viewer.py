@@ -235,7 +235,7 @@ def test_a_joint_state_that_moves_the_robot_changes_the_picture_where_the_robot_
     poses = [np.array(scene.model.config["home"], float), np.array([0.12, -0.08, -0.75, 0.1, -0.1, 0.3])]
     view = BrowserView(scene, port=0, controller="cf_rb_friction")
     rclpy.init(domain_id=int(os.environ.get("PKM_TEST_ROS_DOMAIN_ID", "147")))
-    node = ViewerNode(view)
+    node = ViewerNode(view, sources="")      # the first publisher of each topic: this test's
     pub_node = rclpy.create_node("viewer_test_publisher")
     pubs = [pub_node.create_publisher(JointState, t, 10) for t in ("/joint_states", "/desired_joint_states")]
     ex = SingleThreadedExecutor()
