@@ -112,6 +112,12 @@ class BagRecorder:
         return JOINT_STATES not in self.topics or bool(self.stamps)
 
     @property
+    def taken(self) -> int:
+        """Messages taken from the middleware: recorded, and refused (another publisher's: a drain goes on past
+        them)."""
+        return self.received + sum(b.refused + b.unidentified for b in self.sources.bindings.values())
+
+    @property
     def sim_time(self) -> float:
         """The newest /joint_states stamp recorded (s); 0 before the first."""
         return max(self.stamps) * 1e-9 if self.stamps else 0.0
@@ -124,9 +130,9 @@ class BagRecorder:
         executor.spin_once(timeout_sec=timeout)
         deadline = time.monotonic() + budget
         while time.monotonic() < deadline:
-            before = self.received
+            before = self.taken
             executor.spin_once(timeout_sec=0.0)
-            if self.received == before:
+            if self.taken == before:
                 break
         self.commit()
 
@@ -231,12 +237,12 @@ class BagRecorder:
         if cut and self._cut_ns is None:
             self._cut_ns = began_ns
         while not abort():
-            before = self.received
+            before = self.taken
             executor.spin_once(timeout_sec=quiet)
-            if self.received == before:
+            if self.taken == before:
                 return
             now = time.monotonic()
-            if all(rx >= began_ns or now - at > quiet for at, rx in self._taken.values()):
+            if self._taken and all(rx >= began_ns or now - at > quiet for at, rx in self._taken.values()):
                 return
 
     def close(self, abort=lambda: False):
