@@ -325,6 +325,9 @@ def register(sub) -> None:
                     help="the topics to record instead of the default ones")
     sp.add_argument("--storage", choices=("sqlite3", "mcap"), default="sqlite3",
                     help="rosbag2 storage: sqlite3 (.db3, the default) or mcap")
+    sp.add_argument("--sources", default="", metavar="TOPIC=NODE,...",
+                    help="the node whose publisher each recorded topic is bound to (another publisher's messages "
+                         "are not recorded, and counted); a topic not named binds its first publisher (default: all)")
     group = sp.add_mutually_exclusive_group()
     group.add_argument("--duration", type=seconds, default=None, metavar="S",
                        help="stop after S seconds of /joint_states stamps (sim time in lockstep)")

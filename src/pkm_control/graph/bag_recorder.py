@@ -378,7 +378,7 @@ def record(session, args, log) -> dict:
         topics = list(topics) + [STATUS_TOPIC]
     from .signals import Stopped, signals_raise_stopped
 
-    rec = BagRecorder(session, args.output, topics, args.storage)
+    rec = BagRecorder(session, args.output, topics, args.storage, sources=args.sources)
     every = EveryPeriod(session, args.timeout, log)
     try:
         with signals_raise_stopped() as stop, every:
