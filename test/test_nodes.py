@@ -1648,18 +1648,20 @@ def _expected_press(controller):
     return _series(k_d, TABLE_K) * DEPTH
 
 
-@pytest.mark.parametrize("controller", FORCE_CONTROLLERS)
-def test_every_force_controller_runs_in_the_node_and_publishes_the_wrench(ros, controller):
+@pytest.mark.parametrize("controller, hardware", [(c, "sim") for c in FORCE_CONTROLLERS]
+                         + [("stiffness", "mujoco"), ("direct_force", "mujoco")])
+def test_every_force_controller_runs_in_the_node_and_publishes_the_wrench(ros, controller, hardware):
     """`--controller <force law>` in joint_controller, the simulated robot inside with config/environment.yaml's
     table and its noisy, filtered F/T sensor (friction off: Coulomb friction in the joints makes a static contact
     force a range): pressing 1 mm into the table, the exact contact force settles at each law's closed-form value
     (direct force control: at the 50 N set-point of force_reference, along z only), /platform_wrench carries the
-    sensor's samples (finite, near the contact force), no safe behaviour, no saturation, no NaN."""
+    sensor's samples (finite, near the contact force), no safe behaviour, no saturation, no NaN. The same with
+    `--hardware mujoco`: the table in MuJoCo's own contact model (hardware/mujoco_contact.py)."""
     home_x = np.array(KIN.model.config["home"], float)
     x_d = home_x - [0, 0, 0.002 + DEPTH, 0, 0, 0]
     q_d = KIN.inverse(KIN.task.pose(x_d)).q[ACT]
     ctl = JointControllerNode(parameter_overrides=params(
-        sim_time=False, controller=controller, friction=False,
+        sim_time=False, controller=controller, friction=False, hardware=hardware,
         force_reference="{wrench: [0, 0, -50, 0, 0, 0], selection: [z]}"))
     ros.add_node(ctl)
     assert ctl.loop.hardware.environment is not None and ctl.pub_wrench is not None
