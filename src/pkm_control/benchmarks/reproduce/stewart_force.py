@@ -249,8 +249,8 @@ def run(out_dir: pathlib.Path, progress: bool = True, quick: bool = False) -> di
              f"N, impact {mf['impact_force_N']:.2f} N; normal force against the native plant's: max difference "
              f"{agree['hold_max_diff_N']:.3f} N holding, {agree['follow_max_diff_N']:.3f} N sliding; f_t / f_n sliding "
              f"{agree['ratio_mujoco']:.4f} (native {agree['ratio_native']:.4f}); MuJoCo's contact force against the "
-             f"project's law at MuJoCo's states: {100 * agree['law_hold_max_rel']:.3f} % holding, "
-             f"{100 * agree['law_follow_max_rel']:.2f} % sliding (the cone's projection, hardware/mujoco_contact.py)",
+             f"project's law at MuJoCo's states: max relative difference {agree['law_hold_max_rel']:.1e} holding, "
+             f"{agree['law_follow_max_rel']:.1e} sliding (the cone's projection, hardware/mujoco_contact.py)",
              f"  environment stiffness sweep, gains held (approach, ramp, {SWEEP_HOLD:g} s hold):",
              f"    {'k_e [N/m]':>10s} {'overshoot [%]':>14s} {'hold rms [N]':>13s} {'hold max [N]':>13s} "
              f"{'last 0.1 s: error [N]':>22s} {'std [N]':>8s} {'settled':>8s} {'stable':>7s}"]
