@@ -20,7 +20,8 @@ from pkm_control.control.settings import make_force_controller
 from pkm_control.dynamics import robot_dynamics
 from pkm_control.hardware import SimulatedRobot
 from pkm_control.hardware.contact import Box, ContactEnvironment, Plane, WrenchSensor, load_environment
-from pkm_control.hardware.mujoco_contact import FRICTION_REFERENCE_FORCE, IMPEDANCE, IMPRATIO
+from pkm_control.errors import InvalidInputError
+from pkm_control.hardware.mujoco_contact import FRICTION_REFERENCE_FORCE, IMPEDANCE, IMPRATIO, TOOL_RADIUS
 from pkm_control.hardware.mujoco_robot import MujocoRobot
 from pkm_control.kinematics.task_space import rpy_to_matrix
 
@@ -83,7 +84,8 @@ def test_mujoco_contact_force_is_the_contact_law_at_the_same_state(name):
 
 def test_mujoco_plant_has_the_configured_environment_for_each_robot():
     """config/environment.yaml's plane and box per robot compile into MuJoCo (a geom each, one pair each, contacts
-    on); far from them (at home, the table 2 mm below the tool tip) no contact and no force."""
+    on); far from them (at home, the table 2 mm below the tool tip) no contact and no force. A box thinner than the
+    tool sphere has no MuJoCo form here (it is shrunk by the radius): refused."""
     for name in ("stewart", "palida"):
         dyn = robot_dynamics(name)
         env, _ = load_environment(name)
@@ -91,6 +93,9 @@ def test_mujoco_plant_has_the_configured_environment_for_each_robot():
         assert robot.mj.model.npair == len(env.surfaces) == len(robot.contact.surface_geoms) == 2
         robot.reset(_home(dyn))
         assert robot.data.ncon == 0 and not robot.contact_wrench().any()
+    thin = Box(1e5, center=[0.0, 0.0, 0.0], half_extents=[0.1, 0.1, 0.5 * TOOL_RADIUS])
+    with pytest.raises(InvalidInputError, match="tool sphere's radius"):
+        MujocoRobot(dyn, DT, environment=ContactEnvironment([0.0, 0.0, -0.05], [thin]))
 
 
 def _press(dyn, robot, controller, motion, n, force=None):
