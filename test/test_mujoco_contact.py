@@ -18,9 +18,9 @@ from pkm_control.control import CONTROL, References
 from pkm_control.control.force import ForceReference, force_settings
 from pkm_control.control.settings import make_force_controller
 from pkm_control.dynamics import robot_dynamics
+from pkm_control.errors import InvalidInputError
 from pkm_control.hardware import SimulatedRobot
 from pkm_control.hardware.contact import Box, ContactEnvironment, Plane, WrenchSensor, load_environment
-from pkm_control.errors import InvalidInputError
 from pkm_control.hardware.mujoco_contact import FRICTION_REFERENCE_FORCE, IMPEDANCE, IMPRATIO, TOOL_RADIUS
 from pkm_control.hardware.mujoco_robot import MujocoRobot
 from pkm_control.kinematics.task_space import rpy_to_matrix
