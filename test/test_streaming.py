@@ -10,7 +10,8 @@ from pkm_control.errors import InvalidInputError, UnreachablePoseError
 from pkm_control.kinematics import robot_kinematics
 from pkm_control.trajectory import trajectory_from_spec
 from pkm_control.control import kernels
-from pkm_control.trajectory.streaming import MAX_GOAL_BYTES, GoalScheduler, SampleBuffer, parse_goal
+from pkm_control.trajectory.streaming import (MAX_GOAL_BYTES, REOFFER_AFTER, GoalScheduler, ReofferPolicy, SampleBuffer,
+                                             parse_goal)
 
 DT = 500_000                 # ns: 2 kHz
 CHUNK = 100                  # 50 ms
@@ -265,3 +266,53 @@ def test_a_real_time_start_counts_from_the_callers_estimate_of_now(kin):
     assert s.start(late) is None and s.pending
     (kind, motion), = s.advance(0)[1]
     assert kind == "started" and motion.start_ns == grid_after
+
+
+def _reoffers(policy, steps_s, poll_s=0.25, cost_s=0.0):
+    """Re-offers of ``policy`` polled every ``poll_s`` (the node's timer) over clock steps that take ``steps_s`` of
+    wall time each, plus ``cost_s`` for every re-offer made during the step (the lookahead computed again)."""
+    count, wall = 0, 0.0
+    policy.clock_step(wall)
+    for step in steps_s:
+        end, tick = wall + step, wall
+        while tick + poll_s <= end:
+            tick += poll_s
+            if policy.due(tick):
+                count += 1
+                end += cost_s
+        wall = end
+        policy.clock_step(wall)
+    return count
+
+
+def test_a_stall_is_judged_against_the_graphs_own_pace():
+    """Sim time that stands still is a stall after REOFFER_AFTER on a graph whose clock steps quickly (a consumer
+    missed chunks), then again REOFFER_AFTER after each re-offer; on a loaded machine whose clock steps take 0.8 s of
+    wall time by themselves, only after 4 times that."""
+    quick = ReofferPolicy()
+    for k in range(20):
+        quick.clock_step(0.01 * k)
+    assert quick.patience() == REOFFER_AFTER
+    assert not quick.due(0.19 + 0.45) and quick.due(0.19 + 0.55)
+    assert not quick.due(0.19 + 1.0) and quick.due(0.19 + 1.1)
+    slow = ReofferPolicy()
+    for k in range(20):
+        slow.clock_step(0.8 * k)
+    assert slow.patience() == pytest.approx(3.2)
+    assert not slow.due(15.2 + 3.1) and slow.due(15.2 + 3.3)
+    assert not ReofferPolicy().due(100.0)                # no clock yet: nothing to re-offer
+    with pytest.raises(InvalidInputError):
+        ReofferPolicy(after_s=0.0)
+
+
+def test_slow_clock_steps_draw_no_reoffer_storm():
+    """A lockstep graph on a loaded machine: each clock step takes 0.8 s of wall time, and a re-offer costs the step
+    0.3 s more (inverse_kinematics and computed_force compute the lookahead again; at more than REOFFER_AFTER the
+    step never ends). Judged against REOFFER_AFTER alone (factor 0: the generator's rule before) every step draws
+    two re-offers, the second drawn by the first; judged against the pace, the first slow step (no pace known yet)
+    draws two as well, then none."""
+    steps = [0.8] * 100
+    assert _reoffers(ReofferPolicy(factor=0.0), steps, cost_s=0.3) == 200
+    assert _reoffers(ReofferPolicy(), steps, cost_s=0.3) == 2
+    # a consumer that missed chunks: the clock stands until a re-offer; then it steps again
+    assert 19 <= _reoffers(ReofferPolicy(), [0.01] * 50 + [10.0]) <= 20      # every REOFFER_AFTER of the 10 s

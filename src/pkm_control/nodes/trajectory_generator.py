@@ -38,7 +38,8 @@ goal that fails is rejected, logged and counted, and the robot keeps holding. A 
 a motion runs is rejected (call ~/stop first). If the goal starts away from the held pose, a quintic
 approach move (peak speed approach_speed m/s, approach_rate rad/s) is put in front, unless every actuated joint
 of the start is within approach_tolerance (m or rad) of the held pose (a measured pose is quantized). The motion
-starts at the first grid time after now + start_delay. If sim time stands still for 0.5 s (wall),
+starts at the first grid time after now + start_delay. If sim time stands still for 0.5 s (wall), or
+4 times the slowest of its last 16 steps if longer (a loaded machine's own pace: trajectory.streaming.ReofferPolicy),
 the chunks from now are offered again (a subscriber that matched late would otherwise wait forever).
 
 Node parameters (besides the common ones; run time: approach_speed, approach_rate, approach_tolerance,
@@ -57,14 +58,13 @@ from rclpy.node import Node
 
 from ..errors import InvalidInputError, PkmError
 from ..kinematics.task_space import Pose
-from ..trajectory.streaming import GoalScheduler, parse_goal
+from ..trajectory.streaming import GoalScheduler, ReofferPolicy, parse_goal
 from ..ros.messages import MAX_POINTS, finite, period_ns, platform_trajectory_msg, pose_stamped_msg, rotations, to_ns
 from ..ros.qos import qos
 from ..ros.peers import Sources
 from ..ros.runtime import COMMON_PARAMS, Diagnostics, ServiceGuard, declare_settings, guarded, run_node
 
 __doc__ += "\n" + COMMON_PARAMS
-REOFFER_AFTER = 0.5          # s (wall) of standing sim time before the chunks are offered again
 #: a measured pose may be stamped this much after the last clock seen (the clock is published at a lower rate)
 MEASURED_SLACK_NS = 100_000_000
 #: the longest lookahead, in control periods (5 s at 2 kHz)
@@ -96,7 +96,7 @@ class TrajectoryGeneratorNode(Node):
         self.diag.extra["robot"] = self.ctx.robot
         self._display_slot = None
         self._goal_loaded = False
-        self._clock_changed = time.monotonic()
+        self.reoffer_policy = ReofferPolicy()   # when standing sim time counts as a stall (wall time)
         self._clock_seen = None          # (last /clock ns, time.monotonic() when it arrived)
         self.reoffers = 0
         self.pub_traj = self.create_publisher(MultiDOFJointTrajectory, "/platform_trajectory",
@@ -210,7 +210,7 @@ class TrajectoryGeneratorNode(Node):
             self.get_logger().info("clock reset: references start again from the measured pose")
         self._clock_seen = (now, time.monotonic())
         if changed:
-            self._clock_changed = time.monotonic()
+            self.reoffer_policy.clock_step(time.monotonic())
         if self.awaiting_measurement:
             if self.measured is None or self.measured[0] > now + MEASURED_SLACK_NS:
                 return                   # no measurement of this timeline yet: publish nothing
@@ -231,9 +231,8 @@ class TrajectoryGeneratorNode(Node):
         self.publish_display(now)
 
     def on_reoffer(self):
-        if self.sched.now_ns is None or time.monotonic() - self._clock_changed < REOFFER_AFTER:
+        if self.sched.now_ns is None or not self.reoffer_policy.due(time.monotonic()):
             return
-        self._clock_changed = time.monotonic()
         self.publish(self.sched.reoffer())
         self.reoffers += 1
         self.diag.extra["reoffers"] = self.reoffers

@@ -24,6 +24,7 @@ the sample of its instant. Two pieces:
 from __future__ import annotations
 
 import bisect
+import collections
 from dataclasses import dataclass
 
 import numpy as np
@@ -41,6 +42,12 @@ MAX_GOAL_BYTES = 65536
 #: the same inputs but not always to the last bit (numpy's vectorized sin/cos differ in the last bits with the
 #: array's length), and rounding scales with the row's largest term, not with a component that crosses zero
 REPEAT_TOLERANCE = 1e-9
+#: s (wall) that sim time stands still, at least, before the generator offers its chunks again (ReofferPolicy)
+REOFFER_AFTER = 0.5
+#: sim time counts as stalled after standing this many times the graph's slowest recent clock step (ReofferPolicy)
+REOFFER_PACE_FACTOR = 4.0
+#: clock steps of which the slowest sets the pace (ReofferPolicy): 16 steps of lockstep's 200 Hz clock are 80 ms
+REOFFER_WINDOW = 16
 #: deepest nesting of flow collections ([...], {...}) in a goal (a spec needs 3)
 MAX_GOAL_DEPTH = 32
 #: a goal starting within this of the held pose in every actuated joint (m or rad) needs no approach move (the
@@ -410,3 +417,43 @@ class GoalScheduler:
     def desired_at(self, t_ns):
         P, R, V, A = self.sample([t_ns])
         return Pose(P[0], R[0]), V[0], A[0]
+
+
+class ReofferPolicy:
+    """When the trajectory generator offers its chunks from now again (a consumer that matched late missed them, and
+    sim time stands still waiting for it). Wall times in s are passed in (time.monotonic() in the node).
+
+    In lockstep sim time also stands still while the graph computes, and on a loaded machine one clock step can take
+    longer than REOFFER_AFTER by itself: a re-offer then makes inverse_kinematics and computed_force compute the whole
+    lookahead again, which slows the next step, which draws the next re-offer (test_every_robot_runs_the_graph
+    [lopes-task_idc] on 2 busy cores: 70 re-offers, 4400 IK solutions for 500 periods that need 700, 82 s of the
+    test's 120). So sim time counts as stalled after standing for the larger of ``after_s`` and ``factor`` times the
+    slowest of the last ``window`` clock steps (the graph's own pace), counted from the last step or re-offer.
+    """
+
+    def __init__(self, after_s: float = REOFFER_AFTER, factor: float = REOFFER_PACE_FACTOR,
+                 window: int = REOFFER_WINDOW):
+        if not (after_s > 0 and factor >= 0 and window >= 1):
+            raise InvalidInputError(f"after_s {after_s} > 0, factor {factor} >= 0 and window {window} >= 1 are "
+                                    "required")
+        self.after_s, self.factor = float(after_s), float(factor)
+        self._steps = collections.deque(maxlen=int(window))      # wall s between consecutive clock steps
+        self._moved = None               # wall time of the last clock step
+        self._since = None               # wall time from which standing counts (the last step or re-offer)
+
+    def clock_step(self, wall_s: float) -> None:
+        """Sim time moved (a /clock with another time) at ``wall_s``."""
+        if self._moved is not None:
+            self._steps.append(wall_s - self._moved)
+        self._moved = self._since = float(wall_s)
+
+    def patience(self) -> float:
+        """s (wall) of standing sim time that count as a stall now."""
+        return max(self.after_s, self.factor * max(self._steps, default=0.0))
+
+    def due(self, wall_s: float) -> bool:
+        """Sim time has stood still for the patience (and a clock was seen): re-offer now (the wait starts again)."""
+        if self._since is None or wall_s - self._since < self.patience():
+            return False
+        self._since = float(wall_s)
+        return True
