@@ -265,3 +265,34 @@ def test_a_real_time_start_counts_from_the_callers_estimate_of_now(kin):
     assert s.start(late) is None and s.pending
     (kind, motion), = s.advance(0)[1]
     assert kind == "started" and motion.start_ns == grid_after
+
+
+def test_a_hybrid_goal_carries_its_force_references_in_the_chunks(kin):
+    """A `type: hybrid` goal (far from the held pose: an approach move in front): the chunks carry no force
+    reference before it (a motion goal: None), none selected during the approach, the spec's F_d and selection
+    (HybridTrajectory.force of the goal's time) from the goal's start, the last phase's after its end; the next
+    non-hybrid goal's chunks carry none again."""
+    from pkm_control.trajectory.spec import hybrid_from_spec
+
+    spec = {"type": "hybrid", "start": [0.01, 0, -0.85, 0, 0, 0], "phases": [
+        {"phase": "contact", "force": [0, 0, -30, 0, 0, 0], "selection": ["z"], "duration": 0.1},
+        {"phase": "follow", "goal": [0.02, 0, -0.85, 0, 0, 0], "duration": 0.1}]}
+    s = scheduler(kin)
+    assert all(c.forces is None for c in s.advance(0)[0])
+    traj, approach = s.load(spec)
+    motion = s.start()
+    assert approach > 0 and motion.goal_start_ns > motion.start_ns
+    chunks = []
+    for now in range(DT, 2 * motion.end_ns, 20 * DT):
+        chunks += s.advance(now)[0]
+    t = np.concatenate([c.times_ns for c in chunks])
+    F = np.concatenate([c.forces for c in chunks])
+    hybrid = hybrid_from_spec(kin, spec)
+    for k in range(len(t)):
+        tau = (t[k] - motion.goal_start_ns) * 1e-9
+        f, sel = hybrid.force(tau) if tau >= 0 else (np.zeros(6), np.zeros(6, bool))
+        assert np.array_equal(F[k, :6], f) and np.array_equal(F[k, 6:], sel.astype(float)), (t[k], F[k])
+    assert F[-1, 2] == -30 and F[-1, 8] == 1.0                 # after the end: the last phase's
+    s.load({"type": "point_to_point", "goal": [0.0, 0, -0.85, 0, 0, 0], "duration": 0.1})
+    s.start()
+    assert all(c.forces is None for c in s.advance(2 * motion.end_ns)[0])

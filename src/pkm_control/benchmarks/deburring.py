@@ -57,20 +57,23 @@ def edge(env):
     return float(c[0] - h[0]), float(c[1] - h[1] + MARGIN), float(c[1] + h[1] - MARGIN), float(c[2] + h[2])
 
 
-def task(kin, env, force: float = F_N, speed: float = SPEED, length: float | None = None):
+def task(kin, env, force: float = F_N, speed: float = SPEED, length: float | None = None, gap: float = GAP,
+         passes: int = 1):
     """The run's numbers: the start pose's task coordinates, the goal spec (waypoints: DWELL at the start, then the
-    edge at ``speed``; ``length``: a shorter edge, m), the force reference, the box, the edge's line."""
+    edge at ``speed``, ``passes`` times, back and forth; ``length``: a shorter edge, m; ``gap``: the reference's
+    tool tip short of the face, m, negative: into it), the force reference, the box, the edge's line."""
     x_face, y0, y1, z_top = edge(env)
     if length is not None:
         y1 = min(y1, y0 + float(length))
     tp = env.tool_point                        # the tool straight below the platform: home orientation
     home = np.array(kin.model.config["home"], float)
     start = home.copy()
-    start[:3] = [x_face - GAP - tp[0], y0 - tp[1], z_top - DEPTH - tp[2]]
+    start[:3] = [x_face - gap - tp[0], y0 - tp[1], z_top - DEPTH - tp[2]]
     end = start.copy()
     end[1] = y1 - tp[1]
     duration = (y1 - y0) / speed + RAMP        # trapezoidal: the constant speed between the ramps
-    spec = {"type": "waypoints", "poses": [start.tolist(), end.tolist()], "durations": [DWELL, duration],
+    poses = [start.tolist()] + [(end if k % 2 == 0 else start).tolist() for k in range(passes)]
+    spec = {"type": "waypoints", "poses": poses, "durations": [DWELL] + [duration] * passes,
             "profile": {"name": "trapezoidal", "ramp": RAMP}}
     reference = f"{{wrench: [{float(force)}, 0, 0, 0, 0, 0], selection: [x]}}"
     return {"start": start.tolist(), "goal": spec, "force_reference": reference, "x_face": x_face, "y": (y0, y1),
@@ -85,9 +88,11 @@ def _params(**kw):
 
 
 def run_graph(t: dict, domain: int, tail: float = TAIL, progress=None) -> dict:
-    """The run through the graph in this process (module docstring): per period t, the contact force on the tool
-    (base frame), the tool tip's position (ground truth), the controller's mode and contact state; the goal's start
-    (sim s); the node diagnostics that count rejections and deadline misses."""
+    """The run through the graph in this process (module docstring) of ``t``: its start (task coordinates), goal
+    (a trajectory spec, also a hybrid one) and force_reference (joint_controller's parameter). Per period t, the
+    contact force on the tool (base frame), the tool tip's position (ground truth), the controller's mode and
+    contact state, the force reference the law got (F_d, selection); the goal's start (sim s); the node diagnostics
+    that count rejections and deadline misses."""
     import rclpy
     from rclpy.context import Context
     from rclpy.executors import SingleThreadedExecutor
@@ -125,10 +130,14 @@ def run_graph(t: dict, domain: int, tail: float = TAIL, progress=None) -> dict:
             ex.add_node(n)
         plant, law = ctl.loop.hardware, ctl.loop.controller
         env = plant.environment
-        out = {k: [] for k in ("t", "force", "tool", "mode", "contact")}
+        out = {k: [] for k in ("t", "force", "tool", "mode", "contact", "f_d", "selection")}
+        dim = ctl.ctx.task.dim
         period = ctl.period
 
         def traced(t_ns):
+            ref = ctl.loop.force_at(t_ns)
+            out["f_d"].append(np.zeros(dim) if ref is None else ref.wrench)
+            out["selection"].append(np.zeros(dim, bool) if ref is None else ref.selection)
             period(t_ns)
             pose = plant.ground_truth().platform_pose
             out["t"].append(ctl.k * ctl.dt_ns * 1e-9)

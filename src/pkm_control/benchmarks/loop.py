@@ -24,6 +24,11 @@ Figures (from the nodes' own /diagnostics over the run; durations in 1 us bins, 
                 gc frozen) spinning each period for the loop's median compute + plant step, nothing else
                 (the graph is down): its misses and jitter are the floor under the loop's
 
+A force law (config/controllers.yaml force_controllers) runs palida's deburring task instead of the circle: the tool
+on the part of config/environment.yaml, back and forth along its edge (``_force_task``): the law's wrench from the
+contact, not a free-space run (a circle would drive the tool through the table, beyond contact_force_limit: the
+wrench watchdog then holds the robot in every period).
+
 Both paths run with `pkm bringup --realtime` (settings.REALTIME_SETTINGS: 5 ms chunks streamed 0.2 s ahead, the
 estimated joint states and the simulated robot's ground truth sampled at 100 Hz, the ground truth sent in chunks of
 ground_truth_chunk samples: observation topics, not part of the control path; a real drive has no ground truth).
@@ -40,6 +45,9 @@ import time
 from ..ros.qos import qos
 from .report import Column, Provenance, Table, document, print_json, ratio
 
+#: m: a force law's reference into the part's face (_force_task): stiffness presses kc k_e / (kc + k_e) x 0.1 mm
+#: = 27 N, the impedance laws K_d k_e / (K_d + k_e) x 0.1 mm = 3.5 N; direct force control its set-point
+FORCE_DEPTH = 1e-4
 TARGETS = {"deadline_miss_percent": 0.1, "jitter_p99_us": 100.0, "compute_median_us": 50.0, "startup_s": 3.0}
 
 
@@ -63,14 +71,38 @@ def _goal(robot, seconds: float) -> str:
     return json.dumps(bm.benchmark_spec(0.15, laps, 0.4))
 
 
+def _force_task(robot, seconds):
+    """A force law's run (`pkm demo --deburring`'s task, benchmarks/deburring.py): palida's tool on the part's face
+    (the reference FORCE_DEPTH into it: the laws without a force set-point press too), back and forth along the edge
+    at its speed for at least ``seconds``, direct force control's set-point 30 N into the face. Returns the `pkm
+    bringup` arguments (--goal, --set initial_pose and force_reference)."""
+    from ..errors import InvalidInputError
+    from ..hardware.contact import load_environment
+    from ..kinematics import robot_kinematics
+    from . import deburring
+
+    if robot != "palida":
+        raise InvalidInputError("pkm bench loop with a force controller runs palida's deburring task (its part in "
+                                f"config/environment.yaml): --robot palida, got {robot}")
+    one = deburring.task(robot_kinematics(robot), load_environment(robot)[0], gap=-FORCE_DEPTH)["edge_duration"]
+    t = deburring.task(robot_kinematics(robot), load_environment(robot)[0], gap=-FORCE_DEPTH,
+                       passes=max(1, int(seconds / one) + 2))
+    return ["--goal", json.dumps(t["goal"]), "--set", f"initial_pose={json.dumps(t['start'])}",
+            "--set", f"joint_controller.force_reference={t['force_reference']}"]
+
+
 def _run_graph(robot, controller, hardware, seconds, quiet):
-    """The graph in real-time mode for `seconds` wall seconds; the last diagnostics of every node."""
+    """The graph in real-time mode for `seconds` wall seconds; the last diagnostics of every node. A force
+    controller runs palida's deburring task (``_force_task``), any other law ``_goal``'s circle."""
+    from ..control.settings import FORCE_MODES, load_settings
     from ..kinematics import robot_kinematics
     from ..graph.bringup import Graph, build_parser
     from ..graph.recorder import GraphRecorder
 
+    task = _force_task(robot, seconds) if load_settings(robot, controller)["mode"] in FORCE_MODES \
+        else ["--goal", _goal(robot, seconds)]
     args = build_parser().parse_args(["--robot", robot, "--controller", controller, "--hardware", hardware,
-                                      "--goal", _goal(robot, seconds), "--realtime"])
+                                      *task, "--realtime"])
     rec = GraphRecorder(robot_kinematics(robot), hardware, samples=False)
     g = Graph(args, open(os.devnull, "w") if quiet else sys.stderr)
     try:
@@ -161,7 +193,8 @@ def _figures(diag: dict, new: bool) -> dict:
                 "jitter_p99_us": f(ctl, "jitter_p99_us"), "jitter_max_us": f(ctl, "jitter_max_us"),
                 "compute_median_us": f(ctl, "cycle_median_us"), "compute_p99_us": f(ctl, "cycle_p99_us"),
                 "plant_step_median_us": f(ctl, "plant_step_median_us"), "realtime": ctl.get("realtime", ""),
-                "safe_percent": safe, "observations_dropped": f(ctl, "observations_dropped")}
+                "safe_percent": safe, "observations_dropped": f(ctl, "observations_dropped"),
+                "contact": ctl.get("contact", "")}
     hw = diag.get("hardware", {})
     periods = f(hw, "command_periods")           # 2 kHz periods since the first command (one snapshot)
     missed = periods - f(hw, "fresh_command_steps")
@@ -189,6 +222,9 @@ def bench_loop(robot: str = "palida", controller: str = "cf_rb_friction", second
     provenance = Provenance.now()
     if as_json:
         return print_json(out, provenance)
+    from ..control.settings import FORCE_MODES, load_settings
+
+    controller_is_force = load_settings(robot, controller)["mode"] in FORCE_MODES
     rows = [("deadline misses [%]", "deadline_miss_percent", "{:.3f}"),
             ("jitter median [us]", "jitter_median_us", "{:.1f}"),
             ("jitter p99 [us]", "jitter_p99_us", "{:.1f}"), ("jitter max [us]", "jitter_max_us", "{:.0f}"),
@@ -207,6 +243,10 @@ def bench_loop(robot: str = "palida", controller: str = "cf_rb_friction", second
                    f"{new['observations_dropped']:.0f}",
                    f"machine floor (a bare 2 kHz loop spinning {floor['work_us']:.0f} us a period, same setup, nothing "
                    f"else, {floor['seconds']:g} s): misses {floor['deadline_miss_percent']:.3f} %, jitter p99 "
-                   f"{floor['jitter_p99_us']:.0f} us, max {floor['jitter_max_us']:.0f} us"))
+                   f"{floor['jitter_p99_us']:.0f} us, max {floor['jitter_max_us']:.0f} us")
+                  + ((f"force law: palida's deburring task (`pkm demo --deburring`, the reference "
+                      f"{FORCE_DEPTH * 1e3:g} mm into the part's face, back and forth along its edge); direct "
+                      f"force control's contact state at the end: {new['contact'] or '-'}",)
+                     if controller_is_force else ()))
     print(table.text(provenance))
     return document(out, provenance)

@@ -40,6 +40,10 @@ topic_convention (hardware: topics | ros2_control)
 Subscribes
   /joint_references        trajectory_msgs/JointTrajectory   actuated q_d, qd_d, qdd_d (chunks, buffered by time)
   /feedforward             trajectory_msgs/JointTrajectory   tau_ff as effort (laws that require it)
+  /force_references        trajectory_msgs/JointTrajectory   (force laws) a hybrid goal's F_d and selection per
+                                                             task coordinate (trajectory_generator): in place of
+                                                             force_reference while streamed; in lockstep a period
+                                                             waits for its sample
   /joint_states            sensor_msgs/JointState            (hardware: topics | ros2_control) the measured
                                                              actuated joints (topic_based: joint_states_topic)
   /platform_wrench         geometry_msgs/WrenchStamped       (hardware: topics | ros2_control, a force law with
@@ -155,9 +159,10 @@ from ..control.realtime import (LatencyHistogram, PeriodicRunner, SlicedWork, fi
     release_realtime)
 from ..ros.topology import estimated_state_topic
 from ..ros.hardware_io import ClockPublisher, SimulationTopics, TopicConvention, TopicHardware, describe_plant
-from ..ros.messages import joint_state_msg, parse_joint_trajectory, period_ns, wrench_stamped_msg
+from ..ros.messages import (joint_state_msg, parse_force_references, parse_joint_trajectory, period_ns,
+                            wrench_stamped_msg)
 from ..ros.peers import Sources
-from ..ros.qos import ESTIMATES_TOPIC, WRENCH_TOPIC, qos
+from ..ros.qos import ESTIMATES_TOPIC, FORCE_REFERENCES_TOPIC, WRENCH_TOPIC, qos
 from ..ros.runtime import (COMMON_PARAMS, Diagnostics, PolledSubscriptions, ServiceGuard, declare_settings, guarded,
                            run_node)
 
@@ -260,6 +265,9 @@ class JointControllerNode(Node):
                                               qos("/joint_references", "sub"), "joint_references", subscribe)
         self.sub_ff = self.sources.subscribe(JointTrajectory, "/feedforward", self.on_feedforward,
                                              qos("/feedforward", "sub"), "feedforward", subscribe)
+        self.sub_force = self.sources.subscribe(JointTrajectory, FORCE_REFERENCES_TOPIC, self.on_force_references,
+                                                qos(FORCE_REFERENCES_TOPIC, "sub"), "force_references", subscribe) \
+            if self.loop.takes_forces else None
         self.k = 0                      # sim: periods stepped, sim time = k * dt exactly
         self._publish_slots = {}
         self._cycle_us = LatencyHistogram()       # preallocated: no allocation in the loop
@@ -444,6 +452,14 @@ class JointControllerNode(Node):
         if self.s["lockstep"]:
             self.advance_ready()
         else:             # taken by the loop's thread between two periods: spliced now, not in the next period
+            self.loop.drain()
+
+    def on_force_references(self, msg):
+        times, wrench, selection = parse_force_references(msg, self.ctx.task.names)
+        self.loop.offer_forces(times, wrench, selection)
+        if self.s["lockstep"]:
+            self.advance_ready()
+        else:
             self.loop.drain()
 
     def on_feedforward(self, msg):

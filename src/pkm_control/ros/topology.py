@@ -66,12 +66,14 @@ def estimated_state_topic(hardware: str = "sim") -> str:
 def trusted_sources(hardware: str = "sim", stand_in: bool = False) -> str:
     """The ``sources`` parameter that `pkm bringup` and the launch file give every node (trajectory.trust): each
     stream the graph's own nodes produce bound to its producer by name, so that a peer that starts first cannot take
-    it: /clock to the clock source (``graph``), /platform_trajectory to the generator, /joint_references and
-    /platform_pose to inverse_kinematics, /feedforward to computed_force, and /joint_states to the node that measures
-    the robot (joint_controller when it hosts it, the hardware node with topics or standing in; not a controller
-    manager's broadcaster, whose name is its user's). Other streams bind their first publisher of a run."""
+    it: /clock to the clock source (``graph``), /platform_trajectory and /force_references to the generator,
+    /joint_references and /platform_pose to inverse_kinematics, /feedforward to computed_force, and /joint_states to
+    the node that measures the robot (joint_controller when it hosts it, the hardware node with topics or standing
+    in; not a controller manager's broadcaster, whose name is its user's). Other streams bind their first publisher
+    of a run."""
     clock = "hardware" if hardware == "topics" else "joint_controller"
-    pairs = {"/clock": clock, "/platform_trajectory": "trajectory_generator", "/joint_references": "inverse_kinematics",
+    pairs = {"/clock": clock, "/platform_trajectory": "trajectory_generator",
+             "/force_references": "trajectory_generator", "/joint_references": "inverse_kinematics",
              "/platform_pose": "inverse_kinematics", "/feedforward": "computed_force"}
     if hardware in HOSTED_HARDWARE:
         pairs["/joint_states"] = "joint_controller"
