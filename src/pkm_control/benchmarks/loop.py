@@ -88,7 +88,7 @@ def _force_task(robot, seconds):
     t = deburring.task(robot_kinematics(robot), load_environment(robot)[0], gap=-FORCE_DEPTH,
                        passes=max(1, int(seconds / one) + 2))
     return ["--goal", json.dumps(t["goal"]), "--set", f"initial_pose={json.dumps(t['start'])}",
-            "--set", f"joint_controller.force_reference={t['force_reference']}"]
+            "--set", f"joint_controller.force_reference={json.dumps(t['force_reference'])}"]   # a string, not YAML
 
 
 def _run_graph(robot, controller, hardware, seconds, quiet):

@@ -47,12 +47,17 @@ from ..kinematics.task_space import Pose, rpy_to_matrix
 
 #: eps (m/s) of the regularized Coulomb friction when the YAML does not say
 DEFAULT_SLIP_SPEED = 1e-3
+#: m: the largest tool offset (each component of tool_point) accepted
+MAX_TOOL = 10.0
 #: m: ContactEnvironment.free's margin beyond the distance the tool travels at its speed in one step
 FREE_MARGIN = 1e-4
 
 
 def _nonnegative(what: str, x) -> float:
-    x = float(x)
+    try:
+        x = float(x)
+    except (TypeError, ValueError) as exc:
+        raise InvalidInputError(f"{what} must be a number, got {str(x)[:80]!r}") from exc
     if not (np.isfinite(x) and x >= 0):
         raise InvalidInputError(f"{what} must be finite and >= 0, got {x}")
     return x
@@ -79,8 +84,9 @@ class Surface(ABC):
     def penetration(self, p: np.ndarray) -> tuple[float, np.ndarray]:
         """(d, n): the depth d >= 0 of the point p inside the surface (0: outside) and the outward normal there."""
 
-    def force(self, p: np.ndarray, v: np.ndarray) -> np.ndarray:
-        """The force (N, base frame) on the tool at p moving with v (module docstring)."""
+    def force(self, p: np.ndarray, v: np.ndarray, max_slope: float = np.inf) -> np.ndarray:
+        """The force (N, base frame) on the tool at p moving with v (module docstring); ``max_slope`` (N s/m): the
+        friction's viscous slope mu f_n / eps is held at most this (ContactEnvironment.max_slope)."""
         d, n = self.penetration(p)
         if d <= 0:
             return np.zeros(3)
@@ -91,7 +97,8 @@ class Surface(ABC):
             vt = v - vn * n
             s = float(np.linalg.norm(vt))
             if s > 0:
-                f = f - self.friction * fn * np.tanh(s / self.slip_speed) / s * vt
+                eps = max(self.slip_speed, self.friction * fn / max_slope)
+                f = f - self.friction * fn * np.tanh(s / eps) / s * vt
         return f
 
     @abstractmethod
@@ -167,9 +174,11 @@ class ContactEnvironment:
 
     tool_point: np.ndarray
     surfaces: tuple
+    max_slope: float = np.inf        # N s/m: the friction's viscous slope at most (stability_limits; inf: none)
 
     def __post_init__(self):
-        object.__setattr__(self, "tool_point", check_vector("tool_point", self.tool_point, 3))
+        # m, platform frame: a tool longer than MAX_TOOL is no tool of these machines (a typo, a unit error)
+        object.__setattr__(self, "tool_point", check_vector("tool_point (m)", self.tool_point, 3, MAX_TOOL))
         object.__setattr__(self, "surfaces", tuple(self.surfaces))
         bad = [s for s in self.surfaces if not isinstance(s, Surface)]
         if bad:
@@ -186,7 +195,7 @@ class ContactEnvironment:
         _, p, v = self.tool(pose, platform_twist)
         f = np.zeros(3)
         for s in self.surfaces:
-            f = f + s.force(p, v)
+            f = f + s.force(p, v, self.max_slope)
         return f
 
     def wrench(self, pose: Pose, platform_twist) -> np.ndarray:
@@ -205,6 +214,13 @@ class ContactEnvironment:
         reach = float(np.linalg.norm(v)) * h + margin
         return all(s.clearance(p) > reach for s in self.surfaces)
 
+    def depth(self, pose: Pose) -> tuple[float, int]:
+        """(the deepest penetration of the tool point at ``pose``, m, the index of its surface)."""
+        p = pose.position + pose.rotation @ self.tool_point
+        depths = [s.penetration(p)[0] for s in self.surfaces]
+        i = int(np.argmax(depths)) if depths else -1
+        return (depths[i] if depths else 0.0), i
+
     def potential(self, pose: Pose) -> float:
         """sum k d^2 / 2 (J): the energy stored in the contact."""
         p = pose.position + pose.rotation @ self.tool_point
@@ -216,8 +232,13 @@ class ContactEnvironment:
         center, half_extents, rpy (rad, optional)} with stiffness, damping, friction, slip_speed."""
         if not isinstance(doc, dict) or "tool_point" not in doc:
             raise InvalidModelError(f"{where} needs tool_point and surfaces, got {doc!r}")
+        raw = doc.get("surfaces") or []
+        if not isinstance(raw, list):
+            raise InvalidModelError(f"{where} surfaces must be a list of planes and boxes, got {str(raw)[:80]!r}")
         surfaces = []
-        for i, entry in enumerate(doc.get("surfaces") or []):
+        for i, entry in enumerate(raw):
+            if not isinstance(entry, dict):
+                raise InvalidModelError(f"{where} surface {i} must be a mapping, got {str(entry)[:80]!r}")
             entry = dict(entry)
             shape = entry.pop("shape", None)
             try:
@@ -244,8 +265,12 @@ class WrenchSensor:
 
     def __post_init__(self):
         self.point = check_vector("sensor point", self.point, 3)
-        self.noise_std = np.broadcast_to(np.asarray(self.noise_std, float), (6,)).copy()
-        self.bias = np.broadcast_to(np.asarray(self.bias, float), (6,)).copy()
+        try:
+            self.noise_std = np.broadcast_to(np.asarray(self.noise_std, float), (6,)).copy()
+            self.bias = np.broadcast_to(np.asarray(self.bias, float), (6,)).copy()
+        except (TypeError, ValueError) as exc:
+            raise InvalidInputError(f"wrench sensor noise_std and bias must be a number or 6 numbers (N, Nm per "
+                                    f"axis), got {str(self.noise_std)[:60]!r}, {str(self.bias)[:60]!r}") from exc
         if not (np.isfinite(self.noise_std).all() and (self.noise_std >= 0).all() and np.isfinite(self.bias).all()):
             raise InvalidInputError(f"wrench sensor noise_std must be >= 0 and bias finite, got "
                                     f"{self.noise_std.tolist()}, {self.bias.tolist()}")
@@ -289,3 +314,44 @@ def wrench_sensor(environment: ContactEnvironment, settings: dict) -> WrenchSens
     """The sensor at the environment's tool point with the YAML's noise_std, bias, cutoff."""
     return WrenchSensor(environment.tool_point, settings.get("noise_std", 0.0), settings.get("bias", 0.0),
                         settings.get("cutoff", 0.0))
+
+
+#: the largest |lambda| h of a contact mode that the plant accepts: RK4 is stable up to 2.83 on the imaginary axis and
+#: 2.785 on the real one; a margin of 1.4 for the effective mass's change over the workspace (it is taken at home)
+RK4_MARGIN = 2.0
+#: m: the deepest the tool may start inside a surface (a start inside a part is a wrong environment or start pose:
+#: its spring would fire k d at the first step)
+MAX_START_DEPTH = 1e-3
+
+
+def effective_mass(dyn, environment: ContactEnvironment, pose: Pose) -> float:
+    """The smallest effective mass (kg) of the platform at the tool point at ``pose``: 1 / lambda_max of
+    J_t M^-1 J_t^T, M the task-space mass matrix (engine.mass_matrix), J_t = [I, -[R p_t]x] S the tool point's
+    velocity from the task velocity (S = TaskSpace.twist_map): the mass a contact force along the worst direction
+    accelerates."""
+    r = pose.rotation @ environment.tool_point
+    X = np.array([[0.0, -r[2], r[1]], [r[2], 0.0, -r[0]], [-r[1], r[0], 0.0]])
+    J = np.hstack([np.eye(3), -X]) @ dyn.kin.task.twist_map()
+    return 1.0 / float(np.linalg.eigvalsh(J @ np.linalg.solve(dyn.mass_matrix(pose), J.T)).max())
+
+
+def stability_limits(dyn, environment: ContactEnvironment, h: float) -> ContactEnvironment:
+    """The environment checked for the plant's RK4 step h (s), with its friction slope bounded: a surface of
+    stiffness k adds the mode sqrt(k / m) (imaginary), its damping c the rate c / m (real), m the effective mass at
+    the tool (``effective_mass``, at home): InvalidInputError when sqrt(k / m) h or c h / m exceeds RK4_MARGIN
+    (raise substeps, or a softer surface). The regularized friction's slope mu f_n / eps grows with the normal
+    force, which no parameter bounds: the returned environment holds it at max_slope = RK4_MARGIN m / h (above that
+    force the slip speed widens to mu f_n / max_slope: the tool creeps faster under a tangential load, the
+    integration stays stable). At the shipped parameters (config/environment.yaml, 2 kHz, one substep) that starts
+    above 343 N of normal force on the Stewart table (m 25.7 kg), 307 N on PaLiDA's surfaces (15.3 kg)."""
+    m = effective_mass(dyn, environment, dyn.kin.home_pose())
+    for i, s in enumerate(environment.surfaces):
+        stiff, damp = float(np.sqrt(s.stiffness / m) * h), s.damping * h / m
+        if not (stiff <= RK4_MARGIN and damp <= RK4_MARGIN):
+            raise InvalidInputError(
+                f"contact surface {i} ({type(s).__name__.lower()}): stiffness {s.stiffness:.6g} N/m and damping "
+                f"{s.damping:.6g} N s/m on the platform's effective mass at the tool, {m:.4g} kg, give "
+                f"sqrt(k/m) h = {stiff:.3g} and c h / m = {damp:.3g} at the step h = {h:.3g} s: beyond "
+                f"{RK4_MARGIN:g} the integration (RK4) is unstable; raise substeps or take a softer surface (k <= "
+                f"{(RK4_MARGIN / h) ** 2 * m:.3g} N/m, c <= {RK4_MARGIN * m / h:.3g} N s/m)")
+    return ContactEnvironment(environment.tool_point, environment.surfaces, RK4_MARGIN * m / h)

@@ -306,6 +306,10 @@ class SimulatedRobot(SimulatedPlant):
                          measurement_seed)
         self.friction = bool(friction)
         self.sim = ReducedSimulator(self.dyn, friction=self.friction, end_stops=self.end_stops)
+        if environment is not None:       # the contact's modes within RK4's stability (contact.stability_limits)
+            from .contact import stability_limits
+
+            self.environment = stability_limits(self.dyn, environment, self.dt / self.substeps)
 
     def _start(self, pose: Pose, twist) -> SimState:
         self._lagged = np.zeros(self.n_actuated)     # the force the lagging drives apply (actuator_lag > 0)
@@ -315,6 +319,15 @@ class SimulatedRobot(SimulatedPlant):
         return self.sim.actuated(self._state)
 
     def reset(self, pose: Pose, twist=None, time: float = 0.0) -> JointMeasurement:
+        """As SimulatedPlant.reset; with an environment, a start with the tool deeper than contact.MAX_START_DEPTH
+        inside a surface is refused (InvalidInputError)."""
+        if self.environment is not None:
+            from .contact import MAX_START_DEPTH
+
+            depth, i = self.environment.depth(self.kin.validate(pose)[0])
+            if depth > MAX_START_DEPTH:
+                raise InvalidInputError(f"the tool starts {depth:.6g} m inside contact surface {i} (at most "
+                                        f"{MAX_START_DEPTH:g} m): the environment or the start pose is wrong")
         if self.wrench_sensor is not None:
             self.wrench_sensor.reset()
         return super().reset(pose, twist, time)
