@@ -206,7 +206,7 @@ def test_stiffness_control_steady_state_force_is_the_series_spring(stewart):
 
 
 @pytest.mark.parametrize("robot_name, name", [("stewart", "direct_force"), ("stewart", "direct_force_joint"),
-                                              ("palida", "direct_force")])
+                                              ("stewart", "direct_force_joint_space"), ("palida", "direct_force")])
 def test_direct_force_control_converges_to_the_reference(robot_name, name, request):
     """Direct force control (Fig. 28/34) pressing F_d = 50 N down on a static 1e5 N/m surface 0.2 mm below the tool
     (PaLiDA: touching it; its drives' Coulomb friction makes the integral wind up on the way, which then takes
@@ -216,23 +216,25 @@ def test_direct_force_control_converges_to_the_reference(robot_name, name, reque
     force measured by the actuator forces (Fig. 29, F = J^T (tau - tau_g)), no F/T sensor read, on a plant without
     joint friction: the actuator forces count the friction as contact force, and the plant's regularized Coulomb
     friction (a steep viscous slope at creep speed) then slows the force loop (measured: 26 N of 50 after 0.6 s).
-    It converges more slowly than with the sensor (it counts its own damping force Kd xd as contact): 0.8 s here."""
+    It converges more slowly than with the sensor (it counts its own damping force Kd xd as contact): 0.8 s here.
+    direct_force_joint_space (Fig. 30): the same measurement, the motion loop in the joint space (IK of X_c, joint
+    PD + gravity), integral only; without the integral its force is the joint loop's spring, far short."""
     dyn = request.getfixturevalue("stewart") if robot_name == "stewart" else robot_dynamics("palida")
     tool = [0.0, 0.0, -0.1] if robot_name == "stewart" else [0.0, 0.0, -0.05]
-    robot, _ = _plant(dyn, tool, 0.0002 if robot_name == "stewart" else 0.0, mu=0.3,
-                      friction=name != "direct_force_joint")
+    joint = name.startswith("direct_force_joint")
+    robot, _ = _plant(dyn, tool, 0.0002 if robot_name == "stewart" else 0.0, mu=0.3, friction=not joint)
     c = make_force_controller(dyn, name)
-    if name == "direct_force_joint":
+    if joint:
         robot.wrench_sensor = None                  # nothing but the drives' measurement
     force = ForceReference(np.array([0, 0, -50.0, 0, 0, 0]), Z_ONLY)
-    cmds, wrenches, poses = _run(dyn, robot, c, _home(dyn), 1600 if name == "direct_force_joint" else 1200, force)
+    cmds, wrenches, poses = _run(dyn, robot, c, _home(dyn), 1600 if joint else 1200, force)
     assert all(cmd.mode == CONTROL for cmd in cmds)
     last = wrenches[-100:, 2]
     np.testing.assert_allclose(last, 50.0, rtol=1e-2)
     assert np.abs(poses[-1].position[:2]).max() < 1e-4
     # the same run without integral action stops short of the reference
-    c = make_force_controller(dyn, name, overrides={"gains": {**force_settings(robot_name, name)["gains"],
-                                                              "force": {"kf": 1e-6, "ki": 0.0}}})
+    c = make_force_controller(dyn, name, overrides={"gains": {**force_settings(robot_name, name)["gains"], "force": {
+        "kf": 0.0 if name == "direct_force_joint_space" else 1e-6, "ki": 0.0}}})
     assert _run(dyn, robot, c, _home(dyn), 200, force)[1][-1, 2] < 40.0
 
 
