@@ -97,17 +97,20 @@ def run_phase(sim_time: float, status: dict) -> str:
     return {"started": "motion", "finished": "motion finished"}.get(state, state)
 
 
-def run_one(name, controller, spec, start, t_end, args, extra=()):
+def run_one(name, controller, spec, start, t_end, timeout, quiet, overrides=(), **options):
     """One run through the graph; returns (RunRecord, summary of run_recorded). start: the initial pose's task
-    coordinates (None: the config's, and an approach move to the trajectory); extra: more `pkm bringup` arguments."""
-    from ..graph.bringup import build_parser as bringup_parser, run_recorded
+    coordinates (None: the config's, and an approach move to the trajectory); timeout: s (wall) for the run; quiet:
+    no progress bar, no node output; overrides, options: more of the run's BringupOptions (its --set items after the
+    demo's own, true_parameters, record)."""
+    from ..graph.bringup import BringupOptions, run_recorded
 
-    argv = ["--robot", ROBOT, "--controller", controller, "--goal", json.dumps(spec), "--exit-when-done",
-            "--timeout", str(args.timeout), "--set", f"joint_controller.lockstep_timeout={LOCKSTEP_TIMEOUT}",
-            *([] if start is None else ["--set", f"initial_pose={json.dumps(start)}"]), *extra]
-    bargs = bringup_parser().parse_args(argv)
-    devnull = open(os.devnull, "w") if args.quiet else None
-    bar = None if args.quiet else progress_bar(total=round(t_end, 3), desc=f"{name:12s}", unit="s sim",
+    bringup = BringupOptions(robot=ROBOT, controller=controller, goal=json.dumps(spec), exit_when_done=True,
+                             timeout=timeout, overrides=(f"joint_controller.lockstep_timeout={LOCKSTEP_TIMEOUT}",
+                                                         *([] if start is None else
+                                                           [f"initial_pose={json.dumps(start)}"]),
+                                                         *overrides), **options)
+    devnull = open(os.devnull, "w") if quiet else None
+    bar = None if quiet else progress_bar(total=round(t_end, 3), desc=f"{name:12s}", unit="s sim",
                                                bar_format="{l_bar}{bar}| {n:.3f}/{total:.3f} s sim [{elapsed}]"
                                                           "{postfix}")
     if bar is not None:
@@ -121,7 +124,7 @@ def run_one(name, controller, spec, start, t_end, args, extra=()):
             bar.update(round(min(sim_time, t_end), 3) - bar.n)
 
     try:
-        summary, record = run_recorded(bargs, progress, out=devnull)
+        summary, record = run_recorded(bringup, progress, out=devnull)
     finally:
         if bar is not None:
             bar.close()
@@ -156,7 +159,7 @@ def run(args) -> dict:
         settings.append(load_settings(ROBOT, controller))
         name = names.get(controller, controller)
         rec, summary = run_one(name, controller, spec, start, float(settings[-1]["start_delay"]) + traj.duration,
-                               args)
+                               args.timeout, args.quiet)
         t0 = summary["goal_start"]
         plant = summary.get("plant")           # the simulated robot of the runs (the same in each)
         m = run_metrics(kin, traj, rec, t0)

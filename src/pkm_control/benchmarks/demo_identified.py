@@ -98,9 +98,10 @@ def check_arguments(args) -> None:
                                     f"got {getattr(args, name)}")
 
 
-def _measurement(args) -> list:
-    return ["--set", f"encoder_resolution={args.encoder_resolution!r}",
-            "--set", f"effort_noise_std={args.effort_noise_std!r}", "--set", "measurement_seed=1"]
+def _measurement(args) -> tuple[str, ...]:
+    """The simulated robot's measurement: bringup's --set items."""
+    return (f"encoder_resolution={args.encoder_resolution!r}", f"effort_noise_std={args.effort_noise_std!r}",
+            "measurement_seed=1")
 
 
 def _log(args, text):
@@ -179,7 +180,7 @@ def run(args) -> dict:
                                              f"{args.perturb_scale:g}{' --identical-legs --keep-axes' * table_i} "
                                              f"(pkm demo --identified --structure {args.structure})")
     _log(args, f"[1/5] true robot: {truth.summary()}")
-    plant = ["--true-parameters", str(files["true"]), *_measurement(args)]
+    plant = {"true_parameters": str(files["true"]), "overrides": _measurement(args)}
 
     # 2. excitation
     # per-body: the Coulomb columns' sign smoothed as the simulated robot smooths it (identification.estimation
@@ -198,8 +199,8 @@ def run(args) -> dict:
     # 3. recording the excitation run (computed force with the nominal parameters)
     files["excitation_bag"] = out / "palida_excitation_bag"
     excitation_traj = trajectory_from_spec(kin, spec)
-    _, exc_summary = run_one("excitation", "cf_rb_friction", spec, None, excitation_traj.duration + 1.0, args,
-                             plant + ["--record", str(files["excitation_bag"])])
+    _, exc_summary = run_one("excitation", "cf_rb_friction", spec, None, excitation_traj.duration + 1.0,
+                             args.timeout, args.quiet, **plant, record=str(files["excitation_bag"]))
     _log(args, f"[3/5] recorded {files['excitation_bag']}")
 
     # 4. identification
@@ -220,12 +221,12 @@ def run(args) -> dict:
     files["circle_bag"] = out / "palida_identification_sj_bag"
     metrics, records = [], []
     for name, controller, pset in RUNS:
-        extra = list(plant)
+        overrides = plant["overrides"]
         if pset not in (None, "nominal"):
-            extra += ["--set", f"computed_force.parameters_file={files[pset].resolve()}"]
-        if name == "SJ":
-            extra += ["--record", str(files["circle_bag"])]
-        rec, summary = run_one(name, controller, circle, start, 0.5 + traj.duration, args, extra)
+            overrides += (f"computed_force.parameters_file={files[pset].resolve()}",)
+        rec, summary = run_one(name, controller, circle, start, 0.5 + traj.duration, args.timeout, args.quiet,
+                               overrides, true_parameters=plant["true_parameters"],
+                               record=str(files["circle_bag"]) if name == "SJ" else None)
         m = run_metrics(kin, traj, rec, summary["goal_start"])
         m["parameters"] = pset
         if name == "SJ":

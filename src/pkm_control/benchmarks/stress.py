@@ -63,7 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def bringup_argv(args) -> list[str]:
-    argv = [sys.executable, "-m", "pkm_control.graph.bringup", "--robot", args.robot, "--controller",
+    argv = [sys.executable, "-m", "pkm_control.cli", "bringup", "--robot", args.robot, "--controller",
             args.controller, "--hardware", args.hardware, "--goal", args.goal, "--exit-when-done", "--json",
             "--timeout", str(args.timeout)]
     if args.stand_in:
