@@ -11,7 +11,7 @@ import threading
 from functools import partial
 
 from ..errors import InvalidInputError, excerpt
-from .common import COMMON_FLAGS, add_command, count, emit, kinematics_of, seconds, task_in
+from .common import COMMON_FLAGS, add_command, count, domain, emit, kinematics_of, seconds, task_in
 
 #: said by every graph tool's --help
 TOOLS_NOTE = ("For pip-only installs (ros2cli is not on PyPI); where ROS 2 is installed, ros2cli does the same.\n"
@@ -302,8 +302,6 @@ def register(sub) -> None:
     sp.add_argument("--screenshot", metavar="PNG", help="write a screenshot of the page to this PNG file and exit")
     sp.add_argument("--size", nargs=2, type=count(200, 4096), default=(1280, 800), metavar=("W", "H"),
                     help="screenshot size in pixels (default 1280 800)")
-
-    from ..benchmarks.demo import domain
 
     def tool(parent, name, run, help_, desc, examples):
         sp = parent.add_parser(name, help=help_, description=desc + "\n\n" + TOOLS_NOTE, epilog=examples,
