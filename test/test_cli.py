@@ -11,6 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pkm_control.cli import NEGATIVE_NUMBER, build_parser, main
+from pkm_control.errors import InvalidInputError
 from pkm_control.kinematics import robot_kinematics
 
 
@@ -293,3 +294,20 @@ def test_a_signal_in_a_held_section_or_during_the_stop_never_cuts_it():
         stop.stopping, stop.escalate = True, escalated.append
         os.kill(os.getpid(), signal.SIGTERM)
         assert escalated == ["SIGTERM"] and stop.signal is None
+
+
+def test_stress_options_are_built_and_checked_at_the_command_line():
+    """`pkm stress startup`'s namespace becomes StressOptions once, in cli; absurd values are refused there."""
+    from pkm_control.benchmarks.stress import StressOptions
+    from pkm_control.cli.benchmarks import stress_options
+
+    def options(*argv):
+        return stress_options(build_parser().parse_args(["stress", "startup", *argv]))
+
+    assert options() == StressOptions()       # the command line's defaults are the options' own
+    assert options("--set", "a=1", "--set", "b=2").overrides == ("a=1", "b=2")
+    for argv, refusal in ((["--runs", "0"], "--runs must be at least 1"),
+                          (["--max-startup", "0"], "--max-startup must be more than 0 s"),
+                          (["--timeout", "-1"], "--timeout must be more than 0 s")):
+        with pytest.raises(InvalidInputError, match=refusal):
+            options(*argv)

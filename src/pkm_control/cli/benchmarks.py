@@ -142,10 +142,48 @@ def cmd_demo(args):
         print(json.dumps(summary, indent=2))
 
 
+def add_stress_arguments(p: argparse.ArgumentParser) -> None:
+    """The subcommands of `pkm stress` (startup) under ``p`` (stress_options reads their options)."""
+    from ..benchmarks import stress
+    from ..benchmarks.stress import DEFAULT_GOAL, StressOptions as defaults
+    from ..control.settings import HARDWARE
+
+    sub = p.add_subparsers(dest="what", metavar="WHAT", required=True)
+    s = sub.add_parser("startup", help="start the graph N times in a row in lockstep with a short goal",
+                       description=stress.__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    s.add_argument("--hardware", choices=HARDWARE, default=defaults.hardware, help="the hardware mode (default sim)")
+    s.add_argument("--stand-in", action="store_true",
+                   help="with --hardware ros2_control or canopen: pkm bringup's stand-in (needed without a robot)")
+    s.add_argument("--runs", type=int, default=defaults.runs, metavar="N", help="starts in a row (default 10)")
+    s.add_argument("--robot", default=defaults.robot, help="robot id (default palida)")
+    s.add_argument("--controller", default=defaults.controller, help="named controller (default cf_rb_friction)")
+    s.add_argument("--goal", default=defaults.goal, metavar="SPEC",
+                   help=f"the trajectory spec of each run (default the short palida move {DEFAULT_GOAL})")
+    s.add_argument("--max-startup", type=float, default=defaults.max_startup, metavar="S",
+                   help="a start-up (bringup's start to the first motion) longer than S seconds (wall) fails the "
+                        "run (default 60)")
+    s.add_argument("--timeout", type=float, default=defaults.timeout, metavar="S",
+                   help="each run's pkm bringup --timeout (default 300 s; a stalled lockstep fails it after 45 s)")
+    s.add_argument("--domain-id", type=int, default=None, metavar="D",
+                   help="first ROS domain of the runs (default: derived from the process id)")
+    s.add_argument("--set", action="append", default=[], metavar="[NODE.]KEY=VALUE",
+                   help="passed to pkm bringup (repeatable)")
+    s.add_argument("--json", action="store_true", help="the runs and figures as one JSON object")
+
+
+def stress_options(args):
+    """The StressOptions of `pkm stress startup`'s command line (checked there: InvalidInputError naming the option)."""
+    from ..benchmarks.stress import StressOptions
+
+    return StressOptions(hardware=args.hardware, stand_in=args.stand_in, runs=args.runs, robot=args.robot,
+                         controller=args.controller, goal=args.goal, max_startup=args.max_startup,
+                         timeout=args.timeout, domain_id=args.domain_id, overrides=tuple(args.set), json=args.json)
+
+
 def cmd_stress(args):
     from ..benchmarks.stress import run
 
-    code = run(args)
+    code = run(stress_options(args))
     if code:
         raise SystemExit(code)
 
@@ -185,7 +223,7 @@ def register(sub, command_line) -> None:
     from ..benchmarks import stress
     sp = add("stress", cmd_stress, "start the node graph many times in a row and report the start-up times and "
              "failures (not part of make test)", stress.__doc__, robot=False, common=())
-    stress.add_subcommands(sp)
+    add_stress_arguments(sp)
 
     sp = add("demo", cmd_demo, "the PaLiDA computed-force benchmark through the ROS 2 node graph (make demo)",
              "Abdellatif sec. V: a circle inclined 30 deg at 1 m/s, three runs (SJ PD, CF rb, CF rb+frict)\n"
