@@ -311,3 +311,21 @@ def test_stress_options_are_built_and_checked_at_the_command_line():
                           (["--timeout", "-1"], "--timeout must be more than 0 s")):
         with pytest.raises(InvalidInputError, match=refusal):
             options(*argv)
+
+
+def test_demo_options_are_built_and_checked_at_the_command_line():
+    """`pkm demo`'s namespace becomes DemoOptions (and DeburringOptions with --deburring) once, in cli; absurd values
+    are refused there, before any graph starts."""
+    from pkm_control.benchmarks.deburring import DeburringOptions
+    from pkm_control.benchmarks.demo import DemoOptions
+    from pkm_control.cli.benchmarks import deburring_options, demo_options
+
+    def parsed(*argv):
+        return build_parser().parse_args(["demo", *argv])
+
+    assert demo_options(parsed()) == DemoOptions() and deburring_options(parsed()) == DeburringOptions()
+    assert demo_options(parsed("--no-animations", "--runs", "pd")) == DemoOptions(animations=False, runs=("pd",))
+    with pytest.raises(InvalidInputError, match="--timeout must be more than 0 s"):
+        demo_options(parsed("--timeout", "0"))
+    with pytest.raises(InvalidInputError, match="--force must be in"):
+        deburring_options(parsed("--deburring", "--force", "500"))

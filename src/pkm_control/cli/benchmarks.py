@@ -63,7 +63,9 @@ def _fuzz_classes(text: str) -> list:
 
 
 def add_demo_arguments(p: argparse.ArgumentParser) -> None:
-    """The options of `pkm demo` (demo_options reads them) and of `pkm demo --identified` (identified_options)."""
+    """The options of `pkm demo` (demo_options reads them), of `pkm demo --identified` (identified_options) and of
+    `pkm demo --deburring` (deburring_options)."""
+    from ..benchmarks.deburring import DeburringOptions as deburring
     from ..benchmarks.demo import DemoOptions as demo
     from ..benchmarks.demo_identified import METHODS, STRUCTURES, IdentifiedOptions as identified
 
@@ -109,6 +111,18 @@ def add_demo_arguments(p: argparse.ArgumentParser) -> None:
                         "computed_force; the true robot's struts then stay identical and symmetric, the paper's "
                         "assumptions) or per-body (every body and joint its own, 112; struts perturbed one by one)")
 
+    g = p.add_argument_group("with --deburring")
+    g.add_argument("--deburring", action="store_true",
+                   help="PaLiDA presses a constant normal force on the edge of config/environment.yaml's part while "
+                        "moving along it (direct force control, the graph in this process in lockstep; "
+                        "results/deburring.json, deburring.png)")
+    g.add_argument("--force", type=float, default=deburring.force,
+                   help=f"normal force, N (default {deburring.force:g})")
+    g.add_argument("--edge-speed", type=float, default=deburring.edge_speed,
+                   help=f"speed along the edge, m/s (default {deburring.edge_speed:g})")
+    g.add_argument("--edge-length", type=float, default=deburring.edge_length,
+                   help="m of the edge to run (default: the part's length less 2 cm at each end)")
+
 
 def demo_options(args):
     """The DemoOptions of `pkm demo`'s command line (checked there: InvalidInputError naming the option)."""
@@ -130,12 +144,24 @@ def identified_options(args):
                              structure=args.structure)
 
 
-def cmd_demo(args):
-    from ..benchmarks import demo as benchmark, demo_identified as identified_benchmark
+def deburring_options(args):
+    """The DeburringOptions of `pkm demo --deburring`'s command line (checked there)."""
+    from ..benchmarks.deburring import DeburringOptions
 
+    return DeburringOptions(force=args.force, edge_speed=args.edge_speed, edge_length=args.edge_length)
+
+
+def cmd_demo(args):
+    from ..benchmarks import deburring, demo as benchmark, demo_identified as identified_benchmark
+    from ..errors import InvalidInputError
+
+    if args.identified and args.deburring:
+        raise InvalidInputError("--identified and --deburring are two demos: give one")
     demo = demo_options(args)
     if args.identified:
         summary = identified_benchmark.run(demo, identified_options(args))
+    elif args.deburring:
+        summary = deburring.run(demo, deburring_options(args))
     else:
         summary = benchmark.run(demo)
     if args.json:
@@ -228,7 +254,9 @@ def register(sub, command_line) -> None:
     sp = add("demo", cmd_demo, "the PaLiDA computed-force benchmark through the ROS 2 node graph (make demo)",
              "Abdellatif sec. V: a circle inclined 30 deg at 1 m/s, three runs (SJ PD, CF rb, CF rb+frict)\n"
              "through the node graph in lockstep against the simulated palida; prints the tracking table and\n"
-             "writes results/palida_benchmark.json, plots (Figs. 5-6) and CSV.", robot=False, common=("json",))
+             "writes results/palida_benchmark.json, plots (Figs. 5-6) and CSV.\n"
+             "--identified: the same with identified parameters; --deburring: PaLiDA keeps a constant normal force\n"
+             "along an edge at speed (direct force control).", robot=False, common=("json",))
     add_demo_arguments(sp)
 
     from ..fuzz import CLASSES, FUZZ_BUDGET, FUZZ_BUDGET_MAX
