@@ -52,8 +52,8 @@ from dataclasses import dataclass
 import yaml
 
 from ..errors import InvalidInputError
-from ..control.settings import HARDWARE
-from ..ros.topology import estimated_state_topic, graph, trusted_sources
+from ..control.settings import HARDWARE, load_settings
+from ..ros.topology import estimated_state_topic, graph, robot_topics, trusted_sources
 from .signals import Stopped, die_with_parent, signals_raise_stopped
 
 #: the stop: (signal to every node's process group, s to wait for them before the next). SIGTERM, not SIGINT: a node
@@ -117,9 +117,8 @@ def parameters(options: BringupOptions) -> dict:
         shared["controller_config"] = os.path.abspath(options.controller_config)
     shared["hardware"] = options.hardware
     stand_in = options.stand_in
-    nodes = graph(options.hardware, stand_in)
-    shared["sources"] = trusted_sources(options.hardware, stand_in)   # each stream bound to the graph's own node
-    per_node = {name: {"use_sim_time": sim_time} for name, sim_time in nodes}
+    # no node follows /clock through rclpy's time source, which believes any publisher (ros.topology.graph)
+    per_node = {name: {"use_sim_time": False} for name in graph(options.hardware, stand_in)}
     if stand_in and options.hardware == "ros2_control":   # joint_controller is the time source in front of it
         per_node["hardware"]["publish_clock"] = False
     if stand_in and options.hardware == "canopen":        # the drives emulated on a virtual bus in joint_controller
@@ -156,6 +155,10 @@ def parameters(options: BringupOptions) -> dict:
                                                       for x in parsed):
             parsed = [float(x) for x in parsed]     # ROS parameter arrays have one type: [0, 0.5] -> doubles
         (per_node[node] if dot else shared)[key] = parsed
+    if "sources" not in shared:          # every stream bound to the graph's own node by name (ros.topology)
+        s = {**load_settings(shared["robot"], shared["controller"], shared.get("controller_config", "")), **shared,
+             **per_node["joint_controller"]}
+        shared["sources"] = trusted_sources(options.hardware, stand_in, robot_topics(s))
     doc = {"/**": {"ros__parameters": shared}}
     for name, values in per_node.items():
         doc[name] = {"ros__parameters": values}
@@ -175,7 +178,7 @@ def true_parameters_file(path: str, robot: str, variant: str | None) -> str:
 def commands(options: BringupOptions, params_file: str) -> list[tuple[str, list[str]]]:
     """(name, argv) of every process to start."""
     out = [(name, [sys.executable, "-m", f"pkm_control.nodes.{name}", "--ros-args", "-r", f"__node:={name}",
-                   "--params-file", params_file]) for name, _ in graph(options.hardware, options.stand_in)]
+                   "--params-file", params_file]) for name in graph(options.hardware, options.stand_in)]
     if options.rviz:
         from ..description.robots import robot_rviz, robot_urdf
 
@@ -373,7 +376,7 @@ def _lost(bag_summary: dict | None, code: int) -> int:
 def _bag_recorder(options: BringupOptions):
     """The BagRecorder of --record (None without it), on the domain the nodes take from the environment; the
     ground truth and the estimated joint states are its gated topics (bag_recorder: the lockstep run starts
-    when /joint_states reaches the bag)."""
+    when /joint_states reaches the bag); its streams bound to the graph's nodes (``sources``, as theirs)."""
     if not options.record:
         return None
     from ..ros.topology import GROUND_TRUTH_TOPIC, domain_id
@@ -383,7 +386,8 @@ def _bag_recorder(options: BringupOptions):
     session = Session(domain_id(None, isolated=False), "bringup_record")
     try:
         return BagRecorder(session, options.record, storage=options.record_storage,
-                           gated=(GROUND_TRUTH_TOPIC, "/estimated_joint_states"))
+                           gated=(GROUND_TRUTH_TOPIC, "/estimated_joint_states"),
+                           sources=parameters(options)["/**"]["ros__parameters"]["sources"])
     except BaseException:
         session.close()
         raise
@@ -391,7 +395,6 @@ def _bag_recorder(options: BringupOptions):
 
 def _control_rate(options: BringupOptions) -> float:
     """joint_controller's control_rate in this bringup: --set, else the controller YAML's."""
-    from ..control.settings import load_settings
 
     params = parameters(options)
     for section in ("joint_controller", "/**"):
@@ -427,7 +430,8 @@ def run_recorded(options: BringupOptions, progress=None, out=None):
     bag = _bag_recorder(options)
     # with --record the bag's ground truth subscription starts the lockstep run (wait_for_recorder: one subscriber
     # is enough, so there is one) and the run's recorder takes the ground truth from the bag
-    rec = GraphRecorder(kin, options.hardware, canopen_emulate=emulate is True, subscribe_truth=bag is None)
+    rec = GraphRecorder(kin, options.hardware, canopen_emulate=emulate is True, subscribe_truth=bag is None,
+                        sources=params["/**"]["ros__parameters"]["sources"])     # bound as the nodes' streams
     if bag is not None:
         from rclpy.serialization import deserialize_message
         from trajectory_msgs.msg import JointTrajectory
