@@ -115,6 +115,22 @@ TPDOS = ((0x6041, 0x6061, 0x6077, 0x603F), (0x6064, 0x606C))
 #: modes, INTEGER16 torques, INTEGER32 positions and velocities)
 OBJECT_BYTES = {0x6040: 2, 0x6060: 1, 0x6071: 2, 0x607A: 4, 0x60FF: 4,
                 0x6041: 2, 0x6061: 1, 0x6077: 2, 0x603F: 2, 0x6064: 4, 0x606C: 4}
+#: what each side takes from the bus (python-can receive filters, kernel filters on SocketCAN): CiA 301's predefined
+#: connection set by function code (COB-ID bits 7-10); everything else, its own frames among them (a multicast bus
+#: such as udp_multicast echoes them), is dropped before python-canopen decodes it: the master EMCY (and SYNC),
+#: TPDO1-4, SDO responses, heartbeats; a drive NMT, SYNC, RPDO1-4, SDO requests, heartbeats (its master's)
+FUNCTION_CODE = 0x780
+MASTER_RECEIVES = ((0x080, FUNCTION_CODE), (0x180, FUNCTION_CODE), (0x280, FUNCTION_CODE), (0x380, FUNCTION_CODE),
+                   (0x480, FUNCTION_CODE), (0x580, FUNCTION_CODE), (0x700, FUNCTION_CODE))
+DRIVE_RECEIVES = ((0x000, 0x7FF), (0x080, 0x7FF), (0x200, FUNCTION_CODE), (0x300, FUNCTION_CODE),
+                  (0x400, FUNCTION_CODE), (0x500, FUNCTION_CODE), (0x600, FUNCTION_CODE), (0x700, FUNCTION_CODE))
+
+
+def receive_filters(pairs) -> list:
+    """python-can filters of (COB-ID, mask) pairs, 11-bit identifiers."""
+    return [{"can_id": can_id, "can_mask": mask, "extended": False} for can_id, mask in pairs]
+
+
 ASSEMBLY_TOLERANCE = 1e-4   # m, rad: the encoders' closure residual allowed before enable (100 increments of 1 um)
 MAX_BUS_LOAD = 0.8     # default share of the bitrate the cyclic traffic may take: the rest for SDO, EMCY, NMT
 
@@ -536,6 +552,7 @@ class CanopenDrives(HardwareInterface):
         except Exception as exc:       # noqa: BLE001 - python-can raises many types for an absent bus
             raise InvalidInputError(f"CAN bus {self.config.interface}:{self.channel or self.config.channel} cannot be "
                                     f"opened: {type(exc).__name__}: {exc}") from exc
+        net.bus.set_filters(receive_filters(MASTER_RECEIVES))
         self.network = net
         self.nodes = []
         for i, d in enumerate(self.drives):

@@ -50,8 +50,8 @@ import numpy as np
 
 from ..control.safety import HoldTarget
 from ..errors import InvalidInputError
-from .canopen_drives import (ENABLE_OPERATION, FAULT_RESET, MODES, QUICK_STOP_OPTION_HOLD, STATUSWORD,
-                             CanopenConfig, DriveScaling)
+from .canopen_drives import (DRIVE_RECEIVES, ENABLE_OPERATION, FAULT_RESET, MODES, QUICK_STOP_OPTION_HOLD,
+                             STATUSWORD, CanopenConfig, DriveScaling, receive_filters)
 from .interface import HardwareInterface, JointMeasurement, RobotState, Simulated
 from .simulated import SimulatedRobot
 
@@ -104,6 +104,10 @@ class _Drive:
         self.master_seen = None          # drives' time of the master's last heartbeat (None: not yet: not supervised)
         self.enable_targets = []         # (0x607A, 0x6064, 0x60FF) at each enable operation
         self.encoder_offset = 0.0        # m or rad its encoder reads beyond the joint (a mis-mounted encoder: tests)
+        # read from its dictionary at NMT start (the configuration the master wrote in pre-operational)
+        self.mode = "cst"                # modes of operation 0x6060
+        self.max_torque = 0              # 0x6072, per mille of 0x6076
+        self.abort_option = 0            # abort connection option code 0x6007
 
     def command(self, word: int, now: float, transition_time: float):
         """The transition the controlword asks for, done ``transition_time`` after it was first asked."""
@@ -162,6 +166,7 @@ class EmulatedDrives:
         self.errors = []                    # exceptions in the bus thread (python-canopen only logs them)
         self.network = canopen.Network()
         self.network.connect(**config.bus_kwargs(channel))
+        self.network.bus.set_filters(receive_filters(DRIVE_RECEIVES))
         self.drives = []
         for d in config.drives:
             node = canopen.LocalNode(d.node_id, canopen.import_od(d.eds or config.eds, d.node_id))
@@ -223,11 +228,15 @@ class EmulatedDrives:
                     if drive.consumer and master not in self._masters:
                         self._masters.add(master)
                         self.network.subscribe(0x700 + master, self._guard(self._on_master_heartbeat))
-                    cycle = drive.node.sdo[0x1006].raw * 1e-6
-                    if drive.node.sdo[0x605A].raw != QUICK_STOP_OPTION_HOLD or abs(cycle - self.dt) > 1e-9:
+                    od = drive.node.sdo
+                    drive.mode, drive.max_torque = OPERATION_MODES.get(od[0x6060].raw), od[0x6072].raw
+                    drive.abort_option = od[0x6007].raw
+                    cycle = od[0x1006].raw * 1e-6
+                    if od[0x605A].raw != QUICK_STOP_OPTION_HOLD or abs(cycle - self.dt) > 1e-9 or drive.mode is None:
                         raise InvalidInputError(f"emulated drive {drive.node.id}: quick stop option code "
-                                                f"{drive.node.sdo[0x605A].raw} (only {QUICK_STOP_OPTION_HOLD}: hold), "
-                                                f"cycle 0x1006 {cycle} s (the communication cycle {self.dt} s)")
+                                                f"{od[0x605A].raw} (only {QUICK_STOP_OPTION_HOLD}: hold), "
+                                                f"cycle 0x1006 {cycle} s (the communication cycle {self.dt} s), "
+                                                f"modes of operation 0x6060 {od[0x6060].raw} (only {MODES})")
                 elif cmd == 0x80:
                     drive.node.nmt.state = "PRE-OPERATIONAL"
 
@@ -271,7 +280,7 @@ class EmulatedDrives:
     def _connection_lost(drive):
         """The master's heartbeat lost in Operation enabled: the abort connection option 0x6007 (CiA 402: 1 fault,
         2 disable voltage, 3 quick stop; 0 nothing), said by EMCY 0x8130."""
-        option = drive.node.sdo[0x6007].raw
+        option = drive.abort_option
         if option == 1:
             drive.fault(HEARTBEAT_LOSS)
             return
@@ -286,19 +295,26 @@ class EmulatedDrives:
                 self.time = self.clock()
                 self._housekeeping()
 
-    def _forces(self) -> np.ndarray:
-        """Every drive enabled: the forces it applies (module docstring)."""
+    def _received(self) -> tuple:
+        """Per drive, what its RPDOs hold (drive units, 0 where not mapped): controlword 0x6040, target torque
+        0x6071, target position 0x607A, target velocity 0x60FF."""
+        out = []
+        for drive in self.drives:
+            values = {var.index: var.raw for pdo in (drive.node.rpdo[1], drive.node.rpdo[2]) for var in pdo.map}
+            out.append(tuple(values.get(index, 0) for index in (0x6040, 0x6071, 0x607A, 0x60FF)))
+        return tuple(out)
+
+    def _forces(self, received) -> np.ndarray:
+        """Every drive enabled: the forces it applies (module docstring), ``received``: ``_received()``."""
         meas = self.plant.read()
         scale = [d.scaling for d in self.drives]
-        limit = np.abs([d.from_permille(drive.node.sdo[0x6072].raw) for d, drive in zip(scale, self.drives)])
-        mode = OPERATION_MODES[self.drives[0].node.sdo[0x6060].raw]       # as the master configured them
+        limit = np.abs([d.from_permille(drive.max_torque) for d, drive in zip(scale, self.drives)])
+        mode = self.drives[0].mode                                        # as the master configured them
         if mode == "cst":
-            return np.clip([d.from_permille(drive.node.rpdo[1][0x6071].raw) for d, drive in zip(scale, self.drives)],
-                           -limit, limit)
-        r2 = [drive.node.rpdo[2] for drive in self.drives]
-        x = np.array([d.from_position(r[0x607A].raw) for d, r in zip(scale, r2)]) if mode == "csp" \
+            return np.clip([d.from_permille(r[1]) for d, r in zip(scale, received)], -limit, limit)
+        x = np.array([d.from_position(r[2]) for d, r in zip(scale, received)]) if mode == "csp" \
             else meas.position
-        v = np.array([d.from_velocity(r[0x60FF].raw) for d, r in zip(scale, r2)]) if mode == "csv" \
+        v = np.array([d.from_velocity(r[3]) for d, r in zip(scale, received)]) if mode == "csv" \
             else np.zeros(len(scale))
         tau_enable = np.array([drive.tau_enable for drive in self.drives])
         return np.clip(self.plant.safe_behaviour.command(HoldTarget(x, tau_enable), meas.position, meas.velocity - v),
@@ -313,19 +329,19 @@ class EmulatedDrives:
                 self._last_sync = self.time
             operational = [d.node.nmt.state == "OPERATIONAL" for d in self.drives]
             before = self.plant.read()
+            received = self._received()
             for i, (drive, op) in enumerate(zip(self.drives, operational)):
                 if sync and op and drive.node.rpdo[1].is_received:
                     was = drive.state
-                    drive.command(drive.node.rpdo[1][0x6040].raw, self.time, self.transition_time)
+                    drive.command(received[i][0], self.time, self.transition_time)
                     if drive.state == "operation enabled" and was != drive.state:
                         drive.tau_enable = before.effort[i]
-                        r2 = drive.node.rpdo[2]
-                        drive.enable_targets.append((r2[0x607A].raw, drive.scaling.to_position(before.position[i]),
-                                                     r2[0x60FF].raw))
+                        drive.enable_targets.append((received[i][2], drive.scaling.to_position(before.position[i]),
+                                                     received[i][3]))
             self._housekeeping()
             for _ in range(self.loop_steps):         # the drives' own loop, faster than SYNC
                 if all(d.state == "operation enabled" for d in self.drives):
-                    self.plant.write(self._forces(), self.plant.time)
+                    self.plant.write(self._forces(received), self.plant.time)
                 meas = self.plant.step()
             if not sync:
                 return
@@ -334,7 +350,7 @@ class EmulatedDrives:
                     continue
                 d, t1, t2 = drive.scaling, drive.node.tpdo[1], drive.node.tpdo[2]
                 t1[0x6041].raw = STATUSWORD[drive.state] | 0x0200             # bit 9: remote
-                t1[0x6061].raw = drive.node.sdo[0x6060].raw
+                t1[0x6061].raw = MODES[drive.mode]
                 t1[0x6077].raw = d.to_permille(meas.effort[i])
                 t1[0x603F].raw = drive.error_code
                 t2[0x6064].raw = d.to_position(meas.position[i] + drive.encoder_offset)
