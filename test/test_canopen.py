@@ -522,7 +522,7 @@ def test_process_sync_stopped_faults_the_drives_reported_by_emcy_and_recovers(pr
     hw, emu = process_bus
     hold(hw, 5)
     hw.drain_events()
-    wait_for(lambda: sum("EMCY 0x8100" in e for e in hw.events) == 6, "EMCY 0x8100 from every drive")
+    wait_for(lambda: hw.poll() and sum("EMCY 0x8100" in e for e in hw.events) == 6, "EMCY 0x8100 from every drive")
     assert set(emu.call("states").values()) == {"fault"}
     hold(hw, 1)                                    # the robot steps at SYNC: faulted drives, it holds
     assert "fault, error code 0x8100" in hw.safe_reason and emu.call("plant", "mode") == "hold"

@@ -51,7 +51,7 @@ import numpy as np
 from ..control.safety import HoldTarget
 from ..errors import InvalidInputError
 from .canopen_drives import (DRIVE_RECEIVES, ENABLE_OPERATION, FAULT_RESET, MODES, QUICK_STOP_OPTION_HOLD,
-                             STATUSWORD, CanopenConfig, DriveScaling, receive_filters)
+                             STATUSWORD, CanopenConfig, DriveScaling, open_bus)
 from .interface import HardwareInterface, JointMeasurement, RobotState, Simulated
 from .simulated import SimulatedRobot
 
@@ -60,6 +60,7 @@ HEARTBEAT_LOSS = 0x8130       # EMCY error code of a drive that lost its master'
                               # error or heartbeat error)
 OVER_CURRENT = 0x2310         # a typical drive fault (CiA 402: continuous over-current), the default of inject_fault
 SYNC_WINDOW = 1.5             # communication cycles without SYNC before a drive faults
+REALTIME_PRIORITY = 70        # SCHED_FIFO of emulated drives on the wall clock (joint_controller's loop: 80)
 DRIVE_LOOP = 0.0005           # s: the period of the drives' own loops (CSP / CSV, the hold), at most the SYNC's
 OPERATION_MODES = {value: name for name, value in MODES.items()}
 NMT_CODES = {"INITIALISING": 0, "STOPPED": 4, "OPERATIONAL": 5, "PRE-OPERATIONAL": 127}   # heartbeat byte
@@ -146,7 +147,7 @@ class EmulatedDrives:
 
     def __init__(self, config: CanopenConfig, plant: SimulatedRobot, channel: str | None = None,
                  transition_time: float = 0.0, sync_timeout: float | None = None, clock=None,
-                 cycle: float | None = None, encoder_offsets=None):
+                 cycle: float | None = None, encoder_offsets=None, realtime_priority: int = 0):
         import canopen
 
         self.config, self.plant = config, plant
@@ -162,11 +163,12 @@ class EmulatedDrives:
         self.time = 0.0 if clock is None else clock()
         self._ticks = 0
         self._last_sync = None             # drives' time of the last SYNC (None: none yet)
+        self._sync_stamp = None            # the bus's reception time of the last SYNC (wall clock)
+        self._applied = None               # the RPDOs taken at the last SYNC (``_received``): the targets in force
         self._lock = threading.Lock()
         self.errors = []                    # exceptions in the bus thread (python-canopen only logs them)
         self.network = canopen.Network()
-        self.network.connect(**config.bus_kwargs(channel))
-        self.network.bus.set_filters(receive_filters(DRIVE_RECEIVES))
+        open_bus(self.network, config.bus_kwargs(channel), DRIVE_RECEIVES)
         self.drives = []
         for d in config.drives:
             node = canopen.LocalNode(d.node_id, canopen.import_od(d.eds or config.eds, d.node_id))
@@ -182,9 +184,27 @@ class EmulatedDrives:
         self.network.subscribe(0x80, self._guard(self._on_sync))
         self._stop = threading.Event()
         self._watch = None
+        self.realtime = "default scheduler"
         if clock is not None:
             self._watch = threading.Thread(target=self._guard(self._watchdog), name="emulated_drives", daemon=True)
             self._watch.start()
+            if realtime_priority > 0:
+                self.realtime = self._realtime(int(realtime_priority))
+
+    @staticmethod
+    def _realtime(priority: int) -> str:
+        """On the wall clock, as a drive's firmware runs: every thread of this process (the bus thread that steps
+        the robot at SYNC, the watchdog) at SCHED_FIFO ``priority`` and a 50 us interpreter switch interval, the
+        objects made so far out of the collector's way (control/realtime.py). Without this, a loaded machine left
+        the drives' answer to a SYNC waiting for the CPU for longer than a period. What was set, or why not."""
+        import gc
+
+        from ..control.realtime import fifo_priority
+
+        sys.setswitchinterval(5e-5)
+        gc.collect()
+        gc.freeze()
+        return fifo_priority(priority, whole_process=True) or f"SCHED_FIFO priority {priority}"
 
     def _sdo_read(self, drive, index: int):
         """An SDO upload of the position actual value 0x6064: where the drive's encoder says its joint is now (an
@@ -217,6 +237,7 @@ class EmulatedDrives:
                     self.network.send_message(0x700 + drive.node.id, [0])
                     drive.node.nmt.state = "PRE-OPERATIONAL"
                     drive.last_heartbeat = self.time
+                    self._sync_stamp = self._applied = None
                 elif cmd == 0x01:                            # start: the PDO mapping, units from the dictionary
                     drive.scaling = drive.units()
                     drive.node.rpdo.read()
@@ -247,7 +268,19 @@ class EmulatedDrives:
                     drive.master_seen = self.time
 
     # ------------------------------------------------------------------ the drives' clock
-    def _on_sync(self, _can_id, _data, _ts):
+    def _on_sync(self, _can_id, _data, stamp):
+        """A SYNC. On the wall clock the robot first runs the periods the master skipped (the time since the last
+        SYNC by the bus's reception stamps, in whole periods: a late loop skips its lost periods), under the targets
+        taken at the last SYNC, as a real robot moves on while its master is late; at most until the drives' SYNC
+        supervision has faulted them (the robot holds from then on)."""
+        periods = 1
+        if self.clock is not None:
+            stamp = stamp or self.clock()
+            if self._sync_stamp is not None:
+                periods = min(max(1, round((stamp - self._sync_stamp) / self.dt)), 2 + int(self.sync_timeout / self.dt))
+            self._sync_stamp = stamp
+        for _ in range(periods - 1):
+            self.tick(sync=False)
         self.tick(sync=True)
 
     def run_free(self, periods: int = 1):
@@ -329,7 +362,9 @@ class EmulatedDrives:
                 self._last_sync = self.time
             operational = [d.node.nmt.state == "OPERATIONAL" for d in self.drives]
             before = self.plant.read()
-            received = self._received()
+            received = self._received() if sync or self._applied is None else self._applied
+            if sync:
+                self._applied = received
             for i, (drive, op) in enumerate(zip(self.drives, operational)):
                 if sync and op and drive.node.rpdo[1].is_received:
                     was = drive.state
@@ -430,7 +465,8 @@ def drive_loop(cycle: float) -> float:
     return cycle / max(1, round(cycle / DRIVE_LOOP))
 
 
-def _serve(config: CanopenConfig, robot: str, variant, dt: float, pose, channel, transition_time, sync_timeout, conn):
+def _serve(config: CanopenConfig, robot: str, variant, dt: float, pose, channel, transition_time, sync_timeout,
+           priority, conn):
     """The drives in this process on the wall clock, commanded through ``conn`` (``EmulatorProcess``)."""
     from ..dynamics import robot_dynamics
     from ..trajectory import home_pose
@@ -438,7 +474,8 @@ def _serve(config: CanopenConfig, robot: str, variant, dt: float, pose, channel,
     dyn = robot_dynamics(robot, variant) if variant else robot_dynamics(robot)
     plant = SimulatedRobot(dyn, drive_loop(dt))
     plant.reset(home_pose(dyn.kin) if pose is None else pose)
-    emu = EmulatedDrives(config, plant, channel, transition_time, sync_timeout, clock=_time.monotonic, cycle=dt)
+    emu = EmulatedDrives(config, plant, channel, transition_time, sync_timeout, clock=_time.monotonic, cycle=dt,
+                         realtime_priority=priority)
     try:
         conn.send(("ready", None))
         while True:
@@ -474,14 +511,15 @@ class EmulatorProcess:
     drives listen on the bus."""
 
     def __init__(self, config: CanopenConfig, robot: str, dt: float, pose=None, variant=None, channel=None,
-                 transition_time: float = 0.0, sync_timeout: float | None = None, timeout: float = 120.0):
+                 transition_time: float = 0.0, sync_timeout: float | None = None, timeout: float = 120.0,
+                 realtime_priority: int = REALTIME_PRIORITY):
         import multiprocessing
 
         ctx = multiprocessing.get_context("spawn")
         self._conn, child = ctx.Pipe()
         self.timeout = float(timeout)
         self.process = ctx.Process(target=_serve, args=(config, robot, variant, dt, pose, channel, transition_time,
-                                                        sync_timeout, child), daemon=True)
+                                                        sync_timeout, realtime_priority, child), daemon=True)
         self.process.start()
         self._answer("ready")
         self.errors = None
@@ -522,6 +560,8 @@ def main(argv=None) -> int:
     p.add_argument("--canopen-config", required=True, help="config/canopen/<robot>.yaml with the bus to use")
     p.add_argument("--rate", type=float, default=2000.0, help="Hz, the master's SYNC rate (0x1006 is checked)")
     p.add_argument("--transition-time", type=float, default=0.0, help="s per CiA 402 state transition")
+    p.add_argument("--realtime-priority", type=int, default=REALTIME_PRIORITY,
+                   help="SCHED_FIFO priority of the drives' threads (0: the default scheduler)")
     p.add_argument("--sync-timeout", type=float, default=None, help="s without SYNC before the drives fault "
                    "(default 1.5 communication cycles)")
     a = p.parse_args(argv)
@@ -535,9 +575,10 @@ def main(argv=None) -> int:
     plant = SimulatedRobot(dyn, drive_loop(1.0 / a.rate))
     plant.reset(home_pose(dyn.kin))
     emu = EmulatedDrives(config, plant, None, a.transition_time, a.sync_timeout, clock=_time.monotonic,
+                         realtime_priority=a.realtime_priority,
                          cycle=1.0 / a.rate)
     print(f"emulated drives of {a.robot} on {config.interface}:{config.channel}: "
-          f"{', '.join(d.name for d in config.drives)}", file=sys.stderr, flush=True)
+          f"{', '.join(d.name for d in config.drives)}; {emu.realtime}", file=sys.stderr, flush=True)
     try:
         while not stop.wait(0.5):
             pass
