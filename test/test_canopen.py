@@ -530,6 +530,43 @@ def test_process_sync_stopped_faults_the_drives_reported_by_emcy_and_recovers(pr
     assert hw.states == ("operation enabled",) * 6
 
 
+def test_process_drives_quick_stop_when_the_master_heartbeat_stops_and_recover_by_transition_16(drives_process):
+    """The master's heartbeat on a bus in another process: the master configures each drive's consumer (0x1016:01,
+    here 0.5 s, inside the drives' 2 s SYNC window so that SYNC loss does not come first) and abort connection
+    option 0x6007 = 3. The master stops (no SYNC, no heartbeat): every drive quick-stops by itself and says EMCY
+    0x8130, the robot holds; back, the master takes the EMCY (its supervision latches the quick stop) and recovers
+    the drives by transition 16, power kept."""
+    from pkm_control.hardware.canopen_drives import CanopenDrives
+    from pkm_control.hardware.canopen_emulator import HEARTBEAT_LOSS
+
+    cfg, emu = drives_process
+    emu.call("reset_robot")
+    dyn = robot_dynamics("palida")
+    hw = CanopenDrives(replace(cfg, consumer_time=0.5), PROCESS_DT, ForceLimits.from_config(dyn.model),
+                       response_timeout=10.0)
+    try:
+        hw.start()
+        hold(hw, 5)
+        hw.drain_events()
+        wait_for(lambda: hw.poll() and sum(f"EMCY 0x{HEARTBEAT_LOSS:04X}" in e for e in hw.events) == 6,
+                 "EMCY 0x8130 from every drive")
+        assert set(emu.call("states").values()) == {"quick stop active"}
+        hold(hw, 1)                               # the master is back: its supervision takes the EMCY
+        assert "EMCY 0x8130: it lost its connection" in hw.safe_reason
+        assert emu.call("plant", "mode") == "hold"
+        path = []
+        read = hw.read
+        hw.read = lambda: (path.append(hw.states), read())[1]
+        hw.recover()
+        hw.read = read
+        assert hw.states == ("operation enabled",) * 6 and not hw.safe_active
+        assert all(set(s) <= {"quick stop active", "operation enabled"} for s in path)     # transition 16
+        hold(hw, 20)
+        assert not hw.safe_active, hw.safe_reason
+    finally:
+        hw.close()
+
+
 @pytest.mark.parametrize("process_bus", ["csp", "csv"], indirect=True)
 def test_process_csp_and_csv_enable_without_a_jump(process_bus):
     """CSP: the target position at enable operation is the actual position 0x6064 (it is absolute: 0 moved the axis
