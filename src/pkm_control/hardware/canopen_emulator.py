@@ -147,7 +147,7 @@ class EmulatedDrives:
 
     def __init__(self, config: CanopenConfig, plant: SimulatedRobot, channel: str | None = None,
                  transition_time: float = 0.0, sync_timeout: float | None = None, clock=None,
-                 cycle: float | None = None, encoder_offsets=None, realtime_priority: int = 0):
+                 cycle: float | None = None, encoder_offsets=None, realtime_priority: int = 0, coast: bool = True):
         import canopen
 
         self.config, self.plant = config, plant
@@ -160,6 +160,7 @@ class EmulatedDrives:
         self.transition_time = float(transition_time)
         self.sync_timeout = SYNC_WINDOW * self.dt if sync_timeout is None else float(sync_timeout)
         self.clock = clock
+        self.coast = bool(coast)           # on the wall clock: run the periods a late master skipped (_on_sync)
         self.time = 0.0 if clock is None else clock()
         self._ticks = 0
         self._last_sync = None             # drives' time of the last SYNC (None: none yet)
@@ -274,7 +275,7 @@ class EmulatedDrives:
         taken at the last SYNC, as a real robot moves on while its master is late; at most until the drives' SYNC
         supervision has faulted them (the robot holds from then on)."""
         periods = 1
-        if self.clock is not None:
+        if self.clock is not None and self.coast:
             stamp = stamp or self.clock()
             if self._sync_stamp is not None:
                 periods = min(max(1, round((stamp - self._sync_stamp) / self.dt)), 2 + int(self.sync_timeout / self.dt))
@@ -466,7 +467,7 @@ def drive_loop(cycle: float) -> float:
 
 
 def _serve(config: CanopenConfig, robot: str, variant, dt: float, pose, channel, transition_time, sync_timeout,
-           priority, conn):
+           priority, coast, conn):
     """The drives in this process on the wall clock, commanded through ``conn`` (``EmulatorProcess``)."""
     from ..dynamics import robot_dynamics
     from ..trajectory import home_pose
@@ -475,7 +476,7 @@ def _serve(config: CanopenConfig, robot: str, variant, dt: float, pose, channel,
     plant = SimulatedRobot(dyn, drive_loop(dt))
     plant.reset(home_pose(dyn.kin) if pose is None else pose)
     emu = EmulatedDrives(config, plant, channel, transition_time, sync_timeout, clock=_time.monotonic, cycle=dt,
-                         realtime_priority=priority)
+                         realtime_priority=priority, coast=coast)
     try:
         conn.send(("ready", None))
         while True:
@@ -512,14 +513,14 @@ class EmulatorProcess:
 
     def __init__(self, config: CanopenConfig, robot: str, dt: float, pose=None, variant=None, channel=None,
                  transition_time: float = 0.0, sync_timeout: float | None = None, timeout: float = 120.0,
-                 realtime_priority: int = REALTIME_PRIORITY):
+                 realtime_priority: int = REALTIME_PRIORITY, coast: bool = True):
         import multiprocessing
 
         ctx = multiprocessing.get_context("spawn")
         self._conn, child = ctx.Pipe()
         self.timeout = float(timeout)
         self.process = ctx.Process(target=_serve, args=(config, robot, variant, dt, pose, channel, transition_time,
-                                                        sync_timeout, realtime_priority, child), daemon=True)
+                                                        sync_timeout, realtime_priority, coast, child), daemon=True)
         self.process.start()
         self._answer("ready")
         self.errors = None
