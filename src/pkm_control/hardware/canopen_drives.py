@@ -35,7 +35,11 @@ most 336 Hz (2 kHz would need 4.5 times the bitrate). python-can's ``virtual`` b
 
 Each period: ``write`` puts the controlword and the command in drive units into the RPDOs and sends SYNC; ``read``
 waits for every drive's TPDOs answering that SYNC (``response_timeout``, wall clock) and converts them to SI units
-(``DriveScaling``). Supervision, checked at each ``read``: a drive whose last heartbeat is older than the consumer
+(``DriveScaling``). From NMT start on, the master reads the bus in the caller's thread (``poll``, from ``read`` and
+``recover``): python-canopen's bus thread only serves the start-up's SDO transfers, so nothing competes with a
+real-time loop for the interpreter; both sides take only the frames CiA 301's predefined connection set sends them
+(receive filters: a multicast bus echoes a node's own frames).
+Supervision, checked at each ``read``: a drive whose last heartbeat is older than the consumer
 time (CiA 301 §7.2.8.3.2.2: the consumer measures the interval since the last heartbeat it received, on its own
 clock: ``clock``, the wall clock of this process on a real bus), a drive with the statusword's fault bit (or out of
 Operation enabled on its own), a drive that sent a communication EMCY (0x81xx: it lost SYNC or the master's

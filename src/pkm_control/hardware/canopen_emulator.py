@@ -26,7 +26,10 @@ position and velocity loops at several kHz whatever the SYNC rate, and the hold 
   drives' 0x6060, as the master configured it.
 * The drives' clock: in the master's process, a period per SYNC (``run_free(n)`` lets it run n periods without
   SYNC: the master stopped); in a process of their own, the wall clock (``clock``), with heartbeats and SYNC
-  supervision in a thread of their own. A drive in Operation enabled or Quick stop active that misses SYNC for more
+  supervision in a thread of their own, the threads at SCHED_FIFO (``realtime_priority``), and at a SYNC after
+  periods the master skipped the robot first runs those periods under the targets in force (``coast``, by the
+  SYNCs' reception stamps), as a real robot moves on while its master is late.
+A drive in Operation enabled or Quick stop active that misses SYNC for more
   than ``sync_timeout`` (default 1.5 communication cycles 0x1006) goes to Fault with error code 0x8100
   (communication) and the robot holds from that period on.
 * The master's heartbeat: a drive consumes it as configured in 0x1016:01 (read at NMT start; supervised from the
