@@ -1648,18 +1648,20 @@ def _expected_press(controller):
     return _series(k_d, TABLE_K) * DEPTH
 
 
-@pytest.mark.parametrize("controller", FORCE_CONTROLLERS)
-def test_every_force_controller_runs_in_the_node_and_publishes_the_wrench(ros, controller):
+@pytest.mark.parametrize("controller, hardware", [(c, "sim") for c in FORCE_CONTROLLERS]
+                         + [("stiffness", "mujoco"), ("direct_force", "mujoco")])
+def test_every_force_controller_runs_in_the_node_and_publishes_the_wrench(ros, controller, hardware):
     """`--controller <force law>` in joint_controller, the simulated robot inside with config/environment.yaml's
     table and its noisy, filtered F/T sensor (friction off: Coulomb friction in the joints makes a static contact
     force a range): pressing 1 mm into the table, the exact contact force settles at each law's closed-form value
     (direct force control: at the 50 N set-point of force_reference, along z only), /platform_wrench carries the
-    sensor's samples (finite, near the contact force), no safe behaviour, no saturation, no NaN."""
+    sensor's samples (finite, near the contact force), no safe behaviour, no saturation, no NaN. The same with
+    `--hardware mujoco`: the table in MuJoCo's own contact model (hardware/mujoco_contact.py)."""
     home_x = np.array(KIN.model.config["home"], float)
     x_d = home_x - [0, 0, 0.002 + DEPTH, 0, 0, 0]
     q_d = KIN.inverse(KIN.task.pose(x_d)).q[ACT]
     ctl = JointControllerNode(parameter_overrides=params(
-        sim_time=False, controller=controller, friction=False,
+        sim_time=False, controller=controller, friction=False, hardware=hardware,
         force_reference="{wrench: [0, 0, -50, 0, 0, 0], selection: [z]}"))
     ros.add_node(ctl)
     assert ctl.loop.hardware.environment is not None and ctl.pub_wrench is not None
@@ -1717,3 +1719,29 @@ def test_a_force_law_reads_platform_wrench_from_a_robot_behind_topics(ros):
             n.destroy_node()
     assert np.array_equal(forces["sim"][:1000], forces["topics"][:1000])
     assert forces["topics"][999] == pytest.approx(50.0, rel=0.01)
+
+
+def test_deburring_demo_keeps_the_normal_force_along_the_edge(tmp_path, capsys):
+    """`pkm demo --deburring` (a 40 mm stretch of the edge at 0.2 m/s): the graph in one process in lockstep presses
+    config/environment.yaml's part with 30 N along the face's normal while moving along the edge. Against numbers
+    from outside the law: the normal force stays at F_d (RMS within 5 %); the tool sits F_d / k_e into the face (the
+    Kelvin-Voigt spring at rest, within 10 %); while sliding the friction along the edge over the normal force is the
+    part's Coulomb mu (within 2 %); the height stays on the edge's line within 0.2 mm; /platform_wrench carried the
+    sensor near F_d (what `pkm view` draws); no contact loss, no safe behaviour, nothing refused; the JSON and the
+    figure are written."""
+    import json
+
+    from pkm_control.cli import main as pkm
+
+    pkm(["demo", "--deburring", "--edge-length", "0.04", "--domain-id", DOMAIN, "--out", str(tmp_path), "--quiet",
+         "--json"])
+    doc = json.loads(capsys.readouterr().out)
+    f = doc["figures"]
+    assert f["finite"] and not f["contact_lost"] and f["contact_at_edge_start"] == "contact"
+    assert f["safe_entries"] == 0 and f["saturations"] == 0 and f["rejected"] == 0 and f["deadline_misses"] == 0
+    assert f["force_error_rms_N"] < 0.05 * 30.0 and f["force_error_max_N"] < 0.2 * 30.0, f
+    assert f["penetration_mean_um"] == pytest.approx(1e6 * 30.0 / doc["environment"]["stiffness"], rel=0.1)
+    assert f["friction_ratio_mean"] == pytest.approx(doc["environment"]["friction"], rel=0.02)
+    assert f["height_error_max_um"] < 200.0 and f["peak_speed_m_s"] == pytest.approx(0.2, rel=0.05)
+    assert f["wrench_messages"] > 10 and f["wrench_last_N"] == pytest.approx(30.0, abs=3.0)
+    assert (tmp_path / "deburring.png").stat().st_size > 0 and (tmp_path / "deburring.json").exists()

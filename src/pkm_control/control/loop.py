@@ -67,6 +67,12 @@ class ControlLoop:
         self._offer(self.references, times_ns, q, qd, qdd)
 
     def offer_feedforward(self, times_ns, tau) -> None:
+        """A chunk of feedforward actuator forces (checked as ``offer_references``). A law that takes none (the
+        force laws, the PD laws) leaves it out after the size check: the loop does not wait for that stream, so
+        computed_force may run behind the periods, and its late chunks are no rewrite of anything the law used."""
+        if not self.controller.needs_feedforward:
+            self._rows(times_ns, tau)
+            return
         self._offer(self.feedforward, times_ns, tau)
 
     def _offer(self, buffer, times_ns, *fields) -> None:

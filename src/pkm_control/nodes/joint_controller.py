@@ -63,7 +63,7 @@ Publishes
                                                              for a stream and at a reset)
   /hardware/platform_pose  geometry_msgs/PoseStamped         (sim, mujoco, emulated canopen) the exact platform pose at
                                                              state_publish_rate
-  /platform_wrench         geometry_msgs/WrenchStamped       (sim with an environment) the simulated 6-axis F/T
+  /platform_wrench         geometry_msgs/WrenchStamped       (sim, mujoco with an environment) the simulated 6-axis F/T
                                                              sensor at the tool (frame platform_tool: platform axes),
                                                              F_e the platform applies, at state_publish_rate
   /<controller_name>/commands   std_msgs/Float64MultiArray   (hardware: topics | ros2_control) actuator forces
@@ -124,8 +124,9 @@ safe_behaviour, state_publish_rate (`pkm record` sets 0, every period, while it 
   parameter_bound, parameter_estimates_rate (adaptive IDC), feedforward_lead (Codourey's T_m: the feedforward is
   looked up this long ahead of the regulator's references), canopen_config, canopen_emulate (hardware: canopen),
   true_parameters_file, encoder_resolution, encoder_counts_per_turn, effort_noise_std, measurement_seed (the
-  simulated robot's own parameters and measurement: hardware/simulated.py), environment (sim: '' = free space,
-  default = config/environment.yaml, or a YAML path), force_reference (run time; the force laws' set-point)
+  simulated robot's own parameters and measurement: hardware/simulated.py), environment (sim, mujoco: '' = free
+  space, default = config/environment.yaml, or a YAML path; mujoco: in MuJoCo's contact model,
+  hardware/mujoco_contact.py), force_reference (run time; the force laws' set-point)
 
 Force laws (controller: one of controllers.yaml force_controllers, control/force.py): kp, kd are the law's motion
 gains, its other gains and limits (contact_force_limit, wrench_timeout, max_offset) in its section; the measured
@@ -292,10 +293,6 @@ class JointControllerNode(Node):
             if changed:
                 raise InvalidInputError(f"{', '.join(changed)}: settings of the simulated robot (hardware sim, "
                                         "topics, canopen with emulated drives), not of MuJoCo's")
-
-            if s["environment"]:
-                raise InvalidInputError(f"environment {s['environment']!r}: the contact environment is the simulated "
-                                        "robot's (hardware sim), not in the MuJoCo plant")
             return mujoco_robot(self.dyn, s)
         from ..hardware.simulated import simulated_robot
 
