@@ -45,6 +45,12 @@ Subscribes
   /platform_wrench         geometry_msgs/WrenchStamped       (hardware: topics | ros2_control, a force law with
                                                              the F/T sensor) the wrench at the tool; in lockstep a
                                                              period waits for the sample of its state's stamp
+  /clock                   rosgraph_msgs/Clock               (hardware: topics, real time) the period's instant: the
+                                                             hardware node's clock, bound to it and guarded
+                                                             (trajectory.trust: forward by at most 0.1 s at once, back
+                                                             only to the start, its reset); never through rclpy's time
+                                                             source (use_sim_time is not used for the loop's time)
+  Every stream is bound to one publisher (parameter sources; ros/peers.py); ~/rebind_sources rebinds them
 Publishes
   /joint_states            sensor_msgs/JointState            (sim, mujoco, canopen) EVERY joint from the state
                                                              estimator (measured actuated joints, passive and
@@ -157,7 +163,7 @@ from ..control.realtime import (LatencyHistogram, PeriodicRunner, SlicedWork, fi
 from ..ros.topology import estimated_state_topic
 from ..ros.hardware_io import ClockPublisher, SimulationTopics, TopicConvention, TopicHardware, describe_plant
 from ..ros.messages import joint_state_msg, parse_joint_trajectory, period_ns, wrench_stamped_msg
-from ..ros.peers import Sources
+from ..ros.peers import GraphClock, Sources
 from ..ros.qos import ESTIMATES_TOPIC, WRENCH_TOPIC, qos
 from ..ros.runtime import (COMMON_PARAMS, Diagnostics, PolledSubscriptions, ServiceGuard, declare_settings, guarded,
                            run_node)
@@ -199,7 +205,13 @@ class JointControllerNode(Node):
                                saturations=0)
         self.diag.before_publish = lambda: self.timing(self._runner)
         # every stream bound to one publisher (ros/peers.py); the reset rebinds the references and the feedforward
-        self.sources = Sources(self, self.diag, s["sources"])
+        self.sources = Sources(self, self.diag, s["sources"], self.guard)
+        # the time of a period in real time (issue 22 §2): with hardware topics the graph's /clock (the hardware node
+        # is the time source), bound and guarded as every node's (GraphClock); else this node's own system clock (it
+        # is the time source). Never rclpy's time source (use_sim_time), which follows any /clock, unbound; in
+        # lockstep a robot behind topics gives the period's time in its bound, guarded /joint_states stamps
+        self.graph_clock = GraphClock(self.sources) if s["hardware"] == "topics" and not s["lockstep"] else None
+        self.system_clock = WallClock(clock_type=ClockType.SYSTEM_TIME)
         self.model = None if s["mode"] in MODEL_FREE else FeedforwardModel(self.dyn, s["feedforward_model"])
         law = self.make_law(s)
         controller = Controller(law, ForceLimits(s["force_limit"]), self.make_safe(s["safe_behaviour"]),
@@ -319,7 +331,7 @@ class JointControllerNode(Node):
         config = CanopenConfig.for_robot(self.ctx.robot, self.ctx.actuated_joints, s["canopen_config"])
         drives = CanopenDrives(config, self.dt_ns * 1e-9, ForceLimits(s["force_limit"]), kin=self.dyn.kin)
         try:       # enabled at the loop's first period (supervise_drives): SYNC from then on, every period
-            drives.start(self.get_clock().now().nanoseconds * 1e-9, enable=False)
+            drives.start(self.system_clock.now().nanoseconds * 1e-9, enable=False)
         except BaseException:
             with contextlib.suppress(Exception):       # the bus released; the start-up's error is the one to tell
                 drives.close()
@@ -737,6 +749,15 @@ class JointControllerNode(Node):
                                            name="pkm_rt_loop", daemon=True)
         self._rt_thread.start()
 
+    def realtime_instant(self):
+        """Real time: the instant of the next period (ns): sim time k * dt with the robot inside, the graph's believed
+        /clock with hardware topics (None before the first), else this node's system clock."""
+        if self.sim:
+            return self.k * self.dt_ns
+        if self.graph_clock is not None:
+            return self.graph_clock.ns
+        return self.system_clock.now().nanoseconds
+
     def background(self) -> bool:
         """Between two periods, one slice: the clock (the other nodes' time), a streamed chunk (the loop needs it),
         else an observation."""
@@ -760,7 +781,10 @@ class JointControllerNode(Node):
             nonlocal measuring
             if self._reset_request.is_set() and self.sim:
                 self._apply_reset()
-            self.guarded_period(self.k * self.dt_ns if self.sim else self.get_clock().now().nanoseconds)
+            t = self.realtime_instant()
+            if t is None:                   # no believed /clock yet: nothing to command at
+                return
+            self.guarded_period(t)
             if not measuring and self.loop.command is not None and self.loop.command.mode == CONTROL:
                 # the figures start with the run, at the first period the law controls (a lockstep run starts with
                 # the first reference for its instant): the periods before it (the graph coming up, first calls,
