@@ -222,10 +222,10 @@ class TaskSpace:
             return np.array(ap, float)
         # E e'' + Edot e' written out (euler_rate_matrix, euler_rate_matrix_dot): scalars cost less than 3 x 3 arrays
         yaw, pitch = float(qp[3]), float(qp[4])
-        yd, pd, rd = (float(x) for x in vp[3:6])
-        ya, pa, ra = (float(x) for x in ap[3:6])
+        yd, pd, rd = np.asarray(vp[3:6], float).tolist()
+        a0, a1, a2, ya, pa, ra = np.asarray(ap[:6], float).tolist()
         cy, sy, cp, sp = math.cos(yaw), math.sin(yaw), math.cos(pitch), math.sin(pitch)
-        return np.array([ap[0], ap[1], ap[2],
+        return np.array([a0, a1, a2,
                          -sy * pa + cy * cp * ra - cy * yd * pd + (-sy * cp * yd - cy * sp * pd) * rd,
                          cy * pa + sy * cp * ra - sy * yd * pd + (cy * cp * yd - sy * sp * pd) * rd,
                          ya - sp * ra - cp * pd * rd], float)
