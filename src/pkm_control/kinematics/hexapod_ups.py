@@ -36,17 +36,14 @@ import math
 
 import numpy as np
 
-from ..errors import (MAGNITUDE_LIMIT, InvalidModelError, JointLimitError,
-                      SingularConfigurationError, UnreachablePoseError)
-from .base import JointMotion, ParallelKinematics
-from .kernels import UPS_GIMBAL, UPS_INPUT, UPS_PITCH, motion_ok, ups_motion
+from ..errors import InvalidModelError, JointLimitError, SingularConfigurationError, UnreachablePoseError
+from .base import NO_VECTOR, JointMotion, ParallelKinematics, fast_inputs
+from .kernels import UPS_GIMBAL, UPS_INPUT, UPS_PITCH, ups_motion
 from .task_space import Pose, TaskSpace, rpy_to_matrix
 
 #: below this horizontal strut component r = sqrt(x^2 + z^2) (m) the universal joint is in
 #: gimbal lock (strut along its first axis) and alpha is undefined
 _GIMBAL_EPS = 1e-9
-#: an empty array: no twist / acceleration for kernels.ups_motion
-_NONE = np.empty(0)
 
 
 class Kinematics(ParallelKinematics):
@@ -119,28 +116,6 @@ class Kinematics(ParallelKinematics):
                 f"(strut vector {np.array2string(s[k], precision=4)} in its base frame) is below {_GIMBAL_EPS:g} m: "
                 "universal joint in gimbal lock, alpha undefined")
 
-    def validate(self, pose: Pose, twist=None, accel=None):
-        """As ParallelKinematics.validate (same checks, same errors), with a compiled fast path (kernels.motion_ok)
-        for float64 arrays of the right shapes; anything else, and every failure, goes to the generic validation,
-        which builds the error message."""
-        if self._fast(pose, twist, accel) and motion_ok(pose.rotation, pose.position, _NONE if twist is None
-                                                        else twist, _NONE if accel is None else accel,
-                                                        MAGNITUDE_LIMIT):
-            return pose, twist, accel
-        return super().validate(pose, twist, accel)
-
-    @staticmethod
-    def _fast(pose, twist, accel) -> bool:
-        """The pose, twist and acceleration are float64 arrays of the shapes the kernels take (twist and accel
-        may be None, accel only with a twist)."""
-        p, R = getattr(pose, "position", None), getattr(pose, "rotation", None)
-        return (type(p) is np.ndarray and type(R) is np.ndarray and p.shape == (3,) and R.shape == (3, 3)
-                and p.dtype == np.float64 and R.dtype == np.float64
-                and (twist is None or (type(twist) is np.ndarray and twist.shape == (6,)
-                                       and twist.dtype == np.float64))
-                and (accel is None or (twist is not None and type(accel) is np.ndarray and accel.shape == (6,)
-                                       and accel.dtype == np.float64)))
-
     def cut_joint_limits(self) -> tuple[tuple, np.ndarray, np.ndarray]:
         """The spherical joints' cones at B_i: leg<i>_spherical, angle <= spherical_joint_max_angle."""
         n = self.n_legs
@@ -164,11 +139,11 @@ class Kinematics(ParallelKinematics):
         (kernels.ups_motion: Abdellatif eq. 2-3, 29-31, Taghirad's J), the inputs checked as by ``validate``
         unless ``validated``. Returns (q, v, a, J, G), None for what was not asked for; the errors name the leg or
         joint."""
-        if not (validated or self._fast(pose, twist, accel)):
+        if not (validated or fast_inputs(pose, twist, accel, 6)):
             pose, twist, accel = super().validate(pose, twist, accel)
             validated = True
-        out = ups_motion(pose.rotation, pose.position, _NONE if twist is None else twist,
-                         _NONE if accel is None else accel, self._legdata, self._iall, self._nv, _GIMBAL_EPS,
+        out = ups_motion(pose.rotation, pose.position, NO_VECTOR if twist is None else twist,
+                         NO_VECTOR if accel is None else accel, self._legdata, self._iall, self._nv, _GIMBAL_EPS,
                          self._cos_cone, check_limits, want_g, not validated)
         if out[5] == UPS_INPUT:           # the generic validation names what is wrong (or accepts: then solve)
             return self._solve(*super().validate(pose, twist, accel), check_limits, want_jacobian, want_g, True)

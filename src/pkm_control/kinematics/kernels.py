@@ -31,7 +31,13 @@ def _norm1(vec):
     return total
 
 
-@numba.njit(cache=True)
+#: any float64 array converts to these (read-only, any layout): the signatures below compile (or load from numba's
+#: cache) at import, never in a control period, whatever arrays a caller passes
+_V = numba.types.Array(numba.float64, 1, "A", readonly=True)
+_M = numba.types.Array(numba.float64, 2, "A", readonly=True)
+
+
+@numba.njit((_M, _V, _V, _V, numba.float64), cache=True)
 def motion_ok(R, p, twist, accel, limit):
     """The numeric checks of ParallelKinematics.validate on a float64 pose, twist and acceleration (length 0:
     absent), in scalar arithmetic: R finite with |R^T R - I| <= 1e-9 and det R > 0, |p|_1, |twist|_1 and
@@ -49,7 +55,8 @@ def motion_ok(R, p, twist, accel, limit):
     return err <= 1e-9 and a * (e * i - f * h) - b * (d * i - f * g) + c * (d * h - e * g) > 0.0
 
 
-@numba.njit(cache=True)
+@numba.njit((_M, _V, _V, _V, _M, numba.types.Array(numba.int64, 1, "A", readonly=True), numba.int64,
+             numba.float64, numba.float64, numba.boolean, numba.boolean, numba.boolean), cache=True)
 def ups_motion(R, p, twist, accel, legs, iall, nv, gimbal_eps, cos_cone, check, want_g, validate):
     """6-UPS (hexapod_ups): all tree joints of a platform motion in one pass over the legs.
 
