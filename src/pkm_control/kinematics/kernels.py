@@ -55,6 +55,47 @@ def motion_ok(R, p, twist, accel, limit):
     return err <= 1e-9 and a * (e * i - f * h) - b * (d * i - f * g) + c * (d * h - e * g) > 0.0
 
 
+@numba.njit((_M, _V, _V, _V), cache=True)
+def zyx_platform_motion(R, p, twist, accel):
+    """The platform joints of a spatial task (x y z, then ZYX Euler yaw pitch roll: R = Rz(yaw) Ry(pitch) Rx(roll))
+    of a platform motion: (qp, vp, ap, B, singular). omega = E [yaw' pitch' roll'] gives vp = B xdot,
+    E e'' = omegadot - Edot e' gives ap; B = diag(I, E^-1) (task_space.euler_rate_matrix_inverse). twist / accel
+    of length 0: vp / ap empty. ``singular``: |pitch| = pi/2 (cos(pitch) < 1e-9), where E is singular: then only
+    qp is computed (B, vp, ap zero / empty)."""
+    r00, r10, r20, r21, r22 = R[0, 0], R[1, 0], R[2, 0], R[2, 1], R[2, 2]
+    cp = math.hypot(r00, r10)
+    qp = np.empty(6)
+    qp[0], qp[1], qp[2] = p[0], p[1], p[2]
+    qp[3], qp[4], qp[5] = math.atan2(r10, r00), math.atan2(-r20, cp), math.atan2(r21, r22)
+    rates, accs = twist.shape[0] == 6, accel.shape[0] == 6
+    B = np.zeros((6, 6))
+    if cp < 1e-9:
+        return qp, np.empty(0), np.empty(0), B, True
+    cy, sy, sp = r00 / cp, r10 / cp, -r20
+    B[0, 0] = B[1, 1] = B[2, 2] = 1.0
+    B[3, 3], B[3, 4], B[3, 5] = sp * cy / cp, sp * sy / cp, 1.0     # yaw'
+    B[4, 3], B[4, 4] = -sy, cy                                      # pitch'
+    B[5, 3], B[5, 4] = cy / cp, sy / cp                             # roll'
+    vp = np.empty(6 if rates else 0)
+    ap = np.empty(6 if rates and accs else 0)
+    if not rates:
+        return qp, vp, ap, B, False
+    wx, wy, wz = twist[3], twist[4], twist[5]
+    rolld = (cy * wx + sy * wy) / cp
+    pitchd = -sy * wx + cy * wy
+    yawd = wz + sp * rolld
+    vp[0], vp[1], vp[2], vp[3], vp[4], vp[5] = twist[0], twist[1], twist[2], yawd, pitchd, rolld
+    if accs:
+        # E e'' = wd - E' e'
+        gx = accel[3] - (-cy * yawd * pitchd + (-sy * cp * yawd - cy * sp * pitchd) * rolld)
+        gy = accel[4] - (-sy * yawd * pitchd + (cy * cp * yawd - sy * sp * pitchd) * rolld)
+        gz = accel[5] + cp * pitchd * rolld
+        rolldd = (cy * gx + sy * gy) / cp
+        ap[0], ap[1], ap[2] = accel[0], accel[1], accel[2]
+        ap[3], ap[4], ap[5] = gz + sp * rolldd, -sy * gx + cy * gy, rolldd
+    return qp, vp, ap, B, False
+
+
 @numba.njit((_M, _V, _V, _V, _M, numba.types.Array(numba.int64, 1, "A", readonly=True), numba.int64,
              numba.float64, numba.float64, numba.boolean, numba.boolean, numba.boolean), cache=True)
 def ups_motion(R, p, twist, accel, legs, iall, nv, gimbal_eps, cos_cone, check, want_g, validate):
@@ -169,37 +210,23 @@ def ups_motion(R, p, twist, accel, legs, iall, nv, gimbal_eps, cos_cone, check, 
                 a[iall[i]] = (x * zdd - z * xdd - 2.0 * ad * rrd) / r2
                 a[iall[n + i]] = (r * ydd - y * rdd - 2.0 * bd * l * ld) / l2
                 a[iall[2 * n + i]] = (xxd + yd * yd + y * ydd - ld * ld) / l
-    # platform joints: x y z, then ZYX Euler angles and their rates (omega = E [yaw' pitch' roll'])
+    # platform joints: x y z, then ZYX Euler angles, their rates and G's rows B (omega = E [yaw' pitch' roll'])
     ip = iall[3 * n:]
-    cp = math.hypot(r00, r10)
-    pitch = math.atan2(-r20, cp)
-    q[ip[0]], q[ip[1]], q[ip[2]] = px, py, pz
-    q[ip[3]], q[ip[4]], q[ip[5]] = math.atan2(r10, r00), pitch, math.atan2(r21, r22)
+    qp, vp, ap, B, singular = zyx_platform_motion(R, p, twist, accel if accs else accel[:0])
+    for k in range(6):
+        q[ip[k]] = qp[k]
     if not (rates or want_g):
         return q, v, a, J, G, UPS_OK, -1, out_of_range, cone_leg, info
-    if cp < 1e-9:
-        info[0] = pitch
+    if singular:
+        info[0] = qp[4]
         return q, v, a, J, G, UPS_PITCH, -1, out_of_range, cone_leg, info
-    cy, sy, sp = r00 / cp, r10 / cp, -r20
-    if want_g:
-        G[ip[0], 0] = G[ip[1], 1] = G[ip[2], 2] = 1.0
-        G[ip[3], 3], G[ip[3], 4], G[ip[3], 5] = sp * cy / cp, sp * sy / cp, 1.0     # yaw'
-        G[ip[4], 3], G[ip[4], 4] = -sy, cy                                          # pitch'
-        G[ip[5], 3], G[ip[5], 4] = cy / cp, sy / cp                                 # roll'
-    if not rates:
-        return q, v, a, J, G, UPS_OK, -1, out_of_range, cone_leg, info
-    rolld = (cy * wx_ + sy * wy_) / cp
-    pitchd = -sy * wx_ + cy * wy_
-    yawd = wz_ + sp * rolld
-    v[ip[0]], v[ip[1]], v[ip[2]], v[ip[3]], v[ip[4]], v[ip[5]] = vx, vy, vz, yawd, pitchd, rolld
-    if accs:
-        # E e'' = wd - E' e'
-        gx = wdx - (-cy * yawd * pitchd + (-sy * cp * yawd - cy * sp * pitchd) * rolld)
-        gy = wdy - (-sy * yawd * pitchd + (cy * cp * yawd - sy * sp * pitchd) * rolld)
-        gz = wdz + cp * pitchd * rolld
-        rolldd = (cy * gx + sy * gy) / cp
-        a[ip[0]], a[ip[1]], a[ip[2]] = ax_, ay_, az_
-        a[ip[3]], a[ip[4]], a[ip[5]] = gz + sp * rolldd, -sy * gx + cy * gy, rolldd
+    for k in range(6):
+        if want_g:
+            G[ip[k]] = B[k]
+        if rates:
+            v[ip[k]] = vp[k]
+        if accs:
+            a[ip[k]] = ap[k]
     return q, v, a, J, G, UPS_OK, -1, out_of_range, cone_leg, info
 
 
