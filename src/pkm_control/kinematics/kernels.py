@@ -257,3 +257,13 @@ def pus_positions_jacobian(R, p, base, plat, L2, reach_tol):
         J[i, 0], J[i, 1], J[i, 2] = dx / h, dy / h, 1.0
         J[i, 3], J[i, 4], J[i, 5] = (ry * h - rz * dy) / h, (rz * dx - rx * h) / h, (rx * dy - ry * dx) / h
     return l, J, -1
+
+
+@numba.njit(cache=True)
+def solve_columns(K, cols, B):
+    """X with K[:, cols] X = B (square; B a vector or a matrix), by LAPACK's LU solve: the numeric family's Newton
+    steps and velocity maps. np.linalg.LinAlgError where K[:, cols] is singular or not finite."""
+    A = np.empty((K.shape[0], cols.shape[0]))
+    for j in range(cols.shape[0]):
+        A[:, j] = K[:, cols[j]]
+    return np.linalg.solve(A, B)
