@@ -15,17 +15,17 @@ import numpy as np
 
 @numba.njit(cache=True)
 def closure_rows(H, J, group, offset, mask, lin_rows, lin_sel, ang_rows, ang_sel, n_rows):
-    """(P, r, K) of the point and frame closures from one tree pass.
+    """(r, K) of the point and frame closures from one tree pass.
 
     H: (joints, 4, 4) world placements of the closure frames' parent joints; J: data.J (6 x nv, world joint
     Jacobian: columns the spatial velocity at the world origin) or 0 x nv (no K); group: each frame's row of H;
     offset: (frames, 4) the frame origins in homogeneous coordinates of their parent joints; mask: (frames, nv)
     the columns of the joints supporting each frame. Frames come in pairs (a, b) per closure.
 
-    P: frame positions p_f = H_j t_f; r: residual rows lin_rows = (p_a - p_b)[axis], with lin_sel = 3 pair + axis
-    (the other rows 0: the caller fills frame-closure rotations and couplings); K: lin rows the velocity difference
-    of the two origins, v_f = mask (v_O + omega x p_f), ang rows (ang_sel likewise) the angular velocity difference
-    (K 0 x nv without J; coupling rows 0).
+    Returns (r, K), from the frame positions p_f = H_j t_f: r the rows lin_rows = (p_a - p_b)[axis], with
+    lin_sel = 3 pair + axis (the other rows 0: the caller fills frame-closure rotations and couplings); K: lin rows
+    the velocity difference of the two origins, v_f = mask (v_O + omega x p_f), ang rows (ang_sel likewise) the
+    angular velocity difference (K 0 x nv without J; coupling rows 0).
     """
     F = group.shape[0]
     nv = mask.shape[1]
@@ -42,7 +42,7 @@ def closure_rows(H, J, group, offset, mask, lin_rows, lin_sel, ang_rows, ang_sel
     want_k = J.shape[0] == 6
     K = np.zeros((n_rows if want_k else 0, nv))
     if not want_k:
-        return P, r, K
+        return r, K
     # (omega x p)[ax] = omega[ax + 1] p[ax + 2] - omega[ax + 2] p[ax + 1] (indices mod 3)
     for i in range(lin_rows.shape[0]):
         row = lin_rows[i]
@@ -60,7 +60,7 @@ def closure_rows(H, J, group, offset, mask, lin_rows, lin_sel, ang_rows, ang_sel
         ax = ang_sel[i] % 3
         for k in range(nv):
             K[row, k] = (mask[fa, k] - mask[fa + 1, k]) * J[3 + ax, k]
-    return P, r, K
+    return r, K
 
 
 @numba.njit(cache=True)

@@ -349,7 +349,7 @@ class ClosureRows:
         point and frame rows, then the frame closures' rotations and the couplings."""
         oMi = data.oMi
         H = np.array([oMi[j].homogeneous for j in self.joints]) if self.joints else _NO_PLACEMENTS
-        _, r, K = closure_rows(H, data.J if jacobian else _NO_JACOBIAN, self.group, self.offset, self.mask,
+        r, K = closure_rows(H, data.J if jacobian else _NO_JACOBIAN, self.group, self.offset, self.mask,
                                self.lin_rows, self.lin_sel, self.ang_rows, self.ang_sel, self.n_rows)
         for row, ja, Ma, jb, Mb in self.frame_closures:
             Ra, Rb = (oMi[ja] * Ma).rotation, (oMi[jb] * Mb).rotation

@@ -157,8 +157,9 @@ class ClosedLoopDynamics:
             tau = self._solve_actuation(J, f, weights)
         else:
             # f = G^T tau_tree - S^T w and J^T tau = f with the conditioning test of check_conditioning, compiled
-            f, tau, ratio = project_and_solve(G, tau_tree, self._act, self._zero if wrench is None
-                                              else self._wrench(wrench), SINGULAR_TOL)
+            f, tau = np.empty(self.n), np.empty(self.n)
+            ratio = project_and_solve(G, tau_tree, self._act, self._zero if wrench is None else self._wrench(wrench),
+                                      SINGULAR_TOL, f, tau)
             if not ratio >= SINGULAR_TOL:
                 raise conditioning_error("J (qdot_a = J xdot)", ratio)
         lam = None

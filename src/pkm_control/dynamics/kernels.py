@@ -65,12 +65,12 @@ def jacobi_svd(A):
 
 
 @numba.njit(cache=True)
-def project_and_solve(G, tau_tree, act, task_force, tol):
-    """(f, tau, ratio) of engine.py eq. (1) for a non-redundant robot: f = G^T tau_tree - task_force, J = G[act]
-    (square), tau with J^T tau = f from J = U S V^T (tau = U S^-1 V^T f) when ratio = sigma_min / sigma_max >= tol,
-    else tau is not computed (NaN): the caller raises. ratio is NaN where J is not finite."""
+def project_and_solve(G, tau_tree, act, task_force, tol, f, tau):
+    """engine.py eq. (1) for a non-redundant robot into the caller's f and tau (boxing new arrays would cost more
+    than the projection): f = G^T tau_tree - task_force, J = G[act] (square), tau with J^T tau = f from
+    J = U S V^T (tau = U S^-1 V^T f) when ratio = sigma_min / sigma_max >= tol, else tau is NaN: the caller
+    raises. Returns ratio (NaN where J is not finite)."""
     nv, n = G.shape
-    f = np.empty(n)
     for j in range(n):
         acc = 0.0
         for i in range(nv):
@@ -80,14 +80,14 @@ def project_and_solve(G, tau_tree, act, task_force, tol):
     for r in range(n):
         for j in range(n):
             J[r, j] = G[act[r], j]
-    tau = np.full(n, np.nan)
+    tau[:] = np.nan
     if not np.isfinite(J).all():
-        return f, tau, np.nan
+        return np.nan
     U, s, V = jacobi_svd(J)
     smax, smin = s.max(), s.min()
     ratio = smin / smax if smax > 0.0 else 0.0
     if not ratio >= tol:
-        return f, tau, ratio
+        return ratio
     y = np.empty(n)                      # S^-1 V^T f
     for j in range(n):
         acc = 0.0
@@ -99,4 +99,4 @@ def project_and_solve(G, tau_tree, act, task_force, tol):
         for j in range(n):
             acc += U[r, j] * y[j]
         tau[r] = acc
-    return f, tau, ratio
+    return ratio

@@ -142,12 +142,15 @@ class Kinematics(ParallelKinematics):
         if not (validated or fast_inputs(pose, twist, accel, 6)):
             pose, twist, accel = super().validate(pose, twist, accel)
             validated = True
-        out = ups_motion(pose.rotation, pose.position, NO_VECTOR if twist is None else twist,
-                         NO_VECTOR if accel is None else accel, self._legdata, self._iall, self._nv, _GIMBAL_EPS,
-                         self._cos_cone, check_limits, want_g, not validated)
-        if out[5] == UPS_INPUT:           # the generic validation names what is wrong (or accepts: then solve)
+        nv, rates = self._nv, twist is not None
+        q, v, a = np.empty(nv), np.empty(nv if rates else 0), np.empty(nv if accel is not None else 0)
+        J, G, info = np.empty((self.n_legs, 6)), np.zeros((nv if want_g else 0, 6)), np.zeros(4)
+        status, leg, out_of_range, cone_leg = ups_motion(
+            pose.rotation, pose.position, NO_VECTOR if twist is None else twist, NO_VECTOR if accel is None else accel,
+            self._legdata, self._iall, _GIMBAL_EPS, self._cos_cone, check_limits, want_g, not validated,
+            q, v, a, J, G, info)
+        if status == UPS_INPUT:           # the generic validation names what is wrong (or accepts: then solve)
             return self._solve(*super().validate(pose, twist, accel), check_limits, want_jacobian, want_g, True)
-        q, v, a, J, G, status, leg, out_of_range, cone_leg, info = out
         if status == UPS_GIMBAL:
             self._gimbal_check(info[:1], info[None, 1:], leg)
         if out_of_range:

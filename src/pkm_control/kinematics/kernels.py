@@ -96,9 +96,10 @@ def zyx_platform_motion(R, p, twist, accel):
     return qp, vp, ap, B, False
 
 
-@numba.njit((_M, _V, _V, _V, _M, numba.types.Array(numba.int64, 1, "A", readonly=True), numba.int64,
-             numba.float64, numba.float64, numba.boolean, numba.boolean, numba.boolean), cache=True)
-def ups_motion(R, p, twist, accel, legs, iall, nv, gimbal_eps, cos_cone, check, want_g, validate):
+@numba.njit((_M, _V, _V, _V, _M, numba.types.Array(numba.int64, 1, "A", readonly=True), numba.float64,
+             numba.float64, numba.boolean, numba.boolean, numba.boolean, numba.float64[::1], numba.float64[::1],
+             numba.float64[::1], numba.float64[:, ::1], numba.float64[:, ::1], numba.float64[::1]), cache=True)
+def ups_motion(R, p, twist, accel, legs, iall, gimbal_eps, cos_cone, check, want_g, validate, q, v, a, J, G, info):
     """6-UPS (hexapod_ups): all tree joints of a platform motion in one pass over the legs.
 
     Positions by Abdellatif eq. 29-31 (strut vector (x, y, z) in the leg base frame S_i:
@@ -110,25 +111,21 @@ def ups_motion(R, p, twist, accel, legs, iall, nv, gimbal_eps, cos_cone, check, 
 
     legs: (n, 24) rows (A_i, b_i, S_i row-major, n_i, alpha / beta / l lower and upper limits);
     iall: the tree indices of alpha (n), beta (n), l (n), then the platform's x y z yaw pitch roll.
-    twist / accel of length 0: no rates / accelerations (v / a then empty). ``check``: test the limits and the
-    spherical joints' cones; ``validate``: first motion_ok (errors.MAGNITUDE_LIMIT), UPS_INPUT if it fails.
-    Returns (q, v, a, J (n x 6, leg order), G (nv x 6, or 0 x 6), status, leg, out_of_range, cone_leg, info):
-    status UPS_OK / UPS_GIMBAL (leg) / UPS_PITCH; out_of_range: some joint outside its range; cone_leg: the
-    first leg whose cone cosine info[0] is below cos_cone (-1: none).
+    twist / accel of length 0: no rates / accelerations. ``check``: test the limits and the spherical joints'
+    cones; ``validate``: first motion_ok (errors.MAGNITUDE_LIMIT), UPS_INPUT if it fails.
+    Writes into the caller's arrays (returning new arrays would cost ~0.4 us each to box, more than a leg's
+    arithmetic): q (nv), v and a (nv, or empty without twist / accel), J (n x 6, leg order), G (nv x 6, zeros
+    on entry, or 0 x 6 without want_g), info (4). Returns (status, leg, out_of_range, cone_leg): status UPS_OK /
+    UPS_GIMBAL (leg) / UPS_PITCH / UPS_INPUT; out_of_range: some joint outside its range; cone_leg: the first leg
+    whose cone cosine info[0] is below cos_cone (-1: none).
     """
     n = legs.shape[0]
     rates = twist.shape[0] == 6
     accs = rates and accel.shape[0] == 6
-    q = np.empty(nv)
-    v = np.empty(nv if rates else 0)
-    a = np.empty(nv if accs else 0)
-    J = np.empty((n, 6))
-    G = np.zeros((nv if want_g else 0, 6))
-    info = np.zeros(4)
     out_of_range = False
     cone_leg = -1
     if validate and not motion_ok(R, p, twist, accel, MAGNITUDE_LIMIT):
-        return q, v, a, J, G, UPS_INPUT, -1, out_of_range, cone_leg, info
+        return UPS_INPUT, -1, out_of_range, cone_leg
     r00, r01, r02, r10, r11, r12, r20, r21, r22 = (R[0, 0], R[0, 1], R[0, 2], R[1, 0], R[1, 1], R[1, 2],
                                                    R[2, 0], R[2, 1], R[2, 2])
     px, py, pz = p[0], p[1], p[2]
@@ -153,7 +150,7 @@ def ups_motion(R, p, twist, accel, legs, iall, nv, gimbal_eps, cos_cone, check, 
         r = math.sqrt(r2)
         if not r > gimbal_eps:
             info[0], info[1], info[2], info[3] = r, x, y, z
-            return q, v, a, J, G, UPS_GIMBAL, i, out_of_range, cone_leg, info
+            return UPS_GIMBAL, i, out_of_range, cone_leg
         l2 = r2 + y * y
         l = math.sqrt(l2)
         alpha, beta = math.atan2(x, -z), math.atan2(y, r)
@@ -216,10 +213,10 @@ def ups_motion(R, p, twist, accel, legs, iall, nv, gimbal_eps, cos_cone, check, 
     for k in range(6):
         q[ip[k]] = qp[k]
     if not (rates or want_g):
-        return q, v, a, J, G, UPS_OK, -1, out_of_range, cone_leg, info
+        return UPS_OK, -1, out_of_range, cone_leg
     if singular:
         info[0] = qp[4]
-        return q, v, a, J, G, UPS_PITCH, -1, out_of_range, cone_leg, info
+        return UPS_PITCH, -1, out_of_range, cone_leg
     for k in range(6):
         if want_g:
             G[ip[k]] = B[k]
@@ -227,7 +224,7 @@ def ups_motion(R, p, twist, accel, legs, iall, nv, gimbal_eps, cos_cone, check, 
             v[ip[k]] = vp[k]
         if accs:
             a[ip[k]] = ap[k]
-    return q, v, a, J, G, UPS_OK, -1, out_of_range, cone_leg, info
+    return UPS_OK, -1, out_of_range, cone_leg
 
 
 @numba.njit(cache=True)
