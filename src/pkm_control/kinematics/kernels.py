@@ -258,9 +258,39 @@ def pus_positions_jacobian(R, p, base, plat, L2, reach_tol):
 
 @numba.njit(cache=True)
 def solve_columns(K, cols, B):
-    """X with K[:, cols] X = B (square; B a vector or a matrix), by LAPACK's LU solve: the numeric family's Newton
-    steps and velocity maps. np.linalg.LinAlgError where K[:, cols] is singular or not finite."""
-    A = np.empty((K.shape[0], cols.shape[0]))
-    for j in range(cols.shape[0]):
-        A[:, j] = K[:, cols[j]]
-    return np.linalg.solve(A, B)
+    """(X, ok): X with K[:, cols] X = B (square; B n x k), by Gaussian elimination with partial pivoting (LAPACK's
+    dgesv in scalar loops: numba's np.linalg.solve costs ~10 s of compilation per signature): the numeric family's
+    Newton steps and velocity maps. ok False where a pivot is zero (singular, as dgesv's info > 0) or the matrix
+    is not finite."""
+    n, k = cols.shape[0], B.shape[1]
+    A = np.empty((n, n))
+    X = B.copy()
+    for j in range(n):
+        for i in range(n):
+            A[i, j] = K[i, cols[j]]
+    for c in range(n):
+        piv = c
+        for i in range(c + 1, n):
+            if abs(A[i, c]) > abs(A[piv, c]):
+                piv = i
+        if not (A[piv, c] != 0.0 and math.isfinite(A[piv, c])):
+            return X, False
+        if piv != c:
+            for j in range(n):
+                A[c, j], A[piv, j] = A[piv, j], A[c, j]
+            for j in range(k):
+                X[c, j], X[piv, j] = X[piv, j], X[c, j]
+        for i in range(c + 1, n):
+            f = A[i, c] / A[c, c]
+            if f != 0.0:
+                for j in range(c + 1, n):
+                    A[i, j] -= f * A[c, j]
+                for j in range(k):
+                    X[i, j] -= f * X[c, j]
+    for c in range(n - 1, -1, -1):
+        for j in range(k):
+            t = X[c, j]
+            for i in range(c + 1, n):
+                t -= A[c, i] * X[i, j]
+            X[c, j] = t / A[c, c]
+    return X, True

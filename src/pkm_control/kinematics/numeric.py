@@ -90,16 +90,13 @@ class _Scratch(threading.local):
 
 
 def _solve(K, cols, B):
-    """X with A X = B, A = K[:, cols]: exact for square A (compiled LAPACK solve, kernels.solve_columns), least squares
+    """X with A X = B, A = K[:, cols]: exact for square A (compiled LU, kernels.solve_columns), least squares
     / minimum norm otherwise. None where A is singular (rank below min(rows, columns)) or not finite, or the solution
     is beyond MAGNITUDE_LIMIT."""
     m, n = K.shape[0], len(cols)
     if m == n:
-        try:
-            X = solve_columns(K, cols, B)
-        except np.linalg.LinAlgError:
-            return None
-        return X if np.abs(X).max(initial=0.0) <= MAGNITUDE_LIMIT else None
+        X, ok = solve_columns(K, cols, B if B.ndim == 2 else B[:, None])
+        return (X if B.ndim == 2 else X[:, 0]) if ok and np.abs(X).max(initial=0.0) <= MAGNITUDE_LIMIT else None
     X, _, rank, _ = np.linalg.lstsq(K[:, cols], B, rcond=None)
     return X if rank == min(m, n) and np.abs(X).max(initial=0.0) <= MAGNITUDE_LIMIT else None
 
