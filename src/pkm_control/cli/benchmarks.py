@@ -63,9 +63,12 @@ def _fuzz_classes(text: str) -> list:
 
 
 def cmd_demo(args):
-    from ..benchmarks import demo as benchmark, demo_identified as identified_benchmark
+    from ..benchmarks import deburring, demo as benchmark, demo_identified as identified_benchmark
+    from ..errors import InvalidInputError
 
-    summary = (identified_benchmark if args.identified else benchmark).run(args)
+    if args.identified and args.deburring:
+        raise InvalidInputError("--identified and --deburring are two demos: give one")
+    summary = (identified_benchmark if args.identified else deburring if args.deburring else benchmark).run(args)
     if args.json:
         print(json.dumps(summary, indent=2))
 
@@ -118,11 +121,15 @@ def register(sub, command_line) -> None:
     sp = add("demo", cmd_demo, "the PaLiDA computed-force benchmark through the ROS 2 node graph (make demo)",
              "Abdellatif sec. V: a circle inclined 30 deg at 1 m/s, three runs (SJ PD, CF rb, CF rb+frict)\n"
              "through the node graph in lockstep against the simulated palida; prints the tracking table and\n"
-             "writes results/palida_benchmark.json, plots (Figs. 5-6) and CSV.", robot=False, common=("json",))
+             "writes results/palida_benchmark.json, plots (Figs. 5-6) and CSV.\n"
+             "--identified: the same with identified parameters; --deburring: PaLiDA keeps a constant normal force\n"
+             "along an edge at speed (direct force control).", robot=False, common=("json",))
+    from ..benchmarks.deburring import add_arguments as deburring_arguments
     from ..benchmarks.demo import add_arguments as demo_arguments
     from ..benchmarks.demo_identified import add_arguments as identified_arguments
     demo_arguments(sp)
     identified_arguments(sp)
+    deburring_arguments(sp)
 
     from ..fuzz import CLASSES, FUZZ_BUDGET, FUZZ_BUDGET_MAX
     sp = add("fuzz", partial(cmd_fuzz, command_line=command_line),
