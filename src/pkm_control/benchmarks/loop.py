@@ -68,13 +68,13 @@ def _goal(robot, seconds: float) -> str:
 def _run_graph(robot, controller, hardware, seconds, quiet):
     """The graph in real-time mode for `seconds` wall seconds; the last diagnostics of every node."""
     from ..kinematics import robot_kinematics
-    from ..graph.bringup import Graph, build_parser
+    from ..graph.bringup import BringupOptions, Graph
     from ..graph.recorder import GraphRecorder
 
-    args = build_parser().parse_args(["--robot", robot, "--controller", controller, "--hardware", hardware,
-                                      "--goal", _goal(robot, seconds), "--realtime"])
+    options = BringupOptions(robot=robot, controller=controller, hardware=hardware, goal=_goal(robot, seconds),
+                             realtime=True)
     rec = GraphRecorder(robot_kinematics(robot), hardware, samples=False)
-    g = Graph(args, open(os.devnull, "w") if quiet else sys.stderr)
+    g = Graph(options, open(os.devnull, "w") if quiet else sys.stderr)
     try:
         g.start()
         t0 = time.monotonic()
