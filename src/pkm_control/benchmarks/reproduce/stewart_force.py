@@ -208,6 +208,19 @@ def impedance_figures(dyn, run) -> dict:
             "steady_force_closed_form_N": float(k * 1e5 / (k + 1e5) * 0.001)}
 
 
+def _write(fig, path: pathlib.Path, title: str) -> None:
+    """A figure's end: every axis gridded with its legend, the title above them, written at 90 dpi and closed."""
+    import matplotlib.pyplot as plt
+
+    for a in fig.axes:
+        a.grid(True, alpha=0.3)
+        a.legend(fontsize=8)
+    fig.suptitle(title)
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+
+
 def run(out_dir: pathlib.Path, progress: bool = True, quick: bool = False) -> dict:
     """The task, the stiffness sweep and the impedance comparison (module docstring); quick: two stiffnesses and the
     frictionless impedance run only (a smoke test, not the documented figures)."""
@@ -288,28 +301,22 @@ def run(out_dir: pathlib.Path, progress: bool = True, quick: bool = False) -> di
     ax.plot(mj_task["t"], mj_task["f_n"], lw=1, ls=":", color="C2", label="normal force (MuJoCo plant)")
     ax.plot(t, task["f_d"], "k--", lw=1.2, label="F_d (force-controlled)")
     ax.set_ylabel("f_n [N]")
-    ax.legend(fontsize=8)
     axes[1].plot(t, 1e3 * task["p_d"][:, 0], "k--", lw=1.2, label="x_d")
     axes[1].plot(t, 1e3 * task["p"][:, 0], lw=1, label="x")
     axes[1].set_ylabel("x [mm]")
-    axes[1].legend(fontsize=8)
     axes[2].plot(t, 1e3 * (task["p_d"][:, 2] - 1.2), "k--", lw=1.2, label="z_d - z_home")
     axes[2].plot(t, 1e3 * (task["p"][:, 2] - 1.2), lw=1, label="z - z_home")
     axes[2].axhline(-1e3 * SURFACE_GAP, color="brown", lw=0.8, label="surface (tool tip)")
     axes[2].set_ylabel("z [mm]")
     axes[2].set_xlabel("t [s]")
-    axes[2].legend(fontsize=8)
     starts = [p[1] for p in hybrid.phases]
     for a in axes:
-        a.grid(True, alpha=0.3)
         for (name, t_a, t_b, *_), shade in zip(hybrid.phases, [0.0, 0.08] * len(starts)):
             a.axvspan(t_a, t_b, color="grey", alpha=shade, lw=0)
     for name, t_a, t_b, *_ in hybrid.phases:
         axes[0].text((t_a + t_b) / 2, axes[0].get_ylim()[1] * 0.92, name, ha="center", fontsize=7)
-    fig.suptitle(f"Direct force control (Taghirad Fig. 34): approach, {F_D:g} N ramp and hold, slide, release")
-    fig.tight_layout()
-    fig.savefig(out_dir / "stewart_force_task.png", dpi=90)
-    plt.close(fig)
+    _write(fig, out_dir / "stewart_force_task.png",
+           f"Direct force control (Taghirad Fig. 34): approach, {F_D:g} N ramp and hold, slide, release")
     # figure 2: the sweep
     fig, ax = plt.subplots(figsize=(9, 4.5))
     for k, r in sweep.items():
@@ -320,12 +327,8 @@ def run(out_dir: pathlib.Path, progress: bool = True, quick: bool = False) -> di
     ax.set_xlabel("t [s]")
     ax.set_ylabel("f_n [N]")
     ax.set_ylim(-5, 2.5 * F_D)
-    ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=8)
-    ax.set_title("Direct force control over the environment's stiffness, the gains held")
-    fig.tight_layout()
-    fig.savefig(out_dir / "stewart_force_sweep.png", dpi=90)
-    plt.close(fig)
+    _write(fig, out_dir / "stewart_force_sweep.png",
+           "Direct force control over the environment's stiffness, the gains held")
     # figure 3: impedance
     fig, axes = plt.subplots(2, 1, figsize=(9, 6), sharex=True)
     for (cond, f), color in zip(imp.items(), ("C0", "C3")):
@@ -337,12 +340,7 @@ def run(out_dir: pathlib.Path, progress: bool = True, quick: bool = False) -> di
     axes[0].set_ylabel("e_z = z_d - z [mm]")
     axes[1].set_ylabel("F_e,z [N]")
     axes[1].set_xlabel("t [s]")
-    for a in axes:
-        a.grid(True, alpha=0.3)
-        a.legend(fontsize=8)
-    fig.suptitle("Impedance control (Taghirad Fig. 36): the measured error beside the designed impedance's response")
-    fig.tight_layout()
-    fig.savefig(out_dir / "stewart_force_impedance.png", dpi=90)
-    plt.close(fig)
+    _write(fig, out_dir / "stewart_force_impedance.png",
+           "Impedance control (Taghirad Fig. 36): the measured error beside the designed impedance's response")
     summary["files"] = ["stewart_force_task.png", "stewart_force_sweep.png", "stewart_force_impedance.png"]
     return finish(summary, lines, out_dir, t0, progress)
