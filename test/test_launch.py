@@ -65,7 +65,7 @@ def test_launch_description_with_launch_ros(robot):
     nodes = [n for n in mod.launch_setup(context) if isinstance(n, Node)]
     execs = [n.node_executable if isinstance(n.node_executable, str)
              else "".join(s.perform(context) for s in n.node_executable) for n in nodes]
-    assert {n for n, _ in graph('sim')} <= set(execs)
+    assert set(graph('sim')) <= set(execs)
     assert execs.count("robot_state_publisher") == 2 and "rviz2" in execs
 
 
@@ -125,7 +125,7 @@ def test_launch_setup_node_list_with_stub_launch(monkeypatch, robot, hardware, s
     by_exec = {}
     for n in nodes:
         by_exec.setdefault(n.kwargs["executable"], []).append(n)
-    names = [n for n, _ in graph(hardware, stand_in == "true")]
+    names = graph(hardware, stand_in == "true")
     assert ("hardware" in names) is (hardware == "topics" or (hardware, stand_in) == ("ros2_control", "true"))
     assert set(by_exec) == set(names) | {"robot_state_publisher", "static_transform_publisher", "rviz2"}
     clock = "hardware" if hardware == "topics" else "joint_controller"
@@ -135,9 +135,8 @@ def test_launch_setup_node_list_with_stub_launch(monkeypatch, robot, hardware, s
         assert node.kwargs["package"] == "pkm_control" and node.kwargs["name"] == name
         assert shared["robot"] == robot and shared["controller"] == "pd" and shared["lockstep"] is True
         assert shared["hardware"] == hardware and shared["true_parameters_file"] == "/p/true.yaml"
-        assert own["use_sim_time"] is dict(graph(hardware, stand_in == "true"))[name]
-        assert own["use_sim_time"] is (name not in (clock, "hardware", "inverse_kinematics", "computed_force",
-                                                     "trajectory_generator"))
+        assert own["use_sim_time"] is False       # /clock read bound to its source, never by rclpy's time source
+        assert f"/clock={clock}" in shared["sources"].split(",")
         assert own.get("publish_clock", True) is (name != "hardware" or hardware == "topics")
         assert own.get("canopen_emulate", False) is (name == "joint_controller" and hardware == "canopen"
                                                      and stand_in == "true")
@@ -192,7 +191,7 @@ def test_bringup_dry_run_lists_the_nodes(hardware, stand_in):
     lines = [ln for ln in r.stdout.splitlines() if not ln.startswith("#")]
     started = [ln.split(":")[0] for ln in lines]
     with_hardware = hardware == "topics" or (hardware == "ros2_control" and bool(stand_in))
-    assert started == [n for n, _ in graph(hardware, bool(stand_in))] == list(NODES if with_hardware else NODES[:4])
+    assert started == graph(hardware, bool(stand_in)) == list(NODES if with_hardware else NODES[:4])
     for name, ln in zip(started, lines):
         assert f"-m pkm_control.nodes.{name} --ros-args -r __node:={name} --params-file" in ln
     params = yaml.safe_load("\n".join(ln[4:] for ln in r.stdout.splitlines() if ln.startswith("#   ")))
@@ -205,9 +204,8 @@ def test_bringup_dry_run_lists_the_nodes(hardware, stand_in):
     assert set(sources.values()) <= set(started) and sources["/clock"] == clock
     assert sources["/joint_references"] == "inverse_kinematics" and sources["/feedforward"] == "computed_force"
     assert ("/joint_states" in sources) is (hardware != "ros2_control" or bool(stand_in))
-    for n in started:     # on sim time: the controller with the robot in its own process (the generator reads /clock)
-        assert params[n]["ros__parameters"]["use_sim_time"] is (n not in (clock, "hardware", "inverse_kinematics",
-                                                                         "computed_force", "trajectory_generator"))
+    for n in started:     # /clock read bound to its source (ros.topology.graph), never by rclpy's time source
+        assert params[n]["ros__parameters"]["use_sim_time"] is False
     if stand_in and hardware == "ros2_control":          # the stand-in leaves /clock to joint_controller
         assert params["hardware"]["ros__parameters"]["publish_clock"] is False
     # canopen --stand-in: the drives emulated inside joint_controller
@@ -215,31 +213,59 @@ def test_bringup_dry_run_lists_the_nodes(hardware, stand_in):
         (hardware == "canopen" and bool(stand_in))
 
 
+def _options(*argv):
+    """The BringupOptions of `pkm bringup ARGV` (the command line's own parser and converter)."""
+    from pkm_control.cli import build_parser
+    from pkm_control.cli.graph import bringup_options
+
+    return bringup_options(build_parser().parse_args(["bringup", *argv]))
+
+
 def test_bringup_parameters_and_set():
-    args = bringup.build_parser().parse_args(
-        ["--robot", "delta", "--controller", "computed_torque", "--goal", "{type: circle, radius: 0.02}",
-         "--set", "lockstep=false", "--set", "joint_controller.lockstep_timeout=0.5"])
-    doc = bringup.parameters(args)
+    options = _options("--robot", "delta", "--controller", "computed_torque", "--goal", "{type: circle, radius: 0.02}",
+                       "--set", "lockstep=false", "--set", "joint_controller.lockstep_timeout=0.5")
+    assert options.overrides == ("lockstep=false", "joint_controller.lockstep_timeout=0.5")
+    doc = bringup.parameters(options)
     shared = doc["/**"]["ros__parameters"]
     assert shared.pop("sources").startswith("/clock=joint_controller,")
     assert shared == {"robot": "delta", "controller": "computed_torque", "hardware": "sim", "lockstep": False}
     assert doc["joint_controller"]["ros__parameters"]["lockstep_timeout"] == 0.5
     assert doc["trajectory_generator"]["ros__parameters"]["goal"] == "{type: circle, radius: 0.02}"
-    mixed = bringup.parameters(bringup.build_parser().parse_args(["--set", "initial_pose=[0, 0, -0.85, 0, 0, 0]"]))
+    mixed = bringup.parameters(_options("--set", "initial_pose=[0, 0, -0.85, 0, 0, 0]"))
     assert mixed["/**"]["ros__parameters"]["initial_pose"] == [0.0, 0.0, -0.85, 0.0, 0.0, 0.0]
     assert all(type(x) is float for x in mixed["/**"]["ros__parameters"]["initial_pose"])
     with pytest.raises(InvalidInputError, match="unknown node"):
-        bringup.parameters(bringup.build_parser().parse_args(["--set", "nobody.x=1"]))
+        bringup.parameters(_options("--set", "nobody.x=1"))
     with pytest.raises(InvalidInputError, match="KEY=VALUE"):
-        bringup.parameters(bringup.build_parser().parse_args(["--set", "x"]))
+        bringup.parameters(_options("--set", "x"))
     with pytest.raises(InvalidInputError, match="unknown node"):      # no hardware node with the robot inside
-        bringup.parameters(bringup.build_parser().parse_args(["--set", "hardware.substeps=2"]))
-    rt = bringup.parameters(bringup.build_parser().parse_args(["--realtime", "--set", "lookahead=0.5"]))
+        bringup.parameters(_options("--set", "hardware.substeps=2"))
+    rt = bringup.parameters(_options("--realtime", "--set", "lookahead=0.5"))
     assert rt["/**"]["ros__parameters"].pop("sources").startswith("/clock=joint_controller,")
     assert rt["/**"]["ros__parameters"] == {"robot": "palida", "controller": "pd_feedforward", "hardware": "sim",
                                            "lockstep": False, "stream_rate": 500.0, "chunk_length": 0.02,
                                            "lookahead": 0.5, "clock_rate": 50.0, "ground_truth_rate": 100.0,
                                            "state_publish_rate": 100.0}
+
+
+@pytest.mark.parametrize("argv,refusal", [
+    (["--exit-when-done"], "--exit-when-done needs --goal"),
+    (["--json"], "--json goes with --exit-when-done"),
+    (["--stand-in"], "it needs --hardware ros2_control or --hardware canopen"),
+    (["--timeout", "0"], "--timeout must be more than 0 s"),
+    (["--duration", "-1"], "--duration must be at least 0 s")])
+def test_bringup_options_refuse_what_cannot_run(argv, refusal):
+    """The command line's options are checked once, as they become BringupOptions (before anything starts); the
+    same checks hold for options built in code (the demo's, the loop benchmark's)."""
+    from dataclasses import FrozenInstanceError
+
+    with pytest.raises(InvalidInputError, match=refusal):
+        _options(*argv)
+    with pytest.raises(InvalidInputError, match="--hardware must be one of"):
+        bringup.BringupOptions(hardware="gazebo")
+    with pytest.raises(FrozenInstanceError):
+        bringup.BringupOptions().robot = "delta"
+    assert bringup.BringupOptions() == _options()      # the command line's defaults are the options' own
 
 
 def _sigint_ignored():
@@ -291,7 +317,7 @@ def test_bringup_stops_the_whole_graph_on_a_signal(signame):
         out = _communicate(p, 120)
     out = "".join(lines) + out
     assert p.returncode == 0, out[-2000:]
-    for name, _ in graph("sim"):
+    for name in graph("sim"):
         assert f"[bringup] started {name}" in out
     pids = [int(ln.rsplit("pid ", 1)[1].rstrip(")\n")) for ln in out.splitlines() if "[bringup] started" in ln]
     for pid in pids:                                   # every child is gone
@@ -386,14 +412,14 @@ def test_bringup_rviz_commands(capsys):
     """--rviz adds what the launch file starts besides the five nodes; without ROS 2 it says so."""
     import shutil
 
-    args = bringup.build_parser().parse_args(["--robot", "planar_redundant", "--rviz", "--dry-run"])
-    cmds = dict(bringup.commands(args, "/nonexistent/parameters.yaml"))
-    assert list(cmds)[:4] == [n for n, _ in graph("sim")]
+    options = _options("--robot", "planar_redundant", "--rviz", "--dry-run")
+    cmds = dict(bringup.commands(options, "/nonexistent/parameters.yaml"))
+    assert list(cmds)[:4] == graph("sim")
     assert {"robot_state_publisher", "desired_state_publisher", "desired_root", "rviz2"} <= set(cmds)
     assert "joint_states:=/desired_joint_states" in cmds["desired_state_publisher"]
     assert str(ROOT / "rviz" / "planar_redundant.rviz") in cmds["rviz2"]
     if shutil.which("ros2") is None:
-        assert bringup.run(args) == 2
+        assert bringup.run(options) == 2
         assert "needs a ROS 2 installation" in capsys.readouterr().err
 
 

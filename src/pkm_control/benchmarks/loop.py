@@ -16,7 +16,9 @@ Figures (from the nodes' own /diagnostics over the run; durations in 1 us bins, 
                 command came late); in percent of all periods
   plant step    the simulated robot's step (forward dynamics with friction in every joint, RK4)
   safe behaviour the controller's periods commanded by its safe behaviour (an input missing: the streams ran
-                dry), in percent: the loop's figures are those of a robot tracking only when this is ~0
+                dry), in percent: the loop's figures are those of a robot tracking only when this is ~0; with the
+                controller's last reason and the chunks its stream nodes dropped because they arrived after the
+                loop had passed them (inverse_kinematics, computed_force: the streams fell behind real time)
   start-up      from starting the joint_controller process to its first /joint_states (warm: the numba
                 cache exists; measured twice, the second is reported)
   machine floor what this machine allows any periodic thread, measured in the same run: a bare
@@ -74,8 +76,8 @@ def _goal(robot, seconds: float) -> str:
 def _force_task(robot, seconds):
     """A force law's run (`pkm demo --deburring`'s task, benchmarks/deburring.py): palida's tool on the part's face
     (the reference FORCE_DEPTH into it: the laws without a force set-point press too), back and forth along the edge
-    at its speed for at least ``seconds``, direct force control's set-point 30 N into the face. Returns the `pkm
-    bringup` arguments (--goal, --set initial_pose and force_reference)."""
+    at its speed for at least ``seconds``, direct force control's set-point 30 N into the face. Returns (the goal,
+    the `pkm bringup` overrides: initial_pose and force_reference, a YAML string)."""
     from ..errors import InvalidInputError
     from ..hardware.contact import load_environment
     from ..kinematics import robot_kinematics
@@ -87,8 +89,8 @@ def _force_task(robot, seconds):
     one = deburring.task(robot_kinematics(robot), load_environment(robot)[0], gap=-FORCE_DEPTH)["edge_duration"]
     t = deburring.task(robot_kinematics(robot), load_environment(robot)[0], gap=-FORCE_DEPTH,
                        passes=max(1, int(seconds / one) + 2))
-    return ["--goal", json.dumps(t["goal"]), "--set", f"initial_pose={json.dumps(t['start'])}",
-            "--set", f"joint_controller.force_reference={json.dumps(t['force_reference'])}"]   # a string, not YAML
+    return json.dumps(t["goal"]), (f"initial_pose={json.dumps(t['start'])}",
+                                    f"joint_controller.force_reference={json.dumps(t['force_reference'])}")
 
 
 def _run_graph(robot, controller, hardware, seconds, quiet):
@@ -96,15 +98,15 @@ def _run_graph(robot, controller, hardware, seconds, quiet):
     controller runs palida's deburring task (``_force_task``), any other law ``_goal``'s circle."""
     from ..control.settings import FORCE_MODES, load_settings
     from ..kinematics import robot_kinematics
-    from ..graph.bringup import Graph, build_parser
+    from ..graph.bringup import BringupOptions, Graph
     from ..graph.recorder import GraphRecorder
 
-    task = _force_task(robot, seconds) if load_settings(robot, controller)["mode"] in FORCE_MODES \
-        else ["--goal", _goal(robot, seconds)]
-    args = build_parser().parse_args(["--robot", robot, "--controller", controller, "--hardware", hardware,
-                                      *task, "--realtime"])
+    goal, overrides = _force_task(robot, seconds) if load_settings(robot, controller)["mode"] in FORCE_MODES \
+        else (_goal(robot, seconds), ())
+    options = BringupOptions(robot=robot, controller=controller, hardware=hardware, goal=goal, overrides=overrides,
+                             realtime=True)
     rec = GraphRecorder(robot_kinematics(robot), hardware, samples=False)
-    g = Graph(args, open(os.devnull, "w") if quiet else sys.stderr)
+    g = Graph(options, open(os.devnull, "w") if quiet else sys.stderr)
     try:
         g.start()
         t0 = time.monotonic()
@@ -194,7 +196,9 @@ def _figures(diag: dict, new: bool) -> dict:
                 "compute_median_us": f(ctl, "cycle_median_us"), "compute_p99_us": f(ctl, "cycle_p99_us"),
                 "plant_step_median_us": f(ctl, "plant_step_median_us"), "realtime": ctl.get("realtime", ""),
                 "safe_percent": safe, "observations_dropped": f(ctl, "observations_dropped"),
-                "contact": ctl.get("contact", "")}
+                "safe_reason": ctl.get("safe_reason", ""), "contact": ctl.get("contact", ""),
+                "late_chunks": {node: f(diag.get(node, {}), "passed_chunks_dropped")
+                                for node in ("inverse_kinematics", "computed_force")}}
     hw = diag.get("hardware", {})
     periods = f(hw, "command_periods")           # 2 kHz periods since the first command (one snapshot)
     missed = periods - f(hw, "fresh_command_steps")
@@ -243,7 +247,11 @@ def bench_loop(robot: str = "palida", controller: str = "cf_rb_friction", second
                    f"{new['observations_dropped']:.0f}",
                    f"machine floor (a bare 2 kHz loop spinning {floor['work_us']:.0f} us a period, same setup, nothing "
                    f"else, {floor['seconds']:g} s): misses {floor['deadline_miss_percent']:.3f} %, jitter p99 "
-                   f"{floor['jitter_p99_us']:.0f} us, max {floor['jitter_max_us']:.0f} us")
+                   f"{floor['jitter_p99_us']:.0f} us, max {floor['jitter_max_us']:.0f} us",
+                   f"safe behaviour (one process): last reason '{new['safe_reason'] or 'none'}'; chunks that reached "
+                   f"their node after the loop had passed them (dropped: the stream fell behind real time): "
+                   f"inverse_kinematics {new['late_chunks']['inverse_kinematics']:.0f}, computed_force "
+                   f"{new['late_chunks']['computed_force']:.0f}")
                   + ((f"force law: palida's deburring task (`pkm demo --deburring`, the reference "
                       f"{FORCE_DEPTH * 1e3:g} mm into the part's face, back and forth along its edge); direct "
                       f"force control's contact state at the end: {new['contact'] or '-'}",)

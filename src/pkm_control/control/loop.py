@@ -60,16 +60,17 @@ class ControlLoop:
         self.measured = None
         self.force_reference = None     # force.ForceReference of the force laws' set-point (References.force), or None
         self.command: Command | None = None
-        self.used_ns = None             # the instant of the last period: the buffered samples up to it are final
         self._next_prune = 0
 
     # ------------------------------------------------------------------ streams (any thread)
     def offer_references(self, times_ns, q, qd, qdd) -> None:
         """A chunk of desired actuated motion (times (N,), each (N, n)); spliced at its first time. A chunk of
         other sizes raises InvalidInputError here, in the caller's thread, never later in a period; so does a chunk
-        that would rewrite samples a period has used (``SampleBuffer.fresh``: stamped in the past, a replay; of a
-        repeat only the new part is kept), checked against the buffer as drained (the node drains after each offer,
-        in the loop's own thread)."""
+        that would rewrite samples a period has read from that buffer (``SampleBuffer.fresh``: stamped in the past, a
+        replay; of a repeat only the new part is kept), checked against the buffer as drained (the node drains after
+        each offer, in the loop's own thread). A period reads the references at t, the feedforward at t + T_m; a
+        sample after a buffer's end was not read (the period held the last one), so a late chunk that brings it is
+        spliced."""
         self._offer(self.references, times_ns, q, qd, qdd)
 
     def offer_feedforward(self, times_ns, tau) -> None:
@@ -94,7 +95,7 @@ class ControlLoop:
         if w.ndim != 2 or w.shape != sel.shape or len(w) != len(times_ns):
             raise InvalidInputError(f"force references: {len(times_ns)} times need F_d and selection rows of one "
                                     f"shape, got {w.shape} and {sel.shape}")
-        times, rows = self.forces.fresh(times_ns, np.hstack([w, sel.astype(float)]), self.used_ns)
+        times, rows = self.forces.fresh(times_ns, np.hstack([w, sel.astype(float)]))
         if len(times):
             self._inbox.append((self.forces, times, rows))
 
@@ -103,7 +104,7 @@ class ControlLoop:
         return self.forces.end is not None and (self.force_end_ns is None or t_ns < self.force_end_ns)
 
     def _offer(self, buffer, times_ns, *fields) -> None:
-        times, rows = buffer.fresh(times_ns, np.hstack([self._rows(times_ns, x) for x in fields]), self.used_ns)
+        times, rows = buffer.fresh(times_ns, np.hstack([self._rows(times_ns, x) for x in fields]))
         if len(times):
             self._inbox.append((buffer, times, rows))
 
@@ -120,7 +121,6 @@ class ControlLoop:
         self.feedforward.clear()
         self.forces.clear()
         self.force_end_ns = None
-        self.used_ns = None
         self._next_prune = 0
 
     def drain(self) -> None:
@@ -155,7 +155,7 @@ class ControlLoop:
         sample for reference_timeout, then none), else the ``force_reference`` set-point."""
         if not self.streamed_force(t_ns):
             return self.force_reference
-        row = self.forces.hold(t_ns, self.reference_timeout_ns)
+        row = self.forces.use(t_ns, self.reference_timeout_ns)
         if row is None:
             return None
         dim = len(row) // 2
@@ -166,15 +166,14 @@ class ControlLoop:
         self.drain()
         measured = self.hardware.read()
         self.measured = measured
-        row = self.references.hold(t_ns, self.reference_timeout_ns)
+        row = self.references.use(t_ns, self.reference_timeout_ns)
         n = self.n
         refs = None if row is None else References(row[:n], row[n:2 * n], row[2 * n:], self.force_at(t_ns))
-        ff = self.feedforward.hold(t_ns + self.feedforward_lead_ns, self.reference_timeout_ns) \
+        ff = self.feedforward.use(t_ns + self.feedforward_lead_ns, self.reference_timeout_ns) \
             if self.controller.needs_feedforward else None
         cmd = self.controller.update(t_ns * 1e-9, measured, refs, ff)
         self.hardware.write(cmd.tau, t_ns * 1e-9)
         self.command = cmd
-        self.used_ns = t_ns
         if not t_ns < self._next_prune:       # the samples older than the buffers keep, every PRUNE_EVERY_NS
             self._next_prune = t_ns + PRUNE_EVERY_NS
             self.references.prune(t_ns)

@@ -119,8 +119,7 @@ def _graph(context, hardware: str):
     nodes = [TrajectoryGeneratorNode(context=context, parameter_overrides=_params(goal=GOAL)),
              InverseKinematicsNode(context=context, parameter_overrides=_params(hardware=hardware)),
              ComputedForceNode(context=context, parameter_overrides=_params()),
-             JointControllerNode(context=context, parameter_overrides=_params(
-                 hardware=hardware, **({"use_sim_time": True} if hardware == "topics" else {})))]
+             JointControllerNode(context=context, parameter_overrides=_params(hardware=hardware))]
     if hardware == "topics":
         nodes.append(HardwareNode(context=context, parameter_overrides=_params(publish_clock=True)))
     return nodes

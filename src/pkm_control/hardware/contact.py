@@ -18,16 +18,33 @@ the plant's forward dynamics takes as its external wrench (engine.forward_dynami
 every RK4 stage (dynamics/simulation.py ReducedSimulator: a wrench function of the state). The contact's potential
 energy is sum k d^2 / 2 (``potential``): with c = mu = 0 the plant's energy plus it is conserved.
 
-Stiffness and stability: a contact of stiffness k on the platform's effective mass m along the normal adds the mode
-sqrt(k / m); explicit RK4 at the plant's step h needs sqrt(k / m) h < 2.8 (RK4's stability interval on the imaginary
-axis is 2.83). At h = 0.5 ms and the Stewart's heave mass at home (31 kg, M_zz of engine.mass_matrix):
-sqrt(k / m) h = 0.9 at k = 1e8 N/m; beyond, raise ``substeps``. The normal damping c adds the real eigenvalue -c / m
-(RK4: c h / m < 2.8), the regularized friction the slope mu f_n / eps along the surface (the same bound).
+Stiffness and stability (``largest_stiffness``, ``check_integrable``): a contact of stiffness k and damping c on
+the effective mass m of the platform at the tool along the normal (m = 1 / (u^T M^-1 u), u = S^T [n; (R p_t) x n]:
+the generalized force of a unit normal force at the tool, M the plant's mass matrix on the task velocity,
+engine.mass_matrix) is the mode m s^2 + c s + k = 0. A plant's integrator at the step h is stable on it only up to a
+largest stiffness:
+
+* explicit RK4 (the native plant): |R(lambda h)| <= 1 at both roots lambda, R(z) = 1 + z + z^2/2 + z^3/6 + z^4/24;
+  for c = 0, sqrt(k / m) h <= 2 sqrt(2), k_max = 8 m / h^2 (the imaginary-axis limit); the damping alone needs
+  c h / m <= 2.785 (the real-axis limit). Found by bisection in log k;
+* semi-implicit (symplectic) Euler (MuJoCo's contact force, evaluated at the start of its step): v+ = v + h a,
+  x+ = x + h v+ on m a = -k x - c v is stable for h^2 k / m + 2 h c / m < 4 (Jury's test of the 2 x 2 step matrix:
+  trace 2 - h^2 k / m - h c / m, determinant 1 - h c / m), k_max = (4 m - 2 h c) / h^2.
+
+Beyond k_max the plant's force is not the contact's: the tool bounces off (0 N) or oscillates, all finite. At k_max
+itself the step cancels the physical damping (|R| = 1, no decay: measured, the Stewart platform at 1.0e9 N/m had
+not settled after 0.2 s), so a plant accepts a surface only up to ``STIFFNESS_MARGIN`` k_max (RK4 at c = 0:
+sqrt(k / m) h <= 2, |R| = 0.75 per step). Each plant computes that limit per surface once at configuration (the
+effective mass at home, the smallest over the surface's normals) and refuses a stiffer surface
+(``check_integrable``: one InvalidInputError naming the stiffness, the step, the largest stiffness and the largest
+step that would integrate it); docs/force-control.md has the numbers.
+The regularized friction adds the slope mu f_n / eps along the surface (the real-axis bound, not checked here).
 
 Parameters in YAML (config/environment.yaml: one section per robot, the tool point, the surfaces and the sensor).
 
 ``WrenchSensor``: the 6-axis force/torque sensor at the tool point (platform axes): what the platform applies to the
-environment, F_e = -[R^T f; 0] (a point contact has no moment about the tool point), plus a constant ``bias``,
+environment, F_e = -[R^T f; R^T m_t] (m_t the contact's moment about the tool point: 0 for the point contact here,
+MuJoCo's contact points lie off it, hardware/mujoco_contact.py), plus a constant ``bias``,
 Gaussian noise (``noise_std`` per axis) and a first-order low-pass of cut-off ``cutoff`` Hz, discretized exactly for
 a sample held over the period: y+ = a y + (1 - a) x, a = exp(-2 pi f_c dt) (0: no filter). The filter starts at the
 first sample (no start transient). One draw per control period from the robot's measurement generator.
@@ -105,6 +122,11 @@ class Surface(ABC):
     def clearance(self, p: np.ndarray) -> float:
         """The distance (m) of the point p from the surface, 0 inside it."""
 
+    @abstractmethod
+    def normals(self) -> tuple:
+        """The outward normals the surface can push the tool along (base frame; a box's three axes, either
+        sign)."""
+
     def potential(self, p: np.ndarray) -> float:
         """k d^2 / 2 (J)."""
         d = self.penetration(p)[0]
@@ -132,6 +154,9 @@ class Plane(Surface):
 
     def clearance(self, p):
         return max(float(self.normal @ (p - self.point)), 0.0)
+
+    def normals(self):
+        return (self.normal,)
 
 
 @dataclass(frozen=True)
@@ -167,6 +192,9 @@ class Box(Surface):
         local = self.rotation.T @ (p - self.center)
         return float(np.linalg.norm(np.maximum(np.abs(local) - self.half_extents, 0.0)))
 
+    def normals(self):
+        return tuple(self.rotation.T)
+
 
 @dataclass(frozen=True)
 class ContactEnvironment:
@@ -174,7 +202,7 @@ class ContactEnvironment:
 
     tool_point: np.ndarray
     surfaces: tuple
-    max_slope: float = np.inf        # N s/m: the friction's viscous slope at most (stability_limits; inf: none)
+    max_slope: float = np.inf        # N s/m: the friction's viscous slope at most (friction_limited; inf: none)
 
     def __post_init__(self):
         # m, platform frame: a tool longer than MAX_TOOL is no tool of these machines (a typo, a unit error)
@@ -254,6 +282,70 @@ class ContactEnvironment:
         return ContactEnvironment(doc["tool_point"], surfaces)
 
 
+def _rk4_stable(mass: float, damping: float, stiffness: float, h: float) -> bool:
+    """|R(lambda h)| <= 1 at both roots of m s^2 + c s + k (module docstring)."""
+    z = np.roots([mass, damping, stiffness]) * h
+    return bool((np.abs(1 + z + z ** 2 / 2 + z ** 3 / 6 + z ** 4 / 24) <= 1 + 1e-12).all())
+
+
+#: a plant accepts a surface up to this fraction of ``largest_stiffness`` (module docstring)
+STIFFNESS_MARGIN = 0.5
+#: the plants' integrators of a contact mode (module docstring)
+INTEGRATORS = ("rk4", "semi-implicit euler")
+
+
+def largest_stiffness(mass: float, damping: float, h: float, integrator: str) -> float:
+    """k_max (N/m): the stiffest contact of damping c (N s/m) on the effective mass m (kg) that ``integrator`` at the
+    step h (s) integrates stably (module docstring); 0 where the damping alone is beyond its bound."""
+    if integrator == "semi-implicit euler":
+        return max(0.0, (4.0 * mass - 2.0 * h * damping) / h ** 2)
+    if integrator != "rk4":
+        raise InvalidInputError(f"integrator must be one of {INTEGRATORS}, got {integrator!r}")
+    lo, hi = 0.0, 8.0 * mass / h ** 2          # c = 0: stable up to 8 m / h^2 (inclusive)
+    if not _rk4_stable(mass, damping, 1e-12 * hi, h):
+        return 0.0
+    while _rk4_stable(mass, damping, hi, h):  # damping widens the range a little beyond the imaginary axis
+        lo, hi = hi, 2.0 * hi
+    lo = max(lo, 1e-12 * hi)
+    for _ in range(60):
+        mid = np.sqrt(lo * hi)
+        lo, hi = (mid, hi) if _rk4_stable(mass, damping, mid, h) else (lo, mid)
+    return float(lo)
+
+
+def largest_step(mass: float, damping: float, stiffness: float, integrator: str) -> float:
+    """The largest step (s) at which ``integrator`` integrates the contact (k, c) on the mass m stably."""
+    lo, hi = 0.0, 1.0
+    for _ in range(80):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if largest_stiffness(mass, damping, mid, integrator) >= stiffness else (lo, mid)
+    return lo
+
+
+def check_integrable(environment: ContactEnvironment, effective_mass, h: float, integrator: str, plant: str,
+                     margin: float = STIFFNESS_MARGIN, period: float | None = None) -> tuple:
+    """The largest stiffness (N/m) per surface that the plant integrates at its step h (``margin`` times
+    ``largest_stiffness`` on the smallest effective_mass(n) over the surface's normals); a stiffer surface is refused
+    with InvalidInputError naming its stiffness, the step, the largest stiffness and the largest step for it (and,
+    given the control ``period``, the substeps per period that make the step so)."""
+    limits = []
+    for i, s in enumerate(environment.surfaces):
+        m = min(float(effective_mass(n)) for n in s.normals())
+        k_max = margin * largest_stiffness(m, s.damping, h, integrator)
+        if s.stiffness > k_max:
+            h_max = largest_step(m, s.damping, s.stiffness / margin, integrator)
+            raise InvalidInputError(
+                f"surface {i} ({type(s).__name__.lower()}): stiffness {s.stiffness:.4g} N/m (damping "
+                f"{s.damping:.4g} N s/m, effective mass {m:.4g} kg at the tool) is beyond what {plant} integrates at "
+                f"its step {h:.4g} s ({integrator}): the largest stiffness there is {k_max:.4g} N/m"
+                + (" (the damping alone is beyond the step's bound)" if k_max == 0 else "") + "; this one needs "
+                f"a step <= {h_max:.4g} s"
+                + ("" if period is None else f" (substeps >= {int(np.ceil(period / h_max - 1e-9))})")
+                + " (docs/force-control.md)")
+        limits.append(k_max)
+    return tuple(limits)
+
+
 @dataclass
 class WrenchSensor:
     """The 6-axis force/torque sensor at the tool point (module docstring). Mutable: it holds its filter state."""
@@ -280,10 +372,12 @@ class WrenchSensor:
     def reset(self) -> None:
         self._y = None
 
-    def measure(self, time: float, pose: Pose, contact_force, dt: float, rng: np.random.Generator):
-        """The sample of this period: the contact force f (base frame, on the tool) as F_e in the sensor frame, with
-        bias, noise and the filter; a WrenchMeasurement."""
-        x = np.concatenate([-(pose.rotation.T @ contact_force), np.zeros(3)]) + self.bias
+    def measure(self, time: float, pose: Pose, contact_force, dt: float, rng: np.random.Generator, moment=None):
+        """The sample of this period: the contact force f (base frame, on the tool) and its moment about the sensor's
+        point (base frame; None: 0, a point contact there) as F_e in the sensor frame, with bias, noise and the
+        filter; a WrenchMeasurement."""
+        m = np.zeros(3) if moment is None else -(pose.rotation.T @ moment)
+        x = np.concatenate([-(pose.rotation.T @ contact_force), m]) + self.bias
         if self.noise_std.any():
             x = x + self.noise_std * rng.standard_normal(6)
         if self.cutoff > 0 and self._y is not None:
@@ -316,42 +410,20 @@ def wrench_sensor(environment: ContactEnvironment, settings: dict) -> WrenchSens
                         settings.get("cutoff", 0.0))
 
 
-#: the largest |lambda| h of a contact mode that the plant accepts: RK4 is stable up to 2.83 on the imaginary axis and
-#: 2.785 on the real one; a margin of 1.4 for the effective mass's change over the workspace (it is taken at home)
+#: the largest |lambda| h the friction's viscous slope may give: RK4 is stable up to 2.785 on the real axis, a margin
+#: of 1.4 for the effective mass's change over the workspace (it is taken at home)
 RK4_MARGIN = 2.0
 #: m: the deepest the tool may start inside a surface (a start inside a part is a wrong environment or start pose:
 #: its spring would fire k d at the first step)
 MAX_START_DEPTH = 1e-3
 
 
-def effective_mass(dyn, environment: ContactEnvironment, pose: Pose) -> float:
-    """The smallest effective mass (kg) of the platform at the tool point at ``pose``: 1 / lambda_max of
-    J_t M^-1 J_t^T, M the task-space mass matrix (engine.mass_matrix), J_t = [I, -[R p_t]x] S the tool point's
-    velocity from the task velocity (S = TaskSpace.twist_map): the mass a contact force along the worst direction
-    accelerates."""
-    r = pose.rotation @ environment.tool_point
-    X = np.array([[0.0, -r[2], r[1]], [r[2], 0.0, -r[0]], [-r[1], r[0], 0.0]])
-    J = np.hstack([np.eye(3), -X]) @ dyn.kin.task.twist_map()
-    return 1.0 / float(np.linalg.eigvalsh(J @ np.linalg.solve(dyn.mass_matrix(pose), J.T)).max())
-
-
-def stability_limits(dyn, environment: ContactEnvironment, h: float) -> ContactEnvironment:
-    """The environment checked for the plant's RK4 step h (s), with its friction slope bounded: a surface of
-    stiffness k adds the mode sqrt(k / m) (imaginary), its damping c the rate c / m (real), m the effective mass at
-    the tool (``effective_mass``, at home): InvalidInputError when sqrt(k / m) h or c h / m exceeds RK4_MARGIN
-    (raise substeps, or a softer surface). The regularized friction's slope mu f_n / eps grows with the normal
-    force, which no parameter bounds: the returned environment holds it at max_slope = RK4_MARGIN m / h (above that
-    force the slip speed widens to mu f_n / max_slope: the tool creeps faster under a tangential load, the
+def friction_limited(environment: ContactEnvironment, effective_mass, h: float) -> ContactEnvironment:
+    """The environment with the regularized friction's slope bounded for the plant's RK4 step h (s): mu f_n / eps
+    grows with the normal force, which no parameter bounds; it is held at max_slope = RK4_MARGIN m / h, m the
+    smallest effective mass at the tool along the base axes (``effective_mass(n)``, simulated.contact_mass): above
+    that force the slip speed widens to mu f_n / max_slope (the tool creeps faster under a tangential load, the
     integration stays stable). At the shipped parameters (config/environment.yaml, 2 kHz, one substep) that starts
-    above 343 N of normal force on the Stewart table (m 25.7 kg), 307 N on PaLiDA's surfaces (15.3 kg)."""
-    m = effective_mass(dyn, environment, dyn.kin.home_pose())
-    for i, s in enumerate(environment.surfaces):
-        stiff, damp = float(np.sqrt(s.stiffness / m) * h), s.damping * h / m
-        if not (stiff <= RK4_MARGIN and damp <= RK4_MARGIN):
-            raise InvalidInputError(
-                f"contact surface {i} ({type(s).__name__.lower()}): stiffness {s.stiffness:.6g} N/m and damping "
-                f"{s.damping:.6g} N s/m on the platform's effective mass at the tool, {m:.4g} kg, give "
-                f"sqrt(k/m) h = {stiff:.3g} and c h / m = {damp:.3g} at the step h = {h:.3g} s: beyond "
-                f"{RK4_MARGIN:g} the integration (RK4) is unstable; raise substeps or take a softer surface (k <= "
-                f"{(RK4_MARGIN / h) ** 2 * m:.3g} N/m, c <= {RK4_MARGIN * m / h:.3g} N s/m)")
+    above about 340 N of normal force on the Stewart table, 300 N on PaLiDA's surfaces."""
+    m = min(float(effective_mass(n)) for n in np.eye(3))
     return ContactEnvironment(environment.tool_point, environment.surfaces, RK4_MARGIN * m / h)

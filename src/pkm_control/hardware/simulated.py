@@ -67,7 +67,10 @@ eq. 1), a function of the state evaluated at every RK4 stage (ReducedSimulator.s
 (contact.WrenchSensor) measures it at the tool point: ``read()`` carries the sample in ``sensors["wrench"]``
 (control/force.py WrenchMeasurement), with the sensor's bias, noise (the measurement generator) and low-pass.
 ``contact_wrench()`` is the exact contact wrench (ground truth). Public attributes: a test may switch the contact on
-and off between periods.
+and off between periods. A surface stiffer than RK4 integrates at the step dt / substeps on the platform's effective
+mass at the tool (contact.check_integrable, at home; half of RK4's k_max = 8 m / h^2 without damping: 5.0e8 N/m for
+the Stewart platform at 0.5 ms) is refused at construction, naming the substeps that would do; ``stiffness_limits``
+holds the accepted limit per surface.
 
 Command timeout (sim time): when no command was written for more than ``command_timeout``, the
 robot applies its safe behaviour (``hold``: gravity compensation at the pose where it engaged +
@@ -95,7 +98,7 @@ from ..dynamics.simulation import ReducedSimulator, SimState
 from ..errors import InvalidInputError, PkmError, SingularConfigurationError, UnreachablePoseError
 from ..kinematics.task_space import Pose
 from .interface import REFUSE_FACTOR, CommandCheck, HardwareInterface, JointMeasurement, RobotState, Simulated  # noqa: F401
-from .contact import ContactEnvironment, WrenchSensor
+from .contact import ContactEnvironment, WrenchSensor, check_integrable
 from .noise import Sensors
 
 DEFAULT_SIGN_EPS = 2e-3
@@ -109,11 +112,20 @@ class SimulatedPlant(HardwareInterface, Simulated):
     cost. A plant supplies ``_start`` (the state at a pose and twist, not yet applied), ``_set``, ``_advance`` (one
     period with the held force; InvalidInputError keeping the state), ``_actuated`` and ``_platform_pose``.
     ``sensors`` (hardware/noise.py Sensors or None: exact) measure what ``read`` gives, drawn from
-    ``measurement_seed``."""
+    ``measurement_seed``. ``environment`` (contact.ContactEnvironment or None) is what the tool touches, in the plant's
+    own contact model; ``wrench_sensor`` (contact.WrenchSensor or None) measures the plant's ``contact_wrench`` at the
+    tool point: ``read()`` carries its sample in ``sensors["wrench"]``."""
 
     def __init__(self, dyn: ClosedLoopDynamics, dt: float, force_limits="config", command_timeout: float | None = None,
                  safe_behaviour="hold", cost_window: int = 8192, end_stops="config", sensors: Sensors | None = None,
-                 measurement_seed: int = 0):
+                 measurement_seed: int = 0, environment: ContactEnvironment | None = None,
+                 wrench_sensor: WrenchSensor | None = None):
+        if environment is not None and not isinstance(environment, ContactEnvironment):
+            raise InvalidInputError(f"environment must be a ContactEnvironment or None, got "
+                                    f"{type(environment).__name__}")
+        if wrench_sensor is not None and not isinstance(wrench_sensor, WrenchSensor):
+            raise InvalidInputError(f"wrench_sensor must be a WrenchSensor or None, got {type(wrench_sensor).__name__}")
+        self.environment, self.wrench_sensor = environment, wrench_sensor
         if not (np.isfinite(dt) and dt > 0):
             raise InvalidInputError(f"dt must be > 0 s, got {dt}")
         if command_timeout is not None and not (np.isfinite(command_timeout) and command_timeout > 0):
@@ -175,12 +187,24 @@ class SimulatedPlant(HardwareInterface, Simulated):
     def _platform_pose(self) -> Pose:
         """The platform's exact pose now."""
 
+    @abstractmethod
+    def contact_wrench(self) -> np.ndarray:
+        """The exact wrench of the contact on the platform now ([f; m] at its origin, base frame; zero without an
+        environment)."""
+
+    def _tool_moment(self):
+        """The contact's moment about the tool point now (base frame), None: none (a point contact at the tool
+        point)."""
+        return None
+
     # ------------------------------------------------------------------ interface
     def reset(self, pose: Pose, twist=None, time: float = 0.0) -> JointMeasurement:
         """Place the robot at ``pose`` moving with ``twist`` (default at rest). A start the machine cannot be in
         (a coordinate or rate beyond errors.MAGNITUDE_LIMIT, unreachable, a joint outside its range or a cut joint
         beyond its stop: the project's error as the cause) is refused with InvalidInputError; the state stays as
         it was."""
+        if self.wrench_sensor is not None:
+            self.wrench_sensor.reset()
         try:
             pose = self.kin.validate(pose)[0]
             self.kin.inverse(pose)                     # reachable and inside the joint limits
@@ -210,12 +234,17 @@ class SimulatedPlant(HardwareInterface, Simulated):
         return self.read()
 
     def read(self) -> JointMeasurement:
+        """The drives' measurement and, with a wrench sensor, its sample in sensors["wrench"]."""
         self._require()
         if self._read is None:
             q, qd = self._actuated()
             self._read = JointMeasurement(self.time, q, qd, self.tau_applied.copy())
             if self.sensors is not None:
                 self._read = self.sensors.measure(self._read, self._rng)
+            if self.wrench_sensor is not None:
+                w = self.wrench_sensor.measure(self.time, self._platform_pose(), self.contact_wrench()[:3], self.dt,
+                                               self._rng, self._tool_moment())
+                self._read = dataclasses.replace(self._read, sensors={**self._read.sensors, WRENCH: w})
         return self._read
 
     def write(self, tau, time: float | None = None) -> None:
@@ -285,12 +314,6 @@ class SimulatedRobot(SimulatedPlant):
                  safe_behaviour="hold", cost_window: int = 8192, end_stops="config", actuator_lag: float = 0.0,
                  true_parameters=None, sensors: Sensors | None = None, measurement_seed: int = 0,
                  environment: ContactEnvironment | None = None, wrench_sensor: WrenchSensor | None = None):
-        if environment is not None and not isinstance(environment, ContactEnvironment):
-            raise InvalidInputError(f"environment must be a ContactEnvironment or None, got "
-                                    f"{type(environment).__name__}")
-        if wrench_sensor is not None and not isinstance(wrench_sensor, WrenchSensor):
-            raise InvalidInputError(f"wrench_sensor must be a WrenchSensor or None, got {type(wrench_sensor).__name__}")
-        self.environment, self.wrench_sensor = environment, wrench_sensor
         if int(substeps) != substeps or substeps < 1:
             raise InvalidInputError(f"substeps must be an integer >= 1, got {substeps}")
         if not (np.isfinite(sign_eps) and sign_eps > 0):
@@ -303,13 +326,17 @@ class SimulatedRobot(SimulatedPlant):
         plant = dyn if self.true_parameters is None else dynamics_with_parameters(dyn, self.true_parameters)
         self.dyn = ClosedLoopDynamics(plant.kin, gravity=dyn.gravity, sign_eps=self.sign_eps)
         super().__init__(dyn, dt, force_limits, command_timeout, safe_behaviour, cost_window, end_stops, sensors,
-                         measurement_seed)
+                         measurement_seed, environment, wrench_sensor)
         self.friction = bool(friction)
         self.sim = ReducedSimulator(self.dyn, friction=self.friction, end_stops=self.end_stops)
-        if environment is not None:       # the contact's modes within RK4's stability (contact.stability_limits)
-            from .contact import stability_limits
+        self.stiffness_limits = () if environment is None else check_integrable(
+            environment, contact_mass(self.dyn, environment.tool_point), self.dt / self.substeps, "rk4",
+            "the simulated robot", period=self.dt)
+        if environment is not None:       # the friction's slope within RK4's stability (contact.friction_limited)
+            from .contact import friction_limited
 
-            self.environment = stability_limits(self.dyn, environment, self.dt / self.substeps)
+            self.environment = friction_limited(environment, contact_mass(self.dyn, environment.tool_point),
+                                                self.dt / self.substeps)
 
     def _start(self, pose: Pose, twist) -> SimState:
         self._lagged = np.zeros(self.n_actuated)     # the force the lagging drives apply (actuator_lag > 0)
@@ -328,20 +355,7 @@ class SimulatedRobot(SimulatedPlant):
             if depth > MAX_START_DEPTH:
                 raise InvalidInputError(f"the tool starts {depth:.6g} m inside contact surface {i} (at most "
                                         f"{MAX_START_DEPTH:g} m): the environment or the start pose is wrong")
-        if self.wrench_sensor is not None:
-            self.wrench_sensor.reset()
         return super().reset(pose, twist, time)
-
-    def read(self) -> JointMeasurement:
-        """The drives' measurement (SimulatedPlant.read) and, with a wrench sensor, its sample in sensors["wrench"]."""
-        self._require()
-        fresh = self._read is None
-        meas = super().read()
-        if fresh and self.wrench_sensor is not None:
-            f = self.contact_wrench()[:3]
-            w = self.wrench_sensor.measure(self.time, self._platform_pose(), f, self.dt, self._rng)
-            meas = self._read = dataclasses.replace(meas, sensors={**meas.sensors, WRENCH: w})
-        return meas
 
     def contact_wrench(self) -> np.ndarray:
         """The exact wrench of the contact on the platform now ([f; m] at its origin, base frame; zero without an
@@ -455,6 +469,19 @@ class SimulatedRobot(SimulatedPlant):
                        - self.dyn.forward_dynamics(pose, -e, tau, friction=self.friction,
                                                    end_stops=self.end_stops)) / (2 * d)
         return float(np.abs(np.linalg.eigvals(A)).max() * self.dt / self.substeps)
+
+
+def contact_mass(dyn: ClosedLoopDynamics, tool_point, pose: Pose | None = None):
+    """n -> the platform's effective mass (kg) at the tool point along the unit normal n (base frame) at ``pose``
+    (default home): 1 / (u^T M^-1 u), u = S^T [n; (R p_t) x n] (contact.py, module docstring)."""
+    pose = dyn.kin.home_pose() if pose is None else pose
+    M, S = dyn.mass_matrix(pose), dyn.kin.task.twist_map()
+    r = pose.rotation @ np.asarray(tool_point, float)
+
+    def mass(n):
+        u = S.T @ np.concatenate([n, np.cross(r, n)])
+        return 1.0 / float(u @ np.linalg.solve(M, u))
+    return mass
 
 
 def measurement_text(summary: dict) -> str:

@@ -49,6 +49,12 @@ Subscribes
   /platform_wrench         geometry_msgs/WrenchStamped       (hardware: topics | ros2_control, a force law with
                                                              the F/T sensor) the wrench at the tool; in lockstep a
                                                              period waits for the sample of its state's stamp
+  /clock                   rosgraph_msgs/Clock               (hardware: topics, real time) the period's instant: the
+                                                             hardware node's clock, bound to it and guarded
+                                                             (trajectory.trust: forward by at most 0.1 s at once, back
+                                                             only to the start, its reset); never through rclpy's time
+                                                             source (use_sim_time is not used for the loop's time)
+  Every stream is bound to one publisher (parameter sources; ros/peers.py); ~/rebind_sources rebinds them
 Publishes
   /joint_states            sensor_msgs/JointState            (sim, mujoco, canopen) EVERY joint from the state
                                                              estimator (measured actuated joints, passive and
@@ -67,7 +73,7 @@ Publishes
                                                              for a stream and at a reset)
   /hardware/platform_pose  geometry_msgs/PoseStamped         (sim, mujoco, emulated canopen) the exact platform pose at
                                                              state_publish_rate
-  /platform_wrench         geometry_msgs/WrenchStamped       (sim with an environment) the simulated 6-axis F/T
+  /platform_wrench         geometry_msgs/WrenchStamped       (sim, mujoco with an environment) the simulated 6-axis F/T
                                                              sensor at the tool (frame platform_tool: platform axes),
                                                              F_e the platform applies, at state_publish_rate
   /<controller_name>/commands   std_msgs/Float64MultiArray   (hardware: topics | ros2_control) actuator forces
@@ -128,8 +134,9 @@ safe_behaviour, state_publish_rate (`pkm record` sets 0, every period, while it 
   parameter_bound, parameter_estimates_rate (adaptive IDC), feedforward_lead (Codourey's T_m: the feedforward is
   looked up this long ahead of the regulator's references), canopen_config, canopen_emulate (hardware: canopen),
   true_parameters_file, encoder_resolution, encoder_counts_per_turn, effort_noise_std, measurement_seed (the
-  simulated robot's own parameters and measurement: hardware/simulated.py), environment (sim: '' = free space,
-  default = config/environment.yaml, or a YAML path), force_reference (run time; the force laws' set-point)
+  simulated robot's own parameters and measurement: hardware/simulated.py), environment (sim, mujoco: '' = free
+  space, default = config/environment.yaml, or a YAML path; mujoco: in MuJoCo's contact model,
+  hardware/mujoco_contact.py), force_reference (run time; the force laws' set-point)
 
 Force laws (controller: one of controllers.yaml force_controllers, control/force.py): kp, kd are the law's motion
 gains, its other gains and limits (contact_force_limit, wrench_timeout, max_offset) in its section; the measured
@@ -161,7 +168,7 @@ from ..ros.topology import estimated_state_topic
 from ..ros.hardware_io import ClockPublisher, SimulationTopics, TopicConvention, TopicHardware, describe_plant
 from ..ros.messages import (joint_state_msg, parse_force_references, parse_joint_trajectory, period_ns,
                             wrench_stamped_msg)
-from ..ros.peers import Sources
+from ..ros.peers import GraphClock, Sources
 from ..ros.qos import ESTIMATES_TOPIC, FORCE_REFERENCES_TOPIC, WRENCH_TOPIC, qos
 from ..ros.runtime import (COMMON_PARAMS, Diagnostics, PolledSubscriptions, ServiceGuard, declare_settings, guarded,
                            run_node)
@@ -200,10 +207,16 @@ class JointControllerNode(Node):
                                hardware=s["hardware"], feedforward_lead=s["feedforward_lead"],
                                actuator_lag=s["actuator_lag"] if s["hardware"] == "sim" else "n/a",
                                timing="lockstep" if s["lockstep"] else "real-time", safe_entries=0, safe_periods=0,
-                               saturations=0)
+                               safe_reason="", saturations=0)
         self.diag.before_publish = lambda: self.timing(self._runner)
         # every stream bound to one publisher (ros/peers.py); the reset rebinds the references and the feedforward
-        self.sources = Sources(self, self.diag, s["sources"])
+        self.sources = Sources(self, self.diag, s["sources"], self.guard)
+        # the time of a period in real time (issue 22 §2): with hardware topics the graph's /clock (the hardware node
+        # is the time source), bound and guarded as every node's (GraphClock); else this node's own system clock (it
+        # is the time source). Never rclpy's time source (use_sim_time), which follows any /clock, unbound; in
+        # lockstep a robot behind topics gives the period's time in its bound, guarded /joint_states stamps
+        self.graph_clock = GraphClock(self.sources) if s["hardware"] == "topics" and not s["lockstep"] else None
+        self.system_clock = WallClock(clock_type=ClockType.SYSTEM_TIME)
         self.model = None if s["mode"] in MODEL_FREE else FeedforwardModel(self.dyn, s["feedforward_model"])
         law = self.make_law(s)
         controller = Controller(law, ForceLimits(s["force_limit"]), self.make_safe(s["safe_behaviour"]),
@@ -300,10 +313,6 @@ class JointControllerNode(Node):
             if changed:
                 raise InvalidInputError(f"{', '.join(changed)}: settings of the simulated robot (hardware sim, "
                                         "topics, canopen with emulated drives), not of MuJoCo's")
-
-            if s["environment"]:
-                raise InvalidInputError(f"environment {s['environment']!r}: the contact environment is the simulated "
-                                        "robot's (hardware sim), not in the MuJoCo plant")
             return mujoco_robot(self.dyn, s)
         from ..hardware.simulated import simulated_robot
 
@@ -330,7 +339,7 @@ class JointControllerNode(Node):
         config = CanopenConfig.for_robot(self.ctx.robot, self.ctx.actuated_joints, s["canopen_config"])
         drives = CanopenDrives(config, self.dt_ns * 1e-9, ForceLimits(s["force_limit"]), kin=self.dyn.kin)
         try:       # enabled at the loop's first period (supervise_drives): SYNC from then on, every period
-            drives.start(self.get_clock().now().nanoseconds * 1e-9, enable=False)
+            drives.start(self.system_clock.now().nanoseconds * 1e-9, enable=False)
         except BaseException:
             with contextlib.suppress(Exception):       # the bus released; the start-up's error is the one to tell
                 drives.close()
@@ -549,7 +558,10 @@ class JointControllerNode(Node):
         if cmd.engaged:
             self.get_logger().warning(f"safe behaviour '{cmd.mode}' engaged: {cmd.reason}")
         self.diag.safe_behaviour = "none" if cmd.mode == "control" else cmd.mode
+        # safe_reason: why the safe behaviour commands now (or last did): the figure a benchmark explains itself with
         self.diag.extra.update(safe_entries=c.safe_entries, safe_periods=c.safe_periods, saturations=c.saturations)
+        if cmd.mode != "control":
+            self.diag.extra["safe_reason"] = cmd.reason
         contact = getattr(c.law, "contact", None)          # direct_force: free | contact | retreat (contact lost)
         if contact is not None:
             if contact == "retreat" and self.diag.extra.get("contact") != "retreat":
@@ -756,6 +768,15 @@ class JointControllerNode(Node):
                                            name="pkm_rt_loop", daemon=True)
         self._rt_thread.start()
 
+    def realtime_instant(self):
+        """Real time: the instant of the next period (ns): sim time k * dt with the robot inside, the graph's believed
+        /clock with hardware topics (None before the first), else this node's system clock."""
+        if self.sim:
+            return self.k * self.dt_ns
+        if self.graph_clock is not None:
+            return self.graph_clock.ns
+        return self.system_clock.now().nanoseconds
+
     def background(self) -> bool:
         """Between two periods, one slice: the clock (the other nodes' time), a streamed chunk (the loop needs it),
         else an observation."""
@@ -779,7 +800,10 @@ class JointControllerNode(Node):
             nonlocal measuring
             if self._reset_request.is_set() and self.sim:
                 self._apply_reset()
-            self.guarded_period(self.k * self.dt_ns if self.sim else self.get_clock().now().nanoseconds)
+            t = self.realtime_instant()
+            if t is None:                   # no believed /clock yet: nothing to command at
+                return
+            self.guarded_period(t)
             if not measuring and self.loop.command is not None and self.loop.command.mode == CONTROL:
                 # the figures start with the run, at the first period the law controls (a lockstep run starts with
                 # the first reference for its instant): the periods before it (the graph coming up, first calls,

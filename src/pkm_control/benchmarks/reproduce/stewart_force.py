@@ -19,7 +19,14 @@ simulated robot with the config's joint friction, 2 kHz; the gains are config/co
   than 5 % of 50 N (std) left in the last 0.1 s (a soft environment is slow, 1 / (Ki k_s), not unstable). The force
   loop's gain grows with the series stiffness k_s = kc k_e / (kc + k_e) (control/force.py DirectForce: time
   constant 1 / (Ki k_s)): the book's rule (the inner motion loop at least 5 times faster) holds up to k_e ~ 5e5 N/m
-  with these gains.
+  with these gains. A stiffness beyond what the plant integrates at its step (hardware/contact.py check_integrable:
+  the simulated robot's limit on this table, ``stiffness_limit_N_per_m``) is refused by the plant and reported as
+  refused with its error, not simulated.
+* ``mujoco``: the task again on the MuJoCo plant (hardware/mujoco_robot.py) with the same table in MuJoCo's own
+  contact model (hardware/mujoco_contact.py), the same law, gains, sensor noise (seed 0) and joint friction: the
+  independent check of the contact forces. Reported: the task's figures there; the largest normal-force difference
+  from the native plant while holding and while sliding; f_t / f_n while sliding on both plants; MuJoCo's contact
+  force against the project's law (k d + c d', mu f_n tanh) at MuJoCo's own states, holding and sliding.
 * ``impedance``: no force reference; the motion goes 1 mm beyond the surface (0.3 s) and holds (0.3 s). The designed
   impedance M_d e'' + D_d e' + K_d e = F_e (Fig. 36, e = z_d - z, F_e the normal force the platform applies) is
   integrated (scipy.signal.lsim, from rest) with the measured contact force as its input: its response beside the
@@ -36,6 +43,7 @@ import time
 
 import numpy as np
 
+from ...errors import InvalidInputError
 from . import finish
 
 ROBOT = "stewart"
@@ -48,8 +56,8 @@ SPEC = {"type": "hybrid", "phases": [
     {"phase": "follow", "goal": [0.03, 0.0, 1.198, 0.0, 0.0, 0.0], "duration": 0.4},
     {"phase": "release", "force": [0.0] * 6, "duration": 0.1},
     {"phase": "approach", "goal": [0.0, 0.0, 1.2, 0.0, 0.0, 0.0], "selection": [], "duration": 0.2}]}
-SWEEP = (1.0e4, 1.0e5, 1.0e6, 3.0e6, 1.0e7)    # N/m
-QUICK_SWEEP = (1.0e6,)
+SWEEP = (1.0e4, 1.0e5, 1.0e6, 3.0e6, 1.0e7, 1.0e9)    # N/m (1e9: beyond the plant's limit, refused)
+QUICK_SWEEP = (1.0e6, 1.0e9)
 SWEEP_HOLD = 0.5                          # s of hold in the sweep
 IMPEDANCE_SPEC = {"type": "hybrid", "phases": [
     {"phase": "approach", "goal": [0.0, 0.0, 1.2 - SURFACE_GAP - 0.001, 0.0, 0.0, 0.0], "duration": 0.3},
@@ -65,11 +73,14 @@ def _rms(x) -> float:
 
 
 def simulate(dyn, controller: str, hybrid, stiffness: float | None = None, friction: bool = True, tail: float = 0.0,
-             overrides=None):
+             overrides=None, plant: str = "sim"):
     """One run of ``controller`` (force_controllers) on the hybrid task; the environment config/environment.yaml's
-    (``stiffness``: the table's, if given), its sensor. Returns a dict of arrays per period: t, the normal force
-    f_n (N, on the tool: k d + c d'), its reference (NaN where z is not force-controlled), phase labels, the desired
-    and the measured platform positions, modes."""
+    (``stiffness``: the table's, if given), its sensor; ``plant`` sim (SimulatedRobot) or mujoco (MujocoRobot, the
+    contact in MuJoCo's model). Returns a dict of arrays per period: t, the normal force f_n (N, on the tool: the
+    plant's contact force along z) and f_x (along x), the project's contact law at the plant's state (law_n, law_x),
+    the normal force's reference (NaN where z is not force-controlled), phase labels, the desired and the measured
+    platform positions, modes; ``stiffness_limit``: the stiffest table the plant accepts (N/m). A stiffness beyond it
+    raises InvalidInputError (hardware/contact.py check_integrable)."""
     import dataclasses
 
     from ...control import References
@@ -84,13 +95,16 @@ def simulate(dyn, controller: str, hybrid, stiffness: float | None = None, frict
         env = ContactEnvironment(env.tool_point, (table,) + env.surfaces[1:])
     c = make_force_controller(dyn, controller, overrides=overrides)
     dt = 1.0 / load_settings(ROBOT, "pd")["control_rate"]
-    robot = SimulatedRobot(dyn, dt, friction=friction, environment=env,
-                           wrench_sensor=wrench_sensor(env, sensor_settings))
+    if plant == "mujoco":
+        from ...hardware.mujoco_robot import MujocoRobot as Plant
+    else:
+        Plant = SimulatedRobot
+    robot = Plant(dyn, dt, friction=friction, environment=env, wrench_sensor=wrench_sensor(env, sensor_settings))
     kin, act = dyn.kin, dyn.model.actuated_idx
     home = kin.home_pose()
     robot.reset(home)
     n = int(round((hybrid.duration + tail) / dt))
-    out = {k: [] for k in ("t", "f_n", "f_d", "phase", "p_d", "p", "mode")}
+    out = {k: [] for k in ("t", "f_n", "f_x", "law_n", "law_x", "f_d", "phase", "p_d", "p", "mode")}
     for k in range(n):
         t = k * dt
         pose_d, twist_d, acc_d = hybrid.sample(t)
@@ -100,15 +114,20 @@ def simulate(dyn, controller: str, hybrid, stiffness: float | None = None, frict
                                                    ForceReference(f_d, sel) if sel.any() else None))
         robot.write(cmd.tau, t)
         robot.step()
+        truth = robot.ground_truth()
+        w, law = robot.contact_wrench(), env.force(truth.platform_pose, kin.task.twist_map() @ truth.platform_twist)
         out["t"].append(t + dt)
-        out["f_n"].append(robot.contact_wrench()[2])
+        out["f_n"].append(w[2])
+        out["f_x"].append(w[0])
+        out["law_n"].append(law[2])
+        out["law_x"].append(law[0])
         out["f_d"].append(-f_d[2] if sel[2] else np.nan)
         out["phase"].append(hybrid.phase(t))
         out["p_d"].append(pose_d.position)
-        out["p"].append(robot.ground_truth().platform_pose.position)
+        out["p"].append(truth.platform_pose.position)
         out["mode"].append(cmd.mode)
     run = {k: np.array(v) for k, v in out.items()}
-    run["controller"] = c
+    run["controller"], run["stiffness_limit"] = c, robot.stiffness_limits[0]
     return run
 
 
@@ -133,7 +152,31 @@ def task_figures(run) -> dict:
             "finite": bool(np.isfinite(f).all())}
 
 
+def plant_agreement(native, mj) -> dict:
+    """How far the MuJoCo plant's contact agrees with the native plant's on the same task (module docstring): the
+    normal-force differences between the plants, f_t / f_n while sliding (mean over the slide's middle, away from its
+    start and stop), MuJoCo's contact force against the project's law at MuJoCo's states (relative to the law's
+    normal force, where it exceeds 1 N)."""
+    phase, t = native["phase"], native["t"]
+    hold, follow = phase == "hold", phase == "follow"
+    span = t[follow]
+    middle = follow & (t > span[0] + 0.1) & (t < span[-1] - 0.1)
+    touching = mj["law_n"] > TOUCH
+
+    def law_diff(mask):
+        m = mask & touching
+        return float(np.abs(mj["f_n"][m] / mj["law_n"][m] - 1).max())
+
+    return {"hold_max_diff_N": float(np.abs(mj["f_n"] - native["f_n"])[hold].max()),
+            "follow_max_diff_N": float(np.abs(mj["f_n"] - native["f_n"])[follow].max()),
+            "ratio_native": float(np.mean(-native["f_x"][middle] / native["f_n"][middle])),
+            "ratio_mujoco": float(np.mean(-mj["f_x"][middle] / mj["f_n"][middle])),
+            "law_hold_max_rel": law_diff(hold), "law_follow_max_rel": law_diff(middle)}
+
+
 def sweep_figures(run) -> dict:
+    if "refused" in run:
+        return {"refused": run["refused"], "settled": False, "stable": False}
     t, f, phase = run["t"], run["f_n"], run["phase"]
     hold = phase == "hold"
     last = t > t[-1] - 0.1
@@ -165,6 +208,19 @@ def impedance_figures(dyn, run) -> dict:
             "steady_force_closed_form_N": float(k * 1e5 / (k + 1e5) * 0.001)}
 
 
+def _write(fig, path: pathlib.Path, title: str) -> None:
+    """A figure's end: every axis gridded with its legend, the title above them, written at 90 dpi and closed."""
+    import matplotlib.pyplot as plt
+
+    for a in fig.axes:
+        a.grid(True, alpha=0.3)
+        a.legend(fontsize=8)
+    fig.suptitle(title)
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+
+
 def run(out_dir: pathlib.Path, progress: bool = True, quick: bool = False) -> dict:
     """The task, the stiffness sweep and the impedance comparison (module docstring); quick: two stiffnesses and the
     frictionless impedance run only (a smoke test, not the documented figures)."""
@@ -180,17 +236,24 @@ def run(out_dir: pathlib.Path, progress: bool = True, quick: bool = False) -> di
     hybrid = hybrid_from_spec(dyn.kin, SPEC)
     task = simulate(dyn, "direct_force", hybrid)
     tf = task_figures(task)
+    mj_task = simulate(dyn, "direct_force", hybrid, plant="mujoco")
+    mf, agree = task_figures(mj_task), plant_agreement(task, mj_task)
     sweep_spec = {"type": "hybrid", "phases": SPEC["phases"][:2] + [{"phase": "hold", "duration": SWEEP_HOLD}]}
     stiffnesses = QUICK_SWEEP if quick else SWEEP
-    sweep = {k: simulate(dyn, "direct_force", hybrid_from_spec(dyn.kin, sweep_spec), stiffness=k)
-             for k in stiffnesses}
+    sweep = {}
+    for k in stiffnesses:
+        try:
+            sweep[k] = simulate(dyn, "direct_force", hybrid_from_spec(dyn.kin, sweep_spec), stiffness=k)
+        except InvalidInputError as exc:           # beyond what the plant integrates at its step: refused
+            sweep[k] = {"refused": str(exc)}
     sf = {k: sweep_figures(r) for k, r in sweep.items()}
+    limits = {"native": task["stiffness_limit"], "mujoco": mj_task["stiffness_limit"]}
     imp_hybrid = hybrid_from_spec(dyn.kin, IMPEDANCE_SPEC)
     imp = {cond: impedance_figures(dyn, simulate(dyn, "impedance", imp_hybrid, friction=cond != "no_friction",
                                                  overrides=IMPEDANCE_CONDITIONS[cond]))
            for cond in (("no_friction",) if quick else IMPEDANCE_CONDITIONS)}
-    summary = {"robot": ROBOT, "quick": quick, "spec": SPEC, "task": tf,
-               "sweep": {f"{k:g}": v for k, v in sf.items()},
+    summary = {"robot": ROBOT, "quick": quick, "spec": SPEC, "task": tf, "mujoco": {"task": mf, "agreement": agree},
+               "sweep": {f"{k:g}": v for k, v in sf.items()}, "stiffness_limit_N_per_m": limits,
                "impedance": {c: {k: v for k, v in f.items() if not isinstance(v, np.ndarray)} for c, f in imp.items()},
                "files": []}
     lines = [f"Taghirad, Force Control: the Gough-Stewart platform presses {F_D:g} N on config/environment.yaml's "
@@ -205,10 +268,22 @@ def run(out_dir: pathlib.Path, progress: bool = True, quick: bool = False) -> di
              f"{tf['impact_force_N']:.2f} N (peak within {IMPACT_WINDOW * 1e3:g} ms of touch-down at "
              f"{tf['touch_down_s']:.4f} s); path error while sliding RMS {tf['path_error_rms_mm']:.3f} mm, max "
              f"{tf['path_error_max_mm']:.3f} mm",
-             f"  environment stiffness sweep, gains held (approach, ramp, {SWEEP_HOLD:g} s hold):",
+             f"  MuJoCo plant (the table in MuJoCo's own contact model), the same task: force error RMS "
+             f"{mf['force_error_rms_N']:.2f} N, max {mf['force_error_max_N']:.2f} N; overshoot {mf['overshoot_N']:.2f} "
+             f"N, impact {mf['impact_force_N']:.2f} N; normal force against the native plant's: max difference "
+             f"{agree['hold_max_diff_N']:.3f} N holding, {agree['follow_max_diff_N']:.3f} N sliding; f_t / f_n sliding "
+             f"{agree['ratio_mujoco']:.4f} (native {agree['ratio_native']:.4f}); MuJoCo's contact force against the "
+             f"project's law at MuJoCo's states: max relative difference {agree['law_hold_max_rel']:.1e} holding, "
+             f"{agree['law_follow_max_rel']:.1e} sliding (the cone's projection, hardware/mujoco_contact.py)",
+             f"  environment stiffness sweep, gains held (approach, ramp, {SWEEP_HOLD:g} s hold); the plant "
+             f"integrates the table up to k_e {limits['native']:.3g} N/m at its step (the MuJoCo plant "
+             f"{limits['mujoco']:.3g}), refuses a stiffer one:",
              f"    {'k_e [N/m]':>10s} {'overshoot [%]':>14s} {'hold rms [N]':>13s} {'hold max [N]':>13s} "
              f"{'last 0.1 s: error [N]':>22s} {'std [N]':>8s} {'settled':>8s} {'stable':>7s}"]
     for k, f in sf.items():
+        if "refused" in f:
+            lines.append(f"    {k:10.3g} refused by the plant: {f['refused']}")
+            continue
         lines.append(f"    {k:10.3g} {f['overshoot_percent']:14.1f} {f['hold_error_rms_N']:13.2f} "
                      f"{f['hold_error_max_N']:13.2f} {f['last_100ms_error_N']:22.2f} {f['last_100ms_std_N']:8.2f} "
                      f"{'yes' if f['settled'] else 'no':>8s} {'yes' if f['stable'] else 'NO':>7s}")
@@ -223,44 +298,37 @@ def run(out_dir: pathlib.Path, progress: bool = True, quick: bool = False) -> di
     fig, axes = plt.subplots(3, 1, figsize=(9, 8), sharex=True)
     ax = axes[0]
     ax.plot(t, task["f_n"], lw=1, label="normal force (plant)")
+    ax.plot(mj_task["t"], mj_task["f_n"], lw=1, ls=":", color="C2", label="normal force (MuJoCo plant)")
     ax.plot(t, task["f_d"], "k--", lw=1.2, label="F_d (force-controlled)")
     ax.set_ylabel("f_n [N]")
-    ax.legend(fontsize=8)
     axes[1].plot(t, 1e3 * task["p_d"][:, 0], "k--", lw=1.2, label="x_d")
     axes[1].plot(t, 1e3 * task["p"][:, 0], lw=1, label="x")
     axes[1].set_ylabel("x [mm]")
-    axes[1].legend(fontsize=8)
     axes[2].plot(t, 1e3 * (task["p_d"][:, 2] - 1.2), "k--", lw=1.2, label="z_d - z_home")
     axes[2].plot(t, 1e3 * (task["p"][:, 2] - 1.2), lw=1, label="z - z_home")
     axes[2].axhline(-1e3 * SURFACE_GAP, color="brown", lw=0.8, label="surface (tool tip)")
     axes[2].set_ylabel("z [mm]")
     axes[2].set_xlabel("t [s]")
-    axes[2].legend(fontsize=8)
     starts = [p[1] for p in hybrid.phases]
     for a in axes:
-        a.grid(True, alpha=0.3)
         for (name, t_a, t_b, *_), shade in zip(hybrid.phases, [0.0, 0.08] * len(starts)):
             a.axvspan(t_a, t_b, color="grey", alpha=shade, lw=0)
     for name, t_a, t_b, *_ in hybrid.phases:
         axes[0].text((t_a + t_b) / 2, axes[0].get_ylim()[1] * 0.92, name, ha="center", fontsize=7)
-    fig.suptitle(f"Direct force control (Taghirad Fig. 34): approach, {F_D:g} N ramp and hold, slide, release")
-    fig.tight_layout()
-    fig.savefig(out_dir / "stewart_force_task.png", dpi=90)
-    plt.close(fig)
+    _write(fig, out_dir / "stewart_force_task.png",
+           f"Direct force control (Taghirad Fig. 34): approach, {F_D:g} N ramp and hold, slide, release")
     # figure 2: the sweep
     fig, ax = plt.subplots(figsize=(9, 4.5))
     for k, r in sweep.items():
+        if "refused" in r:
+            continue
         ax.plot(r["t"], r["f_n"], lw=1, label=f"k_e = {k:.0e} N/m" + ("" if sf[k]["stable"] else " (unstable)"))
     ax.plot(sweep[stiffnesses[0]]["t"], sweep[stiffnesses[0]]["f_d"], "k--", lw=1.2, label="F_d")
     ax.set_xlabel("t [s]")
     ax.set_ylabel("f_n [N]")
     ax.set_ylim(-5, 2.5 * F_D)
-    ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=8)
-    ax.set_title("Direct force control over the environment's stiffness, the gains held")
-    fig.tight_layout()
-    fig.savefig(out_dir / "stewart_force_sweep.png", dpi=90)
-    plt.close(fig)
+    _write(fig, out_dir / "stewart_force_sweep.png",
+           "Direct force control over the environment's stiffness, the gains held")
     # figure 3: impedance
     fig, axes = plt.subplots(2, 1, figsize=(9, 6), sharex=True)
     for (cond, f), color in zip(imp.items(), ("C0", "C3")):
@@ -272,12 +340,7 @@ def run(out_dir: pathlib.Path, progress: bool = True, quick: bool = False) -> di
     axes[0].set_ylabel("e_z = z_d - z [mm]")
     axes[1].set_ylabel("F_e,z [N]")
     axes[1].set_xlabel("t [s]")
-    for a in axes:
-        a.grid(True, alpha=0.3)
-        a.legend(fontsize=8)
-    fig.suptitle("Impedance control (Taghirad Fig. 36): the measured error beside the designed impedance's response")
-    fig.tight_layout()
-    fig.savefig(out_dir / "stewart_force_impedance.png", dpi=90)
-    plt.close(fig)
+    _write(fig, out_dir / "stewart_force_impedance.png",
+           "Impedance control (Taghirad Fig. 36): the measured error beside the designed impedance's response")
     summary["files"] = ["stewart_force_task.png", "stewart_force_sweep.png", "stewart_force_impedance.png"]
     return finish(summary, lines, out_dir, t0, progress)
