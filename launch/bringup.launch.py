@@ -78,7 +78,7 @@ ARGUMENTS = {
 def launch_setup(context, *args, **kwargs):
     """The nodes for the resolved arguments (an OpaqueFunction: the URDF depends on robot and variant)."""
     from pkm_control.description.robots import robot_rviz, robot_urdf
-    from pkm_control.ros.topology import estimated_state_topic, graph, trusted_sources
+    from pkm_control.ros.topology import estimated_state_topic, graph, stand_in_parameters, trusted_sources
 
     arg = {name: LaunchConfiguration(name).perform(context) for name in ARGUMENTS}
     robot, variant, hardware = arg["robot"], arg["variant"], arg["hardware"]
@@ -93,15 +93,13 @@ def launch_setup(context, *args, **kwargs):
         shared.update(REALTIME_SETTINGS)
     stand_in = arg["stand_in"].lower() in ("true", "1", "yes")
     shared["sources"] = trusted_sources(hardware, stand_in)      # each stream bound to the graph's own node
+    overrides = stand_in_parameters(hardware, stand_in)          # what the kind's stand-in sets (HardwarePlugin)
     nodes = []
     for name, sim_time in graph(hardware, stand_in):
         own = {"use_sim_time": sim_time}
         if name == "trajectory_generator":
             own["goal"] = ParameterValue(arg["goal"], value_type=str)
-        if name == "hardware" and hardware == "ros2_control":     # the stand-in: joint_controller is the clock
-            own["publish_clock"] = False
-        if name == "joint_controller" and hardware == "canopen" and stand_in:     # the emulated drives
-            own["canopen_emulate"] = True
+        own.update(overrides.get(name, {}))
         # stopped as `pkm bringup` stops them: SIGTERM 2 s after the SIGINT (a pkm node then exits at once,
         # ros.runtime.run_node), SIGKILL 1 s later (launch's defaults: 5 s and 5 s)
         nodes.append(Node(package="pkm_control", executable=name, name=name, output="screen",

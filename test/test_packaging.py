@@ -133,7 +133,7 @@ def test_ci_entry_point_is_executable():
 
 #: the layers, bottom to top (docs/architecture.md): a module imports only from its own layer and the ones below
 LAYERS = (
-    ("errors", "progress"),
+    ("errors", "progress", "plugins"),
     ("description",),
     ("kinematics",),
     ("dynamics",),

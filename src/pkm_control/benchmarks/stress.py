@@ -22,7 +22,7 @@ import sys
 import tempfile
 import time
 
-from ..control.settings import HARDWARE
+from ..hardware.plugin import hardware_names
 from ..graph.signals import die_with_parent
 from ..ros.topology import DOMAIN_MAX, domain_id
 
@@ -35,7 +35,7 @@ def add_subcommands(p: argparse.ArgumentParser) -> None:
     sub = p.add_subparsers(dest="what", metavar="WHAT", required=True)
     s = sub.add_parser("startup", help="start the graph N times in a row in lockstep with a short goal",
                        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    s.add_argument("--hardware", choices=HARDWARE, default="sim", help="the hardware mode (default sim)")
+    s.add_argument("--hardware", choices=hardware_names(), default="sim", help="the hardware mode (default sim)")
     s.add_argument("--stand-in", action="store_true",
                    help="with --hardware ros2_control or canopen: pkm bringup's stand-in (needed without a robot)")
     s.add_argument("--runs", type=int, default=10, metavar="N", help="starts in a row (default 10)")

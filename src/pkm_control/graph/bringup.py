@@ -52,8 +52,8 @@ import time
 import yaml
 
 from ..errors import InvalidInputError
-from ..control.settings import HARDWARE
-from ..ros.topology import estimated_state_topic, graph, trusted_sources
+from ..hardware.plugin import hardware_names, hardware_plugin
+from ..ros.topology import estimated_state_topic, graph, stand_in_parameters, trusted_sources
 from .signals import Stopped, die_with_parent, signals_raise_stopped
 
 #: the stop: (signal to every node's process group, s to wait for them before the next). SIGTERM, not SIGINT: a node
@@ -75,7 +75,7 @@ def add_arguments(p: argparse.ArgumentParser, robot: bool = True) -> None:
                         "(delta)); default pd_feedforward")
     p.add_argument("--controller-config", default="", metavar="YAML",
                    help="controller YAML (default <share>/config/controllers.yaml)")
-    p.add_argument("--hardware", choices=HARDWARE, default="sim",
+    p.add_argument("--hardware", choices=hardware_names(), default="sim",
                    help="sim: the simulated robot inside joint_controller (one process: read, update, write); "
                         "mujoco: MuJoCo as the robot, inside joint_controller as sim (its step: --set "
                         "joint_controller.mujoco_timestep=...); topics: the robot in the `hardware` node behind "
@@ -83,9 +83,11 @@ def add_arguments(p: argparse.ArgumentParser, robot: bool = True) -> None:
                         "(joint_state_broadcaster + effort_controller, README 'ros2_control bridge'); canopen: "
                         "CiA 402 drives on a CAN bus (config/canopen/<robot>.yaml, or --set "
                         "joint_controller.canopen_config=YAML), the master inside joint_controller, real time only "
-                        "(--realtime) unless --stand-in (default sim)")
+                        "(--realtime) unless --stand-in; or a kind another package registers (entry-point group "
+                        "pkm_control.hardware, docs/hardware.md) (default sim)")
     p.add_argument("--stand-in", action="store_true",
-                   help="with --hardware ros2_control: start the `hardware` node in the controller manager's "
+                   help="a simulated robot in place of the real one, as the kind defines it: with --hardware "
+                        "ros2_control: start the `hardware` node in the controller manager's "
                         "place (the simulated robot behind the same topics), to try the bridge without one; with "
                         "--hardware canopen: emulated drives around the simulated robot on python-can's virtual bus "
                         "inside joint_controller (joint_controller.canopen_emulate: true; lockstep works)")
@@ -141,16 +143,12 @@ def parameters(args) -> dict:
         shared["controller_config"] = os.path.abspath(args.controller_config)
     shared["hardware"] = args.hardware
     stand_in = getattr(args, "stand_in", False)
-    if stand_in and args.hardware not in ("ros2_control", "canopen"):
-        raise InvalidInputError("--stand-in stands in for a ros2_control controller manager or for CANopen drives: "
-                                "it needs --hardware ros2_control or --hardware canopen")
+    overrides = stand_in_parameters(args.hardware, stand_in)     # the kind's stand-in (refused without one)
     nodes = graph(args.hardware, stand_in)
     shared["sources"] = trusted_sources(args.hardware, stand_in)      # each stream bound to the graph's own node
     per_node = {name: {"use_sim_time": sim_time} for name, sim_time in nodes}
-    if stand_in and args.hardware == "ros2_control":      # joint_controller is the time source in front of it
-        per_node["hardware"]["publish_clock"] = False
-    if stand_in and args.hardware == "canopen":           # the drives emulated on a virtual bus in joint_controller
-        per_node["joint_controller"]["canopen_emulate"] = True
+    for name, own in overrides.items():
+        per_node[name].update(own)
     if args.goal:
         per_node["trajectory_generator"]["goal"] = args.goal
     if getattr(args, "exit_when_done", False) or getattr(args, "record", None):   # recorded from its first sample
@@ -162,10 +160,10 @@ def parameters(args) -> dict:
 
         shared.update(REALTIME_SETTINGS)
     if getattr(args, "true_parameters", None):
-        if not (args.hardware in ("sim", "topics") or stand_in):
+        if not hardware_plugin(args.hardware).simulated_robot(stand_in):
             raise InvalidInputError(f"--true-parameters sets the simulated robot's parameters: --hardware "
-                                    f"{args.hardware}{'' if args.hardware == 'mujoco' else ' without --stand-in'} has "
-                                    "none (sim, topics, or ros2_control / canopen with --stand-in)")
+                                    f"{args.hardware}{' with --stand-in' if stand_in else ''} has none (sim, topics, "
+                                    "or a kind with --stand-in: ros2_control, canopen)")
         shared["true_parameters_file"] = true_parameters_file(args.true_parameters, shared["robot"], args.variant)
     for item in args.set:
         key, sep, value = item.partition("=")
@@ -453,12 +451,13 @@ def run_recorded(args, progress=None, out=None):
     initial_value = params["trajectory_generator"]["ros__parameters"].get(
         "initial_pose", params["/**"]["ros__parameters"].get("initial_pose", ""))
     initial = robot_context(robot, args.variant).initial(initial_value)
-    emulate = params["joint_controller"]["ros__parameters"].get(
-        "canopen_emulate", params["/**"]["ros__parameters"].get("canopen_emulate", False))
+    # joint_controller's own settings decide whether it steps the robot in its process (its ground truth only)
+    in_process = hardware_plugin(args.hardware).in_process(
+        {**params["/**"]["ros__parameters"], **params["joint_controller"]["ros__parameters"]})
     bag = _bag_recorder(args)
     # with --record the bag's ground truth subscription starts the lockstep run (wait_for_recorder: one subscriber
     # is enough, so there is one) and the run's recorder takes the ground truth from the bag
-    rec = GraphRecorder(kin, args.hardware, canopen_emulate=emulate is True, subscribe_truth=bag is None)
+    rec = GraphRecorder(kin, args.hardware, in_process=in_process, subscribe_truth=bag is None)
     if bag is not None:
         from rclpy.serialization import deserialize_message
         from trajectory_msgs.msg import JointTrajectory

@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 
 from ..errors import InvalidInputError, excerpt
-from ..control.settings import HARDWARE, HOSTED_HARDWARE
+from ..hardware.plugin import hardware_names, hardware_plugin
 
 #: the simulated robot's exact joint states (tests and plots, never the controller): trajectory_msgs/JointTrajectory
 #: chunks of every joint, one point per sample (hardware_io.SimulationTopics)
@@ -50,17 +50,36 @@ def graph(hardware: str = "sim", stand_in: bool = False) -> list:
     The nodes without sim time stamp only their /diagnostics with the wall clock. ``stand_in`` (ros2_control):
     the ``hardware`` node plays the controller manager, on its own clock as one does; (canopen) the drives are
     emulated inside joint_controller, the graph is the same."""
-    if hardware not in HARDWARE:
-        raise ValueError(f"hardware must be one of {HARDWARE}, got {hardware!r}")
-    names = NODES if hardware == "topics" or (hardware == "ros2_control" and stand_in) else NODES[:-1]
-    clock = "hardware" if hardware == "topics" else "joint_controller"
+    kind = hardware_plugin(hardware)
+    names = NODES if kind.runs_hardware_node(stand_in) else NODES[:-1]
+    clock = kind.time_source
     return [(n, n not in (clock, "hardware") and n not in STAMP_DRIVEN + CLOCK_READERS) for n in names]
+
+
+def stand_in_parameters(hardware: str, stand_in: bool) -> dict:
+    """{node: {key: value}}: the parameters a graph's nodes take for the kind's ``--stand-in`` (HardwarePlugin.stand_in;
+    none without it). InvalidInputError for a kind that has no stand-in, naming the kinds that have one."""
+    if not stand_in:
+        return {}
+    kind = hardware_plugin(hardware)
+    if kind.stand_in is None:
+        having = [name for name in hardware_names() if _stands_in(name)]
+        raise InvalidInputError(f"--stand-in: hardware {hardware!r} has no stand-in (a simulated robot in place of the "
+                                f"real one); the kinds that have one: {', '.join(having)}")
+    return {node: dict(params) for node, params in kind.stand_in.items()}
+
+
+def _stands_in(name: str) -> bool:
+    try:
+        return hardware_plugin(name).stand_in is not None
+    except InvalidInputError:           # a kind that does not load has no stand-in to offer
+        return False
 
 
 def estimated_state_topic(hardware: str = "sim") -> str:
     """Where joint_controller publishes every joint from its state estimator (robot_state_publisher's input):
     /joint_states when it hosts the robot; beside the robot's own /joint_states otherwise."""
-    return "/joint_states" if hardware in HOSTED_HARDWARE else "/estimated_joint_states"
+    return "/joint_states" if hardware_plugin(hardware).hosted else "/estimated_joint_states"
 
 
 def trusted_sources(hardware: str = "sim", stand_in: bool = False) -> str:
@@ -70,11 +89,12 @@ def trusted_sources(hardware: str = "sim", stand_in: bool = False) -> str:
     /platform_pose to inverse_kinematics, /feedforward to computed_force, and /joint_states to the node that measures
     the robot (joint_controller when it hosts it, the hardware node with topics or standing in; not a controller
     manager's broadcaster, whose name is its user's). Other streams bind their first publisher of a run."""
-    clock = "hardware" if hardware == "topics" else "joint_controller"
-    pairs = {"/clock": clock, "/platform_trajectory": "trajectory_generator", "/joint_references": "inverse_kinematics",
-             "/platform_pose": "inverse_kinematics", "/feedforward": "computed_force"}
-    if hardware in HOSTED_HARDWARE:
+    kind = hardware_plugin(hardware)
+    pairs = {"/clock": kind.time_source, "/platform_trajectory": "trajectory_generator",
+             "/joint_references": "inverse_kinematics", "/platform_pose": "inverse_kinematics",
+             "/feedforward": "computed_force"}
+    if kind.hosted:
         pairs["/joint_states"] = "joint_controller"
-    elif hardware == "topics" or stand_in:
+    elif kind.runs_hardware_node(stand_in):
         pairs["/joint_states"] = "hardware"
     return ",".join(f"{topic}={node}" for topic, node in pairs.items())
