@@ -34,9 +34,9 @@ Arguments (ARGUMENTS below; docs/parameters.md lists them beside every node para
   rviz               start rviz2 with rviz/<robot>.rviz                           [false]
 
 Starts the pkm_control nodes of pkm_control.ros.topology.graph(hardware) with the same parameters
-`pkm bringup` gives them (use_sim_time as pkm_control.ros.topology.graph says: only joint_controller with
-hardware topics; the clock source, the stamp-driven nodes and the generator, which reads /clock
-itself, do not follow /clock), robot_state_publisher with the
+`pkm bringup` gives them (use_sim_time false: the nodes read /clock bound to the graph's clock source, never
+through rclpy's time source, which believes any publisher; `sources` names every stream's producer:
+pkm_control.ros.topology), robot_state_publisher with the
 xacro-processed URDF (pkm_control.description.robots.robot_urdf: xacro's Python API with the
 robot's config and variant, exactly what the core loads) drawing the estimated joint states
 (pkm_control.ros.topology.estimated_state_topic), a second one in namespace `desired` with frame prefix
@@ -78,7 +78,9 @@ ARGUMENTS = {
 def launch_setup(context, *args, **kwargs):
     """The nodes for the resolved arguments (an OpaqueFunction: the URDF depends on robot and variant)."""
     from pkm_control.description.robots import robot_rviz, robot_urdf
-    from pkm_control.ros.topology import estimated_state_topic, graph, stand_in_parameters, trusted_sources
+    from pkm_control.control.settings import load_settings
+    from pkm_control.ros.topology import (estimated_state_topic, graph, robot_topics, stand_in_parameters,
+                                          trusted_sources)
 
     arg = {name: LaunchConfiguration(name).perform(context) for name in ARGUMENTS}
     robot, variant, hardware = arg["robot"], arg["variant"], arg["hardware"]
@@ -92,11 +94,13 @@ def launch_setup(context, *args, **kwargs):
 
         shared.update(REALTIME_SETTINGS)
     stand_in = arg["stand_in"].lower() in ("true", "1", "yes")
-    shared["sources"] = trusted_sources(hardware, stand_in)      # each stream bound to the graph's own node
+    # every stream bound to the graph's own node by name (pkm_control.ros.topology.trusted_sources)
+    settings = {**load_settings(robot, arg["controller"], arg["controller_config"]), **shared}
+    shared["sources"] = trusted_sources(hardware, stand_in, robot_topics(settings))
     overrides = stand_in_parameters(hardware, stand_in)          # what the kind's stand-in sets (HardwarePlugin)
     nodes = []
-    for name, sim_time in graph(hardware, stand_in):
-        own = {"use_sim_time": sim_time}
+    for name in graph(hardware, stand_in):
+        own = {"use_sim_time": False}      # /clock is read bound to its source, never through rclpy's time source
         if name == "trajectory_generator":
             own["goal"] = ParameterValue(arg["goal"], value_type=str)
         own.update(overrides.get(name, {}))

@@ -65,7 +65,7 @@ def test_launch_description_with_launch_ros(robot):
     nodes = [n for n in mod.launch_setup(context) if isinstance(n, Node)]
     execs = [n.node_executable if isinstance(n.node_executable, str)
              else "".join(s.perform(context) for s in n.node_executable) for n in nodes]
-    assert {n for n, _ in graph('sim')} <= set(execs)
+    assert set(graph('sim')) <= set(execs)
     assert execs.count("robot_state_publisher") == 2 and "rviz2" in execs
 
 
@@ -125,7 +125,7 @@ def test_launch_setup_node_list_with_stub_launch(monkeypatch, robot, hardware, s
     by_exec = {}
     for n in nodes:
         by_exec.setdefault(n.kwargs["executable"], []).append(n)
-    names = [n for n, _ in graph(hardware, stand_in == "true")]
+    names = graph(hardware, stand_in == "true")
     assert ("hardware" in names) is (hardware == "topics" or (hardware, stand_in) == ("ros2_control", "true"))
     assert set(by_exec) == set(names) | {"robot_state_publisher", "static_transform_publisher", "rviz2"}
     clock = "hardware" if hardware == "topics" else "joint_controller"
@@ -135,9 +135,8 @@ def test_launch_setup_node_list_with_stub_launch(monkeypatch, robot, hardware, s
         assert node.kwargs["package"] == "pkm_control" and node.kwargs["name"] == name
         assert shared["robot"] == robot and shared["controller"] == "pd" and shared["lockstep"] is True
         assert shared["hardware"] == hardware and shared["true_parameters_file"] == "/p/true.yaml"
-        assert own["use_sim_time"] is dict(graph(hardware, stand_in == "true"))[name]
-        assert own["use_sim_time"] is (name not in (clock, "hardware", "inverse_kinematics", "computed_force",
-                                                     "trajectory_generator"))
+        assert own["use_sim_time"] is False       # /clock read bound to its source, never by rclpy's time source
+        assert f"/clock={clock}" in shared["sources"].split(",")
         assert own.get("publish_clock", True) is (name != "hardware" or hardware == "topics")
         assert own.get("canopen_emulate", False) is (name == "joint_controller" and hardware == "canopen"
                                                      and stand_in == "true")
@@ -192,7 +191,7 @@ def test_bringup_dry_run_lists_the_nodes(hardware, stand_in):
     lines = [ln for ln in r.stdout.splitlines() if not ln.startswith("#")]
     started = [ln.split(":")[0] for ln in lines]
     with_hardware = hardware == "topics" or (hardware == "ros2_control" and bool(stand_in))
-    assert started == [n for n, _ in graph(hardware, bool(stand_in))] == list(NODES if with_hardware else NODES[:4])
+    assert started == graph(hardware, bool(stand_in)) == list(NODES if with_hardware else NODES[:4])
     for name, ln in zip(started, lines):
         assert f"-m pkm_control.nodes.{name} --ros-args -r __node:={name} --params-file" in ln
     params = yaml.safe_load("\n".join(ln[4:] for ln in r.stdout.splitlines() if ln.startswith("#   ")))
@@ -205,9 +204,8 @@ def test_bringup_dry_run_lists_the_nodes(hardware, stand_in):
     assert set(sources.values()) <= set(started) and sources["/clock"] == clock
     assert sources["/joint_references"] == "inverse_kinematics" and sources["/feedforward"] == "computed_force"
     assert ("/joint_states" in sources) is (hardware != "ros2_control" or bool(stand_in))
-    for n in started:     # on sim time: the controller with the robot in its own process (the generator reads /clock)
-        assert params[n]["ros__parameters"]["use_sim_time"] is (n not in (clock, "hardware", "inverse_kinematics",
-                                                                         "computed_force", "trajectory_generator"))
+    for n in started:     # /clock read bound to its source (ros.topology.graph), never by rclpy's time source
+        assert params[n]["ros__parameters"]["use_sim_time"] is False
     if stand_in and hardware == "ros2_control":          # the stand-in leaves /clock to joint_controller
         assert params["hardware"]["ros__parameters"]["publish_clock"] is False
     # canopen --stand-in: the drives emulated inside joint_controller
@@ -291,7 +289,7 @@ def test_bringup_stops_the_whole_graph_on_a_signal(signame):
         out = _communicate(p, 120)
     out = "".join(lines) + out
     assert p.returncode == 0, out[-2000:]
-    for name, _ in graph("sim"):
+    for name in graph("sim"):
         assert f"[bringup] started {name}" in out
     pids = [int(ln.rsplit("pid ", 1)[1].rstrip(")\n")) for ln in out.splitlines() if "[bringup] started" in ln]
     for pid in pids:                                   # every child is gone
@@ -388,7 +386,7 @@ def test_bringup_rviz_commands(capsys):
 
     args = bringup.build_parser().parse_args(["--robot", "planar_redundant", "--rviz", "--dry-run"])
     cmds = dict(bringup.commands(args, "/nonexistent/parameters.yaml"))
-    assert list(cmds)[:4] == [n for n, _ in graph("sim")]
+    assert list(cmds)[:4] == graph("sim")
     assert {"robot_state_publisher", "desired_state_publisher", "desired_root", "rviz2"} <= set(cmds)
     assert "joint_states:=/desired_joint_states" in cmds["desired_state_publisher"]
     assert str(ROOT / "rviz" / "planar_redundant.rviz") in cmds["rviz2"]

@@ -53,6 +53,7 @@ from pkm_control.ros.messages import (parse_commands, parse_joint_trajectory, pa
 from pkm_control.graph import peers  # noqa: E402
 from pkm_control.graph.peers import Attack  # noqa: E402
 from pkm_control.ros.peers import Sources  # noqa: E402
+from pkm_control.trajectory.trust import gid_text  # noqa: E402
 from pkm_control.ros.qos import qos  # noqa: E402
 from pkm_control.ros.runtime import LOG_THROTTLE, Diagnostics, guarded  # noqa: E402
 from pkm_control.nodes.trajectory_generator import TrajectoryGeneratorNode  # noqa: E402
@@ -119,7 +120,7 @@ def graph(ex, controller="pd", robot=ROBOT, goal="", hardware="sim", **kw):
              InverseKinematicsNode(parameter_overrides=params(robot=robot, controller=controller, hardware=hardware,
                                                               **_only(kw, "initial_pose", "topic_convention"))),
              ComputedForceNode(parameter_overrides=params(robot=robot, controller=controller)),
-             JointControllerNode(parameter_overrides=params(sim_time=hardware == "topics", robot=robot,
+             JointControllerNode(parameter_overrides=params(sim_time=False, robot=robot,
                                                             controller=controller, hardware=hardware, **kw))]
     if hardware != "sim":       # topics: the hardware node; ros2_control: the same standing in for one
         nodes.append(HardwareNode(parameter_overrides=params(sim_time=False, robot=robot, controller=controller,
@@ -1597,6 +1598,7 @@ PEER_ATTACKS = {
     "chunk_in_the_past": ("sim", Attack("past_chunk", every=20)),
     "replay": ("sim", Attack("replay", every=5)),
     "future_and_zero_joint_states": ("topics", Attack("future_stamps", (1000.0, 0.0, 2**31 - 1.0), every=3)),
+    "clock_topics": ("topics", Attack("clock", (0, (2**31 - 1) * 10**9), every=1)),
 }
 
 
@@ -1648,18 +1650,20 @@ def _expected_press(controller):
     return _series(k_d, TABLE_K) * DEPTH
 
 
-@pytest.mark.parametrize("controller", FORCE_CONTROLLERS)
-def test_every_force_controller_runs_in_the_node_and_publishes_the_wrench(ros, controller):
+@pytest.mark.parametrize("controller, hardware", [(c, "sim") for c in FORCE_CONTROLLERS]
+                         + [("stiffness", "mujoco"), ("direct_force", "mujoco")])
+def test_every_force_controller_runs_in_the_node_and_publishes_the_wrench(ros, controller, hardware):
     """`--controller <force law>` in joint_controller, the simulated robot inside with config/environment.yaml's
     table and its noisy, filtered F/T sensor (friction off: Coulomb friction in the joints makes a static contact
     force a range): pressing 1 mm into the table, the exact contact force settles at each law's closed-form value
     (direct force control: at the 50 N set-point of force_reference, along z only), /platform_wrench carries the
-    sensor's samples (finite, near the contact force), no safe behaviour, no saturation, no NaN."""
+    sensor's samples (finite, near the contact force), no safe behaviour, no saturation, no NaN. The same with
+    `--hardware mujoco`: the table in MuJoCo's own contact model (hardware/mujoco_contact.py)."""
     home_x = np.array(KIN.model.config["home"], float)
     x_d = home_x - [0, 0, 0.002 + DEPTH, 0, 0, 0]
     q_d = KIN.inverse(KIN.task.pose(x_d)).q[ACT]
     ctl = JointControllerNode(parameter_overrides=params(
-        sim_time=False, controller=controller, friction=False,
+        sim_time=False, controller=controller, friction=False, hardware=hardware,
         force_reference="{wrench: [0, 0, -50, 0, 0, 0], selection: [z]}"))
     ros.add_node(ctl)
     assert ctl.loop.hardware.environment is not None and ctl.pub_wrench is not None
@@ -1717,6 +1721,123 @@ def test_a_force_law_reads_platform_wrench_from_a_robot_behind_topics(ros):
             n.destroy_node()
     assert np.array_equal(forces["sim"][:1000], forces["topics"][:1000])
     assert forces["topics"][999] == pytest.approx(50.0, rel=0.01)
+
+
+# ----------------------------------------------------------------------- who a stream is bound to (issue 22 §1, §2)
+
+@pytest.mark.parametrize("hardware, stand_in, convention", [("sim", False, "forward_command"),
+                                                            ("topics", False, "topic_based"),
+                                                            ("ros2_control", True, "forward_command")])
+def test_bringup_names_the_node_that_publishes_every_stream_a_node_binds(ros, hardware, stand_in, convention):
+    """`pkm bringup`'s `sources` (the launch file's comes from the same function) names, for every stream a node of
+    the graph binds, a node of the graph that publishes it: no consumer binds first-come (issue 22 §1)."""
+    from pkm_control.graph.bringup import build_parser, parameters
+    from pkm_control.ros.topology import graph as graph_nodes
+
+    argv = ["--robot", ROBOT, "--controller", "cf_rb", "--hardware", hardware,
+            "--set", f"topic_convention={convention}"] + (["--stand-in"] if stand_in else [])
+    doc = parameters(build_parser().parse_args(argv))
+    named = dict(pair.split("=") for pair in doc["/**"]["ros__parameters"]["sources"].split(","))
+    classes = {"trajectory_generator": TrajectoryGeneratorNode, "inverse_kinematics": InverseKinematicsNode,
+               "computed_force": ComputedForceNode, "joint_controller": JointControllerNode, "hardware": HardwareNode}
+    nodes = {}
+    for name in graph_nodes(hardware, stand_in):
+        values = {**doc["/**"]["ros__parameters"], **doc[name]["ros__parameters"], "lockstep_timeout": LOCKSTEP_TIMEOUT}
+        nodes[name] = classes[name](parameter_overrides=[Parameter(k, value=v) for k, v in values.items()])
+    try:
+        published = {name: {p.topic_name for p in n.publishers} for name, n in nodes.items()}
+        bound = [(name, topic) for name, n in nodes.items() for topic in n.sources.bindings]
+        assert len(bound) >= 8
+        for name, topic in bound:
+            assert topic in named, f"{name} binds {topic} first-come"
+            assert topic in published[named[topic]], f"{named[topic]} does not publish {topic} ({name} binds it)"
+            assert nodes[name].sources.bindings[topic].trusted == named[topic]
+    finally:
+        for n in nodes.values():
+            n.destroy_node()
+
+
+def test_joint_controller_behind_topics_in_real_time_believes_only_its_clock_source(ros):
+    """hardware topics, real time: a period's instant is the hardware node's /clock, bound to it and guarded (issue
+    22 §2), even with use_sim_time (rclpy's time source, which follows any /clock): a foreign node's 0, 2^31 - 1 s
+    and future times are refused and counted with its gid; the source's own jump of 1000 s waits for the next time
+    to confirm it; its step back is refused but for the reset (back to 0). The loop runs only at believed times."""
+    ctl = JointControllerNode(parameter_overrides=params(hardware="topics", lockstep=False, sources="/clock=hardware"))
+    hw, peer = rclpy.create_node("hardware"), rclpy.create_node("peer")
+    for n in (ctl, hw, peer):
+        ros.add_node(n)
+    ran = []
+    period = ctl.period
+    ctl.period = lambda t: (ran.append(t), period(t))
+    pub_hw, pub_peer = (n.create_publisher(Clock, "/clock", qos("/clock", "pub")) for n in (hw, peer))
+    believed = {0}
+
+    def clock(pub, t_ns):
+        pub.publish(Clock(clock=Time(sec=t_ns // 10**9, nanosec=t_ns % 10**9)))
+
+    for k in range(1, 11):          # 50 ms steps: published again until believed (the first may precede discovery)
+        t = k * 50_000_000
+        believed.add(t)
+        assert spin_until(ros, lambda: (clock(pub_hw, t), ctl.graph_clock.ns == t)[1])
+    assert spin_until(ros, lambda: bool(ran) and ran[-1] == t)
+    binding = ctl.sources.bindings["/clock"]
+    for foreign in (0, (2**31 - 1) * 10**9, t + 1000 * 10**9):
+        refused = binding.refused
+        assert spin_until(ros, lambda: (clock(pub_peer, foreign), binding.refused > refused)[1])
+        assert ctl.graph_clock.ns == t
+    gid = next(bytes(i.endpoint_gid) for i in ctl.get_publishers_info_by_topic("/clock") if i.node_name == "peer")
+    ctl.sources.refresh()
+    assert f"{gid_text(gid)} (peer)" in ctl.diag.extra["source /clock"]
+    clock(pub_hw, t + 1000 * 10**9)                 # the source's own jump: waits for the next time
+    assert spin_until(ros, lambda: ctl.diag.extra["clock_jumps_waited"] == 1)
+    assert ctl.graph_clock.ns == t
+    rejected = ctl.diag.rejected
+    assert spin_until(ros, lambda: (clock(pub_hw, t // 2), ctl.diag.rejected > rejected)[1])    # 0.25 s: no reset
+    assert ctl.graph_clock.ns == t
+    assert spin_until(ros, lambda: (clock(pub_hw, 0), ctl.graph_clock.ns == 0)[1])              # the reset
+    assert spin_until(ros, lambda: ran[-1] == 0)
+    assert set(ran) <= believed, sorted(set(ran) - believed)[:5]
+
+
+def test_a_recorder_binds_its_streams_refuses_a_peer_and_rebinds_through_its_service(ros):
+    """The run's recorder (graph/recorder.py, as `pkm bringup --exit-when-done` and `pkm demo` use it) believes one
+    publisher per stream (here the first one: `sources` empty), counts a peer's messages on its diagnostics with the
+    peer's gid; ~/rebind_sources (std_srvs/Trigger) lets the next publisher bind (issue 22 §1)."""
+    from std_srvs.srv import Trigger
+
+    from pkm_control.graph.recorder import GraphRecorder
+
+    rec = GraphRecorder(KIN, "sim", samples=False)
+    gen, peer = rclpy.create_node("trajectory_generator"), rclpy.create_node("peer")
+    for n in (gen, peer):
+        ros.add_node(n)
+    topic = "/trajectory_generator/status"
+    pubs = {n: n.create_publisher(String, topic, qos(topic, "pub")) for n in (gen, peer)}
+
+    def until(cond):
+        return spin_until(ros, lambda: (rec.spin_once(0.01), cond())[1])
+
+    def say(node, state):
+        pubs[node].publish(String(data=f'{{"state": "{state}"}}'))
+
+    try:
+        assert until(lambda: (say(gen, "started"), rec.status.get("state") == "started")[1])
+        assert until(lambda: (say(peer, "finished"), rec.diag.rejected > 0)[1])
+        assert rec.status["state"] == "started"
+        gid = next(bytes(i.endpoint_gid) for i in rec.node.get_publishers_info_by_topic(topic)
+                   if i.node_name == "peer")
+        rec.sources.refresh()
+        assert f"{gid_text(gid)} (peer)" in rec.diag.extra[f"source {topic}"]
+        client = gen.create_client(Trigger, "/pkm_graph_recorder/rebind_sources")
+        assert until(client.service_is_ready)
+        answer = client.call_async(Trigger.Request())
+        assert until(answer.done) and answer.result().success, answer.result()
+        assert until(lambda: (say(peer, "finished"), rec.status.get("state") == "finished")[1])
+        rejected = rec.diag.rejected
+        assert until(lambda: (say(gen, "started"), rec.diag.rejected > rejected)[1])
+        assert rec.status["state"] == "finished" and rec.sources.rebinds == 1
+    finally:
+        rec.close()
 
 
 def test_deburring_demo_keeps_the_normal_force_along_the_edge(tmp_path, capsys):

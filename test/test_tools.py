@@ -363,6 +363,46 @@ def test_a_missing_tf_names_make_tf2_msgs_where_tf2_msgs_is_missing(monkeypatch)
     assert tf_hint("/tf") == ""
 
 
+def test_a_recording_holds_only_the_bound_publishers_messages(spin, tmp_path):
+    """Issue 22 §1: the bag recorder binds each recorded stream to one publisher (``sources``: the node named, as
+    `pkm bringup --record` names the graph's own): a peer's /joint_states, published first and last, are not in the
+    bag; the summary lists them with the peer's gid, and the recorder's diagnostics count them."""
+    from sensor_msgs.msg import JointState
+
+    from pkm_control.graph.bag_recorder import BagRecorder, format_summary
+    from pkm_control.graph.tools import Session
+    from pkm_control.identification.runs import message_counts, open_bag
+    from pkm_control.ros.messages import joint_state_msg
+    from pkm_control.trajectory.trust import gid_text
+
+    ctl, peer = spin(rclpy.create_node("joint_controller"), rclpy.create_node("peer"))
+    profile = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE)
+    pubs = {n: n.create_publisher(JointState, "/joint_states", profile) for n in (ctl, peer)}
+    session = Session(int(DOMAIN), "test_bound")
+    try:
+        rec = BagRecorder(session, tmp_path / "bag", topics=["/joint_states"], sources="/joint_states=joint_controller")
+        assert session.wait(lambda: rec.subscribe_new() or "/joint_states" in rec.connections, 60)
+        assert session.wait(lambda: all(p.get_subscription_count() > 0 for p in pubs.values()), 60)
+        assert session.wait(lambda: {i.node_name for i in session.node.get_publishers_info_by_topic(
+            "/joint_states")} == {"joint_controller", "peer"}, 60)           # both known by name: none unidentified
+        for node, stamps in ((peer, range(10)), (ctl, range(20)), (peer, range(20, 30))):
+            for k in stamps:
+                pubs[node].publish(joint_state_msg(k * 500_000, ["a"], np.zeros(1), np.zeros(1), np.zeros(1)))
+        assert all(p.wait_for_all_acked(rclpy.duration.Duration(seconds=60)) for p in pubs.values())
+        rec.close()
+        assert rec.counts == {"/joint_states": 20} and sorted(rec.stamps) == [k * 500_000 for k in range(20)]
+        gid = next(bytes(i.endpoint_gid) for i in session.node.get_publishers_info_by_topic("/joint_states")
+                   if i.node_name == "peer")
+        s = rec.summary(2000.0)
+        assert f"{gid_text(gid)} (peer): 20" in s["refused"]["/joint_states"]
+        assert "refused messages of other publishers" in format_summary(s)
+        assert rec.diag.rejected == 20
+        with open_bag(tmp_path / "bag") as (reader, _):
+            assert message_counts(reader) == {"/joint_states": 20}
+    finally:
+        session.close()
+
+
 def test_a_recording_drains_its_queue_and_names_the_samples_it_lacks(spin, tmp_path, capsys):
     """Issue 22 §4: the bag recorder is closed while every message of a run is still queued for it (none taken
     yet, as for a recorder that fell behind on a loaded machine): the bag holds them all, with its metadata. The

@@ -134,23 +134,30 @@ def test_the_clock_attacks_of_issue_22_are_refused():
 
 @given(st.integers(1, 40), st.integers(0, 60), st.integers(1, 40), st.booleans())
 def test_a_chunk_never_rewrites_a_used_sample_and_a_repeat_never_deletes_one(n_buffered, used, n_chunk, repeat):
-    """A buffer of samples t = 0..n-1 (value t), used up to ``used``; a chunk from every start: a repeat (the
-    buffered values, then new ones) or other values. Afterwards every used sample is as it was, and a repeat kept
-    every buffered sample."""
+    """A buffer of samples t = 0..n-1 (value t), the consumer's last read at ``used`` (held past the end beyond it);
+    a chunk from every start: a repeat (the buffered values, then new ones) or other values. It is refused exactly
+    when its first new sample would replace one that was read; afterwards every sample read is as it was, and a
+    repeat kept every buffered sample."""
     times = np.arange(n_buffered)
+    read = min(used, n_buffered - 1)                   # the last buffered sample the reads came from
     for first in range(0, n_buffered + 3):
         b = SampleBuffer()
         b.add(times, times[:, None] * 1.0)
+        for t in range(used + 1):
+            b.use(t, max_age_ns=100)
+        assert b.used_ns == read
         t = first + np.arange(n_chunk)
         rows = (t * 1.0 if repeat else t + 0.5)[:, None]
         rows[t >= n_buffered] = -1.0                   # beyond the buffer: new samples
+        new = first if not repeat else min(n_buffered, first + n_chunk)      # its first new sample
         try:
-            part = b.fresh(t, rows, used)
+            part = b.fresh(t, rows)
         except InvalidInputError:
-            assert first < n_buffered and (not repeat or any((n_buffered <= t) & (t <= used))) and first <= used
+            assert first < n_buffered and new <= read
             continue
+        assert new > read or new >= first + n_chunk or first >= n_buffered
         b.add(*part)
-        for k in range(min(used, n_buffered - 1) + 1):
+        for k in range(read + 1):
             assert b.at(k)[0] == k
         if repeat:
             assert b.end >= n_buffered - 1
@@ -163,11 +170,26 @@ def test_a_repeat_is_judged_by_rounding_at_the_rows_scale():
     not."""
     b = SampleBuffer()
     b.add([0, 1, 2], [[100.0, 1e-14], [100.0, 2e-14], [100.0, 3e-14]])
+    b.use(2, 0)
     eps = 100.0 * np.finfo(float).eps
-    times, rows = b.fresh([1, 2, 3], [[100.0 + eps, 3e-12], [100.0, -5e-12], [7.0, 7.0]], used_ns=2)
+    times, rows = b.fresh([1, 2, 3], [[100.0 + eps, 3e-12], [100.0, -5e-12], [7.0, 7.0]])
     assert list(times) == [3] and np.array_equal(rows, [[7.0, 7.0]])
     with pytest.raises(InvalidInputError, match="already used"):
-        b.fresh([1, 2, 3], [[100.0, 1e-6], [100.0, 3e-14], [7.0, 7.0]], used_ns=2)
+        b.fresh([1, 2, 3], [[100.0, 1e-6], [100.0, 3e-14], [7.0, 7.0]])
+
+
+def test_the_samples_read_are_those_the_row_comes_from():
+    """use(t): exact on the grid it reads the sample at t, between two samples both (the later one is the last
+    read), past the end the last one (held); before the buffer nothing. Peeking (at, hold) reads nothing."""
+    b = SampleBuffer()
+    b.add([10, 20, 30], [[1.0], [2.0], [3.0]])
+    assert b.hold(25, 0)[0] == 2.5 and b.at(30)[0] == 3.0 and b.used_ns is None
+    assert b.use(5, 100) is None and b.used_ns is None
+    assert b.use(10, 0)[0] == 1.0 and b.used_ns == 10
+    assert b.use(15, 0)[0] == 1.5 and b.used_ns == 20
+    assert b.use(37, 10)[0] == 3.0 and b.used_ns == 30
+    b.clear()
+    assert b.used_ns is None
 
 
 def test_the_loop_refuses_a_reference_chunk_stamped_in_the_past():
@@ -198,3 +220,74 @@ def test_the_loop_refuses_a_reference_chunk_stamped_in_the_past():
     loop.offer_references(t2, np.tile(q, (25, 1)), zeros[:1].repeat(25, 0), zeros[:1].repeat(25, 0))
     loop.drain()
     assert loop.references.end == 29 * dt and loop.references.times == list(range(0, 30 * dt, dt))
+
+
+DT = 500_000        # ns: the control period of the loop tests
+
+
+def _held_loop(law, n_ref, lead_periods=0):
+    """A ControlLoop of palida at rest at home under ``law``, references at rest for periods 0..n_ref-1."""
+    dyn = robot_dynamics("palida")
+    c = make_controller(dyn, law)
+    q = dyn.kin.actuated(dyn.kin.task.pose(dyn.model.config["home"]))
+
+    class Robot:
+        def read(self):
+            from pkm_control.hardware import JointMeasurement
+            return JointMeasurement(0.0, q, np.zeros(len(q)), np.zeros(len(q)))
+
+        def write(self, tau, time=None):
+            pass
+
+    loop = ControlLoop(Robot(), c, 3 * DT, lead_periods * DT)
+    zeros = np.zeros((n_ref, len(q)))
+    loop.offer_references(DT * np.arange(n_ref), np.tile(q, (n_ref, 1)), zeros, zeros)
+    return loop, len(q)
+
+
+def test_a_late_feedforward_after_its_held_end_is_taken():
+    """computed_force behind on a loaded machine: the feedforward ran dry at period 9 and the loop held its last
+    sample (within reference_timeout) for periods 10..12. The late chunk (the generator's re-offer: a repeat of
+    periods 5..9, then 10..19) rewrites no sample a period read: it is spliced. Checked against the loop's instant it
+    was refused, as in test_every_robot_runs_the_graph[delta-pd_acceleration_feedforward] on 2 busy cores ('a chunk
+    from 0.055000 s would rewrite the sample at 0.100000 s, already used (up to 0.104500 s)', the feedforward
+    buffered up to 0.0995 s)."""
+    loop, n = _held_loop("pd_feedforward", 20)
+    loop.offer_feedforward(DT * np.arange(10), np.ones((10, n)))
+    for k in range(13):
+        loop.cycle(k * DT)
+    loop.offer_feedforward(DT * np.arange(5, 20), np.ones((15, n)))
+    loop.drain()
+    assert loop.feedforward.times == list(range(0, 20 * DT, DT))
+    assert loop.feedforward.used_ns == 9 * DT and loop.references.used_ns == 12 * DT
+
+
+def test_the_feedforward_read_at_t_plus_t_m_is_final():
+    """pd_feedforward with T_m = 2 periods: the period at t reads the feedforward at t + T_m, so after periods
+    0..9 the sample at period 11 is used and a chunk with other values from period 10 is refused (it was taken
+    when the loop's own instant was the limit); from period 12 it is spliced."""
+    loop, n = _held_loop("pd_feedforward", 20, lead_periods=2)
+    loop.offer_feedforward(DT * np.arange(20), np.ones((20, n)))
+    for k in range(10):
+        loop.cycle(k * DT)
+    assert loop.feedforward.used_ns == 11 * DT and loop.references.used_ns == 9 * DT
+    with pytest.raises(InvalidInputError, match="rewrite the sample at 0.005000 s, already used"):
+        loop.offer_feedforward(DT * np.arange(10, 20), 2 * np.ones((10, n)))
+    loop.offer_feedforward(DT * np.arange(12, 20), 2 * np.ones((8, n)))
+    loop.drain()
+    assert loop.feedforward.at(11 * DT)[0] == 1.0 and loop.feedforward.at(12 * DT)[0] == 2.0
+
+
+def test_samples_after_a_held_end_rewrite_nothing():
+    """A stream that ran dry: the loop held its last sample (period 9) for periods 10..12. The chunk that repeats
+    periods 5..9 and brings 10..29 rewrites no sample the loop read: it is spliced (as a chunk starting after the
+    buffered end always was)."""
+    loop, n = _held_loop("pd", 10)
+    for k in range(13):
+        loop.cycle(k * DT)
+    assert loop.references.used_ns == 9 * DT
+    q = loop.references.at(0)[:n]
+    zeros = np.zeros((25, n))
+    loop.offer_references(DT * np.arange(5, 30), np.tile(q, (25, 1)), zeros, zeros)
+    loop.drain()
+    assert loop.references.times == list(range(0, 30 * DT, DT))

@@ -235,7 +235,7 @@ def test_a_joint_state_that_moves_the_robot_changes_the_picture_where_the_robot_
     poses = [np.array(scene.model.config["home"], float), np.array([0.12, -0.08, -0.75, 0.1, -0.1, 0.3])]
     view = BrowserView(scene, port=0, controller="cf_rb_friction")
     rclpy.init(domain_id=int(os.environ.get("PKM_TEST_ROS_DOMAIN_ID", "147")))
-    node = ViewerNode(view)
+    node = ViewerNode(view, sources="")      # the first publisher of each topic: this test's
     pub_node = rclpy.create_node("viewer_test_publisher")
     pubs = [pub_node.create_publisher(JointState, t, 10) for t in ("/joint_states", "/desired_joint_states")]
     ex = SingleThreadedExecutor()
@@ -385,3 +385,59 @@ def test_the_replay_gui_moves_the_robots_to_the_slider_time(tmp_path):
         assert "0.800 s" in view.status.content and "platform 2.000 mm" in view.status.content
     finally:
         view.stop()
+
+
+@pytest.mark.ros
+def test_the_viewer_draws_only_the_publishers_it_is_bound_to():
+    """Live from ROS (issue 22 §1): the viewer's streams are bound (default sources: the measured joint states to
+    joint_controller, the desired ones to inverse_kinematics): a peer's joint states, even published first, are
+    refused, counted on the viewer's diagnostics with the peer's gid, and never drawn."""
+    rclpy = pytest.importorskip("rclpy")
+    from types import SimpleNamespace
+
+    from rclpy.executors import SingleThreadedExecutor
+    from sensor_msgs.msg import JointState
+
+    from pkm_control.nodes.viewer import ViewerNode
+    from pkm_control.ros.messages import joint_state_msg
+    from pkm_control.trajectory.trust import gid_text
+    from pkm_control.viewer.scene import home_q
+
+    scene = robot_scene(load_robot("palida"))
+    kin = robot_kinematics("palida")
+    q_home, q_peer = home_q(scene.model), _pose_q(kin, np.array([0.12, -0.08, -0.75, 0.1, -0.1, 0.3]))
+    shown = []
+    view = SimpleNamespace(scene=scene, controller="pd", tool_point=None, show=lambda **kw: shown.append(kw))
+    rclpy.init(domain_id=int(os.environ.get("PKM_TEST_ROS_DOMAIN_ID", "147")))
+    node = ViewerNode(view)
+    ctl, peer = rclpy.create_node("joint_controller"), rclpy.create_node("peer")
+    pubs = {n: n.create_publisher(JointState, "/joint_states", 10) for n in (ctl, peer)}
+    ex = SingleThreadedExecutor()
+    for n in (node, ctl, peer):
+        ex.add_node(n)
+
+    def until(cond, publish):
+        for _ in range(2400):                 # 120 s at most; published again (the first may precede discovery)
+            if cond():
+                return True
+            publish()
+            ex.spin_once(timeout_sec=0.05)
+        return False
+
+    try:
+        binding = node.sources.bindings["/joint_states"]
+        assert until(lambda: binding.refused > 0,
+                     lambda: pubs[peer].publish(joint_state_msg(10**9, scene.joint_names, q_peer)))
+        assert until(lambda: any(s.get("measured") is not None for s in shown),
+                     lambda: pubs[ctl].publish(joint_state_msg(2 * 10**9, scene.joint_names, q_home)))
+        assert all(np.array_equal(s["measured"], q_home) for s in shown if s.get("measured") is not None)
+        gid = next(bytes(i.endpoint_gid) for i in node.get_publishers_info_by_topic("/joint_states")
+                   if i.node_name == "peer")
+        node.sources.refresh()
+        assert f"{gid_text(gid)} (peer)" in node.diag.extra["source /joint_states"]
+        assert node.diag.rejected == binding.refused
+    finally:
+        ex.shutdown()
+        for n in (node, ctl, peer):
+            n.destroy_node()
+        rclpy.shutdown()

@@ -82,7 +82,7 @@ def cmd_view(args):
         if q is not None:
             view.show(measured=q, trace=False)
         print(f"pkm view: {view.url}  (robot {scene.model.name}; Ctrl-C stops)", flush=True)
-        code = viewer.run(view, args.topic)
+        code = viewer.run(view, args.topic, args.sources)
     finally:
         view.stop()
     if code:
@@ -219,6 +219,10 @@ def register(sub) -> None:
     sp.add_argument("--topic", default="/joint_states",
                     help="measured joint states: every tree joint (default /joint_states; with --hardware topics "
                          "/estimated_joint_states)")
+    sp.add_argument("--sources", metavar="TOPIC=NODE,...",
+                    help="the node whose publisher each topic is bound to (others' messages are refused, counted on "
+                         "/diagnostics; default: --topic to joint_controller, /desired_joint_states to "
+                         "inverse_kinematics; a topic not named, /platform_wrench, binds its first publisher)")
     sp.add_argument("--pose", nargs="+", type=float, metavar="X",
                     help="draw the robot at these task coordinates (default home; with --deg in degrees)")
     sp.add_argument("--screenshot", metavar="PNG", help="write a screenshot of the page to this PNG file and exit")
@@ -321,6 +325,9 @@ def register(sub) -> None:
                     help="the topics to record instead of the default ones")
     sp.add_argument("--storage", choices=("sqlite3", "mcap"), default="sqlite3",
                     help="rosbag2 storage: sqlite3 (.db3, the default) or mcap")
+    sp.add_argument("--sources", default="", metavar="TOPIC=NODE,...",
+                    help="the node whose publisher each recorded topic is bound to (another publisher's messages "
+                         "are not recorded, and counted); a topic not named binds its first publisher (default: all)")
     group = sp.add_mutually_exclusive_group()
     group.add_argument("--duration", type=seconds, default=None, metavar="S",
                        help="stop after S seconds of /joint_states stamps (sim time in lockstep)")

@@ -54,16 +54,17 @@ class ControlLoop:
         self.measured = None
         self.force_reference = None     # force.ForceReference of the force laws' set-point (References.force), or None
         self.command: Command | None = None
-        self.used_ns = None             # the instant of the last period: the buffered samples up to it are final
         self._next_prune = 0
 
     # ------------------------------------------------------------------ streams (any thread)
     def offer_references(self, times_ns, q, qd, qdd) -> None:
         """A chunk of desired actuated motion (times (N,), each (N, n)); spliced at its first time. A chunk of
         other sizes raises InvalidInputError here, in the caller's thread, never later in a period; so does a chunk
-        that would rewrite samples a period has used (``SampleBuffer.fresh``: stamped in the past, a replay; of a
-        repeat only the new part is kept), checked against the buffer as drained (the node drains after each offer,
-        in the loop's own thread)."""
+        that would rewrite samples a period has read from that buffer (``SampleBuffer.fresh``: stamped in the past, a
+        replay; of a repeat only the new part is kept), checked against the buffer as drained (the node drains after
+        each offer, in the loop's own thread). A period reads the references at t, the feedforward at t + T_m; a
+        sample after a buffer's end was not read (the period held the last one), so a late chunk that brings it is
+        spliced."""
         self._offer(self.references, times_ns, q, qd, qdd)
 
     def offer_feedforward(self, times_ns, tau) -> None:
@@ -76,7 +77,7 @@ class ControlLoop:
         self._offer(self.feedforward, times_ns, tau)
 
     def _offer(self, buffer, times_ns, *fields) -> None:
-        times, rows = buffer.fresh(times_ns, np.hstack([self._rows(times_ns, x) for x in fields]), self.used_ns)
+        times, rows = buffer.fresh(times_ns, np.hstack([self._rows(times_ns, x) for x in fields]))
         if len(times):
             self._inbox.append((buffer, times, rows))
 
@@ -91,7 +92,6 @@ class ControlLoop:
         self.drain()
         self.references.clear()
         self.feedforward.clear()
-        self.used_ns = None
         self._next_prune = 0
 
     def drain(self) -> None:
@@ -119,15 +119,14 @@ class ControlLoop:
         self.drain()
         measured = self.hardware.read()
         self.measured = measured
-        row = self.references.hold(t_ns, self.reference_timeout_ns)
+        row = self.references.use(t_ns, self.reference_timeout_ns)
         n = self.n
         refs = None if row is None else References(row[:n], row[n:2 * n], row[2 * n:], self.force_reference)
-        ff = self.feedforward.hold(t_ns + self.feedforward_lead_ns, self.reference_timeout_ns) \
+        ff = self.feedforward.use(t_ns + self.feedforward_lead_ns, self.reference_timeout_ns) \
             if self.controller.needs_feedforward else None
         cmd = self.controller.update(t_ns * 1e-9, measured, refs, ff)
         self.hardware.write(cmd.tau, t_ns * 1e-9)
         self.command = cmd
-        self.used_ns = t_ns
         if not t_ns < self._next_prune:       # the samples older than the buffers keep, every PRUNE_EVERY_NS
             self._next_prune = t_ns + PRUNE_EVERY_NS
             self.references.prune(t_ns)

@@ -28,7 +28,8 @@ from collision geometry where a link has none (``inertiafromgeom``) and refuses 
   solref = (2 timestep, 1) (the stiffest MuJoCo accepts: refsafe) and solimp = (0.9999, 0.9999, ...), with the
   implicit-fast integrator at ``DEFAULT_TIMESTEP`` (closure error measured in test_mujoco and in docs/hardware.md).
 * Contacts are switched off (``disableflags`` contact): no geometry is generated, the mechanisms' collision shapes
-  would overlap at every joint, and no contact environment is modelled yet.
+  would overlap at every joint. A contact environment (the tool and the surfaces it touches) is added by the plant
+  (hardware/mujoco_contact.py), which switches contacts on for its pairs only.
 * Actuators: a ``motor`` (gear 1, no control limits: the plant saturates) on each actuated joint.
 * Friction and end stops are not in the MJCF: the plant applies the engine's own models as ``qfrc_applied``
   (hardware/mujoco_robot.py says why).

@@ -828,8 +828,8 @@ def _peers_inputs(ctx):
     return st.one_of(
         st.tuples(st.just("sim"), st.just(Attack("second_generator"))),
         st.tuples(st.sampled_from(["sim", "topics"]), st.just(Attack("second_controller"))),
-        st.tuples(st.just("sim"), st.builds(Attack, st.just("clock"), st.lists(clock, min_size=1, max_size=20)
-                                            .map(tuple), every)),
+        st.tuples(st.sampled_from(["sim", "topics"]), st.builds(Attack, st.just("clock"), st.lists(
+            clock, min_size=1, max_size=20).map(tuple), every)),
         st.tuples(st.just("sim"), st.builds(Attack, st.just("past_chunk"), st.just(()), st.integers(1, 80))),
         st.tuples(st.just("sim"), st.builds(Attack, st.just("replay"), st.just(()), st.integers(1, 20))),
         st.tuples(st.just("topics"), st.builds(Attack, st.just("future_stamps"),

@@ -31,6 +31,12 @@ commits it about once a second (COMMIT_PERIOD), so that a recorder killed before
 bringup` or `pkm record`) leaves what it had committed, which ``identification.runs.reindex`` makes readable (it
 writes the missing metadata.yaml when the bag is opened). An MCAP bag without its end is not readable.
 
+One source per stream: every recorded topic but /diagnostics (a publisher per node) is bound to one publisher, as
+the nodes' streams are (ros/peers.Sources; ``sources``: topic=node pairs, `pkm bringup --record` names the graph's
+own, '' = the first publisher of each): a peer's messages (a second node of a graph's name, a replay) are not
+recorded; they are counted on /diagnostics (the recorder's node: rejected_inputs, ``source <topic>`` with each
+refused gid), logged at most once a second, and listed in the summary (``refused``).
+
 Closing: ``close`` first drains the subscriptions (every message the middleware has already received is written:
 a recorder that fell behind on a loaded machine catches up before the bag ends), then writes the bag's metadata.
 ``lost_samples`` turns a summary whose /joint_states misses control periods into one line (how many, where): `pkm
@@ -41,6 +47,7 @@ from __future__ import annotations
 
 import json
 import time
+from functools import partial
 
 import numpy as np
 
@@ -51,6 +58,8 @@ JOINT_STATES = "/joint_states"
 STATUS_TOPIC = "/trajectory_generator/status"
 DEFAULT_TOPICS = (JOINT_STATES, "/joint_references", "/desired_joint_states", "/feedforward", "/diagnostics",
                   "/robot_description", STATUS_TOPIC)
+#: recorded as they come from every publisher: a status per node
+UNBOUND = ("/diagnostics",)
 COMMANDS_TYPE = "std_msgs/msg/Float64MultiArray"
 COMMIT_PERIOD = 1.0     # s (wall) between two commits of the sqlite3 bag's transaction
 CONTROLLER = "/joint_controller"
@@ -68,7 +77,9 @@ class BagRecorder:
     after the first /joint_states message. ``spin_once`` processes what arrived and subscribes new publishers'
     topics; ``close`` finishes the bag (also after Ctrl-C: the messages written so far are in it)."""
 
-    def __init__(self, session, output, topics=None, storage: str = "sqlite3", gated=()):
+    def __init__(self, session, output, topics=None, storage: str = "sqlite3", gated=(), sources: str = ""):
+        from ..ros.peers import Sources
+        from ..ros.runtime import Diagnostics, ServiceGuard
         from .tools import ros_name
 
         self.session = session
@@ -92,11 +103,19 @@ class BagRecorder:
         self._taken = {}                   # topic -> (monotonic s when the last one was taken, its reception ns)
         self._committed = (time.monotonic(), 0)     # (when, messages received) at the last commit (sqlite3)
         self._cut_ns = None                # drain(cut=True): messages received after this (ns) are not recorded
+        self.diag = Diagnostics(session.node)
+        self.sources = Sources(session.node, self.diag, sources, ServiceGuard(session.node, self.diag))
 
     @property
     def ready(self) -> bool:
         """A /joint_states message has been recorded (or /joint_states is not recorded): the gated topics follow."""
         return JOINT_STATES not in self.topics or bool(self.stamps)
+
+    @property
+    def taken(self) -> int:
+        """Messages taken from the middleware: recorded, and refused (another publisher's: a drain goes on past
+        them)."""
+        return self.received + sum(b.refused + b.unidentified for b in self.sources.bindings.values())
 
     @property
     def sim_time(self) -> float:
@@ -111,9 +130,9 @@ class BagRecorder:
         executor.spin_once(timeout_sec=timeout)
         deadline = time.monotonic() + budget
         while time.monotonic() < deadline:
-            before = self.received
+            before = self.taken
             executor.spin_once(timeout_sec=0.0)
-            if self.received == before:
+            if self.taken == before:
                 break
         self.commit()
 
@@ -164,9 +183,14 @@ class BagRecorder:
             return
         self.connections[topic] = conn
         self.counts[topic] = 0
-        self._subscriptions.append(self.session.node.create_subscription(
-            cls, topic, lambda raw, info, t=topic: self._on_message(t, raw, info),
-            reader_qos(infos, OBSERVATION_DEPTH), raw=True))
+        node, profile = self.session.node, reader_qos(infos, OBSERVATION_DEPTH)
+        if topic in UNBOUND:
+            self._subscriptions.append(node.create_subscription(
+                cls, topic, lambda raw, info, t=topic: self._on_message(t, raw, info), profile, raw=True))
+        else:          # bound to one publisher (module docstring)
+            self._subscriptions.append(self.sources.subscribe(
+                cls, topic, lambda raw, info, t=topic: self._on_message(t, raw, info), profile, topic,
+                create=partial(node.create_subscription, raw=True), with_info=True))
 
     def _on_message(self, topic, raw, info):
         self.received += 1
@@ -213,12 +237,12 @@ class BagRecorder:
         if cut and self._cut_ns is None:
             self._cut_ns = began_ns
         while not abort():
-            before = self.received
+            before = self.taken
             executor.spin_once(timeout_sec=quiet)
-            if self.received == before:
+            if self.taken == before:
                 return
             now = time.monotonic()
-            if all(rx >= began_ns or now - at > quiet for at, rx in self._taken.values()):
+            if self._taken and all(rx >= began_ns or now - at > quiet for at, rx in self._taken.values()):
                 return
 
     def close(self, abort=lambda: False):
@@ -236,7 +260,8 @@ class BagRecorder:
         instants, their time span, the median period and (with the control rate) the periods without one from
         the first sample to the last, or to ``end`` (s: the goal's end, when known) if that is later."""
         out = {"bag": self.output, "messages": dict(sorted(self.counts.items())), "skipped": self.skipped,
-               "not_published": [t for t in self.topics if t not in self.counts and t not in self.skipped]}
+               "not_published": [t for t in self.topics if t not in self.counts and t not in self.skipped],
+               "refused": {t: b.summary() for t, b in self.sources.bindings.items() if b.refused}}
         if self.stamps:
             t = np.unique(np.array(self.stamps, np.int64)) * 1e-9
             s = {"samples": len(t), "span_s": float(t[-1] - t[0]),
@@ -287,6 +312,8 @@ def format_summary(s: dict) -> str:
     width = max([len(t) for t in s["messages"]] + [10])
     lines = [f"bag {s['bag']}:"] + [f"  {t:{width}s} {n:8d} messages" for t, n in s["messages"].items()]
     lines += [f"  {t:{width}s} not recorded: {why}" for t, why in s["skipped"].items()]
+    lines += [f"  {t:{width}s} refused messages of other publishers: bound to {why}"
+              for t, why in s.get("refused", {}).items()]
     if s["not_published"]:
         lines.append(f"  not published while recording: {', '.join(s['not_published'])}")
     js = s.get(JOINT_STATES)
@@ -351,7 +378,7 @@ def record(session, args, log) -> dict:
         topics = list(topics) + [STATUS_TOPIC]
     from .signals import Stopped, signals_raise_stopped
 
-    rec = BagRecorder(session, args.output, topics, args.storage)
+    rec = BagRecorder(session, args.output, topics, args.storage, sources=args.sources)
     every = EveryPeriod(session, args.timeout, log)
     try:
         with signals_raise_stopped() as stop, every:

@@ -52,8 +52,9 @@ import time
 import yaml
 
 from ..errors import InvalidInputError
+from ..control.settings import load_settings
 from ..hardware.plugin import hardware_names, hardware_plugin
-from ..ros.topology import estimated_state_topic, graph, stand_in_parameters, trusted_sources
+from ..ros.topology import estimated_state_topic, graph, robot_topics, stand_in_parameters, trusted_sources
 from .signals import Stopped, die_with_parent, signals_raise_stopped
 
 #: the stop: (signal to every node's process group, s to wait for them before the next). SIGTERM, not SIGINT: a node
@@ -144,9 +145,8 @@ def parameters(args) -> dict:
     shared["hardware"] = args.hardware
     stand_in = getattr(args, "stand_in", False)
     overrides = stand_in_parameters(args.hardware, stand_in)     # the kind's stand-in (refused without one)
-    nodes = graph(args.hardware, stand_in)
-    shared["sources"] = trusted_sources(args.hardware, stand_in)      # each stream bound to the graph's own node
-    per_node = {name: {"use_sim_time": sim_time} for name, sim_time in nodes}
+    # no node follows /clock through rclpy's time source, which believes any publisher (ros.topology.graph)
+    per_node = {name: {"use_sim_time": False} for name in graph(args.hardware, stand_in)}
     for name, own in overrides.items():
         per_node[name].update(own)
     if args.goal:
@@ -180,6 +180,10 @@ def parameters(args) -> dict:
                                                       for x in parsed):
             parsed = [float(x) for x in parsed]     # ROS parameter arrays have one type: [0, 0.5] -> doubles
         (per_node[node] if dot else shared)[key] = parsed
+    if "sources" not in shared:          # every stream bound to the graph's own node by name (ros.topology)
+        s = {**load_settings(shared["robot"], shared["controller"], shared.get("controller_config", "")), **shared,
+             **per_node["joint_controller"]}
+        shared["sources"] = trusted_sources(args.hardware, stand_in, robot_topics(s))
     doc = {"/**": {"ros__parameters": shared}}
     for name, values in per_node.items():
         doc[name] = {"ros__parameters": values}
@@ -199,7 +203,7 @@ def true_parameters_file(path: str, robot: str, variant: str | None) -> str:
 def commands(args, params_file: str) -> list[tuple[str, list[str]]]:
     """(name, argv) of every process to start."""
     out = [(name, [sys.executable, "-m", f"pkm_control.nodes.{name}", "--ros-args", "-r", f"__node:={name}",
-                   "--params-file", params_file]) for name, _ in graph(args.hardware, args.stand_in)]
+                   "--params-file", params_file]) for name in graph(args.hardware, args.stand_in)]
     if args.rviz:
         from ..description.robots import robot_rviz, robot_urdf
 
@@ -402,7 +406,7 @@ def _lost(bag_summary: dict | None, code: int) -> int:
 def _bag_recorder(args):
     """The BagRecorder of --record (None without it), on the domain the nodes take from the environment; the
     ground truth and the estimated joint states are its gated topics (bag_recorder: the lockstep run starts
-    when /joint_states reaches the bag)."""
+    when /joint_states reaches the bag); its streams bound to the graph's nodes (``sources``, as theirs)."""
     if not getattr(args, "record", None):
         return None
     from ..ros.topology import GROUND_TRUTH_TOPIC, domain_id
@@ -412,7 +416,8 @@ def _bag_recorder(args):
     session = Session(domain_id(None, isolated=False), "bringup_record")
     try:
         return BagRecorder(session, args.record, storage=args.record_storage,
-                           gated=(GROUND_TRUTH_TOPIC, "/estimated_joint_states"))
+                           gated=(GROUND_TRUTH_TOPIC, "/estimated_joint_states"),
+                           sources=parameters(args)["/**"]["ros__parameters"]["sources"])
     except BaseException:
         session.close()
         raise
@@ -420,7 +425,6 @@ def _bag_recorder(args):
 
 def _control_rate(args) -> float:
     """joint_controller's control_rate in this bringup: --set, else the controller YAML's."""
-    from ..control.settings import load_settings
 
     params = parameters(args)
     for section in ("joint_controller", "/**"):
@@ -457,7 +461,8 @@ def run_recorded(args, progress=None, out=None):
     bag = _bag_recorder(args)
     # with --record the bag's ground truth subscription starts the lockstep run (wait_for_recorder: one subscriber
     # is enough, so there is one) and the run's recorder takes the ground truth from the bag
-    rec = GraphRecorder(kin, args.hardware, in_process=in_process, subscribe_truth=bag is None)
+    rec = GraphRecorder(kin, args.hardware, in_process=in_process, subscribe_truth=bag is None,
+                        sources=params["/**"]["ros__parameters"]["sources"])     # bound as the nodes' streams
     if bag is not None:
         from rclpy.serialization import deserialize_message
         from trajectory_msgs.msg import JointTrajectory

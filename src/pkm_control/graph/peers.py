@@ -121,8 +121,7 @@ def _graph(context, hardware: str):
     nodes = [TrajectoryGeneratorNode(context=context, parameter_overrides=_params(goal=GOAL)),
              InverseKinematicsNode(context=context, parameter_overrides=_params(hardware=hardware)),
              ComputedForceNode(context=context, parameter_overrides=_params()),
-             JointControllerNode(context=context, parameter_overrides=_params(
-                 hardware=hardware, **({"use_sim_time": True} if kind.time_source != "joint_controller" else {})))]
+             JointControllerNode(context=context, parameter_overrides=_params(hardware=hardware))]
     if kind.runs_hardware_node():          # the robot is the hardware node, the graph's clock source
         nodes.append(HardwareNode(context=context, parameter_overrides=_params(publish_clock=True)))
     return nodes

@@ -8,6 +8,11 @@ turns a finished run into the summary of ``pkm bringup --exit-when-done`` and ``
 tracking errors over the goal's own trajectory against the trajectory rebuilt from the goal's spec
 (independent of the nodes that produced the commands; pkm_control.benchmarks.palida), the durations and
 the real-time factor, safe-behaviour events and rejected inputs.
+
+Its streams are bound to one publisher each, as the nodes' (ros/peers.Sources; ``sources``: topic=node pairs, '' =
+the first publisher of each; `pkm bringup` names the graph's own): a peer's samples never enter the judgement, and its
+refused messages are counted on /diagnostics (node pkm_graph_recorder: rejected_inputs, ``source <topic>`` with the
+refused gids) and logged at most once a second. /diagnostics itself has a publisher per node and is not bound.
 """
 
 from __future__ import annotations
@@ -24,7 +29,9 @@ from ..hardware.plugin import hardware_plugin
 from ..ros.topology import estimated_state_topic
 from ..ros.topology import GROUND_TRUTH_TOPIC
 from ..ros.messages import parse_joint_trajectory, to_ns
+from ..ros.peers import Sources
 from ..ros.qos import qos
+from ..ros.runtime import Diagnostics, ServiceGuard
 
 
 class GraphRecorder:
@@ -36,7 +43,7 @@ class GraphRecorder:
     hardware kind does with its default settings, HardwarePlugin.in_process)."""
 
     def __init__(self, kin, hardware: str = "sim", samples: bool = True, in_process: bool | None = None,
-                 subscribe_truth: bool = True):
+                 subscribe_truth: bool = True, sources: str = ""):
         import rclpy
         from diagnostic_msgs.msg import DiagnosticArray
         from rclpy.executors import SingleThreadedExecutor
@@ -53,6 +60,8 @@ class GraphRecorder:
         self.node = rclpy.create_node("pkm_graph_recorder", context=self.context)
         self.executor = SingleThreadedExecutor(context=self.context)
         self.executor.add_node(self.node)
+        self.diag = Diagnostics(self.node)
+        self.sources = Sources(self.node, self.diag, sources, ServiceGuard(self.node, self.diag))
         # topic -> recorded chunks (t ns, actuated positions, actuated efforts, platform joints), arrays of samples
         if in_process is None:
             in_process = hardware_plugin(hardware).in_process({})
@@ -63,18 +72,18 @@ class GraphRecorder:
         for topic in self.states:
             if topic == GROUND_TRUTH_TOPIC:
                 if subscribe_truth:
-                    self.node.create_subscription(JointTrajectory, topic, self.on_truth, qos(topic, "sub"))
+                    self.sources.subscribe(JointTrajectory, topic, self.on_truth, qos(topic, "sub"), "ground truth")
             else:      # joint_controller's estimate, on /joint_states when it hosts a robot without a ground truth
-                self.node.create_subscription(JointState, topic, lambda m, t=topic: self._state(t, m),   # (canopen)
-                                              qos(estimated_state_topic("topics"), "sub:recorder"))
+                self.sources.subscribe(JointState, topic, lambda m, t=topic: self._state(t, m),   # (canopen)
+                                       qos(estimated_state_topic("topics"), "sub:recorder"), "joint states")
         self.ff = {}
         if samples:
-            self.node.create_subscription(JointTrajectory, "/feedforward", self._feedforward,
-                                          qos("/feedforward", "sub:recorder"))
+            self.sources.subscribe(JointTrajectory, "/feedforward", self._feedforward,
+                                   qos("/feedforward", "sub:recorder"), "feedforward")
         self.status = {}
         self.statuses = []
-        self.node.create_subscription(String, "/trajectory_generator/status", self._status,
-                                      qos("/trajectory_generator/status", "sub"))
+        self.sources.subscribe(String, "/trajectory_generator/status", self._status,
+                               qos("/trajectory_generator/status", "sub"), "status")
         self.diagnostics = {}
         self.drives = {}                 # CANopen drive -> its last status on /diagnostics (values and message)
         self.node.create_subscription(DiagnosticArray, "/diagnostics", self._diagnostics, qos("/diagnostics", "sub"))

@@ -27,7 +27,8 @@ sqrt(k / m) h = 0.9 at k = 1e8 N/m; beyond, raise ``substeps``. The normal dampi
 Parameters in YAML (config/environment.yaml: one section per robot, the tool point, the surfaces and the sensor).
 
 ``WrenchSensor``: the 6-axis force/torque sensor at the tool point (platform axes): what the platform applies to the
-environment, F_e = -[R^T f; 0] (a point contact has no moment about the tool point), plus a constant ``bias``,
+environment, F_e = -[R^T f; R^T m_t] (m_t the contact's moment about the tool point: 0 for the point contact here,
+MuJoCo's contact points lie off it, hardware/mujoco_contact.py), plus a constant ``bias``,
 Gaussian noise (``noise_std`` per axis) and a first-order low-pass of cut-off ``cutoff`` Hz, discretized exactly for
 a sample held over the period: y+ = a y + (1 - a) x, a = exp(-2 pi f_c dt) (0: no filter). The filter starts at the
 first sample (no start transient). One draw per control period from the robot's measurement generator.
@@ -255,10 +256,12 @@ class WrenchSensor:
     def reset(self) -> None:
         self._y = None
 
-    def measure(self, time: float, pose: Pose, contact_force, dt: float, rng: np.random.Generator):
-        """The sample of this period: the contact force f (base frame, on the tool) as F_e in the sensor frame, with
-        bias, noise and the filter; a WrenchMeasurement."""
-        x = np.concatenate([-(pose.rotation.T @ contact_force), np.zeros(3)]) + self.bias
+    def measure(self, time: float, pose: Pose, contact_force, dt: float, rng: np.random.Generator, moment=None):
+        """The sample of this period: the contact force f (base frame, on the tool) and its moment about the sensor's
+        point (base frame; None: 0, a point contact there) as F_e in the sensor frame, with bias, noise and the
+        filter; a WrenchMeasurement."""
+        m = np.zeros(3) if moment is None else -(pose.rotation.T @ moment)
+        x = np.concatenate([-(pose.rotation.T @ contact_force), m]) + self.bias
         if self.noise_std.any():
             x = x + self.noise_std * rng.standard_normal(6)
         if self.cutoff > 0 and self._y is not None:

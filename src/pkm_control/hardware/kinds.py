@@ -35,8 +35,8 @@ class Sim(HardwarePlugin):
 
 class Mujoco(HardwarePlugin):
     """``mujoco``: MuJoCo as the robot (MujocoRobot, its model generated from the robot's description) inside
-    joint_controller, as sim; MuJoCo steps mujoco_timestep at a time. The simulated robot's own settings (PLANT_KEYS,
-    environment) are not MuJoCo's: refused."""
+    joint_controller, as sim; MuJoCo steps mujoco_timestep at a time (an environment in MuJoCo's contact model). The
+    simulated robot's own parameters and measurement (PLANT_KEYS) are not MuJoCo's: refused."""
 
     def in_process(self, settings: dict) -> bool:
         return True
@@ -49,9 +49,6 @@ class Mujoco(HardwarePlugin):
         if changed:
             raise InvalidInputError(f"{', '.join(changed)}: settings of the simulated robot (hardware sim, topics, "
                                     "canopen with emulated drives), not of MuJoCo's")
-        if s.get("environment"):
-            raise InvalidInputError(f"environment {s['environment']!r}: the contact environment is the simulated "
-                                    "robot's (hardware sim), not in the MuJoCo plant")
         return mujoco_robot(host.dyn, s)
 
 

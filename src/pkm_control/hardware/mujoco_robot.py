@@ -31,9 +31,11 @@ import numpy as np
 from ..description.loader import closure_residual
 from ..description.mjcf import DEFAULT_TIMESTEP, mujoco_model
 from ..dynamics.engine import ClosedLoopDynamics
-from ..errors import MAGNITUDE_LIMIT, InvalidInputError, check_vector
+from ..errors import MAGNITUDE_LIMIT, InvalidInputError, InvalidModelError, check_vector
 from ..kinematics.task_space import Pose
+from .contact import ContactEnvironment, WrenchSensor
 from .interface import RobotState
+from .mujoco_contact import MujocoContact, add_environment, contact_wrench, tool_in_body
 from .simulated import DEFAULT_SIGN_EPS, SimulatedPlant
 
 
@@ -45,10 +47,13 @@ class MujocoRobot(SimulatedPlant):
 
     def __init__(self, dyn: ClosedLoopDynamics, dt: float, timestep: float = DEFAULT_TIMESTEP, friction: bool = True,
                  sign_eps: float = DEFAULT_SIGN_EPS, force_limits="config", command_timeout: float | None = None,
-                 safe_behaviour="hold", cost_window: int = 8192, end_stops="config", integrator: str = "implicitfast"):
+                 safe_behaviour="hold", cost_window: int = 8192, end_stops="config", integrator: str = "implicitfast",
+                 environment: ContactEnvironment | None = None, wrench_sensor: WrenchSensor | None = None,
+                 measurement_seed: int = 0):
         import mujoco
 
-        super().__init__(dyn, dt, force_limits, command_timeout, safe_behaviour, cost_window, end_stops)
+        super().__init__(dyn, dt, force_limits, command_timeout, safe_behaviour, cost_window, end_stops,
+                         measurement_seed=measurement_seed, environment=environment, wrench_sensor=wrench_sensor)
         if not (np.isfinite(timestep) and 0 < timestep <= self.dt):
             raise InvalidInputError(f"MuJoCo timestep must be in (0, dt = {self.dt:g}] s, got {timestep}")
         steps = round(self.dt / timestep)
@@ -62,12 +67,63 @@ class MujocoRobot(SimulatedPlant):
         self.clm = dyn.model
         self.mj = mujoco_model(self.clm, timestep=self.dt / steps, integrator=integrator)
         self._mujoco = mujoco
+        self.contact, self._contact_cache = None, None
+        if environment is not None:
+            self.mj, self.contact = self._with_environment(environment)
         self.data = mujoco.MjData(self.mj.model)
         self.friction = bool(friction) and len(dyn.friction) > 0
         self._pin = self.clm.model.createData()
         self._qi, self._di = self.mj.qpos_index, self.mj.dof_index
         self._act_q, self._act_d = self._qi[self._act], self._di[self._act]
         self._plat_q, self._plat_d = self._qi[self.clm.platform_idx], self._di[self.clm.platform_idx]
+
+    def _with_environment(self, environment: ContactEnvironment):
+        """The model with the tool sphere, the surfaces and their contact pairs (hardware/mujoco_contact.py), and the
+        MujocoContact; the joints (and so qpos_index, dof_index) are the model's without them."""
+        import dataclasses
+
+        import pinocchio as pin
+
+        mj = self._mujoco
+        base = self.mj.model
+        last = self.clm.platform_joints[-1]
+        body = base.body(int(base.jnt_bodyid[base.joint(last).id])).name
+        home = self.kin.home_pose()
+        q = self.kin.inverse(home, check_limits=False).q
+        pdata = self.clm.model.createData()
+        pin.forwardKinematics(self.clm.model, pdata, q)
+        placement = pdata.oMi[self.clm.model.getJointId(body)]
+        weight = float(base.body_invweight0[base.body(body).id, 0])
+        spec = mj.MjSpec.from_string(self.mj.xml)
+        add_environment(spec, environment, spec.body(body), tool_in_body(home, placement, environment.tool_point),
+                        weight)
+        model = spec.compile()
+        ids = [model.joint(n).id for n in self.clm.joint_names]
+        if not (np.array_equal(model.jnt_qposadr[ids], self.mj.qpos_index)
+                and np.array_equal(model.jnt_dofadr[ids], self.mj.dof_index)):
+            raise InvalidModelError(f"'{self.clm.name}': the MuJoCo model with the environment has other joints")
+        contact = MujocoContact(model.geom("tool").id, model.body(body).id,
+                                tuple(model.geom(f"surface_{i}").id for i in range(len(environment.surfaces))), weight)
+        return dataclasses.replace(self.mj, model=model, xml=spec.to_xml()), contact
+
+    def contact_wrench(self) -> np.ndarray:
+        """The wrench of MuJoCo's contacts on the platform now ([f; m] at its origin, base frame; zero without an
+        environment), from the contact forces of the solver at the current state (mujoco_contact.contact_wrench)."""
+        self._require()
+        if self.contact is None:
+            return np.zeros(6)
+        return self._contact_now()[0]
+
+    def _tool_moment(self):
+        return None if self.contact is None else self._contact_now()[1]
+
+    def _contact_now(self):
+        if self._contact_cache is None:
+            pose = self._platform_pose()
+            tool = pose.position + pose.rotation @ self.environment.tool_point
+            self._contact_cache = contact_wrench(self.mj.model, self.data, self.contact.tool_geom, pose.position,
+                                                 tool)
+        return self._contact_cache
 
     # ------------------------------------------------------------------ SimulatedPlant
     def _start(self, pose: Pose, twist):
@@ -82,6 +138,7 @@ class MujocoRobot(SimulatedPlant):
         d.qpos[self._qi], d.qvel[self._di] = q, v
         self._mujoco.mj_forward(self.mj.model, d)
         self._state = state
+        self._contact_cache = None
 
     def _advance(self, tau: np.ndarray) -> None:
         mj, model, d = self._mujoco, self.mj.model, self.data
@@ -103,7 +160,10 @@ class MujocoRobot(SimulatedPlant):
             mj.mj_forward(model, d)
             raise InvalidInputError(f"MuJoCo diverged at t = {self.time:.6g} s (timestep {model.opt.timestep:g} s): "
                                     "state kept, reset to go on")
+        if self.contact is not None:         # the contacts and their forces at the new state (mj_step's are the old)
+            mj.mj_forward(model, d)
         self._state = (d.qpos[self._qi].copy(), d.qvel[self._di].copy())
+        self._contact_cache = None
 
     def _actuated(self):
         return self.data.qpos[self._act_q].copy(), self.data.qvel[self._act_d].copy()
@@ -135,10 +195,12 @@ class MujocoRobot(SimulatedPlant):
 
 def mujoco_robot(dyn: ClosedLoopDynamics, settings: dict) -> MujocoRobot:
     """The MuJoCo plant of the node settings (control_rate, mujoco_timestep, friction, command_timeout,
-    safe_behaviour with hold_kp / hold_kd, force_limit)."""
-    from .simulated import plant_safe_behaviour
+    safe_behaviour with hold_kp / hold_kd, force_limit, environment, measurement_seed)."""
+    from .simulated import plant_environment, plant_safe_behaviour
 
+    environment, sensor = plant_environment(dyn, settings)
     return MujocoRobot(dyn, 1.0 / settings["control_rate"], timestep=settings["mujoco_timestep"],
                        friction=settings["friction"], command_timeout=settings["command_timeout"],
                        safe_behaviour=plant_safe_behaviour(dyn, settings),
-                       force_limits=settings.get("force_limit", "config"))
+                       force_limits=settings.get("force_limit", "config"), environment=environment,
+                       wrench_sensor=sensor, measurement_seed=settings.get("measurement_seed", 0))

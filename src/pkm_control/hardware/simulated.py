@@ -109,11 +109,20 @@ class SimulatedPlant(HardwareInterface, Simulated):
     cost. A plant supplies ``_start`` (the state at a pose and twist, not yet applied), ``_set``, ``_advance`` (one
     period with the held force; InvalidInputError keeping the state), ``_actuated`` and ``_platform_pose``.
     ``sensors`` (hardware/noise.py Sensors or None: exact) measure what ``read`` gives, drawn from
-    ``measurement_seed``."""
+    ``measurement_seed``. ``environment`` (contact.ContactEnvironment or None) is what the tool touches, in the plant's
+    own contact model; ``wrench_sensor`` (contact.WrenchSensor or None) measures the plant's ``contact_wrench`` at the
+    tool point: ``read()`` carries its sample in ``sensors["wrench"]``."""
 
     def __init__(self, dyn: ClosedLoopDynamics, dt: float, force_limits="config", command_timeout: float | None = None,
                  safe_behaviour="hold", cost_window: int = 8192, end_stops="config", sensors: Sensors | None = None,
-                 measurement_seed: int = 0):
+                 measurement_seed: int = 0, environment: ContactEnvironment | None = None,
+                 wrench_sensor: WrenchSensor | None = None):
+        if environment is not None and not isinstance(environment, ContactEnvironment):
+            raise InvalidInputError(f"environment must be a ContactEnvironment or None, got "
+                                    f"{type(environment).__name__}")
+        if wrench_sensor is not None and not isinstance(wrench_sensor, WrenchSensor):
+            raise InvalidInputError(f"wrench_sensor must be a WrenchSensor or None, got {type(wrench_sensor).__name__}")
+        self.environment, self.wrench_sensor = environment, wrench_sensor
         if not (np.isfinite(dt) and dt > 0):
             raise InvalidInputError(f"dt must be > 0 s, got {dt}")
         if command_timeout is not None and not (np.isfinite(command_timeout) and command_timeout > 0):
@@ -175,12 +184,24 @@ class SimulatedPlant(HardwareInterface, Simulated):
     def _platform_pose(self) -> Pose:
         """The platform's exact pose now."""
 
+    @abstractmethod
+    def contact_wrench(self) -> np.ndarray:
+        """The exact wrench of the contact on the platform now ([f; m] at its origin, base frame; zero without an
+        environment)."""
+
+    def _tool_moment(self):
+        """The contact's moment about the tool point now (base frame), None: none (a point contact at the tool
+        point)."""
+        return None
+
     # ------------------------------------------------------------------ interface
     def reset(self, pose: Pose, twist=None, time: float = 0.0) -> JointMeasurement:
         """Place the robot at ``pose`` moving with ``twist`` (default at rest). A start the machine cannot be in
         (a coordinate or rate beyond errors.MAGNITUDE_LIMIT, unreachable, a joint outside its range or a cut joint
         beyond its stop: the project's error as the cause) is refused with InvalidInputError; the state stays as
         it was."""
+        if self.wrench_sensor is not None:
+            self.wrench_sensor.reset()
         try:
             pose = self.kin.validate(pose)[0]
             self.kin.inverse(pose)                     # reachable and inside the joint limits
@@ -210,12 +231,17 @@ class SimulatedPlant(HardwareInterface, Simulated):
         return self.read()
 
     def read(self) -> JointMeasurement:
+        """The drives' measurement and, with a wrench sensor, its sample in sensors["wrench"]."""
         self._require()
         if self._read is None:
             q, qd = self._actuated()
             self._read = JointMeasurement(self.time, q, qd, self.tau_applied.copy())
             if self.sensors is not None:
                 self._read = self.sensors.measure(self._read, self._rng)
+            if self.wrench_sensor is not None:
+                w = self.wrench_sensor.measure(self.time, self._platform_pose(), self.contact_wrench()[:3], self.dt,
+                                               self._rng, self._tool_moment())
+                self._read = dataclasses.replace(self._read, sensors={**self._read.sensors, WRENCH: w})
         return self._read
 
     def write(self, tau, time: float | None = None) -> None:
@@ -285,12 +311,6 @@ class SimulatedRobot(SimulatedPlant):
                  safe_behaviour="hold", cost_window: int = 8192, end_stops="config", actuator_lag: float = 0.0,
                  true_parameters=None, sensors: Sensors | None = None, measurement_seed: int = 0,
                  environment: ContactEnvironment | None = None, wrench_sensor: WrenchSensor | None = None):
-        if environment is not None and not isinstance(environment, ContactEnvironment):
-            raise InvalidInputError(f"environment must be a ContactEnvironment or None, got "
-                                    f"{type(environment).__name__}")
-        if wrench_sensor is not None and not isinstance(wrench_sensor, WrenchSensor):
-            raise InvalidInputError(f"wrench_sensor must be a WrenchSensor or None, got {type(wrench_sensor).__name__}")
-        self.environment, self.wrench_sensor = environment, wrench_sensor
         if int(substeps) != substeps or substeps < 1:
             raise InvalidInputError(f"substeps must be an integer >= 1, got {substeps}")
         if not (np.isfinite(sign_eps) and sign_eps > 0):
@@ -303,7 +323,7 @@ class SimulatedRobot(SimulatedPlant):
         plant = dyn if self.true_parameters is None else dynamics_with_parameters(dyn, self.true_parameters)
         self.dyn = ClosedLoopDynamics(plant.kin, gravity=dyn.gravity, sign_eps=self.sign_eps)
         super().__init__(dyn, dt, force_limits, command_timeout, safe_behaviour, cost_window, end_stops, sensors,
-                         measurement_seed)
+                         measurement_seed, environment, wrench_sensor)
         self.friction = bool(friction)
         self.sim = ReducedSimulator(self.dyn, friction=self.friction, end_stops=self.end_stops)
 
@@ -313,22 +333,6 @@ class SimulatedRobot(SimulatedPlant):
 
     def _actuated(self):
         return self.sim.actuated(self._state)
-
-    def reset(self, pose: Pose, twist=None, time: float = 0.0) -> JointMeasurement:
-        if self.wrench_sensor is not None:
-            self.wrench_sensor.reset()
-        return super().reset(pose, twist, time)
-
-    def read(self) -> JointMeasurement:
-        """The drives' measurement (SimulatedPlant.read) and, with a wrench sensor, its sample in sensors["wrench"]."""
-        self._require()
-        fresh = self._read is None
-        meas = super().read()
-        if fresh and self.wrench_sensor is not None:
-            f = self.contact_wrench()[:3]
-            w = self.wrench_sensor.measure(self.time, self._platform_pose(), f, self.dt, self._rng)
-            meas = self._read = dataclasses.replace(meas, sensors={**meas.sensors, WRENCH: w})
-        return meas
 
     def contact_wrench(self) -> np.ndarray:
         """The exact wrench of the contact on the platform now ([f; m] at its origin, base frame; zero without an

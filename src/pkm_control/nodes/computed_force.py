@@ -65,13 +65,14 @@ class ComputedForceNode(Node):
         # kept for late subscribers (a recorder that matches after the run started gets the chunks it missed)
         self.pub = self.create_publisher(JointTrajectory, "/feedforward", qos("/feedforward", "pub"))
         # every stream bound to one publisher; the graph's reset (the clock back to the start) rebinds the trajectory
-        self.sources = Sources(self, self.diag, s["sources"])
+        self.guard = ServiceGuard(self, self.diag)
+        self.sources = Sources(self, self.diag, s["sources"], self.guard)
         # a chunk the loop has passed is dropped, not worked off (real time on an overloaded machine)
         self.clock = GraphClock(self.sources, on_reset=lambda: self.sources.reset(self.sub.topic_name))
         self.diag.extra["passed_chunks_dropped"] = 0
         self.sub = self.sources.subscribe(MultiDOFJointTrajectory, "/platform_trajectory", self.on_trajectory,
                                           qos("/platform_trajectory", "sub"), "platform_trajectory")
-        self.srv = ServiceGuard(self, self.diag).service(Trigger, "~/reload_parameters", self.on_reload)
+        self.srv = self.guard.service(Trigger, "~/reload_parameters", self.on_reload)
 
     def build(self, model: str, path: str) -> FeedforwardModel:
         try:

@@ -111,10 +111,10 @@ class HardwareNode(Node):
 
             self.pub_wrench = self.create_publisher(WrenchStamped, WRENCH_TOPIC, qos(WRENCH_TOPIC, "pub"))
         # the commands bound to one publisher (ros/peers.py; a second joint_controller's are refused); a reset rebinds
-        self.sources = Sources(self, self.diag, s["sources"])
+        self.guard = ServiceGuard(self, self.diag)
+        self.sources = Sources(self, self.diag, s["sources"], self.guard)
         self.sub_cmd = self.sources.subscribe(self.convention.command_type, self.convention.commands_topic,
                                               self.on_command, qos(COMMANDS, "sub"), "command")
-        self.guard = ServiceGuard(self, self.diag)
         self.measured = None            # the last published measurement: a reset is refused while it moves
         self.srv_reset = self.guard.reset_services(
             self.on_reset, lambda: None if self.measured is None else self.measured.velocity, self.ctx.actuated_joints)

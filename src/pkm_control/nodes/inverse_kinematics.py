@@ -49,7 +49,7 @@ from ..ros.messages import (joint_state_msg, joint_trajectory_msg, parse_joint_s
     pose_stamped_msg, to_ns, transform_stamped_msg)
 from ..ros.qos import qos
 from ..ros.peers import GraphClock, Sources
-from ..ros.runtime import COMMON_PARAMS, Diagnostics, declare_settings, run_node
+from ..ros.runtime import COMMON_PARAMS, Diagnostics, ServiceGuard, declare_settings, run_node
 
 __doc__ += "\n" + COMMON_PARAMS
 #: the TF frames of the platform poses: child frame ids that robot_state_publisher never publishes (it publishes the
@@ -97,7 +97,7 @@ class InverseKinematicsNode(Node):
             self.get_logger().info("tf2_msgs is not installed: no /tf (run `make tf2-msgs`; the poses are on "
                                    "/platform_pose and /desired_platform_pose)")
         # every stream bound to one publisher; the graph's reset (the clock back to the start) rebinds the trajectory
-        self.sources = Sources(self, self.diag, s["sources"])
+        self.sources = Sources(self, self.diag, s["sources"], ServiceGuard(self, self.diag))
         # a chunk the loop has passed is dropped, not worked off (real time on an overloaded machine)
         self.clock = GraphClock(self.sources, on_reset=lambda: self.sources.reset(self.sub_traj.topic_name))
         self.diag.extra["passed_chunks_dropped"] = 0

@@ -47,6 +47,12 @@ Subscribes
   /platform_wrench         geometry_msgs/WrenchStamped       (hardware: topics | ros2_control, a force law with
                                                              the F/T sensor) the wrench at the tool; in lockstep a
                                                              period waits for the sample of its state's stamp
+  /clock                   rosgraph_msgs/Clock               (hardware: topics, real time) the period's instant: the
+                                                             hardware node's clock, bound to it and guarded
+                                                             (trajectory.trust: forward by at most 0.1 s at once, back
+                                                             only to the start, its reset); never through rclpy's time
+                                                             source (use_sim_time is not used for the loop's time)
+  Every stream is bound to one publisher (parameter sources; ros/peers.py); ~/rebind_sources rebinds them
 Publishes
   /joint_states            sensor_msgs/JointState            (sim, mujoco, canopen) EVERY joint from the state
                                                              estimator (measured actuated joints, passive and
@@ -65,7 +71,7 @@ Publishes
                                                              for a stream and at a reset)
   /hardware/platform_pose  geometry_msgs/PoseStamped         (sim, mujoco, emulated canopen) the exact platform pose at
                                                              state_publish_rate
-  /platform_wrench         geometry_msgs/WrenchStamped       (sim with an environment) the simulated 6-axis F/T
+  /platform_wrench         geometry_msgs/WrenchStamped       (sim, mujoco with an environment) the simulated 6-axis F/T
                                                              sensor at the tool (frame platform_tool: platform axes),
                                                              F_e the platform applies, at state_publish_rate
   /<controller_name>/commands   std_msgs/Float64MultiArray   (hardware: topics | ros2_control) actuator forces
@@ -126,8 +132,9 @@ safe_behaviour, state_publish_rate (`pkm record` sets 0, every period, while it 
   parameter_bound, parameter_estimates_rate (adaptive IDC), feedforward_lead (Codourey's T_m: the feedforward is
   looked up this long ahead of the regulator's references), canopen_config, canopen_emulate (hardware: canopen),
   true_parameters_file, encoder_resolution, encoder_counts_per_turn, effort_noise_std, measurement_seed (the
-  simulated robot's own parameters and measurement: hardware/simulated.py), environment (sim: '' = free space,
-  default = config/environment.yaml, or a YAML path), force_reference (run time; the force laws' set-point)
+  simulated robot's own parameters and measurement: hardware/simulated.py), environment (sim, mujoco: '' = free
+  space, default = config/environment.yaml, or a YAML path; mujoco: in MuJoCo's contact model,
+  hardware/mujoco_contact.py), force_reference (run time; the force laws' set-point)
 
 Force laws (controller: one of controllers.yaml force_controllers, control/force.py): kp, kd are the law's motion
 gains, its other gains and limits (contact_force_limit, wrench_timeout, max_offset) in its section; the measured
@@ -159,7 +166,7 @@ from ..hardware.plugin import HardwareHost, hardware_plugin
 from ..hardware.simulated import SimulatedRobot
 from ..ros.hardware_io import ClockPublisher, SimulationTopics, TopicHardware
 from ..ros.messages import joint_state_msg, parse_joint_trajectory, period_ns, wrench_stamped_msg
-from ..ros.peers import Sources
+from ..ros.peers import GraphClock, Sources
 from ..ros.qos import ESTIMATES_TOPIC, WRENCH_TOPIC, qos
 from ..ros.runtime import (COMMON_PARAMS, Diagnostics, PolledSubscriptions, ServiceGuard, declare_settings, guarded,
                            log_at, run_node, service_type)
@@ -199,7 +206,15 @@ class JointControllerNode(Node):
                                saturations=0)
         self.diag.before_publish = lambda: self.timing(self._runner)
         # every stream bound to one publisher (ros/peers.py); the reset rebinds the references and the feedforward
-        self.sources = Sources(self, self.diag, s["sources"])
+        self.sources = Sources(self, self.diag, s["sources"], self.guard)
+        # the time of a period in real time (issue 22 §2): with hardware topics the graph's /clock (the hardware node
+        # is the time source), bound and guarded as every node's (GraphClock); else this node's own system clock (it
+        # is the time source). Never rclpy's time source (use_sim_time), which follows any /clock, unbound; in
+        # lockstep a robot behind topics gives the period's time in its bound, guarded /joint_states stamps
+        kind = hardware_plugin(s["hardware"])
+        self.graph_clock = GraphClock(self.sources) if kind.time_source != "joint_controller" and not s["lockstep"] \
+            else None
+        self.system_clock = WallClock(clock_type=ClockType.SYSTEM_TIME)
         self.model = None if s["mode"] in MODEL_FREE else FeedforwardModel(self.dyn, s["feedforward_model"])
         law = self.make_law(s)
         controller = Controller(law, ForceLimits(s["force_limit"]), self.make_safe(s["safe_behaviour"]),
@@ -208,10 +223,9 @@ class JointControllerNode(Node):
                                 wrench_watch=wrench_watch(self.force_settings(s), law) if self.force else None)
         # the robot, of the kind the hardware setting names (hardware/plugin.py): what is specific to it (supervision,
         # services, a status per device) stays behind the hardware contract (hardware/interface.py)
-        kind = hardware_plugin(s["hardware"])
         self._new_measurement = None
         hardware = kind.create(HardwareHost(
-            s, self.ctx, self.dyn, lambda: self.get_clock().now().nanoseconds * 1e-9,
+            s, self.ctx, self.dyn, lambda: self.system_clock.now().nanoseconds * 1e-9,
             partial(log_at, self.get_logger()), self.diag.extra, node=self,
             sources=self.sources, on_measurement=self.on_measurement, on_repeated_state=self.on_repeated_state,
             wrench_point=self.wrench_point(s, law)))
@@ -675,6 +689,15 @@ class JointControllerNode(Node):
                                            name="pkm_rt_loop", daemon=True)
         self._rt_thread.start()
 
+    def realtime_instant(self):
+        """Real time: the instant of the next period (ns): sim time k * dt with the robot inside, the graph's believed
+        /clock with hardware topics (None before the first), else this node's system clock."""
+        if self.sim:
+            return self.k * self.dt_ns
+        if self.graph_clock is not None:
+            return self.graph_clock.ns
+        return self.system_clock.now().nanoseconds
+
     def background(self) -> bool:
         """Between two periods, one slice: the clock (the other nodes' time), a streamed chunk (the loop needs it),
         else an observation."""
@@ -698,7 +721,10 @@ class JointControllerNode(Node):
             nonlocal measuring
             if self._reset_request.is_set() and self.sim:
                 self._apply_reset()
-            self.guarded_period(self.k * self.dt_ns if self.sim else self.get_clock().now().nanoseconds)
+            t = self.realtime_instant()
+            if t is None:                   # no believed /clock yet: nothing to command at
+                return
+            self.guarded_period(t)
             if not measuring and self.loop.command is not None and self.loop.command.mode == CONTROL:
                 # the figures start with the run, at the first period the law controls (a lockstep run starts with
                 # the first reference for its instant): the periods before it (the graph coming up, first calls,

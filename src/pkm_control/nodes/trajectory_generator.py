@@ -105,7 +105,8 @@ class TrajectoryGeneratorNode(Node):
                                                   qos("/desired_platform_pose", "pub"))
         self.pub_status = self.create_publisher(String, "~/status", qos("/trajectory_generator/status", "pub"))
         # /clock and the measured pose bound to one publisher each (the graph's reset rebinds the pose)
-        self.sources = Sources(self, self.diag, s["sources"])
+        self.guard = ServiceGuard(self, self.diag)
+        self.sources = Sources(self, self.diag, s["sources"], self.guard)
         self.sub_clock = self.sources.subscribe(Clock, "/clock", self.on_clock, qos("/clock", "sub"), "clock")
         self.measured = None             # (stamp ns, Pose): the latest measured platform pose
         self.awaiting_measurement = True
@@ -115,7 +116,7 @@ class TrajectoryGeneratorNode(Node):
                                                  qos("/trajectory_generator/goal", "sub"))
         self.reoffer_timer = self.create_timer(0.25, guarded(self.diag, "re-offer")(self.on_reoffer),
                                                clock=WallClock(clock_type=ClockType.STEADY_TIME))
-        self.srv_start = ServiceGuard(self, self.diag).service(Trigger, "~/start", self.on_start)
+        self.srv_start = self.guard.service(Trigger, "~/start", self.on_start)
         # a stop is never refused: it only holds the robot, and an operator must always be able to
         self.srv_stop = self.create_service(Trigger, "~/stop", self.on_stop)
 

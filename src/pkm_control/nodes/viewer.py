@@ -7,10 +7,13 @@ Subscribes
   /platform_wrench         geometry_msgs/WrenchStamped  the contact force (force laws), an arrow at the tool
   /desired_joint_states    sensor_msgs/JointState   every tree joint of the desired robot (inverse_kinematics),
                                                     drawn as a translucent ghost
-All as sensor data: the view shows the newest state and skips the rest. The contact force arrow (orange) ends at
-the tool point of the robot's config/environment.yaml section, a quarter of the robot's size at 100 N. The
-controller's name is read from joint_controller's ``controller`` parameter unless given. The page is redrawn at
-``rate`` (wall clock) when a state arrived.
+All as sensor data: the view shows the newest state and skips the rest. Each topic is bound to one publisher
+(ros/peers.py; ``sources``, default: the joint states to joint_controller, the desired ones to inverse_kinematics, a
+topic not named to its first publisher): the others' messages are refused, counted on /diagnostics with their gid and
+logged at most once a second; ~/rebind_sources (std_srvs/Trigger) binds them again. The contact force arrow
+(orange) ends at the tool point of the robot's config/environment.yaml section, a quarter of the robot's size at
+100 N. The controller's name is read from joint_controller's ``controller`` parameter unless given. The page is
+redrawn at ``rate`` (wall clock) when a state arrived.
 """
 
 from __future__ import annotations
@@ -20,15 +23,18 @@ import threading
 from rclpy.node import Node
 
 from ..ros.qos import qos
-from ..ros.runtime import Diagnostics, guarded
+from ..ros.runtime import Diagnostics, ServiceGuard, guarded
 
 DISPLAY_RATE = 30.0           # Hz (wall): redraws of the page, at most
 
 
 class ViewerNode(Node):
-    def __init__(self, view, rate: float = DISPLAY_RATE, topic: str = "/joint_states", **kwargs):
+    def __init__(self, view, rate: float = DISPLAY_RATE, topic: str = "/joint_states", sources: str | None = None,
+                 **kwargs):
         super().__init__("viewer", **kwargs)
         from sensor_msgs.msg import JointState
+
+        from ..ros.peers import Sources
 
         self.view = view
         self.scene = view.scene
@@ -36,11 +42,11 @@ class ViewerNode(Node):
         self.diag.extra["robot"] = self.scene.model.name
         self.pending = {}               # what arrived since the last redraw: measured, desired, effort, t
         self.drawn = threading.Event()  # set after each redraw (tests wait on it)
-        self.create_subscription(JointState, topic, guarded(self.diag, "joint_states")(self.on_measured),
-                                 qos("/joint_states", "sub:viewer"))
-        self.create_subscription(JointState, "/desired_joint_states",
-                                 guarded(self.diag, "desired_joint_states")(self.on_desired),
-                                 qos("/desired_joint_states", "sub:viewer"))
+        self.sources = Sources(self, self.diag, default_sources(topic) if sources is None else sources,
+                               ServiceGuard(self, self.diag))
+        self.sources.subscribe(JointState, topic, self.on_measured, qos("/joint_states", "sub:viewer"), "joint_states")
+        self.sources.subscribe(JointState, "/desired_joint_states", self.on_desired,
+                               qos("/desired_joint_states", "sub:viewer"), "desired_joint_states")
         # the contact force as an arrow at the tool (force laws: /platform_wrench; the tool point from the robot's
         # section of config/environment.yaml, the platform origin without one)
         from geometry_msgs.msg import WrenchStamped
@@ -53,8 +59,8 @@ class ViewerNode(Node):
             view.tool_point = load_environment(self.scene.model.name)[0].tool_point
         except PkmError:
             pass                        # no environment for this robot: the sensor at the platform origin
-        self.create_subscription(WrenchStamped, WRENCH_TOPIC, guarded(self.diag, "platform_wrench")(self.on_wrench),
-                                 qos(WRENCH_TOPIC, "sub:viewer"))
+        self.sources.subscribe(WrenchStamped, WRENCH_TOPIC, self.on_wrench, qos(WRENCH_TOPIC, "sub:viewer"),
+                               "platform_wrench")
         self.create_timer(1.0 / rate, guarded(self.diag, "redraw")(self.redraw))
         self._controller_query = None
         if not view.controller:
@@ -109,8 +115,14 @@ class ViewerNode(Node):
             self._controller_query = None
 
 
-def run(view, topic: str = "/joint_states") -> int:
+def default_sources(topic: str) -> str:
+    """The viewer's ``sources``: the measured joint states (``topic``) bound to joint_controller (its state estimate),
+    the desired ones to inverse_kinematics; /platform_wrench (joint_controller or the hardware node) is not named."""
+    return f"{topic}=joint_controller,/desired_joint_states=inverse_kinematics"
+
+
+def run(view, topic: str = "/joint_states", sources: str | None = None) -> int:
     """Spin a ViewerNode drawing into ``view`` until SIGINT, SIGTERM or SIGHUP (runtime.run_node)."""
     from ..ros.runtime import run_node
 
-    return run_node(lambda: ViewerNode(view, topic=topic), __doc__, ["pkm-view"])
+    return run_node(lambda: ViewerNode(view, topic=topic, sources=sources), __doc__, ["pkm-view"])

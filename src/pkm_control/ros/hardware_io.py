@@ -48,7 +48,7 @@ from ..control.settings import TOPIC_CONVENTIONS
 from ..trajectory.trust import ClockGuard
 from .messages import (commands_msg, joint_state_msg, joint_trajectory_msg, parse_commands, parse_joint_commands,
     parse_joint_state, parse_wrench_stamped, pose_stamped_msg, stamp_msg, to_ns)
-from .topology import GROUND_TRUTH_TOPIC
+from .topology import GROUND_TRUTH_TOPIC, robot_topics
 from .qos import COMMANDS, WRENCH_TOPIC, qos
 from ..control.laws import WRENCH
 
@@ -63,11 +63,9 @@ class TopicConvention(NamedTuple):
     @classmethod
     def from_settings(cls, s: dict) -> "TopicConvention":
         name = s["topic_convention"]
-        if name == "forward_command":
-            return cls(name, "/joint_states", f"/{s['controller_name']}/commands")
-        if name == "topic_based":
-            return cls(name, s["joint_states_topic"], s["joint_commands_topic"])
-        raise InvalidInputError(f"topic_convention {name!r} is not one of {TOPIC_CONVENTIONS}")
+        if name not in TOPIC_CONVENTIONS:
+            raise InvalidInputError(f"topic_convention {name!r} is not one of {TOPIC_CONVENTIONS}")
+        return cls(name, *robot_topics(s))
 
     @property
     def command_type(self):

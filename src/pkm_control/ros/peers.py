@@ -7,6 +7,9 @@ node of the same name (issue 22 §1, §2; docs/graph.md "Trust in the graph").
   its publisher's gid at most once a second (``guarded``'s throttle). ``reset`` rebinds (the graph's reset). The
   diagnostics carry each binding (``source <topic>``: the bound gid and node, the refused gids with their
   counts), and an ERROR when another node of this node's name is in the graph (``get_node_names_and_namespaces``).
+  With the node's ServiceGuard, ``~/rebind_sources`` (std_srvs/Trigger, rate-limited) rebinds every stream: the
+  operator's way to move a binding while the bound publisher is still in the graph (a reset of the graph, or the
+  bound publisher leaving it, rebinds by itself).
 * ``GraphClock``: the newest /clock of the bound clock source that its ``ClockGuard`` believes, for a stream stage
   with no rclpy time source (IK, computed force): it tells the chunks the loop has passed; a clock back to the
   start (the graph's reset) calls ``on_reset``. It reads /clock best effort (the freshest wins), so a jump ahead
@@ -35,17 +38,36 @@ def publisher_gid(info) -> bytes:
 class Sources:
     """The bound subscriptions of one node (module docstring)."""
 
-    def __init__(self, node, diag, spec: str = ""):
+    def __init__(self, node, diag, spec: str = "", guard=None):
         self.node, self.diag = node, diag
         self.trusted = sources_setting(spec)
         self.bindings: dict = {}            # resolved topic name -> SourceBinding
         self.duplicates = 0                 # other nodes of this node's name in the graph, at the last look
+        self.rebinds = 0
         previous = diag.before_publish
         diag.before_publish = (lambda: (previous(), self.refresh())) if previous else self.refresh
+        if guard is not None:               # ~/rebind_sources, rate-limited as the node's other services
+            from std_srvs.srv import Trigger
 
-    def subscribe(self, msg_type, topic: str, callback, qos_profile, what: str, create=None):
-        """A subscription whose ``callback(msg)`` (guarded as ``what``) gets only the bound publisher's messages;
-        ``create``: the factory (default the node's create_subscription; real time: PolledSubscriptions.create)."""
+            self.srv_rebind = guard.service(Trigger, "~/rebind_sources", self.on_rebind)
+
+    def on_rebind(self, request, response):
+        """~/rebind_sources (std_srvs/Trigger): every stream of this node binds again at its next message, to the
+        node named in ``sources`` or, for a topic not named, to its first publisher from now on; the clocks keep
+        their time (a rebound /clock is still guarded against the last believed one)."""
+        before = "; ".join(f"{topic}: {b.describe()}" for topic, b in self.bindings.items())
+        self.reset()
+        self.rebinds += 1
+        self.diag.extra["rebinds"] = self.rebinds
+        self.node.get_logger().info(f"sources rebound at their next message (bound before: {before or 'none'})")
+        response.success = True
+        response.message = f"every stream binds again at its next message; bound before: {before or 'none'}"
+        return response
+
+    def subscribe(self, msg_type, topic: str, callback, qos_profile, what: str, create=None, with_info: bool = False):
+        """A subscription whose ``callback(msg)`` (guarded as ``what``; ``with_info``: ``callback(msg, info)``) gets
+        only the bound publisher's messages; ``create``: the factory (default the node's create_subscription; real
+        time: PolledSubscriptions.create; a recorder: raw ones)."""
         handle = guarded(self.diag, what)(callback)
         binding = SourceBinding(topic)
         refused = f"{what} (another publisher)"
@@ -58,7 +80,7 @@ class Sources:
                 self.diag.reject(what, exc)
                 return
             if admitted:
-                handle(msg)
+                handle(msg, info) if with_info else handle(msg)
             elif admitted is False:         # None: a publisher the graph does not know by name yet (dropped)
                 self.diag.reject(refused, binding.refusal(gid))
 

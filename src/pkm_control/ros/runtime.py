@@ -521,9 +521,13 @@ common parameters (ROS: --ros-args -p name:=value):
   controller          named controller in the controller YAML (pd, pd_feedforward, cf_rb,
                       cf_rb_friction, computed_torque)                              [pd_feedforward]
   controller_config   controller YAML path ('' = <share>/config/controllers.yaml)
-  use_sim_time        follow /clock (pkm bringup and the launch file: only joint_controller with hardware
-                      topics; the generator reads /clock itself, IK and computed force use their inputs' stamps)
+  use_sim_time        rclpy's time source follows /clock: stamps only the diagnostics; the nodes read /clock
+                      themselves, bound to its source (pkm bringup and the launch file set it false)
+  sources             the node each stream is bound to, topic=node pairs (pkm bringup and the launch file
+                      name every stream's; a topic not named binds its first publisher of a run)
   a node declares the keys of the controller YAML it uses (its list below) and takes them as
   ROS parameters; only the ones marked 'run time' can be set on the running node.
-  every node publishes diagnostic_msgs/DiagnosticArray on /diagnostics (1 Hz wall).
+  every node publishes diagnostic_msgs/DiagnosticArray on /diagnostics (1 Hz wall), and serves
+  ~/rebind_sources (std_srvs/Trigger, rate-limited as its other services): its streams bind again at their
+  next message (the node named in sources, else the first publisher from then on).
 """

@@ -36,24 +36,16 @@ def domain_id(requested: int | None = None, isolated: bool = True) -> int:
 #: the node executables, in start order (the clock source last, so every subscriber is up)
 NODES = ("trajectory_generator", "inverse_kinematics", "computed_force", "joint_controller", "hardware")
 
-#: nodes that work on the stamps of their input messages and need no clock of their own
-STAMP_DRIVEN = ("inverse_kinematics", "computed_force")
-#: nodes that subscribe /clock themselves and take the sim time from its messages
-CLOCK_READERS = ("trajectory_generator",)
-
-
 def graph(hardware: str = "sim", stand_in: bool = False) -> list:
-    """(node, use_sim_time) of the graph for a hardware mode, in start order. The clock source (the node that
-    simulates the robot; joint_controller in front of ros2_control) does not follow /clock, nor do the nodes whose
-    outputs carry their inputs' stamps (STAMP_DRIVEN: they would only pay for every /clock message) and those that
-    read /clock themselves (CLOCK_READERS: rclpy's time source would take every /clock message a second time).
-    The nodes without sim time stamp only their /diagnostics with the wall clock. ``stand_in`` (ros2_control):
-    the ``hardware`` node plays the controller manager, on its own clock as one does; (canopen) the drives are
-    emulated inside joint_controller, the graph is the same."""
-    kind = hardware_plugin(hardware)
-    names = NODES if kind.runs_hardware_node(stand_in) else NODES[:-1]
-    clock = kind.time_source
-    return [(n, n not in (clock, "hardware") and n not in STAMP_DRIVEN + CLOCK_READERS) for n in names]
+    """The nodes of the graph for a hardware mode, in start order. None follows /clock through rclpy's time source
+    (use_sim_time), which believes any publisher of /clock: the clock source (the node that simulates the robot;
+    joint_controller in front of ros2_control) has its own time, the generator, inverse kinematics, computed force
+    and (hardware topics, real time) joint_controller read /clock themselves, bound to its source and guarded
+    (trajectory.trust), and a robot behind topics gives joint_controller's lockstep periods their instants in its
+    bound /joint_states stamps. ``stand_in`` (ros2_control): the ``hardware`` node plays the controller manager, on
+    its own clock as one does; (canopen) the drives are emulated inside joint_controller, the graph is the same
+    (HardwarePlugin.runs_hardware_node)."""
+    return list(NODES if hardware_plugin(hardware).runs_hardware_node(stand_in) else NODES[:-1])
 
 
 def stand_in_parameters(hardware: str, stand_in: bool) -> dict:
@@ -82,19 +74,40 @@ def estimated_state_topic(hardware: str = "sim") -> str:
     return "/joint_states" if hardware_plugin(hardware).hosted else "/estimated_joint_states"
 
 
-def trusted_sources(hardware: str = "sim", stand_in: bool = False) -> str:
-    """The ``sources`` parameter that `pkm bringup` and the launch file give every node (trajectory.trust): each
-    stream the graph's own nodes produce bound to its producer by name, so that a peer that starts first cannot take
-    it: /clock to the clock source (``graph``), /platform_trajectory to the generator, /joint_references and
-    /platform_pose to inverse_kinematics, /feedforward to computed_force, and /joint_states to the node that measures
-    the robot (joint_controller when it hosts it, the hardware node with topics or standing in; not a controller
-    manager's broadcaster, whose name is its user's). Other streams bind their first publisher of a run."""
+def robot_topics(s: dict) -> tuple:
+    """(states topic, commands topic) of a robot behind topics for the settings ``s`` (topic_convention and its
+    names): forward_command's /joint_states and /<controller_name>/commands, or topic_based's joint_states_topic and
+    joint_commands_topic."""
+    if s["topic_convention"] == "topic_based":
+        return s["joint_states_topic"], s["joint_commands_topic"]
+    return "/joint_states", f"/{s['controller_name']}/commands"
+
+
+def trusted_sources(hardware: str = "sim", stand_in: bool = False,
+                    topics=("/joint_states", "/effort_controller/commands")) -> str:
+    """The ``sources`` parameter that `pkm bringup` and the launch file give every node (trajectory.trust): every
+    stream a node of the graph takes, bound to its producer by name, so that no consumer binds first-come (a peer
+    that starts first cannot take a stream): /clock to the clock source, /platform_trajectory to the generator,
+    /joint_references, /platform_pose and /desired_joint_states to inverse_kinematics, /feedforward to
+    computed_force, the estimated joint states (and, but with ros2_control, /robot_description) to joint_controller,
+    the generator's status to it, and, with a robot behind ``topics`` (its states and commands topics,
+    ``robot_topics``), its states, /platform_wrench and the ground truth to the hardware node (hardware topics, or
+    standing in for a controller manager) and its commands to joint_controller; the robot inside joint_controller
+    (hosted hardware), its /platform_wrench and ground truth to joint_controller. The recorders take the same. A real
+    controller manager's broadcaster is not named (its node's name is its user's): that stream binds its first
+    publisher of a run."""
     kind = hardware_plugin(hardware)
     pairs = {"/clock": kind.time_source, "/platform_trajectory": "trajectory_generator",
-             "/joint_references": "inverse_kinematics", "/platform_pose": "inverse_kinematics",
-             "/feedforward": "computed_force"}
+             "/joint_references": "inverse_kinematics", "/platform_pose": "inverse_kinematics", "/desired_joint_states": "inverse_kinematics",
+             "/feedforward": "computed_force", estimated_state_topic(hardware): "joint_controller",
+             "/trajectory_generator/status": "trajectory_generator"}
+    if kind.publishes_description:
+        pairs["/robot_description"] = "joint_controller"
     if kind.hosted:
-        pairs["/joint_states"] = "joint_controller"
-    elif kind.runs_hardware_node(stand_in):
-        pairs["/joint_states"] = "hardware"
+        pairs["/platform_wrench"] = pairs[GROUND_TRUTH_TOPIC] = "joint_controller"
+    else:
+        states, commands = topics
+        pairs[commands] = "joint_controller"
+        if kind.runs_hardware_node(stand_in):
+            pairs[states] = pairs["/platform_wrench"] = pairs[GROUND_TRUTH_TOPIC] = "hardware"
     return ",".join(f"{topic}={node}" for topic, node in pairs.items())

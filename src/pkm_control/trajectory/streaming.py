@@ -7,7 +7,8 @@ the sample of its instant. Two pieces:
 * ``SampleBuffer``: time-indexed rows (integer nanoseconds) with ros2_control's splice semantics
   (a chunk replaces every buffered sample at or after its first time, as a new
   JointTrajectory replaces the rest of the old one in joint_trajectory_controller). ``at(t)`` is
-  exact on the grid and linear between samples.
+  exact on the grid and linear between samples. The consumer reads through ``use(t)``, which makes the samples
+  it read final: a chunk that would rewrite one of them is refused (``fresh``).
 * ``GoalScheduler``: what the trajectory_generator node does between its messages. It holds the
   pose to keep when no motion runs (initially the start pose, later the end of the last motion),
   loads a goal (spec -> trajectory, an approach move in front if it starts elsewhere, the whole
@@ -61,7 +62,9 @@ class SampleBuffer:
     (rows, w in [0, 1] the position between them, h their spacing in s; default linear; the control loop's
     references use cubic Hermite, ``control.kernels.hermite``), None when t is outside the buffered span (not
     arrived yet, or pruned). ``hold(t, max_age)`` is ``at(t)`` or, past the end, the last row while t is at
-    most ``max_age`` ns after it (a stream that ran dry for less than its timeout).
+    most ``max_age`` ns after it (a stream that ran dry for less than its timeout). ``use(t, max_age)`` is ``hold``
+    for the consumer: it also records in ``used_ns`` the latest buffered sample it read, the last that a chunk may no
+    longer rewrite (``fresh``).
     """
 
     def __init__(self, keep_ns: int = 1_000_000_000, interpolate=None):
@@ -69,6 +72,7 @@ class SampleBuffer:
         self.rows: list[np.ndarray] = []
         self.keep_ns = int(keep_ns)
         self.interpolate = interpolate or _linear
+        self.used_ns = None             # the latest buffered sample a use() read (None: none yet)
 
     def add(self, times_ns, rows) -> None:
         if len(times_ns) == 0:
@@ -78,14 +82,15 @@ class SampleBuffer:
         self.times.extend(int(t) for t in times_ns)
         self.rows.extend(np.asarray(r, float) for r in rows)
 
-    def fresh(self, times_ns, rows, used_ns: int | None):
-        """The part of a chunk to splice, given that the consumer used the samples up to ``used_ns`` (None: none).
-        A chunk that starts after the buffered end is new throughout. One that overlaps the buffer may repeat
-        buffered samples (a re-offer of what was published, e.g. the generator's after a stall, or a replay of
-        the graph's own recent traffic): only what follows the samples it repeats is spliced (possibly nothing), so
-        a repeat never deletes the samples buffered after it. A chunk whose first new sample is at or before
-        used_ns (stamped in the past with other values, or from before the buffered span) is refused with
-        InvalidInputError: its splice would rewrite what the loop did and delete the real samples after it."""
+    def fresh(self, times_ns, rows):
+        """The part of a chunk to splice. A chunk that starts after the buffered end is new throughout. One that
+        overlaps the buffer may repeat buffered samples (a re-offer of what was published, e.g. the generator's after
+        a stall, or a replay of the graph's own recent traffic): only what follows the samples it repeats is spliced
+        (possibly nothing), so a repeat never deletes the samples buffered after it. A chunk whose first new sample
+        is at or before ``used_ns`` (stamped in the past with other values, or from before the buffered span) is
+        refused with InvalidInputError: its splice would rewrite samples the consumer read and delete the real
+        samples after them. Samples after the buffered end rewrite nothing, even where the consumer's time is past
+        them (it did not wait for this stream, or held its last sample): they are spliced."""
         times = np.asarray(times_ns, np.int64)
         if len(times) == 0 or not self.times or self.times[-1] < int(times[0]):
             return times_ns, rows
@@ -97,9 +102,10 @@ class SampleBuffer:
                     not _repeats(self.rows[i], rows[k]):
                 break
             k += 1
-        if used_ns is not None and k < len(times) and times[k] <= used_ns:
+        if self.used_ns is not None and k < len(times) and times[k] <= self.used_ns:
             raise InvalidInputError(f"a chunk from {times[0] * 1e-9:.6f} s would rewrite the sample at "
-                                    f"{times[k] * 1e-9:.6f} s, already used (up to {used_ns * 1e-9:.6f} s): refused")
+                                    f"{times[k] * 1e-9:.6f} s, already used (up to {self.used_ns * 1e-9:.6f} s): "
+                                    "refused")
         return times[k:], rows[k:]
 
     @property
@@ -125,6 +131,15 @@ class SampleBuffer:
             row = self.rows[-1]
         return row
 
+    def use(self, t_ns: int, max_age_ns: int):
+        """``hold(t, max_age)`` for the consumer: the buffered samples the row comes from (the one at t, or the two
+        around it, or the last one past the end) are used, final from now on (``fresh``)."""
+        row = self.hold(t_ns, max_age_ns)
+        if row is not None:
+            read = self.times[min(bisect.bisect_left(self.times, t_ns), len(self.times) - 1)]
+            self.used_ns = read if self.used_ns is None else max(self.used_ns, read)
+        return row
+
     def prune(self, now_ns: int) -> None:
         """Drop samples older than keep_ns before now (keeps one before, for interpolation)."""
         i = bisect.bisect_left(self.times, now_ns - self.keep_ns)
@@ -134,6 +149,7 @@ class SampleBuffer:
     def clear(self) -> None:
         self.times.clear()
         self.rows.clear()
+        self.used_ns = None
 
 
 def _linear(r0, r1, w, h):

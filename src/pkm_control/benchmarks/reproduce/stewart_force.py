@@ -20,6 +20,11 @@ simulated robot with the config's joint friction, 2 kHz; the gains are config/co
   loop's gain grows with the series stiffness k_s = kc k_e / (kc + k_e) (control/force.py DirectForce: time
   constant 1 / (Ki k_s)): the book's rule (the inner motion loop at least 5 times faster) holds up to k_e ~ 5e5 N/m
   with these gains.
+* ``mujoco``: the task again on the MuJoCo plant (hardware/mujoco_robot.py) with the same table in MuJoCo's own
+  contact model (hardware/mujoco_contact.py), the same law, gains, sensor noise (seed 0) and joint friction: the
+  independent check of the contact forces. Reported: the task's figures there; the largest normal-force difference
+  from the native plant while holding and while sliding; f_t / f_n while sliding on both plants; MuJoCo's contact
+  force against the project's law (k d + c d', mu f_n tanh) at MuJoCo's own states, holding and sliding.
 * ``impedance``: no force reference; the motion goes 1 mm beyond the surface (0.3 s) and holds (0.3 s). The designed
   impedance M_d e'' + D_d e' + K_d e = F_e (Fig. 36, e = z_d - z, F_e the normal force the platform applies) is
   integrated (scipy.signal.lsim, from rest) with the measured contact force as its input: its response beside the
@@ -65,11 +70,13 @@ def _rms(x) -> float:
 
 
 def simulate(dyn, controller: str, hybrid, stiffness: float | None = None, friction: bool = True, tail: float = 0.0,
-             overrides=None):
+             overrides=None, plant: str = "sim"):
     """One run of ``controller`` (force_controllers) on the hybrid task; the environment config/environment.yaml's
-    (``stiffness``: the table's, if given), its sensor. Returns a dict of arrays per period: t, the normal force
-    f_n (N, on the tool: k d + c d'), its reference (NaN where z is not force-controlled), phase labels, the desired
-    and the measured platform positions, modes."""
+    (``stiffness``: the table's, if given), its sensor; ``plant`` sim (SimulatedRobot) or mujoco (MujocoRobot, the
+    contact in MuJoCo's model). Returns a dict of arrays per period: t, the normal force f_n (N, on the tool: the
+    plant's contact force along z) and f_x (along x), the project's contact law at the plant's state (law_n, law_x),
+    the normal force's reference (NaN where z is not force-controlled), phase labels, the desired and the measured
+    platform positions, modes."""
     import dataclasses
 
     from ...control import References
@@ -84,13 +91,16 @@ def simulate(dyn, controller: str, hybrid, stiffness: float | None = None, frict
         env = ContactEnvironment(env.tool_point, (table,) + env.surfaces[1:])
     c = make_force_controller(dyn, controller, overrides=overrides)
     dt = 1.0 / load_settings(ROBOT, "pd")["control_rate"]
-    robot = SimulatedRobot(dyn, dt, friction=friction, environment=env,
-                           wrench_sensor=wrench_sensor(env, sensor_settings))
+    if plant == "mujoco":
+        from ...hardware.mujoco_robot import MujocoRobot as Plant
+    else:
+        Plant = SimulatedRobot
+    robot = Plant(dyn, dt, friction=friction, environment=env, wrench_sensor=wrench_sensor(env, sensor_settings))
     kin, act = dyn.kin, dyn.model.actuated_idx
     home = kin.home_pose()
     robot.reset(home)
     n = int(round((hybrid.duration + tail) / dt))
-    out = {k: [] for k in ("t", "f_n", "f_d", "phase", "p_d", "p", "mode")}
+    out = {k: [] for k in ("t", "f_n", "f_x", "law_n", "law_x", "f_d", "phase", "p_d", "p", "mode")}
     for k in range(n):
         t = k * dt
         pose_d, twist_d, acc_d = hybrid.sample(t)
@@ -100,12 +110,17 @@ def simulate(dyn, controller: str, hybrid, stiffness: float | None = None, frict
                                                    ForceReference(f_d, sel) if sel.any() else None))
         robot.write(cmd.tau, t)
         robot.step()
+        truth = robot.ground_truth()
+        w, law = robot.contact_wrench(), env.force(truth.platform_pose, kin.task.twist_map() @ truth.platform_twist)
         out["t"].append(t + dt)
-        out["f_n"].append(robot.contact_wrench()[2])
+        out["f_n"].append(w[2])
+        out["f_x"].append(w[0])
+        out["law_n"].append(law[2])
+        out["law_x"].append(law[0])
         out["f_d"].append(-f_d[2] if sel[2] else np.nan)
         out["phase"].append(hybrid.phase(t))
         out["p_d"].append(pose_d.position)
-        out["p"].append(robot.ground_truth().platform_pose.position)
+        out["p"].append(truth.platform_pose.position)
         out["mode"].append(cmd.mode)
     run = {k: np.array(v) for k, v in out.items()}
     run["controller"] = c
@@ -131,6 +146,28 @@ def task_figures(run) -> dict:
             "path_error_rms_mm": 1e3 * _rms(path), "path_error_max_mm": 1e3 * float(path.max()),
             "safe_periods": int(np.sum(run["mode"] != "control")),
             "finite": bool(np.isfinite(f).all())}
+
+
+def plant_agreement(native, mj) -> dict:
+    """How far the MuJoCo plant's contact agrees with the native plant's on the same task (module docstring): the
+    normal-force differences between the plants, f_t / f_n while sliding (mean over the slide's middle, away from its
+    start and stop), MuJoCo's contact force against the project's law at MuJoCo's states (relative to the law's
+    normal force, where it exceeds 1 N)."""
+    phase, t = native["phase"], native["t"]
+    hold, follow = phase == "hold", phase == "follow"
+    span = t[follow]
+    middle = follow & (t > span[0] + 0.1) & (t < span[-1] - 0.1)
+    touching = mj["law_n"] > TOUCH
+
+    def law_diff(mask):
+        m = mask & touching
+        return float(np.abs(mj["f_n"][m] / mj["law_n"][m] - 1).max())
+
+    return {"hold_max_diff_N": float(np.abs(mj["f_n"] - native["f_n"])[hold].max()),
+            "follow_max_diff_N": float(np.abs(mj["f_n"] - native["f_n"])[follow].max()),
+            "ratio_native": float(np.mean(-native["f_x"][middle] / native["f_n"][middle])),
+            "ratio_mujoco": float(np.mean(-mj["f_x"][middle] / mj["f_n"][middle])),
+            "law_hold_max_rel": law_diff(hold), "law_follow_max_rel": law_diff(middle)}
 
 
 def sweep_figures(run) -> dict:
@@ -180,6 +217,8 @@ def run(out_dir: pathlib.Path, progress: bool = True, quick: bool = False) -> di
     hybrid = hybrid_from_spec(dyn.kin, SPEC)
     task = simulate(dyn, "direct_force", hybrid)
     tf = task_figures(task)
+    mj_task = simulate(dyn, "direct_force", hybrid, plant="mujoco")
+    mf, agree = task_figures(mj_task), plant_agreement(task, mj_task)
     sweep_spec = {"type": "hybrid", "phases": SPEC["phases"][:2] + [{"phase": "hold", "duration": SWEEP_HOLD}]}
     stiffnesses = QUICK_SWEEP if quick else SWEEP
     sweep = {k: simulate(dyn, "direct_force", hybrid_from_spec(dyn.kin, sweep_spec), stiffness=k)
@@ -189,7 +228,7 @@ def run(out_dir: pathlib.Path, progress: bool = True, quick: bool = False) -> di
     imp = {cond: impedance_figures(dyn, simulate(dyn, "impedance", imp_hybrid, friction=cond != "no_friction",
                                                  overrides=IMPEDANCE_CONDITIONS[cond]))
            for cond in (("no_friction",) if quick else IMPEDANCE_CONDITIONS)}
-    summary = {"robot": ROBOT, "quick": quick, "spec": SPEC, "task": tf,
+    summary = {"robot": ROBOT, "quick": quick, "spec": SPEC, "task": tf, "mujoco": {"task": mf, "agreement": agree},
                "sweep": {f"{k:g}": v for k, v in sf.items()},
                "impedance": {c: {k: v for k, v in f.items() if not isinstance(v, np.ndarray)} for c, f in imp.items()},
                "files": []}
@@ -205,6 +244,13 @@ def run(out_dir: pathlib.Path, progress: bool = True, quick: bool = False) -> di
              f"{tf['impact_force_N']:.2f} N (peak within {IMPACT_WINDOW * 1e3:g} ms of touch-down at "
              f"{tf['touch_down_s']:.4f} s); path error while sliding RMS {tf['path_error_rms_mm']:.3f} mm, max "
              f"{tf['path_error_max_mm']:.3f} mm",
+             f"  MuJoCo plant (the table in MuJoCo's own contact model), the same task: force error RMS "
+             f"{mf['force_error_rms_N']:.2f} N, max {mf['force_error_max_N']:.2f} N; overshoot {mf['overshoot_N']:.2f} "
+             f"N, impact {mf['impact_force_N']:.2f} N; normal force against the native plant's: max difference "
+             f"{agree['hold_max_diff_N']:.3f} N holding, {agree['follow_max_diff_N']:.3f} N sliding; f_t / f_n sliding "
+             f"{agree['ratio_mujoco']:.4f} (native {agree['ratio_native']:.4f}); MuJoCo's contact force against the "
+             f"project's law at MuJoCo's states: max relative difference {agree['law_hold_max_rel']:.1e} holding, "
+             f"{agree['law_follow_max_rel']:.1e} sliding (the cone's projection, hardware/mujoco_contact.py)",
              f"  environment stiffness sweep, gains held (approach, ramp, {SWEEP_HOLD:g} s hold):",
              f"    {'k_e [N/m]':>10s} {'overshoot [%]':>14s} {'hold rms [N]':>13s} {'hold max [N]':>13s} "
              f"{'last 0.1 s: error [N]':>22s} {'std [N]':>8s} {'settled':>8s} {'stable':>7s}"]
@@ -223,6 +269,7 @@ def run(out_dir: pathlib.Path, progress: bool = True, quick: bool = False) -> di
     fig, axes = plt.subplots(3, 1, figsize=(9, 8), sharex=True)
     ax = axes[0]
     ax.plot(t, task["f_n"], lw=1, label="normal force (plant)")
+    ax.plot(mj_task["t"], mj_task["f_n"], lw=1, ls=":", color="C2", label="normal force (MuJoCo plant)")
     ax.plot(t, task["f_d"], "k--", lw=1.2, label="F_d (force-controlled)")
     ax.set_ylabel("f_n [N]")
     ax.legend(fontsize=8)
