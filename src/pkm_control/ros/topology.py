@@ -98,7 +98,8 @@ def trusted_sources(hardware: str = "sim", stand_in: bool = False,
     publisher of a run."""
     kind = hardware_plugin(hardware)
     pairs = {"/clock": kind.time_source, "/platform_trajectory": "trajectory_generator",
-             "/joint_references": "inverse_kinematics", "/platform_pose": "inverse_kinematics", "/desired_joint_states": "inverse_kinematics",
+             "/joint_references": "inverse_kinematics", "/platform_pose": "inverse_kinematics",
+             "/desired_joint_states": "inverse_kinematics",
              "/feedforward": "computed_force", estimated_state_topic(hardware): "joint_controller",
              "/trajectory_generator/status": "trajectory_generator"}
     if kind.publishes_description:
