@@ -61,7 +61,7 @@ def test_start_up_configures_every_drive_and_measures_in_si(robot, variant):
             assert od[0x6060].raw == 10
             assert od[0x6076].raw == round(d.rated_torque * 1000)
             assert od[0x6072].raw == round(lim / d.rated_torque * 1000)
-            assert od[0x1006].raw == 500 and od[0x1017].raw == 10 and od[0x605A].raw == 6
+            assert od[0x1006].raw == 500 and od[0x1017].raw == 10 and od[0x605A].raw == 6 and od[0x1007].raw == 0
             assert [v.index for v in drive.node.rpdo[1]] == [0x6040, 0x6060, 0x6071]
             assert [v.index for v in drive.node.tpdo[2]] == [0x6064, 0x606C]
         for _ in range(20):

@@ -109,25 +109,32 @@ def test_the_built_in_kinds_are_registered_and_an_unknown_one_is_refused_with_th
         hardware_plugin("nope")
 
 
-def test_a_kind_without_a_stand_in_refuses_stand_in_naming_those_that_have_one():
-    from pkm_control.graph.bringup import build_parser, parameters
+def _bringup(*argv):
+    """`pkm bringup ARGV`'s typed options (the CLI's edge)."""
+    from pkm_control.cli import build_parser
+    from pkm_control.cli.graph import bringup_options
 
+    return bringup_options(build_parser().parse_args(["bringup", *argv]))
+
+
+def test_a_kind_without_a_stand_in_refuses_stand_in_naming_those_that_have_one():
     with pytest.raises(InvalidInputError, match="hardware 'mujoco' has no stand-in.*: canopen, ros2_control"):
-        parameters(build_parser().parse_args(["--hardware", "mujoco", "--stand-in"]))
+        _bringup("--hardware", "mujoco", "--stand-in")
 
 
 def test_another_package_registers_a_kind_that_the_graph_and_the_cli_select_by_name(braked, capsys):
-    from pkm_control.graph.bringup import build_parser, parameters
+    from pkm_control.graph.bringup import BringupOptions, parameters
     from pkm_control.ros.topology import estimated_state_topic, graph
 
     assert "braked" in hardware_names() and type(hardware_plugin("braked")).__module__ == braked
     # hosted in joint_controller as sim: the same four nodes, joint_controller the clock source
     assert graph("braked") == graph("sim") and estimated_state_topic("braked") == "/joint_states"
-    args = build_parser().parse_args(["--hardware", "braked", "--dry-run"])
-    assert parameters(args)["/**"]["ros__parameters"]["hardware"] == "braked"
+    assert parameters(_bringup("--hardware", "braked", "--dry-run"))["/**"]["ros__parameters"]["hardware"] == "braked"
     with pytest.raises(SystemExit):
-        build_parser().parse_args(["--hardware", "nope"])
+        _bringup("--hardware", "nope")
     assert "invalid choice: 'nope'" in capsys.readouterr().err
+    with pytest.raises(InvalidInputError, match="hardware 'nope' is not registered; registered: braked, canopen"):
+        BringupOptions(hardware="nope")           # the options made without the CLI are checked too
 
 
 @pytest.mark.ros

@@ -1731,12 +1731,11 @@ def test_a_force_law_reads_platform_wrench_from_a_robot_behind_topics(ros):
 def test_bringup_names_the_node_that_publishes_every_stream_a_node_binds(ros, hardware, stand_in, convention):
     """`pkm bringup`'s `sources` (the launch file's comes from the same function) names, for every stream a node of
     the graph binds, a node of the graph that publishes it: no consumer binds first-come (issue 22 §1)."""
-    from pkm_control.graph.bringup import build_parser, parameters
+    from pkm_control.graph.bringup import BringupOptions, parameters
     from pkm_control.ros.topology import graph as graph_nodes
 
-    argv = ["--robot", ROBOT, "--controller", "cf_rb", "--hardware", hardware,
-            "--set", f"topic_convention={convention}"] + (["--stand-in"] if stand_in else [])
-    doc = parameters(build_parser().parse_args(argv))
+    doc = parameters(BringupOptions(robot=ROBOT, controller="cf_rb", hardware=hardware, stand_in=stand_in,
+                                    overrides=(f"topic_convention={convention}",)))
     named = dict(pair.split("=") for pair in doc["/**"]["ros__parameters"]["sources"].split(","))
     classes = {"trajectory_generator": TrajectoryGeneratorNode, "inverse_kinematics": InverseKinematicsNode,
                "computed_force": ComputedForceNode, "joint_controller": JointControllerNode, "hardware": HardwareNode}

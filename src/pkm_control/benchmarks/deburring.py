@@ -27,9 +27,13 @@ from __future__ import annotations
 import json
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+
+from ..errors import InvalidInputError
+from .demo import DemoOptions
 
 ROBOT, CONTROLLER = "palida", "direct_force"
 F_N = 30.0                  # N: the normal force (low process forces)
@@ -265,39 +269,38 @@ def plot(path: Path, t: dict, rec: dict, f: dict, force: float) -> None:
     plt.close(fig)
 
 
-def add_arguments(p) -> None:
-    """Options of `pkm demo --deburring`."""
-    g = p.add_argument_group("with --deburring")
-    g.add_argument("--deburring", action="store_true",
-                   help="PaLiDA presses a constant normal force on the edge of config/environment.yaml's part while "
-                        "moving along it (direct force control, the graph in this process in lockstep; "
-                        "results/deburring.json, deburring.png)")
-    g.add_argument("--force", type=float, default=F_N, help=f"normal force, N (default {F_N:g})")
-    g.add_argument("--edge-speed", type=float, default=SPEED, help=f"speed along the edge, m/s (default {SPEED:g})")
-    g.add_argument("--edge-length", type=float, default=None,
-                   help="m of the edge to run (default: the part's length less 2 cm at each end)")
+@dataclass(frozen=True)
+class DeburringOptions:
+    """What `pkm demo --deburring` adds to the demo's options (cli.benchmarks.deburring_options reads it from the
+    command line); checked as it is made."""
+
+    force: float = F_N                     # N, the normal force
+    edge_speed: float = SPEED              # m/s along the edge
+    edge_length: float | None = None       # m of the edge to run (None: the part's length less MARGIN at each end)
+
+    def __post_init__(self):
+        if not (0 < self.force <= 200 and 0 < self.edge_speed <= 1.0
+                and (self.edge_length is None or 0 < self.edge_length)):
+            raise InvalidInputError(f"--force must be in (0, 200] N and --edge-speed in (0, 1] m/s, --edge-length > 0, "
+                                    f"got {self.force}, {self.edge_speed}, {self.edge_length}")
 
 
-def run(args) -> dict:
-    from ..errors import InvalidInputError
+def run(demo: DemoOptions, options: DeburringOptions) -> dict:
+    """The deburring demo (module docstring) with the demo's output folder, domain, quiet and json."""
     from ..hardware.contact import load_environment
     from ..kinematics import robot_kinematics
     from ..progress import progress_bar
     from ..ros.topology import domain_id
     from .report import Provenance, document
 
-    if not (0 < args.force <= 200 and 0 < args.edge_speed <= 1.0
-            and (args.edge_length is None or 0 < args.edge_length)):
-        raise InvalidInputError(f"--force must be in (0, 200] N and --edge-speed in (0, 1] m/s, --edge-length > 0, got "
-                                f"{args.force}, {args.edge_speed}, {args.edge_length}")
     t_wall = time.perf_counter()
     kin = robot_kinematics(ROBOT)
     env = load_environment(ROBOT)[0]
-    t = task(kin, env, args.force, args.edge_speed, args.edge_length)
-    domain = domain_id(args.domain_id)
+    t = task(kin, env, options.force, options.edge_speed, options.edge_length)
+    domain = domain_id(demo.domain_id)
     print(f"ROS_DOMAIN_ID={domain}: watch with `pkm view --robot palida --domain-id {domain}` in a second shell",
           file=sys.stderr, flush=True)
-    bar = None if args.quiet else progress_bar(total=1.0, desc="deburring", unit="s sim")
+    bar = None if demo.quiet else progress_bar(total=1.0, desc="deburring", unit="s sim")
 
     def progress(sim, periods):
         if bar is not None and periods:
@@ -308,12 +311,12 @@ def run(args) -> dict:
     finally:
         if bar is not None:
             bar.close()
-    f = figures(kin, t, rec, args.force)
-    out = Path(args.out)
+    f = figures(kin, t, rec, options.force)
+    out = Path(demo.out)
     out.mkdir(parents=True, exist_ok=True)
-    plot(out / "deburring.png", t, rec, f, args.force)
+    plot(out / "deburring.png", t, rec, f, options.force)
     figs = {k: v for k, v in f.items() if k != "series"}
-    summary = {"robot": ROBOT, "controller": CONTROLLER, "force_N": args.force, "speed_m_s": args.edge_speed,
+    summary = {"robot": ROBOT, "controller": CONTROLLER, "force_N": options.force, "speed_m_s": options.edge_speed,
                "start": t["start"], "goal": t["goal"], "force_reference": t["force_reference"],
                "environment": {"stiffness": rec["stiffness"], "friction": rec["friction"]}, "figures": figs,
                "ros_domain_id": domain, "wall_s": time.perf_counter() - t_wall,
@@ -321,9 +324,9 @@ def run(args) -> dict:
     provenance = Provenance.now()
     doc = document(summary, provenance)
     (out / "deburring.json").write_text(json.dumps(doc, indent=2))
-    lines = [f"pkm demo --deburring: PaLiDA presses {args.force:g} N on the part's edge (config/environment.yaml: "
+    lines = [f"pkm demo --deburring: PaLiDA presses {options.force:g} N on the part's edge (config/environment.yaml: "
              f"k_e {rec['stiffness']:.0e} N/m, mu {rec['friction']:g}) along {figs['edge_mm']:.0f} mm at "
-             f"{args.edge_speed:g} m/s, direct force control, the graph in one process in lockstep",
+             f"{options.edge_speed:g} m/s, direct force control, the graph in one process in lockstep",
              provenance.line(ROBOT),
              f"  {'':34s} {'RMS':>10s} {'max':>10s}",
              f"  {'normal force error [N]':34s} {figs['force_error_rms_N']:10.3f} {figs['force_error_max_N']:10.3f}",
@@ -342,5 +345,5 @@ def run(args) -> dict:
              f"  contact lost: {'YES' if figs['contact_lost'] else 'no'}; safe-behaviour entries "
              f"{figs['safe_entries']}; saturations {figs['saturations']}; rejected inputs {figs['rejected']}",
              f"  files in {out}: deburring.json, deburring.png ({summary['wall_s']:.1f} s)"]
-    print("\n".join(lines), file=sys.stderr if getattr(args, "json", False) else sys.stdout)
+    print("\n".join(lines), file=sys.stderr if demo.json else sys.stdout)
     return doc

@@ -16,7 +16,9 @@ Figures (from the nodes' own /diagnostics over the run; durations in 1 us bins, 
                 command came late); in percent of all periods
   plant step    the simulated robot's step (forward dynamics with friction in every joint, RK4)
   safe behaviour the controller's periods commanded by its safe behaviour (an input missing: the streams ran
-                dry), in percent: the loop's figures are those of a robot tracking only when this is ~0
+                dry), in percent: the loop's figures are those of a robot tracking only when this is ~0; with the
+                controller's last reason and the chunks its stream nodes dropped because they arrived after the
+                loop had passed them (inverse_kinematics, computed_force: the streams fell behind real time)
   start-up      from starting the joint_controller process to its first /joint_states (warm: the numba
                 cache exists; measured twice, the second is reported)
   machine floor what this machine allows any periodic thread, measured in the same run: a bare
@@ -66,13 +68,13 @@ def _goal(robot, seconds: float) -> str:
 def _run_graph(robot, controller, hardware, seconds, quiet):
     """The graph in real-time mode for `seconds` wall seconds; the last diagnostics of every node."""
     from ..kinematics import robot_kinematics
-    from ..graph.bringup import Graph, build_parser
+    from ..graph.bringup import BringupOptions, Graph
     from ..graph.recorder import GraphRecorder
 
-    args = build_parser().parse_args(["--robot", robot, "--controller", controller, "--hardware", hardware,
-                                      "--goal", _goal(robot, seconds), "--realtime"])
+    options = BringupOptions(robot=robot, controller=controller, hardware=hardware, goal=_goal(robot, seconds),
+                             realtime=True)
     rec = GraphRecorder(robot_kinematics(robot), hardware, samples=False)
-    g = Graph(args, open(os.devnull, "w") if quiet else sys.stderr)
+    g = Graph(options, open(os.devnull, "w") if quiet else sys.stderr)
     try:
         g.start()
         t0 = time.monotonic()
@@ -161,7 +163,10 @@ def _figures(diag: dict, new: bool) -> dict:
                 "jitter_p99_us": f(ctl, "jitter_p99_us"), "jitter_max_us": f(ctl, "jitter_max_us"),
                 "compute_median_us": f(ctl, "cycle_median_us"), "compute_p99_us": f(ctl, "cycle_p99_us"),
                 "plant_step_median_us": f(ctl, "plant_step_median_us"), "realtime": ctl.get("realtime", ""),
-                "safe_percent": safe, "observations_dropped": f(ctl, "observations_dropped")}
+                "safe_percent": safe, "observations_dropped": f(ctl, "observations_dropped"),
+                "safe_reason": ctl.get("safe_reason", ""),
+                "late_chunks": {node: f(diag.get(node, {}), "passed_chunks_dropped")
+                                for node in ("inverse_kinematics", "computed_force")}}
     hw = diag.get("hardware", {})
     periods = f(hw, "command_periods")           # 2 kHz periods since the first command (one snapshot)
     missed = periods - f(hw, "fresh_command_steps")
@@ -207,6 +212,10 @@ def bench_loop(robot: str = "palida", controller: str = "cf_rb_friction", second
                    f"{new['observations_dropped']:.0f}",
                    f"machine floor (a bare 2 kHz loop spinning {floor['work_us']:.0f} us a period, same setup, nothing "
                    f"else, {floor['seconds']:g} s): misses {floor['deadline_miss_percent']:.3f} %, jitter p99 "
-                   f"{floor['jitter_p99_us']:.0f} us, max {floor['jitter_max_us']:.0f} us"))
+                   f"{floor['jitter_p99_us']:.0f} us, max {floor['jitter_max_us']:.0f} us",
+                   f"safe behaviour (one process): last reason '{new['safe_reason'] or 'none'}'; chunks that reached "
+                   f"their node after the loop had passed them (dropped: the stream fell behind real time): "
+                   f"inverse_kinematics {new['late_chunks']['inverse_kinematics']:.0f}, computed_force "
+                   f"{new['late_chunks']['computed_force']:.0f}"))
     print(table.text(provenance))
     return document(out, provenance)

@@ -12,7 +12,10 @@ Start-up (``CanopenDrives.start``), as CiA 301 / CiA 402 prescribe for a master:
    0x6093 (or the factor group 0x608F, 0x6091, 0x6092) and velocity factor 0x6096 written where it gives them, then
    all read back: the conversion to SI (``DriveScaling``) uses the drive's; quick stop option code 0x605A = 6
    (stop on the quick stop ramp and stay in Quick stop active, holding), communication cycle period 0x1006 (the
-   control period), producer heartbeat time 0x1017. An
+   control period), synchronous window length 0x1007 = 0 (not used) where the drive has it: this master sends each
+   period's RPDOs right before its SYNC, a cycle after the last SYNC, so a drive with a window shorter than the
+   cycle (a vendor default) would discard every one of them (CiA 301: synchronous RPDOs after the window are
+   discarded until the next SYNC) and keep its old targets; producer heartbeat time 0x1017. An
    SDO abort is an InvalidInputError naming the drive, the object (index:subindex) and the abort code with
    its CiA 301 meaning (CiA 301 §7.2.4.3.17);
 4. PDO mapping over SDO (RPDO1 controlword 0x6040, modes of operation 0x6060, target torque 0x6071; RPDO2 target
@@ -662,6 +665,8 @@ class CanopenDrives(DriveSupervision, HardwareInterface):
         node.sdo[0x6072].raw = min(0xFFFF, 32767 if limit is None else abs(d.to_permille(limit)))
         node.sdo[0x605A].raw = QUICK_STOP_OPTION_HOLD
         node.sdo[0x1006].raw = int(round(self.dt * 1e6))                       # us
+        if 0x1007 in node.object_dictionary:         # synchronous window length (optional, CiA 301): not used
+            node.sdo[0x1007].raw = 0
         node.sdo[0x1017].raw = int(round(cfg.producer_time * 1000.0))          # ms
         # the drive consumes the master's heartbeat (CiA 301 0x1016: node id in bits 16-23, time in ms) and quick-stops
         # when it is lost in Operation enabled (CiA 402 0x6007): a master that hangs stops its drives
