@@ -6,6 +6,7 @@ recovery, refusals, and the PaLiDA benchmark circle over CAN against the direct 
 No wall-clock timing: the master sends SYNC and waits for the drives' answers (events, generous timeouts); the
 drives' clock runs one period per SYNC, or ``run_free`` when a test stops the master."""
 
+import contextlib
 import itertools
 import os
 from dataclasses import replace
@@ -38,21 +39,60 @@ def bus(robot="palida", variant=None, **kw):
 @pytest.fixture
 def palida():
     dyn, cfg, hw, emu, plant = bus()
-    yield dyn, cfg, hw, emu, plant
-    hw.close()
-    emu.close()
+    with closing(hw, emu):
+        yield dyn, cfg, hw, emu, plant
+
+
+@contextlib.contextmanager
+def closing(hw, emu):
+    """The master and the emulated drives closed whatever happens; on a clean exit the emulator saw no protocol
+    error."""
+    try:
+        yield
+    finally:
+        hw.close()
+        emu.close()
     assert emu.errors == []
+
+
+def recovered_through(hw) -> list:
+    """The drives' states at each read while ``hw.recover()`` takes them back to operation enabled."""
+    path = []
+    read = hw.read
+    hw.read = lambda: (path.append(hw.states), read())[1]
+    try:
+        hw.recover()
+    finally:
+        hw.read = read
+    return path
 
 
 def hold_command(hw):
     return hw.read().effort.copy()
 
 
+def measured_after(hw, plant, periods: int, push=0.0):
+    """The measurement and the simulated robot's true state after ``periods`` control periods, each commanding the
+    measured effort plus ``push``."""
+    for _ in range(periods):
+        m = hw.read()
+        hw.write(m.effort + push, m.time)
+    return hw.read(), plant.read()
+
+
+def assert_measures(m, truth, resolution, effort_resolution):
+    """The measured position and velocity within ``resolution`` (m or rad per drive: half an increment) of the true
+    ones, the effort within ``effort_resolution`` (N or N m)."""
+    assert np.all(np.abs(m.position - truth.position) <= resolution + 1e-12)
+    assert np.all(np.abs(m.velocity - truth.velocity) <= resolution + 1e-12)
+    assert np.all(np.abs(m.effort - truth.effort) <= effort_resolution + 1e-9)
+
+
 @pytest.mark.parametrize("robot,variant", [("palida", None), ("stewart", None), ("lopes", None), ("delta", None),
                                            ("planar_redundant", None), ("planar_redundant", "nonredundant")])
 def test_start_up_configures_every_drive_and_measures_in_si(robot, variant):
     dyn, cfg, hw, emu, plant = bus(robot, variant)
-    try:
+    with closing(hw, emu):
         assert hw.states == ("operation enabled",) * dyn.model.n_actuated
         assert hw.actuated_names == tuple(dyn.model.actuated_joints)
         limits = ForceLimits.from_config(dyn.model).limits
@@ -64,22 +104,12 @@ def test_start_up_configures_every_drive_and_measures_in_si(robot, variant):
             assert od[0x1006].raw == 500 and od[0x1017].raw == 10 and od[0x605A].raw == 6 and od[0x1007].raw == 0
             assert [v.index for v in drive.node.rpdo[1]] == [0x6040, 0x6060, 0x6071]
             assert [v.index for v in drive.node.tpdo[2]] == [0x6064, 0x606C]
-        for _ in range(20):
-            m = hw.read()
-            hw.write(m.effort, m.time)
-        m = hw.read()
-        truth = plant.read()
+        m, truth = measured_after(hw, plant, 20)
         inc = np.array([d.increments_per_unit for d in cfg.drives])
-        assert m.time == pytest.approx(truth.time, abs=1e-12)
-        assert np.all(np.abs(m.position - truth.position) <= 0.5 / inc + 1e-12)     # one encoder increment
-        assert np.all(np.abs(m.velocity - truth.velocity) <= 0.5 / inc + 1e-12)
         rated = np.array([d.rated_torque for d in cfg.drives])
-        assert np.all(np.abs(m.effort - truth.effort) <= 0.5e-3 * rated + 1e-9)      # half a per mille
+        assert m.time == pytest.approx(truth.time, abs=1e-12)
+        assert_measures(m, truth, 0.5 / inc, 0.5e-3 * rated)       # one encoder increment, half a per mille
         assert not hw.safe_active
-    finally:
-        hw.close()
-        emu.close()
-    assert emu.errors == []
 
 
 def test_scaling_and_state_coding():
@@ -554,11 +584,7 @@ def test_process_drives_quick_stop_when_the_master_heartbeat_stops_and_recover_b
         hold(hw, 1)                               # the master is back: its supervision takes the EMCY
         assert "EMCY 0x8130: it lost its connection" in hw.safe_reason
         assert emu.call("plant", "mode") == "hold"
-        path = []
-        read = hw.read
-        hw.read = lambda: (path.append(hw.states), read())[1]
-        hw.recover()
-        hw.read = read
+        path = recovered_through(hw)
         assert hw.states == ("operation enabled",) * 6 and not hw.safe_active
         assert all(set(s) <= {"quick stop active", "operation enabled"} for s in path)     # transition 16
         hold(hw, 20)
@@ -628,14 +654,10 @@ def test_process_circle_tracks_like_the_direct_simulation_at_the_same_rate():
     cfg = udp_config()
     emu = EmulatorProcess(cfg, "palida", PROCESS_DT, pose=start, sync_timeout=SYNC_TIMEOUT, coast=False)
     hw = CanopenDrives(cfg, PROCESS_DT, ForceLimits.from_config(dyn.model), response_timeout=10.0)
-    try:
+    with closing(hw, emu):
         hw.start()
         e_can = run(hw, lambda: emu.call("plant", "read").position)
         assert not hw.safe_active, hw.safe_reason
-    finally:
-        hw.close()
-        emu.close()
-    assert emu.errors == []
     assert np.abs(e_sim).max() > 1e-5                       # the arc is a motion to track
     # the torque travels in whole per mille of the 1000 N rated force: rounded by at most 0.5 N each period; through
     # the PD (critically damped on M_q,ii, an impulse response that keeps its sign) a force error bounded by 0.5 N
@@ -739,11 +761,7 @@ def test_drives_quick_stop_when_the_master_heartbeat_stops_and_recover_by_transi
         hold(hw, 2)                                             # quick stop from the master: they hold
         assert set(emu.states().values()) == {"quick stop active"}
         assert sum(f"EMCY 0x{HEARTBEAT_LOSS:04X} (" in e for e in hw.drain_events()) == 6   # the frames
-        path = []
-        read = hw.read
-        hw.read = lambda: (path.append(hw.states), read())[1]
-        hw.recover()
-        hw.read = read
+        path = recovered_through(hw)
         assert hw.states == ("operation enabled",) * 6 and not hw.safe_active
         assert all(set(s) <= {"quick stop active", "operation enabled"} for s in path)
     finally:
@@ -838,29 +856,19 @@ def test_drive_units_polarity_factors_and_home_offset_give_the_plain_drives_si_v
         doc["drives"]["leg1_prismatic"].update(increments_per_unit=2048000.0, eds="vendor.eds")
     cfg = CanopenConfig.from_dict(doc, dyn.model.actuated_joints, tmp_path)
     hw, emu, plant = emulated_robot(dyn, cfg, DT, home_pose(dyn.kin), f"test_canopen_{next(_channels)}")
-    try:
+    with closing(hw, emu):
         od = emu.drives[0].node.sdo
         assert (od[0x6093][1].raw, od[0x6093][2].raw, od[0x607E].raw, od[0x607C].raw) == (256, 125, 0xC0, 12345)
         d = hw.drives[0]
         assert (d.position_factor, d.polarity, d.home_offset) == ((256, 125), 0xC0, 12345)
         assert d.velocity_factor[0] * 1000 == d.velocity_factor[1] * 2048       # 2048 / 1000 or 256 / 125
-        for _ in range(40):
-            m = hw.read()
-            hw.write(m.effort + np.array([50.0, 0, 0, 0, 0, 0]), m.time)     # leg1 pushed: it moves
-        m = hw.read()
-        truth = plant.read()
-        assert np.all(np.abs(m.position - truth.position) <= 0.5e-6 + 1e-12)
-        assert np.all(np.abs(m.velocity - truth.velocity) <= 0.5e-6 + 1e-12)
-        assert np.all(np.abs(m.effort - truth.effort) <= 0.5 + 1e-9)
+        m, truth = measured_after(hw, plant, 40, push=np.array([50.0, 0, 0, 0, 0, 0]))     # leg1 pushed: it moves
+        assert_measures(m, truth, 0.5e-6, 0.5)
         assert abs(truth.velocity[0]) > 1e-4                                  # leg1 moves: the signs are seen
         t1, t2 = emu.drives[0].node.tpdo[1], emu.drives[0].node.tpdo[2]
         assert (t2[0x6064].raw, t2[0x606C].raw, t1[0x6077].raw) == _hand_units(truth.position[0], truth.velocity[0],
                                                                                truth.effort[0])
         assert not hw.safe_active
-    finally:
-        hw.close()
-        emu.close()
-    assert emu.errors == []
 
 
 def test_csp_with_inverted_polarity_and_home_offset_enables_and_holds_without_a_jump():

@@ -265,3 +265,20 @@ def test_a_real_time_start_counts_from_the_callers_estimate_of_now(kin):
     assert s.start(late) is None and s.pending
     (kind, motion), = s.advance(0)[1]
     assert kind == "started" and motion.start_ns == grid_after
+
+
+def test_a_goal_is_bounded_as_a_users_yaml_file(tmp_path):
+    """parse_goal and read_user_yaml share description.paths.bounded_yaml: the same refusals, each named for what
+    was given; the size is counted in UTF-8 bytes (fewer characters than the limit can be more bytes)."""
+    from pkm_control.description.paths import read_user_yaml
+
+    deep = "[" * 40 + "]" * 40
+    (tmp_path / "deep.yaml").write_text(deep)
+    with pytest.raises(InvalidInputError, match=r"^goal nests 40 brackets deep \(limit 32\)"):
+        parse_goal(deep)
+    with pytest.raises(InvalidInputError, match=r"^parameter set '.*deep.yaml' nests 40 brackets deep \(limit 32\)"):
+        read_user_yaml(tmp_path / "deep.yaml", "parameter set")
+    with pytest.raises(InvalidInputError, match=f"^goal has more than {MAX_GOAL_BYTES} bytes"):
+        parse_goal("\u00e9" * (MAX_GOAL_BYTES // 2 + 1))       # 2 bytes a character
+    with pytest.raises(InvalidInputError, match="^goal is not valid YAML/JSON"):
+        parse_goal("{type: ptp")

@@ -67,7 +67,10 @@ eq. 1), a function of the state evaluated at every RK4 stage (ReducedSimulator.s
 (contact.WrenchSensor) measures it at the tool point: ``read()`` carries the sample in ``sensors["wrench"]``
 (control/force.py WrenchMeasurement), with the sensor's bias, noise (the measurement generator) and low-pass.
 ``contact_wrench()`` is the exact contact wrench (ground truth). Public attributes: a test may switch the contact on
-and off between periods.
+and off between periods. A surface stiffer than RK4 integrates at the step dt / substeps on the platform's effective
+mass at the tool (contact.check_integrable, at home; half of RK4's k_max = 8 m / h^2 without damping: 5.0e8 N/m for
+the Stewart platform at 0.5 ms) is refused at construction, naming the substeps that would do; ``stiffness_limits``
+holds the accepted limit per surface.
 
 Command timeout (sim time): when no command was written for more than ``command_timeout``, the
 robot applies its safe behaviour (``hold``: gravity compensation at the pose where it engaged +
@@ -95,7 +98,7 @@ from ..dynamics.simulation import ReducedSimulator, SimState
 from ..errors import InvalidInputError, PkmError, SingularConfigurationError, UnreachablePoseError
 from ..kinematics.task_space import Pose
 from .interface import REFUSE_FACTOR, CommandCheck, HardwareInterface, JointMeasurement, RobotState, Simulated  # noqa: F401
-from .contact import ContactEnvironment, WrenchSensor
+from .contact import ContactEnvironment, WrenchSensor, check_integrable
 from .noise import Sensors
 
 DEFAULT_SIGN_EPS = 2e-3
@@ -326,6 +329,9 @@ class SimulatedRobot(SimulatedPlant):
                          measurement_seed, environment, wrench_sensor)
         self.friction = bool(friction)
         self.sim = ReducedSimulator(self.dyn, friction=self.friction, end_stops=self.end_stops)
+        self.stiffness_limits = () if environment is None else check_integrable(
+            environment, contact_mass(self.dyn, environment.tool_point), self.dt / self.substeps, "rk4",
+            "the simulated robot", period=self.dt)
 
     def _start(self, pose: Pose, twist) -> SimState:
         self._lagged = np.zeros(self.n_actuated)     # the force the lagging drives apply (actuator_lag > 0)
@@ -446,6 +452,19 @@ class SimulatedRobot(SimulatedPlant):
                        - self.dyn.forward_dynamics(pose, -e, tau, friction=self.friction,
                                                    end_stops=self.end_stops)) / (2 * d)
         return float(np.abs(np.linalg.eigvals(A)).max() * self.dt / self.substeps)
+
+
+def contact_mass(dyn: ClosedLoopDynamics, tool_point, pose: Pose | None = None):
+    """n -> the platform's effective mass (kg) at the tool point along the unit normal n (base frame) at ``pose``
+    (default home): 1 / (u^T M^-1 u), u = S^T [n; (R p_t) x n] (contact.py, module docstring)."""
+    pose = dyn.kin.home_pose() if pose is None else pose
+    M, S = dyn.mass_matrix(pose), dyn.kin.task.twist_map()
+    r = pose.rotation @ np.asarray(tool_point, float)
+
+    def mass(n):
+        u = S.T @ np.concatenate([n, np.cross(r, n)])
+        return 1.0 / float(u @ np.linalg.solve(M, u))
+    return mass
 
 
 def measurement_text(summary: dict) -> str:

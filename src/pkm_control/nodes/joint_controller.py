@@ -202,7 +202,7 @@ class JointControllerNode(Node):
                                hardware=s["hardware"], feedforward_lead=s["feedforward_lead"],
                                actuator_lag=s["actuator_lag"] if s["hardware"] == "sim" else "n/a",
                                timing="lockstep" if s["lockstep"] else "real-time", safe_entries=0, safe_periods=0,
-                               saturations=0)
+                               safe_reason="", saturations=0)
         self.diag.before_publish = lambda: self.timing(self._runner)
         # every stream bound to one publisher (ros/peers.py); the reset rebinds the references and the feedforward
         self.sources = Sources(self, self.diag, s["sources"], self.guard)
@@ -542,7 +542,10 @@ class JointControllerNode(Node):
         if cmd.engaged:
             self.get_logger().warning(f"safe behaviour '{cmd.mode}' engaged: {cmd.reason}")
         self.diag.safe_behaviour = "none" if cmd.mode == "control" else cmd.mode
+        # safe_reason: why the safe behaviour commands now (or last did): the figure a benchmark explains itself with
         self.diag.extra.update(safe_entries=c.safe_entries, safe_periods=c.safe_periods, saturations=c.saturations)
+        if cmd.mode != "control":
+            self.diag.extra["safe_reason"] = cmd.reason
         contact = getattr(c.law, "contact", None)          # direct_force: free | contact | retreat (contact lost)
         if contact is not None:
             if contact == "retreat" and self.diag.extra.get("contact") != "retreat":

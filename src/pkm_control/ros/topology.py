@@ -4,7 +4,10 @@ packages share, and the ROS domain of the graph tools. ROS-free (no rclpy)."""
 
 from __future__ import annotations
 
+import fcntl
 import os
+import tempfile
+from pathlib import Path
 
 from ..errors import InvalidInputError, excerpt
 from ..control.settings import HARDWARE, HOSTED_HARDWARE
@@ -31,6 +34,20 @@ def domain_id(requested: int | None = None, isolated: bool = True) -> int:
             raise InvalidInputError(f"ROS_DOMAIN_ID={excerpt(env)!r} is not a ROS domain id (0 to {DOMAIN_MAX})")
         return int(env)
     return 100 + os.getpid() % 100 if isolated else 0
+
+
+def hold_domain(domain: int):
+    """The run lock of ``domain`` (an open file, exclusively fcntl.flock-ed in the temporary directory; the domain is
+    this run's until the file is closed or the process ends), or None when another run holds it. The test suite's
+    runs (test/conftest.py) and `pkm bench loop` take their domains through it, so that no two of them share one:
+    two graphs in one domain hear each other (each node binds its streams to one publisher and refuses the other's)."""
+    lock = open(Path(tempfile.gettempdir()) / f"pkm_test_ros_domain_{domain}.lock", "w")
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        lock.close()
+        return None
+    return lock
 
 
 #: the node executables, in start order (the clock source last, so every subscriber is up)

@@ -27,9 +27,8 @@ import bisect
 from dataclasses import dataclass
 
 import numpy as np
-import yaml
 
-from ..description.paths import flow_depth
+from ..description.paths import bounded_yaml
 from ..errors import InvalidInputError
 from ..kinematics.task_space import Pose
 from .trust import ClockGuard
@@ -159,23 +158,12 @@ def _linear(r0, r1, w, h):
 def parse_goal(text: str) -> dict:
     """A goal message (YAML, a superset of JSON) -> trajectory spec mapping; InvalidInputError otherwise.
 
-    Bounded before parsing: at most MAX_GOAL_BYTES characters and MAX_GOAL_DEPTH nested flow collections
-    (the pure-Python safe loader needs seconds for a 32000-deep bracket bomb, and libyaml's loader crashes
-    on one); a recursion error of the loader is a rejection too.
+    Bounded before parsing (description.paths.bounded_yaml): at most MAX_GOAL_BYTES and MAX_GOAL_DEPTH nested flow
+    collections.
     """
     if not isinstance(text, str):
         raise InvalidInputError(f"goal must be a string (YAML/JSON trajectory spec), got {type(text).__name__}")
-    if len(text) > MAX_GOAL_BYTES:
-        raise InvalidInputError(f"goal has {len(text)} characters (limit {MAX_GOAL_BYTES})")
-    depth = flow_depth(text)
-    if depth > MAX_GOAL_DEPTH:
-        raise InvalidInputError(f"goal nests {depth} brackets deep (limit {MAX_GOAL_DEPTH})")
-    try:
-        spec = yaml.safe_load(text)
-    except (yaml.YAMLError, RecursionError) as exc:
-        raise InvalidInputError(f"goal is not valid YAML/JSON: {str(exc)[:200]}") from exc
-    except ValueError as exc:       # a scalar the loader resolves but cannot build: an int of 5000 digits, 2020-13-45
-        raise InvalidInputError(f"goal holds a value YAML cannot read: {str(exc)[:200]}") from exc
+    spec = bounded_yaml(text, "goal", MAX_GOAL_BYTES, MAX_GOAL_DEPTH)
     if not isinstance(spec, dict):
         raise InvalidInputError(f"goal must be a mapping (trajectory spec), got {type(spec).__name__}: "
                                 f"{text[:200]!r}")
