@@ -386,7 +386,14 @@ def test_joint_controller_reports_the_drives_quick_stop_and_recovers_on_the_serv
                                                     Parameter("canopen_emulate", value=True)])
     try:
         hw = node.loop.hardware
-        response = node.on_recover(Trigger.Request(), Trigger.Response())
+        # the service the interface offers (DriveSupervision), registered by the node as every hardware service
+        services = {srv.srv_name: srv for srv in node.hardware_services}
+        assert list(services) == ["~/recover"]
+
+        def on_recover(request, response):
+            return services["~/recover"].callback(request, response)
+
+        response = on_recover(Trigger.Request(), Trigger.Response())
         assert not response.success                          # nothing to recover
         hw.emulator.inject_fault("leg3_prismatic")
         for _ in range(2):
@@ -402,7 +409,7 @@ def test_joint_controller_reports_the_drives_quick_stop_and_recovers_on_the_serv
         assert values["cia402_state"] == "fault" and values["error_code"] == "0x2310"
         assert values["last_emcy"].startswith("0x2310")
         assert {st.level for name, st in drives.items() if "leg3" not in name} == {DiagnosticStatus.WARN}   # held
-        assert node.on_recover(Trigger.Request(), Trigger.Response()).success
+        assert on_recover(Trigger.Request(), Trigger.Response()).success
         node.period(node.k * node.dt_ns)
         assert hw.safe_reason is None and "drives_quick_stop" not in node.diag.extra
         assert set(hw.emulator.states().values()) == {"operation enabled"}

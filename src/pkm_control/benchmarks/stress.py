@@ -22,7 +22,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 
-from ..control.settings import HARDWARE
+from ..hardware.plugin import hardware_plugin
 from ..errors import InvalidInputError
 from ..graph.signals import die_with_parent
 from ..ros.topology import DOMAIN_MAX, domain_id
@@ -49,8 +49,7 @@ class StressOptions:
     json: bool = False                     # the runs and figures as one JSON object
 
     def __post_init__(self):
-        if self.hardware not in HARDWARE:
-            raise InvalidInputError(f"--hardware must be one of {', '.join(HARDWARE)}, got {self.hardware!r}")
+        hardware_plugin(self.hardware)                   # a registered kind (else the registered ones are listed)
         if self.runs < 1:
             raise InvalidInputError(f"--runs must be at least 1, got {self.runs}")
         for name in ("max_startup", "timeout"):

@@ -172,12 +172,13 @@ def add_stress_arguments(p: argparse.ArgumentParser) -> None:
     """The subcommands of `pkm stress` (startup) under ``p`` (stress_options reads their options)."""
     from ..benchmarks import stress
     from ..benchmarks.stress import DEFAULT_GOAL, StressOptions as defaults
-    from ..control.settings import HARDWARE
+    from ..hardware.plugin import hardware_names
 
     sub = p.add_subparsers(dest="what", metavar="WHAT", required=True)
     s = sub.add_parser("startup", help="start the graph N times in a row in lockstep with a short goal",
                        description=stress.__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    s.add_argument("--hardware", choices=HARDWARE, default=defaults.hardware, help="the hardware mode (default sim)")
+    s.add_argument("--hardware", choices=hardware_names(), default=defaults.hardware,
+                   help="the hardware kind (default sim)")
     s.add_argument("--stand-in", action="store_true",
                    help="with --hardware ros2_control or canopen: pkm bringup's stand-in (needed without a robot)")
     s.add_argument("--runs", type=int, default=defaults.runs, metavar="N", help="starts in a row (default 10)")

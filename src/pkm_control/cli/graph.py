@@ -91,7 +91,7 @@ def cmd_view(args):
 
 def add_bringup_arguments(p: argparse.ArgumentParser) -> None:
     """The options of `pkm bringup` besides --robot and --variant (bringup_options reads them)."""
-    from ..control.settings import HARDWARE
+    from ..hardware.plugin import hardware_names
     from ..graph.bringup import RECORD_STORAGES, BringupOptions as defaults
 
     p.add_argument("--controller", default=defaults.controller,
@@ -102,7 +102,7 @@ def add_bringup_arguments(p: argparse.ArgumentParser) -> None:
                         "(delta)); default pd_feedforward")
     p.add_argument("--controller-config", default=defaults.controller_config, metavar="YAML",
                    help="controller YAML (default <share>/config/controllers.yaml)")
-    p.add_argument("--hardware", choices=HARDWARE, default=defaults.hardware,
+    p.add_argument("--hardware", choices=hardware_names(), default=defaults.hardware,
                    help="sim: the simulated robot inside joint_controller (one process: read, update, write); "
                         "mujoco: MuJoCo as the robot, inside joint_controller as sim (its step: --set "
                         "joint_controller.mujoco_timestep=...); topics: the robot in the `hardware` node behind "
@@ -110,9 +110,11 @@ def add_bringup_arguments(p: argparse.ArgumentParser) -> None:
                         "(joint_state_broadcaster + effort_controller, README 'ros2_control bridge'); canopen: "
                         "CiA 402 drives on a CAN bus (config/canopen/<robot>.yaml, or --set "
                         "joint_controller.canopen_config=YAML), the master inside joint_controller, real time only "
-                        "(--realtime) unless --stand-in (default sim)")
+                        "(--realtime) unless --stand-in; or a kind another package registers (entry-point group "
+                        "pkm_control.hardware, docs/hardware.md) (default sim)")
     p.add_argument("--stand-in", action="store_true",
-                   help="with --hardware ros2_control: start the `hardware` node in the controller manager's "
+                   help="a simulated robot in place of the real one, as the kind defines it: with --hardware "
+                        "ros2_control: start the `hardware` node in the controller manager's "
                         "place (the simulated robot behind the same topics), to try the bridge without one; with "
                         "--hardware canopen: emulated drives around the simulated robot on python-can's virtual bus "
                         "inside joint_controller (joint_controller.canopen_emulate: true; lockstep works)")

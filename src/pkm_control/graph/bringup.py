@@ -52,8 +52,9 @@ from dataclasses import dataclass
 import yaml
 
 from ..errors import InvalidInputError
-from ..control.settings import HARDWARE, load_settings
-from ..ros.topology import estimated_state_topic, graph, robot_topics, trusted_sources
+from ..control.settings import load_settings
+from ..hardware.plugin import hardware_plugin
+from ..ros.topology import estimated_state_topic, graph, robot_topics, stand_in_parameters, trusted_sources
 from .signals import Stopped, die_with_parent, signals_raise_stopped
 
 #: the stop: (signal to every node's process group, s to wait for them before the next). SIGTERM, not SIGINT: a node
@@ -90,14 +91,11 @@ class BringupOptions:
     dry_run: bool = False
 
     def __post_init__(self):
-        if self.hardware not in HARDWARE:
-            raise InvalidInputError(f"--hardware must be one of {', '.join(HARDWARE)}, got {self.hardware!r}")
+        hardware_plugin(self.hardware)                   # a registered kind (else the registered ones are listed)
         if self.record_storage not in RECORD_STORAGES:
             raise InvalidInputError(f"--record-storage must be one of {', '.join(RECORD_STORAGES)}, "
                                     f"got {self.record_storage!r}")
-        if self.stand_in and self.hardware not in ("ros2_control", "canopen"):
-            raise InvalidInputError("--stand-in stands in for a ros2_control controller manager or for CANopen "
-                                    "drives: it needs --hardware ros2_control or --hardware canopen")
+        stand_in_parameters(self.hardware, self.stand_in)       # the kind has a stand-in (else those that have)
         if not self.timeout > 0.0:
             raise InvalidInputError(f"--timeout must be more than 0 s, got {self.timeout!r}")
         if self.duration is not None and not self.duration >= 0.0:
@@ -119,10 +117,8 @@ def parameters(options: BringupOptions) -> dict:
     stand_in = options.stand_in
     # no node follows /clock through rclpy's time source, which believes any publisher (ros.topology.graph)
     per_node = {name: {"use_sim_time": False} for name in graph(options.hardware, stand_in)}
-    if stand_in and options.hardware == "ros2_control":   # joint_controller is the time source in front of it
-        per_node["hardware"]["publish_clock"] = False
-    if stand_in and options.hardware == "canopen":        # the drives emulated on a virtual bus in joint_controller
-        per_node["joint_controller"]["canopen_emulate"] = True
+    for name, own in stand_in_parameters(options.hardware, stand_in).items():     # the kind's stand-in
+        per_node[name].update(own)
     if options.goal:
         per_node["trajectory_generator"]["goal"] = options.goal
     if options.exit_when_done or options.record:     # recorded from its first sample
@@ -134,11 +130,10 @@ def parameters(options: BringupOptions) -> dict:
 
         shared.update(REALTIME_SETTINGS)
     if options.true_parameters:
-        hardware = options.hardware
-        if not (hardware in ("sim", "topics") or stand_in):
+        if not hardware_plugin(options.hardware).simulated_robot(stand_in):
             raise InvalidInputError(f"--true-parameters sets the simulated robot's parameters: --hardware "
-                                    f"{hardware}{'' if hardware == 'mujoco' else ' without --stand-in'} has "
-                                    "none (sim, topics, or ros2_control / canopen with --stand-in)")
+                                    f"{options.hardware}{' with --stand-in' if stand_in else ''} has none (sim, "
+                                    "topics, or a kind with --stand-in: ros2_control, canopen)")
         shared["true_parameters_file"] = true_parameters_file(options.true_parameters, options.robot, options.variant)
     for item in options.overrides:
         key, sep, value = item.partition("=")
@@ -425,12 +420,13 @@ def run_recorded(options: BringupOptions, progress=None, out=None):
     initial_value = params["trajectory_generator"]["ros__parameters"].get(
         "initial_pose", params["/**"]["ros__parameters"].get("initial_pose", ""))
     initial = robot_context(robot, options.variant).initial(initial_value)
-    emulate = params["joint_controller"]["ros__parameters"].get(
-        "canopen_emulate", params["/**"]["ros__parameters"].get("canopen_emulate", False))
+    # joint_controller's own settings decide whether it steps the robot in its process (its ground truth only)
+    in_process = hardware_plugin(options.hardware).in_process(
+        {**params["/**"]["ros__parameters"], **params["joint_controller"]["ros__parameters"]})
     bag = _bag_recorder(options)
     # with --record the bag's ground truth subscription starts the lockstep run (wait_for_recorder: one subscriber
     # is enough, so there is one) and the run's recorder takes the ground truth from the bag
-    rec = GraphRecorder(kin, options.hardware, canopen_emulate=emulate is True, subscribe_truth=bag is None,
+    rec = GraphRecorder(kin, options.hardware, in_process=in_process, subscribe_truth=bag is None,
                         sources=params["/**"]["ros__parameters"]["sources"])     # bound as the nodes' streams
     if bag is not None:
         from rclpy.serialization import deserialize_message

@@ -88,6 +88,7 @@ from ..control.safety import ForceLimits
 from ..description.paths import read_user_yaml
 from ..errors import MAGNITUDE_LIMIT, InvalidInputError, InvalidModelError, PkmError, check_number, check_vector
 from ..kinematics.forward import forward_kinematics
+from .canopen_supervision import DriveSupervision
 from .interface import CommandCheck, HardwareInterface, JointMeasurement
 
 # ---------------------------------------------------------------------------------------------- CiA 402 (DS 402)
@@ -505,7 +506,7 @@ class CanopenConfig:
 
 
 # ---------------------------------------------------------------------------------------------- the master
-class CanopenDrives(HardwareInterface):
+class CanopenDrives(DriveSupervision, HardwareInterface):
     """The robot's CiA 402 drives on a CAN bus (module docstring). ``start()`` brings them to Operation enabled.
 
     force_limits: a ForceLimits (the command's saturation, written as 0x6072 max torque), or None (the rated
@@ -612,6 +613,14 @@ class CanopenDrives(HardwareInterface):
         notifier.stop()
         self._heartbeat[:] = self.clock()                       # supervision starts now
         return self.recover() if enable else None
+
+    def enable(self, time: float) -> str | None:
+        """The hardware contract's first-period hook: drives started with ``enable=False`` to Operation enabled at
+        the loop's first SYNC (``recover(time)``)."""
+        if self._last is not None:         # enabled by start() already
+            return None
+        self.recover(time)
+        return "CANopen drives in operation enabled"
 
     def _recording(self, transfer):
         def call(index, subindex, *args, **kwargs):

@@ -55,6 +55,7 @@ from ..control.safety import HoldTarget
 from ..errors import InvalidInputError
 from .canopen_drives import (DRIVE_RECEIVES, ENABLE_OPERATION, FAULT_RESET, MODES, QUICK_STOP_OPTION_HOLD,
                              STATUSWORD, CanopenConfig, DriveScaling, open_bus)
+from .canopen_supervision import DriveSupervision
 from .interface import HardwareInterface, JointMeasurement, RobotState, Simulated
 from .simulated import SimulatedRobot
 
@@ -593,7 +594,7 @@ def main(argv=None) -> int:
     return 1 if emu.errors else 0
 
 
-class EmulatedCanopenRobot(HardwareInterface, Simulated):
+class EmulatedCanopenRobot(DriveSupervision, HardwareInterface, Simulated):
     """``hardware: canopen`` with ``canopen_emulate``: the CAN master (CanopenDrives) and the emulated drives around
     a SimulatedRobot in one process, as a simulated robot for the control loop. ``read``/``write`` are the master's
     (the controller talks CiA 402 over the virtual bus); the SYNC that ``write`` sends steps the robot (in the bus

@@ -493,6 +493,19 @@ def plant_sensors(dyn: ClosedLoopDynamics, settings: dict) -> Sensors:
                               settings.get("effort_noise_std", 0.0))
 
 
+def describe_plant(plant, log, diagnostics: dict) -> None:
+    """State what the simulated robot is and how it measures (``measurement_summary``): ``log("info", line)`` and the
+    key ``plant`` (JSON) of the diagnostics, which a recorded run's summary carries. A plant with nothing to state
+    (``measurement_summary()`` None) leaves both out."""
+    import json
+
+    summary = plant.measurement_summary()
+    if summary is None:
+        return
+    log("info", measurement_text(summary))
+    diagnostics["plant"] = json.dumps(summary)
+
+
 def plant_environment(dyn: ClosedLoopDynamics, settings: dict):
     """(environment, wrench sensor) of the node setting ``environment``: '' = free space (None, None), ``default`` =
     the robot's section of config/environment.yaml, else the path of such a YAML (contact.load_environment)."""
