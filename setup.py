@@ -68,5 +68,13 @@ setup(
             'joint_controller = pkm_control.nodes.joint_controller:main',
             'hardware = pkm_control.nodes.hardware:main',
         ],
+        # the hardware kinds by name (pkm_control.plugins, hardware/plugin.py); another package adds its own here
+        'pkm_control.hardware': [
+            'sim = pkm_control.hardware.kinds:Sim',
+            'mujoco = pkm_control.hardware.kinds:Mujoco',
+            'canopen = pkm_control.hardware.kinds:Canopen',
+            'topics = pkm_control.ros.hardware_io:Topics',
+            'ros2_control = pkm_control.ros.hardware_io:Ros2Control',
+        ],
     },
 )

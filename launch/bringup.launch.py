@@ -79,7 +79,8 @@ def launch_setup(context, *args, **kwargs):
     """The nodes for the resolved arguments (an OpaqueFunction: the URDF depends on robot and variant)."""
     from pkm_control.description.robots import robot_rviz, robot_urdf
     from pkm_control.control.settings import load_settings
-    from pkm_control.ros.topology import estimated_state_topic, graph, robot_topics, trusted_sources
+    from pkm_control.ros.topology import (estimated_state_topic, graph, robot_topics, stand_in_parameters,
+                                          trusted_sources)
 
     arg = {name: LaunchConfiguration(name).perform(context) for name in ARGUMENTS}
     robot, variant, hardware = arg["robot"], arg["variant"], arg["hardware"]
@@ -96,15 +97,13 @@ def launch_setup(context, *args, **kwargs):
     # every stream bound to the graph's own node by name (pkm_control.ros.topology.trusted_sources)
     settings = {**load_settings(robot, arg["controller"], arg["controller_config"]), **shared}
     shared["sources"] = trusted_sources(hardware, stand_in, robot_topics(settings))
+    overrides = stand_in_parameters(hardware, stand_in)          # what the kind's stand-in sets (HardwarePlugin)
     nodes = []
     for name in graph(hardware, stand_in):
         own = {"use_sim_time": False}      # /clock is read bound to its source, never through rclpy's time source
         if name == "trajectory_generator":
             own["goal"] = ParameterValue(arg["goal"], value_type=str)
-        if name == "hardware" and hardware == "ros2_control":     # the stand-in: joint_controller is the clock
-            own["publish_clock"] = False
-        if name == "joint_controller" and hardware == "canopen" and stand_in:     # the emulated drives
-            own["canopen_emulate"] = True
+        own.update(overrides.get(name, {}))
         # stopped as `pkm bringup` stops them: SIGTERM 2 s after the SIGINT (a pkm node then exits at once,
         # ros.runtime.run_node), SIGKILL 1 s later (launch's defaults: 5 s and 5 s)
         nodes.append(Node(package="pkm_control", executable=name, name=name, output="screen",

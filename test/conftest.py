@@ -15,16 +15,14 @@ ends). Named in the report header. Nodes started outside pytest (``pkm bringup``
 of their own.
 """
 
-import fcntl
 import os
-import tempfile
-from pathlib import Path
 
 import pytest
 from hypothesis import settings
 
 from pkm_control.dynamics import robot_dynamics
 from pkm_control.fuzz import FUZZ_BUDGET
+from pkm_control.ros.topology import hold_domain
 
 # generated-input tests: a budget for `make test`, the one of `make fuzz` with PKM_FUZZ=1 (test_fuzz then runs each
 # campaign as `make fuzz` does); no deadline, a loaded CI machine must not turn a slow example into a failure
@@ -41,13 +39,10 @@ _domain_lock = None          # the open lock file of this run's domain, held unt
 
 
 def _hold_domain(domain: int) -> bool:
-    """Take the run lock of ``domain``; False when another run holds it."""
+    """Take the run lock of ``domain`` (ros.topology.hold_domain); False when another run holds it."""
     global _domain_lock
-    lock = open(Path(tempfile.gettempdir()) / f"pkm_test_ros_domain_{domain}.lock", "w")
-    try:
-        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        lock.close()
+    lock = hold_domain(domain)
+    if lock is None:
         return False
     _domain_lock = lock
     return True

@@ -125,21 +125,18 @@ def test_joint_units_follow_the_joint_type():
 def test_the_demo_refuses_a_run_that_is_not_the_lockstep_one(monkeypatch, events, refusal):
     """A run whose recorder lost samples, or whose controller ran a period without an input after waiting
     LOCKSTEP_TIMEOUT, would give figures that differ from the deterministic lockstep ones: refused."""
-    from types import SimpleNamespace
-
     from pkm_control.benchmarks import demo as benchmark
     from pkm_control.graph import bringup
 
     seen = {}
 
-    def run_recorded(bargs, progress=None, out=None):
-        seen["set"] = bargs.set
+    def run_recorded(options, progress=None, out=None):
+        seen["set"] = options.overrides
         return dict({"goal_status": "finished", "missing_samples": 0, "deadline_misses": 0}, **events), None
 
     monkeypatch.setattr(bringup, "run_recorded", run_recorded)
-    args = SimpleNamespace(timeout=600.0, quiet=True)
     with pytest.raises(RuntimeError, match=refusal):
-        benchmark.run_one("CF rb", "cf_rb", {"type": "circle"}, [0.0] * 6, 1.0, args)
+        benchmark.run_one("CF rb", "cf_rb", {"type": "circle"}, [0.0] * 6, 1.0, timeout=600.0, quiet=True)
     assert "joint_controller.lockstep_timeout=30.0" in seen["set"]
 
 

@@ -11,6 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pkm_control.cli import NEGATIVE_NUMBER, build_parser, main
+from pkm_control.errors import InvalidInputError
 from pkm_control.kinematics import robot_kinematics
 
 
@@ -293,3 +294,38 @@ def test_a_signal_in_a_held_section_or_during_the_stop_never_cuts_it():
         stop.stopping, stop.escalate = True, escalated.append
         os.kill(os.getpid(), signal.SIGTERM)
         assert escalated == ["SIGTERM"] and stop.signal is None
+
+
+def test_stress_options_are_built_and_checked_at_the_command_line():
+    """`pkm stress startup`'s namespace becomes StressOptions once, in cli; absurd values are refused there."""
+    from pkm_control.benchmarks.stress import StressOptions
+    from pkm_control.cli.benchmarks import stress_options
+
+    def options(*argv):
+        return stress_options(build_parser().parse_args(["stress", "startup", *argv]))
+
+    assert options() == StressOptions()       # the command line's defaults are the options' own
+    assert options("--set", "a=1", "--set", "b=2").overrides == ("a=1", "b=2")
+    for argv, refusal in ((["--runs", "0"], "--runs must be at least 1"),
+                          (["--max-startup", "0"], "--max-startup must be more than 0 s"),
+                          (["--timeout", "-1"], "--timeout must be more than 0 s")):
+        with pytest.raises(InvalidInputError, match=refusal):
+            options(*argv)
+
+
+def test_demo_options_are_built_and_checked_at_the_command_line():
+    """`pkm demo`'s namespace becomes DemoOptions (and DeburringOptions with --deburring) once, in cli; absurd values
+    are refused there, before any graph starts."""
+    from pkm_control.benchmarks.deburring import DeburringOptions
+    from pkm_control.benchmarks.demo import DemoOptions
+    from pkm_control.cli.benchmarks import deburring_options, demo_options
+
+    def parsed(*argv):
+        return build_parser().parse_args(["demo", *argv])
+
+    assert demo_options(parsed()) == DemoOptions() and deburring_options(parsed()) == DeburringOptions()
+    assert demo_options(parsed("--no-animations", "--runs", "pd")) == DemoOptions(animations=False, runs=("pd",))
+    with pytest.raises(InvalidInputError, match="--timeout must be more than 0 s"):
+        demo_options(parsed("--timeout", "0"))
+    with pytest.raises(InvalidInputError, match="--force must be in"):
+        deburring_options(parsed("--deburring", "--force", "500"))

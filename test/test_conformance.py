@@ -146,7 +146,8 @@ class CanopenProcessAdapter(CanopenAdapter):
         if self._idle < 2 or self._idle - n >= 2:
             return
         self.hw.drain_events()
-        wait_for(lambda: sum("EMCY 0x8100" in e for e in self.hw.events) == len(LIMITS), "EMCY 0x8100")
+        wait_for(lambda: self.hw.poll() and sum("EMCY 0x8100" in e for e in self.hw.events) == len(LIMITS),
+                 "EMCY 0x8100")
         steps = self.emu.call("plant", "_n_steps")
         self.hw.network.sync.transmit()              # one period: the robot steps at this SYNC
         wait_for(lambda: self.emu.call("plant", "_n_steps") > steps, "the robot's step at SYNC")

@@ -257,3 +257,39 @@ def test_task_space_matrices_reproduce_inverse_dynamics(dyn, states):
         f = dyn.inverse_dynamics(pose, twist, accel, friction=False).generalized
         assert rel(M @ accel + dyn.coriolis_matrix(pose, twist) @ twist + dyn.gravity_vector(pose), f) <= 1e-9
         assert np.abs(M - M.T).max() <= 1e-12 * np.abs(M).max() and np.linalg.eigvalsh(M).min() > 0
+
+
+def test_jacobi_svd_matches_lapack():
+    """The compiled one-sided Jacobi SVD of the engine's actuation solve (dynamics.kernels) against LAPACK's (numpy):
+    the same singular values to rounding relative to sigma_max, A = U S V^T, U and V orthonormal, on random square
+    and tall matrices, a graded one (sigma 1 ... 1e-9) and a rank-deficient one; and project_and_solve's tau solves
+    J^T tau = G^T tau_tree - f or reports the ratio that check_conditioning refuses."""
+    from pkm_control.dynamics.kernels import jacobi_svd, project_and_solve
+    from pkm_control.kinematics.analysis import SINGULAR_TOL
+
+    rng = np.random.default_rng(3)
+    Q1, _ = np.linalg.qr(rng.standard_normal((6, 6)))
+    Q2, _ = np.linalg.qr(rng.standard_normal((6, 6)))
+    graded = Q1 @ np.diag(np.logspace(0, -9, 6)) @ Q2
+    deficient = rng.standard_normal((6, 6))
+    deficient[5] = deficient[0] + 2 * deficient[1]
+    for A in [rng.standard_normal((6, 6)) for _ in range(5)] + [rng.standard_normal((9, 6)), graded, deficient]:
+        U, s, V = jacobi_svd(A)
+        ref = np.linalg.svd(A, compute_uv=False)
+        assert np.allclose(np.sort(s)[::-1], ref, rtol=0, atol=1e-13 * ref[0])
+        assert np.allclose(U @ np.diag(s) @ V.T, A, rtol=0, atol=1e-13 * ref[0])
+        assert np.allclose(V.T @ V, np.eye(6), atol=1e-13)
+        Un = U[:, s > 1e-12 * ref[0]]             # the columns of the nonzero singular values
+        assert np.allclose(Un.T @ Un, np.eye(Un.shape[1]), atol=1e-12)
+    G = rng.standard_normal((14, 6))
+    act = np.array([3, 7, 8, 9, 11, 13])
+    tau_tree, w = rng.standard_normal(14), rng.standard_normal(6)
+    f, tau = np.empty(6), np.empty(6)
+    ratio = project_and_solve(G, tau_tree, act, w, SINGULAR_TOL, f, tau)
+    assert np.allclose(f, G.T @ tau_tree - w, atol=1e-14)
+    assert np.allclose(G[act].T @ tau, f, atol=1e-12)
+    s = np.linalg.svd(G[act], compute_uv=False)
+    assert ratio == pytest.approx(s[-1] / s[0], rel=1e-12)
+    G[act[5]] = G[act[0]]
+    ratio = project_and_solve(G, tau_tree, act, w, SINGULAR_TOL, f, tau)
+    assert ratio < SINGULAR_TOL and np.isnan(tau).all()

@@ -206,7 +206,7 @@ def test_stiffness_control_steady_state_force_is_the_series_spring(stewart):
 
 
 @pytest.mark.parametrize("robot_name, name", [("stewart", "direct_force"), ("stewart", "direct_force_joint"),
-                                              ("palida", "direct_force")])
+                                              ("stewart", "direct_force_joint_space"), ("palida", "direct_force")])
 def test_direct_force_control_converges_to_the_reference(robot_name, name, request):
     """Direct force control (Fig. 28/34) pressing F_d = 50 N down on a static 1e5 N/m surface 0.2 mm below the tool
     (PaLiDA: touching it; its drives' Coulomb friction makes the integral wind up on the way, which then takes
@@ -216,23 +216,25 @@ def test_direct_force_control_converges_to_the_reference(robot_name, name, reque
     force measured by the actuator forces (Fig. 29, F = J^T (tau - tau_g)), no F/T sensor read, on a plant without
     joint friction: the actuator forces count the friction as contact force, and the plant's regularized Coulomb
     friction (a steep viscous slope at creep speed) then slows the force loop (measured: 26 N of 50 after 0.6 s).
-    It converges more slowly than with the sensor (it counts its own damping force Kd xd as contact): 0.8 s here."""
+    It converges more slowly than with the sensor (it counts its own damping force Kd xd as contact): 0.8 s here.
+    direct_force_joint_space (Fig. 30): the same measurement, the motion loop in the joint space (IK of X_c, joint
+    PD + gravity), integral only; without the integral its force is the joint loop's spring, far short."""
     dyn = request.getfixturevalue("stewart") if robot_name == "stewart" else robot_dynamics("palida")
     tool = [0.0, 0.0, -0.1] if robot_name == "stewart" else [0.0, 0.0, -0.05]
-    robot, _ = _plant(dyn, tool, 0.0002 if robot_name == "stewart" else 0.0, mu=0.3,
-                      friction=name != "direct_force_joint")
+    joint = name.startswith("direct_force_joint")
+    robot, _ = _plant(dyn, tool, 0.0002 if robot_name == "stewart" else 0.0, mu=0.3, friction=not joint)
     c = make_force_controller(dyn, name)
-    if name == "direct_force_joint":
+    if joint:
         robot.wrench_sensor = None                  # nothing but the drives' measurement
     force = ForceReference(np.array([0, 0, -50.0, 0, 0, 0]), Z_ONLY)
-    cmds, wrenches, poses = _run(dyn, robot, c, _home(dyn), 1600 if name == "direct_force_joint" else 1200, force)
+    cmds, wrenches, poses = _run(dyn, robot, c, _home(dyn), 1600 if joint else 1200, force)
     assert all(cmd.mode == CONTROL for cmd in cmds)
     last = wrenches[-100:, 2]
     np.testing.assert_allclose(last, 50.0, rtol=1e-2)
     assert np.abs(poses[-1].position[:2]).max() < 1e-4
     # the same run without integral action stops short of the reference
-    c = make_force_controller(dyn, name, overrides={"gains": {**force_settings(robot_name, name)["gains"],
-                                                              "force": {"kf": 1e-6, "ki": 0.0}}})
+    c = make_force_controller(dyn, name, overrides={"gains": {**force_settings(robot_name, name)["gains"], "force": {
+        "kf": 0.0 if name == "direct_force_joint_space" else 1e-6, "ki": 0.0}}})
     assert _run(dyn, robot, c, _home(dyn), 200, force)[1][-1, 2] < 40.0
 
 
@@ -518,3 +520,33 @@ def test_generated_contact_switching_and_junk_wrenches_stay_safe(stewart, name, 
     assert np.isfinite(gt.position).all() and np.isfinite(gt.velocity).all()
     if ctl.wrench_watch is not None and ctl.wrench_watch.source == "sensor":
         assert all(cmds[i].mode != CONTROL for i in junked)
+
+
+def test_absurd_contact_parameters_are_refused(stewart):
+    """Contact parameters the plant cannot integrate, or that are not parameters at all, are refused with the
+    project's error before any step: NaN, negative or non-numeric stiffness and damping; a surface whose contact mode
+    is beyond RK4 at 0.5 ms (1e12 N/m: sqrt(k / m) h ~ 100 on the Stewart platform's ~26 kg; 1e7 N s/m: c h / m
+    ~ 200), while 1e7 N/m (~0.3) and 1e4 N s/m (~0.2) pass; a box that holds the whole robot (the tool starts deep
+    inside it). The shipped environments pass on both robots."""
+    tool = [0.0, 0.0, -0.1]
+    for bad in (float("nan"), -1.0, "stiff", None):
+        with pytest.raises(InvalidInputError):
+            Plane(bad, point=[0.0, 0.0, 1.0], normal=[0.0, 0.0, 1.0])
+        with pytest.raises(InvalidInputError):
+            Plane(1e5, bad if bad is not None else -5.0, point=[0.0, 0.0, 1.0], normal=[0.0, 0.0, 1.0])
+    with pytest.raises(InvalidInputError, match="beyond what the simulated robot integrates"):
+        _plant(stewart, tool, 0.002, k=1e12)
+    with pytest.raises(InvalidInputError, match="beyond what the simulated robot integrates"):
+        _plant(stewart, tool, 0.002, c=1e7)
+    _plant(stewart, tool, 0.002, k=1e7)
+    _plant(stewart, tool, 0.002, c=1e4)
+    giant = ContactEnvironment(tool, [Box(1e5, center=[0.0, 0.0, 0.0], half_extents=[1e3, 1e3, 1e3])])
+    robot = SimulatedRobot(stewart, DT, environment=giant)
+    with pytest.raises(InvalidInputError, match="inside contact surface"):
+        robot.reset(_home(stewart))
+    with pytest.raises(InvalidModelError):
+        ContactEnvironment.from_dict({"tool_point": tool, "surfaces": "table"})
+    for name in ("stewart", "palida"):
+        dyn = stewart if name == "stewart" else robot_dynamics(name)
+        env, sensor = load_environment(name)
+        SimulatedRobot(dyn, DT, environment=env, wrench_sensor=wrench_sensor(env, sensor)).reset(_home(dyn))

@@ -7,7 +7,6 @@ with them tracks better than with the nominal parameters. The numbers come from 
 the circle sampled again from its spec, not from the identification's report.
 """
 
-import argparse
 import json
 import os
 
@@ -18,19 +17,22 @@ from pkm_control.errors import InvalidInputError
 
 
 def test_absurd_options_are_refused_before_anything_runs():
-    from pkm_control.benchmarks.demo import add_arguments
-    from pkm_control.benchmarks.demo_identified import add_arguments as identified_arguments, check_arguments
+    from pkm_control.benchmarks.demo_identified import IdentifiedOptions
+    from pkm_control.cli import build_parser
+    from pkm_control.cli.benchmarks import identified_options
 
-    p = argparse.ArgumentParser()
-    add_arguments(p)
-    identified_arguments(p)
-    check_arguments(p.parse_args(["--identified"]))
+    def options(*argv):
+        return identified_options(build_parser().parse_args(["demo", "--identified", *argv]))
+
+    assert options() == IdentifiedOptions()        # the command line's defaults are the options' own
     for bad, what in ((["--perturb-scale", "1.5"], "perturb-scale"), (["--effort-noise-std", "-1"], "effort-noise"),
                       (["--encoder-resolution", "1"], "encoder-resolution"), (["--harmonics", "1"], "harmonics"),
                       (["--excitation-duration", "1e9"], "excitation-duration"),
                       (["--evaluations", "0"], "evaluations")):
         with pytest.raises(InvalidInputError, match=what):
-            check_arguments(p.parse_args(["--identified", *bad]))
+            options(*bad)
+    with pytest.raises(InvalidInputError, match="--method must be one of"):
+        IdentifiedOptions(method="lasso")
 
 
 @pytest.fixture(scope="module")

@@ -213,31 +213,59 @@ def test_bringup_dry_run_lists_the_nodes(hardware, stand_in):
         (hardware == "canopen" and bool(stand_in))
 
 
+def _options(*argv):
+    """The BringupOptions of `pkm bringup ARGV` (the command line's own parser and converter)."""
+    from pkm_control.cli import build_parser
+    from pkm_control.cli.graph import bringup_options
+
+    return bringup_options(build_parser().parse_args(["bringup", *argv]))
+
+
 def test_bringup_parameters_and_set():
-    args = bringup.build_parser().parse_args(
-        ["--robot", "delta", "--controller", "computed_torque", "--goal", "{type: circle, radius: 0.02}",
-         "--set", "lockstep=false", "--set", "joint_controller.lockstep_timeout=0.5"])
-    doc = bringup.parameters(args)
+    options = _options("--robot", "delta", "--controller", "computed_torque", "--goal", "{type: circle, radius: 0.02}",
+                       "--set", "lockstep=false", "--set", "joint_controller.lockstep_timeout=0.5")
+    assert options.overrides == ("lockstep=false", "joint_controller.lockstep_timeout=0.5")
+    doc = bringup.parameters(options)
     shared = doc["/**"]["ros__parameters"]
     assert shared.pop("sources").startswith("/clock=joint_controller,")
     assert shared == {"robot": "delta", "controller": "computed_torque", "hardware": "sim", "lockstep": False}
     assert doc["joint_controller"]["ros__parameters"]["lockstep_timeout"] == 0.5
     assert doc["trajectory_generator"]["ros__parameters"]["goal"] == "{type: circle, radius: 0.02}"
-    mixed = bringup.parameters(bringup.build_parser().parse_args(["--set", "initial_pose=[0, 0, -0.85, 0, 0, 0]"]))
+    mixed = bringup.parameters(_options("--set", "initial_pose=[0, 0, -0.85, 0, 0, 0]"))
     assert mixed["/**"]["ros__parameters"]["initial_pose"] == [0.0, 0.0, -0.85, 0.0, 0.0, 0.0]
     assert all(type(x) is float for x in mixed["/**"]["ros__parameters"]["initial_pose"])
     with pytest.raises(InvalidInputError, match="unknown node"):
-        bringup.parameters(bringup.build_parser().parse_args(["--set", "nobody.x=1"]))
+        bringup.parameters(_options("--set", "nobody.x=1"))
     with pytest.raises(InvalidInputError, match="KEY=VALUE"):
-        bringup.parameters(bringup.build_parser().parse_args(["--set", "x"]))
+        bringup.parameters(_options("--set", "x"))
     with pytest.raises(InvalidInputError, match="unknown node"):      # no hardware node with the robot inside
-        bringup.parameters(bringup.build_parser().parse_args(["--set", "hardware.substeps=2"]))
-    rt = bringup.parameters(bringup.build_parser().parse_args(["--realtime", "--set", "lookahead=0.5"]))
+        bringup.parameters(_options("--set", "hardware.substeps=2"))
+    rt = bringup.parameters(_options("--realtime", "--set", "lookahead=0.5"))
     assert rt["/**"]["ros__parameters"].pop("sources").startswith("/clock=joint_controller,")
     assert rt["/**"]["ros__parameters"] == {"robot": "palida", "controller": "pd_feedforward", "hardware": "sim",
                                            "lockstep": False, "stream_rate": 500.0, "chunk_length": 0.02,
                                            "lookahead": 0.5, "clock_rate": 50.0, "ground_truth_rate": 100.0,
                                            "state_publish_rate": 100.0}
+
+
+@pytest.mark.parametrize("argv,refusal", [
+    (["--exit-when-done"], "--exit-when-done needs --goal"),
+    (["--json"], "--json goes with --exit-when-done"),
+    (["--stand-in"], "hardware 'sim' has no stand-in .*: canopen, ros2_control"),
+    (["--timeout", "0"], "--timeout must be more than 0 s"),
+    (["--duration", "-1"], "--duration must be at least 0 s")])
+def test_bringup_options_refuse_what_cannot_run(argv, refusal):
+    """The command line's options are checked once, as they become BringupOptions (before anything starts); the
+    same checks hold for options built in code (the demo's, the loop benchmark's)."""
+    from dataclasses import FrozenInstanceError
+
+    with pytest.raises(InvalidInputError, match=refusal):
+        _options(*argv)
+    with pytest.raises(InvalidInputError, match="hardware 'gazebo' is not registered; registered: canopen, mujoco"):
+        bringup.BringupOptions(hardware="gazebo")
+    with pytest.raises(FrozenInstanceError):
+        bringup.BringupOptions().robot = "delta"
+    assert bringup.BringupOptions() == _options()      # the command line's defaults are the options' own
 
 
 def _sigint_ignored():
@@ -384,14 +412,14 @@ def test_bringup_rviz_commands(capsys):
     """--rviz adds what the launch file starts besides the five nodes; without ROS 2 it says so."""
     import shutil
 
-    args = bringup.build_parser().parse_args(["--robot", "planar_redundant", "--rviz", "--dry-run"])
-    cmds = dict(bringup.commands(args, "/nonexistent/parameters.yaml"))
+    options = _options("--robot", "planar_redundant", "--rviz", "--dry-run")
+    cmds = dict(bringup.commands(options, "/nonexistent/parameters.yaml"))
     assert list(cmds)[:4] == graph("sim")
     assert {"robot_state_publisher", "desired_state_publisher", "desired_root", "rviz2"} <= set(cmds)
     assert "joint_states:=/desired_joint_states" in cmds["desired_state_publisher"]
     assert str(ROOT / "rviz" / "planar_redundant.rviz") in cmds["rviz2"]
     if shutil.which("ros2") is None:
-        assert bringup.run(args) == 2
+        assert bringup.run(options) == 2
         assert "needs a ROS 2 installation" in capsys.readouterr().err
 
 

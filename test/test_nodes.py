@@ -1731,12 +1731,11 @@ def test_a_force_law_reads_platform_wrench_from_a_robot_behind_topics(ros):
 def test_bringup_names_the_node_that_publishes_every_stream_a_node_binds(ros, hardware, stand_in, convention):
     """`pkm bringup`'s `sources` (the launch file's comes from the same function) names, for every stream a node of
     the graph binds, a node of the graph that publishes it: no consumer binds first-come (issue 22 §1)."""
-    from pkm_control.graph.bringup import build_parser, parameters
+    from pkm_control.graph.bringup import BringupOptions, parameters
     from pkm_control.ros.topology import graph as graph_nodes
 
-    argv = ["--robot", ROBOT, "--controller", "cf_rb", "--hardware", hardware,
-            "--set", f"topic_convention={convention}"] + (["--stand-in"] if stand_in else [])
-    doc = parameters(build_parser().parse_args(argv))
+    doc = parameters(BringupOptions(robot=ROBOT, controller="cf_rb", hardware=hardware, stand_in=stand_in,
+                                    overrides=(f"topic_convention={convention}",)))
     named = dict(pair.split("=") for pair in doc["/**"]["ros__parameters"]["sources"].split(","))
     classes = {"trajectory_generator": TrajectoryGeneratorNode, "inverse_kinematics": InverseKinematicsNode,
                "computed_force": ComputedForceNode, "joint_controller": JointControllerNode, "hardware": HardwareNode}
@@ -1864,3 +1863,67 @@ def test_deburring_demo_keeps_the_normal_force_along_the_edge(tmp_path, capsys):
     assert f["height_error_max_um"] < 200.0 and f["peak_speed_m_s"] == pytest.approx(0.2, rel=0.05)
     assert f["wrench_messages"] > 10 and f["wrench_last_N"] == pytest.approx(30.0, abs=3.0)
     assert (tmp_path / "deburring.png").stat().st_size > 0 and (tmp_path / "deburring.json").exists()
+
+
+def test_a_hybrid_goal_streams_its_force_references_to_the_force_law():
+    """A `type: hybrid` goal sent to the trajectory generator (the graph in one process, lockstep, direct_force with
+    joint_controller's force_reference parameter empty): its phases' force references reach the law over
+    /force_references, so the force follows the spec alone. Approach to 1 mm above palida's table (motion only: no
+    force-controlled direction, no contact), contact: z force-controlled, F_d ramps to 40 N and holds (0.4 s: the
+    drives' Coulomb friction slows the integral loop on the 1e5 N/m table, config/controllers.yaml); follow: slide
+    15 mm along x at 40 N; release: F_d to 0; approach 2 mm above the table, motion only. Checked against the spec:
+    the law's reference is the spec's in each phase (HybridTrajectory.force at the same instant, computed here from
+    the spec), the contact force at the end of the hold and over the slide is 40 N within 2 %, none before the
+    contact phase, the tool off the table at the end; no safe behaviour, nothing refused."""
+    from pkm_control.benchmarks.deburring import run_graph
+    from pkm_control.trajectory.spec import hybrid_from_spec
+
+    home = [float(x) for x in KIN.model.config["home"]]
+    z = home[2]
+    spec = {"type": "hybrid", "start": home, "phases": [
+        {"phase": "approach", "goal": [0.0, 0.0, z - 0.001, 0.0, 0.0, 0.0], "duration": 0.1},
+        {"phase": "contact", "force": [0.0, 0.0, -40.0, 0.0, 0.0, 0.0], "selection": ["z"], "duration": 0.15},
+        {"phase": "hold", "duration": 0.4},
+        {"phase": "follow", "goal": [0.015, 0.0, z - 0.001, 0.0, 0.0, 0.0], "duration": 0.2},
+        {"phase": "release", "force": [0.0] * 6, "duration": 0.05},
+        {"phase": "approach", "goal": [0.015, 0.0, z, 0.0, 0.0, 0.0], "selection": [], "duration": 0.1}]}
+    rec = run_graph({"start": home, "goal": spec, "force_reference": ""}, int(DOMAIN), tail=0.05)
+    hybrid = hybrid_from_spec(KIN, spec)
+    t, f_n = rec["t"], rec["force"][:, 2]
+    tau = t - 0.0005 - rec["goal_start"]          # the period's instant (t is after its step) in the goal's time
+    for k in np.flatnonzero(tau >= 0):
+        f_d, sel = hybrid.force(tau[k])
+        assert np.array_equal(rec["selection"][k], sel), (t[k], rec["selection"][k], sel)
+        assert np.allclose(rec["f_d"][k], f_d, atol=1e-6), (t[k], rec["f_d"][k], f_d)
+    assert not rec["selection"][tau < 0].any()
+    phase = np.array([hybrid.phase(x) if x >= 0 else "before" for x in tau])
+    assert np.all(f_n[np.isin(phase, ("before", "approach")) & (tau < 0.1)] == 0.0)
+    end_of_hold = (phase == "hold") & (tau > 0.6)
+    assert f_n[end_of_hold] == pytest.approx(40.0, rel=0.02)
+    assert np.abs(f_n[(phase == "follow") & (tau > 0.7)] - 40.0).max() < 0.1 * 40.0
+    assert f_n[-1] == 0.0 and rec["tool"][-1, 2] > -0.902
+    assert rec["safe_entries"] == 0 and rec["rejected"] == 0 and rec["deadline_misses"] == 0
+    assert np.all(rec["mode"] == "none") and np.isfinite(rec["force"]).all()
+
+
+def test_force_references_messages_round_trip_and_refuse_junk():
+    """/force_references: a chunk comes back as sent (F_d, selection per task coordinate, times); no point is the end
+    of the stream at the stamp; a selection other than 0 or 1, NaN, other names are refused (InvalidInputError)."""
+    from pkm_control.ros.messages import force_references_msg, parse_force_references
+
+    names = KIN.task.names
+    times = np.array([1_000_000, 1_500_000], np.int64)
+    forces = np.array([[0, 0, -40, 0, 0, 0, 0, 0, 1, 0, 0, 0], [1, 0, -41, 0, 0, 0, 1, 0, 1, 0, 0, 0]], float)
+    t, f, s = parse_force_references(force_references_msg(1_000_000, names, times, forces), names)
+    assert np.array_equal(t, times) and np.array_equal(f, forces[:, :6]) and np.array_equal(s, forces[:, 6:] == 1)
+    assert parse_force_references(force_references_msg(7_000_000, names, [], None), names) == (7_000_000, None, None)
+    half = forces.copy()
+    half[0, 8] = 0.5
+    with pytest.raises(InvalidInputError, match="0 or 1"):
+        parse_force_references(force_references_msg(1_000_000, names, times, half), names)
+    bad = force_references_msg(1_000_000, names, times, forces)
+    bad.points[0].effort[2] = float("nan")
+    with pytest.raises(InvalidInputError):
+        parse_force_references(bad, names)
+    with pytest.raises(InvalidInputError):
+        parse_force_references(force_references_msg(1_000_000, list("abcdef"), times, forces), names)

@@ -8,6 +8,7 @@ user would use it: `source install/setup.bash` and import / run from there.
 
 import ast
 import configparser
+import importlib
 import json
 import os
 import re
@@ -92,6 +93,12 @@ def test_setup_py_layout_and_entry_point(setup_kwargs):
     assert setup_kwargs['name'] == PKG
     assert setup_kwargs['package_dir'] == {'': 'src'}
     assert 'pkm = pkm_control.cli:main' in setup_kwargs['entry_points']['console_scripts']
+    # every hardware kind's entry point names a HardwarePlugin of the sources (pkm_control.plugins)
+    from pkm_control.hardware.plugin import HardwarePlugin
+    for line in setup_kwargs['entry_points']['pkm_control.hardware']:
+        name, _, target = (part.strip() for part in line.partition('='))
+        module, _, attr = target.partition(':')
+        assert issubclass(getattr(importlib.import_module(module), attr), HardwarePlugin), line
     # every directory of src/pkm_control holding Python files must be an
     # installed package, else `colcon build` (no symlinks) silently drops it
     expected = sorted(
@@ -133,7 +140,7 @@ def test_ci_entry_point_is_executable():
 
 #: the layers, bottom to top (docs/architecture.md): a module imports only from its own layer and the ones below
 LAYERS = (
-    ("errors", "progress"),
+    ("errors", "progress", "plugins"),
     ("description",),
     ("kinematics",),
     ("dynamics",),
@@ -391,6 +398,7 @@ print(json.dumps({
     "share": str(paths.share_dir()),
     "entry_points": sorted(f"{e.name} = {e.value}" for e in dist.entry_points
                            if e.group == "console_scripts"),
+    "hardware": sorted(__import__("pkm_control.hardware.plugin", fromlist=["hardware_names"]).hardware_names()),
     "rclpy_loaded": "rclpy" in sys.modules,
 }))
 '''
@@ -466,6 +474,8 @@ def test_colcon_install_space_imports(colcon_ws):
     nodes = ('trajectory_generator', 'inverse_kinematics', 'computed_force', 'joint_controller', 'hardware')
     assert info['entry_points'] == sorted(['pkm = pkm_control.cli:main']
                                           + [f'{n} = pkm_control.nodes.{n}:main' for n in nodes])
+    # the hardware kinds registered in the install's metadata (entry-point group pkm_control.hardware)
+    assert info['hardware'] == ['canopen', 'mujoco', 'ros2_control', 'sim', 'topics']
     assert not info['rclpy_loaded']
 
 

@@ -277,23 +277,26 @@ def test_settings_and_sensors_refuse_bad_values(palida, tmp_path):
 
 
 def test_bringup_passes_the_true_parameters(tmp_path):
-    from pkm_control.graph.bringup import build_parser, format_summary, parameters
+    from pkm_control.cli import build_parser
+    from pkm_control.cli.graph import bringup_options
+    from pkm_control.graph.bringup import format_summary, parameters
+
+    def options(*argv):
+        return bringup_options(build_parser().parse_args(["bringup", *argv]))
 
     f = tmp_path / "true.yaml"
     cli(["perturb", "--robot", "delta", "--seed", "1", "--output", str(f)])
-    args = build_parser().parse_args(["--robot", "delta", "--true-parameters", str(f), "--set",
-                                      "effort_noise_std=2.0", "--dry-run"])
-    shared = parameters(args)["/**"]["ros__parameters"]
+    shared = parameters(options("--robot", "delta", "--true-parameters", str(f), "--set", "effort_noise_std=2.0",
+                                "--dry-run"))["/**"]["ros__parameters"]
     assert shared["true_parameters_file"] == str(f.resolve()) and shared["effort_noise_std"] == 2.0
-    bad = build_parser().parse_args(["--robot", "palida", "--true-parameters", str(f)])
+    bad = options("--robot", "palida", "--true-parameters", str(f))
     with pytest.raises(InvalidInputError, match="robot = 'delta'"):
         parameters(bad)
     for hw in ("mujoco", "ros2_control"):
-        bad = build_parser().parse_args(["--robot", "delta", "--hardware", hw, "--true-parameters", str(f)])
+        bad = options("--robot", "delta", "--hardware", hw, "--true-parameters", str(f))
         with pytest.raises(InvalidInputError, match="has none"):
             parameters(bad)
-    ok = build_parser().parse_args(["--robot", "delta", "--hardware", "ros2_control", "--stand-in",
-                                    "--true-parameters", str(f)])
+    ok = options("--robot", "delta", "--hardware", "ros2_control", "--stand-in", "--true-parameters", str(f))
     assert parameters(ok)["/**"]["ros__parameters"]["true_parameters_file"] == str(f.resolve())
     text = format_summary({"goal_status": "finished", "sim_duration_s": 1.0, "wall_duration_s": 2.0,
                            "safe_behaviour_entries": 0, "rejected_inputs": 0, "deadline_misses": 0,

@@ -268,6 +268,54 @@ def test_a_real_time_start_counts_from_the_callers_estimate_of_now(kin):
     assert kind == "started" and motion.start_ns == grid_after
 
 
+def test_a_hybrid_goal_carries_its_force_references_in_the_chunks(kin):
+    """A `type: hybrid` goal (far from the held pose: an approach move in front): the chunks carry no force
+    reference before it (a motion goal: None), none selected during the approach, the spec's F_d and selection
+    (HybridTrajectory.force of the goal's time) from the goal's start, the last phase's after its end; the next
+    non-hybrid goal's chunks carry none again."""
+    from pkm_control.trajectory.spec import hybrid_from_spec
+
+    spec = {"type": "hybrid", "start": [0.01, 0, -0.85, 0, 0, 0], "phases": [
+        {"phase": "contact", "force": [0, 0, -30, 0, 0, 0], "selection": ["z"], "duration": 0.1},
+        {"phase": "follow", "goal": [0.02, 0, -0.85, 0, 0, 0], "duration": 0.1}]}
+    s = scheduler(kin)
+    assert all(c.forces is None for c in s.advance(0)[0])
+    traj, approach = s.load(spec)
+    motion = s.start()
+    assert approach > 0 and motion.goal_start_ns > motion.start_ns
+    chunks = []
+    for now in range(DT, 2 * motion.end_ns, 20 * DT):
+        chunks += s.advance(now)[0]
+    t = np.concatenate([c.times_ns for c in chunks])
+    F = np.concatenate([c.forces for c in chunks])
+    hybrid = hybrid_from_spec(kin, spec)
+    for k in range(len(t)):
+        tau = (t[k] - motion.goal_start_ns) * 1e-9
+        f, sel = hybrid.force(tau) if tau >= 0 else (np.zeros(6), np.zeros(6, bool))
+        assert np.array_equal(F[k, :6], f) and np.array_equal(F[k, 6:], sel.astype(float)), (t[k], F[k])
+    assert F[-1, 2] == -30 and F[-1, 8] == 1.0                 # after the end: the last phase's
+    s.load({"type": "point_to_point", "goal": [0.0, 0, -0.85, 0, 0, 0], "duration": 0.1})
+    s.start()
+    assert all(c.forces is None for c in s.advance(2 * motion.end_ns)[0])
+
+
+def test_a_goal_is_bounded_as_a_users_yaml_file(tmp_path):
+    """parse_goal and read_user_yaml share description.paths.bounded_yaml: the same refusals, each named for what
+    was given; the size is counted in UTF-8 bytes (fewer characters than the limit can be more bytes)."""
+    from pkm_control.description.paths import read_user_yaml
+
+    deep = "[" * 40 + "]" * 40
+    (tmp_path / "deep.yaml").write_text(deep)
+    with pytest.raises(InvalidInputError, match=r"^goal nests 40 brackets deep \(limit 32\)"):
+        parse_goal(deep)
+    with pytest.raises(InvalidInputError, match=r"^parameter set '.*deep.yaml' nests 40 brackets deep \(limit 32\)"):
+        read_user_yaml(tmp_path / "deep.yaml", "parameter set")
+    with pytest.raises(InvalidInputError, match=f"^goal has more than {MAX_GOAL_BYTES} bytes"):
+        parse_goal("\u00e9" * (MAX_GOAL_BYTES // 2 + 1))       # 2 bytes a character
+    with pytest.raises(InvalidInputError, match="^goal is not valid YAML/JSON"):
+        parse_goal("{type: ptp")
+
+
 def _reoffers(policy, steps_s, poll_s=0.25, cost_s=0.0):
     """Re-offers of ``policy`` polled every ``poll_s`` (the node's timer) over clock steps that take ``steps_s`` of
     wall time each, plus ``cost_s`` for every re-offer made during the step (the lookahead computed again)."""

@@ -27,9 +27,13 @@ from __future__ import annotations
 import json
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+
+from ..errors import InvalidInputError
+from .demo import DemoOptions
 
 ROBOT, CONTROLLER = "palida", "direct_force"
 F_N = 30.0                  # N: the normal force (low process forces)
@@ -57,20 +61,23 @@ def edge(env):
     return float(c[0] - h[0]), float(c[1] - h[1] + MARGIN), float(c[1] + h[1] - MARGIN), float(c[2] + h[2])
 
 
-def task(kin, env, force: float = F_N, speed: float = SPEED, length: float | None = None):
+def task(kin, env, force: float = F_N, speed: float = SPEED, length: float | None = None, gap: float = GAP,
+         passes: int = 1):
     """The run's numbers: the start pose's task coordinates, the goal spec (waypoints: DWELL at the start, then the
-    edge at ``speed``; ``length``: a shorter edge, m), the force reference, the box, the edge's line."""
+    edge at ``speed``, ``passes`` times, back and forth; ``length``: a shorter edge, m; ``gap``: the reference's
+    tool tip short of the face, m, negative: into it), the force reference, the box, the edge's line."""
     x_face, y0, y1, z_top = edge(env)
     if length is not None:
         y1 = min(y1, y0 + float(length))
     tp = env.tool_point                        # the tool straight below the platform: home orientation
     home = np.array(kin.model.config["home"], float)
     start = home.copy()
-    start[:3] = [x_face - GAP - tp[0], y0 - tp[1], z_top - DEPTH - tp[2]]
+    start[:3] = [x_face - gap - tp[0], y0 - tp[1], z_top - DEPTH - tp[2]]
     end = start.copy()
     end[1] = y1 - tp[1]
     duration = (y1 - y0) / speed + RAMP        # trapezoidal: the constant speed between the ramps
-    spec = {"type": "waypoints", "poses": [start.tolist(), end.tolist()], "durations": [DWELL, duration],
+    poses = [start.tolist()] + [(end if k % 2 == 0 else start).tolist() for k in range(passes)]
+    spec = {"type": "waypoints", "poses": poses, "durations": [DWELL] + [duration] * passes,
             "profile": {"name": "trapezoidal", "ramp": RAMP}}
     reference = f"{{wrench: [{float(force)}, 0, 0, 0, 0, 0], selection: [x]}}"
     return {"start": start.tolist(), "goal": spec, "force_reference": reference, "x_face": x_face, "y": (y0, y1),
@@ -85,9 +92,11 @@ def _params(**kw):
 
 
 def run_graph(t: dict, domain: int, tail: float = TAIL, progress=None) -> dict:
-    """The run through the graph in this process (module docstring): per period t, the contact force on the tool
-    (base frame), the tool tip's position (ground truth), the controller's mode and contact state; the goal's start
-    (sim s); the node diagnostics that count rejections and deadline misses."""
+    """The run through the graph in this process (module docstring) of ``t``: its start (task coordinates), goal
+    (a trajectory spec, also a hybrid one) and force_reference (joint_controller's parameter). Per period t, the
+    contact force on the tool (base frame), the tool tip's position (ground truth), the controller's mode and
+    contact state, the force reference the law got (F_d, selection); the goal's start (sim s); the node diagnostics
+    that count rejections and deadline misses."""
     import rclpy
     from rclpy.context import Context
     from rclpy.executors import SingleThreadedExecutor
@@ -125,10 +134,14 @@ def run_graph(t: dict, domain: int, tail: float = TAIL, progress=None) -> dict:
             ex.add_node(n)
         plant, law = ctl.loop.hardware, ctl.loop.controller
         env = plant.environment
-        out = {k: [] for k in ("t", "force", "tool", "mode", "contact")}
+        out = {k: [] for k in ("t", "force", "tool", "mode", "contact", "f_d", "selection")}
+        dim = ctl.ctx.task.dim
         period = ctl.period
 
         def traced(t_ns):
+            ref = ctl.loop.force_at(t_ns)
+            out["f_d"].append(np.zeros(dim) if ref is None else ref.wrench)
+            out["selection"].append(np.zeros(dim, bool) if ref is None else ref.selection)
             period(t_ns)
             pose = plant.ground_truth().platform_pose
             out["t"].append(ctl.k * ctl.dt_ns * 1e-9)
@@ -265,39 +278,38 @@ def plot(path: Path, t: dict, rec: dict, f: dict, force: float) -> None:
     plt.close(fig)
 
 
-def add_arguments(p) -> None:
-    """Options of `pkm demo --deburring`."""
-    g = p.add_argument_group("with --deburring")
-    g.add_argument("--deburring", action="store_true",
-                   help="PaLiDA presses a constant normal force on the edge of config/environment.yaml's part while "
-                        "moving along it (direct force control, the graph in this process in lockstep; "
-                        "results/deburring.json, deburring.png)")
-    g.add_argument("--force", type=float, default=F_N, help=f"normal force, N (default {F_N:g})")
-    g.add_argument("--edge-speed", type=float, default=SPEED, help=f"speed along the edge, m/s (default {SPEED:g})")
-    g.add_argument("--edge-length", type=float, default=None,
-                   help="m of the edge to run (default: the part's length less 2 cm at each end)")
+@dataclass(frozen=True)
+class DeburringOptions:
+    """What `pkm demo --deburring` adds to the demo's options (cli.benchmarks.deburring_options reads it from the
+    command line); checked as it is made."""
+
+    force: float = F_N                     # N, the normal force
+    edge_speed: float = SPEED              # m/s along the edge
+    edge_length: float | None = None       # m of the edge to run (None: the part's length less MARGIN at each end)
+
+    def __post_init__(self):
+        if not (0 < self.force <= 200 and 0 < self.edge_speed <= 1.0
+                and (self.edge_length is None or 0 < self.edge_length)):
+            raise InvalidInputError(f"--force must be in (0, 200] N and --edge-speed in (0, 1] m/s, --edge-length > 0, "
+                                    f"got {self.force}, {self.edge_speed}, {self.edge_length}")
 
 
-def run(args) -> dict:
-    from ..errors import InvalidInputError
+def run(demo: DemoOptions, options: DeburringOptions) -> dict:
+    """The deburring demo (module docstring) with the demo's output folder, domain, quiet and json."""
     from ..hardware.contact import load_environment
     from ..kinematics import robot_kinematics
     from ..progress import progress_bar
     from ..ros.topology import domain_id
     from .report import Provenance, document
 
-    if not (0 < args.force <= 200 and 0 < args.edge_speed <= 1.0
-            and (args.edge_length is None or 0 < args.edge_length)):
-        raise InvalidInputError(f"--force must be in (0, 200] N and --edge-speed in (0, 1] m/s, --edge-length > 0, got "
-                                f"{args.force}, {args.edge_speed}, {args.edge_length}")
     t_wall = time.perf_counter()
     kin = robot_kinematics(ROBOT)
     env = load_environment(ROBOT)[0]
-    t = task(kin, env, args.force, args.edge_speed, args.edge_length)
-    domain = domain_id(args.domain_id)
+    t = task(kin, env, options.force, options.edge_speed, options.edge_length)
+    domain = domain_id(demo.domain_id)
     print(f"ROS_DOMAIN_ID={domain}: watch with `pkm view --robot palida --domain-id {domain}` in a second shell",
           file=sys.stderr, flush=True)
-    bar = None if args.quiet else progress_bar(total=1.0, desc="deburring", unit="s sim")
+    bar = None if demo.quiet else progress_bar(total=1.0, desc="deburring", unit="s sim")
 
     def progress(sim, periods):
         if bar is not None and periods:
@@ -308,12 +320,12 @@ def run(args) -> dict:
     finally:
         if bar is not None:
             bar.close()
-    f = figures(kin, t, rec, args.force)
-    out = Path(args.out)
+    f = figures(kin, t, rec, options.force)
+    out = Path(demo.out)
     out.mkdir(parents=True, exist_ok=True)
-    plot(out / "deburring.png", t, rec, f, args.force)
+    plot(out / "deburring.png", t, rec, f, options.force)
     figs = {k: v for k, v in f.items() if k != "series"}
-    summary = {"robot": ROBOT, "controller": CONTROLLER, "force_N": args.force, "speed_m_s": args.edge_speed,
+    summary = {"robot": ROBOT, "controller": CONTROLLER, "force_N": options.force, "speed_m_s": options.edge_speed,
                "start": t["start"], "goal": t["goal"], "force_reference": t["force_reference"],
                "environment": {"stiffness": rec["stiffness"], "friction": rec["friction"]}, "figures": figs,
                "ros_domain_id": domain, "wall_s": time.perf_counter() - t_wall,
@@ -321,9 +333,9 @@ def run(args) -> dict:
     provenance = Provenance.now()
     doc = document(summary, provenance)
     (out / "deburring.json").write_text(json.dumps(doc, indent=2))
-    lines = [f"pkm demo --deburring: PaLiDA presses {args.force:g} N on the part's edge (config/environment.yaml: "
+    lines = [f"pkm demo --deburring: PaLiDA presses {options.force:g} N on the part's edge (config/environment.yaml: "
              f"k_e {rec['stiffness']:.0e} N/m, mu {rec['friction']:g}) along {figs['edge_mm']:.0f} mm at "
-             f"{args.edge_speed:g} m/s, direct force control, the graph in one process in lockstep",
+             f"{options.edge_speed:g} m/s, direct force control, the graph in one process in lockstep",
              provenance.line(ROBOT),
              f"  {'':34s} {'RMS':>10s} {'max':>10s}",
              f"  {'normal force error [N]':34s} {figs['force_error_rms_N']:10.3f} {figs['force_error_max_N']:10.3f}",
@@ -342,5 +354,5 @@ def run(args) -> dict:
              f"  contact lost: {'YES' if figs['contact_lost'] else 'no'}; safe-behaviour entries "
              f"{figs['safe_entries']}; saturations {figs['saturations']}; rejected inputs {figs['rejected']}",
              f"  files in {out}: deburring.json, deburring.png ({summary['wall_s']:.1f} s)"]
-    print("\n".join(lines), file=sys.stderr if getattr(args, "json", False) else sys.stdout)
+    print("\n".join(lines), file=sys.stderr if demo.json else sys.stdout)
     return doc

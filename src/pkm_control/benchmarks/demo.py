@@ -14,14 +14,15 @@ same domain), else an isolated one derived from the process id; the domain is pr
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 from . import palida as bm
 from .report import Provenance
+from ..errors import InvalidInputError
 from ..identification.runs import run_metrics
 from ..kinematics import robot_kinematics
 from ..progress import progress_bar
@@ -52,35 +53,26 @@ def models_lines() -> list[str]:
             f"{MODELS['improvement']}; the fair figure is `{fair['command']}` ({fair['what']})"]
 
 
-def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="pkm demo", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    add_arguments(p)
-    return p
+@dataclass(frozen=True)
+class DemoOptions:
+    """What `pkm demo` runs (cli.benchmarks.demo_options reads it from the command line); checked as it is made."""
 
+    out: str = "results"                   # output folder
+    radius: float = 0.15                   # m, the circle's
+    laps: float = 1.0                      # at 1 m/s
+    ramp_time: float = 0.4                 # s, speed ramp up and down
+    runs: tuple[str, ...] = tuple(c for _, c in bm.RUNS)     # the controllers, in order
+    timeout: float = 600.0                 # s (wall) per run
+    domain_id: int | None = None           # ROS domain (None: $ROS_DOMAIN_ID, else an isolated one)
+    animations: bool = True                # an animation per run
+    quiet: bool = False                    # no progress bar, no node output
+    json: bool = False                     # the CLI prints the summary as JSON on stdout: the table goes to stderr
 
-def domain(text: str) -> int:
-    """argparse type of --domain-id: a ROS domain id, 0 to DOMAIN_MAX."""
-    from ..ros.topology import DOMAIN_MAX
-
-    if not (text.strip().isdigit() and int(text) <= DOMAIN_MAX):
-        raise argparse.ArgumentTypeError(f"a ROS domain id is a whole number from 0 to {DOMAIN_MAX}, got {text!r}")
-    return int(text)
-
-
-def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--out", default="results", help="output folder (default results/)")
-    p.add_argument("--radius", type=float, default=0.15, help="circle radius in m (default 0.15)")
-    p.add_argument("--laps", type=float, default=1.0, help="laps at 1 m/s (default 1)")
-    p.add_argument("--ramp-time", type=float, default=0.4, help="speed ramp up/down in s (default 0.4)")
-    p.add_argument("--runs", nargs="+", default=[c for _, c in bm.RUNS],
-                   help="controllers to run (default: pd cf_rb cf_rb_friction)")
-    p.add_argument("--timeout", type=float, default=600.0, help="wall-clock limit per run in s")
-    p.add_argument("--domain-id", type=domain, default=None,
-                   help="ROS_DOMAIN_ID (default: $ROS_DOMAIN_ID if set, else an isolated one from the pid)")
-    p.add_argument("--no-animations", action="store_true",
-                   help="no animation per run (palida_benchmark_<controller>.mp4, .gif without ffmpeg)")
-    p.add_argument("--quiet", action="store_true", help="no progress bar, no node output")
+    def __post_init__(self):
+        if not self.runs:
+            raise InvalidInputError("--runs needs at least one controller")
+        if not self.timeout > 0.0:
+            raise InvalidInputError(f"--timeout must be more than 0 s, got {self.timeout!r}")
 
 
 def run_phase(sim_time: float, status: dict) -> str:
@@ -97,17 +89,20 @@ def run_phase(sim_time: float, status: dict) -> str:
     return {"started": "motion", "finished": "motion finished"}.get(state, state)
 
 
-def run_one(name, controller, spec, start, t_end, args, extra=()):
+def run_one(name, controller, spec, start, t_end, timeout, quiet, overrides=(), **options):
     """One run through the graph; returns (RunRecord, summary of run_recorded). start: the initial pose's task
-    coordinates (None: the config's, and an approach move to the trajectory); extra: more `pkm bringup` arguments."""
-    from ..graph.bringup import build_parser as bringup_parser, run_recorded
+    coordinates (None: the config's, and an approach move to the trajectory); timeout: s (wall) for the run; quiet:
+    no progress bar, no node output; overrides, options: more of the run's BringupOptions (its --set items after the
+    demo's own, true_parameters, record)."""
+    from ..graph.bringup import BringupOptions, run_recorded
 
-    argv = ["--robot", ROBOT, "--controller", controller, "--goal", json.dumps(spec), "--exit-when-done",
-            "--timeout", str(args.timeout), "--set", f"joint_controller.lockstep_timeout={LOCKSTEP_TIMEOUT}",
-            *([] if start is None else ["--set", f"initial_pose={json.dumps(start)}"]), *extra]
-    bargs = bringup_parser().parse_args(argv)
-    devnull = open(os.devnull, "w") if args.quiet else None
-    bar = None if args.quiet else progress_bar(total=round(t_end, 3), desc=f"{name:12s}", unit="s sim",
+    bringup = BringupOptions(robot=ROBOT, controller=controller, goal=json.dumps(spec), exit_when_done=True,
+                             timeout=timeout, overrides=(f"joint_controller.lockstep_timeout={LOCKSTEP_TIMEOUT}",
+                                                         *([] if start is None else
+                                                           [f"initial_pose={json.dumps(start)}"]),
+                                                         *overrides), **options)
+    devnull = open(os.devnull, "w") if quiet else None
+    bar = None if quiet else progress_bar(total=round(t_end, 3), desc=f"{name:12s}", unit="s sim",
                                                bar_format="{l_bar}{bar}| {n:.3f}/{total:.3f} s sim [{elapsed}]"
                                                           "{postfix}")
     if bar is not None:
@@ -121,7 +116,7 @@ def run_one(name, controller, spec, start, t_end, args, extra=()):
             bar.update(round(min(sim_time, t_end), 3) - bar.n)
 
     try:
-        summary, record = run_recorded(bargs, progress, out=devnull)
+        summary, record = run_recorded(bringup, progress, out=devnull)
     finally:
         if bar is not None:
             bar.close()
@@ -141,22 +136,22 @@ def run_one(name, controller, spec, start, t_end, args, extra=()):
     return record, summary
 
 
-def run(args) -> dict:
+def run(options: DemoOptions) -> dict:
     kin = robot_kinematics(ROBOT)
-    spec = bm.benchmark_spec(args.radius, args.laps, args.ramp_time)
+    spec = bm.benchmark_spec(options.radius, options.laps, options.ramp_time)
     traj = trajectory_from_spec(kin, spec)
     start = kin.task.coordinates(traj.start_pose).tolist()
     names = dict((c, n) for n, c in bm.RUNS)
-    os.environ["ROS_DOMAIN_ID"] = str(domain_id(args.domain_id))
+    os.environ["ROS_DOMAIN_ID"] = str(domain_id(options.domain_id))
     print(f"ROS_DOMAIN_ID={os.environ['ROS_DOMAIN_ID']} (watch with the same domain in a second shell)",
           file=sys.stderr, flush=True)
     records, metrics, settings = [], [], []
     t0 = None
-    for controller in args.runs:
+    for controller in options.runs:
         settings.append(load_settings(ROBOT, controller))
         name = names.get(controller, controller)
         rec, summary = run_one(name, controller, spec, start, float(settings[-1]["start_delay"]) + traj.duration,
-                               args)
+                               options.timeout, options.quiet)
         t0 = summary["goal_start"]
         plant = summary.get("plant")           # the simulated robot of the runs (the same in each)
         m = run_metrics(kin, traj, rec, t0)
@@ -179,22 +174,24 @@ def run(args) -> dict:
         m["control_cycle_median_us"] = m["cycle"]["median_us"]
         m["control_cycle_p99_us"] = m["cycle"]["p99_us"]
     provenance = Provenance.now()
-    summary = bm.write_results(Path(args.out), ROBOT, kin.model.actuated_joints, records, metrics, extra, provenance)
-    animations = [] if args.no_animations else [animate(Path(args.out), m["controller"], args.quiet) for m in metrics]
+    out = Path(options.out)
+    summary = bm.write_results(out, ROBOT, kin.model.actuated_joints, records, metrics, extra, provenance)
+    animations = [animate(out, m["controller"], options.quiet) for m in metrics] if options.animations else []
     notes = [*models_lines(), "",
-             f"circle: radius {args.radius} m, plane inclined 30 deg to the x-axis, 1 m/s for {args.laps:g} lap(s), "
-             f"speed ramps {args.ramp_time} s; {traj.duration:.3f} s at 0.5 ms steps, lockstep through the node graph",
+             f"circle: radius {options.radius} m, plane inclined 30 deg to the x-axis, 1 m/s for {options.laps:g} "
+             f"lap(s), speed ramps {options.ramp_time} s; {traj.duration:.3f} s at 0.5 ms steps, lockstep through the "
+             "node graph",
              "x SJ: RMS actuator error of SJ / of the run. Control cycle (trajectory sample + IK + model + law, "
              f"on the core): paper {bm.PAPER_CYCLE_US:.0f} us at 0.5 ms; target median <= "
              f"{bm.TARGET_CYCLE_US['median']:.0f} us, p99 <= {bm.TARGET_CYCLE_US['p99']:.0f} us",
              "graph: " + "; ".join(f"{m['name']} real-time factor {m['real_time_factor']:.2f} (wall {m['wall_s']:.1f} "
                                    f"s, start-up {m['startup_s']:.1f} s)" for m in metrics),
-             f"results in {args.out}/: palida_benchmark.json, palida_benchmark_errors.png (Fig. 6), "
+             f"results in {options.out}/: palida_benchmark.json, palida_benchmark_errors.png (Fig. 6), "
              "palida_benchmark_forces.png (Fig. 5), CSV per run"
              + "".join(f", {a.name}" for a in animations) + (" (animations)" if animations else "")]
     # with --json (the CLI prints the summary) the table goes to stderr: stdout is the JSON alone
     print(bm.print_table(metrics, kin.model.actuated_joints, provenance, notes),
-          file=sys.stderr if getattr(args, "json", False) else sys.stdout)
+          file=sys.stderr if options.json else sys.stdout)
     return summary
 
 
@@ -205,13 +202,3 @@ def animate(out: Path, controller: str, quiet: bool) -> Path:
 
     run = load_run(out / f"palida_benchmark_{controller}_joints.csv")
     return write_animation(run, out / f"palida_benchmark_{controller}", quiet=quiet)
-
-
-def main(argv=None) -> int:
-    args = build_parser().parse_args(argv)
-    run(args)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

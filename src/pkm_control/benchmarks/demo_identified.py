@@ -26,6 +26,7 @@ import math
 import os
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -37,7 +38,7 @@ from ..errors import InvalidInputError
 from ..hardware.simulated import DEFAULT_SIGN_EPS
 from ..trajectory import trajectory_from_spec
 from ..ros.topology import domain_id
-from .demo import ROBOT, run_one
+from .demo import ROBOT, DemoOptions, run_one
 from .report import Column, Provenance, Table, write_json
 
 #: (name in the table and JSON, controller, parameter set of computed_force)
@@ -56,55 +57,53 @@ PREDICTION_EDGE = 0.1
 MIN_SPEED = 3 * DEFAULT_SIGN_EPS
 #: task speed and acceleration limits of the excitation (m/s, rad/s; m/s^2, rad/s^2)
 EXCITATION_VELOCITY, EXCITATION_ACCELERATION = (1.2, 2.0), (10.0, 20.0)
+METHODS = ("ols", "wls")
+STRUCTURES = ("jourdain", "per-body")
 
 
-def add_arguments(p) -> None:
-    """Options of `pkm demo --identified` (the circle's options are the demo's)."""
-    g = p.add_argument_group("with --identified")
-    g.add_argument("--identified", action="store_true",
-                   help="the benchmark against a perturbed 'true' PaLiDA with measurement noise: excite, record, "
-                        "identify, then SJ and CF rb+frict with nominal, identified and true parameters "
-                        "(results/palida_identification.json)")
-    g.add_argument("--perturb-seed", type=int, default=1, help="seed of the true robot (default 1)")
-    g.add_argument("--perturb-scale", type=float, default=0.2,
-                   help="largest relative change of a parameter of the true robot (default 0.2)")
-    g.add_argument("--encoder-resolution", type=float, default=1e-6, help="m per count (default 1e-6)")
-    g.add_argument("--effort-noise-std", type=float, default=2.0, help="force measurement noise, N (default 2)")
-    g.add_argument("--excitation-duration", type=float, default=6.0, help="excitation period, s (default 6)")
-    g.add_argument("--harmonics", type=int, default=5, help="harmonics of the excitation (default 5)")
-    g.add_argument("--evaluations", type=int, default=200,
-                   help="condition-number evaluations of the excitation design (default 200)")
-    g.add_argument("--method", choices=("ols", "wls"), default="wls", help="least squares (default wls)")
-    g.add_argument("--min-speed", type=float, default=MIN_SPEED,
-                   help=f"a joint's equation is left out of the identification where it moves slower than this, m/s "
-                        f"(default {MIN_SPEED:g}: the simulated robot's Coulomb friction is tanh(qdot / 2e-3), not the "
-                        f"model's sign, below about 3 x 2e-3)")
-    g.add_argument("--structure", choices=("jourdain", "per-body"), default="jourdain",
-                   help="base parameters to identify: jourdain (Abdellatif's Table I, 24, the compiled kernel in "
-                        "computed_force; the true robot's struts then stay identical and symmetric, the paper's "
-                        "assumptions) or per-body (every body and joint its own, 112; struts perturbed one by one)")
+@dataclass(frozen=True)
+class IdentifiedOptions:
+    """What `pkm demo --identified` adds to the demo's options (cli.benchmarks.identified_options reads it from the
+    command line); absurd values are refused as it is made, before anything runs (the later steps check theirs
+    again, by name)."""
+
+    perturb_seed: int = 1                  # seed of the true robot
+    perturb_scale: float = 0.2             # largest relative change of a parameter of the true robot
+    encoder_resolution: float = 1e-6       # m per count
+    effort_noise_std: float = 2.0          # N, force measurement noise
+    excitation_duration: float = 6.0       # s, the excitation's period
+    harmonics: int = 5                     # of the excitation
+    evaluations: int = 200                 # condition-number evaluations of the excitation design
+    method: str = "wls"                    # least squares: ols or wls
+    min_speed: float = MIN_SPEED           # m/s: slower joints' equations are left out of the identification
+    structure: str = "jourdain"            # base parameters: jourdain (Table I) or per-body
+
+    def __post_init__(self):
+        for name, low, high in (("encoder_resolution", 0.0, 1e-2), ("effort_noise_std", 0.0, 1e3),
+                                ("perturb_scale", 0.0, 0.99), ("excitation_duration", 0.5, 600.0),
+                                ("min_speed", 0.0, 1.0)):
+            value = getattr(self, name)
+            if not (math.isfinite(value) and low <= value <= high):
+                raise InvalidInputError(f"--{name.replace('_', '-')} must be within [{low:g}, {high:g}], "
+                                        f"got {value!r}")
+        for name, low, high in (("harmonics", 2, 100), ("evaluations", 1, 100_000), ("perturb_seed", 0, 2 ** 32 - 1)):
+            if not low <= getattr(self, name) <= high:
+                raise InvalidInputError(f"--{name.replace('_', '-')} must be within [{low}, {high}], "
+                                        f"got {getattr(self, name)}")
+        if self.method not in METHODS:
+            raise InvalidInputError(f"--method must be one of {', '.join(METHODS)}, got {self.method!r}")
+        if self.structure not in STRUCTURES:
+            raise InvalidInputError(f"--structure must be one of {', '.join(STRUCTURES)}, got {self.structure!r}")
 
 
-def check_arguments(args) -> None:
-    """Refuse absurd options before anything runs (the later steps check theirs again, by name)."""
-    for name, low, high in (("encoder_resolution", 0.0, 1e-2), ("effort_noise_std", 0.0, 1e3),
-                            ("perturb_scale", 0.0, 0.99), ("excitation_duration", 0.5, 600.0), ("min_speed", 0.0, 1.0)):
-        value = getattr(args, name)
-        if not (math.isfinite(value) and low <= value <= high):
-            raise InvalidInputError(f"--{name.replace('_', '-')} must be within [{low:g}, {high:g}], got {value!r}")
-    for name, low, high in (("harmonics", 2, 100), ("evaluations", 1, 100_000), ("perturb_seed", 0, 2 ** 32 - 1)):
-        if not low <= getattr(args, name) <= high:
-            raise InvalidInputError(f"--{name.replace('_', '-')} must be within [{low}, {high}], "
-                                    f"got {getattr(args, name)}")
+def _measurement(options: IdentifiedOptions) -> tuple[str, ...]:
+    """The simulated robot's measurement: bringup's --set items."""
+    return (f"encoder_resolution={options.encoder_resolution!r}", f"effort_noise_std={options.effort_noise_std!r}",
+            "measurement_seed=1")
 
 
-def _measurement(args) -> list:
-    return ["--set", f"encoder_resolution={args.encoder_resolution!r}",
-            "--set", f"effort_noise_std={args.effort_noise_std!r}", "--set", "measurement_seed=1"]
-
-
-def _log(args, text):
-    if not args.quiet:
+def _log(demo: DemoOptions, text):
+    if not demo.quiet:
         print(text, file=sys.stderr, flush=True)
 
 
@@ -148,7 +147,7 @@ def prediction_figure(t, measured, predicted: dict, units):
     return fig
 
 
-def run(args) -> dict:
+def run(demo: DemoOptions, options: IdentifiedOptions) -> dict:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -161,71 +160,71 @@ def run(args) -> dict:
     from ..identification.perturbation import perturbed_parameters, write_perturbation
     from ..identification.recording import load_measured_run
 
-    check_arguments(args)
     started = time.perf_counter()
-    out = Path(args.out)
+    out = Path(demo.out)
     out.mkdir(parents=True, exist_ok=True)
-    os.environ["ROS_DOMAIN_ID"] = str(domain_id(args.domain_id))
-    _log(args, f"ROS_DOMAIN_ID={os.environ['ROS_DOMAIN_ID']} (watch with the same domain in a second shell)")
+    os.environ["ROS_DOMAIN_ID"] = str(domain_id(demo.domain_id))
+    _log(demo, f"ROS_DOMAIN_ID={os.environ['ROS_DOMAIN_ID']} (watch with the same domain in a second shell)")
     dyn = robot_dynamics(ROBOT)
     kin = dyn.kin
     files = {}
 
     # 1. the true robot
-    table_i = args.structure == "jourdain"
-    truth = perturbed_parameters(dyn, args.perturb_scale, args.perturb_seed, identical_legs=table_i, keep_axes=table_i)
+    table_i = options.structure == "jourdain"
+    truth = perturbed_parameters(dyn, options.perturb_scale, options.perturb_seed, identical_legs=table_i,
+                                 keep_axes=table_i)
     files["true"] = out / "palida_true_parameters.yaml"
-    write_perturbation(files["true"], truth, f"pkm perturb --robot palida --seed {args.perturb_seed} --scale "
-                                             f"{args.perturb_scale:g}{' --identical-legs --keep-axes' * table_i} "
-                                             f"(pkm demo --identified --structure {args.structure})")
-    _log(args, f"[1/5] true robot: {truth.summary()}")
-    plant = ["--true-parameters", str(files["true"]), *_measurement(args)]
+    write_perturbation(files["true"], truth, f"pkm perturb --robot palida --seed {options.perturb_seed} --scale "
+                                             f"{options.perturb_scale:g}{' --identical-legs --keep-axes' * table_i} "
+                                             f"(pkm demo --identified --structure {options.structure})")
+    _log(demo, f"[1/5] true robot: {truth.summary()}")
+    plant = {"true_parameters": str(files["true"]), "overrides": _measurement(options)}
 
     # 2. excitation
     # per-body: the Coulomb columns' sign smoothed as the simulated robot smooths it (identification.estimation
     # .identify); Table I takes the paper's exact sign (the smoothing differs only below a few mm/s)
     sign_eps = 0.0 if table_i else DEFAULT_SIGN_EPS
-    base = BaseModel(dyn, args.structure, sign_eps=sign_eps)
+    base = BaseModel(dyn, options.structure, sign_eps=sign_eps)
     # up to the circle's speed and acceleration (1 m/s, 6.7 m/s^2): identified where the model will be used
-    spec, report = design_excitation(dyn, args.excitation_duration, args.harmonics, evaluations=args.evaluations,
-                                     max_velocity=EXCITATION_VELOCITY, max_acceleration=EXCITATION_ACCELERATION,
-                                     progress=not args.quiet)
+    spec, report = design_excitation(dyn, options.excitation_duration, options.harmonics,
+                                     evaluations=options.evaluations, max_velocity=EXCITATION_VELOCITY,
+                                     max_acceleration=EXCITATION_ACCELERATION, progress=not demo.quiet)
     files["excitation"] = out / "palida_excitation.yaml"
     write_excitation(files["excitation"], dyn, spec, report, "pkm demo --identified")
-    _log(args, f"[2/5] excitation: {args.harmonics} harmonics, {args.excitation_duration:g} s, condition number "
+    _log(demo, f"[2/5] excitation: {options.harmonics} harmonics, {options.excitation_duration:g} s, condition number "
                f"{report.condition:.4g} (baseline {report.baseline_condition:.4g})")
 
     # 3. recording the excitation run (computed force with the nominal parameters)
     files["excitation_bag"] = out / "palida_excitation_bag"
     excitation_traj = trajectory_from_spec(kin, spec)
-    _, exc_summary = run_one("excitation", "cf_rb_friction", spec, None, excitation_traj.duration + 1.0, args,
-                             plant + ["--record", str(files["excitation_bag"])])
-    _log(args, f"[3/5] recorded {files['excitation_bag']}")
+    _, exc_summary = run_one("excitation", "cf_rb_friction", spec, None, excitation_traj.duration + 1.0,
+                             demo.timeout, demo.quiet, **plant, record=str(files["excitation_bag"]))
+    _log(demo, f"[3/5] recorded {files['excitation_bag']}")
 
     # 4. identification
     # the excitation itself: not the approach move to its start (slow joints, where no friction model fits)
     t0 = float(exc_summary["goal_start"])
     measured = load_measured_run(files["excitation_bag"], ROBOT, start=t0, end=t0 + excitation_traj.duration)
-    ident = identify(measured, dyn, method=args.method, base=base, sign_eps=sign_eps,
-                     min_speed=args.min_speed, progress=not args.quiet)
+    ident = identify(measured, dyn, method=options.method, base=base, sign_eps=sign_eps,
+                     min_speed=options.min_speed, progress=not demo.quiet)
     files["identified"] = out / "palida_identified_parameters.yaml"
     write_identification(files["identified"], ident)
-    _log(args, f"[4/5] identified {len(ident.names)} base parameters ({args.method.upper()}), condition number "
+    _log(demo, f"[4/5] identified {len(ident.names)} base parameters ({options.method.upper()}), condition number "
                f"{ident.condition_number:.4g}; consistency: {'ok' if not ident.consistency else ident.consistency}")
 
     # 5. the benchmark circle against the true robot
-    circle = bm.benchmark_spec(args.radius, args.laps, args.ramp_time)
+    circle = bm.benchmark_spec(demo.radius, demo.laps, demo.ramp_time)
     traj = trajectory_from_spec(kin, circle)
     start = kin.task.coordinates(traj.start_pose).tolist()
     files["circle_bag"] = out / "palida_identification_sj_bag"
     metrics, records = [], []
     for name, controller, pset in RUNS:
-        extra = list(plant)
+        overrides = plant["overrides"]
         if pset not in (None, "nominal"):
-            extra += ["--set", f"computed_force.parameters_file={files[pset].resolve()}"]
-        if name == "SJ":
-            extra += ["--record", str(files["circle_bag"])]
-        rec, summary = run_one(name, controller, circle, start, 0.5 + traj.duration, args, extra)
+            overrides += (f"computed_force.parameters_file={files[pset].resolve()}",)
+        rec, summary = run_one(name, controller, circle, start, 0.5 + traj.duration, demo.timeout, demo.quiet,
+                               overrides, true_parameters=plant["true_parameters"],
+                               record=str(files["circle_bag"]) if name == "SJ" else None)
         m = run_metrics(kin, traj, rec, summary["goal_start"])
         m["parameters"] = pset
         if name == "SJ":
@@ -263,10 +262,11 @@ def run(args) -> dict:
         "sj": {"tracking_rms": rms(metrics[0]["actuator_rms"]),
                "tracking_max": float(np.max(metrics[0]["actuator_max"]))},
         "true_robot": {"seed": truth.seed, "scale": truth.scale, "max_relative_change": truth.max_relative_change,
-                       "encoder_resolution_m": args.encoder_resolution, "effort_noise_std_n": args.effort_noise_std},
+                       "encoder_resolution_m": options.encoder_resolution,
+                       "effort_noise_std_n": options.effort_noise_std},
         "excitation": {"spec": spec, "condition": report.condition, "baseline_condition": report.baseline_condition,
-                       "harmonics": args.harmonics, "duration_s": args.excitation_duration},
-        "identified": {"method": ident.method, "structure": ident.structure, "min_speed": args.min_speed,
+                       "harmonics": options.harmonics, "duration_s": options.excitation_duration},
+        "identified": {"method": ident.method, "structure": ident.structure, "min_speed": options.min_speed,
                        "window_s": [t0, t0 + excitation_traj.duration], "condition_number":
                        ident.condition_number, "rows": ident.rows, "consistency": list(ident.consistency),
                        "parameters": [{"name": n, "value": float(v), "relative_std_percent": float(s),
@@ -275,15 +275,15 @@ def run(args) -> dict:
                                                                 values["true"], ident.expressions)]},
         "models": {"controllers_model": MODELS,
                    "plant": f"the config's parameters perturbed by up to +-{100 * truth.scale:g} % (seed {truth.seed}, "
-                            f"structure {args.structure}), encoders {args.encoder_resolution:g} m, force noise "
-                            f"{args.effort_noise_std:g} N"},
+                            f"structure {options.structure}), encoders {options.encoder_resolution:g} m, force noise "
+                            f"{options.effort_noise_std:g} N"},
         "runs": [{k: v for k, v in m.items() if not k.startswith("_")} for m in metrics],
         "circle": circle, "files": {k: str(v) for k, v in files.items()},
         "seconds": time.perf_counter() - started,
     }
     summary = write_json(out / "palida_identification.json", summary, Provenance.now())
     # with --json (the CLI prints the summary) the table goes to stderr: stdout is the JSON alone
-    print(table(summary), file=sys.stderr if getattr(args, "json", False) else sys.stdout)
+    print(table(summary), file=sys.stderr if demo.json else sys.stdout)
     return summary
 
 

@@ -16,13 +16,20 @@ Figures (from the nodes' own /diagnostics over the run; durations in 1 us bins, 
                 command came late); in percent of all periods
   plant step    the simulated robot's step (forward dynamics with friction in every joint, RK4)
   safe behaviour the controller's periods commanded by its safe behaviour (an input missing: the streams ran
-                dry), in percent: the loop's figures are those of a robot tracking only when this is ~0
+                dry), in percent: the loop's figures are those of a robot tracking only when this is ~0; with the
+                controller's last reason and the chunks its stream nodes dropped because they arrived after the
+                loop had passed them (inverse_kinematics, computed_force: the streams fell behind real time)
   start-up      from starting the joint_controller process to its first /joint_states (warm: the numba
                 cache exists; measured twice, the second is reported)
   machine floor what this machine allows any periodic thread, measured in the same run: a bare
                 ``realtime.PeriodicRunner`` at 2 kHz with the loop's real-time setup (SCHED_FIFO, timer slack,
                 gc frozen) spinning each period for the loop's median compute + plant step, nothing else
                 (the graph is down): its misses and jitter are the floor under the loop's
+
+A force law (config/controllers.yaml force_controllers) runs palida's deburring task instead of the circle: the tool
+on the part of config/environment.yaml, back and forth along its edge (``_force_task``): the law's wrench from the
+contact, not a free-space run (a circle would drive the tool through the table, beyond contact_force_limit: the
+wrench watchdog then holds the robot in every period).
 
 Both paths run with `pkm bringup --realtime` (settings.REALTIME_SETTINGS: 5 ms chunks streamed 0.2 s ahead, the
 estimated joint states and the simulated robot's ground truth sampled at 100 Hz, the ground truth sent in chunks of
@@ -36,10 +43,21 @@ import os
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 from ..ros.qos import qos
+from ..ros.topology import hold_domain
 from .report import Column, Provenance, Table, document, print_json, ratio
 
+#: m: a force law's reference into the part's face (_force_task): stiffness presses kc k_e / (kc + k_e) x 0.1 mm
+#: = 27 N, the impedance laws K_d k_e / (K_d + k_e) x 0.1 mm = 3.5 N; direct force control its set-point
+FORCE_DEPTH = 1e-4
+
+#: the ROS domains the benchmark takes without ROS_DOMAIN_ID, each held by its run lock (ros.topology.hold_domain):
+#: a graph of another run in the same domain (measured: a test run's in 163) feeds this one's nodes and steals its
+#: diagnostics; none of the test suite's (160-182, their empty-domain twins 210-232, the fixed 142-151) or of
+#: `pkm demo`'s derived ones (100-199)
+BENCH_DOMAINS = range(200, 210)
 TARGETS = {"deadline_miss_percent": 0.1, "jitter_p99_us": 100.0, "compute_median_us": 50.0, "startup_s": 3.0}
 
 
@@ -63,24 +81,60 @@ def _goal(robot, seconds: float) -> str:
     return json.dumps(bm.benchmark_spec(0.15, laps, 0.4))
 
 
-def _run_graph(robot, controller, hardware, seconds, quiet):
-    """The graph in real-time mode for `seconds` wall seconds; the last diagnostics of every node."""
+def _force_task(robot, seconds):
+    """A force law's run (`pkm demo --deburring`'s task, benchmarks/deburring.py): palida's tool on the part's face
+    (the reference FORCE_DEPTH into it: the laws without a force set-point press too), back and forth along the edge
+    at its speed for at least ``seconds``, direct force control's set-point 30 N into the face. Returns (the goal,
+    the `pkm bringup` overrides: initial_pose and force_reference, a YAML string)."""
+    from ..errors import InvalidInputError
+    from ..hardware.contact import load_environment
     from ..kinematics import robot_kinematics
-    from ..graph.bringup import Graph, build_parser
+    from . import deburring
+
+    if robot != "palida":
+        raise InvalidInputError("pkm bench loop with a force controller runs palida's deburring task (its part in "
+                                f"config/environment.yaml): --robot palida, got {robot}")
+    one = deburring.task(robot_kinematics(robot), load_environment(robot)[0], gap=-FORCE_DEPTH)["edge_duration"]
+    t = deburring.task(robot_kinematics(robot), load_environment(robot)[0], gap=-FORCE_DEPTH,
+                       passes=max(1, int(seconds / one) + 2))
+    return json.dumps(t["goal"]), (f"initial_pose={json.dumps(t['start'])}",
+                                    f"joint_controller.force_reference={json.dumps(t['force_reference'])}")
+
+
+#: the longest wait for the graph to start and the motion to begin (wall seconds; start-up and the goal's
+#: reachability check take several seconds on a loaded machine)
+START_TIMEOUT = 60.0
+
+
+def _run_graph(robot, controller, hardware, seconds, quiet):
+    """The graph in real-time mode, measured for `seconds` wall seconds from the motion's start (the generator's
+    diagnostics name it: motion_start). Returns the diagnostics of every node (at the motion's start, at the end):
+    the loop holds (safe behaviour) from its first period until the first references arrive, which counted from the
+    loop's start would be the graph's start-up, not the loop. The start is {} when the motion did not begin within
+    START_TIMEOUT (then the figures count from the loop's start). A force controller runs palida's deburring task
+    (``_force_task``), any other law ``_goal``'s circle."""
+    from ..control.settings import FORCE_MODES, load_settings
+    from ..kinematics import robot_kinematics
+    from ..graph.bringup import BringupOptions, Graph
     from ..graph.recorder import GraphRecorder
 
-    args = build_parser().parse_args(["--robot", robot, "--controller", controller, "--hardware", hardware,
-                                      "--goal", _goal(robot, seconds), "--realtime"])
+    goal, overrides = _force_task(robot, seconds) if load_settings(robot, controller)["mode"] in FORCE_MODES \
+        else (_goal(robot, seconds), ())
+    options = BringupOptions(robot=robot, controller=controller, hardware=hardware, goal=goal, overrides=overrides,
+                             realtime=True)
     rec = GraphRecorder(robot_kinematics(robot), hardware, samples=False)
-    g = Graph(args, open(os.devnull, "w") if quiet else sys.stderr)
+    g = Graph(options, open(os.devnull, "w") if quiet else sys.stderr)
     try:
         g.start()
-        t0 = time.monotonic()
-        while time.monotonic() - t0 < seconds + 3.0:      # + start-up
+        start, end_at = {}, time.monotonic() + START_TIMEOUT + seconds
+        while time.monotonic() < end_at:
             rec.spin_once(0.1)
             if g.exited():
                 raise RuntimeError(f"{g.exited()[0]} exited during the loop benchmark")
-        return dict(rec.diagnostics)
+            if not start and "motion_start" in rec.diagnostics.get("trajectory_generator", {}):
+                start = {node: dict(d) for node, d in rec.diagnostics.items()}
+                end_at = time.monotonic() + seconds
+        return start, dict(rec.diagnostics)
     finally:
         g.stop()
         rec.close()
@@ -145,26 +199,43 @@ def _machine_floor(seconds: float, work_us: float) -> dict:
     return dict(out, work_us=work_us, seconds=seconds)
 
 
-def _figures(diag: dict, new: bool) -> dict:
+def _figures(diags: tuple, new: bool) -> dict:
+    """The table's figures from (diagnostics at the motion's start, at the end) (_run_graph): the counted ones
+    (periods, deadline misses, safe-behaviour periods) over the motion, the distributions (jitter, compute, plant
+    step) as the nodes report them, since their start."""
+    start, diag = diags
+
     def f(d, key):
         try:
             return float(d.get(key))
         except (TypeError, ValueError):
             return float("nan")
 
+    def counted(node, key):
+        """A cumulative counter over the motion: at the end minus at its start (from the loop's start without one)."""
+        end, first = f(diag.get(node, {}), key), f(start.get(node, {}), key)
+        return end - first if first == first else end
+
     ctl = diag.get("joint_controller", {})
+    cycles = counted("joint_controller", "cycles")
     # the controller's periods commanded by its safe behaviour (inputs missing: the streams ran dry), in percent
-    safe = 100.0 * f(ctl, "safe_periods") / f(ctl, "cycles") if f(ctl, "cycles") > 0 else float("nan")
+    safe = 100.0 * counted("joint_controller", "safe_periods") / cycles if cycles > 0 else float("nan")
     if new:
-        return {"deadline_miss_percent": f(ctl, "deadline_miss_percent"), "deadline_misses": f(ctl, "deadline_misses"),
-                "periods": f(ctl, "cycles"), "jitter_median_us": f(ctl, "jitter_median_us"),
+        misses = counted("joint_controller", "deadline_misses")
+        # a skipped period has no cycle: the misses in percent of all periods (cycles + skipped), as the node counts
+        return {"deadline_miss_percent": 100.0 * misses / (cycles + misses) if cycles > 0 else float("nan"),
+                "deadline_misses": misses, "periods": cycles, "jitter_median_us": f(ctl, "jitter_median_us"),
                 "jitter_p99_us": f(ctl, "jitter_p99_us"), "jitter_max_us": f(ctl, "jitter_max_us"),
                 "compute_median_us": f(ctl, "cycle_median_us"), "compute_p99_us": f(ctl, "cycle_p99_us"),
                 "plant_step_median_us": f(ctl, "plant_step_median_us"), "realtime": ctl.get("realtime", ""),
-                "safe_percent": safe, "observations_dropped": f(ctl, "observations_dropped")}
+                "safe_percent": safe, "observations_dropped": f(ctl, "observations_dropped"),
+                "safe_reason": ctl.get("safe_reason", ""), "from_motion_start": bool(start),
+                "contact": ctl.get("contact", ""),
+                "late_chunks": {node: counted(node, "passed_chunks_dropped")
+                                for node in ("inverse_kinematics", "computed_force")}}
     hw = diag.get("hardware", {})
-    periods = f(hw, "command_periods")           # 2 kHz periods since the first command (one snapshot)
-    missed = periods - f(hw, "fresh_command_steps")
+    periods = counted("hardware", "command_periods")           # 2 kHz periods since the first command
+    missed = periods - counted("hardware", "fresh_command_steps")
     return {"deadline_miss_percent": 100.0 * missed / periods if periods > 0 else float("nan"),
             "deadline_misses": missed, "periods": periods, "jitter_median_us": f(hw, "jitter_median_us"),
             "jitter_p99_us": f(hw, "jitter_p99_us"), "jitter_max_us": f(hw, "jitter_max_us"),
@@ -174,7 +245,20 @@ def _figures(diag: dict, new: bool) -> dict:
 
 def bench_loop(robot: str = "palida", controller: str = "cf_rb_friction", seconds: float = 60.0,
                baseline_seconds: float | None = None, as_json: bool = False, quiet: bool = True) -> dict:
-    os.environ.setdefault("ROS_DOMAIN_ID", str(100 + os.getpid() % 100))
+    lock = None
+    if not os.environ.get("ROS_DOMAIN_ID", "").strip():
+        lock = next((held for held in map(hold_domain, BENCH_DOMAINS) if held is not None), None)
+        if lock is None:
+            raise RuntimeError(f"every ROS domain of {BENCH_DOMAINS} is held by another run: set ROS_DOMAIN_ID")
+        os.environ["ROS_DOMAIN_ID"] = Path(lock.name).stem.rsplit("_", 1)[1]
+    try:
+        return _bench_loop(robot, controller, seconds, baseline_seconds, as_json, quiet)
+    finally:
+        if lock is not None:
+            lock.close()
+
+
+def _bench_loop(robot, controller, seconds, baseline_seconds, as_json, quiet) -> dict:
     say = (lambda *a: print(*a, file=sys.stderr, flush=True)) if as_json else print
     say(f"pkm bench loop: {robot}, {controller}, 2 kHz real-time mode for {seconds:g} s, then the baseline "
         f"(ROS_DOMAIN_ID={os.environ['ROS_DOMAIN_ID']})")
@@ -189,6 +273,9 @@ def bench_loop(robot: str = "palida", controller: str = "cf_rb_friction", second
     provenance = Provenance.now()
     if as_json:
         return print_json(out, provenance)
+    from ..control.settings import FORCE_MODES, load_settings
+
+    controller_is_force = load_settings(robot, controller)["mode"] in FORCE_MODES
     rows = [("deadline misses [%]", "deadline_miss_percent", "{:.3f}"),
             ("jitter median [us]", "jitter_median_us", "{:.1f}"),
             ("jitter p99 [us]", "jitter_p99_us", "{:.1f}"), ("jitter max [us]", "jitter_max_us", "{:.0f}"),
@@ -207,6 +294,19 @@ def bench_loop(robot: str = "palida", controller: str = "cf_rb_friction", second
                    f"{new['observations_dropped']:.0f}",
                    f"machine floor (a bare 2 kHz loop spinning {floor['work_us']:.0f} us a period, same setup, nothing "
                    f"else, {floor['seconds']:g} s): misses {floor['deadline_miss_percent']:.3f} %, jitter p99 "
-                   f"{floor['jitter_p99_us']:.0f} us, max {floor['jitter_max_us']:.0f} us"))
+                   f"{floor['jitter_p99_us']:.0f} us, max {floor['jitter_max_us']:.0f} us",
+                   ("periods, deadline misses and safe behaviour counted from the motion's start (the generator's "
+                    "motion_start) to the end; jitter, compute and plant step as the nodes report them (since their "
+                    "start)"
+                    if new["from_motion_start"] else "the motion did not start within "
+                    f"{START_TIMEOUT:g} s: every figure counted from the loop's start (start-up included)"),
+                   f"safe behaviour (one process): last reason '{new['safe_reason'] or 'none'}'; chunks that reached "
+                   f"their node after the loop had passed them (dropped: the stream fell behind real time): "
+                   f"inverse_kinematics {new['late_chunks']['inverse_kinematics']:.0f}, computed_force "
+                   f"{new['late_chunks']['computed_force']:.0f}")
+                  + ((f"force law: palida's deburring task (`pkm demo --deburring`, the reference "
+                      f"{FORCE_DEPTH * 1e3:g} mm into the part's face, back and forth along its edge); direct "
+                      f"force control's contact state at the end: {new['contact'] or '-'}",)
+                     if controller_is_force else ()))
     print(table.text(provenance))
     return document(out, provenance)

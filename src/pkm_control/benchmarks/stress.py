@@ -13,7 +13,6 @@ loaded machine to see the race the issue found).
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import statistics
@@ -21,8 +20,10 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 
-from ..control.settings import HARDWARE
+from ..hardware.plugin import hardware_plugin
+from ..errors import InvalidInputError
 from ..graph.signals import die_with_parent
 from ..ros.topology import DOMAIN_MAX, domain_id
 
@@ -30,53 +31,48 @@ from ..ros.topology import DOMAIN_MAX, domain_id
 DEFAULT_GOAL = "{type: point_to_point, goal: [0.01, 0.0, -0.85, 0.0, 0.0, 0.0], duration: 0.1}"
 
 
-def add_subcommands(p: argparse.ArgumentParser) -> None:
-    """The subcommands of `pkm stress` (startup) under ``p``."""
-    sub = p.add_subparsers(dest="what", metavar="WHAT", required=True)
-    s = sub.add_parser("startup", help="start the graph N times in a row in lockstep with a short goal",
-                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    s.add_argument("--hardware", choices=HARDWARE, default="sim", help="the hardware mode (default sim)")
-    s.add_argument("--stand-in", action="store_true",
-                   help="with --hardware ros2_control or canopen: pkm bringup's stand-in (needed without a robot)")
-    s.add_argument("--runs", type=int, default=10, metavar="N", help="starts in a row (default 10)")
-    s.add_argument("--robot", default="palida", help="robot id (default palida)")
-    s.add_argument("--controller", default="cf_rb_friction", help="named controller (default cf_rb_friction)")
-    s.add_argument("--goal", default=DEFAULT_GOAL, metavar="SPEC",
-                   help=f"the trajectory spec of each run (default the short palida move {DEFAULT_GOAL})")
-    s.add_argument("--max-startup", type=float, default=60.0, metavar="S",
-                   help="a start-up (bringup's start to the first motion) longer than S seconds (wall) fails the "
-                        "run (default 60)")
-    s.add_argument("--timeout", type=float, default=300.0, metavar="S",
-                   help="each run's pkm bringup --timeout (default 300 s; a stalled lockstep fails it after 45 s)")
-    s.add_argument("--domain-id", type=int, default=None, metavar="D",
-                   help="first ROS domain of the runs (default: derived from the process id)")
-    s.add_argument("--set", action="append", default=[], metavar="[NODE.]KEY=VALUE",
-                   help="passed to pkm bringup (repeatable)")
-    s.add_argument("--json", action="store_true", help="the runs and figures as one JSON object")
+@dataclass(frozen=True)
+class StressOptions:
+    """What `pkm stress startup` runs (cli.benchmarks.stress_options reads it from the command line); checked as it
+    is made."""
+
+    hardware: str = "sim"
+    stand_in: bool = False                 # pkm bringup's stand-in (ros2_control, canopen)
+    runs: int = 10                         # starts in a row
+    robot: str = "palida"
+    controller: str = "cf_rb_friction"
+    goal: str = DEFAULT_GOAL               # the trajectory spec of each run
+    max_startup: float = 60.0              # s (wall): a longer start-up fails the run
+    timeout: float = 300.0                 # s (wall): each run's pkm bringup --timeout
+    domain_id: int | None = None           # first ROS domain of the runs (None: derived from the process id)
+    overrides: tuple[str, ...] = ()        # pkm bringup's --set items
+    json: bool = False                     # the runs and figures as one JSON object
+
+    def __post_init__(self):
+        hardware_plugin(self.hardware)                   # a registered kind (else the registered ones are listed)
+        if self.runs < 1:
+            raise InvalidInputError(f"--runs must be at least 1, got {self.runs}")
+        for name in ("max_startup", "timeout"):
+            value = getattr(self, name)
+            if not value > 0.0:
+                raise InvalidInputError(f"--{name.replace('_', '-')} must be more than 0 s, got {value!r}")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="pkm stress", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    add_subcommands(p)
-    return p
-
-
-def bringup_argv(args) -> list[str]:
-    argv = [sys.executable, "-m", "pkm_control.graph.bringup", "--robot", args.robot, "--controller",
-            args.controller, "--hardware", args.hardware, "--goal", args.goal, "--exit-when-done", "--json",
-            "--timeout", str(args.timeout)]
-    if args.stand_in:
+def bringup_argv(options: StressOptions) -> list[str]:
+    argv = [sys.executable, "-m", "pkm_control.cli", "bringup", "--robot", options.robot, "--controller",
+            options.controller, "--hardware", options.hardware, "--goal", options.goal, "--exit-when-done", "--json",
+            "--timeout", str(options.timeout)]
+    if options.stand_in:
         argv.append("--stand-in")
-    for item in args.set:
+    for item in options.overrides:
         argv += ["--set", item]
     return argv
 
 
-def one_start(args, domain: int) -> dict:
+def one_start(options: StressOptions, domain: int) -> dict:
     """Run one bringup; its goal status, reason, start-up and wall seconds (and, failed, the file of its output)."""
     t0 = time.monotonic()
-    p = subprocess.run(bringup_argv(args), capture_output=True, text=True, preexec_fn=die_with_parent(),
+    p = subprocess.run(bringup_argv(options), capture_output=True, text=True, preexec_fn=die_with_parent(),
                        env=dict(os.environ, ROS_DOMAIN_ID=str(domain), PYTHONUNBUFFERED="1"))
     wall = time.monotonic() - t0
     try:
@@ -86,8 +82,8 @@ def one_start(args, domain: int) -> dict:
     except json.JSONDecodeError:
         startup, status = None, "no summary"
         reason = f"exit {p.returncode}: {(p.stderr.strip().splitlines() or ['no output'])[-1]}"
-    if status == "finished" and not startup <= args.max_startup:
-        status, reason = "slow start", f"start-up {startup:.2f} s > --max-startup {args.max_startup:g} s"
+    if status == "finished" and not startup <= options.max_startup:
+        status, reason = "slow start", f"start-up {startup:.2f} s > --max-startup {options.max_startup:g} s"
     run = {"status": status, "reason": reason, "startup_s": startup, "wall_s": wall}
     if status != "finished":
         with tempfile.NamedTemporaryFile("w", prefix="pkm_stress_", suffix=".log", delete=False) as f:
@@ -105,39 +101,29 @@ def figures(runs: list[dict]) -> dict:
     return out
 
 
-def run(args) -> int:
-    if args.runs < 1:
-        print(f"pkm stress startup: --runs = {args.runs}: at least 1", file=sys.stderr)
-        return 2
-    first = domain_id(args.domain_id, isolated=True)
+def run(options: StressOptions) -> int:
+    first = domain_id(options.domain_id, isolated=True)
     if not 0 <= first <= DOMAIN_MAX - 9:
         print(f"pkm stress startup: --domain-id = {first}: 0 to {DOMAIN_MAX - 9} (ten domains from it)",
               file=sys.stderr)
         return 2
-    mode = args.hardware + (" --stand-in" if args.stand_in else "")
+    mode = options.hardware + (" --stand-in" if options.stand_in else "")
     runs = []
-    for i in range(args.runs):
-        r = one_start(args, first + i % 10)
+    for i in range(options.runs):
+        r = one_start(options, first + i % 10)
         runs.append(r)
-        if not args.json:
+        if not options.json:
             startup = "-" if r["startup_s"] is None else f"{r['startup_s']:.2f}"
-            print(f"run {i + 1}/{args.runs} ({mode}): {r['status']}, start-up {startup} s, wall {r['wall_s']:.2f} s"
+            print(f"run {i + 1}/{options.runs} ({mode}): {r['status']}, start-up {startup} s, wall {r['wall_s']:.2f} s"
                   + (f" ({r['reason']})" if r["reason"] else ""), flush=True)
     fig = figures(runs)
-    if args.json:
-        print(json.dumps({"hardware": mode, "robot": args.robot, "controller": args.controller, "goal": args.goal,
-                          "max_startup_s": args.max_startup, "per_run": runs, **fig}, indent=2))
+    if options.json:
+        print(json.dumps({"hardware": mode, "robot": options.robot, "controller": options.controller,
+                          "goal": options.goal, "max_startup_s": options.max_startup, "per_run": runs, **fig},
+                         indent=2))
     else:
         for key, name in (("startup_s", "start-up"), ("wall_s", "wall")):
             if fig[key] is not None:
                 print(f"{name}: median {fig[key]['median']:.2f} s, max {fig[key]['max']:.2f} s")
-        print(f"{len(fig['failures'])} of {len(runs)} runs failed (bound on the start-up: {args.max_startup:g} s)")
+        print(f"{len(fig['failures'])} of {len(runs)} runs failed (bound on the start-up: {options.max_startup:g} s)")
     return 0 if not fig["failures"] else 1
-
-
-def main(argv=None) -> int:
-    return run(build_parser().parse_args(argv))
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

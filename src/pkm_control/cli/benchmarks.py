@@ -7,7 +7,7 @@ import argparse
 import json
 from functools import partial
 
-from .common import add_command, count, robot_id, seconds
+from .common import add_command, count, domain, robot_id, seconds
 
 
 def cmd_reproduce(args):
@@ -62,21 +62,155 @@ def _fuzz_classes(text: str) -> list:
     return names
 
 
+def add_demo_arguments(p: argparse.ArgumentParser) -> None:
+    """The options of `pkm demo` (demo_options reads them), of `pkm demo --identified` (identified_options) and of
+    `pkm demo --deburring` (deburring_options)."""
+    from ..benchmarks.deburring import DeburringOptions as deburring
+    from ..benchmarks.demo import DemoOptions as demo
+    from ..benchmarks.demo_identified import METHODS, STRUCTURES, IdentifiedOptions as identified
+
+    p.add_argument("--out", default=demo.out, help="output folder (default results/)")
+    p.add_argument("--radius", type=float, default=demo.radius, help="circle radius in m (default 0.15)")
+    p.add_argument("--laps", type=float, default=demo.laps, help="laps at 1 m/s (default 1)")
+    p.add_argument("--ramp-time", type=float, default=demo.ramp_time, help="speed ramp up/down in s (default 0.4)")
+    p.add_argument("--runs", nargs="+", default=list(demo.runs),
+                   help="controllers to run (default: pd cf_rb cf_rb_friction)")
+    p.add_argument("--timeout", type=float, default=demo.timeout, help="wall-clock limit per run in s")
+    p.add_argument("--domain-id", type=domain, default=None,
+                   help="ROS_DOMAIN_ID (default: $ROS_DOMAIN_ID if set, else an isolated one from the pid)")
+    p.add_argument("--no-animations", action="store_true",
+                   help="no animation per run (palida_benchmark_<controller>.mp4, .gif without ffmpeg)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar, no node output")
+
+    g = p.add_argument_group("with --identified")
+    g.add_argument("--identified", action="store_true",
+                   help="the benchmark against a perturbed 'true' PaLiDA with measurement noise: excite, record, "
+                        "identify, then SJ and CF rb+frict with nominal, identified and true parameters "
+                        "(results/palida_identification.json)")
+    g.add_argument("--perturb-seed", type=int, default=identified.perturb_seed,
+                   help="seed of the true robot (default 1)")
+    g.add_argument("--perturb-scale", type=float, default=identified.perturb_scale,
+                   help="largest relative change of a parameter of the true robot (default 0.2)")
+    g.add_argument("--encoder-resolution", type=float, default=identified.encoder_resolution,
+                   help="m per count (default 1e-6)")
+    g.add_argument("--effort-noise-std", type=float, default=identified.effort_noise_std,
+                   help="force measurement noise, N (default 2)")
+    g.add_argument("--excitation-duration", type=float, default=identified.excitation_duration,
+                   help="excitation period, s (default 6)")
+    g.add_argument("--harmonics", type=int, default=identified.harmonics,
+                   help="harmonics of the excitation (default 5)")
+    g.add_argument("--evaluations", type=int, default=identified.evaluations,
+                   help="condition-number evaluations of the excitation design (default 200)")
+    g.add_argument("--method", choices=METHODS, default=identified.method, help="least squares (default wls)")
+    g.add_argument("--min-speed", type=float, default=identified.min_speed,
+                   help=f"a joint's equation is left out of the identification where it moves slower than this, m/s "
+                        f"(default {identified.min_speed:g}: the simulated robot's Coulomb friction is tanh(qdot / "
+                        f"2e-3), not the model's sign, below about 3 x 2e-3)")
+    g.add_argument("--structure", choices=STRUCTURES, default=identified.structure,
+                   help="base parameters to identify: jourdain (Abdellatif's Table I, 24, the compiled kernel in "
+                        "computed_force; the true robot's struts then stay identical and symmetric, the paper's "
+                        "assumptions) or per-body (every body and joint its own, 112; struts perturbed one by one)")
+
+    g = p.add_argument_group("with --deburring")
+    g.add_argument("--deburring", action="store_true",
+                   help="PaLiDA presses a constant normal force on the edge of config/environment.yaml's part while "
+                        "moving along it (direct force control, the graph in this process in lockstep; "
+                        "results/deburring.json, deburring.png)")
+    g.add_argument("--force", type=float, default=deburring.force,
+                   help=f"normal force, N (default {deburring.force:g})")
+    g.add_argument("--edge-speed", type=float, default=deburring.edge_speed,
+                   help=f"speed along the edge, m/s (default {deburring.edge_speed:g})")
+    g.add_argument("--edge-length", type=float, default=deburring.edge_length,
+                   help="m of the edge to run (default: the part's length less 2 cm at each end)")
+
+
+def demo_options(args):
+    """The DemoOptions of `pkm demo`'s command line (checked there: InvalidInputError naming the option)."""
+    from ..benchmarks.demo import DemoOptions
+
+    return DemoOptions(out=args.out, radius=args.radius, laps=args.laps, ramp_time=args.ramp_time,
+                       runs=tuple(args.runs), timeout=args.timeout, domain_id=args.domain_id,
+                       animations=not args.no_animations, quiet=args.quiet, json=args.json)
+
+
+def identified_options(args):
+    """The IdentifiedOptions of `pkm demo --identified`'s command line (checked there)."""
+    from ..benchmarks.demo_identified import IdentifiedOptions
+
+    return IdentifiedOptions(perturb_seed=args.perturb_seed, perturb_scale=args.perturb_scale,
+                             encoder_resolution=args.encoder_resolution, effort_noise_std=args.effort_noise_std,
+                             excitation_duration=args.excitation_duration, harmonics=args.harmonics,
+                             evaluations=args.evaluations, method=args.method, min_speed=args.min_speed,
+                             structure=args.structure)
+
+
+def deburring_options(args):
+    """The DeburringOptions of `pkm demo --deburring`'s command line (checked there)."""
+    from ..benchmarks.deburring import DeburringOptions
+
+    return DeburringOptions(force=args.force, edge_speed=args.edge_speed, edge_length=args.edge_length)
+
+
 def cmd_demo(args):
     from ..benchmarks import deburring, demo as benchmark, demo_identified as identified_benchmark
     from ..errors import InvalidInputError
 
     if args.identified and args.deburring:
         raise InvalidInputError("--identified and --deburring are two demos: give one")
-    summary = (identified_benchmark if args.identified else deburring if args.deburring else benchmark).run(args)
+    demo = demo_options(args)
+    if args.identified:
+        summary = identified_benchmark.run(demo, identified_options(args))
+    elif args.deburring:
+        summary = deburring.run(demo, deburring_options(args))
+    else:
+        summary = benchmark.run(demo)
     if args.json:
         print(json.dumps(summary, indent=2))
+
+
+def add_stress_arguments(p: argparse.ArgumentParser) -> None:
+    """The subcommands of `pkm stress` (startup) under ``p`` (stress_options reads their options)."""
+    from ..benchmarks import stress
+    from ..benchmarks.stress import DEFAULT_GOAL, StressOptions as defaults
+    from ..hardware.plugin import hardware_names
+
+    sub = p.add_subparsers(dest="what", metavar="WHAT", required=True)
+    s = sub.add_parser("startup", help="start the graph N times in a row in lockstep with a short goal",
+                       description=stress.__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    s.add_argument("--hardware", choices=hardware_names(), default=defaults.hardware,
+                   help="the hardware kind (default sim)")
+    s.add_argument("--stand-in", action="store_true",
+                   help="with --hardware ros2_control or canopen: pkm bringup's stand-in (needed without a robot)")
+    s.add_argument("--runs", type=int, default=defaults.runs, metavar="N", help="starts in a row (default 10)")
+    s.add_argument("--robot", default=defaults.robot, help="robot id (default palida)")
+    s.add_argument("--controller", default=defaults.controller, help="named controller (default cf_rb_friction)")
+    s.add_argument("--goal", default=defaults.goal, metavar="SPEC",
+                   help=f"the trajectory spec of each run (default the short palida move {DEFAULT_GOAL})")
+    s.add_argument("--max-startup", type=float, default=defaults.max_startup, metavar="S",
+                   help="a start-up (bringup's start to the first motion) longer than S seconds (wall) fails the "
+                        "run (default 60)")
+    s.add_argument("--timeout", type=float, default=defaults.timeout, metavar="S",
+                   help="each run's pkm bringup --timeout (default 300 s; a stalled lockstep fails it after 45 s)")
+    s.add_argument("--domain-id", type=int, default=None, metavar="D",
+                   help="first ROS domain of the runs (default: derived from the process id)")
+    s.add_argument("--set", action="append", default=[], metavar="[NODE.]KEY=VALUE",
+                   help="passed to pkm bringup (repeatable)")
+    s.add_argument("--json", action="store_true", help="the runs and figures as one JSON object")
+
+
+def stress_options(args):
+    """The StressOptions of `pkm stress startup`'s command line (checked there: InvalidInputError naming the option)."""
+    from ..benchmarks.stress import StressOptions
+
+    return StressOptions(hardware=args.hardware, stand_in=args.stand_in, runs=args.runs, robot=args.robot,
+                         controller=args.controller, goal=args.goal, max_startup=args.max_startup,
+                         timeout=args.timeout, domain_id=args.domain_id, overrides=tuple(args.set), json=args.json)
 
 
 def cmd_stress(args):
     from ..benchmarks.stress import run
 
-    code = run(args)
+    code = run(stress_options(args))
     if code:
         raise SystemExit(code)
 
@@ -116,7 +250,7 @@ def register(sub, command_line) -> None:
     from ..benchmarks import stress
     sp = add("stress", cmd_stress, "start the node graph many times in a row and report the start-up times and "
              "failures (not part of make test)", stress.__doc__, robot=False, common=())
-    stress.add_subcommands(sp)
+    add_stress_arguments(sp)
 
     sp = add("demo", cmd_demo, "the PaLiDA computed-force benchmark through the ROS 2 node graph (make demo)",
              "Abdellatif sec. V: a circle inclined 30 deg at 1 m/s, three runs (SJ PD, CF rb, CF rb+frict)\n"
@@ -124,12 +258,7 @@ def register(sub, command_line) -> None:
              "writes results/palida_benchmark.json, plots (Figs. 5-6) and CSV.\n"
              "--identified: the same with identified parameters; --deburring: PaLiDA keeps a constant normal force\n"
              "along an edge at speed (direct force control).", robot=False, common=("json",))
-    from ..benchmarks.deburring import add_arguments as deburring_arguments
-    from ..benchmarks.demo import add_arguments as demo_arguments
-    from ..benchmarks.demo_identified import add_arguments as identified_arguments
-    demo_arguments(sp)
-    identified_arguments(sp)
-    deburring_arguments(sp)
+    add_demo_arguments(sp)
 
     from ..fuzz import CLASSES, FUZZ_BUDGET, FUZZ_BUDGET_MAX
     sp = add("fuzz", partial(cmd_fuzz, command_line=command_line),

@@ -1,5 +1,5 @@
 """What every group of ``pkm`` subcommands shares: the parser class, the argparse types (finite_float, count,
-robot_id, seconds), ``add_command`` with the common flags, task and joint values in and out (``--deg``) and the
+robot_id, domain, seconds), ``add_command`` with the common flags, task and joint values in and out (``--deg``) and the
 JSON or text output (``emit``)."""
 
 from __future__ import annotations
@@ -54,6 +54,15 @@ def robot_id(text: str) -> str:
     except InvalidModelError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
     return text if text in robot_names() else str(Path(text).expanduser().resolve())
+
+
+def domain(text: str) -> int:
+    """argparse type of --domain-id: a ROS domain id, 0 to DOMAIN_MAX."""
+    from ..ros.topology import DOMAIN_MAX
+
+    if not (text.strip().isdigit() and int(text) <= DOMAIN_MAX):
+        raise argparse.ArgumentTypeError(f"a ROS domain id is a whole number from 0 to {DOMAIN_MAX}, got {text!r}")
+    return int(text)
 
 
 def seconds(text: str) -> float:

@@ -11,7 +11,7 @@ import threading
 from functools import partial
 
 from ..errors import InvalidInputError, excerpt
-from .common import COMMON_FLAGS, add_command, count, emit, kinematics_of, seconds, task_in
+from .common import COMMON_FLAGS, add_command, count, domain, emit, kinematics_of, seconds, task_in
 
 #: said by every graph tool's --help
 TOOLS_NOTE = ("For pip-only installs (ros2cli is not on PyPI); where ROS 2 is installed, ros2cli does the same.\n"
@@ -89,13 +89,91 @@ def cmd_view(args):
         raise SystemExit(code)
 
 
+def add_bringup_arguments(p: argparse.ArgumentParser) -> None:
+    """The options of `pkm bringup` besides --robot and --variant (bringup_options reads them)."""
+    from ..hardware.plugin import hardware_names
+    from ..graph.bringup import RECORD_STORAGES, BringupOptions as defaults
+
+    p.add_argument("--controller", default=defaults.controller,
+                   help="named controller of the controller YAML: pd, pd_feedforward, cf_rb, cf_rb_friction, "
+                        "computed_torque, and the motion-control family (task_pd, task_pd_feedforward, "
+                        "task_pd_gravity, task_idc, task_robust_idc, task_adaptive_idc, joint_pd_gravity, joint_idc, "
+                        "joint_robust_idc, pd_acceleration_feedforward, cf_rb_friction_lead, mass_matrix_decoupling "
+                        "(delta)); default pd_feedforward")
+    p.add_argument("--controller-config", default=defaults.controller_config, metavar="YAML",
+                   help="controller YAML (default <share>/config/controllers.yaml)")
+    p.add_argument("--hardware", choices=hardware_names(), default=defaults.hardware,
+                   help="sim: the simulated robot inside joint_controller (one process: read, update, write); "
+                        "mujoco: MuJoCo as the robot, inside joint_controller as sim (its step: --set "
+                        "joint_controller.mujoco_timestep=...); topics: the robot in the `hardware` node behind "
+                        "/joint_states and commands; ros2_control: your controller manager is the robot "
+                        "(joint_state_broadcaster + effort_controller, README 'ros2_control bridge'); canopen: "
+                        "CiA 402 drives on a CAN bus (config/canopen/<robot>.yaml, or --set "
+                        "joint_controller.canopen_config=YAML), the master inside joint_controller, real time only "
+                        "(--realtime) unless --stand-in; or a kind another package registers (entry-point group "
+                        "pkm_control.hardware, docs/hardware.md) (default sim)")
+    p.add_argument("--stand-in", action="store_true",
+                   help="a simulated robot in place of the real one, as the kind defines it: with --hardware "
+                        "ros2_control: start the `hardware` node in the controller manager's "
+                        "place (the simulated robot behind the same topics), to try the bridge without one; with "
+                        "--hardware canopen: emulated drives around the simulated robot on python-can's virtual bus "
+                        "inside joint_controller (joint_controller.canopen_emulate: true; lockstep works)")
+    p.add_argument("--goal", default=None, metavar="SPEC",
+                   help="trajectory spec (YAML/JSON) the trajectory_generator starts with, e.g. "
+                        "\"{type: point_to_point, goal: [0.05, 0, -0.85, 0, 0, 0], duration: 1.0}\"")
+    p.add_argument("--true-parameters", default=None, metavar="YAML",
+                   help="the simulated robot's own parameter set (`pkm perturb` writes one): a robot that is not the "
+                        "controller's model (setting true_parameters_file; its measurement: --set "
+                        "encoder_resolution=1e-6 encoder_counts_per_turn=1048576 effort_noise_std=2 "
+                        "measurement_seed=1)")
+    p.add_argument("--set", action="append", default=[], metavar="[NODE.]KEY=VALUE",
+                   help="override a parameter (YAML value) for all nodes or one node, e.g. lockstep=false, "
+                        "joint_controller.kp=5e5; repeatable")
+    p.add_argument("--realtime", action="store_true",
+                   help="real-time mode (the loop on the wall clock) with the settings it needs: lockstep=false, "
+                        "chunk_length=0.005, lookahead=0.2, clock_rate=50, ground_truth_rate=100, "
+                        "state_publish_rate=100 "
+                        "(settings.REALTIME_SETTINGS; --set overrides each)")
+    p.add_argument("--duration", type=float, default=None, metavar="S",
+                   help="stop the graph after S seconds (wall); default: run until stopped")
+    p.add_argument("--exit-when-done", action="store_true",
+                   help="end when the goal's trajectory has finished (or at once, status 1, when it is rejected) "
+                        "and print a summary of the run")
+    p.add_argument("--json", action="store_true",
+                   help="with --exit-when-done: the summary as one JSON object on stdout (node output to stderr)")
+    p.add_argument("--timeout", type=float, default=defaults.timeout, metavar="S",
+                   help="with --exit-when-done: give up after S seconds (wall), status 3 (default 600)")
+    p.add_argument("--record", default=None, metavar="BAG",
+                   help="record the run into a new rosbag2 at BAG (`pkm record`'s topics and the simulated robot's "
+                        "ground truth; /joint_states every control period: joint_controller.state_publish_rate=0); "
+                        "a lockstep run starts once the recorder receives /joint_states")
+    p.add_argument("--record-storage", choices=RECORD_STORAGES, default=defaults.record_storage,
+                   help="with --record: the bag's storage (default sqlite3)")
+    p.add_argument("--rviz", action="store_true",
+                   help="also start robot_state_publisher and rviz2 (needs a ROS 2 installation)")
+    p.add_argument("--dry-run", action="store_true", help="print the commands and the parameter file, start nothing")
+
+
+def bringup_options(args):
+    """The BringupOptions of `pkm bringup`'s command line (checked there: InvalidInputError naming the option)."""
+    from ..graph.bringup import BringupOptions
+
+    return BringupOptions(robot=args.robot or BringupOptions.robot, variant=args.variant, controller=args.controller,
+                          controller_config=args.controller_config, hardware=args.hardware, stand_in=args.stand_in,
+                          goal=args.goal, true_parameters=args.true_parameters, overrides=tuple(args.set),
+                          realtime=args.realtime, duration=args.duration, exit_when_done=args.exit_when_done,
+                          json=args.json, timeout=args.timeout, record=args.record,
+                          record_storage=args.record_storage, rviz=args.rviz, dry_run=args.dry_run)
+
+
 def cmd_bringup(args):
     from ..description import robot_config
     from ..graph import bringup
 
-    shared = bringup.parameters(args)["/**"]["ros__parameters"]
-    robot_config(shared["robot"], shared.get("variant"))  # an unknown robot or variant fails here, not in five nodes
-    code = bringup.run(args)
+    options = bringup_options(args)
+    bringup.parameters(options)                   # a bad --set or --true-parameters fails here,
+    robot_config(options.robot, options.variant)  # and an unknown robot or variant, not in five nodes
+    code = bringup.run(options)
     if code:
         raise SystemExit(code)
 
@@ -179,7 +257,9 @@ def _goal(args, session):
 def _record(args, session):
     from ..graph.bag_recorder import format_summary, lost_samples, record
 
-    summary = record(session, args, lambda msg: print(f"pkm record: {msg}", file=sys.stderr, flush=True))
+    summary = record(session, args.output, lambda msg: print(f"pkm record: {msg}", file=sys.stderr, flush=True),
+                     topics=args.topics, storage=args.storage, duration=args.duration, until_done=args.until_done,
+                     timeout=args.timeout, sources=args.sources)
     emit(args, summary, format_summary(summary))
     if args.until_done and summary["goal_status"] != "finished":
         print(f"pkm record: the goal did not finish while recording ({summary['goal_status']})", file=sys.stderr)
@@ -197,7 +277,7 @@ def register(sub) -> None:
     from ..graph import bringup
     sp = add("bringup", cmd_bringup, "run the ROS 2 node graph (a process per node) without launch_ros",
              bringup.__doc__, robot_required=False, common=())
-    bringup.add_arguments(sp, robot=False)
+    add_bringup_arguments(sp)
 
     sp = add("view", cmd_view, "browser 3D view of a robot: live from the ROS graph, or a screenshot",
              "Serves a 3D view of the robot (viser) at http://HOST:PORT: the robot from its URDF's visuals, live\n"
@@ -228,8 +308,6 @@ def register(sub) -> None:
     sp.add_argument("--screenshot", metavar="PNG", help="write a screenshot of the page to this PNG file and exit")
     sp.add_argument("--size", nargs=2, type=count(200, 4096), default=(1280, 800), metavar=("W", "H"),
                     help="screenshot size in pixels (default 1280 800)")
-
-    from ..benchmarks.demo import domain
 
     def tool(parent, name, run, help_, desc, examples):
         sp = parent.add_parser(name, help=help_, description=desc + "\n\n" + TOOLS_NOTE, epilog=examples,

@@ -21,7 +21,8 @@ laws.py: e_x = X_d (-) X, e_x' = xd_d - xd.
 * ``WrenchWatch``: the watchdog of the wrench (missing, stale beyond ``wrench_timeout``, not finite, a contact force
   beyond ``contact_force_limit``): the controller's safe behaviour, like a stale joint measurement. Its ``source``
   picks the topology's measurement: ``sensor`` (the F/T sensor, Fig. 28) or ``actuators`` (Fig. 29).
-* the laws ``stiffness``, ``direct_force``, ``impedance``, ``impedance_no_force``, ``admittance`` (FORCE_LAWS), with
+* the laws ``stiffness``, ``direct_force`` (Figs. 28, 29), ``direct_force_joint_space`` (Fig. 30), ``impedance``,
+  ``impedance_no_force``, ``admittance`` (FORCE_LAWS), with
   their gains in config/controllers.yaml ``force_controllers`` (``force_settings``; the controller core
   around one: settings.make_force_controller).
 """
@@ -282,16 +283,53 @@ class DirectForce(_ForceLaw):
         if self.contact != "retreat" and s.any():
             self._watch_contact(t, pose, f_m, f_d, s)
         if self.contact == "retreat":
-            e, ed = self.errors(pose, twist, self._retreat, np.zeros(self.dim))
-            return self.distribute(pose, self.kp * e + self.kd * ed) + self.model.gravity(pose)
+            return self.inner(q, qd, pose, twist, self._retreat, np.zeros(self.dim))
         e_f = s * (f_d - f_m)
         dt = self.period if self._t is None or t is None or not 0 < t - self._t <= 2.5 * self.period else t - self._t
         self._t = t
         self._offset = np.clip(s * (self._offset + dt * self.ki * e_f), -self.max_offset, self.max_offset)
         pose_d, twist_d = desired
         pose_c = self.kin.task.retract(pose_d, self.kf * e_f + self._offset)
-        e, ed = self.errors(pose, twist, pose_c, (1.0 - s) * twist_d)
+        return self.inner(q, qd, pose, twist, pose_c, (1.0 - s) * twist_d)
+
+    def inner(self, q, qd, pose, twist, pose_c, twist_c) -> np.ndarray:
+        """The inner motion loop on (X_c, xd_c): task PD + gravity, tau = J^-T (Kp e_x + Kd e_x') + G^ (Fig. 28)."""
+        e, ed = self.errors(pose, twist, pose_c, twist_c)
         return self.distribute(pose, self.kp * e + self.kd * ed) + self.model.gravity(pose)
+
+
+class DirectForceJointSpace(DirectForce):
+    """Direct force control with force and motion measured in the joint space (Taghirad, Force Control, Fig. 30:
+    "the inner loop is based on measured motion variable in the joint space, and the outer loop uses the measured
+    actuator force vector ... the force controller is designed in the task space, and the Jacobian transpose mapping
+    is used to project the measured actuator force vector into its corresponding wrench in the task space ... the
+    desired motion variable X_d is mapped into joint space using inverse kinematic solution"):
+
+        F_m = J^T (tau - tau_g(X))                              the actuator forces as the wrench (Fig. 29's)
+        X_c = X_d (+) (Kf e_F + Ki int e_F dt),  xd_c = (I - S) xd_d      the task-space force controller (DirectForce)
+        q_c = IK(X_c),  qd_c = J(X_c) xd_c                      into the joint space
+        tau = Kp_q (q_c - q) + Kd_q (qd_c - qd) + tau_g(X)      the joint-space position controller (gains.joint)
+
+    At rest in contact the integral stops where e_F = 0 (as DirectForce). F_m is the previous period's own command
+    less gravity, so the proportional path is an algebraic loop (DirectForce): its gain is Kf times the joint
+    loop's stiffness seen in the task, J^T Kp_q J; config/controllers.yaml gives it Kf = 0 (integral only)."""
+
+    name = "direct_force_joint_space"
+
+    def __init__(self, model: FeedforwardModel, kp, kd, kf, ki, max_offset: float, period: float, joint_kp, joint_kd,
+                 force_limit: float = np.inf, contact_force: float = 5.0, contact_loss_time: float = 0.01,
+                 retreat_distance: float = 0.005):
+        super().__init__(model, kp, kd, kf, ki, max_offset, period, force_limit, contact_force, contact_loss_time,
+                         retreat_distance)
+        self.joint_kp, self.joint_kd = _gain("joint kp", joint_kp), _gain("joint kd", joint_kd)
+        n = self.model.n_actuated
+        for what, g in (("joint kp", self.joint_kp), ("joint kd", self.joint_kd)):
+            if g.ndim == 1 and len(g) != n:
+                raise InvalidInputError(f"{self.name}: {what} has {len(g)} values for {n} actuators")
+
+    def inner(self, q, qd, pose, twist, pose_c, twist_c) -> np.ndarray:
+        q_c, J_c = self.kin.actuated_and_jacobian(pose_c)
+        return self.joint_kp * (q_c - q) + self.joint_kd * (J_c @ twist_c - qd) + self.model.gravity(pose)
 
 
 class _Impedance(_ForceLaw):
@@ -399,7 +437,8 @@ class Admittance(_Impedance):
         return self.joint_kp * (q_c - q) + self.joint_kd * (qd_c - qd) + self.model.gravity(pose)
 
 
-FORCE_LAWS = {law.name: law for law in (Stiffness, DirectForce, Impedance, ImpedanceNoForce, Admittance)}
+FORCE_LAWS = {law.name: law for law in (Stiffness, DirectForce, DirectForceJointSpace, Impedance, ImpedanceNoForce,
+                                         Admittance)}
 
 
 def parse_force_reference(text: str, task) -> ForceReference | None:
@@ -482,6 +521,11 @@ def force_law(s: dict, model: FeedforwardModel, period: float):
         return DirectForce(model, *_family(s, "motion", "kp", "kd"), *_family(s, "force", "kf", "ki"),
                            float(s["max_offset"]), period, limit, float(s["contact_force"]),
                            float(s["contact_loss_time"]), float(s["retreat_distance"]))
+    if mode == "direct_force_joint_space":
+        return DirectForceJointSpace(model, *_family(s, "motion", "kp", "kd"), *_family(s, "force", "kf", "ki"),
+                                     float(s["max_offset"]), period, *_family(s, "joint", "kp", "kd"), limit,
+                                     float(s["contact_force"]), float(s["contact_loss_time"]),
+                                     float(s["retreat_distance"]))
     impedance = _family(s, "impedance", "m_d", "d_d", "k_d")
     if mode == "admittance":
         return Admittance(model, *impedance, *_family(s, "joint", "kp", "kd"), period, limit)
@@ -492,7 +536,7 @@ def wrench_watch(s: dict, law) -> WrenchWatch | None:
     """The WrenchWatch of resolved force settings (wrench_timeout, contact_force_limit, wrench_source) for ``law``;
     None for a law that measures no wrench."""
     source = s.get("wrench_source", "sensor")
-    if source != "sensor" and s["mode"] != "direct_force":
+    if source != "sensor" and s["mode"] not in ("direct_force", "direct_force_joint_space"):
         raise InvalidInputError(f"force controller '{s['controller']}': wrench_source {source!r} is for direct_force "
                                 "only (a static estimate: the impedance and admittance laws need the contact wrench "
                                 "itself)")

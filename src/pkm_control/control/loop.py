@@ -24,6 +24,7 @@ from ..errors import InvalidInputError
 from ..trajectory.streaming import SampleBuffer
 from . import kernels
 from .controller import Command, Controller, References
+from .force import ForceReference, _ForceLaw
 
 
 #: the buffers drop their old samples once every this many ns of the loop's time (not every period: two calls less)
@@ -50,6 +51,11 @@ class ControlLoop:
         self.feedforward_lead_ns = int(feedforward_lead_ns)
         self.references = SampleBuffer(interpolate=kernels.hermite)      # rows [q, qd, qdd]
         self.feedforward = SampleBuffer()
+        # a hybrid goal's force references (rows [F_d, selection as 0/1], task coordinates), streamed: in place of
+        # force_reference from their first sample until the stream's end (force_end_ns)
+        self.forces = SampleBuffer()
+        self.force_end_ns = None
+        self.takes_forces = isinstance(getattr(controller, "law", None), _ForceLaw)
         self._inbox = collections.deque()
         self.measured = None
         self.force_reference = None     # force.ForceReference of the force laws' set-point (References.force), or None
@@ -76,6 +82,27 @@ class ControlLoop:
             return
         self._offer(self.feedforward, times_ns, tau)
 
+    def offer_forces(self, times_ns, wrench, selection) -> None:
+        """A chunk of a hybrid goal's force references (F_d and the selection per task coordinate, (N, dim) each;
+        checked as ``offer_references``); ``wrench`` None: the stream ends at ``times_ns`` (an instant, ns): from
+        there on the set-point is ``force_reference`` again. A law without force references leaves it out."""
+        if not self.takes_forces:
+            return
+        if wrench is None:
+            self._inbox.append((None, int(times_ns), None))
+            return
+        w, sel = np.asarray(wrench, float), np.asarray(selection, bool)
+        if w.ndim != 2 or w.shape != sel.shape or len(w) != len(times_ns):
+            raise InvalidInputError(f"force references: {len(times_ns)} times need F_d and selection rows of one "
+                                    f"shape, got {w.shape} and {sel.shape}")
+        times, rows = self.forces.fresh(times_ns, np.hstack([w, sel.astype(float)]))
+        if len(times):
+            self._inbox.append((self.forces, times, rows))
+
+    def streamed_force(self, t_ns: int) -> bool:
+        """The force references of t come from the stream (a hybrid goal's, not ended before t)."""
+        return self.forces.end is not None and (self.force_end_ns is None or t_ns < self.force_end_ns)
+
     def _offer(self, buffer, times_ns, *fields) -> None:
         times, rows = buffer.fresh(times_ns, np.hstack([self._rows(times_ns, x) for x in fields]))
         if len(times):
@@ -92,6 +119,8 @@ class ControlLoop:
         self.drain()
         self.references.clear()
         self.feedforward.clear()
+        self.forces.clear()
+        self.force_end_ns = None
         self._next_prune = 0
 
     def drain(self) -> None:
@@ -99,6 +128,11 @@ class ControlLoop:
         between two periods, so that a chunk's splice does not cost the next period)."""
         while self._inbox:
             buf, times, rows = self._inbox.popleft()
+            if buf is None:                       # the end of the force references' stream
+                self.force_end_ns = times
+                continue
+            if buf is self.forces:
+                self.force_end_ns = None
             buf.add(times, rows)
 
     # ------------------------------------------------------------------ the period
@@ -106,13 +140,26 @@ class ControlLoop:
         """The streams the law needs cover t (lockstep waits for this)."""
         self.drain()
         return self.references.covers(t_ns) and (not self.controller.needs_feedforward
-                                                 or self.feedforward.covers(t_ns + self.feedforward_lead_ns))
+                                                 or self.feedforward.covers(t_ns + self.feedforward_lead_ns)) \
+            and (not self.streamed_force(t_ns) or self.forces.covers(t_ns))
 
     def started(self) -> bool:
         """A first reference has arrived (a lockstep run starts then)."""
         self.drain()
         return self.references.end is not None and (not self.controller.needs_feedforward
                                                     or self.feedforward.end is not None)
+
+    def force_at(self, t_ns: int):
+        """References.force of t: the streamed force references (linear between their samples, a direction
+        force-controlled where the interpolated selection is above 1/2; a stream that ran dry repeats its last
+        sample for reference_timeout, then none), else the ``force_reference`` set-point."""
+        if not self.streamed_force(t_ns):
+            return self.force_reference
+        row = self.forces.use(t_ns, self.reference_timeout_ns)
+        if row is None:
+            return None
+        dim = len(row) // 2
+        return ForceReference(row[:dim], row[dim:] > 0.5)
 
     def cycle(self, t_ns: int) -> Command:
         """read -> (estimate) -> update -> write, for the period starting at t_ns."""
@@ -121,7 +168,7 @@ class ControlLoop:
         self.measured = measured
         row = self.references.use(t_ns, self.reference_timeout_ns)
         n = self.n
-        refs = None if row is None else References(row[:n], row[n:2 * n], row[2 * n:], self.force_reference)
+        refs = None if row is None else References(row[:n], row[n:2 * n], row[2 * n:], self.force_at(t_ns))
         ff = self.feedforward.use(t_ns + self.feedforward_lead_ns, self.reference_timeout_ns) \
             if self.controller.needs_feedforward else None
         cmd = self.controller.update(t_ns * 1e-9, measured, refs, ff)
@@ -131,4 +178,5 @@ class ControlLoop:
             self._next_prune = t_ns + PRUNE_EVERY_NS
             self.references.prune(t_ns)
             self.feedforward.prune(t_ns)
+            self.forces.prune(t_ns)
         return cmd

@@ -23,6 +23,7 @@ import numpy as np
 import yaml
 
 from ..errors import InvalidInputError, InvalidModelError, check_number, check_vector, excerpt
+from ..plugins import HARDWARE_GROUP, names
 from .feedforward import FeedforwardModel
 from .force import FORCE_LAWS, force_law, force_settings, wrench_watch
 from .laws import ACCELERATION_MODES, LAWS, MODEL_FREE, TASK_MODES, law_from_settings
@@ -50,21 +51,6 @@ MODES = tuple(LAWS)
 FORCE_MODES = tuple(FORCE_LAWS)
 FEEDFORWARD_MODELS = ("none", "rigid", "rigid+friction")
 SAFE_BEHAVIOURS = ("hold", "zero")
-HARDWARE = ("sim", "topics", "ros2_control", "mujoco", "canopen")
-#: the robots joint_controller talks to from its own process (the others are behind topics): it then publishes the
-#: estimated joint states on /joint_states
-HOSTED_HARDWARE = ("sim", "mujoco", "canopen")
-#: the plants joint_controller simulates in its own process, stepped lockstep with the loop (canopen too, with
-#: canopen_emulate: in_process_plant)
-IN_PROCESS_PLANTS = ("sim", "mujoco")
-
-
-def in_process_plant(hardware: str, canopen_emulate: bool = False) -> bool:
-    """joint_controller steps the plant in its own process (lockstep, /clock, the ground truth, /hardware/reset):
-    sim, mujoco, and canopen with emulated drives (its robot simulated behind the CAN master)."""
-    return hardware in IN_PROCESS_PLANTS or (hardware == "canopen" and bool(canopen_emulate))
-
-
 #: how a robot behind topics is talked to (hardware: topics | ros2_control): ros2_control's joint_state_broadcaster
 #: and forward_command_controller (/joint_states, /<controller_name>/commands as Float64MultiArray), or the
 #: topic_based_ros2_control plugin's JointState topics (joint_states_topic, joint_commands_topic)
@@ -227,7 +213,7 @@ def load_settings(robot: str, controller: str, controller_config: str = "", n_ac
     out.update(controllers[controller] or {})
     out["controller"] = controller
     for key, allowed in (("mode", MODES + FORCE_MODES), ("feedforward_model", FEEDFORWARD_MODELS),
-                         ("safe_behaviour", SAFE_BEHAVIOURS), ("hardware", HARDWARE),
+                         ("safe_behaviour", SAFE_BEHAVIOURS), ("hardware", names(HARDWARE_GROUP)),
                          ("topic_convention", TOPIC_CONVENTIONS)):
         if out.get(key) not in allowed:
             raise InvalidInputError(f"controller '{controller}': {key} {out.get(key)!r} is not one of {allowed}")

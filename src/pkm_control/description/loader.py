@@ -50,14 +50,13 @@ import numpy as np
 import pinocchio as pin
 
 from ..errors import InvalidModelError
+from .kernels import closure_rows, closure_rows_dot
 from .spec import RobotSpec, parse_spec
 
 _LWA = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
-#: p @ _SKEW_T = the 9 entries of skew(p)^T = [[0, pz, -py], [-pz, 0, px], [py, -px, 0]] (row-major)
-_SKEW_T = np.zeros((3, 9))
-_SKEW_T[2, 1] = _SKEW_T[0, 5] = _SKEW_T[1, 6] = 1.0
-_SKEW_T[1, 2] = _SKEW_T[2, 3] = _SKEW_T[0, 7] = -1.0
-_SKEW_T.setflags(write=False)
+#: closure_rows' inputs for a model without closure frames / without K
+_NO_PLACEMENTS = np.zeros((0, 4, 4))
+_NO_JACOBIAN = np.zeros((0, 0))
 _ONE_DOF_JOINTS = ("JointModelRX", "JointModelRY", "JointModelRZ", "JointModelRevoluteUnaligned",
                    "JointModelPX", "JointModelPY", "JointModelPZ", "JointModelPrismaticUnaligned")
 
@@ -258,7 +257,7 @@ def constraint_models(clm: ClosedLoopModel) -> pin.StdVec_RigidConstraintModel:
 def closure_residual(clm: ClosedLoopModel, data: pin.Data, q: np.ndarray) -> np.ndarray:
     """Stacked residuals of all closures at q (metres, radians)."""
     pin.forwardKinematics(clm.model, data, q)
-    return clm.closure_rows.residual(data, q)
+    return clm.closure_rows.evaluate(data, q, jacobian=False)[0]
 
 
 def closure_jacobian(clm: ClosedLoopModel, data: pin.Data, q: np.ndarray) -> np.ndarray:
@@ -269,31 +268,19 @@ def closure_jacobian(clm: ClosedLoopModel, data: pin.Data, q: np.ndarray) -> np.
     derivative of closure_residual where the closure holds.
     """
     pin.computeJointJacobians(clm.model, data, q)
-    return clm.closure_rows.jacobian(data, clm.closure_rows.frame_positions(data))
+    return clm.closure_rows.evaluate(data, q)[1]
 
 
 def closure_residual_and_jacobian(clm: ClosedLoopModel, data: pin.Data, q: np.ndarray):
     """(closure_residual, closure_jacobian) at q from one pass of the tree kinematics (a Newton step needs both)."""
     pin.computeJointJacobians(clm.model, data, q)      # includes the forward kinematics
-    rows = clm.closure_rows
-    P = rows.frame_positions(data)
-    return rows.residual(data, q, P), rows.jacobian(data, P)
+    return clm.closure_rows.evaluate(data, q)
 
 
 def closure_jacobian_dot(clm: ClosedLoopModel, data: pin.Data, q: np.ndarray, v: np.ndarray) -> np.ndarray:
     """Kdot = dK/dt along v (rows as in closure_jacobian; coupling rows are constant): Kdot v = closure_bias."""
-    model = clm.model
-    pin.computeJointJacobiansTimeVariation(model, data, q, v)
-    pin.updateFramePlacements(model, data)
-    rows = []
-    for c in clm.closures:
-        if c.type in ("point", "frame"):
-            d = (pin.getFrameJacobianTimeVariation(model, data, c.frame_ids[0], _LWA)
-                 - pin.getFrameJacobianTimeVariation(model, data, c.frame_ids[1], _LWA))
-            rows.append(d if c.type == "frame" else d[list(c.axes)])
-        else:
-            rows.append(np.zeros((1, model.nv)))
-    return np.vstack(rows) if rows else np.zeros((0, model.nv))
+    pin.computeJointJacobiansTimeVariation(clm.model, data, q, v)
+    return clm.closure_rows.jacobian_dot(data, v)
 
 
 class ClosureRows:
@@ -302,8 +289,9 @@ class ClosureRows:
     A pinocchio call per frame costs more than the arithmetic (twelve frames for a hexapod): the frame
     positions come from the placements of their (distinct) parent joints, p_f = p_j + R_j t_f, and the
     velocity of a frame origin from the world joint Jacobian data.J (columns: spatial velocity at the
-    world origin, masked to the joints supporting the frame), v_f = v_O + omega x p_f. Only a frame
-    closure's rotation residual (a log3 per closure) is computed closure by closure.
+    world origin, masked to the joints supporting the frame), v_f = v_O + omega x p_f, all in one compiled
+    call (kernels.closure_rows). Only a frame closure's rotation residual (a log3 per closure) is computed
+    closure by closure.
     """
 
     def __init__(self, clm: ClosedLoopModel):
@@ -316,11 +304,11 @@ class ClosureRows:
         self.group = np.array([where[j] for j in parents], dtype=int)
         # frame origins in homogeneous coordinates of their parent joints
         self.offset = np.array([[*model.frames[f].placement.translation, 1.0] for f in frames]).reshape(-1, 4)
-        self.mask = np.zeros((len(frames), 1, nv))
+        self.mask = np.zeros((len(frames), nv))
         for i, j in enumerate(parents):
             for k in model.supports[j]:
                 if k > 0:
-                    self.mask[i, 0, model.joints[k].idx_v] = 1.0
+                    self.mask[i, model.joints[k].idx_v] = 1.0
         lin_rows, lin_sel, ang_rows, ang_sel, self.frame_closures = [], [], [], [], []
         cpl_rows, cpl_dep, cpl_ref, cpl_ratio, cpl_offset = [], [], [], [], []
         row = pair = 0
@@ -355,55 +343,32 @@ class ClosureRows:
                     self.cpl_rows, self.cpl_dep, self.cpl_ref, self.cpl_ratio, self.cpl_offset, self.cpl_K):
             arr.setflags(write=False)
 
-    def frame_positions(self, data: pin.Data) -> np.ndarray:
-        """World positions (F, 3) of the closure frames (pairs a, b in closure order), joint placements in data."""
-        if not self.joints:
-            return np.zeros((0, 3))
+    def evaluate(self, data: pin.Data, q: np.ndarray, jacobian: bool = True):
+        """(closure_residual, closure_jacobian or None) from the joint placements (and with ``jacobian`` the world
+        joint Jacobian data.J: computeJointJacobians) in ``data``: one compiled call (kernels.closure_rows) for the
+        point and frame rows, then the frame closures' rotations and the couplings."""
         oMi = data.oMi
-        H = np.array([oMi[j].homogeneous for j in self.joints])[self.group]
-        return (H[:, :3] @ self.offset[:, :, None])[:, :, 0]
-
-    def residual(self, data: pin.Data, q: np.ndarray, P: np.ndarray | None = None) -> np.ndarray:
-        """closure_residual from the joint placements in ``data`` (P: frame_positions, when at hand)."""
-        P = self.frame_positions(data) if P is None else P
-        r = np.empty(self.n_rows)
-        r[self.lin_rows] = (P[0::2] - P[1::2]).reshape(-1)[self.lin_sel]
+        H = np.array([oMi[j].homogeneous for j in self.joints]) if self.joints else _NO_PLACEMENTS
+        r, K = closure_rows(H, data.J if jacobian else _NO_JACOBIAN, self.group, self.offset, self.mask,
+                               self.lin_rows, self.lin_sel, self.ang_rows, self.ang_sel, self.n_rows)
         for row, ja, Ma, jb, Mb in self.frame_closures:
-            Ra, Rb = (data.oMi[ja] * Ma).rotation, (data.oMi[jb] * Mb).rotation
+            Ra, Rb = (oMi[ja] * Ma).rotation, (oMi[jb] * Mb).rotation
             r[row:row + 3] = Rb @ pin.log3(Rb.T @ Ra)
-        r[self.cpl_rows] = q[self.cpl_dep] - self.cpl_ratio * q[self.cpl_ref] - self.cpl_offset
-        return r
+        if len(self.cpl_rows):
+            r[self.cpl_rows] = q[self.cpl_dep] - self.cpl_ratio * q[self.cpl_ref] - self.cpl_offset
+            if jacobian:
+                K[self.cpl_rows] = self.cpl_K
+        return r, (K if jacobian else None)
 
-    def jacobian(self, data: pin.Data, P: np.ndarray) -> np.ndarray:
-        """K from the world joint Jacobian in ``data`` (computeJointJacobians) and the frame positions P."""
-        K = np.empty((self.n_rows, self.nv))
-        if len(P):
-            J = data.J
-            # v_f = mask * (v_O + omega x p_f) per column; omega x p = skew(p)^T omega, one product for all frames
-            V = ((P @ _SKEW_T).reshape(-1, 3) @ J[3:]).reshape(len(P), 3, self.nv)
-            V += J[:3]
-            V *= self.mask
-            K[self.lin_rows] = (V[0::2] - V[1::2]).reshape(-1, self.nv)[self.lin_sel]
-            if len(self.ang_rows):
-                W = self.mask * J[None, 3:]
-                K[self.ang_rows] = (W[0::2] - W[1::2]).reshape(-1, self.nv)[self.ang_sel]
-        K[self.cpl_rows] = self.cpl_K
-        return K
+    def jacobian_dot(self, data: pin.Data, v: np.ndarray) -> np.ndarray:
+        """Kdot along v from the joint placements, data.J and data.dJ (computeJointJacobiansTimeVariation at
+        (q, v)) in ``data``: one compiled call (kernels.closure_rows_dot)."""
+        oMi = data.oMi
+        H = np.array([oMi[j].homogeneous for j in self.joints]) if self.joints else _NO_PLACEMENTS
+        return closure_rows_dot(H, data.J, data.dJ, np.asarray(v, float), self.group, self.offset, self.mask,
+                                self.lin_rows, self.lin_sel, self.ang_rows, self.ang_sel, self.n_rows)
 
 
 def closure_bias(clm: ClosedLoopModel, data: pin.Data, q: np.ndarray, v: np.ndarray) -> np.ndarray:
     """K̇ v: with it, the closures at acceleration level read K a + K̇ v = 0."""
-    model = clm.model
-    pin.forwardKinematics(model, data, q, v, np.zeros(model.nv))
-    pin.updateFramePlacements(model, data)
-    out = []
-    for c in clm.closures:
-        if c.type in ("point", "frame"):
-            acc = [pin.getFrameClassicalAcceleration(model, data, f, _LWA) for f in c.frame_ids]
-            if c.type == "point":
-                out.append((acc[0].linear - acc[1].linear)[list(c.axes)])
-            else:
-                out.append(np.concatenate([acc[0].linear - acc[1].linear, acc[0].angular - acc[1].angular]))
-        else:
-            out.append(np.zeros(1))
-    return np.concatenate(out) if out else np.zeros(0)
+    return closure_jacobian_dot(clm, data, q, v) @ v

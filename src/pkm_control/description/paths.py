@@ -18,9 +18,10 @@ No ROS import happens here beyond the optional ament_index_python lookup.
 file exists is for the caller to check (and report with its own error).
 
 :func:`read_user_yaml` reads a YAML file a user names (a parameter set, a
-controller config, a CANopen config): bounded in size and in the nesting of
-its flow collections before it is parsed, so a hostile file is refused with
-an InvalidInputError, never a RecursionError or an exhausted memory.
+controller config, a CANopen config) and :func:`bounded_yaml` a YAML text (a
+goal message): bounded in size and in the nesting of its flow collections
+before it is parsed, so a hostile one is refused with an InvalidInputError,
+never a RecursionError or an exhausted memory.
 """
 
 from __future__ import annotations
@@ -54,35 +55,45 @@ def flow_depth(text: str) -> int:
     return int(np.cumsum(step).max(initial=0))
 
 
-def read_user_yaml(path, what: str, error: type[Exception] = InvalidInputError):
-    """The document of the YAML file ``path`` a user names (``what`` says which, for the messages).
+def bounded_yaml(text: str, what: str, max_bytes: int = MAX_YAML_BYTES, max_depth: int = MAX_YAML_DEPTH,
+                 error: type[Exception] = InvalidInputError):
+    """The document of the YAML (or JSON) ``text`` a user gives (``what`` names it in the messages).
 
-    At most MAX_YAML_BYTES are read and MAX_YAML_DEPTH nested flow collections accepted before parsing (the
-    pure-Python safe loader recurses once per level: 100,000 nested ``[`` raise a RecursionError), and a
-    recursion error of the loader (nested block collections) is a refusal too: each an InvalidInputError. A file
-    that cannot be read (missing, a directory, not UTF-8) or is not YAML raises ``error`` (a model's own config:
-    InvalidModelError).
+    At most ``max_bytes`` (UTF-8) and ``max_depth`` nested flow collections are accepted before parsing (the
+    pure-Python safe loader recurses once per level: 100,000 nested ``[`` raise a RecursionError, a 32,000-deep
+    bracket bomb takes it seconds, and libyaml's loader crashes on one), and a recursion error of the loader
+    (nested block collections) or a scalar it cannot build is a refusal too: each an InvalidInputError. Text that
+    is not YAML raises ``error`` (a model's own config: InvalidModelError).
+    """
+    if len(text) > max_bytes or len(text.encode('utf-8', 'replace')) > max_bytes:   # characters <= bytes
+        raise InvalidInputError(f'{what} has more than {max_bytes} bytes (the limit)')
+    depth = flow_depth(text)
+    if depth > max_depth:
+        raise InvalidInputError(f'{what} nests {depth} brackets deep (limit {max_depth})')
+    try:
+        return yaml.safe_load(text)
+    except RecursionError as exc:
+        raise InvalidInputError(f'{what} nests its collections too deeply to parse') from exc
+    except yaml.YAMLError as exc:
+        raise error(f'{what} is not valid YAML/JSON: {str(exc)[:300]}') from exc
+    except ValueError as exc:       # a scalar the loader resolves but cannot build: an int of 5000 digits, 2020-13-45
+        raise InvalidInputError(f'{what} holds a value YAML cannot read: {str(exc)[:300]}') from exc
+
+
+def read_user_yaml(path, what: str, error: type[Exception] = InvalidInputError):
+    """The document of the YAML file ``path`` a user names (``what`` says which, for the messages): read and
+    bounded as bounded_yaml bounds a text (MAX_YAML_BYTES, MAX_YAML_DEPTH), at most one byte more than the limit
+    read. A file that cannot be read (missing, a directory, not UTF-8) or is not YAML raises ``error``.
     """
     path = os.fspath(path)
     try:
         with open(path, 'rb') as f:
             data = f.read(MAX_YAML_BYTES + 1)
-        text = data.decode('utf-8')
+        # past the limit the cut may split a character: such a text is refused for its size whatever it holds
+        text = data.decode('utf-8', 'strict' if len(data) <= MAX_YAML_BYTES else 'replace')
     except (OSError, UnicodeDecodeError) as exc:
         raise error(f'{what} {path!r} cannot be read: {exc}') from exc
-    if len(data) > MAX_YAML_BYTES:
-        raise InvalidInputError(f'{what} {path!r} has more than {MAX_YAML_BYTES} bytes (the limit)')
-    depth = flow_depth(text)
-    if depth > MAX_YAML_DEPTH:
-        raise InvalidInputError(f'{what} {path!r} nests {depth} brackets deep (limit {MAX_YAML_DEPTH})')
-    try:
-        return yaml.safe_load(text)
-    except RecursionError as exc:
-        raise InvalidInputError(f'{what} {path!r} nests its collections too deeply to parse') from exc
-    except yaml.YAMLError as exc:
-        raise error(f'{what} {path!r} is not valid YAML: {str(exc)[:300]}') from exc
-    except ValueError as exc:       # a scalar the loader resolves but cannot build: an int of 5000 digits, 2020-13-45
-        raise InvalidInputError(f'{what} {path!r} holds a value YAML cannot read: {str(exc)[:300]}') from exc
+    return bounded_yaml(text, f'{what} {path!r}', error=error)
 
 
 def _source_tree() -> Path:

@@ -32,10 +32,11 @@ import pinocchio as pin
 from ..description.loader import closure_bias, closure_jacobian, closure_jacobian_dot, constraint_models
 from ..errors import (MAGNITUDE_LIMIT, InvalidInputError, InvalidModelError, SingularConfigurationError,
                       check_vector)
-from ..kinematics.analysis import SINGULAR_TOL, check_conditioning
+from ..kinematics.analysis import SINGULAR_TOL, check_conditioning, conditioning_error
 from ..kinematics.base import ParallelKinematics
 from ..kinematics.task_space import Pose
 from .friction import FrictionModel
+from .kernels import project_and_solve
 
 _LWA = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
 
@@ -73,6 +74,7 @@ class ClosedLoopDynamics:
         self._act = clm.actuated_idx
         self._S = kin.task.twist_map()
         self.n = kin.task.dim
+        self._zero = np.zeros(self.n)
         self.redundant = clm.n_actuated > self.n
         # physical bodies: every joint's body except the massless links of the platform-joint chain
         m = self.pin_model
@@ -116,20 +118,11 @@ class ClosedLoopDynamics:
         return self._S.T @ check_vector("wrench (fx fy fz mx my mz, base frame)", wrench, 6, MAGNITUDE_LIMIT)
 
     def _solve_actuation(self, J, f, weights=None):
-        """tau with J^T tau = f: exact (square) or (weighted) minimum norm (Wu eq. 39).
+        """tau with J^T tau = f for a redundant robot: the (weighted) minimum norm (Wu eq. 39).
 
         SingularConfigurationError where J is singular by the test of the singularity analysis
         (check_conditioning): the actuators cannot balance the platform there.
         """
-        if not self.redundant:
-            # one SVD for the conditioning test (check_conditioning's) and the solve: J = U S V^T,
-            # J^T tau = f => tau = U S^-1 V^T f
-            if not np.isfinite(J).all():
-                check_conditioning(J, "J (qdot_a = J xdot)")
-            U, s, Vt = np.linalg.svd(J)
-            if not (s[0] > 0 and s[-1] >= SINGULAR_TOL * s[0]):
-                check_conditioning(J, "J (qdot_a = J xdot)")
-            return U @ ((Vt @ f) / s)
         check_conditioning(J, "J (qdot_a = J xdot)")
         if weights is None:
             Winv = np.ones(J.shape[0])
@@ -158,9 +151,17 @@ class ClosedLoopDynamics:
         tau_tree = pin.rnea(self.pin_model, d, q, v, a)
         if friction and len(self.friction):
             tau_tree = tau_tree + self.friction.torque(d, q, v, self.sign_eps)
-        f = G.T @ tau_tree - self._wrench(wrench)
-        J = G[self._act]
-        tau = self._solve_actuation(J, f, weights)
+        if self.redundant:
+            f = G.T @ tau_tree - self._wrench(wrench)
+            J = G[self._act]
+            tau = self._solve_actuation(J, f, weights)
+        else:
+            # f = G^T tau_tree - S^T w and J^T tau = f with the conditioning test of check_conditioning, compiled
+            f, tau = np.empty(self.n), np.empty(self.n)
+            ratio = project_and_solve(G, tau_tree, self._act, self._zero if wrench is None else self._wrench(wrench),
+                                      SINGULAR_TOL, f, tau)
+            if not ratio >= SINGULAR_TOL:
+                raise conditioning_error("J (qdot_a = J xdot)", ratio)
         lam = None
         if closure_forces:
             # K^T lambda = M a + h + tau_f - S_a^T tau - J_w^T w  (tree equations)

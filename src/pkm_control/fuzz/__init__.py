@@ -11,6 +11,8 @@ One campaign per class of input that reaches the robot from outside (campaigns.p
   peers        a second node of each kind, a foreign /clock, chunks stamped in the past, a replay of the graph's own
                traffic, /joint_states stamps in the future or 0 (needs ROS 2): a lockstep graph in this process,
                judged by issue 22's criterion (graph/peers.py); 2 to 8 s an input (with the runs without an attack)
+  contact      config/environment.yaml's parameters (absurd stiffness, NaN, negative damping, a box holding the robot,
+               junk types) and the F/T sensor's, then direct force control presses into what was accepted (issue 24)
 
 Each outcome is one of: accepted (a valid output); rejected cleanly (one of the project's errors,
 pkm_control.errors.PkmError: InvalidInputError, an unreachable pose, ...; for the CLI exit status 2 with a
@@ -49,6 +51,7 @@ CLASSES = {
     "cli": "argument vectors for every pkm subcommand",
     "api": "public kinematics and dynamics functions",
     "peers": "second nodes, foreign /clock, past chunks, replays, future stamps against a running graph (ROS 2)",
+    "contact": "environment and sensor parameters of the simulated robot's contact, pressed by direct force control",
 }
 
 COLUMNS = (("tried", "inputs tried"), (ACCEPTED, "accepted"), (REJECTED, "rejected cleanly"), (CRASH, "crashes"),

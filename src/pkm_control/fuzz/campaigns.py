@@ -861,6 +861,98 @@ def _peers_text(x) -> str:
 
 #: the campaign of each class of pkm_control.fuzz.CLASSES, in that order, but cli (``cli_campaign``: pkm hands in
 #: its parser and entry point)
+# ----------------------------------------------------------------------------- (8) contact parameters
+
+#: periods of a contact run: the law presses from the start (40 ms)
+CONTACT_PERIODS = 80
+
+
+def _contact_setup():
+    from ..dynamics import robot_dynamics
+
+    dyn = robot_dynamics("palida")
+    return {"dyn": dyn, "home": dyn.kin.home_pose()}
+
+
+def _contact_inputs(ctx):
+    """An environment as config/environment.yaml writes it (palida's tool point, a plane just below the tool and a
+    box) with hostile or absurd values: stiffness and damping from 0 and negative to 1e20 and NaN, friction and slip
+    speed out of range, a zero normal, a box that holds the whole robot, junk types; a sensor with negative or NaN
+    noise, bias and cut-off; and the pressing force of direct force control."""
+    tip = float(ctx["home"].position[2]) - 0.05
+    num = st.one_of(HOSTILE, st.sampled_from([-1.0, -1e5, 1e12, 1e20, "stiff", None, [1.0]]))
+
+    def good_or(good):
+        return st.one_of(good, good, good, num)
+
+    plane = st.fixed_dictionaries({
+        "shape": st.sampled_from(["plane", "plane", "plane", "sphere", None]),
+        "point": st.one_of(st.just([0.0, 0.0, tip - 0.002]), vectors([0.0, 0.0, tip], 0.02)),
+        "normal": st.one_of(st.just([0.0, 0.0, 1.0]), vectors([0.0, 0.0, 1.0], 1.0), st.just([0.0, 0.0, 0.0])),
+        "stiffness": good_or(st.floats(1e3, 1e9)), "damping": good_or(st.floats(0, 1e5)),
+        "friction": good_or(st.floats(0, 3)), "slip_speed": good_or(st.floats(1e-6, 1e-1))})
+    box = st.fixed_dictionaries({
+        "shape": st.just("box"),
+        "center": st.one_of(st.just([0.1, 0.0, tip - 0.02]), vectors([0.0, 0.0, tip], 0.5)),
+        "half_extents": st.one_of(st.just([0.04, 0.1, 0.03]), st.just([1e6, 1e6, 1e6]), st.just([10.0, 10.0, 10.0]),
+                                  vectors([0.05, 0.05, 0.05], 0.1)),
+        "stiffness": good_or(st.floats(1e3, 1e9)), "damping": good_or(st.floats(0, 1e5)),
+        "friction": good_or(st.floats(0, 3))})
+    environment = st.fixed_dictionaries({
+        "tool_point": st.one_of(st.just([0.0, 0.0, -0.05]), vectors([0.0, 0.0, -0.05], 0.1)),
+        "surfaces": st.one_of(st.lists(st.one_of(plane, box), min_size=1, max_size=3), st.just("table"),
+                              st.lists(st.integers(), max_size=2))})
+    sensor = st.fixed_dictionaries({"noise_std": good_or(st.floats(0, 5)), "bias": good_or(st.floats(-5, 5)),
+                                    "cutoff": good_or(st.floats(0, 1000))})
+    return st.fixed_dictionaries({"environment": environment, "sensor": sensor, "force": st.floats(0, 200),
+                                  "depth": st.floats(0, 0.005)})
+
+
+def _contact_run(ctx, x):
+    """Build the environment and the sensor (ContactEnvironment.from_dict, wrench_sensor) and the simulated palida
+    with them, reset at home, then direct force control presses F_d down along z with the reference ``depth`` below
+    home for CONTACT_PERIODS: a wrong parameter is refused (PkmError) before the run; an accepted one runs with every
+    command finite and within the force limits, every state, contact wrench and sensor sample finite, every limited
+    joint within its end stop's energy bound."""
+    from ..control import References
+    from ..control.force import ForceReference
+    from ..control.settings import make_force_controller
+    from ..hardware import SimulatedRobot
+    from ..hardware.contact import ContactEnvironment, wrench_sensor
+
+    dyn, home = ctx["dyn"], ctx["home"]
+    env = ContactEnvironment.from_dict(x["environment"], "fuzzed environment")
+    sensor = wrench_sensor(env, x["sensor"])
+    robot = SimulatedRobot(dyn, 0.0005, environment=env, wrench_sensor=sensor)
+    robot.reset(home)
+    c = make_force_controller(dyn, "direct_force")
+    kin, act = dyn.kin, dyn.model.actuated_idx
+    goal = kin.inverse(kin.task.retract(home, np.array([0.0, 0.0, -x["depth"], 0.0, 0.0, 0.0])))
+    press = ForceReference(np.array([0.0, 0.0, -x["force"], 0.0, 0.0, 0.0]), np.array([0, 0, 1, 0, 0, 0], bool))
+    bound = robot.energy_bound()
+    limits = robot.force_limits.limits
+    zero = np.zeros(len(act))
+    for k in range(CONTACT_PERIODS):
+        t = k * 0.0005
+        meas = robot.read()
+        w = meas.sensors.get("wrench")
+        expect_finite(f"period {k}: wrench sample", w.wrench)
+        cmd = c.update(t, meas, References(goal.q[act], zero, zero, press))
+        expect_finite(f"period {k}: command", cmd.tau)
+        expect(np.all(np.abs(cmd.tau) <= limits), f"period {k}: command {cmd.tau.tolist()} beyond the limits")
+        robot.write(cmd.tau, t)
+        try:
+            robot.step()
+            truth = robot.ground_truth()
+        except PkmError as exc:          # an accepted environment must not stop the plant
+            raise Outcome(CRASH, f"period {k}: step() raised {type(exc).__name__}: {exc}") from exc
+        expect_finite(f"period {k}: joint positions (ground truth)", truth.position)
+        expect_finite(f"period {k}: contact wrench", robot.contact_wrench())
+        robot.update_energy_bound(bound)
+        broken = bound.violation(*robot.penetrations(truth))
+        expect(broken is None, f"period {k}: {broken}")
+
+
 CAMPAIGNS = {c.name: c for c in (
     Campaign("goals", _goals_setup, _goals_inputs, _goals_run),
     Campaign("controller", _controller_setup, _controller_inputs, _controller_run),
@@ -868,4 +960,5 @@ CAMPAIGNS = {c.name: c for c in (
     Campaign("simulated", _simulated_setup, _simulated_inputs, _simulated_run),
     Campaign("api", _api_setup, _api_inputs, _api_run),
     Campaign("peers", _peers_setup, _peers_inputs, _peers_run, _peers_text),
+    Campaign("contact", _contact_setup, _contact_inputs, _contact_run),
 )}

@@ -368,23 +368,26 @@ class EveryPeriod:
         return False
 
 
-def record(session, args, log) -> dict:
-    """`pkm record` (cli): record until --duration s of /joint_states stamps, the goal's end (--until-done) or
-    Ctrl-C; returns the summary."""
+def record(session, output: str, log, topics=None, storage: str = "sqlite3", duration: float | None = None,
+           until_done: bool = False, timeout: float = 10.0, sources: str = "") -> dict:
+    """`pkm record` (cli): record into a new bag at ``output`` until ``duration`` s of /joint_states stamps, the
+    goal's end (``until_done``) or Ctrl-C; returns the summary. ``topics``: instead of the default ones;
+    ``timeout``: s (wall) to wait for joint_controller's parameter services; ``sources``: topic=node pairs binding
+    the recorded topics (BagRecorder); ``log(line)``: what it says."""
     from ..progress import progress_bar
 
-    topics = args.topics or None
-    if args.until_done and topics is not None and STATUS_TOPIC not in topics:
+    topics = topics or None
+    if until_done and topics is not None and STATUS_TOPIC not in topics:
         topics = list(topics) + [STATUS_TOPIC]
     from .signals import Stopped, signals_raise_stopped
 
-    rec = BagRecorder(session, args.output, topics, args.storage, sources=args.sources)
-    every = EveryPeriod(session, args.timeout, log)
+    rec = BagRecorder(session, output, topics, storage, sources=sources)
+    every = EveryPeriod(session, timeout, log)
     try:
         with signals_raise_stopped() as stop, every:
             start = None
-            bar = progress_bar(total=args.duration, unit="s", desc="recording",
-                               bar_format=None if args.duration else "{desc}: {n:.3f} s {postfix}")
+            bar = progress_bar(total=duration, unit="s", desc="recording",
+                               bar_format=None if duration else "{desc}: {n:.3f} s {postfix}")
             try:
                 while True:
                     stop.check()
@@ -394,10 +397,10 @@ def record(session, args, log) -> dict:
                     elapsed = rec.sim_time - start if start is not None else 0.0
                     bar.set_postfix_str(" ".join(f"{t.rsplit('/', 1)[-1]}={n}" for t, n in rec.counts.items()),
                                         refresh=False)
-                    bar.update((min(elapsed, args.duration) if args.duration else elapsed) - bar.n)  # its interval
-                    if args.duration is not None and elapsed >= args.duration:
+                    bar.update((min(elapsed, duration) if duration else elapsed) - bar.n)  # its interval
+                    if duration is not None and elapsed >= duration:
                         break
-                    if args.until_done and rec.goal_done():
+                    if until_done and rec.goal_done():
                         break
             except Stopped as exc:
                 log(f"{exc}: closing the bag")
@@ -408,8 +411,8 @@ def record(session, args, log) -> dict:
         log(f"{exc if isinstance(exc, Stopped) else 'Ctrl-C'}: closing the bag")
     finally:
         rec.close()
-    done = rec.status.get("state") == "finished" and args.until_done
+    done = rec.status.get("state") == "finished" and until_done
     s = rec.summary(every.control_rate, float(rec.status["end"]) if done else None)
-    if args.until_done:
+    if until_done:
         s["goal_status"] = rec.status.get("state", "none seen")
     return s

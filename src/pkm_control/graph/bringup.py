@@ -36,7 +36,6 @@ rviz/<robot>.rviz. This module's parent imports no ROS package before the graph 
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import json
 import os
@@ -48,12 +47,14 @@ import sys
 import tempfile
 import threading
 import time
+from dataclasses import dataclass
 
 import yaml
 
 from ..errors import InvalidInputError
-from ..control.settings import HARDWARE, load_settings
-from ..ros.topology import estimated_state_topic, graph, robot_topics, trusted_sources
+from ..control.settings import load_settings
+from ..hardware.plugin import hardware_plugin
+from ..ros.topology import estimated_state_topic, graph, robot_topics, stand_in_parameters, trusted_sources
 from .signals import Stopped, die_with_parent, signals_raise_stopped
 
 #: the stop: (signal to every node's process group, s to wait for them before the next). SIGTERM, not SIGINT: a node
@@ -61,112 +62,80 @@ from .signals import Stopped, die_with_parent, signals_raise_stopped
 #: SIGTERM ends a pkm node at once (ros.runtime.run_node)
 STOP_SEQUENCE = ((signal.SIGTERM, 2.0), (signal.SIGTERM, 1.0), (signal.SIGKILL, 10.0))
 LOST_SAMPLES = 5    # exit status of a run whose recording misses samples (when it would have been 0)
+RECORD_STORAGES = ("sqlite3", "mcap")
 
 
-def add_arguments(p: argparse.ArgumentParser, robot: bool = True) -> None:
-    if robot:
-        p.add_argument("--robot", default=None, help="robot id (default palida)")
-        p.add_argument("--variant", default=None, help="robot variant (default: the robot's default)")
-    p.add_argument("--controller", default="pd_feedforward",
-                   help="named controller of the controller YAML: pd, pd_feedforward, cf_rb, cf_rb_friction, "
-                        "computed_torque, and the motion-control family (task_pd, task_pd_feedforward, "
-                        "task_pd_gravity, task_idc, task_robust_idc, task_adaptive_idc, joint_pd_gravity, joint_idc, "
-                        "joint_robust_idc, pd_acceleration_feedforward, cf_rb_friction_lead, mass_matrix_decoupling "
-                        "(delta)); default pd_feedforward")
-    p.add_argument("--controller-config", default="", metavar="YAML",
-                   help="controller YAML (default <share>/config/controllers.yaml)")
-    p.add_argument("--hardware", choices=HARDWARE, default="sim",
-                   help="sim: the simulated robot inside joint_controller (one process: read, update, write); "
-                        "mujoco: MuJoCo as the robot, inside joint_controller as sim (its step: --set "
-                        "joint_controller.mujoco_timestep=...); topics: the robot in the `hardware` node behind "
-                        "/joint_states and commands; ros2_control: your controller manager is the robot "
-                        "(joint_state_broadcaster + effort_controller, README 'ros2_control bridge'); canopen: "
-                        "CiA 402 drives on a CAN bus (config/canopen/<robot>.yaml, or --set "
-                        "joint_controller.canopen_config=YAML), the master inside joint_controller, real time only "
-                        "(--realtime) unless --stand-in (default sim)")
-    p.add_argument("--stand-in", action="store_true",
-                   help="with --hardware ros2_control: start the `hardware` node in the controller manager's "
-                        "place (the simulated robot behind the same topics), to try the bridge without one; with "
-                        "--hardware canopen: emulated drives around the simulated robot on python-can's virtual bus "
-                        "inside joint_controller (joint_controller.canopen_emulate: true; lockstep works)")
-    p.add_argument("--goal", default=None, metavar="SPEC",
-                   help="trajectory spec (YAML/JSON) the trajectory_generator starts with, e.g. "
-                        "\"{type: point_to_point, goal: [0.05, 0, -0.85, 0, 0, 0], duration: 1.0}\"")
-    p.add_argument("--true-parameters", default=None, metavar="YAML",
-                   help="the simulated robot's own parameter set (`pkm perturb` writes one): a robot that is not the "
-                        "controller's model (setting true_parameters_file; its measurement: --set "
-                        "encoder_resolution=1e-6 encoder_counts_per_turn=1048576 effort_noise_std=2 "
-                        "measurement_seed=1)")
-    p.add_argument("--set", action="append", default=[], metavar="[NODE.]KEY=VALUE",
-                   help="override a parameter (YAML value) for all nodes or one node, e.g. lockstep=false, "
-                        "joint_controller.kp=5e5; repeatable")
-    p.add_argument("--realtime", action="store_true",
-                   help="real-time mode (the loop on the wall clock) with the settings it needs: lockstep=false, "
-                        "chunk_length=0.005, lookahead=0.2, clock_rate=50, ground_truth_rate=100, "
-                        "state_publish_rate=100 "
-                        "(settings.REALTIME_SETTINGS; --set overrides each)")
-    p.add_argument("--duration", type=float, default=None, metavar="S",
-                   help="stop the graph after S seconds (wall); default: run until stopped")
-    p.add_argument("--exit-when-done", action="store_true",
-                   help="end when the goal's trajectory has finished (or at once, status 1, when it is rejected) "
-                        "and print a summary of the run")
-    p.add_argument("--json", action="store_true",
-                   help="with --exit-when-done: the summary as one JSON object on stdout (node output to stderr)")
-    p.add_argument("--timeout", type=float, default=600.0, metavar="S",
-                   help="with --exit-when-done: give up after S seconds (wall), status 3 (default 600)")
-    p.add_argument("--record", default=None, metavar="BAG",
-                   help="record the run into a new rosbag2 at BAG (`pkm record`'s topics and the simulated robot's "
-                        "ground truth; /joint_states every control period: joint_controller.state_publish_rate=0); "
-                        "a lockstep run starts once the recorder receives /joint_states")
-    p.add_argument("--record-storage", choices=("sqlite3", "mcap"), default="sqlite3",
-                   help="with --record: the bag's storage (default sqlite3)")
-    p.add_argument("--rviz", action="store_true",
-                   help="also start robot_state_publisher and rviz2 (needs a ROS 2 installation)")
-    p.add_argument("--dry-run", action="store_true", help="print the commands and the parameter file, start nothing")
+@dataclass(frozen=True)
+class BringupOptions:
+    """What one bringup runs: the options of `pkm bringup` (cli.graph.bringup_options reads them from its command
+    line; the demo and the loop benchmark build their own). Checked as they are made: InvalidInputError naming the
+    option."""
+
+    robot: str = "palida"
+    variant: str | None = None
+    controller: str = "pd_feedforward"
+    controller_config: str = ""            # the controller YAML ("": <share>/config/controllers.yaml)
+    hardware: str = "sim"
+    stand_in: bool = False
+    goal: str | None = None                # trajectory spec (YAML/JSON) of the trajectory_generator
+    true_parameters: str | None = None     # the simulated robot's own parameter set (YAML)
+    overrides: tuple[str, ...] = ()        # --set [NODE.]KEY=VALUE, in order
+    realtime: bool = False
+    duration: float | None = None          # s (wall) until the graph is stopped; None: until stopped
+    exit_when_done: bool = False
+    json: bool = False
+    timeout: float = 600.0                 # s (wall) with exit_when_done
+    record: str | None = None              # the bag to record into
+    record_storage: str = "sqlite3"
+    rviz: bool = False
+    dry_run: bool = False
+
+    def __post_init__(self):
+        hardware_plugin(self.hardware)                   # a registered kind (else the registered ones are listed)
+        if self.record_storage not in RECORD_STORAGES:
+            raise InvalidInputError(f"--record-storage must be one of {', '.join(RECORD_STORAGES)}, "
+                                    f"got {self.record_storage!r}")
+        stand_in_parameters(self.hardware, self.stand_in)       # the kind has a stand-in (else those that have)
+        if not self.timeout > 0.0:
+            raise InvalidInputError(f"--timeout must be more than 0 s, got {self.timeout!r}")
+        if self.duration is not None and not self.duration >= 0.0:
+            raise InvalidInputError(f"--duration must be at least 0 s, got {self.duration!r}")
+        if self.exit_when_done and not self.goal:
+            raise InvalidInputError("--exit-when-done needs --goal (the trajectory whose end ends the run)")
+        if self.json and not self.exit_when_done:
+            raise InvalidInputError("--json goes with --exit-when-done (the summary is the JSON)")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="pkm bringup", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    add_arguments(p)
-    return p
-
-
-def parameters(args) -> dict:
+def parameters(options: BringupOptions) -> dict:
     """The ROS parameter file content: shared keys under /**, per-node keys under the node name."""
-    shared = {"robot": args.robot or "palida", "controller": args.controller}
-    if args.variant:
-        shared["variant"] = args.variant
-    if args.controller_config:
-        shared["controller_config"] = os.path.abspath(args.controller_config)
-    shared["hardware"] = args.hardware
-    stand_in = getattr(args, "stand_in", False)
-    if stand_in and args.hardware not in ("ros2_control", "canopen"):
-        raise InvalidInputError("--stand-in stands in for a ros2_control controller manager or for CANopen drives: "
-                                "it needs --hardware ros2_control or --hardware canopen")
+    shared = {"robot": options.robot, "controller": options.controller}
+    if options.variant:
+        shared["variant"] = options.variant
+    if options.controller_config:
+        shared["controller_config"] = os.path.abspath(options.controller_config)
+    shared["hardware"] = options.hardware
+    stand_in = options.stand_in
     # no node follows /clock through rclpy's time source, which believes any publisher (ros.topology.graph)
-    per_node = {name: {"use_sim_time": False} for name in graph(args.hardware, stand_in)}
-    if stand_in and args.hardware == "ros2_control":      # joint_controller is the time source in front of it
-        per_node["hardware"]["publish_clock"] = False
-    if stand_in and args.hardware == "canopen":           # the drives emulated on a virtual bus in joint_controller
-        per_node["joint_controller"]["canopen_emulate"] = True
-    if args.goal:
-        per_node["trajectory_generator"]["goal"] = args.goal
-    if getattr(args, "exit_when_done", False) or getattr(args, "record", None):   # recorded from its first sample
+    per_node = {name: {"use_sim_time": False} for name in graph(options.hardware, stand_in)}
+    for name, own in stand_in_parameters(options.hardware, stand_in).items():     # the kind's stand-in
+        per_node[name].update(own)
+    if options.goal:
+        per_node["trajectory_generator"]["goal"] = options.goal
+    if options.exit_when_done or options.record:     # recorded from its first sample
         shared["wait_for_recorder"] = True
-    if getattr(args, "record", None):                # the identification needs every period (bag_recorder)
+    if options.record:                               # the identification needs every period (bag_recorder)
         per_node["joint_controller"]["state_publish_rate"] = 0.0
-    if getattr(args, "realtime", False):
+    if options.realtime:
         from ..control.settings import REALTIME_SETTINGS
 
         shared.update(REALTIME_SETTINGS)
-    if getattr(args, "true_parameters", None):
-        if not (args.hardware in ("sim", "topics") or stand_in):
+    if options.true_parameters:
+        if not hardware_plugin(options.hardware).simulated_robot(stand_in):
             raise InvalidInputError(f"--true-parameters sets the simulated robot's parameters: --hardware "
-                                    f"{args.hardware}{'' if args.hardware == 'mujoco' else ' without --stand-in'} has "
-                                    "none (sim, topics, or ros2_control / canopen with --stand-in)")
-        shared["true_parameters_file"] = true_parameters_file(args.true_parameters, shared["robot"], args.variant)
-    for item in args.set:
+                                    f"{options.hardware}{' with --stand-in' if stand_in else ''} has none (sim, "
+                                    "topics, or a kind with --stand-in: ros2_control, canopen)")
+        shared["true_parameters_file"] = true_parameters_file(options.true_parameters, options.robot, options.variant)
+    for item in options.overrides:
         key, sep, value = item.partition("=")
         if not sep or not key:
             raise InvalidInputError(f"--set needs [NODE.]KEY=VALUE, got {item!r}")
@@ -184,7 +153,7 @@ def parameters(args) -> dict:
     if "sources" not in shared:          # every stream bound to the graph's own node by name (ros.topology)
         s = {**load_settings(shared["robot"], shared["controller"], shared.get("controller_config", "")), **shared,
              **per_node["joint_controller"]}
-        shared["sources"] = trusted_sources(args.hardware, stand_in, robot_topics(s))
+        shared["sources"] = trusted_sources(options.hardware, stand_in, robot_topics(s))
     doc = {"/**": {"ros__parameters": shared}}
     for name, values in per_node.items():
         doc[name] = {"ros__parameters": values}
@@ -201,17 +170,17 @@ def true_parameters_file(path: str, robot: str, variant: str | None) -> str:
     return os.path.abspath(path)
 
 
-def commands(args, params_file: str) -> list[tuple[str, list[str]]]:
+def commands(options: BringupOptions, params_file: str) -> list[tuple[str, list[str]]]:
     """(name, argv) of every process to start."""
     out = [(name, [sys.executable, "-m", f"pkm_control.nodes.{name}", "--ros-args", "-r", f"__node:={name}",
-                   "--params-file", params_file]) for name in graph(args.hardware, args.stand_in)]
-    if args.rviz:
+                   "--params-file", params_file]) for name in graph(options.hardware, options.stand_in)]
+    if options.rviz:
         from ..description.robots import robot_rviz, robot_urdf
 
-        robot = args.robot or "palida"
+        robot = options.robot
         rsp = os.path.join(os.path.dirname(params_file), "robot_state_publisher.yaml")
-        if not args.dry_run:
-            urdf = robot_urdf(robot, args.variant)
+        if not options.dry_run:
+            urdf = robot_urdf(robot, options.variant)
             with open(rsp, "w") as f:
                 yaml.safe_dump({"/robot_state_publisher": {"ros__parameters": {
                                    "robot_description": urdf, "use_sim_time": True}},
@@ -219,7 +188,8 @@ def commands(args, params_file: str) -> list[tuple[str, list[str]]]:
                                     "robot_description": urdf, "use_sim_time": True,
                                     "frame_prefix": "desired/"}}}, f)
         rsp_cmd = ["ros2", "run", "robot_state_publisher", "robot_state_publisher", "--ros-args"]
-        out.append(("robot_state_publisher", rsp_cmd + ["-r", f"joint_states:={estimated_state_topic(args.hardware)}",
+        out.append(("robot_state_publisher", rsp_cmd + ["-r",
+                                                        f"joint_states:={estimated_state_topic(options.hardware)}",
                                                         "--params-file", rsp]))
         # the desired robot (as in launch/bringup.launch.py): /desired_joint_states with frame prefix desired/
         out.append(("desired_state_publisher", rsp_cmd + ["-r", "__ns:=/desired", "-r",
@@ -252,14 +222,14 @@ def _signal_group(p, sig) -> None:
 class Graph:
     """The node processes of one bringup, started from a parameter file in a temporary folder."""
 
-    def __init__(self, args, out=None):
-        self.args = args
-        self.out = out or (sys.stderr if args.json else sys.stdout)
+    def __init__(self, options: BringupOptions, out=None):
+        self.options = options
+        self.out = out or (sys.stderr if options.json else sys.stdout)
         self.lock = threading.Lock()
         self.tmp = tempfile.mkdtemp(prefix="pkm_bringup_")
         self.params_file = os.path.join(self.tmp, "parameters.yaml")
         with open(self.params_file, "w") as f:
-            f.write(yaml.safe_dump(parameters(args), sort_keys=False))
+            f.write(yaml.safe_dump(parameters(options), sort_keys=False))
         self.procs = []
         self.killed_on = None       # the signal that made the stop kill the nodes (``kill``)
         self.kills = 0
@@ -271,7 +241,7 @@ class Graph:
     def start(self, stop=None):
         """Start every node; ``stop``: the StopRequest whose signal waits until a node being started is known."""
         env = dict(os.environ, PYTHONUNBUFFERED="1")
-        for name, argv in commands(self.args, self.params_file):
+        for name, argv in commands(self.options, self.params_file):
             # own session: a terminal Ctrl-C reaches bringup only, which then stops the children in order; each
             # gets SIGTERM when this process dies, killed (SIGKILL) or not. A signal waits until the child is in
             # self.procs: the stop knows every node started
@@ -320,40 +290,34 @@ class Graph:
         shutil.rmtree(self.tmp, ignore_errors=True)
 
 
-def run(args) -> int:
-    if args.rviz and shutil.which("ros2") is None:
+def run(options: BringupOptions) -> int:
+    if options.rviz and shutil.which("ros2") is None:
         print("pkm bringup: --rviz needs a ROS 2 installation (ros2, robot_state_publisher, rviz2 on PATH); "
               "without it run the graph without --rviz", file=sys.stderr)
         return 2
-    if args.exit_when_done and not args.goal:
-        print("pkm bringup: --exit-when-done needs --goal (the trajectory whose end ends the run)", file=sys.stderr)
-        return 2
-    if args.json and not args.exit_when_done:
-        print("pkm bringup: --json goes with --exit-when-done (the summary is the JSON)", file=sys.stderr)
-        return 2
-    if args.dry_run:
+    if options.dry_run:
         params_file = os.path.join(tempfile.gettempdir(), "pkm_bringup_XXXX", "parameters.yaml")
         print(f"# parameter file {params_file}:")
-        print("\n".join("#   " + line for line in yaml.safe_dump(parameters(args), sort_keys=False).splitlines()))
-        for name, argv in commands(args, params_file):
+        print("\n".join("#   " + line for line in yaml.safe_dump(parameters(options), sort_keys=False).splitlines()))
+        for name, argv in commands(options, params_file):
             print(f"{name}: {shlex.join(argv)}")
         return 0
-    if args.exit_when_done:
-        summary = run_recorded(args)[0]
-        if args.json:
+    if options.exit_when_done:
+        summary = run_recorded(options)[0]
+        if options.json:
             print(json.dumps({k: v for k, v in summary.items() if not k.startswith("_")}, indent=2))
         else:
             print(format_summary(summary))
         code = {"finished": 0, "rejected": 1, "stalled": 4}.get(summary["goal_status"], 3)
         return _lost(summary.get("bag"), code)
-    bag = _bag_recorder(args)       # before the graph: a bag that cannot be created fails here
-    g = Graph(args)
+    bag = _bag_recorder(options)       # before the graph: a bag that cannot be created fails here
+    g = Graph(options)
     code = 0
     with signals_raise_stopped() as stop:
         stop.escalate = g.kill
         try:
             g.start(stop)
-            t_end = None if args.duration is None else time.monotonic() + args.duration
+            t_end = None if options.duration is None else time.monotonic() + options.duration
             while True:
                 stop.check()
                 done = g.exited()
@@ -363,7 +327,7 @@ def run(args) -> int:
                     break
                 if t_end is not None and time.monotonic() >= t_end:
                     stop.stopping = True
-                    g.log(f"--duration {args.duration} s reached: stopping the graph")
+                    g.log(f"--duration {options.duration} s reached: stopping the graph")
                     break
                 if bag is None:
                     time.sleep(0.1)
@@ -379,18 +343,18 @@ def run(args) -> int:
             if bag is not None:
                 from .bag_recorder import format_summary as bag_lines
 
-                summary = _close_bag(bag, args, stop)
+                summary = _close_bag(bag, options, stop)
                 g.log(bag_lines(summary))
     return _lost(summary, code)
 
 
-def _close_bag(bag, args, stop, end: float | None = None) -> dict:
+def _close_bag(bag, options: BringupOptions, stop, end: float | None = None) -> dict:
     """The bag drained and closed (a signal during the drain cuts it short), its summary (``end``: the goal's end)."""
     try:
         bag.close(abort=lambda: stop.again > 0)
     finally:
         bag.session.close()
-    return bag.summary(_control_rate(args), end)
+    return bag.summary(_control_rate(options), end)
 
 
 def _lost(bag_summary: dict | None, code: int) -> int:
@@ -404,11 +368,11 @@ def _lost(bag_summary: dict | None, code: int) -> int:
     return code or LOST_SAMPLES
 
 
-def _bag_recorder(args):
+def _bag_recorder(options: BringupOptions):
     """The BagRecorder of --record (None without it), on the domain the nodes take from the environment; the
     ground truth and the estimated joint states are its gated topics (bag_recorder: the lockstep run starts
     when /joint_states reaches the bag); its streams bound to the graph's nodes (``sources``, as theirs)."""
-    if not getattr(args, "record", None):
+    if not options.record:
         return None
     from ..ros.topology import GROUND_TRUTH_TOPIC, domain_id
     from .bag_recorder import BagRecorder
@@ -416,26 +380,26 @@ def _bag_recorder(args):
 
     session = Session(domain_id(None, isolated=False), "bringup_record")
     try:
-        return BagRecorder(session, args.record, storage=args.record_storage,
+        return BagRecorder(session, options.record, storage=options.record_storage,
                            gated=(GROUND_TRUTH_TOPIC, "/estimated_joint_states"),
-                           sources=parameters(args)["/**"]["ros__parameters"]["sources"])
+                           sources=parameters(options)["/**"]["ros__parameters"]["sources"])
     except BaseException:
         session.close()
         raise
 
 
-def _control_rate(args) -> float:
+def _control_rate(options: BringupOptions) -> float:
     """joint_controller's control_rate in this bringup: --set, else the controller YAML's."""
 
-    params = parameters(args)
+    params = parameters(options)
     for section in ("joint_controller", "/**"):
         rate = params[section]["ros__parameters"].get("control_rate")
         if rate is not None:
             return float(rate)
-    return float(load_settings(args.robot or "palida", args.controller, args.controller_config)["control_rate"])
+    return float(load_settings(options.robot, options.controller, options.controller_config)["control_rate"])
 
 
-def run_recorded(args, progress=None, out=None):
+def run_recorded(options: BringupOptions, progress=None, out=None):
     """Run the graph until the goal has finished (or was rejected, or the graph failed); record it.
 
     Returns (summary dict, RunRecord or None). progress(sim_time, status) is called while it runs;
@@ -449,19 +413,20 @@ def run_recorded(args, progress=None, out=None):
     from ..trajectory.streaming import parse_goal
     from .recorder import GraphRecorder, outcome
 
-    robot = args.robot or "palida"
-    kin = robot_kinematics(robot, args.variant)
-    spec = parse_goal(args.goal)             # the generator's own reading: a bad goal is an InvalidInputError here too
-    params = parameters(args)
+    robot = options.robot
+    kin = robot_kinematics(robot, options.variant)
+    spec = parse_goal(options.goal)     # the generator's own reading: a bad goal is an InvalidInputError here too
+    params = parameters(options)
     initial_value = params["trajectory_generator"]["ros__parameters"].get(
         "initial_pose", params["/**"]["ros__parameters"].get("initial_pose", ""))
-    initial = robot_context(robot, args.variant).initial(initial_value)
-    emulate = params["joint_controller"]["ros__parameters"].get(
-        "canopen_emulate", params["/**"]["ros__parameters"].get("canopen_emulate", False))
-    bag = _bag_recorder(args)
+    initial = robot_context(robot, options.variant).initial(initial_value)
+    # joint_controller's own settings decide whether it steps the robot in its process (its ground truth only)
+    in_process = hardware_plugin(options.hardware).in_process(
+        {**params["/**"]["ros__parameters"], **params["joint_controller"]["ros__parameters"]})
+    bag = _bag_recorder(options)
     # with --record the bag's ground truth subscription starts the lockstep run (wait_for_recorder: one subscriber
     # is enough, so there is one) and the run's recorder takes the ground truth from the bag
-    rec = GraphRecorder(kin, args.hardware, canopen_emulate=emulate is True, subscribe_truth=bag is None,
+    rec = GraphRecorder(kin, options.hardware, in_process=in_process, subscribe_truth=bag is None,
                         sources=params["/**"]["ros__parameters"]["sources"])     # bound as the nodes' streams
     if bag is not None:
         from rclpy.serialization import deserialize_message
@@ -470,7 +435,7 @@ def run_recorded(args, progress=None, out=None):
         from ..ros.topology import GROUND_TRUTH_TOPIC
 
         bag.listeners[GROUND_TRUTH_TOPIC] = lambda raw: rec.on_truth(deserialize_message(raw, JointTrajectory))
-    g = Graph(args, out)
+    g = Graph(options, out)
     t_wall0 = time.monotonic()
     t_motion = None            # wall time when sim time first passed the motion start
     status, reason = "timeout", ""
@@ -515,8 +480,8 @@ def run_recorded(args, progress=None, out=None):
                     status, reason, stop.stopping = "stalled", stall, True
                     g.log(f"lockstep stalled: {stall}: stopping the graph")
                     break
-                if time.monotonic() - t_wall0 > args.timeout:
-                    reason = f"no end after {args.timeout:.0f} s (wall) at sim time {sim:.3f} s"
+                if time.monotonic() - t_wall0 > options.timeout:
+                    reason = f"no end after {options.timeout:.0f} s (wall) at sim time {sim:.3f} s"
                     break
             stop.stopping = True      # from here a signal hastens the stop (signals.StopRequest), never cuts it
         except Stopped as exc:
@@ -526,9 +491,9 @@ def run_recorded(args, progress=None, out=None):
             stop.stopping = True
             g.stop()
             if bag is not None:
-                bag_summary = _close_bag(bag, args, stop, rec.status.get("end") if status == "finished" else None)
+                bag_summary = _close_bag(bag, options, stop, rec.status.get("end") if status == "finished" else None)
     wall = time.monotonic() - t_wall0
-    summary = {"robot": robot, "controller": args.controller, "hardware": args.hardware, "goal": spec,
+    summary = {"robot": robot, "controller": options.controller, "hardware": options.hardware, "goal": spec,
                "goal_status": status, "reason": reason, "wall_duration_s": wall, "sim_duration_s": rec.sim_time}
     if bag_summary is not None:
         summary["bag"] = bag_summary
@@ -538,7 +503,7 @@ def run_recorded(args, progress=None, out=None):
             st = rec.status
             summary.update(motion_start=st["motion_start"], goal_start=st["goal_start"], end=st["end"],
                            startup_s=(t_motion - t_wall0) if t_motion is not None else math.nan)
-            record = rec.record(args.controller, args.controller)
+            record = rec.record(options.controller, options.controller)
             summary.update(outcome(kin, spec, initial, record, st))
     finally:
         rec.close()
@@ -588,12 +553,3 @@ def format_summary(s: dict) -> str:
 
         lines.append(bag_lines(s["bag"]))
     return "\n".join(lines)
-
-
-def main(argv=None) -> int:
-    args = build_parser().parse_args(argv)
-    return run(args)
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

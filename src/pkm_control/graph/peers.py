@@ -110,17 +110,19 @@ def _params(**kw):
 
 
 def _graph(context, hardware: str):
+    from ..hardware.plugin import hardware_plugin
     from ..nodes.computed_force import ComputedForceNode
     from ..nodes.hardware import HardwareNode
     from ..nodes.inverse_kinematics import InverseKinematicsNode
     from ..nodes.joint_controller import JointControllerNode
     from ..nodes.trajectory_generator import TrajectoryGeneratorNode
 
+    kind = hardware_plugin(hardware)
     nodes = [TrajectoryGeneratorNode(context=context, parameter_overrides=_params(goal=GOAL)),
              InverseKinematicsNode(context=context, parameter_overrides=_params(hardware=hardware)),
              ComputedForceNode(context=context, parameter_overrides=_params()),
              JointControllerNode(context=context, parameter_overrides=_params(hardware=hardware))]
-    if hardware == "topics":
+    if kind.runs_hardware_node():          # the robot is the hardware node, the graph's clock source
         nodes.append(HardwareNode(context=context, parameter_overrides=_params(publish_clock=True)))
     return nodes
 
@@ -233,7 +235,7 @@ def run(attack: Attack | None, domain: int, hardware: str = "sim", periods: int 
         for n in nodes:
             ex.add_node(n)
         truth, references = {}, {}
-        robot = (lambda: clock_node.plant.ground_truth()) if hardware == "topics" else ctl.loop.hardware.ground_truth
+        robot = (lambda: clock_node.plant.ground_truth()) if clock_node is not ctl else ctl.loop.hardware.ground_truth
         act = ctl.ctx.model.actuated_idx
         period = ctl.period
 

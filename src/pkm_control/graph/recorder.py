@@ -24,8 +24,8 @@ import numpy as np
 
 from ..description.loader import closure_residual
 from ..errors import InvalidInputError
-from ..control.settings import in_process_plant
 from ..identification.runs import RunRecord, last_of_each_instant, run_metrics
+from ..hardware.plugin import hardware_plugin
 from ..ros.topology import estimated_state_topic
 from ..ros.topology import GROUND_TRUTH_TOPIC
 from ..ros.messages import parse_joint_trajectory, to_ns
@@ -38,9 +38,11 @@ class GraphRecorder:
     """Records one run (module docstring); ``spin_once`` processes the pending messages. With
     ``samples=False`` it follows only the status and the diagnostics (a benchmark that needs no samples). With
     ``subscribe_truth=False`` the ground truth comes from whoever holds its subscription, through ``on_truth``
-    (`pkm bringup --record`: the bag recorder, whose subscription starts the lockstep run)."""
+    (`pkm bringup --record`: the bag recorder, whose subscription starts the lockstep run). ``in_process``:
+    joint_controller steps the robot in its process, whose ground truth is then the only state recorded (None: as the
+    hardware kind does with its default settings, HardwarePlugin.in_process)."""
 
-    def __init__(self, kin, hardware: str = "sim", samples: bool = True, canopen_emulate: bool = False,
+    def __init__(self, kin, hardware: str = "sim", samples: bool = True, in_process: bool | None = None,
                  subscribe_truth: bool = True, sources: str = ""):
         import rclpy
         from diagnostic_msgs.msg import DiagnosticArray
@@ -61,7 +63,9 @@ class GraphRecorder:
         self.diag = Diagnostics(self.node)
         self.sources = Sources(self.node, self.diag, sources, ServiceGuard(self.node, self.diag))
         # topic -> recorded chunks (t ns, actuated positions, actuated efforts, platform joints), arrays of samples
-        topics = [GROUND_TRUTH_TOPIC] + ([] if in_process_plant(hardware, canopen_emulate)
+        if in_process is None:
+            in_process = hardware_plugin(hardware).in_process({})
+        topics = [GROUND_TRUTH_TOPIC] + ([] if in_process
                                          else [estimated_state_topic(hardware)])
         self.states = {topic: [] for topic in topics} if samples else {}
         self._selection = {}

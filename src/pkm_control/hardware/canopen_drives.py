@@ -12,7 +12,10 @@ Start-up (``CanopenDrives.start``), as CiA 301 / CiA 402 prescribe for a master:
    0x6093 (or the factor group 0x608F, 0x6091, 0x6092) and velocity factor 0x6096 written where it gives them, then
    all read back: the conversion to SI (``DriveScaling``) uses the drive's; quick stop option code 0x605A = 6
    (stop on the quick stop ramp and stay in Quick stop active, holding), communication cycle period 0x1006 (the
-   control period), producer heartbeat time 0x1017. An
+   control period), synchronous window length 0x1007 = 0 (not used) where the drive has it: this master sends each
+   period's RPDOs right before its SYNC, a cycle after the last SYNC, so a drive with a window shorter than the
+   cycle (a vendor default) would discard every one of them (CiA 301: synchronous RPDOs after the window are
+   discarded until the next SYNC) and keep its old targets; producer heartbeat time 0x1017. An
    SDO abort is an InvalidInputError naming the drive, the object (index:subindex) and the abort code with
    its CiA 301 meaning (CiA 301 §7.2.4.3.17);
 4. PDO mapping over SDO (RPDO1 controlword 0x6040, modes of operation 0x6060, target torque 0x6071; RPDO2 target
@@ -35,7 +38,11 @@ most 336 Hz (2 kHz would need 4.5 times the bitrate). python-can's ``virtual`` b
 
 Each period: ``write`` puts the controlword and the command in drive units into the RPDOs and sends SYNC; ``read``
 waits for every drive's TPDOs answering that SYNC (``response_timeout``, wall clock) and converts them to SI units
-(``DriveScaling``). Supervision, checked at each ``read``: a drive whose last heartbeat is older than the consumer
+(``DriveScaling``). From NMT start on, the master reads the bus in the caller's thread (``poll``, from ``read`` and
+``recover``): python-canopen's bus thread only serves the start-up's SDO transfers, so nothing competes with a
+real-time loop for the interpreter; both sides take only the frames CiA 301's predefined connection set sends them
+(receive filters: a multicast bus echoes a node's own frames).
+Supervision, checked at each ``read``: a drive whose last heartbeat is older than the consumer
 time (CiA 301 §7.2.8.3.2.2: the consumer measures the interval since the last heartbeat it received, on its own
 clock: ``clock``, the wall clock of this process on a real bus), a drive with the statusword's fault bit (or out of
 Operation enabled on its own), a drive that sent a communication EMCY (0x81xx: it lost SYNC or the master's
@@ -81,6 +88,7 @@ from ..control.safety import ForceLimits
 from ..description.paths import read_user_yaml
 from ..errors import MAGNITUDE_LIMIT, InvalidInputError, InvalidModelError, PkmError, check_number, check_vector
 from ..kinematics.forward import forward_kinematics
+from .canopen_supervision import DriveSupervision
 from .interface import CommandCheck, HardwareInterface, JointMeasurement
 
 # ---------------------------------------------------------------------------------------------- CiA 402 (DS 402)
@@ -115,6 +123,35 @@ TPDOS = ((0x6041, 0x6061, 0x6077, 0x603F), (0x6064, 0x606C))
 #: modes, INTEGER16 torques, INTEGER32 positions and velocities)
 OBJECT_BYTES = {0x6040: 2, 0x6060: 1, 0x6071: 2, 0x607A: 4, 0x60FF: 4,
                 0x6041: 2, 0x6061: 1, 0x6077: 2, 0x603F: 2, 0x6064: 4, 0x606C: 4}
+#: what each side takes from the bus (python-can receive filters, kernel filters on SocketCAN): CiA 301's predefined
+#: connection set by function code (COB-ID bits 7-10); everything else, its own frames among them (a multicast bus
+#: such as udp_multicast echoes them), is dropped before python-canopen decodes it: the master EMCY (and SYNC),
+#: TPDO1-4, SDO responses, heartbeats; a drive NMT, SYNC, RPDO1-4, SDO requests, heartbeats (its master's)
+FUNCTION_CODE = 0x780
+MASTER_RECEIVES = ((0x080, FUNCTION_CODE), (0x180, FUNCTION_CODE), (0x280, FUNCTION_CODE), (0x380, FUNCTION_CODE),
+                   (0x480, FUNCTION_CODE), (0x580, FUNCTION_CODE), (0x700, FUNCTION_CODE))
+DRIVE_RECEIVES = ((0x000, 0x7FF), (0x080, 0x7FF), (0x200, FUNCTION_CODE), (0x300, FUNCTION_CODE),
+                  (0x400, FUNCTION_CODE), (0x500, FUNCTION_CODE), (0x600, FUNCTION_CODE), (0x700, FUNCTION_CODE))
+
+
+RECEIVE_BUFFER = 4 << 20     # bytes: a socket's receive buffer (the kernel caps it at net.core.rmem_max)
+
+
+def open_bus(network, kwargs: dict, receives) -> None:
+    """Connect a python-canopen network and take only ``receives`` ((COB-ID, mask) pairs, 11-bit) from the bus.
+    A socket bus (SocketCAN, udp_multicast) gets a receive buffer of RECEIVE_BUFFER: the default (~200 kB, ~250
+    frames) fills while a loaded machine keeps the bus thread from running for ~50 ms, and the kernel then drops
+    frames (a TPDO lost: the loop waited its response timeout). python-can has no option for it."""
+    import socket
+
+    network.connect(**kwargs)
+    bus = network.bus
+    bus.set_filters([{"can_id": can_id, "can_mask": mask, "extended": False} for can_id, mask in receives])
+    sock = getattr(bus, "socket", None) or getattr(getattr(bus, "_multicast", None), "_socket", None)
+    if isinstance(sock, socket.socket):
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, RECEIVE_BUFFER)
+
+
 ASSEMBLY_TOLERANCE = 1e-4   # m, rad: the encoders' closure residual allowed before enable (100 increments of 1 um)
 MAX_BUS_LOAD = 0.8     # default share of the bitrate the cyclic traffic may take: the rest for SDO, EMCY, NMT
 
@@ -469,7 +506,7 @@ class CanopenConfig:
 
 
 # ---------------------------------------------------------------------------------------------- the master
-class CanopenDrives(HardwareInterface):
+class CanopenDrives(DriveSupervision, HardwareInterface):
     """The robot's CiA 402 drives on a CAN bus (module docstring). ``start()`` brings them to Operation enabled.
 
     force_limits: a ForceLimits (the command's saturation, written as 0x6072 max torque), or None (the rated
@@ -508,7 +545,6 @@ class CanopenDrives(HardwareInterface):
         self.time = None                   # time of the latest SYNC
         self._meas = None                  # the measurement answering the last SYNC, once read
         self._last = None                  # the latest measurement (a silent drive keeps its values)
-        self._cond = threading.Condition()
         self._received = np.zeros(n, int)  # TPDOs of the last SYNC received per drive
         self._heartbeat = np.full(n, -np.inf)   # clock time of each drive's last heartbeat
         self._produced = -np.inf           # clock time of the master's last heartbeat
@@ -531,8 +567,9 @@ class CanopenDrives(HardwareInterface):
 
         self.time = float(time) - self.dt        # the first SYNC at ``time``
         net = canopen.Network()
+        net.NOTIFIER_CYCLE = 0.02                # s: its bus thread stops within this once start-up is done
         try:
-            net.connect(**self.config.bus_kwargs(self.channel))
+            open_bus(net, self.config.bus_kwargs(self.channel), MASTER_RECEIVES)
         except Exception as exc:       # noqa: BLE001 - python-can raises many types for an absent bus
             raise InvalidInputError(f"CAN bus {self.config.interface}:{self.channel or self.config.channel} cannot be "
                                     f"opened: {type(exc).__name__}: {exc}") from exc
@@ -572,8 +609,18 @@ class CanopenDrives(HardwareInterface):
             self.assembled = check_assembly(self.kin, self.drives, q, self.config.assembly_tolerance)
         for node in self.nodes:                                 # 6. operational
             node.nmt.send_command(0x01)
+        notifier, net.notifier = net.notifier, None             # from now on the loop reads the bus (``poll``)
+        notifier.stop()
         self._heartbeat[:] = self.clock()                       # supervision starts now
         return self.recover() if enable else None
+
+    def enable(self, time: float) -> str | None:
+        """The hardware contract's first-period hook: drives started with ``enable=False`` to Operation enabled at
+        the loop's first SYNC (``recover(time)``)."""
+        if self._last is not None:         # enabled by start() already
+            return None
+        self.recover(time)
+        return "CANopen drives in operation enabled"
 
     def _recording(self, transfer):
         def call(index, subindex, *args, **kwargs):
@@ -618,6 +665,8 @@ class CanopenDrives(HardwareInterface):
         node.sdo[0x6072].raw = min(0xFFFF, 32767 if limit is None else abs(d.to_permille(limit)))
         node.sdo[0x605A].raw = QUICK_STOP_OPTION_HOLD
         node.sdo[0x1006].raw = int(round(self.dt * 1e6))                       # us
+        if 0x1007 in node.object_dictionary:         # synchronous window length (optional, CiA 301): not used
+            node.sdo[0x1007].raw = 0
         node.sdo[0x1017].raw = int(round(cfg.producer_time * 1000.0))          # ms
         # the drive consumes the master's heartbeat (CiA 301 0x1016: node id in bits 16-23, time in ms) and quick-stops
         # when it is lost in Operation enabled (CiA 402 0x6007): a master that hangs stops its drives
@@ -648,11 +697,9 @@ class CanopenDrives(HardwareInterface):
 
     def _on_tpdo(self, _map):
         node_id = _map.cob_id & 0x7F
-        with self._cond:
-            for i, d in enumerate(self.drives):
-                if d.node_id == node_id:
-                    self._received[i] += 1
-            self._cond.notify_all()
+        for i, d in enumerate(self.drives):
+            if d.node_id == node_id:
+                self._received[i] += 1
 
     # ------------------------------------------------------------------ one period
     def _hold_targets(self) -> list:
@@ -666,8 +713,7 @@ class CanopenDrives(HardwareInterface):
 
     def _sync(self, controlwords, targets, time: float | None = None):
         """RPDOs (controlword, target in drive units) then SYNC: the drives apply them and answer."""
-        with self._cond:
-            self._received[:] = 0
+        self._received[:] = 0
         self.time = self.time + self.dt if time is None else float(time)
         for i, node in enumerate(self.nodes):
             r1 = node.rpdo[1]
@@ -690,9 +736,30 @@ class CanopenDrives(HardwareInterface):
 
     def _collect(self) -> np.ndarray:
         """Wait for the TPDOs of the last SYNC; the mask of the drives that answered in full."""
-        with self._cond:
-            self._cond.wait_for(lambda: (self._received >= 2).all(), self.response_timeout)
-            return self._received >= 2
+        self.poll(lambda: (self._received >= 2).all(), self.response_timeout)
+        return self._received >= 2
+
+    def poll(self, done=None, timeout: float = 0.0) -> bool:
+        """Take what the bus received (TPDOs, heartbeats, EMCY: their callbacks run here, in the caller's thread);
+        with ``done``, wait for it (at most ``timeout`` wall seconds; whether it came). From NMT start on the master
+        reads the bus only here, from its loop (``read``, ``recover``): no bus thread competes with the loop for the
+        interpreter, and frames wait in the socket's buffer between two periods (heartbeats are timed when taken,
+        at most a period late). During start-up, python-canopen's bus thread answers the SDO transfers."""
+        bus, notify = self.network.bus, self.network.notify
+        end = _time.monotonic() + timeout
+        while True:
+            msg = bus.recv(0.0)
+            while msg is not None:
+                notify(msg.arbitration_id, msg.data, msg.timestamp)
+                msg = bus.recv(0.0)
+            if done is None or done():
+                return True
+            left = end - _time.monotonic()
+            if left <= 0:
+                return False
+            msg = bus.recv(left)
+            if msg is not None:
+                notify(msg.arbitration_id, msg.data, msg.timestamp)
 
     def read(self) -> JointMeasurement:
         self._require()

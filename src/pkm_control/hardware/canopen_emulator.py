@@ -26,7 +26,10 @@ position and velocity loops at several kHz whatever the SYNC rate, and the hold 
   drives' 0x6060, as the master configured it.
 * The drives' clock: in the master's process, a period per SYNC (``run_free(n)`` lets it run n periods without
   SYNC: the master stopped); in a process of their own, the wall clock (``clock``), with heartbeats and SYNC
-  supervision in a thread of their own. A drive in Operation enabled or Quick stop active that misses SYNC for more
+  supervision in a thread of their own, the threads at SCHED_FIFO (``realtime_priority``), and at a SYNC after
+  periods the master skipped the robot first runs those periods under the targets in force (``coast``, by the
+  SYNCs' reception stamps), as a real robot moves on while its master is late.
+A drive in Operation enabled or Quick stop active that misses SYNC for more
   than ``sync_timeout`` (default 1.5 communication cycles 0x1006) goes to Fault with error code 0x8100
   (communication) and the robot holds from that period on.
 * The master's heartbeat: a drive consumes it as configured in 0x1016:01 (read at NMT start; supervised from the
@@ -50,8 +53,9 @@ import numpy as np
 
 from ..control.safety import HoldTarget
 from ..errors import InvalidInputError
-from .canopen_drives import (ENABLE_OPERATION, FAULT_RESET, MODES, QUICK_STOP_OPTION_HOLD, STATUSWORD,
-                             CanopenConfig, DriveScaling)
+from .canopen_drives import (DRIVE_RECEIVES, ENABLE_OPERATION, FAULT_RESET, MODES, QUICK_STOP_OPTION_HOLD,
+                             STATUSWORD, CanopenConfig, DriveScaling, open_bus)
+from .canopen_supervision import DriveSupervision
 from .interface import HardwareInterface, JointMeasurement, RobotState, Simulated
 from .simulated import SimulatedRobot
 
@@ -60,6 +64,7 @@ HEARTBEAT_LOSS = 0x8130       # EMCY error code of a drive that lost its master'
                               # error or heartbeat error)
 OVER_CURRENT = 0x2310         # a typical drive fault (CiA 402: continuous over-current), the default of inject_fault
 SYNC_WINDOW = 1.5             # communication cycles without SYNC before a drive faults
+REALTIME_PRIORITY = 70        # SCHED_FIFO of emulated drives on the wall clock (joint_controller's loop: 80)
 DRIVE_LOOP = 0.0005           # s: the period of the drives' own loops (CSP / CSV, the hold), at most the SYNC's
 OPERATION_MODES = {value: name for name, value in MODES.items()}
 NMT_CODES = {"INITIALISING": 0, "STOPPED": 4, "OPERATIONAL": 5, "PRE-OPERATIONAL": 127}   # heartbeat byte
@@ -104,6 +109,10 @@ class _Drive:
         self.master_seen = None          # drives' time of the master's last heartbeat (None: not yet: not supervised)
         self.enable_targets = []         # (0x607A, 0x6064, 0x60FF) at each enable operation
         self.encoder_offset = 0.0        # m or rad its encoder reads beyond the joint (a mis-mounted encoder: tests)
+        # read from its dictionary at NMT start (the configuration the master wrote in pre-operational)
+        self.mode = "cst"                # modes of operation 0x6060
+        self.max_torque = 0              # 0x6072, per mille of 0x6076
+        self.abort_option = 0            # abort connection option code 0x6007
 
     def command(self, word: int, now: float, transition_time: float):
         """The transition the controlword asks for, done ``transition_time`` after it was first asked."""
@@ -142,7 +151,7 @@ class EmulatedDrives:
 
     def __init__(self, config: CanopenConfig, plant: SimulatedRobot, channel: str | None = None,
                  transition_time: float = 0.0, sync_timeout: float | None = None, clock=None,
-                 cycle: float | None = None, encoder_offsets=None):
+                 cycle: float | None = None, encoder_offsets=None, realtime_priority: int = 0, coast: bool = True):
         import canopen
 
         self.config, self.plant = config, plant
@@ -155,13 +164,16 @@ class EmulatedDrives:
         self.transition_time = float(transition_time)
         self.sync_timeout = SYNC_WINDOW * self.dt if sync_timeout is None else float(sync_timeout)
         self.clock = clock
+        self.coast = bool(coast)           # on the wall clock: run the periods a late master skipped (_on_sync)
         self.time = 0.0 if clock is None else clock()
         self._ticks = 0
         self._last_sync = None             # drives' time of the last SYNC (None: none yet)
+        self._sync_stamp = None            # the bus's reception time of the last SYNC (wall clock)
+        self._applied = None               # the RPDOs taken at the last SYNC (``_received``): the targets in force
         self._lock = threading.Lock()
         self.errors = []                    # exceptions in the bus thread (python-canopen only logs them)
         self.network = canopen.Network()
-        self.network.connect(**config.bus_kwargs(channel))
+        open_bus(self.network, config.bus_kwargs(channel), DRIVE_RECEIVES)
         self.drives = []
         for d in config.drives:
             node = canopen.LocalNode(d.node_id, canopen.import_od(d.eds or config.eds, d.node_id))
@@ -177,9 +189,27 @@ class EmulatedDrives:
         self.network.subscribe(0x80, self._guard(self._on_sync))
         self._stop = threading.Event()
         self._watch = None
+        self.realtime = "default scheduler"
         if clock is not None:
             self._watch = threading.Thread(target=self._guard(self._watchdog), name="emulated_drives", daemon=True)
             self._watch.start()
+            if realtime_priority > 0:
+                self.realtime = self._realtime(int(realtime_priority))
+
+    @staticmethod
+    def _realtime(priority: int) -> str:
+        """On the wall clock, as a drive's firmware runs: every thread of this process (the bus thread that steps
+        the robot at SYNC, the watchdog) at SCHED_FIFO ``priority`` and a 50 us interpreter switch interval, the
+        objects made so far out of the collector's way (control/realtime.py). Without this, a loaded machine left
+        the drives' answer to a SYNC waiting for the CPU for longer than a period. What was set, or why not."""
+        import gc
+
+        from ..control.realtime import fifo_priority
+
+        sys.setswitchinterval(5e-5)
+        gc.collect()
+        gc.freeze()
+        return fifo_priority(priority, whole_process=True) or f"SCHED_FIFO priority {priority}"
 
     def _sdo_read(self, drive, index: int):
         """An SDO upload of the position actual value 0x6064: where the drive's encoder says its joint is now (an
@@ -212,6 +242,7 @@ class EmulatedDrives:
                     self.network.send_message(0x700 + drive.node.id, [0])
                     drive.node.nmt.state = "PRE-OPERATIONAL"
                     drive.last_heartbeat = self.time
+                    self._sync_stamp = self._applied = None
                 elif cmd == 0x01:                            # start: the PDO mapping, units from the dictionary
                     drive.scaling = drive.units()
                     drive.node.rpdo.read()
@@ -223,11 +254,15 @@ class EmulatedDrives:
                     if drive.consumer and master not in self._masters:
                         self._masters.add(master)
                         self.network.subscribe(0x700 + master, self._guard(self._on_master_heartbeat))
-                    cycle = drive.node.sdo[0x1006].raw * 1e-6
-                    if drive.node.sdo[0x605A].raw != QUICK_STOP_OPTION_HOLD or abs(cycle - self.dt) > 1e-9:
+                    od = drive.node.sdo
+                    drive.mode, drive.max_torque = OPERATION_MODES.get(od[0x6060].raw), od[0x6072].raw
+                    drive.abort_option = od[0x6007].raw
+                    cycle = od[0x1006].raw * 1e-6
+                    if od[0x605A].raw != QUICK_STOP_OPTION_HOLD or abs(cycle - self.dt) > 1e-9 or drive.mode is None:
                         raise InvalidInputError(f"emulated drive {drive.node.id}: quick stop option code "
-                                                f"{drive.node.sdo[0x605A].raw} (only {QUICK_STOP_OPTION_HOLD}: hold), "
-                                                f"cycle 0x1006 {cycle} s (the communication cycle {self.dt} s)")
+                                                f"{od[0x605A].raw} (only {QUICK_STOP_OPTION_HOLD}: hold), "
+                                                f"cycle 0x1006 {cycle} s (the communication cycle {self.dt} s), "
+                                                f"modes of operation 0x6060 {od[0x6060].raw} (only {MODES})")
                 elif cmd == 0x80:
                     drive.node.nmt.state = "PRE-OPERATIONAL"
 
@@ -238,7 +273,19 @@ class EmulatedDrives:
                     drive.master_seen = self.time
 
     # ------------------------------------------------------------------ the drives' clock
-    def _on_sync(self, _can_id, _data, _ts):
+    def _on_sync(self, _can_id, _data, stamp):
+        """A SYNC. On the wall clock the robot first runs the periods the master skipped (the time since the last
+        SYNC by the bus's reception stamps, in whole periods: a late loop skips its lost periods), under the targets
+        taken at the last SYNC, as a real robot moves on while its master is late; at most until the drives' SYNC
+        supervision has faulted them (the robot holds from then on)."""
+        periods = 1
+        if self.clock is not None and self.coast:
+            stamp = stamp or self.clock()
+            if self._sync_stamp is not None:
+                periods = min(max(1, round((stamp - self._sync_stamp) / self.dt)), 2 + int(self.sync_timeout / self.dt))
+            self._sync_stamp = stamp
+        for _ in range(periods - 1):
+            self.tick(sync=False)
         self.tick(sync=True)
 
     def run_free(self, periods: int = 1):
@@ -271,7 +318,7 @@ class EmulatedDrives:
     def _connection_lost(drive):
         """The master's heartbeat lost in Operation enabled: the abort connection option 0x6007 (CiA 402: 1 fault,
         2 disable voltage, 3 quick stop; 0 nothing), said by EMCY 0x8130."""
-        option = drive.node.sdo[0x6007].raw
+        option = drive.abort_option
         if option == 1:
             drive.fault(HEARTBEAT_LOSS)
             return
@@ -286,19 +333,26 @@ class EmulatedDrives:
                 self.time = self.clock()
                 self._housekeeping()
 
-    def _forces(self) -> np.ndarray:
-        """Every drive enabled: the forces it applies (module docstring)."""
+    def _received(self) -> tuple:
+        """Per drive, what its RPDOs hold (drive units, 0 where not mapped): controlword 0x6040, target torque
+        0x6071, target position 0x607A, target velocity 0x60FF."""
+        out = []
+        for drive in self.drives:
+            values = {var.index: var.raw for pdo in (drive.node.rpdo[1], drive.node.rpdo[2]) for var in pdo.map}
+            out.append(tuple(values.get(index, 0) for index in (0x6040, 0x6071, 0x607A, 0x60FF)))
+        return tuple(out)
+
+    def _forces(self, received) -> np.ndarray:
+        """Every drive enabled: the forces it applies (module docstring), ``received``: ``_received()``."""
         meas = self.plant.read()
         scale = [d.scaling for d in self.drives]
-        limit = np.abs([d.from_permille(drive.node.sdo[0x6072].raw) for d, drive in zip(scale, self.drives)])
-        mode = OPERATION_MODES[self.drives[0].node.sdo[0x6060].raw]       # as the master configured them
+        limit = np.abs([d.from_permille(drive.max_torque) for d, drive in zip(scale, self.drives)])
+        mode = self.drives[0].mode                                        # as the master configured them
         if mode == "cst":
-            return np.clip([d.from_permille(drive.node.rpdo[1][0x6071].raw) for d, drive in zip(scale, self.drives)],
-                           -limit, limit)
-        r2 = [drive.node.rpdo[2] for drive in self.drives]
-        x = np.array([d.from_position(r[0x607A].raw) for d, r in zip(scale, r2)]) if mode == "csp" \
+            return np.clip([d.from_permille(r[1]) for d, r in zip(scale, received)], -limit, limit)
+        x = np.array([d.from_position(r[2]) for d, r in zip(scale, received)]) if mode == "csp" \
             else meas.position
-        v = np.array([d.from_velocity(r[0x60FF].raw) for d, r in zip(scale, r2)]) if mode == "csv" \
+        v = np.array([d.from_velocity(r[3]) for d, r in zip(scale, received)]) if mode == "csv" \
             else np.zeros(len(scale))
         tau_enable = np.array([drive.tau_enable for drive in self.drives])
         return np.clip(self.plant.safe_behaviour.command(HoldTarget(x, tau_enable), meas.position, meas.velocity - v),
@@ -313,19 +367,21 @@ class EmulatedDrives:
                 self._last_sync = self.time
             operational = [d.node.nmt.state == "OPERATIONAL" for d in self.drives]
             before = self.plant.read()
+            received = self._received() if sync or self._applied is None else self._applied
+            if sync:
+                self._applied = received
             for i, (drive, op) in enumerate(zip(self.drives, operational)):
                 if sync and op and drive.node.rpdo[1].is_received:
                     was = drive.state
-                    drive.command(drive.node.rpdo[1][0x6040].raw, self.time, self.transition_time)
+                    drive.command(received[i][0], self.time, self.transition_time)
                     if drive.state == "operation enabled" and was != drive.state:
                         drive.tau_enable = before.effort[i]
-                        r2 = drive.node.rpdo[2]
-                        drive.enable_targets.append((r2[0x607A].raw, drive.scaling.to_position(before.position[i]),
-                                                     r2[0x60FF].raw))
+                        drive.enable_targets.append((received[i][2], drive.scaling.to_position(before.position[i]),
+                                                     received[i][3]))
             self._housekeeping()
             for _ in range(self.loop_steps):         # the drives' own loop, faster than SYNC
                 if all(d.state == "operation enabled" for d in self.drives):
-                    self.plant.write(self._forces(), self.plant.time)
+                    self.plant.write(self._forces(received), self.plant.time)
                 meas = self.plant.step()
             if not sync:
                 return
@@ -334,7 +390,7 @@ class EmulatedDrives:
                     continue
                 d, t1, t2 = drive.scaling, drive.node.tpdo[1], drive.node.tpdo[2]
                 t1[0x6041].raw = STATUSWORD[drive.state] | 0x0200             # bit 9: remote
-                t1[0x6061].raw = drive.node.sdo[0x6060].raw
+                t1[0x6061].raw = MODES[drive.mode]
                 t1[0x6077].raw = d.to_permille(meas.effort[i])
                 t1[0x603F].raw = drive.error_code
                 t2[0x6064].raw = d.to_position(meas.position[i] + drive.encoder_offset)
@@ -414,7 +470,8 @@ def drive_loop(cycle: float) -> float:
     return cycle / max(1, round(cycle / DRIVE_LOOP))
 
 
-def _serve(config: CanopenConfig, robot: str, variant, dt: float, pose, channel, transition_time, sync_timeout, conn):
+def _serve(config: CanopenConfig, robot: str, variant, dt: float, pose, channel, transition_time, sync_timeout,
+           priority, coast, conn):
     """The drives in this process on the wall clock, commanded through ``conn`` (``EmulatorProcess``)."""
     from ..dynamics import robot_dynamics
     from ..trajectory import home_pose
@@ -422,7 +479,8 @@ def _serve(config: CanopenConfig, robot: str, variant, dt: float, pose, channel,
     dyn = robot_dynamics(robot, variant) if variant else robot_dynamics(robot)
     plant = SimulatedRobot(dyn, drive_loop(dt))
     plant.reset(home_pose(dyn.kin) if pose is None else pose)
-    emu = EmulatedDrives(config, plant, channel, transition_time, sync_timeout, clock=_time.monotonic, cycle=dt)
+    emu = EmulatedDrives(config, plant, channel, transition_time, sync_timeout, clock=_time.monotonic, cycle=dt,
+                         realtime_priority=priority, coast=coast)
     try:
         conn.send(("ready", None))
         while True:
@@ -458,14 +516,15 @@ class EmulatorProcess:
     drives listen on the bus."""
 
     def __init__(self, config: CanopenConfig, robot: str, dt: float, pose=None, variant=None, channel=None,
-                 transition_time: float = 0.0, sync_timeout: float | None = None, timeout: float = 120.0):
+                 transition_time: float = 0.0, sync_timeout: float | None = None, timeout: float = 120.0,
+                 realtime_priority: int = REALTIME_PRIORITY, coast: bool = True):
         import multiprocessing
 
         ctx = multiprocessing.get_context("spawn")
         self._conn, child = ctx.Pipe()
         self.timeout = float(timeout)
         self.process = ctx.Process(target=_serve, args=(config, robot, variant, dt, pose, channel, transition_time,
-                                                        sync_timeout, child), daemon=True)
+                                                        sync_timeout, realtime_priority, coast, child), daemon=True)
         self.process.start()
         self._answer("ready")
         self.errors = None
@@ -506,6 +565,8 @@ def main(argv=None) -> int:
     p.add_argument("--canopen-config", required=True, help="config/canopen/<robot>.yaml with the bus to use")
     p.add_argument("--rate", type=float, default=2000.0, help="Hz, the master's SYNC rate (0x1006 is checked)")
     p.add_argument("--transition-time", type=float, default=0.0, help="s per CiA 402 state transition")
+    p.add_argument("--realtime-priority", type=int, default=REALTIME_PRIORITY,
+                   help="SCHED_FIFO priority of the drives' threads (0: the default scheduler)")
     p.add_argument("--sync-timeout", type=float, default=None, help="s without SYNC before the drives fault "
                    "(default 1.5 communication cycles)")
     a = p.parse_args(argv)
@@ -519,9 +580,10 @@ def main(argv=None) -> int:
     plant = SimulatedRobot(dyn, drive_loop(1.0 / a.rate))
     plant.reset(home_pose(dyn.kin))
     emu = EmulatedDrives(config, plant, None, a.transition_time, a.sync_timeout, clock=_time.monotonic,
+                         realtime_priority=a.realtime_priority,
                          cycle=1.0 / a.rate)
     print(f"emulated drives of {a.robot} on {config.interface}:{config.channel}: "
-          f"{', '.join(d.name for d in config.drives)}", file=sys.stderr, flush=True)
+          f"{', '.join(d.name for d in config.drives)}; {emu.realtime}", file=sys.stderr, flush=True)
     try:
         while not stop.wait(0.5):
             pass
@@ -532,7 +594,7 @@ def main(argv=None) -> int:
     return 1 if emu.errors else 0
 
 
-class EmulatedCanopenRobot(HardwareInterface, Simulated):
+class EmulatedCanopenRobot(DriveSupervision, HardwareInterface, Simulated):
     """``hardware: canopen`` with ``canopen_emulate``: the CAN master (CanopenDrives) and the emulated drives around
     a SimulatedRobot in one process, as a simulated robot for the control loop. ``read``/``write`` are the master's
     (the controller talks CiA 402 over the virtual bus); the SYNC that ``write`` sends steps the robot (in the bus

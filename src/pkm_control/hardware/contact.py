@@ -18,11 +18,27 @@ the plant's forward dynamics takes as its external wrench (engine.forward_dynami
 every RK4 stage (dynamics/simulation.py ReducedSimulator: a wrench function of the state). The contact's potential
 energy is sum k d^2 / 2 (``potential``): with c = mu = 0 the plant's energy plus it is conserved.
 
-Stiffness and stability: a contact of stiffness k on the platform's effective mass m along the normal adds the mode
-sqrt(k / m); explicit RK4 at the plant's step h needs sqrt(k / m) h < 2.8 (RK4's stability interval on the imaginary
-axis is 2.83). At h = 0.5 ms and the Stewart's heave mass at home (31 kg, M_zz of engine.mass_matrix):
-sqrt(k / m) h = 0.9 at k = 1e8 N/m; beyond, raise ``substeps``. The normal damping c adds the real eigenvalue -c / m
-(RK4: c h / m < 2.8), the regularized friction the slope mu f_n / eps along the surface (the same bound).
+Stiffness and stability (``largest_stiffness``, ``check_integrable``): a contact of stiffness k and damping c on
+the effective mass m of the platform at the tool along the normal (m = 1 / (u^T M^-1 u), u = S^T [n; (R p_t) x n]:
+the generalized force of a unit normal force at the tool, M the plant's mass matrix on the task velocity,
+engine.mass_matrix) is the mode m s^2 + c s + k = 0. A plant's integrator at the step h is stable on it only up to a
+largest stiffness:
+
+* explicit RK4 (the native plant): |R(lambda h)| <= 1 at both roots lambda, R(z) = 1 + z + z^2/2 + z^3/6 + z^4/24;
+  for c = 0, sqrt(k / m) h <= 2 sqrt(2), k_max = 8 m / h^2 (the imaginary-axis limit); the damping alone needs
+  c h / m <= 2.785 (the real-axis limit). Found by bisection in log k;
+* semi-implicit (symplectic) Euler (MuJoCo's contact force, evaluated at the start of its step): v+ = v + h a,
+  x+ = x + h v+ on m a = -k x - c v is stable for h^2 k / m + 2 h c / m < 4 (Jury's test of the 2 x 2 step matrix:
+  trace 2 - h^2 k / m - h c / m, determinant 1 - h c / m), k_max = (4 m - 2 h c) / h^2.
+
+Beyond k_max the plant's force is not the contact's: the tool bounces off (0 N) or oscillates, all finite. At k_max
+itself the step cancels the physical damping (|R| = 1, no decay: measured, the Stewart platform at 1.0e9 N/m had
+not settled after 0.2 s), so a plant accepts a surface only up to ``STIFFNESS_MARGIN`` k_max (RK4 at c = 0:
+sqrt(k / m) h <= 2, |R| = 0.75 per step). Each plant computes that limit per surface once at configuration (the
+effective mass at home, the smallest over the surface's normals) and refuses a stiffer surface
+(``check_integrable``: one InvalidInputError naming the stiffness, the step, the largest stiffness and the largest
+step that would integrate it); docs/force-control.md has the numbers.
+The regularized friction adds the slope mu f_n / eps along the surface (the real-axis bound, not checked here).
 
 Parameters in YAML (config/environment.yaml: one section per robot, the tool point, the surfaces and the sensor).
 
@@ -48,12 +64,17 @@ from ..kinematics.task_space import Pose, rpy_to_matrix
 
 #: eps (m/s) of the regularized Coulomb friction when the YAML does not say
 DEFAULT_SLIP_SPEED = 1e-3
+#: m: the largest tool offset (each component of tool_point) accepted
+MAX_TOOL = 10.0
 #: m: ContactEnvironment.free's margin beyond the distance the tool travels at its speed in one step
 FREE_MARGIN = 1e-4
 
 
 def _nonnegative(what: str, x) -> float:
-    x = float(x)
+    try:
+        x = float(x)
+    except (TypeError, ValueError) as exc:
+        raise InvalidInputError(f"{what} must be a number, got {str(x)[:80]!r}") from exc
     if not (np.isfinite(x) and x >= 0):
         raise InvalidInputError(f"{what} must be finite and >= 0, got {x}")
     return x
@@ -80,8 +101,9 @@ class Surface(ABC):
     def penetration(self, p: np.ndarray) -> tuple[float, np.ndarray]:
         """(d, n): the depth d >= 0 of the point p inside the surface (0: outside) and the outward normal there."""
 
-    def force(self, p: np.ndarray, v: np.ndarray) -> np.ndarray:
-        """The force (N, base frame) on the tool at p moving with v (module docstring)."""
+    def force(self, p: np.ndarray, v: np.ndarray, max_slope: float = np.inf) -> np.ndarray:
+        """The force (N, base frame) on the tool at p moving with v (module docstring); ``max_slope`` (N s/m): the
+        friction's viscous slope mu f_n / eps is held at most this (ContactEnvironment.max_slope)."""
         d, n = self.penetration(p)
         if d <= 0:
             return np.zeros(3)
@@ -92,12 +114,18 @@ class Surface(ABC):
             vt = v - vn * n
             s = float(np.linalg.norm(vt))
             if s > 0:
-                f = f - self.friction * fn * np.tanh(s / self.slip_speed) / s * vt
+                eps = max(self.slip_speed, self.friction * fn / max_slope)
+                f = f - self.friction * fn * np.tanh(s / eps) / s * vt
         return f
 
     @abstractmethod
     def clearance(self, p: np.ndarray) -> float:
         """The distance (m) of the point p from the surface, 0 inside it."""
+
+    @abstractmethod
+    def normals(self) -> tuple:
+        """The outward normals the surface can push the tool along (base frame; a box's three axes, either
+        sign)."""
 
     def potential(self, p: np.ndarray) -> float:
         """k d^2 / 2 (J)."""
@@ -126,6 +154,9 @@ class Plane(Surface):
 
     def clearance(self, p):
         return max(float(self.normal @ (p - self.point)), 0.0)
+
+    def normals(self):
+        return (self.normal,)
 
 
 @dataclass(frozen=True)
@@ -161,6 +192,9 @@ class Box(Surface):
         local = self.rotation.T @ (p - self.center)
         return float(np.linalg.norm(np.maximum(np.abs(local) - self.half_extents, 0.0)))
 
+    def normals(self):
+        return tuple(self.rotation.T)
+
 
 @dataclass(frozen=True)
 class ContactEnvironment:
@@ -168,9 +202,11 @@ class ContactEnvironment:
 
     tool_point: np.ndarray
     surfaces: tuple
+    max_slope: float = np.inf        # N s/m: the friction's viscous slope at most (friction_limited; inf: none)
 
     def __post_init__(self):
-        object.__setattr__(self, "tool_point", check_vector("tool_point", self.tool_point, 3))
+        # m, platform frame: a tool longer than MAX_TOOL is no tool of these machines (a typo, a unit error)
+        object.__setattr__(self, "tool_point", check_vector("tool_point (m)", self.tool_point, 3, MAX_TOOL))
         object.__setattr__(self, "surfaces", tuple(self.surfaces))
         bad = [s for s in self.surfaces if not isinstance(s, Surface)]
         if bad:
@@ -187,7 +223,7 @@ class ContactEnvironment:
         _, p, v = self.tool(pose, platform_twist)
         f = np.zeros(3)
         for s in self.surfaces:
-            f = f + s.force(p, v)
+            f = f + s.force(p, v, self.max_slope)
         return f
 
     def wrench(self, pose: Pose, platform_twist) -> np.ndarray:
@@ -206,6 +242,13 @@ class ContactEnvironment:
         reach = float(np.linalg.norm(v)) * h + margin
         return all(s.clearance(p) > reach for s in self.surfaces)
 
+    def depth(self, pose: Pose) -> tuple[float, int]:
+        """(the deepest penetration of the tool point at ``pose``, m, the index of its surface)."""
+        p = pose.position + pose.rotation @ self.tool_point
+        depths = [s.penetration(p)[0] for s in self.surfaces]
+        i = int(np.argmax(depths)) if depths else -1
+        return (depths[i] if depths else 0.0), i
+
     def potential(self, pose: Pose) -> float:
         """sum k d^2 / 2 (J): the energy stored in the contact."""
         p = pose.position + pose.rotation @ self.tool_point
@@ -217,8 +260,13 @@ class ContactEnvironment:
         center, half_extents, rpy (rad, optional)} with stiffness, damping, friction, slip_speed."""
         if not isinstance(doc, dict) or "tool_point" not in doc:
             raise InvalidModelError(f"{where} needs tool_point and surfaces, got {doc!r}")
+        raw = doc.get("surfaces") or []
+        if not isinstance(raw, list):
+            raise InvalidModelError(f"{where} surfaces must be a list of planes and boxes, got {str(raw)[:80]!r}")
         surfaces = []
-        for i, entry in enumerate(doc.get("surfaces") or []):
+        for i, entry in enumerate(raw):
+            if not isinstance(entry, dict):
+                raise InvalidModelError(f"{where} surface {i} must be a mapping, got {str(entry)[:80]!r}")
             entry = dict(entry)
             shape = entry.pop("shape", None)
             try:
@@ -234,6 +282,70 @@ class ContactEnvironment:
         return ContactEnvironment(doc["tool_point"], surfaces)
 
 
+def _rk4_stable(mass: float, damping: float, stiffness: float, h: float) -> bool:
+    """|R(lambda h)| <= 1 at both roots of m s^2 + c s + k (module docstring)."""
+    z = np.roots([mass, damping, stiffness]) * h
+    return bool((np.abs(1 + z + z ** 2 / 2 + z ** 3 / 6 + z ** 4 / 24) <= 1 + 1e-12).all())
+
+
+#: a plant accepts a surface up to this fraction of ``largest_stiffness`` (module docstring)
+STIFFNESS_MARGIN = 0.5
+#: the plants' integrators of a contact mode (module docstring)
+INTEGRATORS = ("rk4", "semi-implicit euler")
+
+
+def largest_stiffness(mass: float, damping: float, h: float, integrator: str) -> float:
+    """k_max (N/m): the stiffest contact of damping c (N s/m) on the effective mass m (kg) that ``integrator`` at the
+    step h (s) integrates stably (module docstring); 0 where the damping alone is beyond its bound."""
+    if integrator == "semi-implicit euler":
+        return max(0.0, (4.0 * mass - 2.0 * h * damping) / h ** 2)
+    if integrator != "rk4":
+        raise InvalidInputError(f"integrator must be one of {INTEGRATORS}, got {integrator!r}")
+    lo, hi = 0.0, 8.0 * mass / h ** 2          # c = 0: stable up to 8 m / h^2 (inclusive)
+    if not _rk4_stable(mass, damping, 1e-12 * hi, h):
+        return 0.0
+    while _rk4_stable(mass, damping, hi, h):  # damping widens the range a little beyond the imaginary axis
+        lo, hi = hi, 2.0 * hi
+    lo = max(lo, 1e-12 * hi)
+    for _ in range(60):
+        mid = np.sqrt(lo * hi)
+        lo, hi = (mid, hi) if _rk4_stable(mass, damping, mid, h) else (lo, mid)
+    return float(lo)
+
+
+def largest_step(mass: float, damping: float, stiffness: float, integrator: str) -> float:
+    """The largest step (s) at which ``integrator`` integrates the contact (k, c) on the mass m stably."""
+    lo, hi = 0.0, 1.0
+    for _ in range(80):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if largest_stiffness(mass, damping, mid, integrator) >= stiffness else (lo, mid)
+    return lo
+
+
+def check_integrable(environment: ContactEnvironment, effective_mass, h: float, integrator: str, plant: str,
+                     margin: float = STIFFNESS_MARGIN, period: float | None = None) -> tuple:
+    """The largest stiffness (N/m) per surface that the plant integrates at its step h (``margin`` times
+    ``largest_stiffness`` on the smallest effective_mass(n) over the surface's normals); a stiffer surface is refused
+    with InvalidInputError naming its stiffness, the step, the largest stiffness and the largest step for it (and,
+    given the control ``period``, the substeps per period that make the step so)."""
+    limits = []
+    for i, s in enumerate(environment.surfaces):
+        m = min(float(effective_mass(n)) for n in s.normals())
+        k_max = margin * largest_stiffness(m, s.damping, h, integrator)
+        if s.stiffness > k_max:
+            h_max = largest_step(m, s.damping, s.stiffness / margin, integrator)
+            raise InvalidInputError(
+                f"surface {i} ({type(s).__name__.lower()}): stiffness {s.stiffness:.4g} N/m (damping "
+                f"{s.damping:.4g} N s/m, effective mass {m:.4g} kg at the tool) is beyond what {plant} integrates at "
+                f"its step {h:.4g} s ({integrator}): the largest stiffness there is {k_max:.4g} N/m"
+                + (" (the damping alone is beyond the step's bound)" if k_max == 0 else "") + "; this one needs "
+                f"a step <= {h_max:.4g} s"
+                + ("" if period is None else f" (substeps >= {int(np.ceil(period / h_max - 1e-9))})")
+                + " (docs/force-control.md)")
+        limits.append(k_max)
+    return tuple(limits)
+
+
 @dataclass
 class WrenchSensor:
     """The 6-axis force/torque sensor at the tool point (module docstring). Mutable: it holds its filter state."""
@@ -245,8 +357,12 @@ class WrenchSensor:
 
     def __post_init__(self):
         self.point = check_vector("sensor point", self.point, 3)
-        self.noise_std = np.broadcast_to(np.asarray(self.noise_std, float), (6,)).copy()
-        self.bias = np.broadcast_to(np.asarray(self.bias, float), (6,)).copy()
+        try:
+            self.noise_std = np.broadcast_to(np.asarray(self.noise_std, float), (6,)).copy()
+            self.bias = np.broadcast_to(np.asarray(self.bias, float), (6,)).copy()
+        except (TypeError, ValueError) as exc:
+            raise InvalidInputError(f"wrench sensor noise_std and bias must be a number or 6 numbers (N, Nm per "
+                                    f"axis), got {str(self.noise_std)[:60]!r}, {str(self.bias)[:60]!r}") from exc
         if not (np.isfinite(self.noise_std).all() and (self.noise_std >= 0).all() and np.isfinite(self.bias).all()):
             raise InvalidInputError(f"wrench sensor noise_std must be >= 0 and bias finite, got "
                                     f"{self.noise_std.tolist()}, {self.bias.tolist()}")
@@ -292,3 +408,22 @@ def wrench_sensor(environment: ContactEnvironment, settings: dict) -> WrenchSens
     """The sensor at the environment's tool point with the YAML's noise_std, bias, cutoff."""
     return WrenchSensor(environment.tool_point, settings.get("noise_std", 0.0), settings.get("bias", 0.0),
                         settings.get("cutoff", 0.0))
+
+
+#: the largest |lambda| h the friction's viscous slope may give: RK4 is stable up to 2.785 on the real axis, a margin
+#: of 1.4 for the effective mass's change over the workspace (it is taken at home)
+RK4_MARGIN = 2.0
+#: m: the deepest the tool may start inside a surface (a start inside a part is a wrong environment or start pose:
+#: its spring would fire k d at the first step)
+MAX_START_DEPTH = 1e-3
+
+
+def friction_limited(environment: ContactEnvironment, effective_mass, h: float) -> ContactEnvironment:
+    """The environment with the regularized friction's slope bounded for the plant's RK4 step h (s): mu f_n / eps
+    grows with the normal force, which no parameter bounds; it is held at max_slope = RK4_MARGIN m / h, m the
+    smallest effective mass at the tool along the base axes (``effective_mass(n)``, simulated.contact_mass): above
+    that force the slip speed widens to mu f_n / max_slope (the tool creeps faster under a tangential load, the
+    integration stays stable). At the shipped parameters (config/environment.yaml, 2 kHz, one substep) that starts
+    above about 340 N of normal force on the Stewart table, 300 N on PaLiDA's surfaces."""
+    m = min(float(effective_mass(n)) for n in np.eye(3))
+    return ContactEnvironment(environment.tool_point, environment.surfaces, RK4_MARGIN * m / h)

@@ -7,6 +7,11 @@ their own loops, CiA 402 CSP/CSV). The platform pose and twist and the passive j
 measured: the state estimator of the core computes them (control/estimator.py).
 
 The loop calls, every period (control/loop.py): ``read()`` -> estimate -> law -> ``write(command)``.
+What is specific to one kind of robot stays behind this contract, in optional hooks the hosting node calls without
+knowing the kind (nodes/joint_controller.py): ``enable`` at the loop's first period, ``supervise`` after every
+period (its findings logged, in the node's diagnostics, a hold of its own shown as the safe behaviour),
+``services`` (offered by the node: a CANopen robot's ~/recover) and ``diagnostic_statuses`` (one status per
+device on /diagnostics: a CANopen drive each). A kind is selected by name (hardware/plugin.py).
 A simulated robot also implements ``Simulated`` (``step()`` advances exactly one period, so
 lockstep runs are deterministic; ``ground_truth()`` is every joint and the exact platform motion,
 for tests and plots, never for the controller).
@@ -16,6 +21,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
+from typing import Callable
 
 import numpy as np
 
@@ -53,6 +59,27 @@ class RobotState:
     platform_twist: np.ndarray
 
 
+@dataclass(frozen=True)
+class HardwareService:
+    """A service a hardware interface offers through its node: ``name`` (``~/`` = under the node's name), the ROS
+    service ``type`` ("std_srvs/srv/Trigger"), ``handler(request, response) -> response`` (called in the node's
+    executor, rate-limited as every service: ros/runtime.py ServiceGuard; work on the robot itself belongs between two
+    periods: the handler asks, ``supervise`` does it)."""
+
+    name: str
+    type: str
+    handler: Callable
+
+
+@dataclass(frozen=True)
+class Supervision:
+    """What a hardware interface's supervision reports after a period (``HardwareInterface.supervise``)."""
+
+    log: tuple = ()              # (level "info" | "warning" | "error", line) to log now
+    diagnostics: dict = field(default_factory=dict)   # keys of the node's own status on /diagnostics (None: removed)
+    safe_behaviour: str | None = None   # the robot is held by the hardware itself (CANopen: "drives quick stop")
+
+
 class HardwareInterface(ABC):
     """A robot behind the control loop (module docstring)."""
 
@@ -78,6 +105,26 @@ class HardwareInterface(ABC):
         true parameters, encoders, effort noise, lag, seed and rate; ``SimulatedRobot``). Default: None, nothing
         to state."""
         return None
+
+    def enable(self, time: float) -> str | None:
+        """Called once, at the loop's first period before its read: a robot that waited for its loop is enabled now
+        (CANopen: the drives to Operation enabled). Returns a line for the log, or None. A PkmError is reported by
+        the node and the loop goes on (the interface's own supervision holds the robot). Default: nothing."""
+        return None
+
+    def supervise(self, time: float) -> Supervision | None:
+        """Called after every period (the loop's thread): the interface's own checks and the work its services
+        asked for. Default: None, nothing to report."""
+        return None
+
+    def services(self) -> tuple:
+        """The HardwareService s the node offers for this robot. Default: none."""
+        return ()
+
+    def diagnostic_statuses(self) -> list:
+        """Statuses of the robot's devices for /diagnostics, one per device: (name, level "ok" | "warn" | "error",
+        message, {key: value}). Default: none."""
+        return []
 
 
 class CommandCheck:

@@ -22,6 +22,14 @@ with the native plant measures the engines, not two friction laws. Applied expli
 |lambda| h < 2 (semi-implicit Euler on the friction slope, at most ~3200 1/s at palida's drives for sign_eps =
 2e-3): the 0.1 ms MuJoCo step gives 0.32. The cut joints' cone stops are not modelled (the native plant has them:
 they act only beyond the ball joints' ranges, which no tracking run reaches).
+
+Contact stiffness: MuJoCo's contact force is a function of the state at the start of its step, followed by
+semi-implicit Euler (implicitfast treats only the passive and actuator forces implicitly): stable on the contact
+mode for h^2 k / m + 2 h c / m < 4 (hardware/contact.py), m the platform body's mass at the contact, 1 / A of
+mujoco_contact (1), a model constant (20 kg for the Stewart platform, 8 kg for PaLiDA). A surface beyond half of it
+(contact.STIFFNESS_MARGIN; 4e9 N/m and 1.6e9 N/m at the 0.1 ms step) is refused at construction, naming the
+largest step that would do; measured without the check, PaLiDA's contact bounced at 3e9 N/m (0.94 of the bound: the
+platform body is coupled to the legs through the soft closures, which 1 / A leaves out) and held at 2e9.
 """
 
 from __future__ import annotations
@@ -33,7 +41,7 @@ from ..description.mjcf import DEFAULT_TIMESTEP, mujoco_model
 from ..dynamics.engine import ClosedLoopDynamics
 from ..errors import MAGNITUDE_LIMIT, InvalidInputError, InvalidModelError, check_vector
 from ..kinematics.task_space import Pose
-from .contact import ContactEnvironment, WrenchSensor
+from .contact import ContactEnvironment, WrenchSensor, check_integrable
 from .interface import RobotState
 from .mujoco_contact import MujocoContact, add_environment, contact_wrench, tool_in_body
 from .simulated import DEFAULT_SIGN_EPS, SimulatedPlant
@@ -67,9 +75,12 @@ class MujocoRobot(SimulatedPlant):
         self.clm = dyn.model
         self.mj = mujoco_model(self.clm, timestep=self.dt / steps, integrator=integrator)
         self._mujoco = mujoco
-        self.contact, self._contact_cache = None, None
+        self.contact, self._contact_cache, self.stiffness_limits = None, None, ()
         if environment is not None:
             self.mj, self.contact = self._with_environment(environment)
+            self.stiffness_limits = check_integrable(
+                environment, lambda n: 1.0 / self.contact.inverse_weight, self.dt / steps, "semi-implicit euler",
+                "the MuJoCo plant")
         self.data = mujoco.MjData(self.mj.model)
         self.friction = bool(friction) and len(dyn.friction) > 0
         self._pin = self.clm.model.createData()

@@ -67,7 +67,10 @@ eq. 1), a function of the state evaluated at every RK4 stage (ReducedSimulator.s
 (contact.WrenchSensor) measures it at the tool point: ``read()`` carries the sample in ``sensors["wrench"]``
 (control/force.py WrenchMeasurement), with the sensor's bias, noise (the measurement generator) and low-pass.
 ``contact_wrench()`` is the exact contact wrench (ground truth). Public attributes: a test may switch the contact on
-and off between periods.
+and off between periods. A surface stiffer than RK4 integrates at the step dt / substeps on the platform's effective
+mass at the tool (contact.check_integrable, at home; half of RK4's k_max = 8 m / h^2 without damping: 5.0e8 N/m for
+the Stewart platform at 0.5 ms) is refused at construction, naming the substeps that would do; ``stiffness_limits``
+holds the accepted limit per surface.
 
 Command timeout (sim time): when no command was written for more than ``command_timeout``, the
 robot applies its safe behaviour (``hold``: gravity compensation at the pose where it engaged +
@@ -95,7 +98,7 @@ from ..dynamics.simulation import ReducedSimulator, SimState
 from ..errors import InvalidInputError, PkmError, SingularConfigurationError, UnreachablePoseError
 from ..kinematics.task_space import Pose
 from .interface import REFUSE_FACTOR, CommandCheck, HardwareInterface, JointMeasurement, RobotState, Simulated  # noqa: F401
-from .contact import ContactEnvironment, WrenchSensor
+from .contact import ContactEnvironment, WrenchSensor, check_integrable
 from .noise import Sensors
 
 DEFAULT_SIGN_EPS = 2e-3
@@ -326,6 +329,14 @@ class SimulatedRobot(SimulatedPlant):
                          measurement_seed, environment, wrench_sensor)
         self.friction = bool(friction)
         self.sim = ReducedSimulator(self.dyn, friction=self.friction, end_stops=self.end_stops)
+        self.stiffness_limits = () if environment is None else check_integrable(
+            environment, contact_mass(self.dyn, environment.tool_point), self.dt / self.substeps, "rk4",
+            "the simulated robot", period=self.dt)
+        if environment is not None:       # the friction's slope within RK4's stability (contact.friction_limited)
+            from .contact import friction_limited
+
+            self.environment = friction_limited(environment, contact_mass(self.dyn, environment.tool_point),
+                                                self.dt / self.substeps)
 
     def _start(self, pose: Pose, twist) -> SimState:
         self._lagged = np.zeros(self.n_actuated)     # the force the lagging drives apply (actuator_lag > 0)
@@ -333,6 +344,18 @@ class SimulatedRobot(SimulatedPlant):
 
     def _actuated(self):
         return self.sim.actuated(self._state)
+
+    def reset(self, pose: Pose, twist=None, time: float = 0.0) -> JointMeasurement:
+        """As SimulatedPlant.reset; with an environment, a start with the tool deeper than contact.MAX_START_DEPTH
+        inside a surface is refused (InvalidInputError)."""
+        if self.environment is not None:
+            from .contact import MAX_START_DEPTH
+
+            depth, i = self.environment.depth(self.kin.validate(pose)[0])
+            if depth > MAX_START_DEPTH:
+                raise InvalidInputError(f"the tool starts {depth:.6g} m inside contact surface {i} (at most "
+                                        f"{MAX_START_DEPTH:g} m): the environment or the start pose is wrong")
+        return super().reset(pose, twist, time)
 
     def contact_wrench(self) -> np.ndarray:
         """The exact wrench of the contact on the platform now ([f; m] at its origin, base frame; zero without an
@@ -448,6 +471,19 @@ class SimulatedRobot(SimulatedPlant):
         return float(np.abs(np.linalg.eigvals(A)).max() * self.dt / self.substeps)
 
 
+def contact_mass(dyn: ClosedLoopDynamics, tool_point, pose: Pose | None = None):
+    """n -> the platform's effective mass (kg) at the tool point along the unit normal n (base frame) at ``pose``
+    (default home): 1 / (u^T M^-1 u), u = S^T [n; (R p_t) x n] (contact.py, module docstring)."""
+    pose = dyn.kin.home_pose() if pose is None else pose
+    M, S = dyn.mass_matrix(pose), dyn.kin.task.twist_map()
+    r = pose.rotation @ np.asarray(tool_point, float)
+
+    def mass(n):
+        u = S.T @ np.concatenate([n, np.cross(r, n)])
+        return 1.0 / float(u @ np.linalg.solve(M, u))
+    return mass
+
+
 def measurement_text(summary: dict) -> str:
     """One line of ``SimulatedRobot.measurement_summary()`` (the log line at start-up)."""
     res = summary["encoder_resolution"]
@@ -472,6 +508,19 @@ def plant_sensors(dyn: ClosedLoopDynamics, settings: dict) -> Sensors:
     return Sensors.for_joints([clm.is_revolute(j) for j in clm.actuated_joints],
                               settings.get("encoder_resolution", 0.0), settings.get("encoder_counts_per_turn", 0),
                               settings.get("effort_noise_std", 0.0))
+
+
+def describe_plant(plant, log, diagnostics: dict) -> None:
+    """State what the simulated robot is and how it measures (``measurement_summary``): ``log("info", line)`` and the
+    key ``plant`` (JSON) of the diagnostics, which a recorded run's summary carries. A plant with nothing to state
+    (``measurement_summary()`` None) leaves both out."""
+    import json
+
+    summary = plant.measurement_summary()
+    if summary is None:
+        return
+    log("info", measurement_text(summary))
+    diagnostics["plant"] = json.dumps(summary)
 
 
 def plant_environment(dyn: ClosedLoopDynamics, settings: dict):

@@ -11,6 +11,8 @@ for square matrices (they carry units, so they are not used as a test).
 
 from __future__ import annotations
 
+import math
+
 from dataclasses import dataclass
 
 import numpy as np
@@ -72,12 +74,19 @@ def check_conditioning(J: np.ndarray, what: str, tol: float = SINGULAR_TOL) -> N
     singularity of the Stewart platform (yaw 90 deg, config ``singular_pose``) J^-T f reaches 1e18 N.
     """
     if not np.isfinite(J).all():
-        raise SingularConfigurationError(f"{what} is not finite (singular configuration)")
+        raise conditioning_error(what, float("nan"), tol)
     s = np.linalg.svd(J, compute_uv=False)
     ratio = float(s[-1] / s[0]) if s[0] > 0 else 0.0
     if not ratio >= tol:
-        raise SingularConfigurationError(f"{what} is singular: sigma_min / sigma_max = {ratio:.3g} is below "
-                                         f"{tol:g} (kinematics.analysis.SINGULAR_TOL)")
+        raise conditioning_error(what, ratio, tol)
+
+
+def conditioning_error(what: str, ratio: float, tol: float = SINGULAR_TOL) -> SingularConfigurationError:
+    """check_conditioning's error for a matrix with sigma_min / sigma_max = ``ratio`` (NaN: not finite)."""
+    if math.isnan(ratio):
+        return SingularConfigurationError(f"{what} is not finite (singular configuration)")
+    return SingularConfigurationError(f"{what} is singular: sigma_min / sigma_max = {ratio:.3g} is below "
+                                      f"{tol:g} (kinematics.analysis.SINGULAR_TOL)")
 
 
 def dexterity(kin: ParallelKinematics, pose: Pose) -> float:

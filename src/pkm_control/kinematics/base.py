@@ -16,7 +16,23 @@ import numpy as np
 
 from ..description.loader import ClosedLoopModel, closure_jacobian
 from ..errors import MAGNITUDE_LIMIT, InvalidInputError, JointLimitError, check_vector
+from .kernels import motion_ok
 from .task_space import Pose, TaskSpace
+
+
+#: an empty array: no twist / acceleration for the kernels
+NO_VECTOR = np.empty(0)
+
+
+def fast_inputs(pose, twist, accel, dim: int) -> bool:
+    """The pose, twist and acceleration are float64 arrays of the shapes the compiled kernels take (position (3,),
+    rotation (3, 3), twist and accel (dim,); twist and accel may be None, accel only with a twist)."""
+    p, R = getattr(pose, "position", None), getattr(pose, "rotation", None)
+    return (type(p) is np.ndarray and type(R) is np.ndarray and p.shape == (3,) and R.shape == (3, 3)
+            and p.dtype == np.float64 and R.dtype == np.float64
+            and (twist is None or (type(twist) is np.ndarray and twist.shape == (dim,) and twist.dtype == np.float64))
+            and (accel is None or (twist is not None and type(accel) is np.ndarray and accel.shape == (dim,)
+                                   and accel.dtype == np.float64)))
 
 
 @dataclass(frozen=True)
@@ -139,8 +155,14 @@ class ParallelKinematics(ABC):
         """Checked pose, twist and acceleration (InvalidInputError names the bad one).
 
         Every component must be finite and within MAGNITUDE_LIMIT (errors.py): the bound that keeps
-        the outputs of the kinematics and dynamics finite.
+        the outputs of the kinematics and dynamics finite. Float64 arrays of the right shapes are checked by
+        one compiled call (kernels.motion_ok, a little stricter: an L1 bound); anything else, and every
+        failure, by the checks below, which name what is wrong.
         """
+        if fast_inputs(pose, twist, accel, self.task.dim) and motion_ok(
+                pose.rotation, pose.position, NO_VECTOR if twist is None else twist,
+                NO_VECTOR if accel is None else accel, MAGNITUDE_LIMIT):
+            return pose, twist, accel     # float64 arrays that pass the checks in one compiled call
         if not isinstance(pose, Pose):
             raise InvalidInputError(f"pose must be a Pose (position, rotation), got {type(pose).__name__}")
         pose = pose.validated()

@@ -23,10 +23,11 @@ Besides the tree-joint limits, the cone angle of each spherical joint (angle bet
 axis u_i and the anchor's nominal axis R n_i, ``platform.anchor_axes``) is limited by
 ``limits.spherical_joint_max_angle``.
 
-Speed: on 6 x 3 arrays a numpy call costs about as much as the arithmetic of a whole leg, so the
-positions / J path of ``inverse`` (the hot call of controllers) is a scalar loop over the legs,
-while rates, accelerations, G, Jdot and ``inverse_batch`` (vectorized over N poses and legs) use
-numpy; the tests check both paths against each other and against finite differences.
+Speed: on 6 x 3 arrays a numpy call costs about as much as the arithmetic of a whole leg, so positions,
+rates, accelerations, J and G (``inverse``, ``joint_jacobian``, the dynamics engine's state) come from one
+compiled loop over the legs (kernels.ups_motion, 1-2 us a call), while ``inverse_batch`` is vectorized over
+N poses and legs in numpy; the tests check both against each other, against the numeric family and against
+finite differences.
 """
 
 from __future__ import annotations
@@ -35,10 +36,9 @@ import math
 
 import numpy as np
 
-from ..errors import (MAGNITUDE_LIMIT, InvalidModelError, JointLimitError,
-                      SingularConfigurationError, UnreachablePoseError)
-from .base import JointMotion, ParallelKinematics
-from .kernels import ups_lengths_jacobian
+from ..errors import InvalidModelError, JointLimitError, SingularConfigurationError, UnreachablePoseError
+from .base import NO_VECTOR, JointMotion, ParallelKinematics, fast_inputs
+from .kernels import UPS_GIMBAL, UPS_INPUT, UPS_PITCH, ups_motion
 from .task_space import Pose, TaskSpace, rpy_to_matrix
 
 #: below this horizontal strut component r = sqrt(x^2 + z^2) (m) the universal joint is in
@@ -95,15 +95,13 @@ class Kinematics(ParallelKinematics):
         self._nv = clm.model.nv
         self._lo_eps, self._hi_eps = self.lower - 1e-12, self.upper + 1e-12
         self._iall = np.concatenate([self._ia, self._ib, self._il, self._ip])
-        nb = self._axes
-        self._legdata = tuple(
-            tuple(float(v) for v in (*A[i], *Bp[i], *self._RS[i].ravel(), *nb[i],
-                                     self._lo_eps[self._ia[i]], self._hi_eps[self._ia[i]],
-                                     self._lo_eps[self._ib[i]], self._hi_eps[self._ib[i]],
-                                     self._lo_eps[self._il[i]], self._hi_eps[self._il[i]]))
-            for i in range(n))
+        # per leg: A_i, b_i, S_i (row-major), n_i, the lower and upper limits of alpha, beta, l (kernels.ups_motion)
+        self._legdata = np.array([(*A[i], *Bp[i], *self._RS[i].ravel(), *self._axes[i],
+                                   self._lo_eps[self._ia[i]], self._hi_eps[self._ia[i]],
+                                   self._lo_eps[self._ib[i]], self._hi_eps[self._ib[i]],
+                                   self._lo_eps[self._il[i]], self._hi_eps[self._il[i]]) for i in range(n)], float)
         for arr in (self._A, self._RS, self._Bp, self._axes, self._ia, self._ib, self._il, self._ip, self._act,
-                    self._lo_eps, self._hi_eps, self._iall, self.lower, self.upper):
+                    self._lo_eps, self._hi_eps, self._iall, self._legdata, self.lower, self.upper):
             arr.setflags(write=False)          # immutable after construction
 
     # ------------------------------------------------------------------ helpers
@@ -118,29 +116,6 @@ class Kinematics(ParallelKinematics):
                 f"(strut vector {np.array2string(s[k], precision=4)} in its base frame) is below {_GIMBAL_EPS:g} m: "
                 "universal joint in gimbal lock, alpha undefined")
 
-    def validate(self, pose: Pose, twist=None, accel=None):
-        """As ParallelKinematics.validate (same checks, same errors), with a scalar fast path.
-
-        A float64 pose of the right shapes is checked with explicit scalar arithmetic (finite,
-        |R^T R - I| <= 1e-9, det R > 0, |x| + |y| + |z| within MAGNITUDE_LIMIT); anything else, and
-        every failure, goes to the generic validation, which builds the error message.
-        """
-        p, R = getattr(pose, "position", None), getattr(pose, "rotation", None)
-        if (type(p) is np.ndarray and type(R) is np.ndarray and p.shape == (3,) and R.shape == (3, 3)
-                and p.dtype == np.float64 and R.dtype == np.float64
-                and (twist is None or self._fast_vector(twist))
-                and (accel is None or (twist is not None and self._fast_vector(accel)))):
-            (a, b, c), (d, e, f), (g, h, i) = R.tolist()
-            x, y, z = p.tolist()
-            if math.isfinite(a + b + c + d + e + f + g + h + i) and abs(x) + abs(y) + abs(z) <= MAGNITUDE_LIMIT:
-                err = max(abs(a * a + d * d + g * g - 1.0), abs(b * b + e * e + h * h - 1.0),
-                          abs(c * c + f * f + i * i - 1.0), abs(a * b + d * e + g * h),
-                          abs(a * c + d * f + g * i), abs(b * c + e * f + h * i))
-                det = a * (e * i - f * h) - b * (d * i - f * g) + c * (d * h - e * g)
-                if err <= 1e-9 and det > 0.0:
-                    return pose, twist, accel
-        return super().validate(pose, twist, accel)
-
     def cut_joint_limits(self) -> tuple[tuple, np.ndarray, np.ndarray]:
         """The spherical joints' cones at B_i: leg<i>_spherical, angle <= spherical_joint_max_angle."""
         n = self.n_legs
@@ -154,149 +129,52 @@ class Kinematics(ParallelKinematics):
         c = np.einsum("ij,ij->i", d, self._axes @ R.T) / np.linalg.norm(d, axis=1)
         return np.arccos(np.clip(c, -1.0, 1.0))
 
-    @staticmethod
-    def _fast_vector(v) -> bool:
-        """A float64 array of shape (6,) with |v|_1 within MAGNITUDE_LIMIT (else the generic validation decides)."""
-        return (type(v) is np.ndarray and v.shape == (6,) and v.dtype == np.float64
-                and sum(map(abs, v.tolist())) <= MAGNITUDE_LIMIT)
-
     def check_limits(self, q: np.ndarray) -> None:
         """As ParallelKinematics.check_limits, one vectorized test before building the message."""
         if (q < self._lo_eps).any() or (q > self._hi_eps).any():
             super().check_limits(q)
 
-    def _solve(self, p, R, twist, accel, check_limits, want_jacobian, want_g=False):
-        """Scalar loop over the legs (numpy calls on 6 x 3 arrays cost more than the arithmetic).
-
-        Positions by eq. 29-31, rates and accelerations by differentiating them with
-        v_B = v + w x b, a_B = a + wd x b + w x (w x b) (Abdellatif eq. 2-3), J rows [u^T, (b x u)^T].
-        With ``want_g`` also G (``joint_jacobian``'s rows from the same pass). Returns (q, v, a, J, G) (v, a None
-        without twist / accel, J, G None unless asked for).
-        """
-        (r00, r01, r02), (r10, r11, r12), (r20, r21, r22) = R.tolist()
-        px, py, pz = p.tolist()
-        rates = twist is not None
-        accs = accel is not None
-        if rates:
-            vx, vy, vz, wx_, wy_, wz_ = twist.tolist()
-        if accs:
-            ax_, ay_, az_, wdx, wdy, wdz = accel.tolist()
-        sqrt, atan2 = math.sqrt, math.atan2
-        qa, qb, ql, rows, ga, gb = [], [], [], [], [], []
-        va, vb, vl, aa, ab, al_ = [], [], [], [], [], []
-        out_of_range = False
-        cone_bad = None
-        for i, (ax, ay, az, bx, by, bz, s00, s01, s02, s10, s11, s12, s20, s21, s22,
-                nx, ny, nz, alo, ahi, blo, bhi, llo, lhi) in enumerate(self._legdata):
-            wx = r00 * bx + r01 * by + r02 * bz          # b_i in base coordinates
-            wy = r10 * bx + r11 * by + r12 * bz
-            wz = r20 * bx + r21 * by + r22 * bz
-            dx, dy, dz = wx + px - ax, wy + py - ay, wz + pz - az
-            x = s00 * dx + s10 * dy + s20 * dz          # strut vector in S_i
-            y = s01 * dx + s11 * dy + s21 * dz
-            z = s02 * dx + s12 * dy + s22 * dz
-            r2 = x * x + z * z
-            r = sqrt(r2)
-            if not r > _GIMBAL_EPS:
-                self._gimbal_check(np.array([r]), np.array([[x, y, z]]), i)
-            l2 = r2 + y * y
-            l = sqrt(l2)
-            alpha, beta = atan2(x, -z), atan2(y, r)
-            qa.append(alpha)
-            qb.append(beta)
-            ql.append(l)
-            ux, uy, uz = dx / l, dy / l, dz / l
-            if check_limits:
-                if not (alo <= alpha <= ahi and blo <= beta <= bhi and llo <= l <= lhi):
-                    out_of_range = True
-                c = ux * (r00 * nx + r01 * ny + r02 * nz) + uy * (r10 * nx + r11 * ny + r12 * nz) \
-                    + uz * (r20 * nx + r21 * ny + r22 * nz)
-                if cone_bad is None and c < self._cos_cone:
-                    cone_bad = (i, c)
-            if want_jacobian or want_g:
-                rows.append((ux, uy, uz, wy * uz - wz * uy, wz * ux - wx * uz, wx * uy - wy * ux))
-            if want_g:
-                _gradient_rows(x, y, z, r, r2, l2, wx, wy, wz, s00, s01, s02, s10, s11, s12, s20, s21, s22, ga, gb)
-            if rates:
-                # w x b, v_B and its components in S_i
-                cx, cy, cz = wy_ * wz - wz_ * wy, wz_ * wx - wx_ * wz, wx_ * wy - wy_ * wx
-                ex, ey, ez = vx + cx, vy + cy, vz + cz
-                xd = s00 * ex + s10 * ey + s20 * ez
-                yd = s01 * ex + s11 * ey + s21 * ez
-                zd = s02 * ex + s12 * ey + s22 * ez
-                rrd = x * xd + z * zd
-                ld = (rrd + y * yd) / l
-                ad = (x * zd - z * xd) / r2
-                rd = rrd / r
-                bd = (r * yd - y * rd) / l2
-                va.append(ad)
-                vb.append(bd)
-                vl.append(ld)
-                if accs:
-                    # a_B = a + wd x b + w x (w x b)
-                    fx = ax_ + wdy * wz - wdz * wy + wy_ * cz - wz_ * cy
-                    fy = ay_ + wdz * wx - wdx * wz + wz_ * cx - wx_ * cz
-                    fz = az_ + wdx * wy - wdy * wx + wx_ * cy - wy_ * cx
-                    xdd = s00 * fx + s10 * fy + s20 * fz
-                    ydd = s01 * fx + s11 * fy + s21 * fz
-                    zdd = s02 * fx + s12 * fy + s22 * fz
-                    xxd = xd * xd + zd * zd + x * xdd + z * zdd
-                    aa.append((x * zdd - z * xdd - 2.0 * ad * rrd) / r2)
-                    al_.append((xxd + yd * yd + y * ydd - ld * ld) / l)
-                    rdd = (xxd - rd * rd) / r
-                    ab.append((r * ydd - y * rdd - 2.0 * bd * l * ld) / l2)
-        # platform joints: x y z, then ZYX Euler angles and their rates (omega = E [yaw' pitch' roll'])
-        yaw = atan2(r10, r00)
-        cp = math.hypot(r00, r10)
-        pitch = atan2(-r20, cp)
-        roll = atan2(r21, r22)
-        q = np.empty(self._nv)
-        q[self._iall] = qa + qb + ql + [px, py, pz, yaw, pitch, roll]
+    def _solve(self, pose, twist, accel, check_limits, want_jacobian, want_g=False, validated=False):
+        """q (and v, a with twist / accel, J, G when asked for) from one compiled pass over the legs
+        (kernels.ups_motion: Abdellatif eq. 2-3, 29-31, Taghirad's J), the inputs checked as by ``validate``
+        unless ``validated``. Returns (q, v, a, J, G), None for what was not asked for; the errors name the leg or
+        joint."""
+        if not (validated or fast_inputs(pose, twist, accel, 6)):
+            pose, twist, accel = super().validate(pose, twist, accel)
+            validated = True
+        nv, rates = self._nv, twist is not None
+        q, v, a = np.empty(nv), np.empty(nv if rates else 0), np.empty(nv if accel is not None else 0)
+        J, G, info = np.empty((self.n_legs, 6)), np.zeros((nv if want_g else 0, 6)), np.zeros(4)
+        status, leg, out_of_range, cone_leg = ups_motion(
+            pose.rotation, pose.position, NO_VECTOR if twist is None else twist, NO_VECTOR if accel is None else accel,
+            self._legdata, self._iall, _GIMBAL_EPS, self._cos_cone, check_limits, want_g, not validated,
+            q, v, a, J, G, info)
+        if status == UPS_INPUT:           # the generic validation names what is wrong (or accepts: then solve)
+            return self._solve(*super().validate(pose, twist, accel), check_limits, want_jacobian, want_g, True)
+        if status == UPS_GIMBAL:
+            self._gimbal_check(info[:1], info[None, 1:], leg)
         if out_of_range:
             super().check_limits(q)
-        if cone_bad is not None:
-            i, c = cone_bad
-            raise JointLimitError(f"leg{i + 1} spherical joint cone angle = {math.acos(max(-1.0, min(1.0, c))):.6g} "
-                                  f"rad exceeds spherical_joint_max_angle = {self.spherical_joint_max_angle:.6g} rad")
-        J = G = None
-        if want_jacobian:
-            J = np.array(rows)
-            if not self._act_identity:
-                J = J[self._act]
-        if want_g:
-            G = self._g_matrix(ga, gb, rows, r00, r10, r20)
-        if not rates:
-            return q, None, None, J, G
-        if cp < 1e-9:
-            raise SingularConfigurationError(f"pitch = {pitch:.6g} rad: ZYX Euler rates are singular at |pitch| = pi/2")
-        cy, sy = r00 / cp, r10 / cp
-        sp = -r20
-        rolld = (cy * wx_ + sy * wy_) / cp
-        pitchd = -sy * wx_ + cy * wy_
-        yawd = wz_ + sp * rolld
-        v = np.empty(self._nv)
-        v[self._iall] = va + vb + vl + [vx, vy, vz, yawd, pitchd, rolld]
-        if not accs:
-            return q, v, None, J, G
-        # E e'' = wd - E' e'
-        gx = wdx - (-cy * yawd * pitchd + (-sy * cp * yawd - cy * sp * pitchd) * rolld)
-        gy = wdy - (-sy * yawd * pitchd + (cy * cp * yawd - sy * sp * pitchd) * rolld)
-        gz = wdz + cp * pitchd * rolld
-        rolldd = (cy * gx + sy * gy) / cp
-        a = np.empty(self._nv)
-        a[self._iall] = aa + ab + al_ + [ax_, ay_, az_, gz + sp * rolldd, -sy * gx + cy * gy, rolldd]
-        return q, v, a, J, G
+        if cone_leg >= 0:
+            raise JointLimitError(f"leg{cone_leg + 1} spherical joint cone angle = "
+                                  f"{math.acos(max(-1.0, min(1.0, info[0]))):.6g} rad exceeds "
+                                  f"spherical_joint_max_angle = {self.spherical_joint_max_angle:.6g} rad")
+        if status == UPS_PITCH:
+            raise SingularConfigurationError(f"pitch = {info[0]:.6g} rad: ZYX Euler rates are singular at "
+                                             "|pitch| = pi/2")
+        if want_jacobian and not self._act_identity:
+            J = J[self._act]
+        return (q, v if twist is not None else None, a if accel is not None else None, J if want_jacobian else None,
+                G if want_g else None)
 
     # ------------------------------------------------------------------ family interface
     def inverse(self, pose: Pose, twist=None, accel=None, check_limits: bool = True,
                 jacobian: bool = False) -> JointMotion:
-        pose, twist, accel = self.validate(pose, twist, accel)
-        return JointMotion(*self._solve(pose.position, pose.rotation, twist, accel, check_limits, jacobian)[:4])
+        return JointMotion(*self._solve(pose, twist, accel, check_limits, jacobian)[:4])
 
     def motion_and_joint_jacobian(self, pose: Pose, twist, accel=None):
         """As the base class's, q, v, a and G from one pass over the legs."""
-        pose, twist, accel = self.validate(pose, twist, accel)
-        q, v, a, _, G = self._solve(pose.position, pose.rotation, twist, accel, False, False, want_g=True)
+        q, v, a, _, G = self._solve(pose, twist, accel, False, False, want_g=True)
         return JointMotion(q, v, a), G
 
     def actuated(self, pose: Pose) -> np.ndarray:
@@ -311,9 +189,8 @@ class Kinematics(ParallelKinematics):
 
         The inner call of the FK iteration: no input checks, the pose must come from ``validate``.
         """
-        l, J = ups_lengths_jacobian(np.asarray(pose.rotation, float), np.asarray(pose.position, float),
-                                    self._A, self._Bp)
-        return (l, J) if self._act_identity else (l[self._act], J[self._act])
+        q, _, _, J, _ = self._solve(pose, None, None, False, True, validated=True)
+        return q[self._il[self._act]], J
 
     def jacobian_xq(self, pose: Pose):
         """(J_x, J_q) = (J, I): prismatic legs have no inverse-kinematic singularity (Taghirad)."""
@@ -321,46 +198,8 @@ class Kinematics(ParallelKinematics):
 
     def joint_jacobian(self, pose: Pose) -> np.ndarray:
         """G: per leg the rows [g^T, (b x g)^T] with g the gradient of alpha, beta, l w.r.t. B_i
-        (base coordinates); the platform rows are the task's platform rate matrix."""
-        pose = self.validate(pose)[0]
-        (r00, r01, r02), (r10, r11, r12), (r20, r21, r22) = np.asarray(pose.rotation, float).tolist()
-        px, py, pz = np.asarray(pose.position, float).tolist()
-        ra, rb, rl = [], [], []
-        for i, (ax, ay, az, bx, by, bz, s00, s01, s02, s10, s11, s12, s20, s21, s22,
-                *_) in enumerate(self._legdata):
-            wx = r00 * bx + r01 * by + r02 * bz
-            wy = r10 * bx + r11 * by + r12 * bz
-            wz = r20 * bx + r21 * by + r22 * bz
-            dx, dy, dz = wx + px - ax, wy + py - ay, wz + pz - az
-            x = s00 * dx + s10 * dy + s20 * dz
-            y = s01 * dx + s11 * dy + s21 * dz
-            z = s02 * dx + s12 * dy + s22 * dz
-            r2 = x * x + z * z
-            r = math.sqrt(r2)
-            if not r > _GIMBAL_EPS:
-                self._gimbal_check(np.array([r]), np.array([[x, y, z]]), i)
-            l2 = r2 + y * y
-            l = math.sqrt(l2)
-            _gradient_rows(x, y, z, r, r2, l2, wx, wy, wz, s00, s01, s02, s10, s11, s12, s20, s21, s22, ra, rb)
-            ux, uy, uz = dx / l, dy / l, dz / l
-            rl.append((ux, uy, uz, wy * uz - wz * uy, wz * ux - wx * uz, wx * uy - wy * ux))
-        return self._g_matrix(ra, rb, rl, r00, r10, r20)
-
-    def _g_matrix(self, ra, rb, rl, r00, r10, r20) -> np.ndarray:
-        """G from the legs' rows (alpha, beta, l) and the platform's ZYX Euler rate rows."""
-        cp = math.hypot(r00, r10)
-        if cp < 1e-9:
-            raise SingularConfigurationError(f"pitch = {math.atan2(-r20, cp):.6g} rad: ZYX Euler rates are "
-                                             "singular at |pitch| = pi/2")
-        cy, sy, sp = r00 / cp, r10 / cp, -r20
-        G = np.zeros((self._nv, 6))
-        G[self._iall[:3 * self.n_legs]] = ra + rb + rl
-        ip = self._ip
-        G[ip[0], 0] = G[ip[1], 1] = G[ip[2], 2] = 1.0
-        G[ip[3], 3:] = (sp * cy / cp, sp * sy / cp, 1.0)     # yaw'   (omega = E [yaw' pitch' roll'])
-        G[ip[4], 3:] = (-sy, cy, 0.0)                       # pitch'
-        G[ip[5], 3:] = (cy / cp, sy / cp, 0.0)              # roll'
-        return G
+        (base coordinates); the platform rows are the task's platform rate matrix (kernels.ups_motion)."""
+        return self._solve(pose, None, None, False, False, want_g=True)[4]
 
     def jacobian_dot(self, pose: Pose, twist) -> np.ndarray:
         """dJ/dt along the twist: rows [u'^T, ((omega x b) x u + b x u')^T], u' = (v_B - l' u) / l."""
@@ -369,7 +208,7 @@ class Kinematics(ParallelKinematics):
         px, py, pz = np.asarray(pose.position, float).tolist()
         vx, vy, vz, ox, oy, oz = np.asarray(twist, float).tolist()
         rows = []
-        for i, (ax, ay, az, bx, by, bz, *_) in enumerate(self._legdata):
+        for i, (ax, ay, az, bx, by, bz, *_) in enumerate(self._legdata.tolist()):
             wx = r00 * bx + r01 * by + r02 * bz
             wy = r10 * bx + r11 * by + r12 * bz
             wz = r20 * bx + r21 * by + r22 * bz
@@ -417,13 +256,3 @@ class Kinematics(ParallelKinematics):
                      & self.within_limits(q) & np.all(np.isfinite(q), axis=1))
         return q, valid
 
-
-def _gradient_rows(x, y, z, r, r2, l2, wx, wy, wz, s00, s01, s02, s10, s11, s12, s20, s21, s22, ra, rb):
-    """G's rows of one leg's alpha and beta, appended to ra and rb: [g^T, (b x g)^T] with g the gradient w.r.t. B_i
-    (base coordinates); d alpha / d s = (-z, 0, x) / r^2, d beta / d s = (-x y / r, r, -y z / r) / l^2 in S_i."""
-    gx, gz = -z / r2, x / r2
-    hx, hy, hz = -x * y / (r * l2), r / l2, -y * z / (r * l2)
-    for (ux, uy, uz), out in (((s00 * gx + s02 * gz, s10 * gx + s12 * gz, s20 * gx + s22 * gz), ra),
-                              ((s00 * hx + s01 * hy + s02 * hz, s10 * hx + s11 * hy + s12 * hz,
-                                s20 * hx + s21 * hy + s22 * hz), rb)):
-        out.append((ux, uy, uz, wy * uz - wz * uy, wz * ux - wx * uz, wx * uy - wy * ux))

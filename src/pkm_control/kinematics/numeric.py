@@ -47,7 +47,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.linalg
-from scipy.linalg.lapack import dgesv
 
 from ..description.loader import (ClosedLoopModel, closure_bias, closure_jacobian_dot,
                                   closure_residual_and_jacobian)
@@ -55,6 +54,7 @@ from ..errors import (MAGNITUDE_LIMIT, ConvergenceError, InvalidModelError,
                       SingularConfigurationError, UnreachablePoseError, check_vector)
 from .base import JointMotion, ParallelKinematics
 from .forward import FKResult
+from .kernels import solve_columns
 from .task_space import Pose, TaskSpace
 
 #: relative singular-value threshold of the rank decisions (mobility, Taghirad's projection)
@@ -89,16 +89,15 @@ class _Scratch(threading.local):
         self.q = self.K = None
 
 
-def _solve(A, B):
-    """X with A X = B: exact for square A, least squares / minimum norm otherwise. None where A is singular
-    (rank below min(rows, columns)) or the solution is beyond MAGNITUDE_LIMIT."""
-    m, n = A.shape
+def _solve(K, cols, B):
+    """X with A X = B, A = K[:, cols]: exact for square A (compiled LU, kernels.solve_columns), least squares
+    / minimum norm otherwise. None where A is singular (rank below min(rows, columns)) or not finite, or the solution
+    is beyond MAGNITUDE_LIMIT."""
+    m, n = K.shape[0], len(cols)
     if m == n:
-        _, _, X, info = dgesv(A, B)
-        if info == 0 and np.abs(X).max(initial=0.0) <= MAGNITUDE_LIMIT:
-            return X
-        return None
-    X, _, rank, _ = np.linalg.lstsq(A, B, rcond=None)
+        X, ok = solve_columns(K, cols, B if B.ndim == 2 else B[:, None])
+        return (X if B.ndim == 2 else X[:, 0]) if ok and np.abs(X).max(initial=0.0) <= MAGNITUDE_LIMIT else None
+    X, _, rank, _ = np.linalg.lstsq(K[:, cols], B, rcond=None)
     return X if rank == min(m, n) and np.abs(X).max(initial=0.0) <= MAGNITUDE_LIMIT else None
 
 
@@ -187,7 +186,7 @@ class Kinematics(ParallelKinematics):
         if K0 is not None:
             change = values - q0[fixed]
             if np.abs(change).sum() <= PREDICT_RANGE:
-                dq = _solve(K0[:, free], K0[:, fixed] @ change)
+                dq = _solve(K0, free, K0[:, fixed] @ change)
                 if dq is not None:
                     q[free] -= dq
         r, K = closure_residual_and_jacobian(clm, data, q)
@@ -195,7 +194,7 @@ class Kinematics(ParallelKinematics):
         for it in range(max_iter):
             if rn <= tol:
                 return q, r, K, it
-            dq = _solve(K[:, free], r)
+            dq = _solve(K, free, r)
             if dq is None:
                 raise SingularConfigurationError(f"{what}: the closure Jacobian of the free joints is singular at "
                                                  f"iteration {it} (residual {rn:.3g})")
@@ -237,7 +236,7 @@ class Kinematics(ParallelKinematics):
 
     # ------------------------------------------------------------------ velocity maps
     def _ik_solve(self, K, rhs, what):
-        X = _solve(K[:, self._ik_free], rhs)
+        X = _solve(K, self._ik_free, rhs)
         if X is None:
             raise SingularConfigurationError(f"{what}: the closure Jacobian of the actuated and passive joints of "
                                              f"'{self.model.name}' loses rank (inverse-kinematic singularity)")

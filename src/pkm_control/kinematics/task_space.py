@@ -34,6 +34,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import MAGNITUDE_LIMIT, InvalidInputError, SingularConfigurationError, check_vector
+from .kernels import zyx_platform_motion
+
+#: no twist / acceleration for kernels.zyx_platform_motion
+_NO_RATES = np.empty(0)
 
 
 @dataclass(frozen=True)
@@ -195,25 +199,23 @@ class TaskSpace:
     # -- the platform joints of the tree --------------------------------------------
     def platform_joint_motion(self, pose: Pose, twist=None, accel=None):
         """Platform-joint positions, rates and accelerations (tree order) of a platform motion."""
-        x = self.coordinates(pose)
         if self.kind != "spatial":
-            return x, (None if twist is None else np.asarray(twist, float)), \
+            return self.coordinates(pose), (None if twist is None else np.asarray(twist, float)), \
                 (None if accel is None else np.asarray(accel, float))
-        q = np.array([x[0], x[1], x[2], x[5], x[4], x[3]])  # x y z yaw pitch roll
-        if twist is None:
-            return q, None, None
-        E = euler_rate_matrix(q[3], q[4])
-        if abs(np.cos(q[4])) < 1e-9:
-            raise SingularConfigurationError(f"pitch = {q[4]:.6g} rad: ZYX Euler rates are singular at |pitch| = pi/2")
-        twist = np.asarray(twist, float)
-        rates = np.linalg.solve(E, twist[3:])
-        v = np.concatenate([twist[:3], rates])
-        if accel is None:
-            return q, v, None
-        accel = np.asarray(accel, float)
-        Ed = euler_rate_matrix_dot(q[3], q[4], rates[0], rates[1])
-        a = np.concatenate([accel[:3], np.linalg.solve(E, accel[3:] - Ed @ rates)])
-        return q, v, a
+        qp, vp, ap, _ = self._spatial(pose, twist, accel)
+        return qp, vp, ap
+
+    @staticmethod
+    def _spatial(pose: Pose, twist=None, accel=None):
+        """(qp, vp, ap, B) of a spatial task (kernels.zyx_platform_motion; vp, ap None without twist / accel);
+        SingularConfigurationError at |pitch| = pi/2 unless only qp is asked for."""
+        qp, vp, ap, B, singular = zyx_platform_motion(
+            np.asarray(pose.rotation, float), np.asarray(pose.position, float),
+            _NO_RATES if twist is None else np.asarray(twist, float),
+            _NO_RATES if accel is None else np.asarray(accel, float))
+        if singular and twist is not None:
+            raise SingularConfigurationError(f"pitch = {qp[4]:.6g} rad: ZYX Euler rates are singular at |pitch| = pi/2")
+        return qp, (None if twist is None else vp), (None if accel is None else ap), B
 
     def task_acceleration(self, qp, vp, ap) -> np.ndarray:
         """xddot from platform-joint positions, rates and accelerations: the inverse of platform_joint_motion's
@@ -222,10 +224,10 @@ class TaskSpace:
             return np.array(ap, float)
         # E e'' + Edot e' written out (euler_rate_matrix, euler_rate_matrix_dot): scalars cost less than 3 x 3 arrays
         yaw, pitch = float(qp[3]), float(qp[4])
-        yd, pd, rd = (float(x) for x in vp[3:6])
-        ya, pa, ra = (float(x) for x in ap[3:6])
+        yd, pd, rd = np.asarray(vp[3:6], float).tolist()
+        a0, a1, a2, ya, pa, ra = np.asarray(ap[:6], float).tolist()
         cy, sy, cp, sp = math.cos(yaw), math.sin(yaw), math.cos(pitch), math.sin(pitch)
-        return np.array([ap[0], ap[1], ap[2],
+        return np.array([a0, a1, a2,
                          -sy * pa + cy * cp * ra - cy * yd * pd + (-sy * cp * yd - cy * sp * pd) * rd,
                          cy * pa + sy * cp * ra - sy * yd * pd + (cy * cp * yd - sy * sp * pd) * rd,
                          ya - sp * ra - cp * pd * rd], float)
@@ -247,9 +249,10 @@ class TaskSpace:
         """B with (platform-joint rates) = B (task velocity)."""
         if self.kind != "spatial":
             return np.eye(self.dim)
-        roll, pitch, yaw = matrix_to_rpy(pose.rotation)
-        B = np.eye(6)
-        B[3:, 3:] = euler_rate_matrix_inverse(yaw, pitch)
+        qp, _, _, B, singular = zyx_platform_motion(np.asarray(pose.rotation, float),
+                                                    np.asarray(pose.position, float), _NO_RATES, _NO_RATES)
+        if singular:
+            raise SingularConfigurationError(f"pitch = {qp[4]:.6g} rad: ZYX Euler rates are singular at |pitch| = pi/2")
         return B
 
     def platform_rate_matrix_dot(self, pose: Pose, twist) -> np.ndarray:

@@ -43,7 +43,7 @@ from rclpy.node import Node
 from ..control.estimator import StateEstimator
 from ..errors import PkmError
 from ..kinematics.task_space import Pose
-from ..control.settings import HOSTED_HARDWARE
+from ..hardware.plugin import hardware_plugin
 from ..ros.hardware_io import TopicConvention
 from ..ros.messages import (joint_state_msg, joint_trajectory_msg, parse_joint_state, parse_platform_trajectory,
     pose_stamped_msg, to_ns, transform_stamped_msg)
@@ -104,7 +104,7 @@ class InverseKinematicsNode(Node):
         self.sub_traj = self.sources.subscribe(MultiDOFJointTrajectory, "/platform_trajectory", self.on_trajectory,
                                                qos("/platform_trajectory", "sub"), "platform_trajectory")
         # the measured joints: the estimated ones of joint_controller, or where a robot behind topics publishes them
-        behind_topics = s["hardware"] not in HOSTED_HARDWARE
+        behind_topics = not hardware_plugin(s["hardware"]).hosted
         states = TopicConvention.from_settings(s).states_topic if behind_topics else "/joint_states"
         self.sub_state = self.sources.subscribe(JointState, states, self.on_state,
                                                 qos("/joint_states", "sub:inverse_kinematics"), "joint_states")

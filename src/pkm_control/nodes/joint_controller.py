@@ -9,7 +9,9 @@ the platform state (when the law or a publication needs it), update the controll
 No DDS round trip happens inside a period: the references and the feedforward are streamed AHEAD
 by the other nodes in time-stamped chunks and looked up at the period's instant.
 
-hardware (parameter, read-only)
+hardware (parameter, read-only): a kind registered in the entry-point group pkm_control.hardware (hardware/plugin.py;
+  another package adds its own, docs/hardware.md). What is specific to a kind (its supervision, its services, a
+  status per device on /diagnostics) is its hardware interface's own (hardware/interface.py); pkm_control's kinds:
   sim      the simulated robot (pkm_control.hardware.SimulatedRobot) inside this process; this node
            is then the clock source (/clock) and publishes the robot's ground truth
   mujoco   MuJoCo as the robot (pkm_control.hardware.MujocoRobot, its model generated from the robot's
@@ -40,6 +42,10 @@ topic_convention (hardware: topics | ros2_control)
 Subscribes
   /joint_references        trajectory_msgs/JointTrajectory   actuated q_d, qd_d, qdd_d (chunks, buffered by time)
   /feedforward             trajectory_msgs/JointTrajectory   tau_ff as effort (laws that require it)
+  /force_references        trajectory_msgs/JointTrajectory   (force laws) a hybrid goal's F_d and selection per
+                                                             task coordinate (trajectory_generator): in place of
+                                                             force_reference while streamed; in lockstep a period
+                                                             waits for its sample
   /joint_states            sensor_msgs/JointState            (hardware: topics | ros2_control) the measured
                                                              actuated joints (topic_based: joint_states_topic)
   /platform_wrench         geometry_msgs/WrenchStamped       (hardware: topics | ros2_control, a force law with
@@ -143,7 +149,6 @@ coordinates]}, e.g. {wrench: [0, 0, -50, 0, 0, 0], selection: [z]}.
 
 from __future__ import annotations
 
-import contextlib
 import threading
 import time
 from functools import partial
@@ -156,17 +161,20 @@ from ..control import (CONTROL, Controller, ControlLoop, FeedforwardModel, Force
 from ..control.force import FORCE_LAWS, force_law, force_settings, parse_force_reference, wrench_watch
 from ..control.laws import MODEL_FREE, WRENCH, law_from_settings
 from ..control.lockstep import RESEND_AFTER, LockstepWatch
-from ..errors import InvalidInputError, PkmError
-from ..control.settings import in_process_plant
+from ..errors import PkmError
 from ..control.realtime import (LatencyHistogram, PeriodicRunner, SlicedWork, fifo_priority, prepare_realtime,
     release_realtime)
 from ..ros.topology import estimated_state_topic
-from ..ros.hardware_io import ClockPublisher, SimulationTopics, TopicConvention, TopicHardware, describe_plant
-from ..ros.messages import joint_state_msg, parse_joint_trajectory, period_ns, wrench_stamped_msg
+from ..hardware.interface import Simulated
+from ..hardware.plugin import HardwareHost, hardware_plugin
+from ..hardware.simulated import SimulatedRobot
+from ..ros.hardware_io import ClockPublisher, SimulationTopics, TopicHardware
+from ..ros.messages import (joint_state_msg, parse_force_references, parse_joint_trajectory, period_ns,
+                            wrench_stamped_msg)
 from ..ros.peers import GraphClock, Sources
-from ..ros.qos import ESTIMATES_TOPIC, WRENCH_TOPIC, qos
+from ..ros.qos import ESTIMATES_TOPIC, FORCE_REFERENCES_TOPIC, WRENCH_TOPIC, qos
 from ..ros.runtime import (COMMON_PARAMS, Diagnostics, PolledSubscriptions, ServiceGuard, declare_settings, guarded,
-                           run_node)
+                           log_at, run_node, service_type)
 
 __doc__ += "\n" + COMMON_PARAMS
 #: real time: a slice of work between two periods (of a streamed chunk, of an observation) starts only while this
@@ -184,7 +192,6 @@ class JointControllerNode(Node):
         from rclpy.clock import Clock as WallClock, ClockType
         from sensor_msgs.msg import JointState
         from std_msgs.msg import String
-        from std_srvs.srv import Trigger
         from trajectory_msgs.msg import JointTrajectory
 
         from ..description.robots import robot_urdf
@@ -200,9 +207,8 @@ class JointControllerNode(Node):
         self.diag.extra.update(robot=self.ctx.robot, variant=self.ctx.kin.model.variant,
                                controller=self.get_parameter("controller").value, mode=s["mode"],
                                hardware=s["hardware"], feedforward_lead=s["feedforward_lead"],
-                               actuator_lag=s["actuator_lag"] if s["hardware"] == "sim" else "n/a",
                                timing="lockstep" if s["lockstep"] else "real-time", safe_entries=0, safe_periods=0,
-                               saturations=0)
+                               safe_reason="", saturations=0)
         self.diag.before_publish = lambda: self.timing(self._runner)
         # every stream bound to one publisher (ros/peers.py); the reset rebinds the references and the feedforward
         self.sources = Sources(self, self.diag, s["sources"], self.guard)
@@ -210,7 +216,9 @@ class JointControllerNode(Node):
         # is the time source), bound and guarded as every node's (GraphClock); else this node's own system clock (it
         # is the time source). Never rclpy's time source (use_sim_time), which follows any /clock, unbound; in
         # lockstep a robot behind topics gives the period's time in its bound, guarded /joint_states stamps
-        self.graph_clock = GraphClock(self.sources) if s["hardware"] == "topics" and not s["lockstep"] else None
+        kind = hardware_plugin(s["hardware"])
+        self.graph_clock = GraphClock(self.sources) if kind.time_source != "joint_controller" and not s["lockstep"] \
+            else None
         self.system_clock = WallClock(clock_type=ClockType.SYSTEM_TIME)
         self.model = None if s["mode"] in MODEL_FREE else FeedforwardModel(self.dyn, s["feedforward_model"])
         law = self.make_law(s)
@@ -218,31 +226,29 @@ class JointControllerNode(Node):
                                 StateEstimator(self.ctx.kin), self.initial, s["state_timeout"],
                                 ReferenceLimits.from_kinematics(self.ctx.kin),
                                 wrench_watch=wrench_watch(self.force_settings(s), law) if self.force else None)
-        # the plant steps in this process, lockstep with the loop
-        self.sim = in_process_plant(s["hardware"], s["canopen_emulate"])
+        # the robot, of the kind the hardware setting names (hardware/plugin.py): what is specific to it (supervision,
+        # services, a status per device) stays behind the hardware contract (hardware/interface.py)
         self._new_measurement = None
-        self._quick_stop = None                      # canopen: the reason the master quick-stopped the drives
-        self._recover_request = threading.Event()
-        self._enable_drives = False                  # canopen: the drives are enabled at the loop's first period
-        if s["hardware"] == "canopen":
-            self.srv_recover = self.guard.service(Trigger, "~/recover", self.on_recover)
+        hardware = kind.create(HardwareHost(
+            s, self.ctx, self.dyn, lambda: self.system_clock.now().nanoseconds * 1e-9,
+            partial(log_at, self.get_logger()), self.diag.extra, node=self,
+            sources=self.sources, on_measurement=self.on_measurement, on_repeated_state=self.on_repeated_state,
+            wrench_point=self.wrench_point(s, law)))
+        # the plant steps in this process, lockstep with the loop
+        self.sim = isinstance(hardware, Simulated)
+        self.diag.extra["actuator_lag"] = s["actuator_lag"] if isinstance(hardware, SimulatedRobot) else "n/a"
         if self.sim:
-            hardware = self.make_plant(s)
             hardware.reset(self.initial)
             self.sim_topics = SimulationTopics(self, self.ctx.joint_names, s["ground_truth_chunk"])
             self.srv_reset = self.guard.reset_services(self.on_reset, self.measured_velocity,
                                                        self.ctx.actuated_joints)
-        elif s["hardware"] == "canopen":
-            hardware = self.start_canopen(s)
-        else:
-            hardware = TopicHardware(self, self.ctx, TopicConvention.from_settings(s), self.sources,
-                                     self.on_measurement, self.on_repeated_state, self.wrench_point(s, law),
-                                     s["lockstep"])
-        # a status per device on /diagnostics where the interface has them (canopen: one per drive)
-        self.diag.statuses = getattr(hardware, "diagnostic_statuses", None)
-        # the graph's time source: the simulated robot inside, or the instants of the periods in front of a
-        # ros2_control controller manager (with hardware: topics, the hardware node)
-        self.clock = ClockPublisher(self) if self.sim or s["hardware"] in ("ros2_control", "canopen") else None
+        self._enable = True                          # the hardware's enable hook at the loop's first period
+        self.hardware_services = [self.guard.service(service_type(svc.type), svc.name, self.hardware_handler(svc))
+                                  for svc in hardware.services()]
+        self.diag.statuses = hardware.diagnostic_statuses          # a status per device (canopen: one per drive)
+        # the graph's time source: the simulated robot inside, or the instants of the periods in front of a robot
+        # that has no clock of its own for the graph (ros2_control, canopen); with hardware: topics, the hardware node
+        self.clock = ClockPublisher(self) if kind.time_source == "joint_controller" else None
         self.loop = ControlLoop(hardware, controller, int(round(s["reference_timeout"] * 1e9)),
                                 int(round(s["feedforward_lead"] * 1e9)))
         self.loop.force_reference = parse_force_reference(s["force_reference"], self.ctx.task)
@@ -257,7 +263,7 @@ class JointControllerNode(Node):
             from std_msgs.msg import Float64MultiArray
 
             self.pub_estimates = self.create_publisher(Float64MultiArray, ESTIMATES_TOPIC, qos(ESTIMATES_TOPIC, "pub"))
-        if s["hardware"] != "ros2_control":   # there the robot_state_publisher of the ros2_control side owns it
+        if kind.publishes_description:        # else the robot's side owns it (ros2_control's robot_state_publisher)
             self.pub_description = self.create_publisher(String, "/robot_description",
                                                          qos("/robot_description", "pub"))
             self.pub_description.publish(String(data=robot_urdf(self.ctx.robot, self.ctx.kin.model.variant)))
@@ -273,6 +279,9 @@ class JointControllerNode(Node):
                                               qos("/joint_references", "sub"), "joint_references", subscribe)
         self.sub_ff = self.sources.subscribe(JointTrajectory, "/feedforward", self.on_feedforward,
                                              qos("/feedforward", "sub"), "feedforward", subscribe)
+        self.sub_force = self.sources.subscribe(JointTrajectory, FORCE_REFERENCES_TOPIC, self.on_force_references,
+                                                qos(FORCE_REFERENCES_TOPIC, "sub"), "force_references", subscribe) \
+            if self.loop.takes_forces else None
         self.k = 0                      # sim: periods stepped, sim time = k * dt exactly
         self._publish_slots = {}
         self._cycle_us = LatencyHistogram()       # preallocated: no allocation in the loop
@@ -295,102 +304,43 @@ class JointControllerNode(Node):
             self.start_realtime()
 
     # ------------------------------------------------------------------ hardware
-    def make_plant(self, s):
-        """The robot simulated in this process (not yet reset): sim, mujoco, canopen with emulated drives."""
-        if s["hardware"] == "mujoco":
-            from ..hardware.mujoco_robot import mujoco_robot
-            from ..control.settings import PLANT_KEYS
-
-            changed = [k for k in PLANT_KEYS if s[k]]
-            if changed:
-                raise InvalidInputError(f"{', '.join(changed)}: settings of the simulated robot (hardware sim, "
-                                        "topics, canopen with emulated drives), not of MuJoCo's")
-            return mujoco_robot(self.dyn, s)
-        from ..hardware.simulated import simulated_robot
-
-        plant = simulated_robot(self.dyn, s)
-        describe_plant(self, plant)
-        if s["hardware"] != "canopen":
-            return plant
-        from ..hardware.canopen_drives import CanopenConfig
-        from ..hardware.canopen_emulator import EmulatedCanopenRobot
-
-        config = CanopenConfig.for_robot(self.ctx.robot, self.ctx.actuated_joints, s["canopen_config"])
-        return EmulatedCanopenRobot(self.dyn, config, plant, f"pkm_emulated_{self.ctx.robot}")
-
-    def start_canopen(self, s):
-        """CiA 402 drives on a real bus (canopen_config): started (Operation enabled) on this node's clock. A real bus
-        runs on its own clock: lockstep is refused before the bus is opened."""
-        from ..control.safety import ForceLimits
-        from ..hardware.canopen_drives import CanopenConfig, CanopenDrives
-
-        if s["lockstep"]:
-            raise InvalidInputError("hardware: canopen on a real bus runs in real time (lockstep: false, pkm bringup "
-                                    "--realtime): the bus has its own clock; canopen_emulate (--stand-in) runs "
-                                    "lockstep")
-        config = CanopenConfig.for_robot(self.ctx.robot, self.ctx.actuated_joints, s["canopen_config"])
-        drives = CanopenDrives(config, self.dt_ns * 1e-9, ForceLimits(s["force_limit"]), kin=self.dyn.kin)
-        try:       # enabled at the loop's first period (supervise_drives): SYNC from then on, every period
-            drives.start(self.system_clock.now().nanoseconds * 1e-9, enable=False)
-        except BaseException:
-            with contextlib.suppress(Exception):       # the bus released; the start-up's error is the one to tell
-                drives.close()
-            raise
-        self._enable_drives = True
-        self.diag.extra["bus_load"] = drives.bus_load.summary()
-        self.get_logger().info(drives.bus_load.summary())
-        self.get_logger().info(f"CANopen drives configured on {config.interface}:{config.channel}: "
-                               f"{', '.join(f'{d.joint} (node {d.node_id})' for d in config.drives)}")
-        return drives
-
-    def enable_drives(self, t_ns: int):
-        """canopen, the loop's first period: the drives to Operation enabled (the state machine, a few SYNCs), the
-        loop's SYNC every period from then on. A failure leaves the quick stop latched (supervise_drives reports it,
-        ~/recover retries)."""
-        self._enable_drives = False
-        try:
-            self.loop.hardware.recover(t_ns * 1e-9)
-            self.get_logger().info("CANopen drives in operation enabled")
-        except PkmError as exc:
-            self.diag.reject("enable drives", exc)
-
-    def on_recover(self, request, response):
-        """canopen: bring the drives back to Operation enabled (CiA 402 state machine) after a quick stop; done by the
-        loop's thread between two periods."""
-        if self._quick_stop is None:
-            response.success, response.message = False, "the drives are not quick-stopped: nothing to recover"
+    def hardware_handler(self, svc):
+        """A service of the hardware (HardwareService): its handler, then in lockstep the periods it lets run (the
+        work it asked for is done between two periods, in ``supervise``)."""
+        def handle(request, response):
+            response = svc.handler(request, response)
+            if self.s["lockstep"]:
+                self.advance_ready()
             return response
-        self._recover_request.set()
-        if self.s["lockstep"]:
-            self.advance_ready()
-        response.success = True
-        response.message = f"recovering the drives from: {self._quick_stop}"
-        return response
+        return handle
 
-    def supervise_drives(self):
-        """canopen, each period: the master latched a quick stop (``safe_reason``): every drive gets quick stop instead
-        of the command and holds (quick stop option 6) until ~/recover; reported once, and in the diagnostics, with
-        every later drive problem and EMCY logged as it comes (each drive's state, error code and last EMCY: a
-        status of its own on /diagnostics, ``diagnostic_statuses``)."""
-        hw = self.loop.hardware
-        if self._recover_request.is_set():
-            self._recover_request.clear()
-            try:
-                hw.recover()
-                self.get_logger().info("drives recovered: operation enabled, the controller commands them again")
-            except PkmError as exc:
-                self.diag.reject("recover", exc)
-        for event in hw.drain_events():        # supervision goes on after the first reason: later faults, EMCY
-            self.get_logger().error(f"drives: {event}")
-        reason = hw.safe_reason
-        if reason is not None and reason != self._quick_stop:
-            self.get_logger().error(f"drives quick-stopped, holding; call ~/recover once the cause is fixed: {reason}")
-            self.diag.extra["drives_quick_stop"] = reason
-        elif reason is None and self._quick_stop is not None:
-            self.diag.extra.pop("drives_quick_stop", None)
-        self._quick_stop = reason
-        if reason is not None:
-            self.diag.safe_behaviour = "drives quick stop"
+    def enable_hardware(self, t_ns: int):
+        """The loop's first period: the hardware's enable hook (canopen: the drives to Operation enabled). A failure
+        is reported; the hardware's own supervision holds the robot."""
+        self._enable = False
+        try:
+            line = self.loop.hardware.enable(t_ns * 1e-9)
+        except PkmError as exc:
+            self.diag.reject("enable hardware", exc)
+            return
+        if line:
+            self.get_logger().info(line)
+
+    def supervise(self, t_ns: int):
+        """Each period: the hardware's supervision (HardwareInterface.supervise) logged and in the diagnostics; a hold
+        of the hardware's own shown as the safe behaviour."""
+        report = self.loop.hardware.supervise(t_ns * 1e-9)
+        if report is None:
+            return
+        for level, line in report.log:
+            log_at(self.get_logger(), level, line)
+        for key, value in report.diagnostics.items():
+            if value is None:
+                self.diag.extra.pop(key, None)
+            else:
+                self.diag.extra[key] = value
+        if report.safe_behaviour is not None:
+            self.diag.safe_behaviour = report.safe_behaviour
 
     # ------------------------------------------------------------------ settings
     @property
@@ -455,6 +405,14 @@ class JointControllerNode(Node):
         else:             # taken by the loop's thread between two periods: spliced now, not in the next period
             self.loop.drain()
 
+    def on_force_references(self, msg):
+        times, wrench, selection = parse_force_references(msg, self.ctx.task.names)
+        self.loop.offer_forces(times, wrench, selection)
+        if self.s["lockstep"]:
+            self.advance_ready()
+        else:
+            self.loop.drain()
+
     def on_feedforward(self, msg):
         c = parse_joint_trajectory(msg, self.ctx.actuated_joints, ("effort",))
         self.loop.offer_feedforward(c.times_ns, c.efforts)
@@ -513,8 +471,8 @@ class JointControllerNode(Node):
         if self._run_start is None:
             self._run_start = (time.monotonic(), t_ns)
         self._last_t = t_ns
-        if self._enable_drives:
-            self.enable_drives(t_ns)
+        if self._enable:
+            self.enable_hardware(t_ns)
         t0 = time.perf_counter()
         cmd = self.loop.cycle(t_ns)
         t1 = time.perf_counter()
@@ -524,8 +482,7 @@ class JointControllerNode(Node):
             t_ns = self.k * self.dt_ns
         t2 = time.perf_counter()
         self.record(cmd, (t1 - t0) * 1e6, (t2 - t1) * 1e6)
-        if self.s["hardware"] == "canopen":
-            self.supervise_drives()
+        self.supervise(t_ns)
         self.observe(t_ns)
         self.diag.step()
         if self.s["lockstep"]:
@@ -542,7 +499,10 @@ class JointControllerNode(Node):
         if cmd.engaged:
             self.get_logger().warning(f"safe behaviour '{cmd.mode}' engaged: {cmd.reason}")
         self.diag.safe_behaviour = "none" if cmd.mode == "control" else cmd.mode
+        # safe_reason: why the safe behaviour commands now (or last did): the figure a benchmark explains itself with
         self.diag.extra.update(safe_entries=c.safe_entries, safe_periods=c.safe_periods, saturations=c.saturations)
+        if cmd.mode != "control":
+            self.diag.extra["safe_reason"] = cmd.reason
         contact = getattr(c.law, "contact", None)          # direct_force: free | contact | retreat (contact lost)
         if contact is not None:
             if contact == "retreat" and self.diag.extra.get("contact") != "retreat":
@@ -692,8 +652,7 @@ class JointControllerNode(Node):
                                                               if self.loop.controller.needs_feedforward else "")
         hw = self.loop.hardware
         if isinstance(hw, TopicHardware):
-            robot = "the robot (" + ("hardware node" if self.s["hardware"] == "topics" else
-                                     "controller manager, or the hardware node standing in for one") + ")"
+            robot = hw.robot
             missing = hw.unmatched()
             if missing:
                 return f"{robot} on its topics: {', '.join(missing)}"

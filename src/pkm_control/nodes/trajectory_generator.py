@@ -17,6 +17,12 @@ Publishes
                            joint_controller interpolates between the points); chunks of
                            `chunk_length` s, published while the published end is less than
                            `lookahead` s ahead of /clock
+  /force_references        trajectory_msgs/JointTrajectory  a hybrid goal's force references (type: hybrid,
+                           trajectory.spec.hybrid_from_spec), at the times of /platform_trajectory's chunks:
+                           one "joint" per task coordinate, effort = F_d, positions = the selection (1
+                           force-controlled, 0 motion); from the goal's start on (none during an approach
+                           move), its last phase's after its end; a chunk without points ends the stream
+                           (another goal began: the force laws' force_reference applies again)
   ~/status                 std_msgs/String (JSON; transient local)  the goal's life cycle: state
                            (accepted | rejected | started | finished | stopped), sim times
                            motion_start, goal_start, end (s) and the reason of a rejection
@@ -59,8 +65,9 @@ from rclpy.node import Node
 from ..errors import InvalidInputError, PkmError
 from ..kinematics.task_space import Pose
 from ..trajectory.streaming import GoalScheduler, ReofferPolicy, parse_goal
-from ..ros.messages import MAX_POINTS, finite, period_ns, platform_trajectory_msg, pose_stamped_msg, rotations, to_ns
-from ..ros.qos import qos
+from ..ros.messages import (MAX_POINTS, finite, force_references_msg, period_ns, platform_trajectory_msg,
+                            pose_stamped_msg, rotations, to_ns)
+from ..ros.qos import FORCE_REFERENCES_TOPIC, qos
 from ..ros.peers import Sources
 from ..ros.runtime import COMMON_PARAMS, Diagnostics, ServiceGuard, declare_settings, guarded, run_node
 
@@ -79,7 +86,7 @@ class TrajectoryGeneratorNode(Node):
         from rosgraph_msgs.msg import Clock
         from std_msgs.msg import String
         from std_srvs.srv import Trigger
-        from trajectory_msgs.msg import MultiDOFJointTrajectory
+        from trajectory_msgs.msg import JointTrajectory, MultiDOFJointTrajectory
 
         self.ctx, s = declare_settings(self, "trajectory_generator", self.on_change)
         self.s = s
@@ -101,6 +108,9 @@ class TrajectoryGeneratorNode(Node):
         self.reoffers = 0
         self.pub_traj = self.create_publisher(MultiDOFJointTrajectory, "/platform_trajectory",
                                                qos("/platform_trajectory", "pub"))
+        self.pub_force = self.create_publisher(JointTrajectory, FORCE_REFERENCES_TOPIC,
+                                               qos(FORCE_REFERENCES_TOPIC, "pub"))
+        self._forcing = False            # force references streamed (a hybrid goal): a chunk without ends them
         self.pub_desired = self.create_publisher(PoseStamped, "/desired_platform_pose",
                                                   qos("/desired_platform_pose", "pub"))
         self.pub_status = self.create_publisher(String, "~/status", qos("/trajectory_generator/status", "pub"))
@@ -239,6 +249,11 @@ class TrajectoryGeneratorNode(Node):
 
     def publish(self, chunks):
         for c in chunks:
+            # the force references first: the loop has them when the motion's references (through IK) arrive
+            if c.forces is not None or self._forcing:
+                self.pub_force.publish(force_references_msg(int(c.times_ns[0]), self.ctx.task.names, c.times_ns,
+                                                            c.forces))
+                self._forcing = c.forces is not None
             self.pub_traj.publish(platform_trajectory_msg(int(c.times_ns[0]), self.frame, c.times_ns, c.positions,
                                                           c.rotations, c.twists, c.accels, self.ctx.task))
             self.diag.step()

@@ -27,17 +27,22 @@
   effort, one point per sample) and the exact platform pose on ``/hardware/platform_pose`` (tests and
   plots, never the controller; the pose at the display rate of the estimated joint states).
 * ``describe_plant``: the simulated robot's parameters and measurement stated at start-up (log, diagnostics).
+* ``Topics``, ``Ros2Control``: the hardware kinds (hardware/plugin.py) of a robot behind topics: ``topics`` (our
+  ``hardware`` node, the graph's clock source) and ``ros2_control`` (a controller manager; joint_controller is then
+  the time source, and ``--stand-in`` runs our hardware node in its place).
 """
 
 from __future__ import annotations
 
 import dataclasses
+from functools import partial
 from typing import NamedTuple
 
 import numpy as np
 
 from ..errors import InvalidInputError
 from ..hardware.interface import CommandCheck, HardwareInterface
+from ..hardware.plugin import HardwareHost, HardwarePlugin
 from ..control.lockstep import unmatched
 from ..control.settings import TOPIC_CONVENTIONS
 from ..trajectory.trust import ClockGuard
@@ -83,10 +88,11 @@ class TopicHardware(HardwareInterface):
     """A robot behind a TopicConvention's topics (module docstring)."""
 
     def __init__(self, node, ctx, convention: TopicConvention, sources, on_measurement=None, on_repeat=None,
-                 wrench_point=None, lockstep: bool = True):
+                 wrench_point=None, lockstep: bool = True, robot: str = "the robot"):
         from sensor_msgs.msg import JointState
 
         self.ctx = ctx
+        self.robot = robot               # what is at the other end of the topics (what a lockstep loop waits for)
         self.convention = convention
         self.actuated_names = tuple(ctx.actuated_joints)
         self.measurement = None
@@ -250,12 +256,38 @@ def describe_plant(node, plant) -> None:
     """State what the simulated robot is and how it measures (``SimulatedRobot.measurement_summary``): a log line at
     start-up and the key ``plant`` (JSON) of the node's diagnostics, which a recorded run's summary carries. A plant
     with nothing to state (``measurement_summary()`` None) leaves both out."""
-    import json
+    from ..hardware.simulated import describe_plant as describe
 
-    from ..hardware.simulated import measurement_text
+    from .runtime import log_at
 
-    summary = plant.measurement_summary()
-    if summary is None:
-        return
-    node.get_logger().info(measurement_text(summary))
-    node.diag.extra["plant"] = json.dumps(summary)
+    describe(plant, partial(log_at, node.get_logger()), node.diag.extra)
+
+
+class Topics(HardwarePlugin):
+    """``topics``: a robot behind topics, here the ``hardware`` node (the graph's clock source): the actuated joints
+    in, commands out, in the node's topic_convention (TopicHardware)."""
+
+    hosted = False
+    time_source = "hardware"
+    hardware_node = True
+    simulated = True
+    robot = "the robot (hardware node)"
+
+    def create(self, host: HardwareHost):
+        s = host.settings
+        return TopicHardware(host.node, host.ctx, TopicConvention.from_settings(s), host.sources, host.on_measurement,
+                             host.on_repeated_state, host.wrench_point, s["lockstep"], self.robot)
+
+
+class Ros2Control(Topics):
+    """``ros2_control``: the same topics, the robot a ros2_control controller manager (README "ros2_control
+    bridge"), whose robot_state_publisher owns /robot_description; joint_controller is the time source (/clock: the
+    instants of its periods). ``--stand-in``: our hardware node plays the controller manager, on its own clock as one
+    does (publish_clock false)."""
+
+    time_source = "joint_controller"
+    publishes_description = False
+    hardware_node = False
+    simulated = False
+    stand_in = {"hardware": {"publish_clock": False}}
+    robot = "the robot (controller manager, or the hardware node standing in for one)"

@@ -386,3 +386,30 @@ def parse_wrench_stamped(msg, point):
     f, m = msg.wrench.force, msg.wrench.torque
     w = finite("wrench", [f.x, f.y, f.z, m.x, m.y, m.z])
     return WrenchMeasurement(to_ns(msg.header.stamp) * 1e-9, w, np.asarray(point, float))
+
+
+def force_references_msg(t0_ns: int, names, times_ns, forces):
+    """/force_references (trajectory_msgs/JointTrajectory): the force references of a hybrid goal on the task
+    coordinates ``names`` (one "joint" per task coordinate), ``forces`` (N, 2 dim) as streaming.Chunk.forces: each
+    point's ``effort`` is F_d, its ``positions`` the selection (1.0 force-controlled, 0.0 motion). ``forces`` None:
+    the end of the stream (no point; from ``t0_ns`` on the force laws' own set-point applies again)."""
+    if forces is None:
+        return joint_trajectory_msg(t0_ns, names, [])
+    dim = len(names)
+    forces = np.asarray(forces, float)
+    return joint_trajectory_msg(t0_ns, names, times_ns, positions=forces[:, dim:], efforts=forces[:, :dim])
+
+
+def parse_force_references(msg, names):
+    """(times ns, F_d (N, dim), selection (N, dim) bools) of a /force_references chunk on the task coordinates
+    ``names``, or (its stamp, None, None) for the end of the stream (no point). InvalidInputError names what is
+    wrong (a selection other than 0 or 1, the names, non-finite values)."""
+    if len(msg.points) == 0:
+        got = list(msg.joint_names)
+        if sorted(got) != sorted(names):
+            raise InvalidInputError(f"force references names {got[:10]}, expected {list(names)}")
+        return to_ns(msg.header.stamp), None, None
+    c = parse_joint_trajectory(msg, names, ("positions", "effort"))
+    if not np.all((c.positions == 0.0) | (c.positions == 1.0)):
+        raise InvalidInputError("force references: the selection (positions) must be 0 or 1 per task coordinate")
+    return c.times_ns, c.efforts, c.positions == 1.0

@@ -39,6 +39,7 @@ STATUS_HISTORY = 10           # goal status events kept for a late `pkm bringup`
 COMMANDS = "/<controller_name>/commands"
 ESTIMATES_TOPIC = "/joint_controller/parameter_estimates"
 WRENCH_TOPIC = "/platform_wrench"
+FORCE_REFERENCES_TOPIC = "/force_references"
 
 
 @dataclass(frozen=True)
@@ -61,6 +62,9 @@ TABLE = {
     ("/feedforward", "pub"): _row("latched", "chunks ahead; the last ones kept for a recorder that joins late",
                                   FEEDFORWARD_HISTORY),
     ("/feedforward", "sub"): _row("stream", "the loop: every chunk; a flood must not evict one"),
+    (FORCE_REFERENCES_TOPIC, "pub"): _row("stream", "a hybrid goal's force references, chunks ahead; a lost one "
+                                                    "stalls lockstep"),
+    (FORCE_REFERENCES_TOPIC, "sub"): _row("stream", "the loop: every chunk; a flood must not evict one"),
     ("/feedforward", "sub:recorder"): _row("latched", "the chunks published before it matched", FEEDFORWARD_HISTORY),
     ("/joint_states", "pub"): _row("observation", "the hardware node's measurement (one lockstep step each); "
                                                   "joint_controller's estimate, recorded every period: none lost "

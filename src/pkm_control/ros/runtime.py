@@ -132,6 +132,33 @@ def descriptor(key: str, value, read_only: bool):
     return desc
 
 
+def log_at(logger, level: str, line: str) -> None:
+    """``line`` at ``level`` ("info" | "warning" | "error"; a plugin's log, HardwareHost.log): one call site per level,
+    as rclpy's logger requires (its severity is fixed per call site)."""
+    if level == "error":
+        logger.error(line)
+    elif level == "warning":
+        logger.warning(line)
+    else:
+        logger.info(line)
+
+
+def service_type(name: str):
+    """The ROS service class of a type name, "std_srvs/srv/Trigger" (or "std_srvs/Trigger"): InvalidInputError when
+    the name is malformed or its package is not installed."""
+    import importlib
+
+    package, _, rest = name.partition("/")
+    kind = rest.rpartition("/")[2]
+    try:
+        cls = getattr(importlib.import_module(f"{package}.srv"), kind, None) if package and kind else None
+    except ImportError as exc:
+        raise InvalidInputError(f"service type {name!r}: {exc}") from exc
+    if cls is None:
+        raise InvalidInputError(f"service type {name!r} is not a ROS service type (package/srv/Type)")
+    return cls
+
+
 class ServiceGuard:
     """A node's services, each behind its own TokenBucket (module docstring). ``clock``: seconds of a monotonic
     clock, the wall's steady time (a flood is calls per wall second; a test drives its own)."""

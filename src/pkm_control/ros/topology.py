@@ -4,10 +4,13 @@ packages share, and the ROS domain of the graph tools. ROS-free (no rclpy)."""
 
 from __future__ import annotations
 
+import fcntl
 import os
+import tempfile
+from pathlib import Path
 
 from ..errors import InvalidInputError, excerpt
-from ..control.settings import HARDWARE, HOSTED_HARDWARE
+from ..hardware.plugin import hardware_names, hardware_plugin
 
 #: the simulated robot's exact joint states (tests and plots, never the controller): trajectory_msgs/JointTrajectory
 #: chunks of every joint, one point per sample (hardware_io.SimulationTopics)
@@ -33,6 +36,20 @@ def domain_id(requested: int | None = None, isolated: bool = True) -> int:
     return 100 + os.getpid() % 100 if isolated else 0
 
 
+def hold_domain(domain: int):
+    """The run lock of ``domain`` (an open file, exclusively fcntl.flock-ed in the temporary directory; the domain is
+    this run's until the file is closed or the process ends), or None when another run holds it. The test suite's
+    runs (test/conftest.py) and `pkm bench loop` take their domains through it, so that no two of them share one:
+    two graphs in one domain hear each other (each node binds its streams to one publisher and refuses the other's)."""
+    lock = open(Path(tempfile.gettempdir()) / f"pkm_test_ros_domain_{domain}.lock", "w")
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        lock.close()
+        return None
+    return lock
+
+
 #: the node executables, in start order (the clock source last, so every subscriber is up)
 NODES = ("trajectory_generator", "inverse_kinematics", "computed_force", "joint_controller", "hardware")
 
@@ -43,16 +60,35 @@ def graph(hardware: str = "sim", stand_in: bool = False) -> list:
     and (hardware topics, real time) joint_controller read /clock themselves, bound to its source and guarded
     (trajectory.trust), and a robot behind topics gives joint_controller's lockstep periods their instants in its
     bound /joint_states stamps. ``stand_in`` (ros2_control): the ``hardware`` node plays the controller manager, on
-    its own clock as one does; (canopen) the drives are emulated inside joint_controller, the graph is the same."""
-    if hardware not in HARDWARE:
-        raise ValueError(f"hardware must be one of {HARDWARE}, got {hardware!r}")
-    return list(NODES if hardware == "topics" or (hardware == "ros2_control" and stand_in) else NODES[:-1])
+    its own clock as one does; (canopen) the drives are emulated inside joint_controller, the graph is the same
+    (HardwarePlugin.runs_hardware_node)."""
+    return list(NODES if hardware_plugin(hardware).runs_hardware_node(stand_in) else NODES[:-1])
+
+
+def stand_in_parameters(hardware: str, stand_in: bool) -> dict:
+    """{node: {key: value}}: the parameters a graph's nodes take for the kind's ``--stand-in`` (HardwarePlugin.stand_in;
+    none without it). InvalidInputError for a kind that has no stand-in, naming the kinds that have one."""
+    if not stand_in:
+        return {}
+    kind = hardware_plugin(hardware)
+    if kind.stand_in is None:
+        having = [name for name in hardware_names() if _stands_in(name)]
+        raise InvalidInputError(f"--stand-in: hardware {hardware!r} has no stand-in (a simulated robot in place of the "
+                                f"real one); the kinds that have one: {', '.join(having)}")
+    return {node: dict(params) for node, params in kind.stand_in.items()}
+
+
+def _stands_in(name: str) -> bool:
+    try:
+        return hardware_plugin(name).stand_in is not None
+    except InvalidInputError:           # a kind that does not load has no stand-in to offer
+        return False
 
 
 def estimated_state_topic(hardware: str = "sim") -> str:
     """Where joint_controller publishes every joint from its state estimator (robot_state_publisher's input):
     /joint_states when it hosts the robot; beside the robot's own /joint_states otherwise."""
-    return "/joint_states" if hardware in HOSTED_HARDWARE else "/estimated_joint_states"
+    return "/joint_states" if hardware_plugin(hardware).hosted else "/estimated_joint_states"
 
 
 def robot_topics(s: dict) -> tuple:
@@ -68,7 +104,8 @@ def trusted_sources(hardware: str = "sim", stand_in: bool = False,
                     topics=("/joint_states", "/effort_controller/commands")) -> str:
     """The ``sources`` parameter that `pkm bringup` and the launch file give every node (trajectory.trust): every
     stream a node of the graph takes, bound to its producer by name, so that no consumer binds first-come (a peer
-    that starts first cannot take a stream): /clock to the clock source, /platform_trajectory to the generator,
+    that starts first cannot take a stream): /clock to the clock source, /platform_trajectory and /force_references
+    to the generator,
     /joint_references, /platform_pose and /desired_joint_states to inverse_kinematics, /feedforward to
     computed_force, the estimated joint states (and, but with ros2_control, /robot_description) to joint_controller,
     the generator's status to it, and, with a robot behind ``topics`` (its states and commands topics,
@@ -77,18 +114,19 @@ def trusted_sources(hardware: str = "sim", stand_in: bool = False,
     (hosted hardware), its /platform_wrench and ground truth to joint_controller. The recorders take the same. A real
     controller manager's broadcaster is not named (its node's name is its user's): that stream binds its first
     publisher of a run."""
-    clock = "hardware" if hardware == "topics" else "joint_controller"
-    pairs = {"/clock": clock, "/platform_trajectory": "trajectory_generator", "/joint_references": "inverse_kinematics",
+    kind = hardware_plugin(hardware)
+    pairs = {"/clock": kind.time_source, "/platform_trajectory": "trajectory_generator",
+             "/force_references": "trajectory_generator", "/joint_references": "inverse_kinematics",
              "/platform_pose": "inverse_kinematics", "/desired_joint_states": "inverse_kinematics",
              "/feedforward": "computed_force", estimated_state_topic(hardware): "joint_controller",
              "/trajectory_generator/status": "trajectory_generator"}
-    if hardware != "ros2_control":
+    if kind.publishes_description:
         pairs["/robot_description"] = "joint_controller"
-    if hardware in HOSTED_HARDWARE:
+    if kind.hosted:
         pairs["/platform_wrench"] = pairs[GROUND_TRUTH_TOPIC] = "joint_controller"
     else:
         states, commands = topics
         pairs[commands] = "joint_controller"
-        if hardware == "topics" or stand_in:
+        if kind.runs_hardware_node(stand_in):
             pairs[states] = pairs["/platform_wrench"] = pairs[GROUND_TRUTH_TOPIC] = "hardware"
     return ",".join(f"{topic}={node}" for topic, node in pairs.items())

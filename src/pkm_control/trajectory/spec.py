@@ -34,7 +34,9 @@ previous phase's to this one's, both with the phase's profile (default quintic):
       {phase: release, force: [0, 0, 0, 0, 0, 0], duration: 0.1},
       {phase: approach, goal: [0, 0, 1.2, 0, 0, 0], selection: [], duration: 0.2}]}    (away, in motion control)
 
-The node graph streams motion only: its force set-point is joint_controller's ``force_reference``.
+A hybrid goal sent to the trajectory generator streams both: the motion on /platform_trajectory, the force references
+on /force_references (streaming.GoalScheduler.load, Chunk.forces) to joint_controller, whose force law takes them in
+place of its ``force_reference`` parameter while they are streamed.
 """
 
 from __future__ import annotations

@@ -28,9 +28,8 @@ import collections
 from dataclasses import dataclass
 
 import numpy as np
-import yaml
 
-from ..description.paths import flow_depth
+from ..description.paths import bounded_yaml
 from ..errors import InvalidInputError
 from ..kinematics.task_space import Pose
 from .trust import ClockGuard
@@ -166,23 +165,12 @@ def _linear(r0, r1, w, h):
 def parse_goal(text: str) -> dict:
     """A goal message (YAML, a superset of JSON) -> trajectory spec mapping; InvalidInputError otherwise.
 
-    Bounded before parsing: at most MAX_GOAL_BYTES characters and MAX_GOAL_DEPTH nested flow collections
-    (the pure-Python safe loader needs seconds for a 32000-deep bracket bomb, and libyaml's loader crashes
-    on one); a recursion error of the loader is a rejection too.
+    Bounded before parsing (description.paths.bounded_yaml): at most MAX_GOAL_BYTES and MAX_GOAL_DEPTH nested flow
+    collections.
     """
     if not isinstance(text, str):
         raise InvalidInputError(f"goal must be a string (YAML/JSON trajectory spec), got {type(text).__name__}")
-    if len(text) > MAX_GOAL_BYTES:
-        raise InvalidInputError(f"goal has {len(text)} characters (limit {MAX_GOAL_BYTES})")
-    depth = flow_depth(text)
-    if depth > MAX_GOAL_DEPTH:
-        raise InvalidInputError(f"goal nests {depth} brackets deep (limit {MAX_GOAL_DEPTH})")
-    try:
-        spec = yaml.safe_load(text)
-    except (yaml.YAMLError, RecursionError) as exc:
-        raise InvalidInputError(f"goal is not valid YAML/JSON: {str(exc)[:200]}") from exc
-    except ValueError as exc:       # a scalar the loader resolves but cannot build: an int of 5000 digits, 2020-13-45
-        raise InvalidInputError(f"goal holds a value YAML cannot read: {str(exc)[:200]}") from exc
+    spec = bounded_yaml(text, "goal", MAX_GOAL_BYTES, MAX_GOAL_DEPTH)
     if not isinstance(spec, dict):
         raise InvalidInputError(f"goal must be a mapping (trajectory spec), got {type(spec).__name__}: "
                                 f"{text[:200]!r}")
@@ -191,13 +179,16 @@ def parse_goal(text: str) -> dict:
 
 @dataclass(frozen=True)
 class Chunk:
-    """Samples of the desired platform motion at absolute grid times (ns)."""
+    """Samples of the desired platform motion at absolute grid times (ns); ``forces``: the force references of a
+    hybrid goal at the same times, (N, 2 task dim): F_d per task coordinate, then the selection (1.0: force
+    controlled, 0.0: motion), or None (no hybrid goal: the force laws' own set-point applies)."""
 
     times_ns: np.ndarray
     positions: np.ndarray        # (N, 3)
     rotations: np.ndarray        # (N, 3, 3)
     twists: np.ndarray           # (N, task dim)
     accels: np.ndarray
+    forces: np.ndarray | None = None
 
     def passed(self, now_ns: int) -> bool:
         """Every sample is before now: no consumer can use any of them (the loop's instant is past them). A stream
@@ -253,12 +244,15 @@ class GoalScheduler:
         self.approach_speed, self.approach_rate = float(approach_speed), float(approach_rate)
         self.approach_tolerance = float(approach_tolerance)
         self.hold = hold                 # pose held when no motion runs
-        self.loaded = None               # (trajectory, approach s) accepted, waiting for start()
+        self.loaded = None               # (trajectory, approach s, HybridTrajectory | None) accepted, not started
         self.active: Motion | None = None
         self._pending_start = False      # start() before the first clock: fixed at the first advance()
         self._not_before = None          # start()'s estimate of now (real time), ns
         self.published_until = None      # grid time of the last published sample (ns)
         self.clock = ClockGuard()        # the time believed (trajectory.trust)
+        # the force references of the last hybrid goal begun: (HybridTrajectory, its goal start ns, held from ns or
+        # None); they go on after its end (its last phase's) until another goal begins or a reset
+        self.force_plan = None
 
     @property
     def now_ns(self) -> int | None:
@@ -267,9 +261,11 @@ class GoalScheduler:
     # ------------------------------------------------------------------ goals
     def load(self, spec: dict):
         """Build and check a goal from its spec; returns (trajectory, approach s). A running motion, an
-        invalid spec or an unreachable motion raise (the robot keeps holding)."""
+        invalid spec or an unreachable motion raise (the robot keeps holding). A ``type: hybrid`` spec
+        (spec.hybrid_from_spec) is its motion here, and its force references go with the chunks (Chunk.forces)
+        from the goal's start on; during an approach move in front of it, no force-controlled direction."""
         from .paths import PointToPoint, Sequence
-        from .spec import FIXED_START, check_reachable, trajectory_from_spec
+        from .spec import FIXED_START, check_reachable, hybrid_from_spec, trajectory_from_spec
 
         if self.active is not None or self._pending_start:
             raise InvalidInputError("a motion is running: goal rejected (stop it first)")
@@ -277,7 +273,8 @@ class GoalScheduler:
         spec = dict(spec)
         if spec.get("start") is None and spec.get("type") not in FIXED_START:
             spec["start"] = kin.task.coordinates(self.hold).tolist()
-        traj = trajectory_from_spec(kin, spec)
+        hybrid = hybrid_from_spec(kin, spec) if spec.get("type") == "hybrid" else None
+        traj = trajectory_from_spec(kin, spec) if hybrid is None else hybrid.motion
         lin, ang = self._distance(kin.task.difference(traj.start_pose, self.hold))
         gap = float(np.abs(kin.actuated(traj.start_pose) - kin.actuated(self.hold)).max())
         approach = 0.0
@@ -289,7 +286,7 @@ class GoalScheduler:
             approach = max(0.2, 1.875 * lin / self.approach_speed, 1.875 * ang / self.approach_rate)
             traj = Sequence([PointToPoint(kin.task, self.hold, traj.start_pose, approach, "quintic"), traj])
         check_reachable(kin, traj)
-        self.loaded = (traj, approach)
+        self.loaded = (traj, approach, hybrid)
         return traj, approach
 
     def _distance(self, d):
@@ -319,12 +316,13 @@ class GoalScheduler:
         return self._pending_start
 
     def _begin(self, now_ns) -> Motion:
-        traj, approach = self.loaded
+        traj, approach, hybrid = self.loaded
         self.loaded = None
         self._pending_start = False
         if self._not_before is not None:
             now_ns = max(now_ns, self._not_before)
         self.active = Motion(traj, self.change_time(now_ns), approach)
+        self.force_plan = None if hybrid is None else (hybrid, self.active.goal_start_ns, None)
         return self.active
 
     def change_time(self, now_ns: int) -> int:
@@ -343,6 +341,8 @@ class GoalScheduler:
         t_stop = self.change_time(self.now_ns or 0)
         self.hold = self.desired_at(t_stop)[0]
         self.active = None
+        if self.force_plan is not None:            # the force of the stop's instant held with its pose
+            self.force_plan = self.force_plan[:2] + (t_stop,)
         return t_stop
 
     def reset(self, hold: Pose) -> None:
@@ -351,6 +351,7 @@ class GoalScheduler:
         self.hold = hold
         self.loaded, self.active, self._pending_start = None, None, False
         self.published_until = None
+        self.force_plan = None
         self.clock.reset()
 
     def next_grid(self, t_ns: int) -> int:
@@ -393,7 +394,21 @@ class GoalScheduler:
         times = t0 + self.dt_ns * np.arange(self.chunk_n, dtype=np.int64)
         P, R, V, A = self.sample(times)
         self.published_until = int(times[-1])
-        return Chunk(times, P, R, V, A)
+        return Chunk(times, P, R, V, A, self.sample_forces(times))
+
+    def sample_forces(self, times_ns) -> np.ndarray | None:
+        """The force references at absolute grid times (Chunk.forces), None without a hybrid goal (load)."""
+        if self.force_plan is None:
+            return None
+        hybrid, t0, held = self.force_plan
+        dim = self.kin.task.dim
+        out = np.zeros((len(times_ns), 2 * dim))
+        for k, t in enumerate(times_ns):
+            t = int(t) if held is None else min(int(t), held)
+            if t >= t0:                            # before: the approach move, no force-controlled direction
+                f, sel = hybrid.force((t - t0) * 1e-9)
+                out[k, :dim], out[k, dim:] = f, sel
+        return out
 
     # ------------------------------------------------------------------ sampling
     def sample(self, times_ns):

@@ -19,7 +19,9 @@ simulated robot with the config's joint friction, 2 kHz; the gains are config/co
   than 5 % of 50 N (std) left in the last 0.1 s (a soft environment is slow, 1 / (Ki k_s), not unstable). The force
   loop's gain grows with the series stiffness k_s = kc k_e / (kc + k_e) (control/force.py DirectForce: time
   constant 1 / (Ki k_s)): the book's rule (the inner motion loop at least 5 times faster) holds up to k_e ~ 5e5 N/m
-  with these gains.
+  with these gains. A stiffness beyond what the plant integrates at its step (hardware/contact.py check_integrable:
+  the simulated robot's limit on this table, ``stiffness_limit_N_per_m``) is refused by the plant and reported as
+  refused with its error, not simulated.
 * ``mujoco``: the task again on the MuJoCo plant (hardware/mujoco_robot.py) with the same table in MuJoCo's own
   contact model (hardware/mujoco_contact.py), the same law, gains, sensor noise (seed 0) and joint friction: the
   independent check of the contact forces. Reported: the task's figures there; the largest normal-force difference
@@ -41,6 +43,7 @@ import time
 
 import numpy as np
 
+from ...errors import InvalidInputError
 from . import finish
 
 ROBOT = "stewart"
@@ -53,8 +56,8 @@ SPEC = {"type": "hybrid", "phases": [
     {"phase": "follow", "goal": [0.03, 0.0, 1.198, 0.0, 0.0, 0.0], "duration": 0.4},
     {"phase": "release", "force": [0.0] * 6, "duration": 0.1},
     {"phase": "approach", "goal": [0.0, 0.0, 1.2, 0.0, 0.0, 0.0], "selection": [], "duration": 0.2}]}
-SWEEP = (1.0e4, 1.0e5, 1.0e6, 3.0e6, 1.0e7)    # N/m
-QUICK_SWEEP = (1.0e6,)
+SWEEP = (1.0e4, 1.0e5, 1.0e6, 3.0e6, 1.0e7, 1.0e9)    # N/m (1e9: beyond the plant's limit, refused)
+QUICK_SWEEP = (1.0e6, 1.0e9)
 SWEEP_HOLD = 0.5                          # s of hold in the sweep
 IMPEDANCE_SPEC = {"type": "hybrid", "phases": [
     {"phase": "approach", "goal": [0.0, 0.0, 1.2 - SURFACE_GAP - 0.001, 0.0, 0.0, 0.0], "duration": 0.3},
@@ -76,7 +79,8 @@ def simulate(dyn, controller: str, hybrid, stiffness: float | None = None, frict
     contact in MuJoCo's model). Returns a dict of arrays per period: t, the normal force f_n (N, on the tool: the
     plant's contact force along z) and f_x (along x), the project's contact law at the plant's state (law_n, law_x),
     the normal force's reference (NaN where z is not force-controlled), phase labels, the desired and the measured
-    platform positions, modes."""
+    platform positions, modes; ``stiffness_limit``: the stiffest table the plant accepts (N/m). A stiffness beyond it
+    raises InvalidInputError (hardware/contact.py check_integrable)."""
     import dataclasses
 
     from ...control import References
@@ -123,7 +127,7 @@ def simulate(dyn, controller: str, hybrid, stiffness: float | None = None, frict
         out["p"].append(truth.platform_pose.position)
         out["mode"].append(cmd.mode)
     run = {k: np.array(v) for k, v in out.items()}
-    run["controller"] = c
+    run["controller"], run["stiffness_limit"] = c, robot.stiffness_limits[0]
     return run
 
 
@@ -171,6 +175,8 @@ def plant_agreement(native, mj) -> dict:
 
 
 def sweep_figures(run) -> dict:
+    if "refused" in run:
+        return {"refused": run["refused"], "settled": False, "stable": False}
     t, f, phase = run["t"], run["f_n"], run["phase"]
     hold = phase == "hold"
     last = t > t[-1] - 0.1
@@ -202,6 +208,19 @@ def impedance_figures(dyn, run) -> dict:
             "steady_force_closed_form_N": float(k * 1e5 / (k + 1e5) * 0.001)}
 
 
+def _write(fig, path: pathlib.Path, title: str) -> None:
+    """A figure's end: every axis gridded with its legend, the title above them, written at 90 dpi and closed."""
+    import matplotlib.pyplot as plt
+
+    for a in fig.axes:
+        a.grid(True, alpha=0.3)
+        a.legend(fontsize=8)
+    fig.suptitle(title)
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+
+
 def run(out_dir: pathlib.Path, progress: bool = True, quick: bool = False) -> dict:
     """The task, the stiffness sweep and the impedance comparison (module docstring); quick: two stiffnesses and the
     frictionless impedance run only (a smoke test, not the documented figures)."""
@@ -221,15 +240,20 @@ def run(out_dir: pathlib.Path, progress: bool = True, quick: bool = False) -> di
     mf, agree = task_figures(mj_task), plant_agreement(task, mj_task)
     sweep_spec = {"type": "hybrid", "phases": SPEC["phases"][:2] + [{"phase": "hold", "duration": SWEEP_HOLD}]}
     stiffnesses = QUICK_SWEEP if quick else SWEEP
-    sweep = {k: simulate(dyn, "direct_force", hybrid_from_spec(dyn.kin, sweep_spec), stiffness=k)
-             for k in stiffnesses}
+    sweep = {}
+    for k in stiffnesses:
+        try:
+            sweep[k] = simulate(dyn, "direct_force", hybrid_from_spec(dyn.kin, sweep_spec), stiffness=k)
+        except InvalidInputError as exc:           # beyond what the plant integrates at its step: refused
+            sweep[k] = {"refused": str(exc)}
     sf = {k: sweep_figures(r) for k, r in sweep.items()}
+    limits = {"native": task["stiffness_limit"], "mujoco": mj_task["stiffness_limit"]}
     imp_hybrid = hybrid_from_spec(dyn.kin, IMPEDANCE_SPEC)
     imp = {cond: impedance_figures(dyn, simulate(dyn, "impedance", imp_hybrid, friction=cond != "no_friction",
                                                  overrides=IMPEDANCE_CONDITIONS[cond]))
            for cond in (("no_friction",) if quick else IMPEDANCE_CONDITIONS)}
     summary = {"robot": ROBOT, "quick": quick, "spec": SPEC, "task": tf, "mujoco": {"task": mf, "agreement": agree},
-               "sweep": {f"{k:g}": v for k, v in sf.items()},
+               "sweep": {f"{k:g}": v for k, v in sf.items()}, "stiffness_limit_N_per_m": limits,
                "impedance": {c: {k: v for k, v in f.items() if not isinstance(v, np.ndarray)} for c, f in imp.items()},
                "files": []}
     lines = [f"Taghirad, Force Control: the Gough-Stewart platform presses {F_D:g} N on config/environment.yaml's "
@@ -251,10 +275,15 @@ def run(out_dir: pathlib.Path, progress: bool = True, quick: bool = False) -> di
              f"{agree['ratio_mujoco']:.4f} (native {agree['ratio_native']:.4f}); MuJoCo's contact force against the "
              f"project's law at MuJoCo's states: max relative difference {agree['law_hold_max_rel']:.1e} holding, "
              f"{agree['law_follow_max_rel']:.1e} sliding (the cone's projection, hardware/mujoco_contact.py)",
-             f"  environment stiffness sweep, gains held (approach, ramp, {SWEEP_HOLD:g} s hold):",
+             f"  environment stiffness sweep, gains held (approach, ramp, {SWEEP_HOLD:g} s hold); the plant "
+             f"integrates the table up to k_e {limits['native']:.3g} N/m at its step (the MuJoCo plant "
+             f"{limits['mujoco']:.3g}), refuses a stiffer one:",
              f"    {'k_e [N/m]':>10s} {'overshoot [%]':>14s} {'hold rms [N]':>13s} {'hold max [N]':>13s} "
              f"{'last 0.1 s: error [N]':>22s} {'std [N]':>8s} {'settled':>8s} {'stable':>7s}"]
     for k, f in sf.items():
+        if "refused" in f:
+            lines.append(f"    {k:10.3g} refused by the plant: {f['refused']}")
+            continue
         lines.append(f"    {k:10.3g} {f['overshoot_percent']:14.1f} {f['hold_error_rms_N']:13.2f} "
                      f"{f['hold_error_max_N']:13.2f} {f['last_100ms_error_N']:22.2f} {f['last_100ms_std_N']:8.2f} "
                      f"{'yes' if f['settled'] else 'no':>8s} {'yes' if f['stable'] else 'NO':>7s}")
@@ -272,42 +301,34 @@ def run(out_dir: pathlib.Path, progress: bool = True, quick: bool = False) -> di
     ax.plot(mj_task["t"], mj_task["f_n"], lw=1, ls=":", color="C2", label="normal force (MuJoCo plant)")
     ax.plot(t, task["f_d"], "k--", lw=1.2, label="F_d (force-controlled)")
     ax.set_ylabel("f_n [N]")
-    ax.legend(fontsize=8)
     axes[1].plot(t, 1e3 * task["p_d"][:, 0], "k--", lw=1.2, label="x_d")
     axes[1].plot(t, 1e3 * task["p"][:, 0], lw=1, label="x")
     axes[1].set_ylabel("x [mm]")
-    axes[1].legend(fontsize=8)
     axes[2].plot(t, 1e3 * (task["p_d"][:, 2] - 1.2), "k--", lw=1.2, label="z_d - z_home")
     axes[2].plot(t, 1e3 * (task["p"][:, 2] - 1.2), lw=1, label="z - z_home")
     axes[2].axhline(-1e3 * SURFACE_GAP, color="brown", lw=0.8, label="surface (tool tip)")
     axes[2].set_ylabel("z [mm]")
     axes[2].set_xlabel("t [s]")
-    axes[2].legend(fontsize=8)
     starts = [p[1] for p in hybrid.phases]
     for a in axes:
-        a.grid(True, alpha=0.3)
         for (name, t_a, t_b, *_), shade in zip(hybrid.phases, [0.0, 0.08] * len(starts)):
             a.axvspan(t_a, t_b, color="grey", alpha=shade, lw=0)
     for name, t_a, t_b, *_ in hybrid.phases:
         axes[0].text((t_a + t_b) / 2, axes[0].get_ylim()[1] * 0.92, name, ha="center", fontsize=7)
-    fig.suptitle(f"Direct force control (Taghirad Fig. 34): approach, {F_D:g} N ramp and hold, slide, release")
-    fig.tight_layout()
-    fig.savefig(out_dir / "stewart_force_task.png", dpi=90)
-    plt.close(fig)
+    _write(fig, out_dir / "stewart_force_task.png",
+           f"Direct force control (Taghirad Fig. 34): approach, {F_D:g} N ramp and hold, slide, release")
     # figure 2: the sweep
     fig, ax = plt.subplots(figsize=(9, 4.5))
     for k, r in sweep.items():
+        if "refused" in r:
+            continue
         ax.plot(r["t"], r["f_n"], lw=1, label=f"k_e = {k:.0e} N/m" + ("" if sf[k]["stable"] else " (unstable)"))
     ax.plot(sweep[stiffnesses[0]]["t"], sweep[stiffnesses[0]]["f_d"], "k--", lw=1.2, label="F_d")
     ax.set_xlabel("t [s]")
     ax.set_ylabel("f_n [N]")
     ax.set_ylim(-5, 2.5 * F_D)
-    ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=8)
-    ax.set_title("Direct force control over the environment's stiffness, the gains held")
-    fig.tight_layout()
-    fig.savefig(out_dir / "stewart_force_sweep.png", dpi=90)
-    plt.close(fig)
+    _write(fig, out_dir / "stewart_force_sweep.png",
+           "Direct force control over the environment's stiffness, the gains held")
     # figure 3: impedance
     fig, axes = plt.subplots(2, 1, figsize=(9, 6), sharex=True)
     for (cond, f), color in zip(imp.items(), ("C0", "C3")):
@@ -319,12 +340,7 @@ def run(out_dir: pathlib.Path, progress: bool = True, quick: bool = False) -> di
     axes[0].set_ylabel("e_z = z_d - z [mm]")
     axes[1].set_ylabel("F_e,z [N]")
     axes[1].set_xlabel("t [s]")
-    for a in axes:
-        a.grid(True, alpha=0.3)
-        a.legend(fontsize=8)
-    fig.suptitle("Impedance control (Taghirad Fig. 36): the measured error beside the designed impedance's response")
-    fig.tight_layout()
-    fig.savefig(out_dir / "stewart_force_impedance.png", dpi=90)
-    plt.close(fig)
+    _write(fig, out_dir / "stewart_force_impedance.png",
+           "Impedance control (Taghirad Fig. 36): the measured error beside the designed impedance's response")
     summary["files"] = ["stewart_force_task.png", "stewart_force_sweep.png", "stewart_force_impedance.png"]
     return finish(summary, lines, out_dir, t0, progress)
