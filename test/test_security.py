@@ -44,7 +44,10 @@ def test_policy_covers_every_node_in_both_hardware_modes():
     rclpy.init()
     try:
         for cls, kw in ((TrajectoryGeneratorNode, {}), (InverseKinematicsNode, {}), (ComputedForceNode, {}),
-                        (JointControllerNode, {}), (JointControllerNode, {"hardware": "topics"}), (HardwareNode, {})):
+                        (JointControllerNode, {}), (JointControllerNode, {"hardware": "topics"}),
+                        (JointControllerNode, {"controller": "direct_force"}),
+                        (JointControllerNode, {"controller": "direct_force", "hardware": "topics"}),
+                        (HardwareNode, {})):
             node = cls(parameter_overrides=[Parameter("use_sim_time", value=cls is not HardwareNode)]
                        + [Parameter(k, value=v) for k, v in kw.items()])
             name = node.get_name()
