@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 import os
+import shutil
 import sys
 import time
 from dataclasses import dataclass
@@ -58,6 +59,8 @@ MIN_SPEED = 3 * DEFAULT_SIGN_EPS
 #: task speed and acceleration limits of the excitation (m/s, rad/s; m/s^2, rad/s^2)
 EXCITATION_VELOCITY, EXCITATION_ACCELERATION = (1.2, 2.0), (10.0, 20.0)
 METHODS = ("ols", "wls")
+#: recordings of the excitation before the demo gives up on a bag with gaps (each refusal is said on stderr)
+EXCITATION_RECORDINGS = 3
 STRUCTURES = ("jourdain", "per-body")
 
 
@@ -197,14 +200,23 @@ def run(demo: DemoOptions, options: IdentifiedOptions) -> dict:
     # 3. recording the excitation run (computed force with the nominal parameters)
     files["excitation_bag"] = out / "palida_excitation_bag"
     excitation_traj = trajectory_from_spec(kin, spec)
-    _, exc_summary = run_one("excitation", "cf_rb_friction", spec, None, excitation_traj.duration + 1.0,
-                             demo.timeout, demo.quiet, **plant, record=str(files["excitation_bag"]))
-    _log(demo, f"[3/5] recorded {files['excitation_bag']}")
+    for attempt in range(1, EXCITATION_RECORDINGS + 1):
+        _, exc_summary = run_one("excitation", "cf_rb_friction", spec, None, excitation_traj.duration + 1.0,
+                                 demo.timeout, demo.quiet, **plant, record=str(files["excitation_bag"]))
+        # the excitation itself: not the approach move to its start (slow joints, where no friction model fits)
+        t0 = float(exc_summary["goal_start"])
+        try:     # a bag with a gap in the window is refused (load_measured_run); its advice: record the run again
+            measured = load_measured_run(files["excitation_bag"], ROBOT, start=t0, end=t0 + excitation_traj.duration)
+            break
+        except InvalidInputError as exc:
+            if attempt == EXCITATION_RECORDINGS or "a gap of" not in str(exc):
+                raise
+            print(f"pkm demo --identified: recording {attempt} of the excitation is refused ({exc}); recording it "
+                  f"again", file=sys.stderr, flush=True)
+            shutil.rmtree(files["excitation_bag"])
+    _log(demo, f"[3/5] recorded {files['excitation_bag']} (recording {attempt})")
 
     # 4. identification
-    # the excitation itself: not the approach move to its start (slow joints, where no friction model fits)
-    t0 = float(exc_summary["goal_start"])
-    measured = load_measured_run(files["excitation_bag"], ROBOT, start=t0, end=t0 + excitation_traj.duration)
     ident = identify(measured, dyn, method=options.method, base=base, sign_eps=sign_eps,
                      min_speed=options.min_speed, progress=not demo.quiet)
     files["identified"] = out / "palida_identified_parameters.yaml"
@@ -264,8 +276,9 @@ def run(demo: DemoOptions, options: IdentifiedOptions) -> dict:
         "true_robot": {"seed": truth.seed, "scale": truth.scale, "max_relative_change": truth.max_relative_change,
                        "encoder_resolution_m": options.encoder_resolution,
                        "effort_noise_std_n": options.effort_noise_std},
-        "excitation": {"spec": spec, "condition": report.condition, "baseline_condition": report.baseline_condition,
-                       "harmonics": options.harmonics, "duration_s": options.excitation_duration},
+        "excitation": {"spec": spec, "recordings": attempt, "condition": report.condition,
+                       "baseline_condition": report.baseline_condition, "harmonics": options.harmonics,
+                       "duration_s": options.excitation_duration},
         "identified": {"method": ident.method, "structure": ident.structure, "min_speed": options.min_speed,
                        "window_s": [t0, t0 + excitation_traj.duration], "condition_number":
                        ident.condition_number, "rows": ident.rows, "consistency": list(ident.consistency),
