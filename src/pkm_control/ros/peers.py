@@ -28,6 +28,9 @@ from .messages import to_ns
 from .qos import qos
 from .runtime import guarded
 
+#: messages a stream holds while its publishers are not yet known by name (DDS discovery behind the data; 10 s at 2 kHz)
+MAX_HELD = 20_000
+
 
 def publisher_gid(info) -> bytes:
     """The publisher gid of a message's info (rclpy MessageInfo), b'' when the middleware gives none."""
@@ -72,6 +75,8 @@ class Sources:
         binding = SourceBinding(topic)
         refused = f"{what} (another publisher)"
 
+        held = []     # (gid, msg, info) of publishers the graph did not know by name yet: taken if theirs binds
+
         def take(msg, info):       # two arguments: rclpy passes the message info
             gid = publisher_gid(info)
             try:
@@ -80,8 +85,15 @@ class Sources:
                 self.diag.reject(what, exc)
                 return
             if admitted:
+                if held:     # discovery lagged behind the first messages: the bound publisher's are not lost
+                    for g, m, i in [h for h in held if bytes(h[0]) == bytes(gid)]:
+                        handle(m, i) if with_info else handle(m)
+                    held.clear()
                 handle(msg, info) if with_info else handle(msg)
-            elif admitted is False:         # None: a publisher the graph does not know by name yet (dropped)
+            elif admitted is None:          # a publisher the graph does not know by name yet: held, bounded
+                if len(held) < MAX_HELD:
+                    held.append((gid, msg, info))
+            else:
                 self.diag.reject(refused, binding.refusal(gid))
 
         sub = (create or self.node.create_subscription)(msg_type, topic, take, qos_profile)
