@@ -14,7 +14,7 @@ Figures (from the nodes' own /diagnostics over the run; durations in 1 us bins, 
                 cycle before it overran; baseline (since the first command), a period without a plant
                 step that had a command computed since the previous step (the timer fell behind, or the
                 command came late); in percent of all periods
-  plant step    the simulated robot's step (forward dynamics with friction in every joint, RK4)
+  plant step    the simulated robot's step (forward dynamics with friction in every joint, RK4): median, p99
   safe behaviour the controller's periods commanded by its safe behaviour (an input missing: the streams ran
                 dry), in percent: the loop's figures are those of a robot tracking only when this is ~0; with the
                 controller's last reason and the chunks its stream nodes dropped because they arrived after the
@@ -241,7 +241,8 @@ def _figures(diags: tuple, new: bool) -> dict:
                 "deadline_misses": misses, "periods": cycles, "jitter_median_us": f(ctl, "jitter_median_us"),
                 "jitter_p99_us": f(ctl, "jitter_p99_us"), "jitter_max_us": f(ctl, "jitter_max_us"),
                 "compute_median_us": f(ctl, "cycle_median_us"), "compute_p99_us": f(ctl, "cycle_p99_us"),
-                "plant_step_median_us": f(ctl, "plant_step_median_us"), "realtime": ctl.get("realtime", ""),
+                "plant_step_median_us": f(ctl, "plant_step_median_us"),
+                "plant_step_p99_us": f(ctl, "plant_step_p99_us"), "realtime": ctl.get("realtime", ""),
                 "safe_percent": safe, "observations_dropped": f(ctl, "observations_dropped"),
                 "safe_reason": ctl.get("safe_reason", ""), "from_motion_start": bool(start),
                 "from_first_control": "joint_controller" in restarted,
@@ -257,7 +258,8 @@ def _figures(diags: tuple, new: bool) -> dict:
             "deadline_misses": missed, "periods": periods, "jitter_median_us": f(hw, "jitter_median_us"),
             "jitter_p99_us": f(hw, "jitter_p99_us"), "jitter_max_us": f(hw, "jitter_max_us"),
             "compute_median_us": f(ctl, "cycle_median_us"), "compute_p99_us": f(ctl, "cycle_p99_us"),
-            "plant_step_median_us": f(hw, "plant_step_median_us"), "safe_percent": safe}
+            "plant_step_median_us": f(hw, "plant_step_median_us"), "plant_step_p99_us": f(hw, "plant_step_p99_us"),
+            "safe_percent": safe}
 
 
 def bench_loop(robot: str = "palida", controller: str = "cf_rb_friction", seconds: float = 60.0,
@@ -297,7 +299,8 @@ def _bench_loop(robot, controller, seconds, baseline_seconds, as_json, quiet) ->
             ("jitter median [us]", "jitter_median_us", "{:.1f}"),
             ("jitter p99 [us]", "jitter_p99_us", "{:.1f}"), ("jitter max [us]", "jitter_max_us", "{:.0f}"),
             ("compute median [us]", "compute_median_us", "{:.1f}"), ("compute p99 [us]", "compute_p99_us", "{:.1f}"),
-            ("plant step median [us]", "plant_step_median_us", "{:.1f}"), ("periods", "periods", "{:.0f}"),
+            ("plant step median [us]", "plant_step_median_us", "{:.1f}"),
+            ("plant step p99 [us]", "plant_step_p99_us", "{:.1f}"), ("periods", "periods", "{:.0f}"),
             ("safe behaviour [% periods]", "safe_percent", "{:.2f}")]
     columns = (Column("", align="<"), Column("one process"), Column("5 processes"), Column("x 5 processes", fmt=".2f"),
                Column("target"))
