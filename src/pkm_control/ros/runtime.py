@@ -33,13 +33,16 @@ import sys
 import time
 
 from ..errors import InvalidInputError, PkmError, excerpt
-from ..control.settings import (CHOICE_KEYS, FLOAT_KEYS, GAIN_KEYS, INT_KEYS, RANGES, RUNTIME_KEYS, gain, integer,
-                                node_settings, range_text, validate)
+from ..control.settings import (CHOICE_KEYS, FLOAT_KEYS, GAIN_KEYS, INT_KEYS, RANGES, RUNTIME_KEYS, check_stream_rate,
+                                gain, integer, node_settings, range_text, validate)
 from .qos import qos
 
 LOG_THROTTLE = 1.0               # s between repeated warnings of one kind
 SPIN_WAIT = 0.1                  # s: the longest an idle spin waits before it looks at the stop flag
 SHUTDOWN_LIMIT = 5.0             # s (wall) from the first stop signal to the end of a node's process (a hang's bound)
+#: real time: the stream stages run this far below the loop's realtime_priority (the loop 80, joint_controller's other
+#: threads and the CANopen drives' emulator 70, the stages 60)
+STREAM_PRIORITY_BELOW = 20
 
 
 def declare_settings(node, node_name: str, on_change=None):
@@ -73,6 +76,8 @@ def declare_settings(node, node_name: str, on_change=None):
             gain(key, settings[key], n_gains if key in ("kp", "kd") else ctx.n_actuated)
     if "force_limit" in settings:
         settings["force_limit"] = validate("force_limit", settings["force_limit"], ctx.n_actuated, ctx.force_limit)
+    if {"stream_rate", "control_rate"} <= settings.keys():
+        check_stream_rate(settings)
 
     def on_set(params):
         for p in params:
@@ -130,6 +135,25 @@ def descriptor(key: str, value, read_only: bool):
         choices = CHOICE_KEYS[key]
         desc.additional_constraints = choices if isinstance(choices, str) else f"one of {', '.join(choices)}"
     return desc
+
+
+def stream_stage_priority(node, settings: dict, diag) -> None:
+    """Real time (``lockstep`` false): a stream stage's process (trajectory_generator, inverse_kinematics,
+    computed_force; every thread, the executor's and the middleware's, and those created later) at SCHED_FIFO
+    ``realtime_priority`` - STREAM_PRIORITY_BELOW, below the loop's threads. The stages are on the loop's path from a
+    goal to a command: a chunk they deliver after its instant is dropped, and the loop holds the robot (safe
+    behaviour). At the default scheduler a loaded machine starved them while the loop and the drives ran on at
+    SCHED_FIFO: with the PaLiDA graph on CANopen at 250 Hz and a load average of 13-25 on 2 cores, the stages
+    delivered nothing in time and the loop held the robot for the whole motion (docs/hardware.md). Said in the log
+    and in /diagnostics (``realtime``); where not permitted, why. In lockstep nothing changes (the loop waits)."""
+    if settings["lockstep"]:
+        return
+    from ..control.realtime import fifo_priority
+
+    priority = max(1, int(settings["realtime_priority"]) - STREAM_PRIORITY_BELOW)
+    line = fifo_priority(priority, whole_process=True) or f"SCHED_FIFO priority {priority}"
+    diag.extra["realtime"] = line
+    node.get_logger().info(f"stream stage in real time: {line}")
 
 
 def log_at(logger, level: str, line: str) -> None:
