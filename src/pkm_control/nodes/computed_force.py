@@ -44,7 +44,8 @@ from ..kinematics.task_space import Pose
 from ..ros.messages import joint_trajectory_msg, parse_platform_trajectory, to_ns
 from ..ros.qos import qos
 from ..ros.peers import GraphClock, Sources
-from ..ros.runtime import COMMON_PARAMS, Diagnostics, ServiceGuard, declare_settings, run_node
+from ..ros.runtime import (COMMON_PARAMS, Diagnostics, ServiceGuard, declare_settings, run_node,
+                           stream_stage_priority)
 
 __doc__ += "\n" + COMMON_PARAMS
 
@@ -73,6 +74,7 @@ class ComputedForceNode(Node):
         self.sub = self.sources.subscribe(MultiDOFJointTrajectory, "/platform_trajectory", self.on_trajectory,
                                           qos("/platform_trajectory", "sub"), "platform_trajectory")
         self.srv = self.guard.service(Trigger, "~/reload_parameters", self.on_reload)
+        stream_stage_priority(self, s, self.diag)        # real time: below the loop, above a loaded machine
 
     def build(self, model: str, path: str) -> FeedforwardModel:
         try:

@@ -49,7 +49,8 @@ from ..ros.messages import (joint_state_msg, joint_trajectory_msg, parse_joint_s
     pose_stamped_msg, to_ns, transform_stamped_msg)
 from ..ros.qos import qos
 from ..ros.peers import GraphClock, Sources
-from ..ros.runtime import COMMON_PARAMS, Diagnostics, ServiceGuard, declare_settings, run_node
+from ..ros.runtime import (COMMON_PARAMS, Diagnostics, ServiceGuard, declare_settings, run_node,
+                           stream_stage_priority)
 
 __doc__ += "\n" + COMMON_PARAMS
 #: the TF frames of the platform poses: child frame ids that robot_state_publisher never publishes (it publishes the
@@ -108,6 +109,7 @@ class InverseKinematicsNode(Node):
         states = TopicConvention.from_settings(s).states_topic if behind_topics else "/joint_states"
         self.sub_state = self.sources.subscribe(JointState, states, self.on_state,
                                                 qos("/joint_states", "sub:inverse_kinematics"), "joint_states")
+        stream_stage_priority(self, s, self.diag)        # real time: below the loop, above a loaded machine
 
     def on_trajectory(self, msg):
         c = parse_platform_trajectory(msg, self.ctx.task)

@@ -69,7 +69,8 @@ from ..ros.messages import (MAX_POINTS, finite, force_references_msg, period_ns,
                             pose_stamped_msg, rotations, to_ns)
 from ..ros.qos import FORCE_REFERENCES_TOPIC, qos
 from ..ros.peers import Sources
-from ..ros.runtime import COMMON_PARAMS, Diagnostics, ServiceGuard, declare_settings, guarded, run_node
+from ..ros.runtime import (COMMON_PARAMS, Diagnostics, ServiceGuard, declare_settings, guarded, run_node,
+                           stream_stage_priority)
 
 __doc__ += "\n" + COMMON_PARAMS
 #: a measured pose may be stamped this much after the last clock seen (the clock is published at a lower rate)
@@ -129,6 +130,7 @@ class TrajectoryGeneratorNode(Node):
         self.srv_start = self.guard.service(Trigger, "~/start", self.on_start)
         # a stop is never refused: it only holds the robot, and an operator must always be able to
         self.srv_stop = self.create_service(Trigger, "~/stop", self.on_stop)
+        stream_stage_priority(self, s, self.diag)        # real time: below the loop, above a loaded machine
 
     def on_change(self, key, value):
         if key in ("approach_speed", "approach_rate", "approach_tolerance"):
