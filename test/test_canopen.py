@@ -695,14 +695,19 @@ def test_bringup_canopen_with_the_drives_in_another_process_tracks_like_sim(driv
     path.write_text(yaml.safe_dump(doc))
     kp, kd = 6.1e3, 660.0                           # docs/hardware.md: the PD gains for 250 Hz
     spec = {"type": "point_to_point", "goal": [0.02, 0.0, -0.85, 0.0, 0.0, 0.0], "duration": 1.0}
-    # start_delay: the generator stamps the start with the clock it saw before building the goal (real time)
+    # start_delay: the motion starts 3 s (on the loop's clock) after the generator took the goal: the first chunks of
+    # inverse_kinematics and computed_force (their first solutions) must reach the loop before it, on a loaded machine
+    # (a 1 s delay lost the start of sim's move once at load average 23-29: held, 6.35 mm max error)
     argv = ("--robot", "palida", "--controller", "cf_rb_friction", "--realtime", "--goal", json.dumps(spec),
             "--set", f"control_rate={1 / PROCESS_DT:g}", "--set", f"kp={kp}", "--set", f"kd={kd}",
-            "--set", "trajectory_generator.start_delay=1.0")
+            "--set", "trajectory_generator.start_delay=3.0")
     can = _bringup_json(147, *argv, "--hardware", "canopen", "--set", f"joint_controller.canopen_config={path}")
     sim = _bringup_json(147, *argv, "--hardware", "sim", "--set", "substeps=8")
+    keys = ("goal_status", "missing_samples", "safe_behaviour_entries", "deadline_misses", "rejected_inputs",
+            "actuator_rms", "actuator_max", "tracking")
+    seen = {kind: {k: run.get(k) for k in keys} for kind, run in (("canopen", can), ("sim", sim))}   # on a failure
     for run in (can, sim):
-        assert run["goal_status"] == "finished" and run["missing_samples"] == 0, run
+        assert run["goal_status"] == "finished" and run["missing_samples"] == 0, seen
     assert {d["cia402_state"] for d in can["drives"].values()} == {"operation enabled"}, can["drives"]
     kin = robot_dynamics("palida").kin
     traj = trajectory_from_spec(kin, dict(spec, start=[0.0, 0.0, -0.85, 0.0, 0.0, 0.0]))
@@ -711,7 +716,7 @@ def test_bringup_canopen_with_the_drives_in_another_process_tracks_like_sim(driv
     travel = np.abs(q[-1] - q[0])                   # 3.5-8.6 mm per actuator
     qd_max = np.abs(np.diff(q, axis=0)).max(axis=0) / (tau[1] - tau[0])
     # sim tracked (measured: at most an eighth of the travel); held for the whole move, the error would be the travel
-    assert np.all(np.asarray(sim["actuator_max"]) < travel / 4), (sim["actuator_max"], travel)
+    assert np.all(np.asarray(sim["actuator_max"]) < travel / 4), (seen, travel)
     # what the bus adds to sim's errors: the torque in whole per mille of the 1000 N rating, rounded by at most 0.5 N,
     # moves an actuator by at most 0.5 N / kp (82 um: test_process_circle_...), and the drives measure at the SYNC a
     # period before the loop's instant on the wall clock (sim's measurement is of the loop's own instant), a
@@ -719,7 +724,7 @@ def test_bringup_canopen_with_the_drives_in_another_process_tracks_like_sim(driv
     bound = 0.5 / kp + qd_max * PROCESS_DT
     for key in ("actuator_rms", "actuator_max"):
         excess = np.asarray(can[key]) - np.asarray(sim[key])
-        assert np.all(excess <= bound), (key, can[key], sim[key], bound)
+        assert np.all(excess <= bound), (key, seen, bound)
 
 
 def test_sdo_abort_names_the_drive_the_object_and_the_abort_code():
