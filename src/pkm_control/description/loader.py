@@ -343,12 +343,21 @@ class ClosureRows:
                     self.cpl_rows, self.cpl_dep, self.cpl_ref, self.cpl_ratio, self.cpl_offset, self.cpl_K):
             arr.setflags(write=False)
 
-    def evaluate(self, data: pin.Data, q: np.ndarray, jacobian: bool = True):
+    def placements(self, data: pin.Data) -> np.ndarray:
+        """(joints, 4, 4): the world placements of the closure frames' parent joints in ``data`` (data.oMi read as
+        one list: indexing data.oMi costs a pinocchio call per joint)."""
+        if not self.joints:
+            return _NO_PLACEMENTS
+        oMi = data.oMi.tolist()
+        return np.array([oMi[j].homogeneous for j in self.joints])
+
+    def evaluate(self, data: pin.Data, q: np.ndarray, jacobian: bool = True, H=None):
         """(closure_residual, closure_jacobian or None) from the joint placements (and with ``jacobian`` the world
         joint Jacobian data.J: computeJointJacobians) in ``data``: one compiled call (kernels.closure_rows) for the
-        point and frame rows, then the frame closures' rotations and the couplings."""
+        point and frame rows, then the frame closures' rotations and the couplings. H: ``placements`` when the
+        caller has them."""
         oMi = data.oMi
-        H = np.array([oMi[j].homogeneous for j in self.joints]) if self.joints else _NO_PLACEMENTS
+        H = self.placements(data) if H is None else H
         r, K = closure_rows(H, data.J if jacobian else _NO_JACOBIAN, self.group, self.offset, self.mask,
                                self.lin_rows, self.lin_sel, self.ang_rows, self.ang_sel, self.n_rows)
         for row, ja, Ma, jb, Mb in self.frame_closures:
@@ -360,11 +369,11 @@ class ClosureRows:
                 K[self.cpl_rows] = self.cpl_K
         return r, (K if jacobian else None)
 
-    def jacobian_dot(self, data: pin.Data, v: np.ndarray) -> np.ndarray:
+    def jacobian_dot(self, data: pin.Data, v: np.ndarray, H=None) -> np.ndarray:
         """Kdot along v from the joint placements, data.J and data.dJ (computeJointJacobiansTimeVariation at
-        (q, v)) in ``data``: one compiled call (kernels.closure_rows_dot)."""
-        oMi = data.oMi
-        H = np.array([oMi[j].homogeneous for j in self.joints]) if self.joints else _NO_PLACEMENTS
+        (q, v)) in ``data``: one compiled call (kernels.closure_rows_dot). H: ``placements`` at q when the caller
+        has them."""
+        H = self.placements(data) if H is None else H
         return closure_rows_dot(H, data.J, data.dJ, np.asarray(v, float), self.group, self.offset, self.mask,
                                 self.lin_rows, self.lin_sel, self.ang_rows, self.ang_sel, self.n_rows)
 
