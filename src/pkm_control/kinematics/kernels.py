@@ -275,14 +275,14 @@ def pus_positions_jacobian(R, p, base, plat, L2, reach_tol):
 
 
 @numba.njit(cache=True)
-def solve_columns(K, cols, B):
-    """(X, ok): X with K[:, cols] X = B (square; B n x k), by Gaussian elimination with partial pivoting (LAPACK's
-    dgesv in scalar loops: numba's np.linalg.solve costs ~10 s of compilation per signature): the numeric family's
-    Newton steps and velocity maps. ok False where a pivot is zero (singular, as dgesv's info > 0) or the matrix
-    is not finite."""
-    n, k = cols.shape[0], B.shape[1]
+def lu_columns(K, cols):
+    """(LU, perm, ok): A = K[:, cols] (square) factored by Gaussian elimination with partial pivoting (LAPACK's
+    dgetrf in scalar loops: numba's np.linalg costs ~10 s of compilation per signature), L (unit, below the
+    diagonal) and U in one array, perm the row order (P A = L U). ok False where a pivot is zero (singular, as
+    dgetrf's info > 0) or the matrix is not finite."""
+    n = cols.shape[0]
     A = np.empty((n, n))
-    X = B.copy()
+    perm = np.arange(n)
     for j in range(n):
         for i in range(n):
             A[i, j] = K[i, cols[j]]
@@ -292,26 +292,51 @@ def solve_columns(K, cols, B):
             if abs(A[i, c]) > abs(A[piv, c]):
                 piv = i
         if not (A[piv, c] != 0.0 and math.isfinite(A[piv, c])):
-            return X, False
+            return A, perm, False
         if piv != c:
             for j in range(n):
                 A[c, j], A[piv, j] = A[piv, j], A[c, j]
-            for j in range(k):
-                X[c, j], X[piv, j] = X[piv, j], X[c, j]
+            perm[c], perm[piv] = perm[piv], perm[c]
         for i in range(c + 1, n):
             f = A[i, c] / A[c, c]
+            A[i, c] = f
             if f != 0.0:
                 for j in range(c + 1, n):
                     A[i, j] -= f * A[c, j]
+    return A, perm, True
+
+
+@numba.njit(cache=True)
+def lu_solve(LU, perm, B):
+    """X with A X = B (n x k) from lu_columns' factors of A."""
+    n, k = LU.shape[0], B.shape[1]
+    X = np.empty((n, k))
+    for i in range(n):
+        for j in range(k):
+            X[i, j] = B[perm[i], j]
+    for c in range(n):
+        for i in range(c + 1, n):
+            f = LU[i, c]
+            if f != 0.0:
                 for j in range(k):
                     X[i, j] -= f * X[c, j]
     for c in range(n - 1, -1, -1):
         for j in range(k):
             t = X[c, j]
             for i in range(c + 1, n):
-                t -= A[c, i] * X[i, j]
-            X[c, j] = t / A[c, c]
-    return X, True
+                t -= LU[c, i] * X[i, j]
+            X[c, j] = t / LU[c, c]
+    return X
+
+
+@numba.njit(cache=True)
+def solve_columns(K, cols, B):
+    """(X, ok): X with K[:, cols] X = B (square; B n x k) by lu_columns and lu_solve (dgesv): the numeric family's
+    Newton steps and velocity maps. ok False where K[:, cols] is singular or not finite (X then undefined)."""
+    LU, perm, ok = lu_columns(K, cols)
+    if not ok:
+        return B.copy(), False
+    return lu_solve(LU, perm, B), True
 
 
 @numba.njit(cache=True)
@@ -333,11 +358,11 @@ def solve_square(K, cols, b, limit):
 
 
 @numba.njit(cache=True)
-def newton_start(q0, K0, fixed, values, free, predict_range, limit):
+def newton_start(q0, K0, LU0, perm0, fixed, values, free, predict_range, limit):
     """The start of the numeric family's Newton projection (numeric.Kinematics._project): q0 with q[fixed] = values,
     and with K0 (0 rows: none) the first step predicted along the tangent of the closures, q[free] -= A^-1
-    K0[:, fixed] (values - q0[fixed]) (A = K0[:, free], square), when |values - q0[fixed]|_1 <= predict_range and
-    the step is defined and within +-limit."""
+    K0[:, fixed] (values - q0[fixed]) (A = K0[:, free], square; LU0, perm0 its lu_columns factors, or 0 x 0 to
+    factor it here), when |values - q0[fixed]|_1 <= predict_range and the step is defined and within +-limit."""
     q = q0.copy()
     change = np.empty(fixed.shape[0])
     total = 0.0
@@ -353,7 +378,10 @@ def newton_start(q0, K0, fixed, values, free, predict_range, limit):
         for k in range(fixed.shape[0]):
             acc += K0[i, fixed[k]] * change[k]
         rhs[i, 0] = acc
-    X, ok = solve_columns(K0, free, rhs)
+    if LU0.shape[0] == free.shape[0]:
+        X, ok = lu_solve(LU0, perm0, rhs), True
+    else:
+        X, ok = solve_columns(K0, free, rhs)
     if ok and _bounded(X, limit):
         for k in range(free.shape[0]):
             q[free[k]] -= X[k, 0]
@@ -381,8 +409,9 @@ def l1_nearer(q_a, q_b, c, qc):
 
 @numba.njit(cache=True)
 def closure_velocity(K, c, free, B, twist, limit):
-    """(G, v, ok) at an assembly with closure Jacobian K (A = K[:, free] square): G[c] = B, G[free] = -A^-1 K_c B
-    (K G = 0), v = G twist (numeric.py, Velocities); ok False where A is singular or G leaves +-limit."""
+    """(G, v, LU, perm, ok) at an assembly with closure Jacobian K (A = K[:, free] square): G[c] = B,
+    G[free] = -A^-1 K_c B (K G = 0), v = G twist (numeric.py, Velocities), A's lu_columns factors; ok False where
+    A is singular or G leaves +-limit."""
     m, n, nv = K.shape[0], B.shape[1], K.shape[1]
     rhs = np.zeros((m, n))
     for i in range(m):
@@ -391,8 +420,11 @@ def closure_velocity(K, c, free, B, twist, limit):
             for k in range(c.shape[0]):
                 acc -= K[i, c[k]] * B[k, j]
             rhs[i, j] = acc
-    X, ok = solve_columns(K, free, rhs)
+    LU, perm, ok = lu_columns(K, free)
     G = np.zeros((nv, n))
+    if not ok:
+        return G, np.zeros(nv), LU, perm, False
+    X = lu_solve(LU, perm, rhs)
     for k in range(c.shape[0]):
         for j in range(n):
             G[c[k], j] = B[k, j]
@@ -405,13 +437,13 @@ def closure_velocity(K, c, free, B, twist, limit):
         for j in range(n):
             acc += G[i, j] * twist[j]
         v[i] = acc
-    return G, v, ok and _bounded(X, limit)
+    return G, v, LU, perm, _bounded(X, limit)
 
 
 @numba.njit(cache=True)
-def closure_acceleration(K, c, free, ac, bias, limit):
-    """(a, ok): the tree accelerations with a[c] = ac and K a + bias = 0 (bias = Kdot v; A = K[:, free] square),
-    numeric.py, Accelerations; ok False where A is singular or a[free] leaves +-limit."""
+def closure_acceleration(K, LU, perm, c, free, ac, bias, limit):
+    """(a, ok): the tree accelerations with a[c] = ac and K a + bias = 0 (bias = Kdot v; A = K[:, free] square,
+    LU and perm its lu_columns factors), numeric.py, Accelerations; ok False where a[free] leaves +-limit."""
     m, nv = K.shape[0], K.shape[1]
     rhs = np.zeros((m, 1))
     for i in range(m):
@@ -419,10 +451,10 @@ def closure_acceleration(K, c, free, ac, bias, limit):
         for k in range(c.shape[0]):
             acc -= K[i, c[k]] * ac[k]
         rhs[i, 0] = acc
-    X, ok = solve_columns(K, free, rhs)
+    X = lu_solve(LU, perm, rhs)
     a = np.empty(nv)
     for k in range(c.shape[0]):
         a[c[k]] = ac[k]
     for k in range(free.shape[0]):
         a[free[k]] = X[k, 0]
-    return a, ok and _bounded(X, limit)
+    return a, _bounded(X, limit)

@@ -65,6 +65,7 @@ RANK_TOL = 1e-9
 PREDICT_RANGE = 0.05
 #: no closure Jacobian to predict from (kernels.newton_start)
 _NO_K = np.zeros((0, 0))
+_NO_PERM = np.zeros(0, dtype=np.int64)
 
 
 @dataclass(frozen=True)
@@ -90,6 +91,7 @@ class _Scratch(threading.local):
     def __init__(self, model):
         self.data = model.createData()
         self.q = self.K = self.H = None      # H: the closure placements at q (ClosureRows.placements)
+        self.LU = _NO_K, _NO_PERM            # the factors of K[:, IK free joints] when _motion computed them
 
 
 def _solve(K, cols, B):
@@ -191,7 +193,9 @@ class Kinematics(ParallelKinematics):
         tall = len(self._rows) and self._rows[-1][2] > len(free)
         q0, K0 = start
         if self._square_ik if ik else self._square_fk:
-            q = newton_start(q0, _NO_K if K0 is None else K0, fixed, values, free, PREDICT_RANGE, MAGNITUDE_LIMIT)
+            LU, perm = self._scratch.LU if ik and K0 is not None else (_NO_K, _NO_PERM)
+            q = newton_start(q0, _NO_K if K0 is None else K0, LU, perm, fixed, values, free, PREDICT_RANGE,
+                             MAGNITUDE_LIMIT)
         else:
             q = q0.copy()
             q[fixed] = values
@@ -254,7 +258,7 @@ class Kinematics(ParallelKinematics):
     def _remember(self, q, K, H):
         """The warm start of this thread's next solve (and the placements its accelerations reuse)."""
         sc = self._scratch
-        sc.q, sc.K, sc.H = q.copy(), K, H
+        sc.q, sc.K, sc.H, sc.LU = q.copy(), K, H, (_NO_K, _NO_PERM)
 
     # ------------------------------------------------------------------ velocity maps
     def _ik_solve(self, K, rhs, what):
@@ -325,12 +329,13 @@ class Kinematics(ParallelKinematics):
         qc, _, ac, B = self.task.platform_joint_state(pose, twist, accel)
         q, K = self._assemble(pose, qc=qc)
         c, free = self._c, self._ik_free
-        G, v, ok = closure_velocity(K, c, free, B, twist, MAGNITUDE_LIMIT)
+        G, v, LU, perm, ok = closure_velocity(K, c, free, B, twist, MAGNITUDE_LIMIT)
         if not ok:
             self._ik_solve(K, -(K[:, c] @ B), "G")               # raises, naming the singularity
+        self._scratch.LU = LU, perm                               # the next solve's prediction reuses them
         if accel is None:
             return q, v, None, G
-        a, ok = closure_acceleration(K, c, free, ac, self._bias(q, v), MAGNITUDE_LIMIT)
+        a, ok = closure_acceleration(K, LU, perm, c, free, ac, self._bias(q, v), MAGNITUDE_LIMIT)
         if not ok:
             self._ik_solve(K, -(K[:, c] @ ac + self._bias(q, v)), "accelerations")
         return q, v, a, G
