@@ -238,7 +238,7 @@ class Kinematics(ParallelKinematics):
         (ClosureRows.placements: the accelerations at the solution reuse them)."""
         clm, data = self.model, self._scratch.data
         pin.computeJointJacobians(clm.model, data, q)      # includes the forward kinematics
-        H = clm.closure_rows.placements(data)
+        H = clm.closure_rows.placements(data, q)
         r, K = clm.closure_rows.evaluate(data, q, H=H)
         return r, K, H
 
@@ -316,7 +316,7 @@ class Kinematics(ParallelKinematics):
         """Kdot v at this thread's last solution q (loader.closure_bias, its placements reused)."""
         data = self._scratch.data
         pin.computeJointJacobiansTimeVariation(self.model.model, data, q, v)
-        return self.model.closure_rows.jacobian_dot(data, v, H=self._scratch.H) @ v
+        return self.model.closure_rows.jacobian_dot(data, q, v, H=self._scratch.H) @ v
 
     def _motion(self, pose: Pose, twist, accel):
         """(q, v, a, G) of a checked motion (twist given; a None without accel) from one assembly: for a spatial
