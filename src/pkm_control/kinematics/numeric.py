@@ -319,14 +319,16 @@ class Kinematics(ParallelKinematics):
         return self.model.closure_rows.jacobian_dot(data, q, v, H=self._scratch.H) @ v
 
     def _motion(self, pose: Pose, twist, accel):
-        """(q, v, a, G) of a checked motion (twist given; a None without accel) from one assembly: for a spatial
-        task and square closures, the platform joints, their rates and B from one call and G, v and a from two
-        compiled solves (kernels.closure_velocity, closure_acceleration) around Kdot v."""
-        if not (self._square_ik and self.task.kind == "spatial"):
+        """(q, v, a, G) of a checked motion (twist given; a None without accel) from one assembly: for square
+        closures, the platform joints, their rates and B from one call and G, v and a from one factorization
+        (kernels.closure_velocity, closure_acceleration) around Kdot v."""
+        if not self._square_ik:
             q, K = self._assemble(pose)
             G = self._joint_jacobian(K, pose)
             return (q, *self._rates(q, K, G, pose, twist, accel), G)
         qc, _, ac, B = self.task.platform_joint_state(pose, twist, accel)
+        if self.task.kind != "spatial":
+            qc = self._platform_joints(pose)          # the same coordinates, checked to lie in the task space
         q, K = self._assemble(pose, qc=qc)
         c, free = self._c, self._ik_free
         G, v, LU, perm, ok = closure_velocity(K, c, free, B, twist, MAGNITUDE_LIMIT)
