@@ -158,7 +158,7 @@ def parameters_page() -> str:
              "has it on every element) and a value beyond it is refused. "
              "`pkm bringup --realtime` (launch `lockstep:=false`) sets "
              "`control.settings.REALTIME_SETTINGS`, each rate a whole fraction of the control rate "
-             "(`realtime_settings`), and runs the stream stages at SCHED_FIFO 20 below `realtime_priority`.", "",
+             "(`realtime_settings`).", "",
              "| parameter | default | nodes | meaning |", "|---|---|---|---|"]
     for key in keys:
         nodes = ["every node"] if key in COMMON_KEYS else [

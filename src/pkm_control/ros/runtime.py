@@ -40,9 +40,6 @@ from .qos import qos
 LOG_THROTTLE = 1.0               # s between repeated warnings of one kind
 SPIN_WAIT = 0.1                  # s: the longest an idle spin waits before it looks at the stop flag
 SHUTDOWN_LIMIT = 5.0             # s (wall) from the first stop signal to the end of a node's process (a hang's bound)
-#: real time: the stream stages run this far below the loop's realtime_priority (the loop 80, joint_controller's other
-#: threads and the CANopen drives' emulator 70, the stages 60)
-STREAM_PRIORITY_BELOW = 20
 
 
 def declare_settings(node, node_name: str, on_change=None):
@@ -135,25 +132,6 @@ def descriptor(key: str, value, read_only: bool):
         choices = CHOICE_KEYS[key]
         desc.additional_constraints = choices if isinstance(choices, str) else f"one of {', '.join(choices)}"
     return desc
-
-
-def stream_stage_priority(node, settings: dict, diag) -> None:
-    """Real time (``lockstep`` false): a stream stage's process (trajectory_generator, inverse_kinematics,
-    computed_force; every thread, the executor's and the middleware's, and those created later) at SCHED_FIFO
-    ``realtime_priority`` - STREAM_PRIORITY_BELOW, below the loop's threads. The stages are on the loop's path from a
-    goal to a command: a chunk they deliver after its instant is dropped, and the loop holds the robot (safe
-    behaviour). At the default scheduler a loaded machine starved them while the loop and the drives ran on at
-    SCHED_FIFO: with the PaLiDA graph on CANopen at 250 Hz and a load average of 13-25 on 2 cores, the stages
-    delivered nothing in time and the loop held the robot for the whole motion (docs/hardware.md). Said in the log
-    and in /diagnostics (``realtime``); where not permitted, why. In lockstep nothing changes (the loop waits)."""
-    if settings["lockstep"]:
-        return
-    from ..control.realtime import fifo_priority
-
-    priority = max(1, int(settings["realtime_priority"]) - STREAM_PRIORITY_BELOW)
-    line = fifo_priority(priority, whole_process=True) or f"SCHED_FIFO priority {priority}"
-    diag.extra["realtime"] = line
-    node.get_logger().info(f"stream stage in real time: {line}")
 
 
 def log_at(logger, level: str, line: str) -> None:
@@ -385,6 +363,48 @@ def guarded(diag: Diagnostics, what: str):
         return cb
 
     return wrap
+
+
+def stream_stage_priority(node, settings: dict, diag) -> None:
+    """A streaming node (trajectory_generator, inverse_kinematics, computed_force) in real time (``lockstep`` false):
+    every thread of its process at SCHED_FIFO ``stream_priority`` (0: the default scheduler), below the loop's threads
+    (joint_controller: realtime_priority - 10). The streams are part of the real-time path: on a machine busy with
+    other work a stage at the default scheduler gets a share of a core that its chunks do not fit in (measured on the
+    2 shared cores at load 13-16: the generator's chunks reached the stages 0.2-3 s after the loop had passed them, the
+    loop held 100 % of its periods; with the three stages at SCHED_FIFO 60, 0.015 %, docs/benchmarks.md). What was set,
+    or why not, goes to /diagnostics (``realtime``); lockstep runs keep the default scheduler (their clock waits for
+    the streams)."""
+    from ..control.realtime import fifo_priority
+
+    priority = int(settings["stream_priority"])
+    if settings["lockstep"] or priority <= 0:
+        diag.extra["realtime"] = "default scheduler"
+        return
+    why = fifo_priority(priority, whole_process=True)
+    diag.extra["realtime"] = why or f"SCHED_FIFO priority {priority}"
+    node.get_logger().info(f"streaming at {diag.extra['realtime']}")
+
+
+class ChunkCost:
+    """The thread CPU time a stream stage spends per chunk it computes (parse to publish), for /diagnostics:
+    ``chunk_cpu_mean_us`` over the node's life and ``chunk_cpu_max_us``, beside the sim time a chunk covers
+    (``chunk_span_ms``: its samples times their spacing): a stage whose mean approaches the span cannot keep real time
+    even with a core of its own."""
+
+    def __init__(self, diag):
+        self.diag = diag
+        self.count = 0
+        self.total_ns = 0
+        self.max_ns = 0
+
+    def add(self, cpu_ns: int, times_ns) -> None:
+        n = len(times_ns)
+        span_ns = (int(times_ns[-1]) - int(times_ns[0])) * n / (n - 1) if n > 1 else 0
+        self.count += 1
+        self.total_ns += cpu_ns
+        self.max_ns = max(self.max_ns, cpu_ns)
+        self.diag.extra.update(chunk_cpu_mean_us=f"{self.total_ns / self.count * 1e-3:.0f}",
+                               chunk_cpu_max_us=f"{self.max_ns * 1e-3:.0f}", chunk_span_ms=f"{span_ns * 1e-6:.1f}")
 
 
 class PolledSubscriptions:
