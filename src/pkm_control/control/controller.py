@@ -109,6 +109,7 @@ class Controller:
         self.needs_desired = DESIRED_POSE in law.requires
         self.pose = initial_pose            # last platform estimate (warm start)
         self.pose_d = initial_pose          # last desired pose from the references (warm start of its FK)
+        self._desired = None                # (q_d, qd_d, (X_d, xdot_d)) of the last reference sample
         self.target = None                  # latched hold target while the safe behaviour is active
         self.mode = CONTROL
         self.reason = ""
@@ -142,10 +143,15 @@ class Controller:
                     est = self.estimate(measured)
                     pose, twist = est.pose, est.twist
                 desired = None
-                if self.needs_desired:           # X_d, xdot_d: the estimator's FK of the references
-                    est = self.estimator.estimate(inputs[0], inputs[1], self.pose_d)
-                    self.pose_d = est.pose
-                    desired = (est.pose, est.twist)
+                if self.needs_desired:           # X_d, xdot_d: the estimator's FK of the references, once a sample
+                    last = self._desired
+                    if last is not None and np.array_equal(last[0], inputs[0]) and np.array_equal(last[1], inputs[1]):
+                        desired = last[2]
+                    else:
+                        est = self.estimator.estimate(inputs[0], inputs[1], self.pose_d)
+                        self.pose_d = est.pose
+                        desired = (est.pose, est.twist)
+                        self._desired = (inputs[0].copy(), inputs[1].copy(), desired)
                 if wrench is None:               # inputs checked: the law's formula alone
                     tau = self.law.evaluate(*inputs, pose, twist, desired, t)
                 else:

@@ -59,7 +59,7 @@ from types import MappingProxyType
 
 import numpy as np
 import pinocchio as pin
-from scipy.linalg.lapack import dgetrf, dgetrs
+from scipy.linalg.lapack import dgesv, dgetrf, dgetrs
 
 from ..description.paths import read_user_yaml
 from ..dynamics.engine import ClosedLoopDynamics
@@ -488,13 +488,15 @@ def dynamics_with_parameters(dyn: ClosedLoopDynamics, parameters) -> ClosedLoopD
 def force_distribution(J, f, square: bool = True) -> np.ndarray:
     """tau with J^T tau = f (Taghirad, Controller Topology: tau = J^-T F): exact, or the minimum norm
     tau = J (J^T J)^-1 f (Wu eq. 39) for redundant actuation."""
-    try:
-        if square:
-            return np.linalg.solve(J.T, f)
-        return J @ np.linalg.solve(J.T @ J, f)
-    except np.linalg.LinAlgError as exc:
+    if square:      # LAPACK gesv directly (np.linalg.solve's LU, without its ~4x call overhead on a 6 x 6)
+        tau, info = dgesv(J.T, f)[2:]
+    else:
+        x, info = dgesv(J.T @ J, f)[2:]
+        tau = J @ x
+    if info != 0:
         raise SingularConfigurationError("J^T J is singular: the actuators cannot balance the platform "
-                                         "(forward singularity)") from exc
+                                         "(forward singularity)")
+    return tau
 
 
 def task_rates(kin, pose: Pose, qd_a, qdd_a, square: bool = True, twist=None):

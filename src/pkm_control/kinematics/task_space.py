@@ -133,18 +133,17 @@ def so3_exp(w):
 
 def so3_log(R):
     """Rotation vector w with so3_exp(w) = R."""
-    c = np.clip((np.trace(R) - 1) / 2, -1.0, 1.0)
-    th = np.arccos(c)
+    th = math.acos(min(max((float(R[0, 0] + R[1, 1] + R[2, 2]) - 1) / 2, -1.0), 1.0))    # scalars: math, not numpy
     v = np.array([R[2, 1] - R[1, 2], R[0, 2] - R[2, 0], R[1, 0] - R[0, 1]])
     if th < 1e-8:
         return 0.5 * v
-    if np.pi - th < 1e-6:
+    if math.pi - th < 1e-6:
         # near pi: axis from the symmetric part
         A = (R + np.eye(3)) / 2
         k = np.argmax(np.diag(A))
         axis = A[:, k] / np.sqrt(A[k, k])
         return th * axis * (1 if axis @ v >= 0 else -1)
-    return th / (2 * np.sin(th)) * v
+    return th / (2 * math.sin(th)) * v
 
 
 class TaskSpace:
