@@ -127,6 +127,22 @@ def hermite(r0, r1, w, h):
     return out
 
 
+def sensor_wrench(R, w, p):
+    """A 6-axis sensor's wrench w = (f_s, m_s) (sensor frame: platform axes at the point p, platform frame) in the
+    base axes at the platform origin: f = R f_s, m = R m_s + (R p) x f (force.task_wrench). Row by row in the order
+    of the numpy expressions; a matrix-vector product in numpy may sum in another order: equal to ~1 ulp."""
+    out = np.empty(6)
+    r = np.empty(3)
+    for i in range(3):
+        out[i] = R[i, 0] * w[0] + R[i, 1] * w[1] + R[i, 2] * w[2]
+        out[3 + i] = R[i, 0] * w[3] + R[i, 1] * w[4] + R[i, 2] * w[5]
+        r[i] = R[i, 0] * p[0] + R[i, 1] * p[1] + R[i, 2] * p[2]
+    out[3] += r[1] * out[2] - r[2] * out[1]
+    out[4] += r[2] * out[0] - r[0] * out[2]
+    out[5] += r[0] * out[1] - r[1] * out[0]
+    return out
+
+
 if numba is not None:
     _A = numba.types.Array(numba.float64, 1, "A", readonly=True)    # any 1-D float64 array converts to it
     _OUT = numba.float64[::1]
@@ -137,3 +153,5 @@ if numba is not None:
                           cache=True)(saturate)
     within = numba.njit(numba.boolean(_A, _A), cache=True)(within)
     hermite = numba.njit(_OUT(_A, _A, numba.float64, numba.float64), cache=True)(hermite)
+    sensor_wrench = numba.njit(_OUT(numba.types.Array(numba.float64, 2, "A", readonly=True), _A, _A),
+                               cache=True)(sensor_wrench)
