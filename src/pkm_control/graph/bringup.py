@@ -62,6 +62,7 @@ from .signals import Stopped, die_with_parent, signals_raise_stopped
 #: SIGTERM ends a pkm node at once (ros.runtime.run_node)
 STOP_SEQUENCE = ((signal.SIGTERM, 2.0), (signal.SIGTERM, 1.0), (signal.SIGKILL, 10.0))
 LOST_SAMPLES = 5    # exit status of a run whose recording misses samples (when it would have been 0)
+NOT_MEASURED = 6    # exit status of a finished run whose tracking could not be measured (when it would have been 0)
 RECORD_STORAGES = ("sqlite3", "mcap")
 
 
@@ -309,7 +310,7 @@ def run(options: BringupOptions) -> int:
         else:
             print(format_summary(summary))
         code = {"finished": 0, "rejected": 1, "stalled": 4}.get(summary["goal_status"], 3)
-        return _lost(summary.get("bag"), code)
+        return _measured(summary, _lost(summary["lost_samples"], code))
     bag = _bag_recorder(options)       # before the graph: a bag that cannot be created fails here
     g = Graph(options)
     code = 0
@@ -345,27 +346,38 @@ def run(options: BringupOptions) -> int:
 
                 summary = _close_bag(bag, options, stop)
                 g.log(bag_lines(summary))
-    return _lost(summary, code)
+    return _lost([] if summary is None else summary["lost_samples"], code)
 
 
 def _close_bag(bag, options: BringupOptions, stop, end: float | None = None) -> dict:
-    """The bag drained and closed (a signal during the drain cuts it short), its summary (``end``: the goal's end)."""
+    """The bag drained and closed (a signal during the drain cuts it short), its summary (``end``: the goal's end;
+    the ground truth counted at its rate, ``stream_slots``)."""
     try:
         bag.close(abort=lambda: stop.again > 0)
     finally:
         bag.session.close()
-    return bag.summary(_control_rate(options), end)
+    return bag.summary(_control_rate(options), end, _truth_rate(options))
 
 
-def _lost(bag_summary: dict | None, code: int) -> int:
-    """The exit status: LOST_SAMPLES instead of 0 when the recording misses samples (said in one line on stderr)."""
-    from .bag_recorder import lost_samples
+def _lost(lost: list, code: int) -> int:
+    """The exit status: LOST_SAMPLES instead of 0 when a recording misses samples (``lost``: graph.losses.loss_json's
+    entries), said in one line on stderr."""
+    from .losses import loss_line
 
-    line = None if bag_summary is None else lost_samples(bag_summary)
+    line = loss_line(lost)
     if line is None:
         return code
     print(f"pkm bringup: {line}", file=sys.stderr, flush=True)
     return code or LOST_SAMPLES
+
+
+def _measured(summary: dict, code: int) -> int:
+    """The exit status: NOT_MEASURED instead of 0 when a finished run's tracking could not be measured (nothing
+    recorded within its motion), said in one line on stderr."""
+    if summary["goal_status"] != "finished" or not summary.get("tracking"):
+        return code
+    print(f"pkm bringup: the run's tracking was not measured: {summary['tracking']}", file=sys.stderr, flush=True)
+    return code or NOT_MEASURED
 
 
 def _bag_recorder(options: BringupOptions):
@@ -388,15 +400,48 @@ def _bag_recorder(options: BringupOptions):
         raise
 
 
-def _control_rate(options: BringupOptions) -> float:
-    """joint_controller's control_rate in this bringup: --set, else the controller YAML's."""
-
+def _in_process(options: BringupOptions) -> bool:
+    """joint_controller steps the robot in its process (its ground truth only): its own settings decide."""
     params = parameters(options)
-    for section in ("joint_controller", "/**"):
-        rate = params[section]["ros__parameters"].get("control_rate")
-        if rate is not None:
-            return float(rate)
-    return float(load_settings(options.robot, options.controller, options.controller_config)["control_rate"])
+    return hardware_plugin(options.hardware).in_process({**params["/**"]["ros__parameters"],
+                                                         **params["joint_controller"]["ros__parameters"]})
+
+
+def _setting(options: BringupOptions, key: str, node: str = "joint_controller") -> float:
+    """A node's numeric setting in this bringup: --set (the node's own, then the shared one), else the controller
+    YAML's."""
+    params = parameters(options)
+    for section in (node, "/**"):
+        value = params.get(section, {}).get("ros__parameters", {}).get(key)
+        if value is not None:
+            return float(value)
+    return float(load_settings(options.robot, options.controller, options.controller_config)[key])
+
+
+def _control_rate(options: BringupOptions) -> float:
+    """joint_controller's control_rate in this bringup."""
+    return _setting(options, "control_rate")
+
+
+def stream_slots(options: BringupOptions) -> dict:
+    """topic -> slot (ns, graph.losses) of the sample streams whose losses the recorders count: the simulated robot's
+    ground truth at the ground_truth_rate of the node that steps it (joint_controller in process, else the hardware
+    node, if the graph has one) and joint_controller's estimated joint states at its state_publish_rate."""
+    from ..ros.topology import GROUND_TRUTH_TOPIC
+    from .losses import slot_ns
+
+    rate, truth = _control_rate(options), _truth_rate(options)
+    slots = {estimated_state_topic(options.hardware): slot_ns(_setting(options, "state_publish_rate"), rate)}
+    if truth is not None:
+        slots[GROUND_TRUTH_TOPIC] = slot_ns(truth, rate)
+    return slots
+
+
+def _truth_rate(options: BringupOptions) -> float | None:
+    """The ground_truth_rate of the node that steps the simulated robot (joint_controller in process, else the hardware
+    node), None when the graph has neither."""
+    node = "joint_controller" if _in_process(options) else "hardware"
+    return _setting(options, "ground_truth_rate", node) if node in parameters(options) else None
 
 
 def run_recorded(options: BringupOptions, progress=None, out=None):
@@ -411,6 +456,7 @@ def run_recorded(options: BringupOptions, progress=None, out=None):
     from ..kinematics import robot_kinematics
     from ..control.settings import robot_context
     from ..trajectory.streaming import parse_goal
+    from .losses import loss_json
     from .recorder import GraphRecorder, outcome
 
     robot = options.robot
@@ -420,21 +466,16 @@ def run_recorded(options: BringupOptions, progress=None, out=None):
     initial_value = params["trajectory_generator"]["ros__parameters"].get(
         "initial_pose", params["/**"]["ros__parameters"].get("initial_pose", ""))
     initial = robot_context(robot, options.variant).initial(initial_value)
-    # joint_controller's own settings decide whether it steps the robot in its process (its ground truth only)
-    in_process = hardware_plugin(options.hardware).in_process(
-        {**params["/**"]["ros__parameters"], **params["joint_controller"]["ros__parameters"]})
+    in_process = _in_process(options)
     bag = _bag_recorder(options)
     # with --record the bag's ground truth subscription starts the lockstep run (wait_for_recorder: one subscriber
     # is enough, so there is one) and the run's recorder takes the ground truth from the bag
     rec = GraphRecorder(kin, options.hardware, in_process=in_process, subscribe_truth=bag is None,
                         sources=params["/**"]["ros__parameters"]["sources"])     # bound as the nodes' streams
     if bag is not None:
-        from rclpy.serialization import deserialize_message
-        from trajectory_msgs.msg import JointTrajectory
-
         from ..ros.topology import GROUND_TRUTH_TOPIC
 
-        bag.listeners[GROUND_TRUTH_TOPIC] = lambda raw: rec.on_truth(deserialize_message(raw, JointTrajectory))
+        bag.listeners[GROUND_TRUTH_TOPIC] = rec.on_truth
     g = Graph(options, out)
     t_wall0 = time.monotonic()
     t_motion = None            # wall time when sim time first passed the motion start
@@ -505,6 +546,9 @@ def run_recorded(options: BringupOptions, progress=None, out=None):
                            startup_s=(t_motion - t_wall0) if t_motion is not None else math.nan)
             record = rec.record(options.controller, options.controller)
             summary.update(outcome(kin, spec, initial, record, st))
+        # the samples the run's recorder and the bag missed (graph.losses), to the goal's end when it finished
+        lost = rec.losses(stream_slots(options), rec.status.get("end") if status == "finished" else None)
+        summary["lost_samples"] = loss_json(lost) + (bag_summary["lost_samples"] if bag_summary is not None else [])
     finally:
         rec.close()
     return summary, record
