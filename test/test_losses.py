@@ -82,3 +82,50 @@ def test_bringup_exits_non_zero_with_one_line_when_a_run_lost_samples_or_was_not
     out = capsys.readouterr()
     assert out.err.splitlines() == ([] if line is None else [line])
     assert json.loads(out.out)["lost_samples"] == summary(**events)["lost_samples"]
+
+
+def test_the_lockstep_loop_waits_for_its_recorders_acknowledgements():
+    """wait_for_recorder: joint_controller runs at most RECORDER_WINDOW periods whose recorded observations a reader
+    has not acknowledged; from half the window on it asks (without waiting) and starts a new window once all are
+    acknowledged. Stand-ins: publishers whose acknowledgement state the test sets; the node's own method decides."""
+    from types import SimpleNamespace
+
+    pytest.importorskip("rclpy")
+    from pkm_control.nodes.joint_controller import RECORDER_WINDOW, JointControllerNode
+
+    class Publisher:
+        acked, asked = False, 0
+
+        def wait_for_all_acked(self, timeout):
+            assert timeout.nanoseconds == 0       # never blocks the loop
+            self.asked += 1
+            return self.acked
+
+    pubs = [Publisher(), Publisher()]
+    node = SimpleNamespace(s={"wait_for_recorder": True}, _unacked=0, recorded=lambda: pubs)
+    behind = JointControllerNode.recorder_behind.__get__(node)
+    node._unacked = RECORDER_WINDOW // 2 - 1
+    assert not behind() and pubs[0].asked == 0             # below half the window: not even asked
+    node._unacked = RECORDER_WINDOW - 1
+    assert not behind()                                    # unacknowledged, but within the window
+    node._unacked = RECORDER_WINDOW
+    assert behind()                                        # the window is full: the loop waits
+    pubs[0].acked = True
+    assert behind()                                        # one reader still has not acknowledged
+    pubs[1].acked = True
+    assert not behind() and node._unacked == 0             # all acknowledged: a new window
+    node.s["wait_for_recorder"], node._unacked = False, 10 * RECORDER_WINDOW
+    pubs[0].acked = False
+    assert not behind()                                    # no recorder to wait for
+
+
+def test_a_loop_that_waits_for_recorders_that_take_messages_is_not_stalled():
+    """`pkm bringup --exit-when-done`: a loop that waits for the acknowledgements of recorders that are still taking
+    messages goes at their pace (a loaded machine); it is stalled only when they took nothing for STALL_ERROR s, or
+    when it waits for anything else."""
+    waits = {"joint_controller": {"lockstep_stall": "error", "lockstep_idle_s": "45.1",
+                                  "waiting_for": f"{bringup.RECORDER_WAIT} of /joint_states"}}
+    assert bringup.stalled(waits, recording=True) is None
+    assert bringup.stalled(waits).startswith("joint_controller: no lockstep progress for 45.1 s")
+    streams = {"joint_controller": {"lockstep_stall": "error", "waiting_for": "/joint_references covering 1 s"}}
+    assert "/joint_references" in bringup.stalled(streams, recording=True)

@@ -113,6 +113,11 @@ class GraphRecorder:
     def spin_once(self, timeout: float = 0.05):
         self.executor.spin_once(timeout_sec=timeout)
 
+    @property
+    def taken(self) -> int:
+        """Sample messages taken so far (ground truth chunks, joint states)."""
+        return sum(len(chunks) for chunks in self.states.values())
+
     # ------------------------------------------------------------------ callbacks
     def _select(self, names):
         """(actuated, platform) column indices of a name order (computed once per order), or None when it
