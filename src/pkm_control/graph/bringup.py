@@ -513,9 +513,16 @@ def run_recorded(options: BringupOptions, progress=None, out=None):
                     t_wait = time.monotonic()
                     while "joint_controller" not in rec.diagnostics and time.monotonic() - t_wait < 3.0:
                         rec.spin_once(0.05)
-                    t_wait = time.monotonic()      # the bag too has /joint_states up to the end
-                    while bag is not None and bag.sim_time < st["end"] and time.monotonic() - t_wait < 3.0:
+                    # the bag too has /joint_states up to the end, taken while its publisher lives (a recorder
+                    # behind the run works off its queue: what a reader holds unread is gone with a stopped writer);
+                    # given up once it takes nothing for 3 s (what is missing then is counted, graph.losses)
+                    moved = (None, time.monotonic())
+                    while bag is not None and bag.sim_time < st["end"] and time.monotonic() - moved[1] < 3.0 and \
+                            time.monotonic() - t_wall0 < options.timeout:
+                        stop.check()
                         bag.spin_once(0.05)
+                        if bag.taken != moved[0]:
+                            moved = (bag.taken, time.monotonic())
                     break
                 done = g.exited()
                 if done:
