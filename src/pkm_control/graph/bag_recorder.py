@@ -39,8 +39,12 @@ refused gid), logged at most once a second, and listed in the summary (``refused
 
 Closing: ``close`` first drains the subscriptions (every message the middleware has already received is written:
 a recorder that fell behind on a loaded machine catches up before the bag ends), then writes the bag's metadata.
-``lost_samples`` turns a summary whose /joint_states misses control periods into one line (how many, where): `pkm
-bringup --record` prints it on stderr and exits non-zero, never a silent gap.
+A reader's queue is bounded whatever its depth (Fast DDS: 5000 samples), so in lockstep joint_controller runs only
+so far ahead of what its recorders acknowledged (wait_for_recorder, RECORDER_WINDOW), and `pkm bringup` lets the
+bag work off its queue before it stops the nodes. The summary counts the samples the bag missed per stream
+(graph.losses: /joint_states, and the ground truth at its rate); ``lost_samples`` turns them into one line (how
+many, of which topics, where): `pkm bringup --record` and `pkm record` print it on stderr and exit non-zero, never a
+silent gap.
 """
 
 from __future__ import annotations
