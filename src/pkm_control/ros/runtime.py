@@ -40,6 +40,7 @@ from .qos import qos
 LOG_THROTTLE = 1.0               # s between repeated warnings of one kind
 SPIN_WAIT = 0.1                  # s: the longest an idle spin waits before it looks at the stop flag
 SHUTDOWN_LIMIT = 5.0             # s (wall) from the first stop signal to the end of a node's process (a hang's bound)
+PR_SET_PDEATHSIG = 1             # prctl(2)
 
 
 def declare_settings(node, node_name: str, on_change=None):
@@ -466,6 +467,23 @@ def _shutdown_watchdog() -> None:
     threading.Thread(target=watch, name="pkm_shutdown_watchdog", daemon=True).start()
 
 
+def _end_with_parent() -> None:
+    """The node's process gets SIGTERM (its clean stop) when its parent dies, killed (SIGKILL) or not: launch 3.7 ends
+    on SIGTERM without stopping the nodes it started, which ran on as orphans. Linux prctl PR_SET_PDEATHSIG (nothing
+    elsewhere), the signal sent when the thread that started the process ends (launch and `pkm bringup` start their
+    nodes from their main thread; bringup sets it before the exec too: graph.signals.die_with_parent). A parent gone
+    before the prctl is not signalled: the process signals itself. Set once the node's modules are imported: a parent
+    that dies while the node imports (seconds) leaves it running."""
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+
+    parent = os.getppid()
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    if os.getppid() != parent:
+        os.kill(os.getpid(), signal.SIGTERM)
+
+
 def run_node(make_node, doc: str, argv=None) -> int:
     """Entry point of an executable (module docstring): spin until a signal, then destroy the node; with ``argv`` None
     (the process is the node) the process then ends at once."""
@@ -480,16 +498,26 @@ def run_node(make_node, doc: str, argv=None) -> int:
     # the signals that asked to stop: a plain list, no lock (a threading.Event's lock deadlocks when a second signal
     # comes while the handler of the first holds it: SIGINT from pkm bringup, then SIGTERM as bringup dies)
     stop = []
+    building = [True]
+
+    def on_signal(signum, _frame):
+        stop.append(signum)
+        if building and len(stop) == 1:
+            # the node is being built (rclpy's start, a kernel's first compilation: seconds): nothing to finish, the
+            # build is given up where the main thread is. Once it spins, a callback ends before the spin looks
+            raise KeyboardInterrupt
 
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-        signal.signal(sig, lambda signum, _frame: stop.append(signum))
+        signal.signal(sig, on_signal)
     if argv_given is None:         # the node's own process (not a caller's: tests)
         _shutdown_watchdog()
-    rclpy.init(args=argv, signal_handler_options=SignalHandlerOptions.NO)
+        _end_with_parent()
     node = None
     code = 0
     try:
+        rclpy.init(args=argv, signal_handler_options=SignalHandlerOptions.NO)
         node = make_node()
+        building.clear()
         ex = SingleThreadedExecutor()
         ex.add_node(node)
         while not stop:
