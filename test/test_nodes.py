@@ -1310,6 +1310,26 @@ def test_a_node_stuck_when_the_signal_comes_is_gone_all_the_same(second):
     assert second or ('line 11 in build' in err and "Timeout" in err), err
 
 
+def test_a_second_signal_ends_a_node_whose_stderr_is_gone():
+    """Issue 22 §5: a node whose stderr is a pipe nobody reads any more (launch died on SIGTERM: its nodes then get
+    the parent-death SIGTERM as a second signal) still ends at once on a second signal; the watchdog's line on stderr
+    failed (EPIPE) and ended its thread, and the node waited for SHUTDOWN_LIMIT (status 1). SIGTERM and SIGINT are
+    sent together: either is the first (status 128 + its number)."""
+    import signal
+
+    p = _node_process(*_node_command(STUCK))
+    try:
+        assert p.stdout.readline() == "building\n"
+        p.stderr.close()
+        p.send_signal(signal.SIGTERM)
+        p.send_signal(signal.SIGINT)
+        p.wait(timeout=60)
+    finally:
+        p.kill()
+        p.wait()
+    assert p.returncode in (128 + signal.SIGINT, 128 + signal.SIGTERM), p.returncode
+
+
 @pytest.mark.parametrize("signame", ["SIGINT", "SIGTERM", "SIGHUP"])
 def test_a_signal_while_the_node_is_built_gives_the_build_up(signame):
     """Issue 22 §5, a signal during the start: a node still building (running Python, as joint_controller compiling

@@ -458,9 +458,12 @@ def _shutdown_watchdog() -> None:
     def watch():
         first = os.read(r, 1)[0]                     # blocks until the first signal
         faulthandler.dump_traceback_later(SHUTDOWN_LIMIT, exit=True)
-        sys.stderr.write(f"{signal.Signals(first).name}: stopping (the process ends within {SHUTDOWN_LIMIT:g} s, "
-                         "at once on a second signal)\n")
-        sys.stderr.flush()
+        try:
+            sys.stderr.write(f"{signal.Signals(first).name}: stopping (the process ends within {SHUTDOWN_LIMIT:g} s, "
+                             "at once on a second signal)\n")
+            sys.stderr.flush()
+        except OSError:       # stderr a pipe nobody reads any more (launch died): the second signal still counts
+            pass
         os.read(r, 1)                                # a second one: the process ends now
         os._exit(128 + first)
 
@@ -536,8 +539,11 @@ def run_node(make_node, doc: str, argv=None) -> int:
         # the node's own process (its command line, not a caller's argv): everything it owns is released above, so
         # the interpreter's finalization (~2 s here, most of it the compiled kernels' teardown) is skipped: a node
         # stopped by a signal, or by its parent's death (graph.signals.die_with_parent), is gone at once
-        sys.stdout.flush()
-        sys.stderr.flush()
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except OSError:   # a pipe nobody reads any more (the parent died)
+                pass
         os._exit(code)
     return code
 
