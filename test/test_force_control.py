@@ -369,7 +369,8 @@ def test_admittance_offsets_the_position_reference(stewart):
     np.testing.assert_allclose(law.position_reference[0], q_c, atol=1e-12)
 
 
-@pytest.mark.parametrize("name", ["stiffness", "direct_force", "impedance", "impedance_no_force", "admittance"])
+@pytest.mark.parametrize("name", ["stiffness", "direct_force", "direct_force_joint_space", "inner_force",
+                                  "inner_force_joint_space", "impedance", "impedance_no_force", "admittance"])
 def test_contact_switching_every_period_stays_bounded(stewart, name):
     """A stiff (1e6 N/m) surface the tool presses 1 mm into, switched on and off every period (the force jumps by
     ~1 kN each period): every command finite and within the force limits, the state finite, no end stop reached,
@@ -400,8 +401,8 @@ def test_wrench_watchdog_and_force_limit(stewart):
     """The controller's safe behaviour engages on a missing wrench, a stale one (older than wrench_timeout), a
     non-finite one and a contact force beyond contact_force_limit, and releases on a fresh one; F_d beyond
     force_limit acts as F_d at the limit; non-finite actuator forces where they are the measurement (Fig. 29) engage
-    it too; an unknown wrench source, or the actuator forces for a law that needs the contact wrench itself, are
-    refused."""
+    it too; an unknown wrench source, the actuator forces for a law that needs the contact wrench itself, or an
+    inner force gain >= 1 on the actuator forces (Fig. 32: the inner loop's pole -Kf), are refused."""
     c = make_force_controller(stewart, "direct_force")
     s = force_settings("stewart", "direct_force")
     act = stewart.model.actuated_idx
@@ -438,8 +439,10 @@ def test_wrench_watchdog_and_force_limit(stewart):
     joint = make_force_controller(stewart, "direct_force_joint")           # Fig. 29: the actuator forces measured
     assert "actuator forces are not finite" in joint.update(0.0, JointMeasurement(0.0, q, z, np.full(6, np.nan)),
                                                             refs).reason
-    with pytest.raises(InvalidInputError, match="direct_force only"):
+    with pytest.raises(InvalidInputError, match="is for direct_force, .* only"):
         make_force_controller(stewart, "impedance", overrides={"wrench_source": "actuators"})
+    with pytest.raises(InvalidInputError, match="inner_force_gain 1 .* must be < 1"):     # Fig. 32's pole -Kf
+        make_force_controller(stewart, "inner_force_joint", overrides={"inner_force_gain": 1.0})
     with pytest.raises(InvalidInputError, match="wrench_source"):
         make_force_controller(stewart, "direct_force", overrides={"wrench_source": "strain_gauges"})
 
@@ -530,8 +533,9 @@ def test_a_step_far_from_every_surface_is_the_step_without_contact(stewart):
 
 
 @settings(max_examples=6, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(name=st.sampled_from(["stiffness", "direct_force", "direct_force_joint", "impedance", "impedance_no_force",
-                             "admittance"]),
+@given(name=st.sampled_from(["stiffness", "direct_force", "direct_force_joint", "direct_force_joint_space",
+                             "inner_force", "inner_force_joint", "inner_force_joint_space", "impedance",
+                             "impedance_no_force", "admittance"]),
        k=st.floats(1e3, 1e7), c=st.floats(0.0, 3000.0), mu=st.floats(0.0, 1.0), depth=st.floats(-0.002, 0.003),
        f_d=st.floats(-500.0, 500.0), pattern=st.lists(st.booleans(), min_size=2, max_size=8),
        junk=st.sampled_from([None, np.nan, np.inf, 1e9]))
