@@ -38,7 +38,7 @@ FLOAT_KEYS = {"control_rate", "state_timeout", "reference_timeout", "command_tim
               "parameter_bound", "feedforward_lead", "actuator_lag", "parameter_estimates_rate", "encoder_resolution",
               "effort_noise_std"}
 #: integer keys: (smallest, largest) accepted value
-INT_KEYS = {"ground_truth_chunk": (1, 10_000), "encoder_counts_per_turn": (0, 2 ** 40),
+INT_KEYS = {"ground_truth_chunk": (1, 10_000), "stream_priority": (0, 99), "encoder_counts_per_turn": (0, 2 ** 40),
             "measurement_seed": (0, 2 ** 32 - 1)}
 #: the simulated robot's "true" parameters and its measurement (hardware/simulated.py; off by default)
 PLANT_KEYS = ("true_parameters_file", "encoder_resolution", "encoder_counts_per_turn", "effort_noise_std",
@@ -72,10 +72,11 @@ COMMON_KEYS = ("robot", "variant", "controller", "controller_config", "diagnosti
 NODE_KEYS = {
     "trajectory_generator": ("control_rate", "stream_rate", "chunk_length", "lookahead", "start_delay",
                              "display_rate", "goal", "auto_start", "initial_pose", "approach_speed", "approach_rate",
-                             "approach_tolerance", "lockstep"),
+                             "approach_tolerance", "lockstep", "stream_priority"),
     "inverse_kinematics": ("display_rate", "measured_pose_rate", "tf_rate", "initial_pose", "hardware",
-                           "topic_convention", "controller_name", "joint_states_topic", "joint_commands_topic"),
-    "computed_force": ("feedforward_model", "parameters_file", "parameters_dir"),
+                           "topic_convention", "controller_name", "joint_states_topic", "joint_commands_topic",
+                           "lockstep", "stream_priority"),
+    "computed_force": ("feedforward_model", "parameters_file", "parameters_dir", "lockstep", "stream_priority"),
     "joint_controller": ("hardware", "control_rate", "mode", "feedforward_model", "kp", "kd", "hold_kp", "hold_kd",
                          "force_limit", "safe_behaviour", "state_timeout", "reference_timeout", "lockstep",
                          "lockstep_timeout", "controller_name", "initial_pose", "state_publish_rate",
