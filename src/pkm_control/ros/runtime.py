@@ -33,8 +33,8 @@ import sys
 import time
 
 from ..errors import InvalidInputError, PkmError, excerpt
-from ..control.settings import (CHOICE_KEYS, FLOAT_KEYS, GAIN_KEYS, INT_KEYS, RANGES, RUNTIME_KEYS, gain, integer,
-                                node_settings, range_text, validate)
+from ..control.settings import (CHOICE_KEYS, FLOAT_KEYS, GAIN_KEYS, INT_KEYS, RANGES, RUNTIME_KEYS, check_stream_rate,
+                                gain, integer, node_settings, range_text, validate)
 from .qos import qos
 
 LOG_THROTTLE = 1.0               # s between repeated warnings of one kind
@@ -73,6 +73,8 @@ def declare_settings(node, node_name: str, on_change=None):
             gain(key, settings[key], n_gains if key in ("kp", "kd") else ctx.n_actuated)
     if "force_limit" in settings:
         settings["force_limit"] = validate("force_limit", settings["force_limit"], ctx.n_actuated, ctx.force_limit)
+    if {"stream_rate", "control_rate"} <= settings.keys():
+        check_stream_rate(settings)
 
     def on_set(params):
         for p in params:
