@@ -1708,8 +1708,8 @@ def test_a_peer_does_not_move_the_robot(no_attack, name):
 #: holds the platform DEPTH below the surface (1 mm in)
 TABLE_K = 1.0e5
 DEPTH = 1e-3
-FORCE_CONTROLLERS = ("stiffness", "direct_force", "direct_force_joint", "impedance", "impedance_no_force",
-                     "admittance")
+FORCE_CONTROLLERS = ("stiffness", "direct_force", "direct_force_joint", "direct_force_joint_space", "inner_force",
+                     "inner_force_joint", "inner_force_joint_space", "impedance", "impedance_no_force", "admittance")
 
 
 def _series(*k):
@@ -1719,19 +1719,22 @@ def _series(*k):
 def _expected_press(controller):
     """The steady-state normal force (N) on the table, by the closed form of each law (two or three springs in
     series along z: the law's stiffness, the table's; admittance also its inner joint-PD loop, J^T Kp J along z at
-    the pressing pose), or the set-point of direct force control."""
+    the pressing pose; force in the inner loop, Figs. 31-33: the outer motion loop's spring, task kp or J^T Kp J), or
+    the set-point of direct force control."""
     fc = yaml.safe_load((Path(__file__).resolve().parents[1] / "config" / "controllers.yaml").read_text())
     gains = fc["force_controllers"]["robots"][ROBOT]
     if controller.startswith("direct_force"):
         return 50.0
-    if controller == "stiffness":
+    if controller in ("stiffness", "inner_force", "inner_force_joint"):
         return _series(gains["motion"]["kp"][2], TABLE_K) * DEPTH
+    pose = KIN.task.pose(np.array(KIN.model.config["home"], float) - [0, 0, 0.002 + DEPTH, 0, 0, 0])
+    J = KIN.jacobian(pose)                           # qdot = J xdot: the joint PD seen in the task, J^T Kp J
+    k_joint = 1.0 / np.linalg.inv(J.T @ (gains["joint"]["kp"] * J))[2, 2]
+    if controller == "inner_force_joint_space":
+        return _series(k_joint, TABLE_K) * DEPTH
     k_d = gains["impedance"]["k_d"][2]
     if controller == "admittance":
-        pose = KIN.task.pose(np.array(KIN.model.config["home"], float) - [0, 0, 0.002 + DEPTH, 0, 0, 0])
-        J = KIN.jacobian(pose)                       # qdot = J xdot: the joint PD seen in the task, J^T Kp J
-        K_x = J.T @ (gains["joint"]["kp"] * J)
-        return _series(k_d, 1.0 / np.linalg.inv(K_x)[2, 2], TABLE_K) * DEPTH
+        return _series(k_d, k_joint, TABLE_K) * DEPTH
     return _series(k_d, TABLE_K) * DEPTH
 
 
