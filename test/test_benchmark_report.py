@@ -250,3 +250,20 @@ def test_a_run_without_samples_within_its_motion_is_said_not_a_traceback():
         run_metrics(kin, traj, early, 5.0)
     out = outcome(kin, spec, None, empty, {"goal_start": 5.0})
     assert out["tracking"].startswith("no sample of the run") and "actuator_rms" not in out
+
+
+def test_the_loop_benchmark_counts_from_the_loops_first_controlled_period_when_it_comes_after_the_start():
+    """benchmarks.loop._figures: the counters over the motion are end minus start; joint_controller restarts its
+    counters at its first controlled period, and when that came after the motion's start (the end's count below the
+    start's) the figures count from there."""
+    from pkm_control.benchmarks.loop import _figures
+
+    def diag(cycles, safe, misses):
+        return {"joint_controller": {"cycles": str(cycles), "safe_periods": str(safe), "deadline_misses": str(misses)}}
+
+    plain = _figures((diag(1000, 10, 2), diag(21_000, 30, 12)), True)
+    assert (plain["periods"], plain["deadline_misses"], plain["safe_percent"]) == (20_000, 10, 0.1)
+    assert not plain["from_first_control"]
+    later = _figures((diag(9000, 8000, 40), diag(4000, 40, 4)), True)
+    assert (later["periods"], later["deadline_misses"], later["safe_percent"]) == (4000, 4, 1.0)
+    assert later["from_first_control"] and 100 * 4 / 4004 == pytest.approx(later["deadline_miss_percent"])

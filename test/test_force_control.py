@@ -550,3 +550,51 @@ def test_absurd_contact_parameters_are_refused(stewart):
         dyn = stewart if name == "stewart" else robot_dynamics(name)
         env, sensor = load_environment(name)
         SimulatedRobot(dyn, DT, environment=env, wrench_sensor=wrench_sensor(env, sensor)).reset(_home(dyn))
+
+
+def _force_laws():
+    """Every force controller of config/controllers.yaml (force_controllers.controllers)."""
+    import yaml
+
+    from pkm_control.description.paths import share_dir
+
+    with open(share_dir() / "config" / "controllers.yaml") as f:
+        return tuple(yaml.safe_load(f)["force_controllers"]["controllers"])
+
+
+@pytest.mark.parametrize("name", _force_laws())
+def test_every_force_law_presses_the_part_in_the_one_process_loop(name):
+    """The one-process loop's core (control/loop.py ControlLoop: read -> update -> write, then the plant's step, in
+    sim time) with each force law on PaLiDA's deburring start (`pkm bench loop --controller NAME`'s task,
+    benchmarks/deburring.py: the tool at the part's face of config/environment.yaml, the reference 0.1 mm into it,
+    direct force control's set-point 30 N along the face's normal), the plant's compiled step with the contact, 0.4 s:
+    the law commands every period (no safe behaviour), the tool stays on the face (its normal force above 1 N over
+    the last 0.1 s and steady there, within 15 % of its mean: the sensor's 0.5 N noise on the impedance laws' ~3.5 N,
+    K_d k_e / (K_d + k_e) x 0.1 mm) and direct force control holds its 30 N within 3 %."""
+    from pkm_control.benchmarks import deburring
+    from pkm_control.benchmarks.loop import FORCE_DEPTH
+    from pkm_control.control.force import parse_force_reference
+    from pkm_control.control.loop import ControlLoop
+
+    dyn = robot_dynamics("palida")
+    env, sensor = load_environment("palida")
+    t = deburring.task(dyn.kin, env, gap=-FORCE_DEPTH)
+    start = dyn.kin.task.pose(np.array(t["start"]))
+    robot = SimulatedRobot(dyn, DT, environment=env, wrench_sensor=wrench_sensor(env, sensor))
+    assert robot.sim.compiled
+    robot.reset(start)
+    loop = ControlLoop(robot, make_force_controller(dyn, name), 2_000_000)
+    loop.force_reference = parse_force_reference(t["force_reference"], dyn.kin.task)
+    n = 800
+    q = np.tile(dyn.kin.actuated(start), (n, 1))
+    loop.offer_references(np.arange(n) * int(DT * 1e9), q, 0 * q, 0 * q)
+    modes, normal = [], []
+    for k in range(n):
+        modes.append(loop.cycle(k * int(DT * 1e9)).mode)
+        robot.step()
+        normal.append(-robot.contact_wrench()[0])          # the face's outward normal is -x
+    assert set(modes) == {CONTROL}
+    last = np.array(normal[-200:])
+    assert last.min() > 1.0 and np.abs(last - last.mean()).max() < 0.15 * last.mean(), (last.min(), last.max())
+    if name == "direct_force":
+        np.testing.assert_allclose(last, 30.0, rtol=0.03)

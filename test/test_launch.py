@@ -251,6 +251,15 @@ def test_bringup_parameters_and_set():
                                            "lockstep": False, "stream_rate": 500.0, "chunk_length": 0.02,
                                            "lookahead": 0.5, "clock_rate": 50.0, "ground_truth_rate": 100.0,
                                            "state_publish_rate": 100.0}
+    # a 250 Hz loop (a CAN bus): every rate a whole number of its 4 ms periods (1, 5, 3, 3), none above the preset's;
+    # a stream above the control rate is refused by the nodes as by the controller YAML
+    rt = bringup.parameters(_options("--realtime", "--set", "control_rate=250"))["/**"]["ros__parameters"]
+    assert {k: rt[k] for k in ("stream_rate", "clock_rate", "ground_truth_rate", "state_publish_rate")} == \
+        {"stream_rate": 250 / 1, "clock_rate": 250 / 5, "ground_truth_rate": 250 / 3, "state_publish_rate": 250 / 3}
+    from pkm_control.control.settings import check_stream_rate
+
+    with pytest.raises(InvalidInputError, match="stream_rate = 500.0 Hz must be in"):
+        check_stream_rate({"stream_rate": 500.0, "control_rate": 250.0})
 
 
 @pytest.mark.parametrize("argv,refusal", [

@@ -163,3 +163,63 @@ def test_restarted_statistics_count_from_the_cycle_that_restarted_them():
 
     st = runner.run(cycle, cycles=10)
     assert st.misses == 0 and st.cycles == 10 and st.compute.n == 10 and st.compute.max < 100
+
+
+class _Diag:
+    def __init__(self):
+        self.extra = {}
+
+
+def test_a_chunks_cost_is_reported_beside_the_sim_time_it_covers():
+    from pkm_control.ros.runtime import ChunkCost
+
+    diag = _Diag()
+    cost = ChunkCost(diag)
+    times = 2_000_000 * np.arange(10)             # 10 samples at 500 Hz: 20 ms of the stream
+    for cpu in (1_000_000, 3_000_000):
+        cost.add(cpu, times)
+    assert diag.extra == {"chunk_cpu_mean_us": "2000", "chunk_cpu_max_us": "3000", "chunk_span_ms": "20.0"}
+
+
+STAGE_PROBE = """
+import os, sys
+from pkm_control.ros.runtime import stream_stage_priority
+
+class Node:
+    def get_logger(self):
+        class L:
+            def info(self, text): pass
+        return L()
+
+class Diag:
+    extra = {}
+
+def threads():
+    return {(os.sched_getscheduler(int(t)), os.sched_getparam(int(t)).sched_priority)
+            for t in os.listdir("/proc/self/task")}
+
+for lockstep, priority in ((True, 55), (False, 0), (False, 55)):
+    d = Diag()
+    stream_stage_priority(Node(), {"lockstep": lockstep, "stream_priority": priority}, d)
+    print(repr((d.extra["realtime"], sorted(threads()))))
+"""
+
+
+def test_stream_stages_run_at_fifo_in_real_time_only():
+    """ros.runtime.stream_stage_priority, in a process of its own (it sets every thread's scheduler): lockstep and
+    priority 0 keep the default scheduler; real time gives every thread SCHED_FIFO at the priority, or says why not."""
+    import ast
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    out = subprocess.run([sys.executable, "-c", STAGE_PROBE], capture_output=True, text=True, env=env, timeout=120,
+                         check=True).stdout.splitlines()
+    (lock_said, lock_threads), (zero_said, zero_threads), (rt_said, rt_threads) = map(ast.literal_eval, out)
+    default = {(os.SCHED_OTHER, 0)}
+    assert lock_said == zero_said == "default scheduler" and set(lock_threads) == set(zero_threads) == default
+    if rt_said == "SCHED_FIFO priority 55":
+        assert set(rt_threads) == {(os.SCHED_FIFO, 55)}
+    else:                                         # not permitted here: it says why and changes nothing
+        assert rt_said.startswith("SCHED_FIFO not set") and set(rt_threads) == default

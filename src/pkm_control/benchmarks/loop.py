@@ -14,11 +14,14 @@ Figures (from the nodes' own /diagnostics over the run; durations in 1 us bins, 
                 cycle before it overran; baseline (since the first command), a period without a plant
                 step that had a command computed since the previous step (the timer fell behind, or the
                 command came late); in percent of all periods
-  plant step    the simulated robot's step (forward dynamics with friction in every joint, RK4)
+  plant step    the simulated robot's step (forward dynamics with friction in every joint, RK4): median, p99
   safe behaviour the controller's periods commanded by its safe behaviour (an input missing: the streams ran
                 dry), in percent: the loop's figures are those of a robot tracking only when this is ~0; with the
                 controller's last reason and the chunks its stream nodes dropped because they arrived after the
                 loop had passed them (inverse_kinematics, computed_force: the streams fell behind real time)
+  streams       the streaming nodes' scheduling (real time: SCHED_FIFO stream_priority, ros.runtime.
+                stream_stage_priority) and, for inverse_kinematics and computed_force, their thread CPU time per chunk
+                (mean, max) beside the sim time a chunk covers: the stage's share of a core it needs
   start-up      from starting the joint_controller process to its first /joint_states (warm: the numba
                 cache exists; measured twice, the second is reported)
   machine floor what this machine allows any periodic thread, measured in the same run: a bare
@@ -58,6 +61,9 @@ FORCE_DEPTH = 1e-4
 #: diagnostics; none of the test suite's (160-182, their empty-domain twins 210-232, the fixed 142-151) or of
 #: `pkm demo`'s derived ones (100-199)
 BENCH_DOMAINS = range(200, 210)
+#: what each streaming node reports of its scheduling and its CPU per chunk (ros.runtime: stream_stage_priority,
+#: ChunkCost)
+STREAM_KEYS = ("realtime", "chunk_cpu_mean_us", "chunk_cpu_max_us", "chunk_span_ms")
 TARGETS = {"deadline_miss_percent": 0.1, "jitter_p99_us": 100.0, "compute_median_us": 50.0, "startup_s": 3.0}
 
 
@@ -212,9 +218,17 @@ def _figures(diags: tuple, new: bool) -> dict:
             return float("nan")
 
     def counted(node, key):
-        """A cumulative counter over the motion: at the end minus at its start (from the loop's start without one)."""
+        """A cumulative counter over the motion: at the end minus at its start (from the loop's start without one).
+        joint_controller restarts its counters at the loop's first controlled period (real time: the periods before
+        it held the robot while the graph came up): when that came after the motion's start was announced, the
+        counter at the end is below the one at the start, and it counts from that period on."""
         end, first = f(diag.get(node, {}), key), f(start.get(node, {}), key)
+        if first == first and end < first:
+            restarted.add(node)
+            return end
         return end - first if first == first else end
+
+    restarted = set()
 
     ctl = diag.get("joint_controller", {})
     cycles = counted("joint_controller", "cycles")
@@ -227,12 +241,16 @@ def _figures(diags: tuple, new: bool) -> dict:
                 "deadline_misses": misses, "periods": cycles, "jitter_median_us": f(ctl, "jitter_median_us"),
                 "jitter_p99_us": f(ctl, "jitter_p99_us"), "jitter_max_us": f(ctl, "jitter_max_us"),
                 "compute_median_us": f(ctl, "cycle_median_us"), "compute_p99_us": f(ctl, "cycle_p99_us"),
-                "plant_step_median_us": f(ctl, "plant_step_median_us"), "realtime": ctl.get("realtime", ""),
+                "plant_step_median_us": f(ctl, "plant_step_median_us"),
+                "plant_step_p99_us": f(ctl, "plant_step_p99_us"), "realtime": ctl.get("realtime", ""),
                 "safe_percent": safe, "observations_dropped": f(ctl, "observations_dropped"),
                 "safe_reason": ctl.get("safe_reason", ""), "from_motion_start": bool(start),
+                "from_first_control": "joint_controller" in restarted,
                 "contact": ctl.get("contact", ""),
                 "late_chunks": {node: counted(node, "passed_chunks_dropped")
-                                for node in ("inverse_kinematics", "computed_force")}}
+                                for node in ("inverse_kinematics", "computed_force")},
+                "streams": {node: {key: diag.get(node, {}).get(key, "") for key in STREAM_KEYS}
+                            for node in ("trajectory_generator", "inverse_kinematics", "computed_force")}}
     hw = diag.get("hardware", {})
     periods = counted("hardware", "command_periods")           # 2 kHz periods since the first command
     missed = periods - counted("hardware", "fresh_command_steps")
@@ -240,7 +258,8 @@ def _figures(diags: tuple, new: bool) -> dict:
             "deadline_misses": missed, "periods": periods, "jitter_median_us": f(hw, "jitter_median_us"),
             "jitter_p99_us": f(hw, "jitter_p99_us"), "jitter_max_us": f(hw, "jitter_max_us"),
             "compute_median_us": f(ctl, "cycle_median_us"), "compute_p99_us": f(ctl, "cycle_p99_us"),
-            "plant_step_median_us": f(hw, "plant_step_median_us"), "safe_percent": safe}
+            "plant_step_median_us": f(hw, "plant_step_median_us"), "plant_step_p99_us": f(hw, "plant_step_p99_us"),
+            "safe_percent": safe}
 
 
 def bench_loop(robot: str = "palida", controller: str = "cf_rb_friction", seconds: float = 60.0,
@@ -280,7 +299,8 @@ def _bench_loop(robot, controller, seconds, baseline_seconds, as_json, quiet) ->
             ("jitter median [us]", "jitter_median_us", "{:.1f}"),
             ("jitter p99 [us]", "jitter_p99_us", "{:.1f}"), ("jitter max [us]", "jitter_max_us", "{:.0f}"),
             ("compute median [us]", "compute_median_us", "{:.1f}"), ("compute p99 [us]", "compute_p99_us", "{:.1f}"),
-            ("plant step median [us]", "plant_step_median_us", "{:.1f}"), ("periods", "periods", "{:.0f}"),
+            ("plant step median [us]", "plant_step_median_us", "{:.1f}"),
+            ("plant step p99 [us]", "plant_step_p99_us", "{:.1f}"), ("periods", "periods", "{:.0f}"),
             ("safe behaviour [% periods]", "safe_percent", "{:.2f}")]
     columns = (Column("", align="<"), Column("one process"), Column("5 processes"), Column("x 5 processes", fmt=".2f"),
                Column("target"))
@@ -297,13 +317,19 @@ def _bench_loop(robot, controller, seconds, baseline_seconds, as_json, quiet) ->
                    f"{floor['jitter_p99_us']:.0f} us, max {floor['jitter_max_us']:.0f} us",
                    ("periods, deadline misses and safe behaviour counted from the motion's start (the generator's "
                     "motion_start) to the end; jitter, compute and plant step as the nodes report them (since their "
-                    "start)"
+                    "start)" + (" (the loop's counters from its first controlled period, after the motion's start "
+                                "was announced)" if new["from_first_control"] else "")
                     if new["from_motion_start"] else "the motion did not start within "
                     f"{START_TIMEOUT:g} s: every figure counted from the loop's start (start-up included)"),
                    f"safe behaviour (one process): last reason '{new['safe_reason'] or 'none'}'; chunks that reached "
                    f"their node after the loop had passed them (dropped: the stream fell behind real time): "
                    f"inverse_kinematics {new['late_chunks']['inverse_kinematics']:.0f}, computed_force "
-                   f"{new['late_chunks']['computed_force']:.0f}")
+                   f"{new['late_chunks']['computed_force']:.0f}",
+                   "streaming nodes (one process run): " + "; ".join(
+                       f"{node} {d['realtime'] or '?'}" + (f", CPU per chunk mean {d['chunk_cpu_mean_us']} us, max "
+                                                           f"{d['chunk_cpu_max_us']} us, a chunk covers "
+                                                           f"{d['chunk_span_ms']} ms" if d["chunk_span_ms"] else "")
+                       for node, d in new["streams"].items()))
                   + ((f"force law: palida's deburring task (`pkm demo --deburring`, the reference "
                       f"{FORCE_DEPTH * 1e3:g} mm into the part's face, back and forth along its edge); direct "
                       f"force control's contact state at the end: {new['contact'] or '-'}",)

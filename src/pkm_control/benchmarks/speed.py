@@ -32,15 +32,36 @@ def robot_list(robots=None):
     return [(r, v) for r in (robots or robot_names()) for v in robot_variants(r)]
 
 
-def _per_call_us(fn, items, repeat=5):
-    """Median over ``repeat`` passes of the mean time per call over ``items``, in microseconds."""
-    best = []
+#: passes over the states of each per-call figure: the best (least disturbed) pass counts
+REPEAT = 7
+
+
+def _cpu_us(timed, repeat=REPEAT):
+    """CPU time per call in microseconds of each ``name: (fn, items)``: the time this thread spent in the calls
+    (time.thread_time), which the other processes of a loaded machine do not add to as they do to the wall time,
+    the best of ``repeat`` passes over ``items``. The passes of the figures alternate, so that a figure and the
+    baseline it is divided by see the same load."""
+    best = dict.fromkeys(timed, np.inf)
     for _ in range(repeat):
-        t0 = time.perf_counter()
-        for it in items:
-            fn(it)
-        best.append((time.perf_counter() - t0) / len(items) * 1e6)
-    return float(np.median(best))
+        for name, (fn, items) in timed.items():
+            t0 = time.thread_time()
+            for it in items:
+                fn(it)
+            best[name] = min(best[name], (time.thread_time() - t0) / len(items) * 1e6)
+    return {name: float(us) for name, us in best.items()}
+
+
+def _per_call_us(fn, items, repeat=REPEAT):
+    """``_cpu_us`` of one figure."""
+    return _cpu_us({"": (fn, items)}, repeat)[""]
+
+
+def _per_s(fn, count):
+    """Throughput of one call over ``count`` samples, by the CPU time of the process (time.process_time: a
+    library's worker threads included)."""
+    t0 = time.process_time()
+    fn()
+    return count / max(time.process_time() - t0, 1e-9)
 
 
 def _warm_guess(kin, pose, rng):
@@ -59,14 +80,15 @@ def bench_robot(robot, variant, samples=100_000, n_poses=200, seed=0):
     qs = [kin.inverse(p).q for p in poses]
     data = kin.model.create_data()
     r = {"robot": robot, "variant": variant}
-    r["ik_jacobian_us"] = _per_call_us(lambda p: kin.inverse(p, jacobian=True), poses)
-    r["generic_jacobian_us"] = _per_call_us(lambda q: kin.constraint_joint_jacobian(q, data), qs)
+    us = _cpu_us({"ik": (lambda p: kin.inverse(p, jacobian=True), poses),
+                  "generic": (lambda q: kin.constraint_joint_jacobian(q, data), qs)})
+    r["ik_jacobian_us"], r["generic_jacobian_us"] = us["ik"], us["generic"]
 
     lo, hi = workspace_box(kin)
     P, R = coords_to_arrays(kin.task, lo + (hi - lo) * rng.random((samples, kin.task.dim)))
-    t0 = time.perf_counter()
-    _, ok = kin.inverse_batch(P, R)
-    r["batch_per_s"] = samples / (time.perf_counter() - t0)
+    out = []
+    r["batch_per_s"] = _per_s(lambda: out.append(kin.inverse_batch(P, R)), samples)
+    ok = out[0][1]
     r["batch_valid_fraction"] = float(ok.mean())
     loop = [(P[i], R[i]) for i in range(min(samples, 2000))]
     from ..kinematics.task_space import Pose
@@ -91,8 +113,9 @@ def bench_robot(robot, variant, samples=100_000, n_poses=200, seed=0):
             its[key].append(forward_kinematics(kin, args[0], args[1]).iterations)
         except PkmError:
             failures[key] += 1
-    r["fk_warm_us"] = _per_call_us(lambda i: fk((qa[i], warm[i]), "warm"), range(len(poses)))
-    r["fk_cold_us"] = _per_call_us(lambda i: fk((qa[i], home), "cold"), range(len(poses)))
+    us = _cpu_us({"warm": (lambda i: fk((qa[i], warm[i]), "warm"), range(len(poses))),
+                  "cold": (lambda i: fk((qa[i], home), "cold"), range(len(poses)))})
+    r["fk_warm_us"], r["fk_cold_us"] = us["warm"], us["cold"]
     r["fk_warm_iterations"] = float(np.mean(its["warm"])) if its["warm"] else float("nan")
     r["fk_cold_iterations"] = float(np.mean(its["cold"])) if its["cold"] else float("nan")
     for key in failures:  # fraction of solves that failed (each pose solved once per timing pass)
@@ -107,11 +130,13 @@ GENERIC_TARGETS = {"id_analytic_x": 5.0, "id_numeric_x": 15.0, "fd_x": 1.5}
 
 
 def _load_note() -> str:
-    """The machine's load at the end of a run: the figures are wall times, so they move with it."""
+    """How the figures were taken and the machine's load at the end of the run."""
     import os
 
-    return (f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores at the end of the run (wall times: "
-            "they grow with the load)")
+    return (f"times: CPU time of the benchmark's thread (time.thread_time; batches: time.process_time), best of "
+            f"{REPEAT} passes, a figure's passes alternating with its baseline's; load average "
+            f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores at the end of the run (CPU time does not count the "
+            "other processes' share, but shared caches still slow a loaded machine a little)")
 
 
 def _verdict(value, target):
@@ -148,11 +173,10 @@ def bench_numeric_robot(robot, variant, n=300):
         def run(i):
             forward_kinematics(k, qa[i], traj[i - 1] if i else traj[0])
         return run
-    r["numeric_ik_jacobian_us"] = _per_call_us(ik(numeric), traj)
-    r["numeric_fk_us"] = _per_call_us(fk(numeric), range(len(traj)))
+    timed = {"numeric_ik_jacobian_us": (ik(numeric), traj), "numeric_fk_us": (fk(numeric), range(len(traj)))}
     if kin.family != "numeric":
-        r["analytic_ik_jacobian_us"] = _per_call_us(ik(kin), traj)
-        r["analytic_fk_us"] = _per_call_us(fk(kin), range(len(traj)))
+        timed |= {"analytic_ik_jacobian_us": (ik(kin), traj), "analytic_fk_us": (fk(kin), range(len(traj)))}
+    r |= _cpu_us(timed)
     hexapod = robot in HEXAPODS
     for key, target in NUMERIC_TARGETS.items():
         r[f"{key}_target"] = target if hexapod else None
@@ -200,7 +224,7 @@ def bench_kinematics(robots=None, samples=100_000, as_json=False):
                          r["fk_warm_iterations"], r["fk_cold_us"], r["fk_cold_iterations"],
                          ratio(r["fk_cold_us"], r["fk_warm_us"]), r["fk_cold_failures"], _targets(r)) for r in rows),
                   ("x columns: ours over the baseline measured in the same run (generic constraint-model Jacobian, "
-                   "Python loop of single IK calls, FK cold-started from home)",))
+                   "Python loop of single IK calls, FK cold-started from home)", _load_note()))
     numeric = [bench_numeric_robot(robot, variant) for robot, variant in robot_list(robots)]
     for r, n in zip(rows, numeric):
         r["numeric_family"] = n
@@ -321,22 +345,16 @@ def bench_dynamics_robot(robot, variant, n_states=100, n_traj=2000, seed=0):
                                                                      friction=friction), range(len(states)))
     P, R, V, A = _circle(dyn.kin, n_traj)
     traj = [(Pose(P[i], R[i]), V[i], A[i]) for i in range(n_traj)]
-    t0 = time.perf_counter()
-    for s in traj:
-        dyn.inverse_dynamics(*s, friction=friction)
-    r["generic_batch_per_s"] = n_traj / (time.perf_counter() - t0)
+    r["generic_batch_per_s"] = _per_s(lambda: [dyn.inverse_dynamics(*s, friction=friction) for s in traj], n_traj)
     if form is not None:
         r["form_id_us"] = _per_call_us(lambda s: form.inverse_dynamics(*s, friction=friction), states)
         if "inverse_dynamics_batch" in form.provides:
             form.inverse_dynamics_batch(P[:10], R[:10], V[:10], A[:10], friction=friction)   # JIT warm-up
-            t0 = time.perf_counter()
-            form.inverse_dynamics_batch(P, R, V, A, friction=friction)
-            r["form_batch_per_s"] = n_traj / (time.perf_counter() - t0)
+            r["form_batch_per_s"] = _per_s(lambda: form.inverse_dynamics_batch(P, R, V, A, friction=friction),
+                                           n_traj)
         else:
-            t0 = time.perf_counter()
-            for s in traj:
-                form.inverse_dynamics(*s, friction=friction)
-            r["form_batch_per_s"] = n_traj / (time.perf_counter() - t0)
+            r["form_batch_per_s"] = _per_s(lambda: [form.inverse_dynamics(*s, friction=friction) for s in traj],
+                                           n_traj)
         if "mass_matrix" in form.provides:
             r["form_mass_us"] = _per_call_us(lambda s: form.mass_matrix(s[0]), states)
             if not dyn.redundant:
@@ -374,8 +392,7 @@ def bench_generic_robot(robot, variant, n=200):
     d = m.createData()
     motions = [dyn.kin.inverse(*st, check_limits=False) for st in states]
     taus = [dyn.inverse_dynamics(*st, friction=False).tau for st in states]
-    rnea_us = _per_call_us(lambda mo: pin.rnea(m, d, mo.q, mo.v, mo.a), motions)
-    cd_us = None
+    timed = {"rnea": (lambda mo: pin.rnea(m, d, mo.q, mo.v, mo.a), motions)}
     if dyn.uses_constraint_dynamics:
         models, datas, cd = dyn._pinocchio_constraints()
         trees = []
@@ -383,22 +400,28 @@ def bench_generic_robot(robot, variant, n=200):
             t = np.zeros(m.nv)
             t[dyn.model.actuated_idx] = tau
             trees.append((mo.q, mo.v, t))
-        cd_us = _per_call_us(lambda x: pin.constraintDynamics(m, cd, x[0], x[1], x[2], models, datas), trees)
+        timed["cd"] = (lambda x: pin.constraintDynamics(m, cd, x[0], x[1], x[2], models, datas), trees)
     engines = [dyn] + ([ClosedLoopDynamics(Numeric(load_robot(robot, variant)))] if dyn.kin.family != "numeric"
                        else [])
+    for k, eng in enumerate(engines):
+        timed[f"id{k}"] = (lambda st, eng=eng: eng.inverse_dynamics(*st, friction=False), states)
+        timed[f"ik{k}"] = (lambda st, eng=eng: eng.kin.motion_and_joint_jacobian(*st), states)
+        timed[f"fd{k}"] = (lambda i, eng=eng: eng.forward_dynamics(states[i][0], states[i][1], taus[i],
+                                                                   friction=False), range(len(states)))
+    us = _cpu_us(timed)
+    rnea_us, cd_us = us["rnea"], us.get("cd")
     out = []
-    for eng in engines:
+    for k, eng in enumerate(engines):
         family = eng.kin.family
         r = {"robot": robot, "variant": variant, "family": family, "rnea_us": rnea_us,
-             "constraint_dynamics_us": cd_us}
-        r["id_us"] = _per_call_us(lambda st: eng.inverse_dynamics(*st, friction=False), states)
-        r["ik_us"] = _per_call_us(lambda st: eng.kin.motion_and_joint_jacobian(*st), states)
-        r["fd_us"] = _per_call_us(lambda i: eng.forward_dynamics(states[i][0], states[i][1], taus[i], friction=False),
-                                  range(len(states)))
+             "constraint_dynamics_us": cd_us, "id_us": us[f"id{k}"], "ik_us": us[f"ik{k}"], "fd_us": us[f"fd{k}"]}
         r["id_x"] = r["id_us"] / rnea_us
         r["id_x_target"] = GENERIC_TARGETS["id_numeric_x" if family == "numeric" else "id_analytic_x"]
         r["fd_x"] = None if cd_us is None else r["fd_us"] / cd_us
         r["fd_x_target"] = None if cd_us is None else GENERIC_TARGETS["fd_x"]
+        # how far the robot's analytic family stays ahead of the numeric one (ID and FD, numeric over analytic)
+        r["id_x_analytic"] = r["id_us"] / out[0]["id_us"] if k else None
+        r["fd_x_analytic"] = r["fd_us"] / out[0]["fd_us"] if k else None
         out.append(r)
     return out
 
@@ -408,17 +431,21 @@ def _generic_table(rows):
                Column("rnea", "us", ".1f"), Column("x rnea", "", ".1f"), Column("target", "", ".1f"),
                Column("verdict", align="<"), Column("of it IK", "us", ".1f"), Column("FD", "us", ".1f"),
                Column("constraintDyn", "us", ".1f"), Column("x cD", "", ".2f"), Column("target", "", ".1f"),
-               Column("verdict", align="<"))
+               Column("verdict", align="<"), Column("ID x analytic", "", ".1f"), Column("FD x analytic", "", ".1f"))
     return Table("generic engine against pinocchio (issue 21 par. 7): the same states of a 1 kHz circle, rigid body",
                  ", ".join(dict.fromkeys(r["robot"] for r in rows)), columns,
                  tuple((_name(r), r["family"], r["id_us"], r["rnea_us"], r["id_x"], r["id_x_target"],
                         _verdict(r["id_x"], r["id_x_target"]), r["ik_us"], r["fd_us"], r["constraint_dynamics_us"],
-                        r["fd_x"], r["fd_x_target"], _verdict(r["fd_x"], r["fd_x_target"])) for r in rows),
-                 ("x: the generic call's time over pinocchio's at the same states. ID = IK (q, v, a, G: 'of it IK') + "
-                  "rnea + the projection J^T tau = G^T tau_tree; FD = IK (q, v) + constraintDynamics (planar "
-                  "closures: reduced M xddot = f, no pinocchio baseline). Targets: ID <= 5x rnea with an analytic "
-                  "family, <= 15x with the numeric one; FD <= 1.5x constraintDynamics. rnea and constraintDynamics "
-                  "are pinocchio's own floor on this machine, measured in this run.", _load_note()))
+                        r["fd_x"], r["fd_x_target"], _verdict(r["fd_x"], r["fd_x_target"]), r["id_x_analytic"],
+                        r["fd_x_analytic"]) for r in rows),
+                 ("x: the generic call's time over pinocchio's at the same states, through the project's API "
+                  "(inputs checked, pose in, actuator forces or task acceleration out). ID = IK (q, v, a, G: 'of it "
+                  "IK') + rnea + the projection J^T tau = G^T tau_tree; FD = IK (q, v) + constraintDynamics with "
+                  "the robot's constraint models + the task acceleration (planar closures: reduced M xddot = f, no "
+                  "pinocchio baseline). Targets: ID <= 5x rnea with an analytic family, <= 15x with the numeric one; "
+                  "FD <= 1.5x constraintDynamics. rnea and constraintDynamics are pinocchio's own floor on this "
+                  "machine, measured in this run. x analytic: the numeric family over the robot's analytic one.",
+                  _load_note()))
 
 
 def bench_dynamics(robots=None, as_json=False):
@@ -442,7 +469,8 @@ def bench_dynamics(robots=None, as_json=False):
                          r["generic_mass_us"], r.get("form_mass_us"), r["generic_fd_us"], r.get("form_fd_us"),
                          _targets(r)) for r in rows),
                   ("x generic: the formulation over the generic engine measured in the same run. Target palida "
-                   "(friction in all joints): inverse dynamics <= 30 us single, >= 1e5 samples/s batched.",))
+                   "(friction in all joints): inverse dynamics <= 30 us single, >= 1e5 samples/s batched.",
+                   _load_note()))
     if as_json:
         _show(table, rows, True)
         return rows

@@ -14,14 +14,17 @@ import numpy as np
 
 
 @numba.njit(cache=True)
-def _frame_positions(H, group, offset):
-    """(frames, 3) world positions p_f = H_j t_f of the closure frames (inputs as closure_rows)."""
-    F = group.shape[0]
+def _frame_positions(X, scale, col, offset):
+    """(frames, 3) world positions of the closure frames, p_f = p_j + R_j t_f, from X (3 x 4 (joints - 1)):
+    X[:, col_f] = p_j / scale, X[:, col_f + 1 : col_f + 4] = R_j / scale for the frame's parent joint j
+    (loader.ClosureRows.placements), offset (frames, 4) the frame origins t_f (homogeneous) in j's frame."""
+    F = col.shape[0]
     P = np.empty((F, 3))
     for f in range(F):
-        g = group[f]
+        b = col[f]
         for i in range(3):
-            P[f, i] = H[g, i, 0] * offset[f, 0] + H[g, i, 1] * offset[f, 1] + H[g, i, 2] * offset[f, 2] + H[g, i, 3]
+            P[f, i] = scale * (X[i, b] + X[i, b + 1] * offset[f, 0] + X[i, b + 2] * offset[f, 1]
+                               + X[i, b + 3] * offset[f, 2])
     return P
 
 
@@ -44,21 +47,21 @@ def _angular_rows(out, W, mask, ang_rows, ang_sel):
 
 
 @numba.njit(cache=True)
-def closure_rows(H, J, group, offset, mask, lin_rows, lin_sel, ang_rows, ang_sel, n_rows):
+def closure_rows(X, scale, J, col, offset, mask, lin_rows, lin_sel, ang_rows, ang_sel, n_rows):
     """(r, K) of the point and frame closures from one tree pass.
 
-    H: (joints, 4, 4) world placements of the closure frames' parent joints; J: data.J (6 x nv, world joint
-    Jacobian: columns the spatial velocity at the world origin) or 0 x nv (no K); group: each frame's row of H;
-    offset: (frames, 4) the frame origins in homogeneous coordinates of their parent joints; mask: (frames, nv)
-    the columns of the joints supporting each frame. Frames come in pairs (a, b) per closure.
+    X, scale, col: the placements of the closure frames' parent joints (_frame_positions); J: data.J (6 x nv, world
+    joint Jacobian: columns the spatial velocity at the world origin) or 0 x nv (no K); offset: (frames, 4) the
+    frame origins in homogeneous coordinates of their parent joints; mask: (frames, nv) the columns of the joints
+    supporting each frame. Frames come in pairs (a, b) per closure.
 
-    Returns (r, K), from the frame positions p_f = H_j t_f: r the rows lin_rows = (p_a - p_b)[axis], with
+    Returns (r, K), from the frame positions p_f = p_j + R_j t_f: r the rows lin_rows = (p_a - p_b)[axis], with
     lin_sel = 3 pair + axis (the other rows 0: the caller fills frame-closure rotations and couplings); K: lin rows
     the velocity difference of the two origins, v_f = mask (v_O + omega x p_f), ang rows (ang_sel likewise) the
     angular velocity difference (K 0 x nv without J; coupling rows 0).
     """
     nv = mask.shape[1]
-    P = _frame_positions(H, group, offset)
+    P = _frame_positions(X, scale, col, offset)
     r = np.zeros(n_rows)
     for i in range(lin_rows.shape[0]):
         fa, ax, _, _ = _pair_axis(lin_sel[i])
@@ -80,7 +83,7 @@ def closure_rows(H, J, group, offset, mask, lin_rows, lin_sel, ang_rows, ang_sel
 
 
 @numba.njit(cache=True)
-def closure_rows_dot(H, J, dJ, v, group, offset, mask, lin_rows, lin_sel, ang_rows, ang_sel, n_rows):
+def closure_rows_dot(X, scale, J, dJ, v, col, offset, mask, lin_rows, lin_sel, ang_rows, ang_sel, n_rows):
     """Kdot = dK/dt along the tree velocity v (rows and inputs as closure_rows; dJ = data.dJ of
     computeJointJacobiansTimeVariation, the time derivative of data.J).
 
@@ -88,9 +91,9 @@ def closure_rows_dot(H, J, dJ, v, group, offset, mask, lin_rows, lin_sel, ang_ro
     mask_k (dJ_v[:, k] + dJ_w[:, k] x p_f + J_w[:, k] x pdot_f) with pdot_f = v_f; an angular row's column is
     the difference of mask_k dJ_w[:, k]. Coupling rows are constant (0).
     """
-    F = group.shape[0]
+    F = col.shape[0]
     nv = mask.shape[1]
-    P = _frame_positions(H, group, offset)
+    P = _frame_positions(X, scale, col, offset)
     Pd = np.zeros((F, 3))
     for f in range(F):
         for k in range(nv):

@@ -33,7 +33,8 @@ from ..description.loader import closure_bias, closure_jacobian, closure_jacobia
 from ..errors import (MAGNITUDE_LIMIT, InvalidInputError, InvalidModelError, SingularConfigurationError,
                       check_vector)
 from ..kinematics.analysis import SINGULAR_TOL, check_conditioning, conditioning_error
-from ..kinematics.base import ParallelKinematics
+from ..kinematics.base import ParallelKinematics, fast_inputs
+from ..kinematics.kernels import motion_ok
 from ..kinematics.task_space import Pose
 from .friction import FrictionModel
 from .kernels import project_and_solve
@@ -69,10 +70,15 @@ class ClosedLoopDynamics:
             self.pin_model.gravity.linear = check_vector("gravity", gravity, 3)
         self.gravity = np.array(self.pin_model.gravity.linear)
         self.friction = FrictionModel(clm)
+        self._has_friction = len(self.friction) > 0
         self.sign_eps = float(sign_eps)   # > 0: smooth sign tanh(x / eps) (simulation)
         self._data = self.pin_model.createData()
         self._act = clm.actuated_idx
+        self._tau_shape = (clm.n_actuated,)
+        self._tau_tree = np.zeros(self.pin_model.nv)     # scratch of tree_accelerations (pinocchio copies it)
+        self._c = clm.platform_idx
         self._S = kin.task.twist_map()
+        self._task = kin.task
         self.n = kin.task.dim
         self._zero = np.zeros(self.n)
         self.redundant = clm.n_actuated > self.n
@@ -109,8 +115,8 @@ class ClosedLoopDynamics:
     # ------------------------------------------------------------------ state
     def state(self, pose: Pose, twist, accel=None):
         """(q, v, a, G) of the tree for a platform motion; a is None without accel."""
-        m, G = self.kin.motion_and_joint_jacobian(pose, twist, accel)
-        return m.q, m.v, m.a, G
+        pose, twist, accel = self.kin.validate(pose, twist, accel)
+        return self.kin.tree_state(pose, twist, accel)
 
     def _wrench(self, wrench):
         if wrench is None:
@@ -147,7 +153,7 @@ class ClosedLoopDynamics:
         """
         pose, twist, accel = self.kin.validate_motion(pose, twist, accel, "inverse dynamics")
         d = self._data
-        q, v, a, G = self.state(pose, twist, accel)
+        q, v, a, G = self.kin.tree_state(pose, twist, accel)
         tau_tree = pin.rnea(self.pin_model, d, q, v, a)
         if friction and len(self.friction):
             tau_tree = tau_tree + self.friction.torque(d, q, v, self.sign_eps)
@@ -224,7 +230,7 @@ class ClosedLoopDynamics:
     def coriolis_matrix(self, pose: Pose, twist) -> np.ndarray:
         """C (n x n) with Mdot - 2C skew-symmetric; C xdot is the velocity-product force."""
         pose, twist, _ = self.kin.validate_motion(pose, twist)
-        q, v, _, G = self.state(pose, twist)
+        q, v, _, G = self.kin.tree_state(pose, twist)
         m, d = self.pin_model, self._data
         Mt = pin.crba(m, d, q)
         Mt = np.triu(Mt) + np.triu(Mt, 1).T
@@ -259,28 +265,36 @@ class ClosedLoopDynamics:
         tau_stop and f_cut the forces of the tree- and cut-joint ``end_stops`` (dynamics/end_stops.EndStops;
         None: no stops).
         """
-        pose, twist, _ = self.kin.validate_motion(pose, twist)
-        tau = check_vector("actuator forces", tau, self.model.n_actuated, MAGNITUDE_LIMIT)
-        if self._constraints is not None:
-            return self._forward_dynamics_constrained(pose, twist, tau, wrench, friction, end_stops)
-        return self._forward_dynamics_reduced(pose, twist, tau, wrench, friction, end_stops)
-
-    def _forward_dynamics_constrained(self, pose, twist, tau, wrench, friction, end_stops):
-        """forward_dynamics by pinocchio's constraintDynamics on the tree (module docstring): the task force
-        S^T w + f_cut enters as platform-joint forces B^-T (S^T w + f_cut), xddot from the platform rows of a."""
-        c, task = self.model.platform_idx, self.kin.task
-        motion = self.kin.inverse(pose, twist, check_limits=False)
-        q, v = motion.q, motion.v
-        f = self._wrench(wrench)
-        if end_stops is not None:
-            f_cut = end_stops.cut_force(self.kin, pose, twist)
-            if f_cut is not None:
-                f = f + f_cut
-        a = self.tree_accelerations(q, v, tau, friction, end_stops, None if np.isscalar(f) else f)
-        xdd = task.task_acceleration(q[c], v[c], a[c])
-        if not np.isfinite(xdd).all():
+        if not self._fd_inputs_ok(pose, twist, tau):
+            pose, twist, _ = self.kin.validate_motion(pose, twist)
+            tau = check_vector("actuator forces", tau, self.model.n_actuated, MAGNITUDE_LIMIT)
+        if self._constraints is None:
+            return self._forward_dynamics_reduced(pose, twist, tau, wrench, friction, end_stops)
+        # pinocchio's constraintDynamics on the tree (module docstring): the task force S^T w + f_cut enters as
+        # platform-joint forces B^-T (S^T w + f_cut), xddot from the platform rows of a
+        q, v = self.kin.tree_motion(pose, twist)
+        force = None if wrench is None and end_stops is None else self._task_force(pose, twist, wrench, end_stops)
+        a = self.tree_accelerations(q, v, tau, friction, end_stops, force)
+        xdd, finite = self._task.tree_task_acceleration(q, v, a, self._c)
+        if not finite:
             raise SingularConfigurationError("constraint dynamics: the constrained mass matrix is singular")
         return xdd
+
+    def _fd_inputs_ok(self, pose, twist, tau) -> bool:
+        """A float64 pose, twist and tau that pass the checks of validate_motion and check_vector in one compiled
+        call (kinematics.kernels.motion_ok, tau in the acceleration's place: an L1 bound, a little stricter);
+        False sends them to those checks, which decide and name what is wrong."""
+        return (twist is not None and type(tau) is np.ndarray and tau.shape == self._tau_shape
+                and tau.dtype == np.float64 and fast_inputs(pose, twist, None, self.n)
+                and motion_ok(pose.rotation, pose.position, twist, tau, MAGNITUDE_LIMIT))
+
+    def _task_force(self, pose, twist, wrench, end_stops):
+        """S^T w + f_cut (the cut-joint end stops' force), None when both are absent."""
+        f = None if wrench is None else self._wrench(wrench)
+        f_cut = None if end_stops is None else end_stops.cut_force(self.kin, pose, twist)
+        if f_cut is not None:
+            f = f_cut if f is None else f + f_cut
+        return f
 
     def tree_accelerations(self, q, v, tau, friction: bool = True, end_stops=None, task_force=None) -> np.ndarray:
         """Tree accelerations a at a tree state (q, v): M a + h = S_a^T tau - tau_f + tau_stop + tau_p + K^T lambda,
@@ -288,9 +302,12 @@ class ClosedLoopDynamics:
         (B^T tau_p = task_force). pinocchio's constraintDynamics where it holds the closures, else pinocchio's
         KKT forwardDynamics with the closures' own K and Kdot v. No input checks: the inner call of
         the simulator's tree-coordinate step (simulation.ReducedSimulator)."""
-        t = np.zeros(self.pin_model.nv)
+        t = self._tau_tree                          # S_a^T tau: only the actuated entries are ever written
         t[self._act] = tau
-        if friction and len(self.friction):
+        friction = friction and self._has_friction
+        if friction or end_stops is not None or task_force is not None:
+            t = t.copy()
+        if friction:
             t -= self.friction.torque(self._data, q, v, self.sign_eps)
         if end_stops is not None:
             t += end_stops.torque(q, v)
@@ -313,7 +330,7 @@ class ClosedLoopDynamics:
         """forward_dynamics in reduced coordinates (M = G^T M_tree G), for every closure type."""
         zero = np.zeros(self.n)
         m, d = self.pin_model, self._data
-        q, v, a0, G = self.state(pose, twist, zero)          # a0 = Gdot xdot
+        q, v, a0, G = self.kin.tree_state(pose, twist, zero)          # a0 = Gdot xdot
         bias = pin.rnea(m, d, q, v, a0)
         if friction and len(self.friction):
             bias = bias + self.friction.torque(d, q, v, self.sign_eps)
@@ -335,7 +352,7 @@ class ClosedLoopDynamics:
     def energy(self, pose: Pose, twist) -> tuple[float, float]:
         """(kinetic, potential) energy; potential = -sum m_i g . c_i over the bodies."""
         pose, twist, _ = self.kin.validate_motion(pose, twist)
-        q, v, _, _ = self.state(pose, twist)
+        q, v, _, _ = self.kin.tree_state(pose, twist)
         m, d = self.pin_model, self._data
         return float(pin.computeKineticEnergy(m, d, q, v)), float(pin.computePotentialEnergy(m, d, q))
 
@@ -364,7 +381,7 @@ class ClosedLoopDynamics:
         for non-redundant robots, tau = J^-T Omega p: use ``actuator_regressor``."""
         pose, twist, accel = self.kin.validate_motion(pose, twist, accel, "the regressor")
         m, d = self.pin_model, self._data
-        q, v, a, G = self.state(pose, twist, accel)
+        q, v, a, G = self.kin.tree_state(pose, twist, accel)
         Y = pin.computeJointTorqueRegressor(m, d, q, v, a)[:, self._body_cols]
         if len(self.friction):
             Yf = self.friction.regressor(d, q, v, self.sign_eps)

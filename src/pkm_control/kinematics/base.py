@@ -112,6 +112,18 @@ class ParallelKinematics(ABC):
         needs. Families that obtain G on the way override this (kinematics.numeric: one assembly)."""
         return self.inverse(pose, twist, accel, check_limits=False), self.joint_jacobian(pose)
 
+    def tree_motion(self, pose: Pose, twist):
+        """(q, v) of the tree for a pose and twist that passed ``validate``, no limit checks: the inner call of the
+        forward dynamics. Families whose IK validates its inputs again override this to skip that."""
+        motion = self.inverse(pose, twist, check_limits=False)
+        return motion.q, motion.v
+
+    def tree_state(self, pose: Pose, twist, accel=None):
+        """(q, v, a, G) as ``motion_and_joint_jacobian`` (a None without accel) for inputs that passed ``validate``:
+        the inner call of the inverse dynamics; families override this to skip checking the inputs again."""
+        motion, G = self.motion_and_joint_jacobian(pose, twist, accel)
+        return motion.q, motion.v, motion.a, G
+
     def end_stop_limits(self) -> tuple[np.ndarray, np.ndarray]:
         """(lower, upper) of the simulated machine's end stops per tree joint (dynamics/end_stops.py):
         the joint ranges; a family whose cut joints limit a tree joint further narrows it."""

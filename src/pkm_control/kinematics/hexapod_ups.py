@@ -38,12 +38,14 @@ import numpy as np
 
 from ..errors import InvalidModelError, JointLimitError, SingularConfigurationError, UnreachablePoseError
 from .base import NO_VECTOR, JointMotion, ParallelKinematics, fast_inputs
-from .kernels import UPS_GIMBAL, UPS_INPUT, UPS_PITCH, ups_motion
+from .kernels import UPS_GIMBAL, UPS_INPUT, UPS_OK, UPS_PITCH, ups_motion
 from .task_space import Pose, TaskSpace, rpy_to_matrix
 
 #: below this horizontal strut component r = sqrt(x^2 + z^2) (m) the universal joint is in
 #: gimbal lock (strut along its first axis) and alpha is undefined
 _GIMBAL_EPS = 1e-9
+#: no G for kernels.ups_motion
+_NO_G = np.zeros((0, 6))
 
 
 class Kinematics(ParallelKinematics):
@@ -176,6 +178,21 @@ class Kinematics(ParallelKinematics):
         """As the base class's, q, v, a and G from one pass over the legs."""
         q, v, a, _, G = self._solve(pose, twist, accel, False, False, want_g=True)
         return JointMotion(q, v, a), G
+
+    def tree_motion(self, pose: Pose, twist):
+        """(q, v) from one compiled pass over the legs (kernels.ups_motion), the inputs already validated; the errors
+        of ``_solve`` where the kernel stops."""
+        q, v, info = np.empty(self._nv), np.empty(self._nv), np.zeros(4)
+        status = ups_motion(pose.rotation, pose.position, twist, NO_VECTOR, self._legdata, self._iall, _GIMBAL_EPS,
+                            self._cos_cone, False, False, False, q, v, NO_VECTOR, np.empty((self.n_legs, 6)), _NO_G,
+                            info)[0]
+        if status != UPS_OK:
+            return self._solve(pose, twist, None, False, False, validated=True)[:2]
+        return q, v
+
+    def tree_state(self, pose: Pose, twist, accel=None):
+        q, v, a, _, G = self._solve(pose, twist, accel, False, False, want_g=True, validated=True)
+        return q, v, a, G
 
     def actuated(self, pose: Pose) -> np.ndarray:
         return self.actuated_and_jacobian(self.validate(pose)[0])[0]

@@ -108,6 +108,24 @@ def zyx_platform_motion(R, p, twist, accel):
     return qp, vp, ap, B, False
 
 
+@numba.njit((_V, _V, _V, numba.types.Array(numba.int64, 1, "A", readonly=True)), cache=True)
+def zyx_task_acceleration(q, v, a, c):
+    """xddot of a spatial task from the tree's positions, rates and accelerations at its platform joints c (x y z,
+    then ZYX Euler yaw pitch roll): the inverse of zyx_platform_motion's ap, omegadot = E e'' + Edot e' written out
+    (task_space.euler_rate_matrix, euler_rate_matrix_dot). Returns (xddot, finite): ``finite`` False where a
+    component is not finite (a singular constrained mass matrix: the caller raises)."""
+    yaw, pitch = q[c[3]], q[c[4]]
+    yd, pd, rd = v[c[3]], v[c[4]], v[c[5]]
+    ya, pa, ra = a[c[3]], a[c[4]], a[c[5]]
+    cy, sy, cp, sp = math.cos(yaw), math.sin(yaw), math.cos(pitch), math.sin(pitch)
+    x = np.empty(6)
+    x[0], x[1], x[2] = a[c[0]], a[c[1]], a[c[2]]
+    x[3] = -sy * pa + cy * cp * ra - cy * yd * pd + (-sy * cp * yd - cy * sp * pd) * rd
+    x[4] = cy * pa + sy * cp * ra - sy * yd * pd + (cy * cp * yd - sy * sp * pd) * rd
+    x[5] = ya - sp * ra - cp * pd * rd
+    return x, math.isfinite(x[0] + x[1] + x[2] + x[3] + x[4] + x[5])
+
+
 @numba.njit((_M, _V, _V, _V, _M, numba.types.Array(numba.int64, 1, "A", readonly=True), numba.float64,
              numba.float64, numba.boolean, numba.boolean, numba.boolean, numba.float64[::1], numba.float64[::1],
              numba.float64[::1], numba.float64[:, ::1], numba.float64[:, ::1], numba.float64[::1]), cache=True)
@@ -265,14 +283,14 @@ def pus_positions_jacobian(R, p, base, plat, L2, reach_tol):
 
 
 @numba.njit(cache=True)
-def solve_columns(K, cols, B):
-    """(X, ok): X with K[:, cols] X = B (square; B n x k), by Gaussian elimination with partial pivoting (LAPACK's
-    dgesv in scalar loops: numba's np.linalg.solve costs ~10 s of compilation per signature): the numeric family's
-    Newton steps and velocity maps. ok False where a pivot is zero (singular, as dgesv's info > 0) or the matrix
-    is not finite."""
-    n, k = cols.shape[0], B.shape[1]
+def lu_columns(K, cols):
+    """(LU, perm, ok): A = K[:, cols] (square) factored by Gaussian elimination with partial pivoting (LAPACK's
+    dgetrf in scalar loops: numba's np.linalg costs ~10 s of compilation per signature), L (unit, below the
+    diagonal) and U in one array, perm the row order (P A = L U). ok False where a pivot is zero (singular, as
+    dgetrf's info > 0) or the matrix is not finite."""
+    n = cols.shape[0]
     A = np.empty((n, n))
-    X = B.copy()
+    perm = np.arange(n)
     for j in range(n):
         for i in range(n):
             A[i, j] = K[i, cols[j]]
@@ -282,23 +300,169 @@ def solve_columns(K, cols, B):
             if abs(A[i, c]) > abs(A[piv, c]):
                 piv = i
         if not (A[piv, c] != 0.0 and math.isfinite(A[piv, c])):
-            return X, False
+            return A, perm, False
         if piv != c:
             for j in range(n):
                 A[c, j], A[piv, j] = A[piv, j], A[c, j]
-            for j in range(k):
-                X[c, j], X[piv, j] = X[piv, j], X[c, j]
+            perm[c], perm[piv] = perm[piv], perm[c]
         for i in range(c + 1, n):
             f = A[i, c] / A[c, c]
+            A[i, c] = f
             if f != 0.0:
                 for j in range(c + 1, n):
                     A[i, j] -= f * A[c, j]
+    return A, perm, True
+
+
+@numba.njit(cache=True)
+def lu_solve(LU, perm, B):
+    """X with A X = B (n x k) from lu_columns' factors of A."""
+    n, k = LU.shape[0], B.shape[1]
+    X = np.empty((n, k))
+    for i in range(n):
+        for j in range(k):
+            X[i, j] = B[perm[i], j]
+    for c in range(n):
+        for i in range(c + 1, n):
+            f = LU[i, c]
+            if f != 0.0:
                 for j in range(k):
                     X[i, j] -= f * X[c, j]
     for c in range(n - 1, -1, -1):
         for j in range(k):
             t = X[c, j]
             for i in range(c + 1, n):
-                t -= A[c, i] * X[i, j]
-            X[c, j] = t / A[c, c]
-    return X, True
+                t -= LU[c, i] * X[i, j]
+            X[c, j] = t / LU[c, c]
+    return X
+
+
+@numba.njit(cache=True)
+def solve_columns(K, cols, B):
+    """(X, ok): X with K[:, cols] X = B (square; B n x k) by lu_columns and lu_solve (dgesv): the numeric family's
+    Newton steps and velocity maps. ok False where K[:, cols] is singular or not finite (X then undefined)."""
+    LU, perm, ok = lu_columns(K, cols)
+    if not ok:
+        return B.copy(), False
+    return lu_solve(LU, perm, B), True
+
+
+@numba.njit(cache=True)
+def _bounded(X, limit):
+    """Every entry of X within +-limit (a NaN fails)."""
+    for i in range(X.shape[0]):
+        for j in range(X.shape[1]):
+            if not abs(X[i, j]) <= limit:
+                return False
+    return True
+
+
+@numba.njit(cache=True)
+def solve_square(K, cols, b, limit):
+    """(x, ok): x with K[:, cols] x = b (square, solve_columns), ok False where that is singular or x leaves +-limit
+    (errors.MAGNITUDE_LIMIT): the numeric family's Newton step."""
+    X, ok = solve_columns(K, cols, b.reshape((b.shape[0], 1)))
+    return X[:, 0], ok and _bounded(X, limit)
+
+
+@numba.njit(cache=True)
+def newton_start(q0, K0, LU0, perm0, fixed, values, free, predict_range, limit):
+    """The start of the numeric family's Newton projection (numeric.Kinematics._project): q0 with q[fixed] = values,
+    and with K0 (0 rows: none) the first step predicted along the tangent of the closures, q[free] -= A^-1
+    K0[:, fixed] (values - q0[fixed]) (A = K0[:, free], square; LU0, perm0 its lu_columns factors, or 0 x 0 to
+    factor it here), when |values - q0[fixed]|_1 <= predict_range and the step is defined and within +-limit."""
+    q = q0.copy()
+    change = np.empty(fixed.shape[0])
+    total = 0.0
+    for k in range(fixed.shape[0]):
+        change[k] = values[k] - q0[fixed[k]]
+        total += abs(change[k])
+        q[fixed[k]] = values[k]
+    if K0.shape[0] == 0 or not total <= predict_range:
+        return q
+    rhs = np.zeros((K0.shape[0], 1))
+    for i in range(K0.shape[0]):
+        acc = 0.0
+        for k in range(fixed.shape[0]):
+            acc += K0[i, fixed[k]] * change[k]
+        rhs[i, 0] = acc
+    if LU0.shape[0] == free.shape[0]:
+        X, ok = lu_solve(LU0, perm0, rhs), True
+    else:
+        X, ok = solve_columns(K0, free, rhs)
+    if ok and _bounded(X, limit):
+        for k in range(free.shape[0]):
+            q[free[k]] -= X[k, 0]
+    return q
+
+
+@numba.njit(cache=True)
+def newton_move(q, free, dq, step):
+    """q with q[free] -= step dq (a new array)."""
+    out = q.copy()
+    for k in range(free.shape[0]):
+        out[free[k]] -= step * dq[k]
+    return out
+
+
+@numba.njit(cache=True)
+def l1_nearer(q_a, q_b, c, qc):
+    """|q_a[c] - qc|_1 <= |q_b[c] - qc|_1: the numeric family's choice of start (numeric.Kinematics._start)."""
+    da = db = 0.0
+    for k in range(c.shape[0]):
+        da += abs(q_a[c[k]] - qc[k])
+        db += abs(q_b[c[k]] - qc[k])
+    return da <= db
+
+
+@numba.njit(cache=True)
+def closure_velocity(K, c, free, B, twist, limit):
+    """(G, v, LU, perm, ok) at an assembly with closure Jacobian K (A = K[:, free] square): G[c] = B,
+    G[free] = -A^-1 K_c B (K G = 0), v = G twist (numeric.py, Velocities), A's lu_columns factors; ok False where
+    A is singular or G leaves +-limit."""
+    m, n, nv = K.shape[0], B.shape[1], K.shape[1]
+    rhs = np.zeros((m, n))
+    for i in range(m):
+        for j in range(n):
+            acc = 0.0
+            for k in range(c.shape[0]):
+                acc -= K[i, c[k]] * B[k, j]
+            rhs[i, j] = acc
+    LU, perm, ok = lu_columns(K, free)
+    G = np.zeros((nv, n))
+    if not ok:
+        return G, np.zeros(nv), LU, perm, False
+    X = lu_solve(LU, perm, rhs)
+    for k in range(c.shape[0]):
+        for j in range(n):
+            G[c[k], j] = B[k, j]
+    for k in range(free.shape[0]):
+        for j in range(n):
+            G[free[k], j] = X[k, j]
+    v = np.zeros(nv)
+    for i in range(nv):
+        acc = 0.0
+        for j in range(n):
+            acc += G[i, j] * twist[j]
+        v[i] = acc
+    return G, v, LU, perm, _bounded(X, limit)
+
+
+@numba.njit(cache=True)
+def closure_acceleration(K, LU, perm, c, free, ac, bias, limit):
+    """(a, ok): the tree accelerations with a[c] = ac and K a + bias = 0 (bias = Kdot v; A = K[:, free] square,
+    LU and perm its lu_columns factors), numeric.py, Accelerations; ok False where a[free] leaves +-limit."""
+    m, nv = K.shape[0], K.shape[1]
+    rhs = np.zeros((m, 1))
+    for i in range(m):
+        acc = -bias[i]
+        for k in range(c.shape[0]):
+            acc -= K[i, c[k]] * ac[k]
+        rhs[i, 0] = acc
+    X = lu_solve(LU, perm, rhs)
+    a = np.empty(nv)
+    for k in range(c.shape[0]):
+        a[c[k]] = ac[k]
+    for k in range(free.shape[0]):
+        a[free[k]] = X[k, 0]
+    return a, _bounded(X, limit)

@@ -46,15 +46,16 @@ import threading
 from dataclasses import dataclass
 
 import numpy as np
+import pinocchio as pin
 import scipy.linalg
 
-from ..description.loader import (ClosedLoopModel, closure_bias, closure_jacobian_dot,
-                                  closure_residual_and_jacobian)
+from ..description.loader import ClosedLoopModel, closure_jacobian_dot, closure_residual_and_jacobian
 from ..errors import (MAGNITUDE_LIMIT, ConvergenceError, InvalidModelError,
                       SingularConfigurationError, UnreachablePoseError, check_vector)
 from .base import JointMotion, ParallelKinematics
 from .forward import FKResult
-from .kernels import solve_columns
+from .kernels import (closure_acceleration, closure_velocity, l1_nearer, newton_move, newton_start, solve_columns,
+                      solve_square)
 from .task_space import Pose, TaskSpace
 
 #: relative singular-value threshold of the rank decisions (mobility, Taghirad's projection)
@@ -62,6 +63,9 @@ RANK_TOL = 1e-9
 #: the largest change of the held joints (sum of |change|, m and rad) for which a solve predicts its first step
 #: from the previous solution's tangent (``Kinematics._project``); beyond it Newton starts from that solution
 PREDICT_RANGE = 0.05
+#: no closure Jacobian to predict from (kernels.newton_start)
+_NO_K = np.zeros((0, 0))
+_NO_PERM = np.zeros(0, dtype=np.int64)
 
 
 @dataclass(frozen=True)
@@ -86,7 +90,8 @@ class _Scratch(threading.local):
 
     def __init__(self, model):
         self.data = model.createData()
-        self.q = self.K = None
+        self.q = self.K = self.H = None      # H: the closure placements at q (ClosureRows.placements)
+        self.LU = _NO_K, _NO_PERM            # the factors of K[:, IK free joints] when _motion computed them
 
 
 def _solve(K, cols, B):
@@ -94,6 +99,9 @@ def _solve(K, cols, B):
     / minimum norm otherwise. None where A is singular (rank below min(rows, columns)) or not finite, or the solution
     is beyond MAGNITUDE_LIMIT."""
     m, n = K.shape[0], len(cols)
+    if m == n and B.ndim == 1:
+        x, ok = solve_square(K, cols, B, MAGNITUDE_LIMIT)
+        return x if ok else None
     if m == n:
         X, ok = solve_columns(K, cols, B if B.ndim == 2 else B[:, None])
         return (X if B.ndim == 2 else X[:, 0]) if ok and np.abs(X).max(initial=0.0) <= MAGNITUDE_LIMIT else None
@@ -118,6 +126,9 @@ class Kinematics(ParallelKinematics):
         for c in clm.closures:
             self._rows.append((c.name, start, start + c.dim))
             start += c.dim
+        # square Newton systems (as many closure rows as free joints) take the compiled steps (kernels.newton_start,
+        # closure_velocity, closure_acceleration)
+        self._square_ik, self._square_fk = start == len(self._ik_free), start == len(self._fk_free)
         self._scratch = _Scratch(clm.model)
         self.reference = self._reference_assembly()
         for arr in (self._ik_free, self._fk_free, self.reference, self.lower, self.upper):
@@ -162,7 +173,7 @@ class Kinematics(ParallelKinematics):
         if guess is not None:
             return check_vector("guess (tree joint positions)", guess, self.model.model.nv, MAGNITUDE_LIMIT), None
         sc, c = self._scratch, self._c
-        if sc.q is not None and np.abs(sc.q[c] - qc).sum() <= np.abs(self.reference[c] - qc).sum():
+        if sc.q is not None and l1_nearer(sc.q, self.reference, c, qc):
             return sc.q, sc.K
         return self.reference, None
 
@@ -173,36 +184,40 @@ class Kinematics(ParallelKinematics):
         With K, the first step is predicted without evaluating phi: the previous solution moved along the
         tangent of the closures, q[free] -= A^+ K_fixed (values - q[fixed]) (a step of Newton on the linearized
         closures, exact to first order), when the change is small (|values - q[fixed]|_1 <= PREDICT_RANGE).
-        Returns (q, phi, K, iterations).
+        Returns (q, phi, K, H, iterations), H the closure placements at q (ClosureRows.placements).
         """
-        clm, data = self.model, self._scratch.data
         tol = self.tol if tol is None else float(tol)
         max_iter = self.max_iter if max_iter is None else int(max_iter)
-        free = self._ik_free if fixed is self._c else self._fk_free
+        ik = fixed is self._c
+        free = self._ik_free if ik else self._fk_free
         tall = len(self._rows) and self._rows[-1][2] > len(free)
         q0, K0 = start
-        q = q0.copy()
-        q[fixed] = values
-        if K0 is not None:
-            change = values - q0[fixed]
-            if np.abs(change).sum() <= PREDICT_RANGE:
-                dq = _solve(K0, free, K0[:, fixed] @ change)
-                if dq is not None:
-                    q[free] -= dq
-        r, K = closure_residual_and_jacobian(clm, data, q)
+        if self._square_ik if ik else self._square_fk:
+            LU, perm = self._scratch.LU if ik and K0 is not None else (_NO_K, _NO_PERM)
+            q = newton_start(q0, _NO_K if K0 is None else K0, LU, perm, fixed, values, free, PREDICT_RANGE,
+                             MAGNITUDE_LIMIT)
+        else:
+            q = q0.copy()
+            q[fixed] = values
+            if K0 is not None:
+                change = values - q0[fixed]
+                if np.abs(change).sum() <= PREDICT_RANGE:
+                    dq = _solve(K0, free, K0[:, fixed] @ change)
+                    if dq is not None:
+                        q[free] -= dq
+        r, K, H = self._evaluate(q)
         rn = math.sqrt(r.dot(r))
         for it in range(max_iter):
             if rn <= tol:
-                return q, r, K, it
+                return q, r, K, H, it
             dq = _solve(K, free, r)
             if dq is None:
                 raise SingularConfigurationError(f"{what}: the closure Jacobian of the free joints is singular at "
                                                  f"iteration {it} (residual {rn:.3g})")
             step = 1.0
             while True:
-                qc = q.copy()
-                qc[free] -= step * dq
-                rc, Kc = closure_residual_and_jacobian(clm, data, qc)
+                qc = newton_move(q, free, dq, step)
+                rc, Kc, Hc = self._evaluate(qc)
                 rcn = math.sqrt(rc.dot(rc))
                 if rcn < rn or (tall and rcn <= rn * (1 + 1e-12)):
                     break
@@ -210,29 +225,40 @@ class Kinematics(ParallelKinematics):
                 if step < 1e-6:
                     raise stall_error(f"{what}: no assembly near the guess, the Newton iteration stalls at residual "
                                       f"{rn:.3g} (tolerance {tol:g}; worst closure {self._worst(r)})")
-            q, r, K, rn = qc, rc, Kc, rcn
+            q, r, K, H, rn = qc, rc, Kc, Hc, rcn
             if tall and step * math.sqrt(dq.dot(dq)) <= tol:
-                return q, r, K, it + 1
+                return q, r, K, H, it + 1
         if rn <= tol:
-            return q, r, K, max_iter
+            return q, r, K, H, max_iter
         raise ConvergenceError(f"{what} did not converge in {max_iter} iterations: residual {rn:.3g} > "
                                f"tolerance {tol:g} (worst closure {self._worst(r)})")
+
+    def _evaluate(self, q):
+        """(phi, K, H) at q from one tree pass (computeJointJacobians), H the placements they come from
+        (ClosureRows.placements: the accelerations at the solution reuse them)."""
+        clm, data = self.model, self._scratch.data
+        pin.computeJointJacobians(clm.model, data, q)      # includes the forward kinematics
+        H = clm.closure_rows.placements(data, q)
+        r, K = clm.closure_rows.evaluate(data, q, H=H)
+        return r, K, H
 
     def _worst(self, r) -> str:
         name, a, b = max(self._rows, key=lambda row: np.abs(r[row[1]:row[2]]).max(initial=0.0))
         return f"'{name}', |phi| = {np.abs(r[a:b]).max():.3g}"
 
-    def _assemble(self, pose: Pose, guess=None):
-        """(q, K) of the tree at a checked pose (IK by projection), the warm start updated."""
-        qc = self._platform_joints(pose)
-        q, _, K, _ = self._project(self._start(qc, guess), self._c, qc, UnreachablePoseError,
-                                   f"IK of '{self.model.name}'")
-        self._remember(q, K)
+    def _assemble(self, pose: Pose, guess=None, qc=None):
+        """(q, K) of the tree at a checked pose (IK by projection), the warm start updated; qc: the platform joints
+        of the pose when the caller has them."""
+        qc = self._platform_joints(pose) if qc is None else qc
+        q, _, K, H, _ = self._project(self._start(qc, guess), self._c, qc, UnreachablePoseError,
+                                      f"IK of '{self.model.name}'")
+        self._remember(q, K, H)
         return q, K
 
-    def _remember(self, q, K):
-        """The warm start of this thread's next solve."""
-        self._scratch.q, self._scratch.K = q.copy(), K
+    def _remember(self, q, K, H):
+        """The warm start of this thread's next solve (and the placements its accelerations reuse)."""
+        sc = self._scratch
+        sc.q, sc.K, sc.H, sc.LU = q.copy(), K, H, (_NO_K, _NO_PERM)
 
     # ------------------------------------------------------------------ velocity maps
     def _ik_solve(self, K, rhs, what):
@@ -282,16 +308,51 @@ class Kinematics(ParallelKinematics):
         a = np.empty_like(v)
         ac = self.task.platform_joint_motion(pose, twist, accel)[2]
         a[self._c] = ac
-        rhs = -(K[:, self._c] @ ac + closure_bias(self.model, self._scratch.data, q, v))
+        rhs = -(K[:, self._c] @ ac + self._bias(q, v))
         a[self._ik_free] = self._ik_solve(K, rhs, "accelerations")
         return v, a
+
+    def _bias(self, q, v):
+        """Kdot v at this thread's last solution q (loader.closure_bias, its placements reused)."""
+        data = self._scratch.data
+        pin.computeJointJacobiansTimeVariation(self.model.model, data, q, v)
+        return self.model.closure_rows.jacobian_dot(data, q, v, H=self._scratch.H) @ v
+
+    def _motion(self, pose: Pose, twist, accel):
+        """(q, v, a, G) of a checked motion (twist given; a None without accel) from one assembly: for square
+        closures, the platform joints, their rates and B from one call and G, v and a from one factorization
+        (kernels.closure_velocity, closure_acceleration) around Kdot v."""
+        if not self._square_ik:
+            q, K = self._assemble(pose)
+            G = self._joint_jacobian(K, pose)
+            return (q, *self._rates(q, K, G, pose, twist, accel), G)
+        qc, _, ac, B = self.task.platform_joint_state(pose, twist, accel)
+        if self.task.kind != "spatial":
+            qc = self._platform_joints(pose)          # the same coordinates, checked to lie in the task space
+        q, K = self._assemble(pose, qc=qc)
+        c, free = self._c, self._ik_free
+        G, v, LU, perm, ok = closure_velocity(K, c, free, B, twist, MAGNITUDE_LIMIT)
+        if not ok:
+            self._ik_solve(K, -(K[:, c] @ B), "G")               # raises, naming the singularity
+        self._scratch.LU = LU, perm                               # the next solve's prediction reuses them
+        if accel is None:
+            return q, v, None, G
+        a, ok = closure_acceleration(K, LU, perm, c, free, ac, self._bias(q, v), MAGNITUDE_LIMIT)
+        if not ok:
+            self._ik_solve(K, -(K[:, c] @ ac + self._bias(q, v)), "accelerations")
+        return q, v, a, G
 
     def motion_and_joint_jacobian(self, pose: Pose, twist, accel=None):
         """As the base class's, from one assembly."""
         pose, twist, accel = self.validate(pose, twist, accel)
-        q, K = self._assemble(pose)
-        G = self._joint_jacobian(K, pose)
-        return JointMotion(q, *self._rates(q, K, G, pose, twist, accel)), G
+        q, v, a, G = self._motion(pose, twist, accel)
+        return JointMotion(q, v, a), G
+
+    def tree_motion(self, pose: Pose, twist):
+        return self._motion(pose, twist, None)[:2]
+
+    def tree_state(self, pose: Pose, twist, accel=None):
+        return self._motion(pose, twist, accel)
 
     def actuated(self, pose: Pose) -> np.ndarray:
         return self._assemble(self.validate(pose)[0])[0][self._a]
@@ -362,9 +423,9 @@ class Kinematics(ParallelKinematics):
             except UnreachablePoseError as exc:     # as forward.forward_kinematics: the guess must assemble
                 raise ConvergenceError(f"forward kinematics: the initial guess is not an assembly of the mechanism "
                                        f"({exc})") from exc
-        q, r, K, it = self._project(start, self._a, qa, ConvergenceError, f"forward kinematics of '{clm.name}'",
-                                    tol, max_iter)
-        self._remember(q, K)
+        q, r, K, H, it = self._project(start, self._a, qa, ConvergenceError, f"forward kinematics of '{clm.name}'",
+                                       tol, max_iter)
+        self._remember(q, K, H)
         pose = self.task.pose_from_platform_joints(q[self._c])
         if check_limits:
             self.check_limits(q)

@@ -34,10 +34,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import MAGNITUDE_LIMIT, InvalidInputError, SingularConfigurationError, check_vector
-from .kernels import zyx_platform_motion
+from .kernels import zyx_platform_motion, zyx_task_acceleration
 
 #: no twist / acceleration for kernels.zyx_platform_motion
 _NO_RATES = np.empty(0)
+#: the platform joints of a spatial task's own vectors (qp, vp, ap): all six, in order
+_PLATFORM_ROWS = np.arange(6, dtype=np.int64)
+_PLATFORM_ROWS.setflags(write=False)
 
 
 @dataclass(frozen=True)
@@ -205,6 +208,13 @@ class TaskSpace:
         qp, vp, ap, _ = self._spatial(pose, twist, accel)
         return qp, vp, ap
 
+    def platform_joint_state(self, pose: Pose, twist=None, accel=None):
+        """(qp, vp, ap, B): platform_joint_motion and platform_rate_matrix from one call (the spatial task's kernel
+        gives all four); SingularConfigurationError at |pitch| = pi/2 with a twist."""
+        if self.kind != "spatial":
+            return (*self.platform_joint_motion(pose, twist, accel), np.eye(self.dim))
+        return self._spatial(pose, twist, accel)
+
     @staticmethod
     def _spatial(pose: Pose, twist=None, accel=None):
         """(qp, vp, ap, B) of a spatial task (kernels.zyx_platform_motion; vp, ap None without twist / accel);
@@ -220,17 +230,16 @@ class TaskSpace:
     def task_acceleration(self, qp, vp, ap) -> np.ndarray:
         """xddot from platform-joint positions, rates and accelerations: the inverse of platform_joint_motion's
         a = B xddot + Bdot xdot (spatial: omegadot = E e'' + Edot e', e the ZYX angles)."""
+        return self.tree_task_acceleration(np.asarray(qp, float), np.asarray(vp, float), np.asarray(ap, float),
+                                           _PLATFORM_ROWS[:self.dim])[0]
+
+    def tree_task_acceleration(self, q, v, a, c):
+        """(xddot, finite) from the whole tree's q, v, a (float64) with the platform joints at c (int64): one
+        compiled call for the spatial task (kernels.zyx_task_acceleration), no copies of the platform rows."""
         if self.kind != "spatial":
-            return np.array(ap, float)
-        # E e'' + Edot e' written out (euler_rate_matrix, euler_rate_matrix_dot): scalars cost less than 3 x 3 arrays
-        yaw, pitch = float(qp[3]), float(qp[4])
-        yd, pd, rd = np.asarray(vp[3:6], float).tolist()
-        a0, a1, a2, ya, pa, ra = np.asarray(ap[:6], float).tolist()
-        cy, sy, cp, sp = math.cos(yaw), math.sin(yaw), math.cos(pitch), math.sin(pitch)
-        return np.array([a0, a1, a2,
-                         -sy * pa + cy * cp * ra - cy * yd * pd + (-sy * cp * yd - cy * sp * pd) * rd,
-                         cy * pa + sy * cp * ra - sy * yd * pd + (cy * cp * yd - sy * sp * pd) * rd,
-                         ya - sp * ra - cp * pd * rd], float)
+            x = a[c]
+            return x, bool(np.isfinite(x).all())
+        return zyx_task_acceleration(q, v, a, c)
 
     def task_velocity(self, qp, vp) -> np.ndarray:
         """xdot from platform-joint positions and rates: the inverse of B (spatial: omega = E e')."""

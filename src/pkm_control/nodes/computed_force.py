@@ -28,11 +28,17 @@ a model that cannot be built is refused with the reason and the old one stays)
                      At start-up any path; at run time only a file inside parameters_dir (a peer on the
                      domain must not make this node read an arbitrary file)
   parameters_dir     read-only; '' (default) = parameters_file cannot change at run time
+  lockstep, stream_priority   real time (lockstep false): the process at SCHED_FIFO stream_priority where
+                     permitted, 0 = the default scheduler (ros.runtime.stream_stage_priority)
+/diagnostics: chunk_cpu_mean_us, chunk_cpu_max_us (thread CPU per chunk) beside chunk_span_ms (the sim time a chunk
+covers).
 A point whose motion the model rejects (unreachable, singular) is counted, logged and replaced
 by the last valid forces (never NaN).
 """
 
 from __future__ import annotations
+
+import time
 
 import numpy as np
 from rclpy.node import Node
@@ -44,7 +50,8 @@ from ..kinematics.task_space import Pose
 from ..ros.messages import joint_trajectory_msg, parse_platform_trajectory, to_ns
 from ..ros.qos import qos
 from ..ros.peers import GraphClock, Sources
-from ..ros.runtime import COMMON_PARAMS, Diagnostics, ServiceGuard, declare_settings, run_node
+from ..ros.runtime import (COMMON_PARAMS, ChunkCost, Diagnostics, ServiceGuard, declare_settings, run_node,
+    stream_stage_priority)
 
 __doc__ += "\n" + COMMON_PARAMS
 
@@ -73,6 +80,8 @@ class ComputedForceNode(Node):
         self.sub = self.sources.subscribe(MultiDOFJointTrajectory, "/platform_trajectory", self.on_trajectory,
                                           qos("/platform_trajectory", "sub"), "platform_trajectory")
         self.srv = self.guard.service(Trigger, "~/reload_parameters", self.on_reload)
+        self.cost = ChunkCost(self.diag)
+        stream_stage_priority(self, s, self.diag)
 
     def build(self, model: str, path: str) -> FeedforwardModel:
         try:
@@ -110,6 +119,7 @@ class ComputedForceNode(Node):
         return response
 
     def on_trajectory(self, msg):
+        cpu = time.thread_time_ns()
         c = parse_platform_trajectory(msg, self.ctx.task)
         if self.clock.passed(c):                  # fell behind: the loop is past all of it
             self.diag.extra["passed_chunks_dropped"] += 1
@@ -133,6 +143,7 @@ class ComputedForceNode(Node):
             self.diag.step()
         self.pub.publish(joint_trajectory_msg(to_ns(msg.header.stamp), self.ctx.actuated_joints,
                                               c.times_ns, efforts=taus))
+        self.cost.add(time.thread_time_ns() - cpu, c.times_ns)
 
 
 def main(argv=None) -> int:

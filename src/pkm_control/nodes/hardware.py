@@ -202,7 +202,8 @@ class HardwareNode(Node):
                                    jitter_median_us=f"{self.jitter_us.percentile(50):.0f}",
                                    jitter_p99_us=f"{self.jitter_us.percentile(99):.0f}",
                                    jitter_max_us=f"{self.jitter_us.max:.0f}",
-                                   plant_step_median_us=f"{self.step_us.percentile(50):.0f}")
+                                   plant_step_median_us=f"{self.step_us.percentile(50):.0f}",
+                                   plant_step_p99_us=f"{self.step_us.percentile(99):.0f}")
 
     # ------------------------------------------------------------------ callbacks
     def on_command(self, msg):

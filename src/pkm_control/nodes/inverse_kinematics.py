@@ -32,10 +32,15 @@ replaced by the last valid reference held at rest (zero velocity and acceleratio
 
 Node parameters (besides the common ones; run time: display_rate, measured_pose_rate, tf_rate)
   display_rate, measured_pose_rate, tf_rate, initial_pose ('' = home); hardware, topic_convention, controller_name,
-  joint_states_topic, joint_commands_topic (where the measured joints are: joint_controller's)
+  joint_states_topic, joint_commands_topic (where the measured joints are: joint_controller's); lockstep,
+  stream_priority (real time: the process at SCHED_FIFO this priority where permitted, 0 = the default scheduler;
+  ros.runtime.stream_stage_priority). /diagnostics: chunk_cpu_mean_us, chunk_cpu_max_us (thread CPU per chunk)
+  beside chunk_span_ms (the sim time a chunk covers)
 """
 
 from __future__ import annotations
+
+import time
 
 import numpy as np
 from rclpy.node import Node
@@ -49,7 +54,8 @@ from ..ros.messages import (joint_state_msg, joint_trajectory_msg, parse_joint_s
     pose_stamped_msg, to_ns, transform_stamped_msg)
 from ..ros.qos import qos
 from ..ros.peers import GraphClock, Sources
-from ..ros.runtime import COMMON_PARAMS, Diagnostics, ServiceGuard, declare_settings, run_node
+from ..ros.runtime import (COMMON_PARAMS, ChunkCost, Diagnostics, ServiceGuard, declare_settings, run_node,
+    stream_stage_priority)
 
 __doc__ += "\n" + COMMON_PARAMS
 #: the TF frames of the platform poses: child frame ids that robot_state_publisher never publishes (it publishes the
@@ -108,8 +114,11 @@ class InverseKinematicsNode(Node):
         states = TopicConvention.from_settings(s).states_topic if behind_topics else "/joint_states"
         self.sub_state = self.sources.subscribe(JointState, states, self.on_state,
                                                 qos("/joint_states", "sub:inverse_kinematics"), "joint_states")
+        self.cost = ChunkCost(self.diag)
+        stream_stage_priority(self, s, self.diag)
 
     def on_trajectory(self, msg):
+        cpu = time.thread_time_ns()
         c = parse_platform_trajectory(msg, self.ctx.task)
         if self.clock.passed(c):                  # fell behind: the loop is past all of it
             self.diag.extra["passed_chunks_dropped"] += 1
@@ -136,6 +145,7 @@ class InverseKinematicsNode(Node):
                 self.pub_desired.publish(joint_state_msg(int(t), self.ctx.joint_names, q[k], v[k]))
             if self._tf_due("desired", int(t)):
                 self.publish_tf(int(t), DESIRED_FRAME, Pose(c.positions[k], c.rotations[k]))
+        self.cost.add(time.thread_time_ns() - cpu, c.times_ns)
 
     def _due(self, what, t, rate):
         """True when t is in another period of ``rate`` (Hz, sim time; 0 = always) than the last

@@ -522,7 +522,8 @@ class JointControllerNode(Node):
         if wall > 0:       # sim seconds per wall second since the first period
             self.diag.extra["real_time_factor"] = f"{(self._last_t - self._run_start[1]) * 1e-9 / wall:.4f}"
         if self.sim:
-            self.diag.extra["plant_step_median_us"] = f"{self._step_us.percentile(50):.0f}"
+            self.diag.extra.update(plant_step_median_us=f"{self._step_us.percentile(50):.0f}",
+                                   plant_step_p99_us=f"{self._step_us.percentile(99):.0f}")
         if runner is not None:
             self.diag.extra["observations_dropped"] = self.work.dropped     # real time: the loop had no slack for them
             st = runner.stats().summary()

@@ -52,7 +52,8 @@ Node parameters (besides the common ones; run time: approach_speed, approach_rat
 display_rate)
   control_rate, stream_rate (0 = control_rate), chunk_length, lookahead,
   start_delay, display_rate, goal ('' = none), auto_start, initial_pose
-  ('' = home), approach_speed, approach_rate, approach_tolerance
+  ('' = home), approach_speed, approach_rate, approach_tolerance, lockstep, stream_priority (real time: the
+  process at SCHED_FIFO this priority where permitted, 0 = the default scheduler; ros.runtime.stream_stage_priority)
 """
 
 from __future__ import annotations
@@ -69,7 +70,8 @@ from ..ros.messages import (MAX_POINTS, finite, force_references_msg, period_ns,
                             pose_stamped_msg, rotations, to_ns)
 from ..ros.qos import FORCE_REFERENCES_TOPIC, qos
 from ..ros.peers import Sources
-from ..ros.runtime import COMMON_PARAMS, Diagnostics, ServiceGuard, declare_settings, guarded, run_node
+from ..ros.runtime import (COMMON_PARAMS, Diagnostics, ServiceGuard, declare_settings, guarded, run_node,
+    stream_stage_priority)
 
 __doc__ += "\n" + COMMON_PARAMS
 #: a measured pose may be stamped this much after the last clock seen (the clock is published at a lower rate)
@@ -129,6 +131,7 @@ class TrajectoryGeneratorNode(Node):
         self.srv_start = self.guard.service(Trigger, "~/start", self.on_start)
         # a stop is never refused: it only holds the robot, and an operator must always be able to
         self.srv_stop = self.create_service(Trigger, "~/stop", self.on_stop)
+        stream_stage_priority(self, s, self.diag)
 
     def on_change(self, key, value):
         if key in ("approach_speed", "approach_rate", "approach_tolerance"):

@@ -33,8 +33,8 @@ import sys
 import time
 
 from ..errors import InvalidInputError, PkmError, excerpt
-from ..control.settings import (CHOICE_KEYS, FLOAT_KEYS, GAIN_KEYS, INT_KEYS, RANGES, RUNTIME_KEYS, gain, integer,
-                                node_settings, range_text, validate)
+from ..control.settings import (CHOICE_KEYS, FLOAT_KEYS, GAIN_KEYS, INT_KEYS, RANGES, RUNTIME_KEYS, check_stream_rate,
+                                gain, integer, node_settings, range_text, validate)
 from .qos import qos
 
 LOG_THROTTLE = 1.0               # s between repeated warnings of one kind
@@ -73,6 +73,8 @@ def declare_settings(node, node_name: str, on_change=None):
             gain(key, settings[key], n_gains if key in ("kp", "kd") else ctx.n_actuated)
     if "force_limit" in settings:
         settings["force_limit"] = validate("force_limit", settings["force_limit"], ctx.n_actuated, ctx.force_limit)
+    if {"stream_rate", "control_rate"} <= settings.keys():
+        check_stream_rate(settings)
 
     def on_set(params):
         for p in params:
@@ -361,6 +363,48 @@ def guarded(diag: Diagnostics, what: str):
         return cb
 
     return wrap
+
+
+def stream_stage_priority(node, settings: dict, diag) -> None:
+    """A streaming node (trajectory_generator, inverse_kinematics, computed_force) in real time (``lockstep`` false):
+    every thread of its process at SCHED_FIFO ``stream_priority`` (0: the default scheduler), below the loop's threads
+    (joint_controller: realtime_priority - 10). The streams are part of the real-time path: on a machine busy with
+    other work a stage at the default scheduler gets a share of a core that its chunks do not fit in (measured on the
+    2 shared cores at load 13-16: the generator's chunks reached the stages 0.2-3 s after the loop had passed them, the
+    loop held 100 % of its periods; with the three stages at SCHED_FIFO 60, 0.015 %, docs/benchmarks.md). What was set,
+    or why not, goes to /diagnostics (``realtime``); lockstep runs keep the default scheduler (their clock waits for
+    the streams)."""
+    from ..control.realtime import fifo_priority
+
+    priority = int(settings["stream_priority"])
+    if settings["lockstep"] or priority <= 0:
+        diag.extra["realtime"] = "default scheduler"
+        return
+    why = fifo_priority(priority, whole_process=True)
+    diag.extra["realtime"] = why or f"SCHED_FIFO priority {priority}"
+    node.get_logger().info(f"streaming at {diag.extra['realtime']}")
+
+
+class ChunkCost:
+    """The thread CPU time a stream stage spends per chunk it computes (parse to publish), for /diagnostics:
+    ``chunk_cpu_mean_us`` over the node's life and ``chunk_cpu_max_us``, beside the sim time a chunk covers
+    (``chunk_span_ms``: its samples times their spacing): a stage whose mean approaches the span cannot keep real time
+    even with a core of its own."""
+
+    def __init__(self, diag):
+        self.diag = diag
+        self.count = 0
+        self.total_ns = 0
+        self.max_ns = 0
+
+    def add(self, cpu_ns: int, times_ns) -> None:
+        n = len(times_ns)
+        span_ns = (int(times_ns[-1]) - int(times_ns[0])) * n / (n - 1) if n > 1 else 0
+        self.count += 1
+        self.total_ns += cpu_ns
+        self.max_ns = max(self.max_ns, cpu_ns)
+        self.diag.extra.update(chunk_cpu_mean_us=f"{self.total_ns / self.count * 1e-3:.0f}",
+                               chunk_cpu_max_us=f"{self.max_ns * 1e-3:.0f}", chunk_span_ms=f"{span_ns * 1e-6:.1f}")
 
 
 class PolledSubscriptions:
