@@ -188,9 +188,17 @@ class Spy:
         return cb
 
 
-def spin_until(ex, cond, timeout=WAIT):
+def spin_until(ex, cond, timeout=WAIT, progress=None):
+    """Spin until cond(); False after ``timeout`` s (wall) without it, a hang guard only. With ``progress`` (a
+    function of the run's state, e.g. the periods run) the wait goes on as long as progress() changes: a loaded
+    machine only makes it slower, timeout s without any progress is a hang."""
     t = time.monotonic()
+    last = progress() if progress else None
     while not cond():
+        if progress:
+            now = progress()
+            if now != last:
+                last, t = now, time.monotonic()
         if time.monotonic() - t > timeout:
             return False
         ex.spin_once(timeout_sec=0.01)
@@ -851,7 +859,7 @@ def _flood_run(ros, goal, periods, pools=None, window=(0, 0)):
                     pub.publish(pool[(hw.k * FLOOD + i) % len(pool)])
                 published[topic] += FLOOD
     hw.advance = step
-    assert spin_until(ros, lambda: len(trace) >= periods), f"only {len(trace)} periods"
+    assert spin_until(ros, lambda: len(trace) >= periods, progress=lambda: len(trace)), f"only {len(trace)} periods"
     assert not spy.nonfinite, spy.nonfinite[:3]
     assert not np.any(over), "a command beyond the force limit"
     return nodes, np.array(trace[:periods]), published
@@ -890,7 +898,8 @@ def test_a_flood_of_junk_changes_nothing(ros, data):
                 "computed_force": published["/platform_trajectory"],
                 "trajectory_generator": published["/trajectory_generator/goal"]}
     # every junk message reached its consumers and was rejected there: none was lost from a queue
-    assert spin_until(ros, lambda: all(n.diag.rejected >= expected.get(n.get_name(), 0) for n in nodes))
+    assert spin_until(ros, lambda: all(n.diag.rejected >= expected.get(n.get_name(), 0) for n in nodes),
+                      progress=lambda: sum(n.diag.rejected for n in nodes))
     assert {n.get_name(): n.diag.rejected for n in nodes if n.get_name() in expected} == expected
     assert ik.diag.rejected >= published["/platform_trajectory"]
     assert ctl.diag.deadline_misses == 0 and hw.diag.deadline_misses == 0
@@ -1600,11 +1609,13 @@ def test_goals_are_answered_and_run_during_a_flood_of_resets(ros):
             ks.append(ctl.k)
             return cond()
         return step
-    assert spin_until(ros, lambda: ctl.loop.measured is not None
-                      and np.abs(ctl.measured_velocity()).max() > 0.05)                    # moving: the flood starts
-    assert spin_until(ros, flooding(lambda: "finished" in states))
+    assert spin_until(ros, lambda: goals.get_subscription_count() > 0)
+    # the waits go on while sim time does (ctl.k): on a loaded machine the two goals take long in wall time
+    assert spin_until(ros, lambda: ctl.loop.measured is not None and np.abs(ctl.measured_velocity()).max() > 0.05,
+                      progress=lambda: ctl.k)                                          # moving: the flood starts
+    assert spin_until(ros, flooding(lambda: "finished" in states), progress=lambda: ctl.k)
     goals.publish(String(data="{type: point_to_point, goal: [0.0, 0.0, -0.85, 0.0, 0.0, 0.0], duration: 0.3}"))
-    assert spin_until(ros, flooding(lambda: states.count("finished") == 2)), states
+    assert spin_until(ros, flooding(lambda: states.count("finished") == 2), progress=lambda: ctl.k), states
     assert states == ["accepted", "started", "finished", "accepted", "started", "finished"], states
     answered = [f.result() for f in calls if f.done()]
     assert len(answered) > 100 and not any(r.success for r in answered)
