@@ -29,6 +29,24 @@ def _frame_positions(X, scale, col, offset):
 
 
 @numba.njit(cache=True)
+def _pair_axis(sel):
+    """A row's selector sel = 3 pair + axis: the row of its frame a in P (frame b the next), the axis and the
+    two others in cyclic order (for (omega x p)[ax] = omega[a1] p[a2] - omega[a2] p[a1])."""
+    ax = sel % 3
+    return 2 * (sel // 3), ax, (ax + 1) % 3, (ax + 2) % 3
+
+
+@numba.njit(cache=True)
+def _angular_rows(out, W, mask, ang_rows, ang_sel):
+    """Fill the angular rows of out (K from J, Kdot from dJ): the difference of the two frames' mask_k W_w[:, k]."""
+    for i in range(ang_rows.shape[0]):
+        fa, ax, _, _ = _pair_axis(ang_sel[i])
+        row = ang_rows[i]
+        for k in range(out.shape[1]):
+            out[row, k] = (mask[fa, k] - mask[fa + 1, k]) * W[3 + ax, k]
+
+
+@numba.njit(cache=True)
 def closure_rows(X, scale, J, col, offset, mask, lin_rows, lin_sel, ang_rows, ang_sel, n_rows):
     """(r, K) of the point and frame closures from one tree pass.
 
@@ -46,30 +64,21 @@ def closure_rows(X, scale, J, col, offset, mask, lin_rows, lin_sel, ang_rows, an
     P = _frame_positions(X, scale, col, offset)
     r = np.zeros(n_rows)
     for i in range(lin_rows.shape[0]):
-        fa = 2 * (lin_sel[i] // 3)
-        ax = lin_sel[i] % 3
+        fa, ax, _, _ = _pair_axis(lin_sel[i])
         r[lin_rows[i]] = P[fa, ax] - P[fa + 1, ax]
     want_k = J.shape[0] == 6
     K = np.zeros((n_rows if want_k else 0, nv))
     if not want_k:
         return r, K
-    # (omega x p)[ax] = omega[ax + 1] p[ax + 2] - omega[ax + 2] p[ax + 1] (indices mod 3)
     for i in range(lin_rows.shape[0]):
+        fa, ax, a1, a2 = _pair_axis(lin_sel[i])
         row = lin_rows[i]
-        fa = 2 * (lin_sel[i] // 3)
-        ax = lin_sel[i] % 3
-        a1, a2 = (ax + 1) % 3, (ax + 2) % 3
         for k in range(nv):
             wa1, wa2 = J[3 + a1, k], J[3 + a2, k]
             va = J[ax, k] + wa1 * P[fa, a2] - wa2 * P[fa, a1]
             vb = J[ax, k] + wa1 * P[fa + 1, a2] - wa2 * P[fa + 1, a1]
             K[row, k] = mask[fa, k] * va - mask[fa + 1, k] * vb
-    for i in range(ang_rows.shape[0]):
-        row = ang_rows[i]
-        fa = 2 * (ang_sel[i] // 3)
-        ax = ang_sel[i] % 3
-        for k in range(nv):
-            K[row, k] = (mask[fa, k] - mask[fa + 1, k]) * J[3 + ax, k]
+    _angular_rows(K, J, mask, ang_rows, ang_sel)
     return r, K
 
 
@@ -94,20 +103,13 @@ def closure_rows_dot(X, scale, J, dJ, v, col, offset, mask, lin_rows, lin_sel, a
                     Pd[f, ax] += (J[ax, k] + J[3 + a1, k] * P[f, a2] - J[3 + a2, k] * P[f, a1]) * v[k]
     Kd = np.zeros((n_rows, nv))
     for i in range(lin_rows.shape[0]):
+        fa, ax, a1, a2 = _pair_axis(lin_sel[i])
         row = lin_rows[i]
-        fa = 2 * (lin_sel[i] // 3)
-        ax = lin_sel[i] % 3
-        a1, a2 = (ax + 1) % 3, (ax + 2) % 3
         for k in range(nv):
             da = (dJ[ax, k] + dJ[3 + a1, k] * P[fa, a2] - dJ[3 + a2, k] * P[fa, a1]
                   + J[3 + a1, k] * Pd[fa, a2] - J[3 + a2, k] * Pd[fa, a1])
             db = (dJ[ax, k] + dJ[3 + a1, k] * P[fa + 1, a2] - dJ[3 + a2, k] * P[fa + 1, a1]
                   + J[3 + a1, k] * Pd[fa + 1, a2] - J[3 + a2, k] * Pd[fa + 1, a1])
             Kd[row, k] = mask[fa, k] * da - mask[fa + 1, k] * db
-    for i in range(ang_rows.shape[0]):
-        row = ang_rows[i]
-        fa = 2 * (ang_sel[i] // 3)
-        ax = ang_sel[i] % 3
-        for k in range(nv):
-            Kd[row, k] = (mask[fa, k] - mask[fa + 1, k]) * dJ[3 + ax, k]
+    _angular_rows(Kd, dJ, mask, ang_rows, ang_sel)
     return Kd

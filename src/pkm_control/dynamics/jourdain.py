@@ -82,6 +82,7 @@ import numpy as np
 from ..errors import (MAGNITUDE_LIMIT, InvalidInputError, InvalidModelError, SingularConfigurationError,
                       UnreachablePoseError, check_number, check_vector)
 from ..kinematics.analysis import check_conditioning
+from ..kinematics.kernels import rigid_point_motion
 from ..kinematics.task_space import Pose, rpy_to_matrix
 from . import formulations
 from .point_contact import NO_SURFACES, _contact_wrench
@@ -866,14 +867,9 @@ def _strut_force(j, G, k, tw, ac, g, prm, fr, use_fric, eps, stop):
     """
     bx, by, bz, x, y, z, r2, r, l2, l, ca, sa, ct, st, al, be = k
     s00, s01, s02, s10, s11, s12, s20, s21, s22 = G[3], G[4], G[5], G[6], G[7], G[8], G[9], G[10], G[11]
-    vx, vy, vz, wx, wy, wz = tw[0], tw[1], tw[2], tw[3], tw[4], tw[5]
-    ax, ay, az, dx_, dy_, dz_ = ac[0], ac[1], ac[2], ac[3], ac[4], ac[5]
     # eq. 2-3 in S_j coordinates
-    cx, cy, cz = wy * bz - wz * by, wz * bx - wx * bz, wx * by - wy * bx
-    ux, uy, uz = vx + cx, vy + cy, vz + cz
-    fx = ax + dy_ * bz - dz_ * by + wy * cz - wz * cy
-    fy = ay + dz_ * bx - dx_ * bz + wz * cx - wx * cz
-    fz = az + dx_ * by - dy_ * bx + wx * cy - wy * cx
+    ux, uy, uz, fx, fy, fz = rigid_point_motion(bx, by, bz, tw[0], tw[1], tw[2], tw[3], tw[4], tw[5],
+                                                ac[0], ac[1], ac[2], ac[3], ac[4], ac[5])
     xd = s00 * ux + s10 * uy + s20 * uz
     yd = s01 * ux + s11 * uy + s21 * uz
     zd = s02 * ux + s12 * uy + s22 * uz
