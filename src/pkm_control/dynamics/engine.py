@@ -37,7 +37,7 @@ from ..kinematics.base import ParallelKinematics, fast_inputs
 from ..kinematics.kernels import motion_ok
 from ..kinematics.task_space import Pose
 from .friction import FrictionModel
-from .kernels import project_and_solve
+from .kernels import project_and_solve, tree_force
 
 _LWA = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
 
@@ -76,6 +76,9 @@ class ClosedLoopDynamics:
         self._act = clm.actuated_idx
         self._tau_shape = (clm.n_actuated,)
         self._tau_tree = np.zeros(self.pin_model.nv)     # scratch of tree_accelerations (pinocchio copies it)
+        self._q, self._v = np.empty(self.pin_model.nv), np.empty(self.pin_model.nv)   # forward_dynamics' (q, v)
+        self._tree_motion_into = kin.tree_motion_into
+        self._task_acceleration = kin.task.tree_task_acceleration
         self._c = clm.platform_idx
         self._S = kin.task.twist_map()
         self._task = kin.task
@@ -265,17 +268,33 @@ class ClosedLoopDynamics:
         tau_stop and f_cut the forces of the tree- and cut-joint ``end_stops`` (dynamics/end_stops.EndStops;
         None: no stops).
         """
-        if not self._fd_inputs_ok(pose, twist, tau):
-            pose, twist, _ = self.kin.validate_motion(pose, twist)
-            tau = check_vector("actuator forces", tau, self.model.n_actuated, MAGNITUDE_LIMIT)
-        if self._constraints is None:
+        cons = self._constraints
+        if cons is None:
+            if not self._fd_inputs_ok(pose, twist, tau):
+                pose, twist, _ = self.kin.validate_motion(pose, twist)
+                tau = check_vector("actuator forces", tau, self.model.n_actuated, MAGNITUDE_LIMIT)
             return self._forward_dynamics_reduced(pose, twist, tau, wrench, friction, end_stops)
         # pinocchio's constraintDynamics on the tree (module docstring): the task force S^T w + f_cut enters as
-        # platform-joint forces B^-T (S^T w + f_cut), xddot from the platform rows of a
-        q, v = self.kin.tree_motion(pose, twist)
-        force = None if wrench is None and end_stops is None else self._task_force(pose, twist, wrench, end_stops)
-        a = self.tree_accelerations(q, v, tau, friction, end_stops, force)
-        xdd, finite = self._task.tree_task_acceleration(q, v, a, self._c)
+        # platform-joint forces B^-T (S^T w + f_cut), xddot from the platform rows of a. The inputs are checked
+        # by the compiled calls that use them (tau by kernels.tree_force as it writes the tree forces, pose and
+        # twist by the family's pass for (q, v)); where one fails, the full validation names the error
+        q, v, t = self._q, self._v, self._tau_tree
+        try:
+            ok = (tree_force(tau, self._act, MAGNITUDE_LIMIT, t)
+                  and self._tree_motion_into(pose, twist, q, v, True))
+        except (TypeError, AttributeError):     # not float64 arrays / not a Pose (numba's dispatch, the family's)
+            ok = False
+        if not ok:
+            pose, twist, _ = self.kin.validate_motion(pose, twist)
+            tau = check_vector("actuator forces", tau, self.model.n_actuated, MAGNITUDE_LIMIT)
+            self._tree_motion_into(pose, twist, q, v, False)
+            t[self._act] = tau
+        if wrench is None and end_stops is None and not (friction and self._has_friction):
+            a = pin.constraintDynamics(self.pin_model, cons[2], q, v, t, cons[0], cons[1])
+        else:
+            force = None if wrench is None and end_stops is None else self._task_force(pose, twist, wrench, end_stops)
+            a = self.tree_accelerations(q, v, tau, friction, end_stops, force)
+        xdd, finite = self._task_acceleration(q, v, a, self._c)
         if not finite:
             raise SingularConfigurationError("constraint dynamics: the constrained mass matrix is singular")
         return xdd

@@ -100,3 +100,20 @@ def project_and_solve(G, tau_tree, act, task_force, tol, f, tau):
             acc += U[r, j] * y[j]
         tau[r] = acc
     return ratio
+
+
+@numba.njit((numba.types.Array(numba.float64, 1, "A", readonly=True),
+             numba.types.Array(numba.int64, 1, "A", readonly=True), numba.float64, numba.float64[::1]), cache=True)
+def tree_force(tau, act, limit, t):
+    """S_a^T tau of the forward dynamics: the actuator forces tau (one per entry of act) written into the tree
+    force vector t at the actuated joints act (the other entries untouched), and whether tau passes check_vector's
+    numeric test in ``limit``'s L1 form (errors.MAGNITUDE_LIMIT; a NaN fails, a little stricter than the per-entry
+    test: False sends the caller to check_vector, which decides and names what is wrong; a tau of another length
+    fails, nothing written)."""
+    if tau.shape[0] != act.shape[0]:
+        return False
+    total = 0.0
+    for k in range(act.shape[0]):
+        t[act[k]] = tau[k]
+        total += abs(tau[k])
+    return total <= limit
