@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 import pinocchio as pin
 
-from ..description.loader import closure_bias, closure_jacobian, closure_jacobian_dot, constraint_models
+from ..description.loader import closure_jacobian, closure_jacobian_dot, constraint_models
 from ..errors import (MAGNITUDE_LIMIT, InvalidInputError, InvalidModelError, SingularConfigurationError,
                       check_vector)
 from ..kinematics.analysis import SINGULAR_TOL, check_conditioning, conditioning_error
@@ -336,9 +336,13 @@ class ClosedLoopDynamics:
         if self._constraints is not None:
             models, datas, cd = self._constraints
             return pin.constraintDynamics(self.pin_model, cd, q, v, t, models, datas)
-        d = self._data
-        bias = closure_bias(self.model, d, q, v)
-        K = closure_jacobian(self.model, d, q)
+        # K and Kdot v from one tree pass: computeJointJacobiansTimeVariation gives data.J with data.dJ, the
+        # placements are read once (ClosureRows.placements) for both
+        d, rows = self._data, self.model.closure_rows
+        pin.computeJointJacobiansTimeVariation(self.pin_model, d, q, v)
+        H = rows.placements(d, q)
+        K = rows.evaluate(d, q, H=H)[1]
+        bias = rows.bias(d, q, v, H=H)
         # pinocchio's KKT forward dynamics with our K: [M K^T; K 0] [a; -lambda] = [t - h; -Kdot v]
         a = pin.forwardDynamics(self.pin_model, d, q, v, t, K, bias)
         if not np.isfinite(a).all():
