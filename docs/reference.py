@@ -157,7 +157,8 @@ def parameters_page() -> str:
              "range (`control.settings.RANGES`, shown by `ros2 param describe`; a list, such as per-joint gains, "
              "has it on every element) and a value beyond it is refused. "
              "`pkm bringup --realtime` (launch `lockstep:=false`) sets "
-             "`control.settings.REALTIME_SETTINGS`.", "",
+             "`control.settings.REALTIME_SETTINGS`, each rate a whole fraction of the control rate "
+             "(`realtime_settings`).", "",
              "| parameter | default | nodes | meaning |", "|---|---|---|---|"]
     for key in keys:
         nodes = ["every node"] if key in COMMON_KEYS else [

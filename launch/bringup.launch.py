@@ -89,13 +89,14 @@ def launch_setup(context, *args, **kwargs):
               "lockstep": arg["lockstep"].lower() in ("true", "1", "yes"),
               "topic_convention": arg["topic_convention"],
               "true_parameters_file": ParameterValue(arg["true_parameters_file"], value_type=str)}
+    defaults = load_settings(robot, arg["controller"], arg["controller_config"])
     if not shared["lockstep"]:       # real time: the stream and observation rates of `pkm bringup --realtime`
-        from pkm_control.control.settings import REALTIME_SETTINGS
+        from pkm_control.control.settings import realtime_settings
 
-        shared.update(REALTIME_SETTINGS)
+        shared.update(realtime_settings(defaults["control_rate"]))
     stand_in = arg["stand_in"].lower() in ("true", "1", "yes")
     # every stream bound to the graph's own node by name (pkm_control.ros.topology.trusted_sources)
-    settings = {**load_settings(robot, arg["controller"], arg["controller_config"]), **shared}
+    settings = {**defaults, **shared}
     shared["sources"] = trusted_sources(hardware, stand_in, robot_topics(settings))
     overrides = stand_in_parameters(hardware, stand_in)          # what the kind's stand-in sets (HardwarePlugin)
     nodes = []

@@ -158,3 +158,110 @@ def test_errors(dyn, sims):
     for compiled in (None, False):          # both paths refuse a negative smoothing
         with pytest.raises(InvalidInputError, match="sign_eps"):
             ReducedSimulator(ClosedLoopDynamics(dyn.kin, sign_eps=-1.0), compiled=compiled)
+
+
+def _environment():
+    """config/environment.yaml's palida table and part, and a tilted box with friction, the friction's slope
+    bounded as the simulated robot bounds it (contact.friction_limited)."""
+    from pkm_control.hardware.contact import Box, ContactEnvironment, load_environment
+    from pkm_control.kinematics.task_space import rpy_to_matrix
+
+    env = load_environment("palida")[0]
+    tilted = Box(4e5, 300.0, 0.5, 2e-3, center=[-0.08, 0.05, -0.9], half_extents=[0.03, 0.05, 0.02],
+                 rotation=rpy_to_matrix(0.3, -0.2, 0.7))
+    return ContactEnvironment(env.tool_point, env.surfaces + (tilted,), max_slope=2.0e4)
+
+
+def _near_surfaces(env, rng, n):
+    """n platform poses (home orientation tilted by up to 0.1 rad) with the tool point within +-2 mm of a face of
+    one of the surfaces, and platform twists of up to ~0.3 m/s, 1 rad/s."""
+    from pkm_control.kinematics.task_space import rpy_to_matrix
+
+    out = []
+    for k in range(n):
+        s = env.surfaces[k % len(env.surfaces)]
+        if hasattr(s, "normal"):
+            p = s.point + np.r_[0.05 * rng.standard_normal(2), 0] + s.normal * rng.uniform(-2e-3, 2e-3)
+        else:
+            axis, sign = rng.integers(3), rng.choice([-1.0, 1.0])
+            local = rng.uniform(-0.9, 0.9, 3) * s.half_extents
+            local[axis] = sign * (s.half_extents[axis] + rng.uniform(-2e-3, 2e-3))
+            p = s.center + s.rotation @ local
+        R = rpy_to_matrix(*(0.1 * rng.uniform(-1, 1, 3)))
+        twist = np.r_[0.3 * rng.standard_normal(3), rng.standard_normal(3)] * (1.0 if k % 3 else 1e-3)
+        out.append((Pose(p - R @ env.tool_point, R), twist))
+    return out
+
+
+def test_the_contact_kernel_is_the_environments_wrench():
+    """dynamics/point_contact against hardware/contact.py's ContactEnvironment.wrench at 600 tool points within
+    2 mm of a face of a plane, an axis-aligned and a tilted box (inside and outside, sliding and almost still), with
+    the friction's slope bounded and not."""
+    from pkm_control.dynamics import point_contact
+    from pkm_control.hardware.contact import ContactEnvironment
+
+    rng = np.random.default_rng(24)
+    bounded = _environment()
+    touching = 0
+    for env in (bounded, ContactEnvironment(bounded.tool_point, bounded.surfaces)):
+        form = env.kernel_form()
+        for pose, twist in _near_surfaces(env, rng, 300):
+            law = env.wrench(pose, twist)
+            np.testing.assert_allclose(point_contact.contact_wrench(pose.position, pose.rotation, twist, form), law,
+                                       rtol=1e-12, atol=1e-9)
+            touching += np.abs(law).max() > 0
+    assert 200 < touching < 500             # both sides of the faces
+
+
+def test_single_steps_in_contact_agree_with_the_generic_step(dyn, sims):
+    """The compiled step with the contact inside (``contact=``) against the generic step with
+    ContactEnvironment.wrench at every stage, one step at 150 states with the tool near a face (as in
+    test_single_steps_at_random_states)."""
+    fast, generic = sims
+    env = _environment()
+    form = env.kernel_form()
+    rng = np.random.default_rng(5)
+    touching = 0
+    for pose, twist in _near_surfaces(env, rng, 150):
+        tau = 300.0 * rng.standard_normal(6)
+        s = fast.state(pose, twist)
+        a, b = fast.step(s, DT, tau, contact=form), generic.step(s, DT, tau, env.wrench)
+        np.testing.assert_allclose(a.coords, b.coords, rtol=0, atol=1e-13)
+        np.testing.assert_allclose(a.twist, b.twist, rtol=0, atol=1e-10)
+        touching += np.abs(env.wrench(pose, twist)).max() > 0
+    assert touching > 50
+    with pytest.raises(InvalidInputError, match="compiled"):
+        generic.step(s, DT, tau, contact=form)
+
+
+def test_pressing_on_the_part_agrees_with_the_generic_simulator(dyn, sims):
+    """0.3 s of the tool pressed on the part's face (the deburring task's, config/environment.yaml) and slid along
+    it: gravity compensation + a task-space PD towards a point 0.1 mm inside the face, moving along the edge at
+    0.1 m/s, each path closing its own loop: the states agree to 1e-9 at every step, and the contact force is the
+    spring's (~40 N: the PD and the part's 1e6 N/m in series, less
+    the drives' friction) and the part's Coulomb friction."""
+    from pkm_control.benchmarks import deburring
+    from pkm_control.hardware.contact import load_environment
+
+    env = load_environment("palida")[0]
+    t = deburring.task(dyn.kin, env, gap=-1e-4)
+    task, ff = dyn.kin.task, FeedforwardModel(dyn, "rigid")
+    start = task.pose(np.array(t["start"]))
+    kp, kd = np.array([1e6, 3e5, 3e5, 3e4, 3e4, 3e4]), np.array([5e3, 5e3, 5e3, 300, 300, 300])
+    runs = {}
+    for sim in sims:
+        s = sim.state(start, np.zeros(6))
+        rows = []
+        for k in range(600):
+            pose = sim.pose(s)
+            target = Pose(start.position + np.array([0.0, 0.1 * k * DT, 0.0]), start.rotation)
+            F = kp * task.difference(target, pose) + kd * (np.r_[0.0, 0.1, 0, 0, 0, 0] - s.twist)
+            tau = np.linalg.solve(dyn.kin.jacobian(pose).T, F) + ff.gravity(pose)
+            s = sim.step(s, DT, tau, contact=env.kernel_form()) if sim.compiled else sim.step(s, DT, tau, env.wrench)
+            rows.append(np.r_[s.coords, s.twist, env.wrench(sim.pose(s), s.twist)])
+        runs[sim.compiled] = np.array(rows)
+    diff = np.abs(runs[True] - runs[False])
+    assert diff[:, :12].max() <= 1e-9
+    f = runs[True][300:, 12:15]
+    assert (f[:, 0] < -20).all()                      # pressed on the face (its normal -x)
+    np.testing.assert_allclose(f[:, 1] / f[:, 0], 0.2, rtol=0.02)      # sliding along +y: mu f_n against it

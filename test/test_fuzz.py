@@ -133,3 +133,32 @@ def test_unknown_classes_are_refused_in_one_line(capsys, text):
     with pytest.raises(SystemExit) as exc:
         cli.main(["fuzz", "--classes", text])
     assert exc.value.code == 2 and len(capsys.readouterr().err.strip().splitlines()) == 1
+
+
+def test_messages_force_references_reach_the_force_law(monkeypatch):
+    """The class messages sends /force_references: a well-formed chunk with absurd forces (+-1.7e308 N) goes through
+    parse_force_references and ControlLoop.offer_forces to direct force control, which clips it (accepted); a NaN or
+    a selection of 0.5 is refused cleanly; with a law that forgot its force_limit the campaign counts the violation,
+    and with a command made NaN the NaN output."""
+    pytest.importorskip("sensor_msgs.msg", reason="the messages campaign needs the ROS message packages")
+    from pkm_control.control import controller, force
+
+    ctx, messages = c._messages_setup(), c.CAMPAIGNS["messages"]
+    names = list(ctx["kin"].task.names)
+
+    def chunk(values, sel=(0.0, 0.0, 1.0, 0.0, 0.0, 0.0)):
+        return {"kind": "force_references", "stamp": (0, 0), "joint_names": names,
+                "points": [{"selection": list(sel), "wrench": [0.0, 0.0, v, 0.0, 0.0, 0.0]} for v in values],
+                "t": [(0, 10**6 * (k + 1)) for k in range(len(values))]}
+
+    absurd = chunk([1.7e308, -1.7e308, 1e300])
+    assert c.classify(messages, ctx, absurd) == (ACCEPTED, "")
+    assert c.classify(messages, ctx, chunk([50.0, float("nan")]))[0] == REJECTED
+    assert c.classify(messages, ctx, chunk([50.0], (0.0, 0.0, 0.5, 0.0, 0.0, 0.0)))[0] == REJECTED
+    with monkeypatch.context() as m:
+        m.setattr(force._ForceLaw, "reference", lambda self, f: (f.wrench, f.selection.astype(float)))
+        kind, detail = c.classify(messages, ctx, absurd)
+        assert kind == VIOLATION and "beyond force_limit" in detail, detail
+    monkeypatch.setattr(controller.Controller, "update", lambda self, *a, **k: controller.Command(
+        np.full(self.n, np.nan), np.zeros(self.n, bool), "control", "", False))
+    assert c.classify(messages, ctx, chunk([50.0]))[0] == NAN

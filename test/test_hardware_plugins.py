@@ -109,6 +109,22 @@ def test_the_built_in_kinds_are_registered_and_an_unknown_one_is_refused_with_th
         hardware_plugin("nope")
 
 
+def test_an_entry_point_that_is_no_buildable_plugin_is_refused(monkeypatch):
+    """create is abstract: a plugin class without it, or an entry point that is no HardwarePlugin, is a clear error
+    when the kind is selected, and the abstract class itself cannot be instantiated."""
+    import pkm_control.hardware.plugin as plugin_module
+
+    class Unbuilt(HardwarePlugin):
+        simulated = True
+
+    with pytest.raises(TypeError, match="create"):
+        Unbuilt()
+    for entry, message in ((Unbuilt, "Unbuilt does not implement create"), (object(), "not a pkm_control")):
+        monkeypatch.setattr(plugin_module, "load", lambda *_, entry=entry: entry)
+        with pytest.raises(InvalidInputError, match=f"hardware 'unbuilt': its entry point .*{message}"):
+            hardware_plugin("unbuilt")
+
+
 def _bringup(*argv):
     """`pkm bringup ARGV`'s typed options (the CLI's edge)."""
     from pkm_control.cli import build_parser

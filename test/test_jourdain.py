@@ -198,21 +198,28 @@ def test_forward_dynamics_vs_engine(dyn, form, states, eps):
 
 
 def test_compiled_forward_kernels_match_python_source(form, states):
-    """_FD, _RK4 and _ACTUATED against their plain-Python source (numba semantics = Python's)."""
-    from pkm_control.dynamics import jourdain
+    """_FD, _RK4 (with an external wrench, a contact) and _ACTUATED against their plain-Python source (numba
+    semantics = Python's)."""
+    from pkm_control.dynamics import jourdain, point_contact
 
     args = (form._geo_free, form._kparams, form.gravity, form.friction_values, True, 2e-3,
             form.end_stop_table(EndStops.from_config(form.dyn)))
-    for p, t, _ in states[:5]:
+    for k, (p, t, _) in enumerate(states[:5]):
         tau = np.linspace(-200.0, 300.0, 6)
+        # a plane through the tool point (0.05 m below the platform) with a tilted normal: the tool 1 mm inside
+        n = np.array([0.3, -0.2, 1.0]) / np.linalg.norm([0.3, -0.2, 1.0])
+        tool = np.array([0.0, 0.0, -0.05])
+        contact = (tool, point_contact.plane_row(1e6, 800.0, 0.3, 1e-3, p.position + p.rotation @ tool + 1e-3 * n,
+                                                 n)[None, :], 1e5 if k % 2 else np.inf)
         o1, o2 = np.empty(6), np.empty(6)
-        assert jourdain._fd_kernel(p.position, p.rotation, t, tau, *args, o1) == 0
-        assert jourdain._FD(p.position, p.rotation, t, tau, *args, o2) == 0
+        w = np.linspace(-40.0, 30.0, 6)
+        assert jourdain._fd_kernel(p.position, p.rotation, t, tau, w, *args, o1) == 0
+        assert jourdain._FD(p.position, p.rotation, t, tau, w, *args, o2) == 0
         np.testing.assert_allclose(o2, o1, rtol=1e-12, atol=1e-12 * np.abs(o1).max())
         c = form.kin.task.platform_joint_motion(p)[0]
         outs = [np.empty(6) for _ in range(4)]
-        assert jourdain._rk4_kernel(c, t, 5e-4, tau, *args, *outs[:2]) == 0
-        assert jourdain._RK4(c, t, 5e-4, tau, *args, *outs[2:]) == 0
+        assert jourdain._rk4_kernel(c, t, 5e-4, tau, *args, *contact, *outs[:2]) == 0
+        assert jourdain._RK4(c, t, 5e-4, tau, *args, *contact, *outs[2:]) == 0
         np.testing.assert_allclose(outs[2], outs[0], rtol=0, atol=1e-14)
         np.testing.assert_allclose(outs[3], outs[1], rtol=0, atol=1e-12)
         assert jourdain._actuated_kernel(c, t, form._geo_free, *outs[:2]) == 0

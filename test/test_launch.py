@@ -102,10 +102,14 @@ def _stub_launch(monkeypatch):
         monkeypatch.setitem(sys.modules, name, mod)
 
 
-@pytest.mark.parametrize("hardware, stand_in", [("sim", "false"), ("topics", "false"), ("ros2_control", "false"),
-                                                 ("ros2_control", "true"), ("mujoco", "false"), ("canopen", "false"),
-                                                 ("canopen", "true")])
-@pytest.mark.parametrize("robot", ROBOTS)
+HARDWARE_KINDS = [("sim", "false"), ("topics", "false"), ("ros2_control", "false"), ("ros2_control", "true"),
+                  ("mujoco", "false"), ("canopen", "false"), ("canopen", "true")]
+
+
+# the robot's part (URDF, RViz file, settings) does not depend on the hardware kind, nor the kind's part (the nodes,
+# the clock, the stand-in) on the robot: every robot with sim, every kind with palida
+@pytest.mark.parametrize("robot, hardware, stand_in", [(r, "sim", "false") for r in ROBOTS]
+                         + [("palida", h, s) for h, s in HARDWARE_KINDS if h != "sim"])
 def test_launch_setup_node_list_with_stub_launch(monkeypatch, robot, hardware, stand_in):
     """The launch file's logic without launch_ros: the nodes, their parameters, the URDF and RViz file; with
     hardware ros2_control joint_controller is the clock, and the hardware node only runs as the stand-in, without
@@ -180,21 +184,22 @@ def test_rviz_config(robot):
 
 # ----------------------------------------------------------------------------- pkm bringup
 
-@pytest.mark.parametrize("hardware, stand_in", [("sim", []), ("topics", []), ("ros2_control", []),
-                                                 ("ros2_control", ["--stand-in"]), ("mujoco", []), ("canopen", []),
-                                                 ("canopen", ["--stand-in"])])
-def test_bringup_dry_run_lists_the_nodes(hardware, stand_in):
-    r = subprocess.run([sys.executable, "-m", "pkm_control.cli", "bringup", "--robot", "palida", "--controller",
-                        "pd", "--hardware", hardware, "--dry-run"] + stand_in, capture_output=True, text=True,
-                       timeout=60)
-    assert r.returncode == 0, r.stderr
-    lines = [ln for ln in r.stdout.splitlines() if not ln.startswith("#")]
+@pytest.mark.parametrize("hardware, stand_in", [(h, ["--stand-in"] if s == "true" else []) for h, s in HARDWARE_KINDS])
+def test_bringup_dry_run_lists_the_nodes(hardware, stand_in, capsys):
+    """`pkm bringup --dry-run` (its main in this process: the module's start as a process is test_record's and
+    test_nodes'), the nodes and the parameter file it would start them with."""
+    from pkm_control.cli import main
+
+    code = main(["bringup", "--robot", "palida", "--controller", "pd", "--hardware", hardware, "--dry-run", *stand_in])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    lines = [ln for ln in out.splitlines() if not ln.startswith("#")]
     started = [ln.split(":")[0] for ln in lines]
     with_hardware = hardware == "topics" or (hardware == "ros2_control" and bool(stand_in))
     assert started == graph(hardware, bool(stand_in)) == list(NODES if with_hardware else NODES[:4])
     for name, ln in zip(started, lines):
         assert f"-m pkm_control.nodes.{name} --ros-args -r __node:={name} --params-file" in ln
-    params = yaml.safe_load("\n".join(ln[4:] for ln in r.stdout.splitlines() if ln.startswith("#   ")))
+    params = yaml.safe_load("\n".join(ln[4:] for ln in out.splitlines() if ln.startswith("#   ")))
     shared = dict(params["/**"]["ros__parameters"])
     sources = dict(pair.split("=") for pair in shared.pop("sources").split(","))
     assert shared == {"robot": "palida", "controller": "pd", "hardware": hardware}
@@ -246,6 +251,15 @@ def test_bringup_parameters_and_set():
                                            "lockstep": False, "stream_rate": 500.0, "chunk_length": 0.02,
                                            "lookahead": 0.5, "clock_rate": 50.0, "ground_truth_rate": 100.0,
                                            "state_publish_rate": 100.0}
+    # a 250 Hz loop (a CAN bus): every rate a whole number of its 4 ms periods (1, 5, 3, 3), none above the preset's;
+    # a stream above the control rate is refused by the nodes as by the controller YAML
+    rt = bringup.parameters(_options("--realtime", "--set", "control_rate=250"))["/**"]["ros__parameters"]
+    assert {k: rt[k] for k in ("stream_rate", "clock_rate", "ground_truth_rate", "state_publish_rate")} == \
+        {"stream_rate": 250 / 1, "clock_rate": 250 / 5, "ground_truth_rate": 250 / 3, "state_publish_rate": 250 / 3}
+    from pkm_control.control.settings import check_stream_rate
+
+    with pytest.raises(InvalidInputError, match="stream_rate = 500.0 Hz must be in"):
+        check_stream_rate({"stream_rate": 500.0, "control_rate": 250.0})
 
 
 @pytest.mark.parametrize("argv,refusal", [

@@ -91,6 +91,12 @@ def test_pkm_record_attached_to_a_running_graph(tmp_path):
             if "every period" in line or "not every control period" in line:
                 break
         assert "publishes /joint_states every period (2000 Hz)" in line, line
+        # the goal once the bag has /joint_states: a recorder whose subscription matched after the goal's end (slow
+        # discovery on a loaded machine) would wait for a goal end it never sees
+        for line in iter(rec.stderr.readline, ""):
+            if "recording /joint_states from sim time" in line:
+                break
+        assert "recording /joint_states from sim time" in line, line
         goal = pkm("goal", GOAL, "--timeout", "300")
         assert "goal accepted" in finish(goal)
         out = finish(rec)

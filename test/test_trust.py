@@ -192,36 +192,6 @@ def test_the_samples_read_are_those_the_row_comes_from():
     assert b.used_ns is None
 
 
-def test_the_loop_refuses_a_reference_chunk_stamped_in_the_past():
-    """A ControlLoop that ran periods 0..9 of a hold: a chunk from period 5 with other values is refused; the same
-    samples again (a re-offer) are taken, the new samples after them too."""
-    dyn = robot_dynamics("palida")
-    c = make_controller(dyn, "pd")
-    q = dyn.kin.actuated(dyn.kin.task.pose(dyn.model.config["home"]))
-
-    class Robot:
-        def read(self):
-            from pkm_control.hardware import JointMeasurement
-            return JointMeasurement(0.0, q, np.zeros(len(q)), np.zeros(len(q)))
-
-        def write(self, tau, time=None):
-            pass
-
-    dt = 500_000
-    loop = ControlLoop(Robot(), c, 0)
-    t = dt * np.arange(20)
-    zeros = np.zeros((20, len(q)))
-    loop.offer_references(t, np.tile(q, (20, 1)), zeros, zeros)
-    for k in range(10):
-        loop.cycle(k * dt)
-    with pytest.raises(InvalidInputError, match="already used"):
-        loop.offer_references(t[5:15], np.tile(q + 0.005, (10, 1)), zeros[:10], zeros[:10])
-    t2 = dt * np.arange(5, 30)
-    loop.offer_references(t2, np.tile(q, (25, 1)), zeros[:1].repeat(25, 0), zeros[:1].repeat(25, 0))
-    loop.drain()
-    assert loop.references.end == 29 * dt and loop.references.times == list(range(0, 30 * dt, dt))
-
-
 DT = 500_000        # ns: the control period of the loop tests
 
 
@@ -243,6 +213,21 @@ def _held_loop(law, n_ref, lead_periods=0):
     zeros = np.zeros((n_ref, len(q)))
     loop.offer_references(DT * np.arange(n_ref), np.tile(q, (n_ref, 1)), zeros, zeros)
     return loop, len(q)
+
+
+def test_the_loop_refuses_a_reference_chunk_stamped_in_the_past():
+    """A ControlLoop that ran periods 0..9 of a hold: a chunk from period 5 with other values is refused; the same
+    samples again (a re-offer) are taken, the new samples after them too."""
+    loop, n = _held_loop("pd", 20)
+    for k in range(10):
+        loop.cycle(k * DT)
+    q = loop.references.at(0)[:n]
+    zeros = np.zeros((25, n))
+    with pytest.raises(InvalidInputError, match="already used"):
+        loop.offer_references(DT * np.arange(5, 15), np.tile(q + 0.005, (10, 1)), zeros[:10], zeros[:10])
+    loop.offer_references(DT * np.arange(5, 30), np.tile(q, (25, 1)), zeros, zeros)
+    loop.drain()
+    assert loop.references.end == 29 * DT and loop.references.times == list(range(0, 30 * DT, DT))
 
 
 def test_a_late_feedforward_after_its_held_end_is_taken():

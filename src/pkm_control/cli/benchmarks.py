@@ -69,10 +69,11 @@ def add_demo_arguments(p: argparse.ArgumentParser) -> None:
     from ..benchmarks.demo import DemoOptions as demo
     from ..benchmarks.demo_identified import METHODS, STRUCTURES, IdentifiedOptions as identified
 
-    p.add_argument("--out", default=demo.out, help="output folder (default results/)")
-    p.add_argument("--radius", type=float, default=demo.radius, help="circle radius in m (default 0.15)")
-    p.add_argument("--laps", type=float, default=demo.laps, help="laps at 1 m/s (default 1)")
-    p.add_argument("--ramp-time", type=float, default=demo.ramp_time, help="speed ramp up/down in s (default 0.4)")
+    p.add_argument("--out", default=demo.out, help="output folder (default %(default)s/)")
+    p.add_argument("--radius", type=float, default=demo.radius, help="circle radius in m (default %(default)g)")
+    p.add_argument("--laps", type=float, default=demo.laps, help="laps at 1 m/s (default %(default)g)")
+    p.add_argument("--ramp-time", type=float, default=demo.ramp_time,
+                   help="speed ramp up/down in s (default %(default)g)")
     p.add_argument("--runs", nargs="+", default=list(demo.runs),
                    help="controllers to run (default: pd cf_rb cf_rb_friction)")
     p.add_argument("--timeout", type=float, default=demo.timeout, help="wall-clock limit per run in s")
@@ -88,24 +89,24 @@ def add_demo_arguments(p: argparse.ArgumentParser) -> None:
                         "identify, then SJ and CF rb+frict with nominal, identified and true parameters "
                         "(results/palida_identification.json)")
     g.add_argument("--perturb-seed", type=int, default=identified.perturb_seed,
-                   help="seed of the true robot (default 1)")
+                   help="seed of the true robot (default %(default)s)")
     g.add_argument("--perturb-scale", type=float, default=identified.perturb_scale,
-                   help="largest relative change of a parameter of the true robot (default 0.2)")
+                   help="largest relative change of a parameter of the true robot (default %(default)g)")
     g.add_argument("--encoder-resolution", type=float, default=identified.encoder_resolution,
-                   help="m per count (default 1e-6)")
+                   help="m per count (default %(default)g)")
     g.add_argument("--effort-noise-std", type=float, default=identified.effort_noise_std,
-                   help="force measurement noise, N (default 2)")
+                   help="force measurement noise, N (default %(default)g)")
     g.add_argument("--excitation-duration", type=float, default=identified.excitation_duration,
-                   help="excitation period, s (default 6)")
+                   help="excitation period, s (default %(default)g)")
     g.add_argument("--harmonics", type=int, default=identified.harmonics,
-                   help="harmonics of the excitation (default 5)")
+                   help="harmonics of the excitation (default %(default)s)")
     g.add_argument("--evaluations", type=int, default=identified.evaluations,
-                   help="condition-number evaluations of the excitation design (default 200)")
-    g.add_argument("--method", choices=METHODS, default=identified.method, help="least squares (default wls)")
+                   help="condition-number evaluations of the excitation design (default %(default)s)")
+    g.add_argument("--method", choices=METHODS, default=identified.method, help="least squares (default %(default)s)")
     g.add_argument("--min-speed", type=float, default=identified.min_speed,
-                   help=f"a joint's equation is left out of the identification where it moves slower than this, m/s "
-                        f"(default {identified.min_speed:g}: the simulated robot's Coulomb friction is tanh(qdot / "
-                        f"2e-3), not the model's sign, below about 3 x 2e-3)")
+                   help="a joint's equation is left out of the identification where it moves slower than this, m/s "
+                        "(default %(default)g: the simulated robot's Coulomb friction is tanh(qdot / 2e-3), not the "
+                        "model's sign, below about 3 x 2e-3)")
     g.add_argument("--structure", choices=STRUCTURES, default=identified.structure,
                    help="base parameters to identify: jourdain (Abdellatif's Table I, 24, the compiled kernel in "
                         "computed_force; the true robot's struts then stay identical and symmetric, the paper's "
@@ -117,9 +118,9 @@ def add_demo_arguments(p: argparse.ArgumentParser) -> None:
                         "moving along it (direct force control, the graph in this process in lockstep; "
                         "results/deburring.json, deburring.png)")
     g.add_argument("--force", type=float, default=deburring.force,
-                   help=f"normal force, N (default {deburring.force:g})")
+                   help="normal force, N (default %(default)g)")
     g.add_argument("--edge-speed", type=float, default=deburring.edge_speed,
-                   help=f"speed along the edge, m/s (default {deburring.edge_speed:g})")
+                   help="speed along the edge, m/s (default %(default)g)")
     g.add_argument("--edge-length", type=float, default=deburring.edge_length,
                    help="m of the edge to run (default: the part's length less 2 cm at each end)")
 
@@ -178,19 +179,20 @@ def add_stress_arguments(p: argparse.ArgumentParser) -> None:
     s = sub.add_parser("startup", help="start the graph N times in a row in lockstep with a short goal",
                        description=stress.__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     s.add_argument("--hardware", choices=hardware_names(), default=defaults.hardware,
-                   help="the hardware kind (default sim)")
+                   help="the hardware kind (default %(default)s)")
     s.add_argument("--stand-in", action="store_true",
                    help="with --hardware ros2_control or canopen: pkm bringup's stand-in (needed without a robot)")
-    s.add_argument("--runs", type=int, default=defaults.runs, metavar="N", help="starts in a row (default 10)")
-    s.add_argument("--robot", default=defaults.robot, help="robot id (default palida)")
-    s.add_argument("--controller", default=defaults.controller, help="named controller (default cf_rb_friction)")
+    s.add_argument("--runs", type=int, default=defaults.runs, metavar="N", help="starts in a row (default %(default)s)")
+    s.add_argument("--robot", default=defaults.robot, help="robot id (default %(default)s)")
+    s.add_argument("--controller", default=defaults.controller, help="named controller (default %(default)s)")
     s.add_argument("--goal", default=defaults.goal, metavar="SPEC",
                    help=f"the trajectory spec of each run (default the short palida move {DEFAULT_GOAL})")
     s.add_argument("--max-startup", type=float, default=defaults.max_startup, metavar="S",
                    help="a start-up (bringup's start to the first motion) longer than S seconds (wall) fails the "
-                        "run (default 60)")
+                        "run (default %(default)g)")
     s.add_argument("--timeout", type=float, default=defaults.timeout, metavar="S",
-                   help="each run's pkm bringup --timeout (default 300 s; a stalled lockstep fails it after 45 s)")
+                   help="each run's pkm bringup --timeout (default %(default)g s; a stalled lockstep fails it "
+                        "after 45 s)")
     s.add_argument("--domain-id", type=int, default=None, metavar="D",
                    help="first ROS domain of the runs (default: derived from the process id)")
     s.add_argument("--set", action="append", default=[], metavar="[NODE.]KEY=VALUE",
@@ -242,7 +244,7 @@ def register(sub, command_line) -> None:
                     help="robots to run (default: all; simulation, loop and reject: palida)")
     sp.add_argument("--samples", type=count(1, BENCH_SAMPLES_MAX), default=100_000,
                     help=f"poses for the batched IK throughput, 1 to {BENCH_SAMPLES_MAX:.0e} (default 1e5)")
-    sp.add_argument("--controller", default="cf_rb_friction", help="loop: named controller (default cf_rb_friction)")
+    sp.add_argument("--controller", default="cf_rb_friction", help="loop: named controller (default %(default)s)")
     sp.add_argument("--seconds", type=seconds, default=60.0,
                     help="loop: wall seconds of the real-time run, at most 3600 (default 60; the baseline runs "
                          "min(20, S))")

@@ -131,9 +131,9 @@ def add_bringup_arguments(p: argparse.ArgumentParser) -> None:
                         "joint_controller.kp=5e5; repeatable")
     p.add_argument("--realtime", action="store_true",
                    help="real-time mode (the loop on the wall clock) with the settings it needs: lockstep=false, "
-                        "chunk_length=0.005, lookahead=0.2, clock_rate=50, ground_truth_rate=100, "
-                        "state_publish_rate=100 "
-                        "(settings.REALTIME_SETTINGS; --set overrides each)")
+                        "chunk_length=0.02, lookahead=0.2, clock_rate=50, ground_truth_rate=100, "
+                        "state_publish_rate=100, stream_rate=500, each rate a whole fraction of the control rate "
+                        "(settings.realtime_settings; --set overrides each)")
     p.add_argument("--duration", type=float, default=None, metavar="S",
                    help="stop the graph after S seconds (wall); default: run until stopped")
     p.add_argument("--exit-when-done", action="store_true",

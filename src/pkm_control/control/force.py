@@ -21,8 +21,9 @@ laws.py: e_x = X_d (-) X, e_x' = xd_d - xd.
 * ``WrenchWatch``: the watchdog of the wrench (missing, stale beyond ``wrench_timeout``, not finite, a contact force
   beyond ``contact_force_limit``): the controller's safe behaviour, like a stale joint measurement. Its ``source``
   picks the topology's measurement: ``sensor`` (the F/T sensor, Fig. 28) or ``actuators`` (Fig. 29).
-* the laws ``stiffness``, ``direct_force`` (Figs. 28, 29), ``direct_force_joint_space`` (Fig. 30), ``impedance``,
-  ``impedance_no_force``, ``admittance`` (FORCE_LAWS), with
+* the laws ``stiffness``, ``direct_force`` (Figs. 28, 29), ``direct_force_joint_space`` (Fig. 30), ``inner_force``
+  (Figs. 31, 32), ``inner_force_joint_space`` (Fig. 33), ``impedance``, ``impedance_no_force``, ``admittance``
+  (FORCE_LAWS), with
   their gains in config/controllers.yaml ``force_controllers`` (``force_settings``; the controller core
   around one: settings.make_force_controller).
 """
@@ -64,8 +65,9 @@ def task_wrench(task, pose: Pose, measured: WrenchMeasurement) -> np.ndarray:
     task velocity; engine.py eq. 1)."""
     R = pose.rotation
     f = R @ measured.wrench[:3]
-    m = R @ measured.wrench[3:] + np.cross(R @ measured.point, f)
-    return task.twist_map().T @ np.concatenate([f, m])
+    r = R @ measured.point
+    m = R @ measured.wrench[3:] + (r[1] * f[2] - r[2] * f[1], r[2] * f[0] - r[0] * f[2], r[0] * f[1] - r[1] * f[0])
+    return task.twist_map().T @ np.concatenate([f, m])      # r x f written out: np.cross costs ~15 us a call
 
 
 @dataclass(frozen=True)
@@ -281,7 +283,7 @@ class DirectForce(_ForceLaw):
         f_d, s = self.reference(force)
         f_m = self.measured_wrench(pose, wrench)
         if self.contact != "retreat" and s.any():
-            self._watch_contact(t, pose, f_m, f_d, s)
+            self._watch_contact(t, pose, self.contact_wrench(t, pose, twist, wrench, f_m), f_d, s)
         if self.contact == "retreat":
             return self.inner(q, qd, pose, twist, self._retreat, np.zeros(self.dim))
         e_f = s * (f_d - f_m)
@@ -291,6 +293,10 @@ class DirectForce(_ForceLaw):
         pose_d, twist_d = desired
         pose_c = self.kin.task.retract(pose_d, self.kf * e_f + self._offset)
         return self.inner(q, qd, pose, twist, pose_c, (1.0 - s) * twist_d)
+
+    def contact_wrench(self, t, pose, twist, wrench, f_m) -> np.ndarray:
+        """The wrench the contact state machine watches: F_m."""
+        return f_m
 
     def inner(self, q, qd, pose, twist, pose_c, twist_c) -> np.ndarray:
         """The inner motion loop on (X_c, xd_c): task PD + gravity, tau = J^-T (Kp e_x + Kd e_x') + G^ (Fig. 28)."""
@@ -312,7 +318,18 @@ class DirectForceJointSpace(DirectForce):
 
     At rest in contact the integral stops where e_F = 0 (as DirectForce). F_m is the previous period's own command
     less gravity, so the proportional path is an algebraic loop (DirectForce): its gain is Kf times the joint
-    loop's stiffness seen in the task, J^T Kp_q J; config/controllers.yaml gives it Kf = 0 (integral only)."""
+    loop's stiffness seen in the task, J^T Kp_q J; config/controllers.yaml gives it Kf = 0 (integral only).
+
+    Contact loss and the retreat (DirectForce's state machine) on the actuator forces: they also carry the robot's
+    own motion forces, M xdd + C xd (the static F_m took the start of a motion for a contact, then for its loss), so
+    the state machine watches the contact wrench of the inverse dynamics instead,
+
+        F_c = J^T (tau_m - tau_id(X, xd, xdd^)),   xdd^ = (xd(k) - xd(k-1)) / h
+
+    (the plant J^T tau = M xdd + C xd + G + F_e): tau_m is the force applied over the last period and xdd^ that
+    period's mean acceleration, so F_c is the contact wrench but for the model's errors (the joints' friction when
+    it is not in the model) and M times the acceleration's change over a period. The first period (no previous
+    twist) or a gap over 2.5 periods: F_m. With the F/T sensor (wrench_source: sensor) F_c = F_m."""
 
     name = "direct_force_joint_space"
 
@@ -327,9 +344,103 @@ class DirectForceJointSpace(DirectForce):
             if g.ndim == 1 and len(g) != n:
                 raise InvalidInputError(f"{self.name}: {what} has {len(g)} values for {n} actuators")
 
+    def reset(self) -> None:
+        super().reset()
+        self._last_twist = None                     # (t, xd) of the previous period: xdd^ for F_c
+
+    def contact_wrench(self, t, pose, twist, wrench, f_m) -> np.ndarray:
+        """F_c = J^T (tau_m - tau_id(X, xd, xdd^)) (class docstring)."""
+        last, self._last_twist = self._last_twist, (t, twist)
+        if not isinstance(wrench, ActuatorForces) or last is None or t is None or \
+                not 0 < t - last[0] <= 2.5 * self.period:
+            return f_m
+        xdd = (twist - last[1]) / (t - last[0])
+        return self.kin.jacobian(pose).T @ (wrench.tau - self.model.tau(pose, twist, xdd))
+
     def inner(self, q, qd, pose, twist, pose_c, twist_c) -> np.ndarray:
         q_c, J_c = self.kin.actuated_and_jacobian(pose_c)
         return self.joint_kp * (q_c - q) + self.joint_kd * (J_c @ twist_c - qd) + self.model.gravity(pose)
+
+
+class InnerForce(_ForceLaw):
+    """Force feedback in the inner loop, motion feedback in the outer loop (Taghirad, Force Control, Cascade Control,
+    "Force Feedback in Inner Loop", Fig. 31: F and X measured in the task space; Fig. 32, ``wrench_source:
+    actuators``: F = J^T tau from the measured actuator forces). "The outer loop generates a desired force trajectory
+    for the inner loop": the motion controller's output is the wrench F_a the inner force loop tracks,
+
+        F_a = Kp e_x + Kd e_x'                                the motion controller (outer, primary loop)
+        e_F = F_a - F_m                                       the inner loop's force error
+        F = F_a + Kf e_F + G^(X),   tau = J^-T F              the force controller (P, Kf dimensionless) + force
+                                                              distribution
+
+    (Kf = 0: stiffness control; the force reference F_d is not used: "force tracking is not the primary objective").
+    Closed loop with F_m = F_e and an exact G^ (plant M xdd + C xd + G = F - F_e, xdd_d = 0):
+    M xdd + C xd = (1 + Kf)(F_a - F_e), i.e.
+
+        M / (1 + Kf) e_x'' + Kd e_x' + Kp e_x = F_e  (C xd aside)
+
+    the force-motion relation the book says this structure controls: the stiffness Kp and damping Kd of the outer
+    loop, the robot's inertia seen by the environment divided by 1 + Kf. At rest F_e = F_a = Kp e_x (the stiffness
+    law's series-spring closed form, Stiffness), and a gravity-model error dG enters F_e divided by 1 + Kf. Free
+    space (F_e = 0): the motion loop with the gains (1 + Kf) Kp, (1 + Kf) Kd.
+
+    Fig. 32 in the simulated robot: the measured actuator forces are the applied ones, F_m = J^T (tau - tau_g) is the
+    previous period's F less gravity, and the inner loop F(k) = (1 + Kf) F_a - Kf F(k-1) is a first-order filter with
+    the pole -Kf: stable only for Kf < 1 (force_law refuses more); its steady state is F_a, as Fig. 31's. Its gain
+    (1 + Kf) / (1 + Kf z^-1) is 1 at rest and (1 + Kf) / (1 - Kf) at the Nyquist frequency (z = -1): it multiplies
+    the outer loop's sampled gains there (Kf = 0.5: 3x, and Stewart's joint PD of Fig. 33 grew into saturation;
+    config/controllers.yaml has 0.2: 1.5x)."""
+
+    name = "inner_force"
+
+    def __init__(self, model: FeedforwardModel, kp, kd, kf, force_limit: float = np.inf):
+        super().__init__(model, kp, kd, force_limit)
+        if not (np.isfinite(kf) and kf >= 0):
+            raise InvalidInputError(f"{self.name}: inner_force_gain must be >= 0, got {kf}")
+        self.kf = float(kf)
+
+    def evaluate(self, q_d, qd_d, qdd_d, q, qd, tau_ff=None, pose=None, twist=None, desired=None, t=None,
+                 wrench=None, force=None) -> np.ndarray:
+        e, ed = self.errors(pose, twist, *desired)
+        f_a = self.kp * e + self.kd * ed
+        f_m = self.measured_wrench(pose, wrench)
+        return self.distribute(pose, f_a + self.kf * (f_a - f_m)) + self.model.gravity(pose)
+
+
+class InnerForceJointSpace(InnerForce):
+    """Force feedback in the inner loop with force and motion measured in the joint space (Taghirad, Force Control,
+    Fig. 33: "the inner loop is based on the measured actuator force vector tau, and the outer loop is based on the
+    measured actuated joint position vector q ... the desired motion in the task space is mapped into the joint
+    space using inverse kinematic solution, and both the position and force feedback controllers are designed in the
+    joint space. Thus, independent controllers for each joint"):
+
+        q_d = IK(X_d), qd_d                                   the references (the IK node's)
+        tau_a = Kp_q (q_d - q) + Kd_q (qd_d - qd)             the joint position controller (outer; gains.joint)
+        e_tau = tau_a - (tau_m - tau_g(X))                    the joint force error, tau_m the measured actuator forces
+        tau = tau_a + Kf e_tau + tau_g(X)                     the joint force controller (inner, P per joint)
+
+    (with an F/T sensor instead, tau_m - tau_g = J^-T F_m). At rest the inner loop gives tau - tau_g = tau_a, and the
+    contact wrench J^T tau_a: the joint springs seen in the task, J^T Kp_q J, in series with the environment. As
+    Fig. 32 in the simulated robot, tau_m is the previous period's command: the loop tau(k) - tau_g =
+    (1 + Kf) tau_a - Kf (tau(k-1) - tau_g) is stable for Kf < 1."""
+
+    name = "inner_force_joint_space"
+
+    def __init__(self, model: FeedforwardModel, joint_kp, joint_kd, kf, force_limit: float = np.inf):
+        super().__init__(model, 1.0, 1.0, kf, force_limit)      # no task-space gains: the loops are in the joints
+        self.joint_kp, self.joint_kd = _gain("joint kp", joint_kp), _gain("joint kd", joint_kd)
+        n = self.model.n_actuated
+        for what, g in (("joint kp", self.joint_kp), ("joint kd", self.joint_kd)):
+            if g.ndim == 1 and len(g) != n:
+                raise InvalidInputError(f"{self.name}: {what} has {len(g)} values for {n} actuators")
+
+    def evaluate(self, q_d, qd_d, qdd_d, q, qd, tau_ff=None, pose=None, twist=None, desired=None, t=None,
+                 wrench=None, force=None) -> np.ndarray:
+        tau_a = self.joint_kp * (q_d - q) + self.joint_kd * (qd_d - qd)
+        tau_g = self.model.gravity(pose)
+        tau_m = wrench.tau - tau_g if isinstance(wrench, ActuatorForces) else \
+            self.distribute(pose, task_wrench(self.kin.task, pose, wrench))
+        return tau_a + self.kf * (tau_a - tau_m) + tau_g
 
 
 class _Impedance(_ForceLaw):
@@ -437,8 +548,8 @@ class Admittance(_Impedance):
         return self.joint_kp * (q_c - q) + self.joint_kd * (qd_c - qd) + self.model.gravity(pose)
 
 
-FORCE_LAWS = {law.name: law for law in (Stiffness, DirectForce, DirectForceJointSpace, Impedance, ImpedanceNoForce,
-                                         Admittance)}
+FORCE_LAWS = {law.name: law for law in (Stiffness, DirectForce, DirectForceJointSpace, InnerForce,
+                                         InnerForceJointSpace, Impedance, ImpedanceNoForce, Admittance)}
 
 
 def parse_force_reference(text: str, task) -> ForceReference | None:
@@ -526,18 +637,31 @@ def force_law(s: dict, model: FeedforwardModel, period: float):
                                      float(s["max_offset"]), period, *_family(s, "joint", "kp", "kd"), limit,
                                      float(s["contact_force"]), float(s["contact_loss_time"]),
                                      float(s["retreat_distance"]))
+    if mode in ("inner_force", "inner_force_joint_space"):
+        kf = float(s["inner_force_gain"])
+        if s.get("wrench_source", "sensor") == "actuators" and not kf < 1.0:
+            raise InvalidInputError(f"force controller '{s['controller']}': inner_force_gain {kf:g} with the actuator "
+                                    "forces as the measurement must be < 1 (they are the previous period's command: "
+                                    "the inner loop's pole is -inner_force_gain; InnerForce)")
+        if mode == "inner_force":
+            return InnerForce(model, *_family(s, "motion", "kp", "kd"), kf, limit)
+        return InnerForceJointSpace(model, *_family(s, "joint", "kp", "kd"), kf, limit)
     impedance = _family(s, "impedance", "m_d", "d_d", "k_d")
     if mode == "admittance":
         return Admittance(model, *impedance, *_family(s, "joint", "kp", "kd"), period, limit)
     return FORCE_LAWS[mode](model, *impedance, limit)
 
 
+#: the laws that may take the measured actuator forces as their force measurement (Figs. 29, 30, 32, 33)
+ACTUATOR_FORCE_MODES = ("direct_force", "direct_force_joint_space", "inner_force", "inner_force_joint_space")
+
+
 def wrench_watch(s: dict, law) -> WrenchWatch | None:
     """The WrenchWatch of resolved force settings (wrench_timeout, contact_force_limit, wrench_source) for ``law``;
     None for a law that measures no wrench."""
     source = s.get("wrench_source", "sensor")
-    if source != "sensor" and s["mode"] not in ("direct_force", "direct_force_joint_space"):
-        raise InvalidInputError(f"force controller '{s['controller']}': wrench_source {source!r} is for direct_force "
-                                "only (a static estimate: the impedance and admittance laws need the contact wrench "
-                                "itself)")
+    if source != "sensor" and s["mode"] not in ACTUATOR_FORCE_MODES:
+        raise InvalidInputError(f"force controller '{s['controller']}': wrench_source {source!r} is for "
+                                f"{', '.join(ACTUATOR_FORCE_MODES)} only (a static estimate: the impedance and "
+                                "admittance laws need the contact wrench itself)")
     return WrenchWatch(s["wrench_timeout"], s["contact_force_limit"], source) if WRENCH in law.requires else None

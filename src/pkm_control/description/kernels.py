@@ -29,6 +29,24 @@ def _frame_positions(X, scale, col, offset):
 
 
 @numba.njit(cache=True)
+def _pair_axis(sel):
+    """A row's selector sel = 3 pair + axis: the row of its frame a in P (frame b the next), the axis and the
+    two others in cyclic order (for (omega x p)[ax] = omega[a1] p[a2] - omega[a2] p[a1])."""
+    ax = sel % 3
+    return 2 * (sel // 3), ax, (ax + 1) % 3, (ax + 2) % 3
+
+
+@numba.njit(cache=True)
+def _angular_rows(out, W, mask, ang_rows, ang_sel):
+    """Fill the angular rows of out (K from J, Kdot from dJ): the difference of the two frames' mask_k W_w[:, k]."""
+    for i in range(ang_rows.shape[0]):
+        fa, ax, _, _ = _pair_axis(ang_sel[i])
+        row = ang_rows[i]
+        for k in range(out.shape[1]):
+            out[row, k] = (mask[fa, k] - mask[fa + 1, k]) * W[3 + ax, k]
+
+
+@numba.njit(cache=True)
 def closure_rows(X, scale, J, col, offset, mask, lin_rows, lin_sel, ang_rows, ang_sel, r, K):
     """r and K of the point and frame closures from one tree pass, into the caller's zeroed r (n_rows) and K
     (n_rows x nv, or 0 x nv: no K), arrays it allocates for ~0.1 us where returning them would box them for ~0.4.
@@ -46,28 +64,19 @@ def closure_rows(X, scale, J, col, offset, mask, lin_rows, lin_sel, ang_rows, an
     nv = mask.shape[1]
     P = _frame_positions(X, scale, col, offset)
     for i in range(lin_rows.shape[0]):
-        fa = 2 * (lin_sel[i] // 3)
-        ax = lin_sel[i] % 3
+        fa, ax, _, _ = _pair_axis(lin_sel[i])
         r[lin_rows[i]] = P[fa, ax] - P[fa + 1, ax]
     if K.shape[0] == 0:
         return
-    # (omega x p)[ax] = omega[ax + 1] p[ax + 2] - omega[ax + 2] p[ax + 1] (indices mod 3)
     for i in range(lin_rows.shape[0]):
+        fa, ax, a1, a2 = _pair_axis(lin_sel[i])
         row = lin_rows[i]
-        fa = 2 * (lin_sel[i] // 3)
-        ax = lin_sel[i] % 3
-        a1, a2 = (ax + 1) % 3, (ax + 2) % 3
         for k in range(nv):
             wa1, wa2 = J[3 + a1, k], J[3 + a2, k]
             va = J[ax, k] + wa1 * P[fa, a2] - wa2 * P[fa, a1]
             vb = J[ax, k] + wa1 * P[fa + 1, a2] - wa2 * P[fa + 1, a1]
             K[row, k] = mask[fa, k] * va - mask[fa + 1, k] * vb
-    for i in range(ang_rows.shape[0]):
-        row = ang_rows[i]
-        fa = 2 * (ang_sel[i] // 3)
-        ax = ang_sel[i] % 3
-        for k in range(nv):
-            K[row, k] = (mask[fa, k] - mask[fa + 1, k]) * J[3 + ax, k]
+    _angular_rows(K, J, mask, ang_rows, ang_sel)
 
 
 @numba.njit(cache=True)
@@ -107,10 +116,8 @@ def _closure_dot(X, scale, J, dJ, v, col, offset, mask, lin_rows, lin_sel, ang_r
                     a1, a2 = (ax + 1) % 3, (ax + 2) % 3
                     Pd[f, ax] += (J[ax, k] + J[3 + a1, k] * P[f, a2] - J[3 + a2, k] * P[f, a1]) * v[k]
     for i in range(lin_rows.shape[0]):
+        fa, ax, a1, a2 = _pair_axis(lin_sel[i])
         row = lin_rows[i]
-        fa = 2 * (lin_sel[i] // 3)
-        ax = lin_sel[i] % 3
-        a1, a2 = (ax + 1) % 3, (ax + 2) % 3
         for k in range(nv):
             da = (dJ[ax, k] + dJ[3 + a1, k] * P[fa, a2] - dJ[3 + a2, k] * P[fa, a1]
                   + J[3 + a1, k] * Pd[fa, a2] - J[3 + a2, k] * Pd[fa, a1])
@@ -121,13 +128,11 @@ def _closure_dot(X, scale, J, dJ, v, col, offset, mask, lin_rows, lin_sel, ang_r
                 out[row, 0] += entry * v[k]
             else:
                 out[row, k] = entry
+    if not times_v:
+        _angular_rows(out, dJ, mask, ang_rows, ang_sel)
+        return
     for i in range(ang_rows.shape[0]):
+        fa, ax, _, _ = _pair_axis(ang_sel[i])
         row = ang_rows[i]
-        fa = 2 * (ang_sel[i] // 3)
-        ax = ang_sel[i] % 3
         for k in range(nv):
-            entry = (mask[fa, k] - mask[fa + 1, k]) * dJ[3 + ax, k]
-            if times_v:
-                out[row, 0] += entry * v[k]
-            else:
-                out[row, k] = entry
+            out[row, 0] += (mask[fa, k] - mask[fa + 1, k]) * dJ[3 + ax, k] * v[k]

@@ -82,8 +82,10 @@ import numpy as np
 from ..errors import (MAGNITUDE_LIMIT, InvalidInputError, InvalidModelError, SingularConfigurationError,
                       UnreachablePoseError, check_number, check_vector)
 from ..kinematics.analysis import check_conditioning
+from ..kinematics.kernels import rigid_point_motion
 from ..kinematics.task_space import Pose, rpy_to_matrix
 from . import formulations
+from .point_contact import NO_SURFACES, _contact_wrench
 
 try:  # the fast path is compiled when numba is available
     import numba
@@ -591,7 +593,7 @@ class Formulation(formulations.Formulation):
         pose, twist, _ = self.kin.validate(pose, twist)
         tau = check_vector("actuator forces", tau, self.n, MAGNITUDE_LIMIT)
         out = np.empty(6)
-        status = _FD(pose.position, pose.rotation, twist, tau, self._geo_free, self._kparams, self.gravity,
+        status = _FD(pose.position, pose.rotation, twist, tau, _NO_WRENCH, self._geo_free, self._kparams, self.gravity,
                      self.friction_values, bool(friction), _check_eps(sign_eps),
                      self._no_stops if stops is None else stops, out)
         if status == GIMBAL_LOCK:
@@ -602,9 +604,11 @@ class Formulation(formulations.Formulation):
         return out
 
     def rk4_step(self, coords, twist, dt: float, tau, friction: bool = True,
-                 sign_eps: float = 0.0, stops=None) -> tuple[np.ndarray, np.ndarray]:
+                 sign_eps: float = 0.0, stops=None, contact=None) -> tuple[np.ndarray, np.ndarray]:
         """One classical RK4 step of ``forward_dynamics`` in one compiled call, tau held over the step,
-        with the end stops of ``stops`` (``end_stop_table``; None: none).
+        with the end stops of ``stops`` (``end_stop_table``; None: none) and the external wrench of a compliant
+        ``contact`` at every stage (``point_contact``: (tool point, surface rows, max_slope), hardware/contact.py
+        ``ContactEnvironment.kernel_form``; None: free space).
 
         State as ``simulation.ReducedSimulator``: the platform-joint coordinates of the generic tree
         coords = (x, y, z, yaw, pitch, roll) (kinematics/task_space: R = Rz(yaw) Ry(pitch) Rx(roll),
@@ -616,9 +620,10 @@ class Formulation(formulations.Formulation):
         coords, twist, tau = _vec6("platform-joint coordinates", coords), _vec6("twist", twist), _vec6(
             "actuator forces", tau)
         c_out, t_out = np.empty(6), np.empty(6)
+        tool, surfaces, max_slope = (_NO_WRENCH[:3], NO_SURFACES, np.inf) if contact is None else contact
         status = _RK4(coords, twist, check_number("dt", dt), tau, self._geo_free, self._kparams, self.gravity,
                       self.friction_values, bool(friction), _check_eps(sign_eps),
-                      self._no_stops if stops is None else stops, c_out, t_out)
+                      self._no_stops if stops is None else stops, tool, surfaces, float(max_slope), c_out, t_out)
         if status:
             _raise_step(status, coords, twist, dt, tau)
         return c_out, t_out
@@ -722,6 +727,9 @@ def _raise_step(status, coords, twist, dt=None, tau=None):
 _NO_STRUT = (0.0,) * 16      # the position-level tuple of a failed strut (see _strut_pose)
 #: the end-stop row of a strut without stops (see ``Formulation.end_stop_table``)
 _NO_STOP = np.array([-np.inf, np.inf, 0.0, 0.0] * 3 + [np.inf, 0.0, 0.0])
+#: no external wrench (``_fd_kernel``'s ext), no tool point (``_rk4_kernel`` without surfaces)
+_NO_WRENCH = np.zeros(6)
+_NO_WRENCH.setflags(write=False)
 
 
 def _sign(x, eps):
@@ -859,14 +867,9 @@ def _strut_force(j, G, k, tw, ac, g, prm, fr, use_fric, eps, stop):
     """
     bx, by, bz, x, y, z, r2, r, l2, l, ca, sa, ct, st, al, be = k
     s00, s01, s02, s10, s11, s12, s20, s21, s22 = G[3], G[4], G[5], G[6], G[7], G[8], G[9], G[10], G[11]
-    vx, vy, vz, wx, wy, wz = tw[0], tw[1], tw[2], tw[3], tw[4], tw[5]
-    ax, ay, az, dx_, dy_, dz_ = ac[0], ac[1], ac[2], ac[3], ac[4], ac[5]
     # eq. 2-3 in S_j coordinates
-    cx, cy, cz = wy * bz - wz * by, wz * bx - wx * bz, wx * by - wy * bx
-    ux, uy, uz = vx + cx, vy + cy, vz + cz
-    fx = ax + dy_ * bz - dz_ * by + wy * cz - wz * cy
-    fy = ay + dz_ * bx - dx_ * bz + wz * cx - wx * cz
-    fz = az + dx_ * by - dy_ * bx + wx * cy - wy * cx
+    ux, uy, uz, fx, fy, fz = rigid_point_motion(bx, by, bz, tw[0], tw[1], tw[2], tw[3], tw[4], tw[5],
+                                                ac[0], ac[1], ac[2], ac[3], ac[4], ac[5])
     xd = s00 * ux + s10 * uy + s20 * uz
     yd = s01 * ux + s11 * uy + s21 * uz
     zd = s02 * ux + s12 * uy + s22 * uz
@@ -1034,8 +1037,10 @@ def _batch_kernel(P, Rs, T, Ac, geo, cos_cone, prm, g, fr, use_fric, out, status
             out[i, k] = row[k]
 
 
-def _fd_kernel(p, R, tw, tau_a, geo, prm, g, fr, use_fric, eps, stops, xdd):
-    """Forward dynamics xdd = M^-1 (J^T tau_a - h) on theta_dot = (v_E, omega_E), no joint-limit check.
+def _fd_kernel(p, R, tw, tau_a, ext, geo, prm, g, fr, use_fric, eps, stops, xdd):
+    """Forward dynamics xdd = M^-1 (J^T tau_a + w - h) on theta_dot = (v_E, omega_E), no joint-limit check; ``ext``
+    the external wrench w on the platform ([f at its origin; moment], base frame: on theta_dot its own generalized
+    force, the engine's S^T w with S = I).
 
     The same strut and platform terms as ``_id_kernel``, evaluated for 7 motions at one pose (the
     position level once per strut): h = tau(twist, 0, gravity, friction, end stops ``stops``
@@ -1067,7 +1072,7 @@ def _fd_kernel(p, R, tw, tau_a, geo, prm, g, fr, use_fric, eps, stops, xdd):
     M = np.empty((6, 6))
     rhs = np.empty(6)
     for i in range(6):
-        s = -C[6, i]
+        s = ext[i] - C[6, i]
         for j in range(6):
             s += Jt[i, j] * tau_a[j]
             M[i, j] = C[j, i]
@@ -1089,9 +1094,11 @@ def _platform_pose(c, p, R):
     return cy, sy, cp, sp
 
 
-def _rk4_kernel(c, t, dt, tau_a, geo, prm, g, fr, use_fric, eps, stops, c_out, t_out):
+def _rk4_kernel(c, t, dt, tau_a, geo, prm, g, fr, use_fric, eps, stops, tool, surfaces, max_slope, c_out, t_out):
     """One classical RK4 step of (platform-joint coordinates c, twist t) with tau_a held:
-    c' = B(c) t (B = diag(I, E^-1), omega = E (yaw', pitch', roll')), t' = ``_fd_kernel``.
+    c' = B(c) t (B = diag(I, E^-1), omega = E (yaw', pitch', roll')), t' = ``_fd_kernel`` with the external wrench
+    of the contact of the tool point ``tool`` with the ``surfaces`` (point_contact: rows, max_slope; no rows: free
+    space) at the stage's state.
 
     Returns 0, NOT_FINITE (input), GIMBAL_LOCK, SINGULAR, EULER_SINGULAR (|cos pitch| < 1e-9) or
     DIVERGED (a non-finite stage or result); the outputs are valid only for 0.
@@ -1105,6 +1112,7 @@ def _rk4_kernel(c, t, dt, tau_a, geo, prm, g, fr, use_fric, eps, stops, c_out, t
     ts = np.empty(6)
     kc = np.zeros((4, 6))
     kt = np.zeros((4, 6))
+    w = np.zeros(6)
     for s in range(4):
         h = 0.0 if s == 0 else (dt if s == 3 else 0.5 * dt)
         for i in range(6):
@@ -1120,7 +1128,9 @@ def _rk4_kernel(c, t, dt, tau_a, geo, prm, g, fr, use_fric, eps, stops, c_out, t
         rr = (cy * ts[3] + sy * ts[4]) / cp
         kc[s, 0], kc[s, 1], kc[s, 2] = ts[0], ts[1], ts[2]
         kc[s, 3], kc[s, 4], kc[s, 5] = ts[5] + sp * rr, cy * ts[4] - sy * ts[3], rr
-        status = _FD(p, R, ts, tau_a, geo, prm, g, fr, use_fric, eps, stops, kt[s])
+        if surfaces.shape[0]:
+            _contact_wrench(p, R, ts, tool, surfaces, max_slope, w)
+        status = _FD(p, R, ts, tau_a, w, geo, prm, g, fr, use_fric, eps, stops, kt[s])
         if status:
             return status
     for i in range(6):

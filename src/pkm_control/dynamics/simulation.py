@@ -10,7 +10,8 @@ Two integrators, cross-checked in the tests:
   (numba present) a step without external wrench is one compiled call
   (jourdain.Formulation.rk4_step: Abdellatif's model, the same equations as the
   engine to ~1e-13, the same state and RK4 stages): ~30 us instead of ~1.2 ms
-  (median on a 2-core machine, ``pkm bench simulation``).
+  (median on a 2-core machine, ``pkm bench simulation``); so is a step in contact with a compliant
+  environment (``contact``: dynamics/point_contact.py, its wrench at every stage inside the kernel).
   Where the IK is iterative (``kinematics: numeric``) the same RK4 runs in tree coordinates instead
   (``tree``): the stages' accelerations at (q, v) from ClosedLoopDynamics.tree_accelerations
   (pinocchio's constraintDynamics where it holds the closures; K a = -Kdot v: on the closures, the
@@ -95,6 +96,11 @@ class ReducedSimulator:
         self._stops = None if self._fast is None else self._fast.end_stop_table(end_stops)
         self._tree = self._fast is None and (bool(tree) or (tree is None and dyn.kin.family == "numeric"))
         self._scratch = dyn.pin_model.createData()
+        if self._fast is not None:
+            # the step's kernel compiled (numba: seconds when not in its cache) here, not in a run's first period: the
+            # controller's first lockstep period took them, and a stop signal then waited for them (issue 22 §5)
+            at_rest = self.state(dyn.kin.home_pose(), np.zeros(self.task.dim))
+            self.actuated(self.step(at_rest, 1e-3, np.zeros(dyn.model.n_actuated)))
 
     @property
     def tree(self) -> bool:
@@ -130,13 +136,18 @@ class ReducedSimulator:
         q_a, J = self.dyn.kin.actuated_and_jacobian(self.pose(s))
         return q_a, J @ s.twist
 
-    def step(self, s: SimState, dt: float, tau, wrench=None) -> SimState:
+    def step(self, s: SimState, dt: float, tau, wrench=None, contact=None) -> SimState:
         """One RK4 step with actuator forces held over the step and the external wrench on the platform (force at its
         origin, moment; base frame): a 6-vector held over the step, or a function wrench(pose, platform twist (v,
-        omega)) of the state evaluated at every stage (hardware/contact.py); compiled without wrench."""
+        omega)) of the state evaluated at every stage (hardware/contact.py); compiled without wrench. ``contact``:
+        a compliant contact in the compiled kernel's form (dynamics/point_contact.py, hardware/contact.py
+        ``ContactEnvironment.kernel_form``), its wrench at every stage inside the compiled step (``compiled`` only,
+        without ``wrench``)."""
+        if contact is not None and (self._fast is None or wrench is not None):
+            raise InvalidInputError("a contact in the kernel's form needs the compiled step (palida) and no wrench")
         if self._fast is not None and wrench is None:
             return SimState(*self._fast.rk4_step(s.coords, s.twist, dt, tau, self.friction, self.dyn.sign_eps,
-                                                 self._stops))
+                                                 self._stops, contact))
         if self._tree and not callable(wrench):
             return self._step_tree(s, dt, tau, wrench)
         c, t = s.coords, s.twist

@@ -353,15 +353,16 @@ def _controller_run(ctx, x):
 # ----------------------------------------------------------------------------- (3) ROS messages
 
 def _messages_setup():
-    from ..kinematics import robot_kinematics
-
     try:
         import sensor_msgs.msg  # noqa: F401
     except ImportError as exc:
         raise PkmError(f"the messages class needs the ROS 2 message packages (requirements-ros.txt): {exc}") from exc
 
-    kin = robot_kinematics("palida")
-    return {"kin": kin, "names": list(kin.model.joint_names), "actuated": list(kin.model.actuated_joints)}
+    from ..dynamics import robot_dynamics
+
+    dyn = robot_dynamics("palida")
+    kin = dyn.kin
+    return {"kin": kin, "dyn": dyn, "names": list(kin.model.joint_names), "actuated": list(kin.model.actuated_joints)}
 
 
 def _messages_inputs(ctx):
@@ -415,9 +416,35 @@ def _messages_inputs(ctx):
     wrench = st.fixed_dictionaries({"kind": st.just("platform_wrench"), "stamp": stamp,
                                     "values": st.one_of(st.lists(st.floats(-2000, 2000), min_size=6, max_size=6),
                                                         st.lists(floats, min_size=6, max_size=6))})
+    # /force_references (a hybrid goal's F_d and selection per task coordinate): well formed with absurd forces (up
+    # to the largest double, subnormal, beyond every force limit), or malformed (NaN, selections other than 0 / 1,
+    # wrong names and sizes, times out of order)
+    task = list(ctx["kin"].task.names)
+    absurd = st.one_of(st.floats(-600, 600), st.sampled_from([1.7e308, -1.7e308, 1e300, -1e300, 1e12, -1e9, 1e6,
+                                                              5e-324, -0.0]), st.floats(-1e308, 1e308))
+    well_formed = st.fixed_dictionaries({"selection": st.lists(st.sampled_from([0.0, 1.0]), min_size=6, max_size=6),
+                                         "wrench": st.lists(absurd, min_size=6, max_size=6)})
+    malformed = st.fixed_dictionaries({
+        "selection": st.one_of(sized(6), st.lists(st.sampled_from([0.5, 2.0, -1.0, 1.0]), min_size=6, max_size=6)),
+        "wrench": st.one_of(st.lists(absurd, min_size=6, max_size=6), sized(6))})
+    grid = st.lists(st.integers(1, 10**7), min_size=1, max_size=6).map(
+        lambda d: [divmod(int(t), 10**9) for t in np.cumsum(d)])
+
+    def force_references(ok):
+        if ok:        # as the generator writes them: the task's names, increasing times, 0 / 1 selections
+            return grid.flatmap(lambda t: st.fixed_dictionaries({
+                "kind": st.just("force_references"), "stamp": stamp,
+                "joint_names": st.one_of(st.just(task), st.permutations(task)),
+                "points": st.lists(well_formed, min_size=len(t), max_size=len(t)), "t": st.just(t)}))
+        return st.integers(0, 6).flatmap(lambda m: st.fixed_dictionaries({
+            "kind": st.just("force_references"), "stamp": stamp,
+            "joint_names": st.one_of(st.just(task), st.lists(st.sampled_from(task + ["", "platform", "fz"]),
+                                                             max_size=8)),
+            "points": st.lists(st.one_of(well_formed, malformed), min_size=m, max_size=m), "t": times(m)}))
+
     points = st.integers(0, 6)
     return st.one_of(joint_state, commands, st.tuples(name_lists, points).flatmap(lambda a: joint_trajectory(*a)),
-                     points.flatmap(platform), wrench)
+                     points.flatmap(platform), wrench, st.booleans().flatmap(force_references))
 
 
 def _time(cls, sec_ns):
@@ -457,6 +484,16 @@ def _messages_run(ctx, x):
         expect_finite("platform_wrench", out.wrench)
         expect(out.wrench.shape == (6,), f"platform_wrench has shape {out.wrench.shape}")
         expect_finite("platform_wrench time", out.time)
+    elif kind == "force_references":
+        msg = JointTrajectory(joint_names=x["joint_names"])
+        msg.header.stamp = _time(Time, x["stamp"])
+        msg.points = [JointTrajectoryPoint(positions=p["selection"], effort=p["wrench"],
+                                           time_from_start=_time(Duration, t)) for p, t in zip(x["points"], x["t"])]
+        times, wrench, selection = m.parse_force_references(msg, list(ctx["kin"].task.names))
+        if wrench is not None:
+            _check_times(times)
+            expect_finite("force references F_d", wrench)
+            _force_stream(ctx, times, wrench, selection)
     elif kind == "commands":
         out = m.parse_commands(Float64MultiArray(data=x["data"]), n)
         expect_finite("commands", out)
@@ -485,6 +522,61 @@ def _messages_run(ctx, x):
         R = out.rotations
         err = np.abs(np.einsum("nji,njk->nik", R, R) - np.eye(3)).max()
         expect(err <= 1e-6, f"platform trajectory rotation not orthonormal (|R^T R - I| = {err:.3g})")
+
+
+class _PressingRobot:
+    """palida at rest at home, its F/T sensor measuring 20 N down at the tool at the loop's instant ``time``."""
+
+    def __init__(self, q, n):
+        from ..hardware import JointMeasurement
+
+        self.time, self.q, self.n, self.JointMeasurement = 0.0, q, n, JointMeasurement
+        self.written = []
+
+    def read(self):
+        from ..control.force import WrenchMeasurement
+
+        w = WrenchMeasurement(self.time, np.array([0.0, 0.0, 20.0, 0.0, 0.0, 0.0]), np.array([0.0, 0.0, -0.05]))
+        return self.JointMeasurement(self.time, self.q, np.zeros(self.n), np.zeros(self.n), {"wrench": w})
+
+    def write(self, tau, time=None):
+        self.written.append(np.array(tau, float))
+
+
+def _force_stream(ctx, times, wrench, selection):
+    """A parsed /force_references chunk as joint_controller takes it: ControlLoop.offer_forces to direct force
+    control on palida (at rest at home, 20 N measured), then periods at the chunk's instants and between them (the
+    loop's linear interpolation): F_d as the law takes it (reference: clipped to force_limit) finite and within it,
+    or refused by the law (a PkmError: the controller's safe behaviour for that period); every command finite and
+    within the force limits."""
+    from ..control import ControlLoop
+    from ..control.settings import make_force_controller
+
+    dyn = ctx["dyn"]
+    c = make_force_controller(dyn, "direct_force")
+    q = dyn.kin.actuated(dyn.kin.home_pose())
+    robot = _PressingRobot(q, c.n)
+    loop = ControlLoop(robot, c, 2_000_000)
+    loop.offer_forces(times, wrench, selection)
+    instants = sorted(set(times.tolist()) | {int(a // 2 + b // 2) for a, b in zip(times[:-1], times[1:])})[:12]
+    zero = np.zeros((1, c.n))
+    for t_ns in instants:
+        loop.offer_references([t_ns], q[None, :], zero, zero)
+        robot.time = t_ns * 1e-9
+        loop.ready(t_ns)
+        loop.started()
+        ref = loop.force_at(t_ns)
+        if ref is not None:
+            try:
+                f_d, _ = c.law.reference(ref)
+            except PkmError:
+                f_d = None
+            if f_d is not None:
+                expect_finite(f"F_d at {t_ns} ns", f_d)
+                expect(np.all(np.abs(f_d) <= c.law.force_limit), f"F_d at {t_ns} ns {f_d.tolist()} beyond force_limit")
+        cmd = loop.cycle(t_ns)
+        expect_finite(f"command at {t_ns} ns", cmd.tau)
+        expect(np.all(np.abs(cmd.tau) <= c.limits.limits), f"command at {t_ns} ns {cmd.tau.tolist()} beyond the limits")
 
 
 def _platform_point(p, t, Point, Transform, Twist, Vector3, Duration):

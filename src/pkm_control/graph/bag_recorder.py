@@ -394,6 +394,7 @@ def record(session, output: str, log, topics=None, storage: str = "sqlite3", dur
                     rec.spin_once(0.05)
                     if rec.stamps and start is None:
                         start = min(rec.stamps) * 1e-9
+                        log(f"recording {JOINT_STATES} from sim time {start:.4f} s")
                     elapsed = rec.sim_time - start if start is not None else 0.0
                     bar.set_postfix_str(" ".join(f"{t.rsplit('/', 1)[-1]}={n}" for t, n in rec.counts.items()),
                                         refresh=False)

@@ -125,10 +125,6 @@ def parameters(options: BringupOptions) -> dict:
         shared["wait_for_recorder"] = True
     if options.record:                               # the identification needs every period (bag_recorder)
         per_node["joint_controller"]["state_publish_rate"] = 0.0
-    if options.realtime:
-        from ..control.settings import REALTIME_SETTINGS
-
-        shared.update(REALTIME_SETTINGS)
     if options.true_parameters:
         if not hardware_plugin(options.hardware).simulated_robot(stand_in):
             raise InvalidInputError(f"--true-parameters sets the simulated robot's parameters: --hardware "
@@ -150,9 +146,14 @@ def parameters(options: BringupOptions) -> dict:
                                                       for x in parsed):
             parsed = [float(x) for x in parsed]     # ROS parameter arrays have one type: [0, 0.5] -> doubles
         (per_node[node] if dot else shared)[key] = parsed
+    defaults = load_settings(shared["robot"], shared["controller"], shared.get("controller_config", ""))
+    if options.realtime:          # the real-time rates (settings.realtime_settings), each overridden by a --set
+        from ..control.settings import realtime_settings
+
+        rate = {**defaults, **shared}["control_rate"]
+        shared.update({key: value for key, value in realtime_settings(rate).items() if key not in shared})
     if "sources" not in shared:          # every stream bound to the graph's own node by name (ros.topology)
-        s = {**load_settings(shared["robot"], shared["controller"], shared.get("controller_config", "")), **shared,
-             **per_node["joint_controller"]}
+        s = {**defaults, **shared, **per_node["joint_controller"]}
         shared["sources"] = trusted_sources(options.hardware, stand_in, robot_topics(s))
     doc = {"/**": {"ros__parameters": shared}}
     for name, values in per_node.items():

@@ -59,6 +59,7 @@ import numpy as np
 import yaml
 
 from ..control.force import WrenchMeasurement
+from ..dynamics import point_contact
 from ..errors import InvalidInputError, InvalidModelError, check_vector
 from ..kinematics.task_space import Pose, rpy_to_matrix
 
@@ -119,6 +120,10 @@ class Surface(ABC):
         return f
 
     @abstractmethod
+    def kernel_row(self) -> np.ndarray:
+        """The surface as a row of the compiled kernel (dynamics/point_contact.py)."""
+
+    @abstractmethod
     def clearance(self, p: np.ndarray) -> float:
         """The distance (m) of the point p from the surface, 0 inside it."""
 
@@ -154,6 +159,10 @@ class Plane(Surface):
 
     def clearance(self, p):
         return max(float(self.normal @ (p - self.point)), 0.0)
+
+    def kernel_row(self):
+        return point_contact.plane_row(self.stiffness, self.damping, self.friction, self.slip_speed, self.point,
+                                       self.normal)
 
     def normals(self):
         return (self.normal,)
@@ -192,6 +201,10 @@ class Box(Surface):
         local = self.rotation.T @ (p - self.center)
         return float(np.linalg.norm(np.maximum(np.abs(local) - self.half_extents, 0.0)))
 
+    def kernel_row(self):
+        return point_contact.box_row(self.stiffness, self.damping, self.friction, self.slip_speed, self.center,
+                                     self.half_extents, self.rotation)
+
     def normals(self):
         return tuple(self.rotation.T)
 
@@ -211,6 +224,15 @@ class ContactEnvironment:
         bad = [s for s in self.surfaces if not isinstance(s, Surface)]
         if bad:
             raise InvalidInputError(f"surfaces must be Plane or Box, got {type(bad[0]).__name__}")
+
+    def kernel_form(self) -> tuple:
+        """(tool point, surface rows, max_slope): the environment for the compiled simulation step
+        (dynamics/point_contact.py; read-only arrays)."""
+        rows = np.array([s.kernel_row() for s in self.surfaces]).reshape(-1, point_contact.SURFACE_COLUMNS)
+        tool = self.tool_point.copy()
+        rows.setflags(write=False)
+        tool.setflags(write=False)
+        return tool, rows, float(self.max_slope)
 
     def tool(self, pose: Pose, platform_twist: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(R p_t, p, v): the tool point's offset from the platform origin, its position and velocity (base frame);

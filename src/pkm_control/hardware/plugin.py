@@ -12,6 +12,7 @@ interface's own (interface.py hooks). A new kind is one plugin and one entry poi
 
 from __future__ import annotations
 
+import abc
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -42,9 +43,9 @@ class HardwareHost:
     wrench_point: object = None
 
 
-class HardwarePlugin:
+class HardwarePlugin(abc.ABC):
     """A kind of hardware (module docstring). The class attributes describe the graph around it; a subclass builds
-    the robot in ``create``."""
+    the robot in ``create`` (abstract: a subclass without it cannot be instantiated)."""
 
     #: joint_controller talks to the robot from its own process (publishes every joint on /joint_states); False: the
     #: robot is behind topics, its own /joint_states, joint_controller's estimate on /estimated_joint_states
@@ -75,10 +76,10 @@ class HardwarePlugin:
         with these settings. The robot ``create`` returns then implements ``Simulated``."""
         return False
 
+    @abc.abstractmethod
     def create(self, host: HardwareHost) -> HardwareInterface:
         """The robot, ready for the loop (a simulated one not yet reset: the node puts it at its initial pose).
         Refused settings raise InvalidInputError."""
-        raise NotImplementedError(f"{type(self).__name__}.create")
 
 
 def hardware_names() -> tuple:
@@ -87,10 +88,13 @@ def hardware_names() -> tuple:
 
 
 def hardware_plugin(name: str) -> HardwarePlugin:
-    """The HardwarePlugin registered as ``name``: InvalidInputError for an unknown name (listing the registered ones)
-    or an entry point that is not a HardwarePlugin (a class is instantiated)."""
+    """The HardwarePlugin registered as ``name``: InvalidInputError for an unknown name (listing the registered ones),
+    an entry point that is not a HardwarePlugin or a plugin class without ``create`` (a class is instantiated)."""
     plugin = load(HARDWARE_GROUP, name, "hardware")
     if isinstance(plugin, type) and issubclass(plugin, HardwarePlugin):
+        if plugin.__abstractmethods__:
+            raise InvalidInputError(f"hardware {name!r}: its entry point {plugin.__qualname__} does not implement "
+                                    f"{', '.join(sorted(plugin.__abstractmethods__))}")
         plugin = plugin()
     if not isinstance(plugin, HardwarePlugin):
         raise InvalidInputError(f"hardware {name!r}: its entry point is {plugin!r}, not a "

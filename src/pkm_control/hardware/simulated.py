@@ -63,9 +63,12 @@ control period (the robot is sampled at the control rate; the generator restarts
 Contact (``environment``, hardware/contact.py ContactEnvironment; None: free space): a compliant environment the tool
 point of the platform touches (planes and boxes, Kelvin-Voigt normal force without pulling, regularized Coulomb
 friction); its force enters the closed-loop dynamics as the external wrench on the platform (engine.forward_dynamics,
-eq. 1), a function of the state evaluated at every RK4 stage (ReducedSimulator.step). ``wrench_sensor``
-(contact.WrenchSensor) measures it at the tool point: ``read()`` carries the sample in ``sensors["wrench"]``
-(control/force.py WrenchMeasurement), with the sensor's bias, noise (the measurement generator) and low-pass.
+eq. 1), a function of the state evaluated at every RK4 stage (ReducedSimulator.step). On palida's compiled step
+(without actuator lag) the contact is evaluated inside the compiled RK4 kernel (dynamics/point_contact.py, the same
+equations as contact.py): a step in contact costs about what a free one does, not the generic engine's ~1 ms.
+``wrench_sensor`` (contact.WrenchSensor) measures it at the tool point: ``read()`` carries the sample in
+``sensors["wrench"]`` (control/force.py WrenchMeasurement), with the sensor's bias, noise (the measurement
+generator) and low-pass.
 ``contact_wrench()`` is the exact contact wrench (ground truth). Public attributes: a test may switch the contact on
 and off between periods. A surface stiffer than RK4 integrates at the step dt / substeps on the platform's effective
 mass at the tool (contact.check_integrable, at home; half of RK4's k_max = 8 m / h^2 without damping: 5.0e8 N/m for
@@ -93,6 +96,7 @@ from ..control.feedforward import FeedforwardModel, as_parameter_set, dynamics_w
 from ..control.laws import WRENCH
 from ..control.safety import ForceLimits, SafeBehaviour
 from ..dynamics.end_stops import EndStops, EnergyBound
+from ..dynamics import point_contact
 from ..dynamics.engine import ClosedLoopDynamics
 from ..dynamics.simulation import ReducedSimulator, SimState
 from ..errors import InvalidInputError, PkmError, SingularConfigurationError, UnreachablePoseError
@@ -329,6 +333,7 @@ class SimulatedRobot(SimulatedPlant):
                          measurement_seed, environment, wrench_sensor)
         self.friction = bool(friction)
         self.sim = ReducedSimulator(self.dyn, friction=self.friction, end_stops=self.end_stops)
+        self._kernel_of = self._kernel_form = None
         self.stiffness_limits = () if environment is None else check_integrable(
             environment, contact_mass(self.dyn, environment.tool_point), self.dt / self.substeps, "rk4",
             "the simulated robot", period=self.dt)
@@ -357,13 +362,28 @@ class SimulatedRobot(SimulatedPlant):
                                         f"{MAX_START_DEPTH:g} m): the environment or the start pose is wrong")
         return super().reset(pose, twist, time)
 
+    def _kernel_contact(self):
+        """The environment in the compiled step's form (ContactEnvironment.kernel_form, made again when a test swaps
+        the public ``environment``) where the compiled palida step runs without actuator lag, else None: the
+        generic step with ContactEnvironment.wrench at every stage."""
+        env = self.environment
+        if env is None or not self.sim.compiled or self.actuator_lag > 0:
+            return None
+        if self._kernel_of is not env:
+            self._kernel_of, self._kernel_form = env, env.kernel_form()
+        return self._kernel_form
+
     def contact_wrench(self) -> np.ndarray:
         """The exact wrench of the contact on the platform now ([f; m] at its origin, base frame; zero without an
-        environment)."""
+        environment; the compiled kernel's where the step is compiled, ``_kernel_contact``)."""
         self._require()
         if self.environment is None:
             return np.zeros(6)
-        return self.environment.wrench(self.sim.pose(self._state), self.kin.task.twist_map() @ self._state.twist)
+        pose, twist = self.sim.pose(self._state), self.kin.task.twist_map() @ self._state.twist
+        contact = self._kernel_contact()
+        if contact is not None:
+            return point_contact.contact_wrench(pose.position, pose.rotation, twist, contact)
+        return self.environment.wrench(pose, twist)
 
     def _platform_pose(self) -> Pose:
         return self.sim.pose(self._state)
@@ -387,8 +407,12 @@ class SimulatedRobot(SimulatedPlant):
         h = self.dt / self.substeps
         s, applied = self._state, self._lagged
         env = self.environment
+        contact = self._kernel_contact()
         try:
             for _ in range(self.substeps):
+                if contact is not None:      # the compiled palida step, the contact's wrench inside at every stage
+                    s = self.sim.step(s, h, tau, contact=contact)
+                    continue
                 # no surface within reach of the tool during the substep (ContactEnvironment.free): the step without
                 # the contact (its wrench would be 0 at every stage), on the compiled path where there is one
                 wrench = None if env is None or env.free(self.sim.pose(s), self.kin.task.twist_map() @ s.twist, h) \

@@ -37,6 +37,18 @@ _V = numba.types.Array(numba.float64, 1, "A", readonly=True)
 _M = numba.types.Array(numba.float64, 2, "A", readonly=True)
 
 
+@numba.njit(cache=True)
+def rigid_point_motion(bx, by, bz, vx, vy, vz, wx, wy, wz, ax, ay, az, wdx, wdy, wdz):
+    """Velocity and acceleration of the point of a rigid body at b from its reference point (base coordinates),
+    the body's twist (v, w) and acceleration (a, wd) given at that reference point (Abdellatif eq. 2-3):
+    v_B = v + w x b, a_B = a + wd x b + w x (w x b). Returns the six scalars of v_B, then of a_B."""
+    cx, cy, cz = wy * bz - wz * by, wz * bx - wx * bz, wx * by - wy * bx
+    return (vx + cx, vy + cy, vz + cz,
+            ax + wdy * bz - wdz * by + wy * cz - wz * cy,
+            ay + wdz * bx - wdx * bz + wz * cx - wx * cz,
+            az + wdx * by - wdy * bx + wx * cy - wy * cx)
+
+
 @numba.njit((_M, _V, _V, _V, numba.float64), cache=True)
 def motion_ok(R, p, twist, accel, limit):
     """The numeric checks of ParallelKinematics.validate on a float64 pose, twist and acceleration (length 0:
@@ -201,9 +213,9 @@ def ups_motion(R, p, twist, accel, legs, iall, gimbal_eps, cos_cone, check, want
                 G[row, 3], G[row, 4], G[row, 5] = wy * gz - wz * gy, wz * gx - wx * gz, wx * gy - wy * gx
             G[iall[2 * n + i]] = J[i]
         if rates:
-            # w x b, v_B and its components in S_i
-            cx, cy, cz = wy_ * wz - wz_ * wy, wz_ * wx - wx_ * wz, wx_ * wy - wy_ * wx
-            ex, ey, ez = vx + cx, vy + cy, vz + cz
+            # v_B, a_B (zero without accs) and v_B's components in S_i
+            ex, ey, ez, fx, fy, fz = rigid_point_motion(wx, wy, wz, vx, vy, vz, wx_, wy_, wz_,
+                                                        ax_, ay_, az_, wdx, wdy, wdz)
             xd = s00 * ex + s10 * ey + s20 * ez
             yd = s01 * ex + s11 * ey + s21 * ez
             zd = s02 * ex + s12 * ey + s22 * ez
@@ -214,10 +226,6 @@ def ups_motion(R, p, twist, accel, legs, iall, gimbal_eps, cos_cone, check, want
             bd = (r * yd - y * rd) / l2
             v[iall[i]], v[iall[n + i]], v[iall[2 * n + i]] = ad, bd, ld
             if accs:
-                # a_B = a + wd x b + w x (w x b)
-                fx = ax_ + wdy * wz - wdz * wy + wy_ * cz - wz_ * cy
-                fy = ay_ + wdz * wx - wdx * wz + wz_ * cx - wx_ * cz
-                fz = az_ + wdx * wy - wdy * wx + wx_ * cy - wy_ * cx
                 xdd = s00 * fx + s10 * fy + s20 * fz
                 ydd = s01 * fx + s11 * fy + s21 * fz
                 zdd = s02 * fx + s12 * fy + s22 * fz

@@ -249,6 +249,7 @@ class JointControllerNode(Node):
         # the graph's time source: the simulated robot inside, or the instants of the periods in front of a robot
         # that has no clock of its own for the graph (ros2_control, canopen); with hardware: topics, the hardware node
         self.clock = ClockPublisher(self) if kind.time_source == "joint_controller" else None
+        self.check_contact(law, hardware, s)
         self.loop = ControlLoop(hardware, controller, int(round(s["reference_timeout"] * 1e9)),
                                 int(round(s["feedforward_lead"] * 1e9)))
         self.loop.force_reference = parse_force_reference(s["force_reference"], self.ctx.task)
@@ -365,6 +366,18 @@ class JointControllerNode(Node):
 
         return plant_environment(self.dyn, s)[0].tool_point
 
+    def check_contact(self, law, hardware, s) -> None:
+        """A force law on a simulated environment: refuse (InvalidInputError) a surface stiffer than the law's gains
+        hold at the control period (control/contact_stability.py)."""
+        env = getattr(hardware, "environment", None)
+        if not self.force or env is None:
+            return
+        from ..control.contact_stability import check
+        from ..hardware.simulated import contact_mass
+
+        check(law, env, contact_mass(self.dyn, env.tool_point), 1.0 / s["control_rate"],
+              self.force_settings(s).get("wrench_source", "sensor"))
+
     def make_law(self, s):
         if s["mode"] in FORCE_LAWS:
             return force_law(self.force_settings(s), self.model, 1.0 / s["control_rate"])
@@ -382,6 +395,7 @@ class JointControllerNode(Node):
         s = dict(self.s, **{key: value})
         if key in ("kp", "kd"):
             law = self.make_law(s)
+            self.check_contact(law, self.loop.hardware, s)
             if c.law.estimates is not None:       # adaptive: new gains, the same estimates
                 law.reset(c.law.estimates)
             c.law = law

@@ -33,13 +33,14 @@ import sys
 import time
 
 from ..errors import InvalidInputError, PkmError, excerpt
-from ..control.settings import (CHOICE_KEYS, FLOAT_KEYS, GAIN_KEYS, INT_KEYS, RANGES, RUNTIME_KEYS, gain, integer,
-                                node_settings, range_text, validate)
+from ..control.settings import (CHOICE_KEYS, FLOAT_KEYS, GAIN_KEYS, INT_KEYS, RANGES, RUNTIME_KEYS, check_stream_rate,
+                                gain, integer, node_settings, range_text, validate)
 from .qos import qos
 
 LOG_THROTTLE = 1.0               # s between repeated warnings of one kind
 SPIN_WAIT = 0.1                  # s: the longest an idle spin waits before it looks at the stop flag
 SHUTDOWN_LIMIT = 5.0             # s (wall) from the first stop signal to the end of a node's process (a hang's bound)
+PR_SET_PDEATHSIG = 1             # prctl(2)
 
 
 def declare_settings(node, node_name: str, on_change=None):
@@ -73,6 +74,8 @@ def declare_settings(node, node_name: str, on_change=None):
             gain(key, settings[key], n_gains if key in ("kp", "kd") else ctx.n_actuated)
     if "force_limit" in settings:
         settings["force_limit"] = validate("force_limit", settings["force_limit"], ctx.n_actuated, ctx.force_limit)
+    if {"stream_rate", "control_rate"} <= settings.keys():
+        check_stream_rate(settings)
 
     def on_set(params):
         for p in params:
@@ -499,13 +502,33 @@ def _shutdown_watchdog() -> None:
     def watch():
         first = os.read(r, 1)[0]                     # blocks until the first signal
         faulthandler.dump_traceback_later(SHUTDOWN_LIMIT, exit=True)
-        sys.stderr.write(f"{signal.Signals(first).name}: stopping (the process ends within {SHUTDOWN_LIMIT:g} s, "
-                         "at once on a second signal)\n")
-        sys.stderr.flush()
+        try:
+            sys.stderr.write(f"{signal.Signals(first).name}: stopping (the process ends within {SHUTDOWN_LIMIT:g} s, "
+                             "at once on a second signal)\n")
+            sys.stderr.flush()
+        except OSError:       # stderr a pipe nobody reads any more (launch died): the second signal still counts
+            pass
         os.read(r, 1)                                # a second one: the process ends now
         os._exit(128 + first)
 
     threading.Thread(target=watch, name="pkm_shutdown_watchdog", daemon=True).start()
+
+
+def _end_with_parent() -> None:
+    """The node's process gets SIGTERM (its clean stop) when its parent dies, killed (SIGKILL) or not: launch 3.7 ends
+    on SIGTERM without stopping the nodes it started, which ran on as orphans. Linux prctl PR_SET_PDEATHSIG (nothing
+    elsewhere), the signal sent when the thread that started the process ends (launch and `pkm bringup` start their
+    nodes from their main thread; bringup sets it before the exec too: graph.signals.die_with_parent). A parent gone
+    before the prctl is not signalled: the process signals itself. Set once the node's modules are imported: a parent
+    that dies while the node imports (seconds) leaves it running."""
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+
+    parent = os.getppid()
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    if os.getppid() != parent:
+        os.kill(os.getpid(), signal.SIGTERM)
 
 
 def run_node(make_node, doc: str, argv=None) -> int:
@@ -522,16 +545,26 @@ def run_node(make_node, doc: str, argv=None) -> int:
     # the signals that asked to stop: a plain list, no lock (a threading.Event's lock deadlocks when a second signal
     # comes while the handler of the first holds it: SIGINT from pkm bringup, then SIGTERM as bringup dies)
     stop = []
+    building = [True]
+
+    def on_signal(signum, _frame):
+        stop.append(signum)
+        if building and len(stop) == 1:
+            # the node is being built (rclpy's start, a kernel's first compilation: seconds): nothing to finish, the
+            # build is given up where the main thread is. Once it spins, a callback ends before the spin looks
+            raise KeyboardInterrupt
 
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-        signal.signal(sig, lambda signum, _frame: stop.append(signum))
+        signal.signal(sig, on_signal)
     if argv_given is None:         # the node's own process (not a caller's: tests)
         _shutdown_watchdog()
-    rclpy.init(args=argv, signal_handler_options=SignalHandlerOptions.NO)
+        _end_with_parent()
     node = None
     code = 0
     try:
+        rclpy.init(args=argv, signal_handler_options=SignalHandlerOptions.NO)
         node = make_node()
+        building.clear()
         ex = SingleThreadedExecutor()
         ex.add_node(node)
         while not stop:
@@ -550,8 +583,11 @@ def run_node(make_node, doc: str, argv=None) -> int:
         # the node's own process (its command line, not a caller's argv): everything it owns is released above, so
         # the interpreter's finalization (~2 s here, most of it the compiled kernels' teardown) is skipped: a node
         # stopped by a signal, or by its parent's death (graph.signals.die_with_parent), is gone at once
-        sys.stdout.flush()
-        sys.stderr.flush()
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except OSError:   # a pipe nobody reads any more (the parent died)
+                pass
         os._exit(code)
     return code
 

@@ -174,6 +174,21 @@ def plant_agreement(native, mj) -> dict:
             "law_hold_max_rel": law_diff(hold), "law_follow_max_rel": law_diff(middle)}
 
 
+def sampled_bound(dyn, name: str) -> float:
+    """The stiffest table (N/m, config/environment.yaml's damping and tool) that the law ``name`` holds at the control
+    period along z by the sampled-data model (control/contact_stability.py)."""
+    from ...control.contact_stability import largest_stable_stiffness, law_gains
+    from ...control.settings import load_settings, make_force_controller
+    from ...hardware.contact import load_environment
+    from ...hardware.simulated import contact_mass
+
+    env, _ = load_environment(ROBOT)
+    h = 1.0 / load_settings(ROBOT, "pd", "", dyn.model.n_actuated)["control_rate"]
+    m = float(contact_mass(dyn, env.tool_point)(np.array([0.0, 0.0, 1.0])))
+    return largest_stable_stiffness(m, env.surfaces[0].damping, h,
+                                    law_gains(make_force_controller(dyn, name).law, 2, m, h))
+
+
 def sweep_figures(run) -> dict:
     if "refused" in run:
         return {"refused": run["refused"], "settled": False, "stable": False}
@@ -247,7 +262,8 @@ def run(out_dir: pathlib.Path, progress: bool = True, quick: bool = False) -> di
         except InvalidInputError as exc:           # beyond what the plant integrates at its step: refused
             sweep[k] = {"refused": str(exc)}
     sf = {k: sweep_figures(r) for k, r in sweep.items()}
-    limits = {"native": task["stiffness_limit"], "mujoco": mj_task["stiffness_limit"]}
+    limits = {"native": task["stiffness_limit"], "mujoco": mj_task["stiffness_limit"],
+              "control": sampled_bound(dyn, "direct_force")}
     imp_hybrid = hybrid_from_spec(dyn.kin, IMPEDANCE_SPEC)
     imp = {cond: impedance_figures(dyn, simulate(dyn, "impedance", imp_hybrid, friction=cond != "no_friction",
                                                  overrides=IMPEDANCE_CONDITIONS[cond]))
@@ -277,7 +293,9 @@ def run(out_dir: pathlib.Path, progress: bool = True, quick: bool = False) -> di
              f"{agree['law_follow_max_rel']:.1e} sliding (the cone's projection, hardware/mujoco_contact.py)",
              f"  environment stiffness sweep, gains held (approach, ramp, {SWEEP_HOLD:g} s hold); the plant "
              f"integrates the table up to k_e {limits['native']:.3g} N/m at its step (the MuJoCo plant "
-             f"{limits['mujoco']:.3g}), refuses a stiffer one:",
+             f"{limits['mujoco']:.3g}), refuses a stiffer one; direct force control's sampled loop at 2 kHz is "
+             f"stable up to {limits['control']:.3g} N/m (control/contact_stability.py: the table's damping, the "
+             f"sensor's filter left out):",
              f"    {'k_e [N/m]':>10s} {'overshoot [%]':>14s} {'hold rms [N]':>13s} {'hold max [N]':>13s} "
              f"{'last 0.1 s: error [N]':>22s} {'std [N]':>8s} {'settled':>8s} {'stable':>7s}"]
     for k, f in sf.items():
