@@ -433,13 +433,15 @@ def test_a_recording_drains_its_queue_and_names_the_samples_it_lacks(spin, tmp_p
         assert rec.counts == {"/joint_states": len(periods)}
         s = rec.summary(2000.0)
         assert s["/joint_states"]["missing_periods"] == 30 and s["/joint_states"]["gaps"] == [[0.1, 0.015]]
-        assert lost_samples(s) == (f"the recording {tmp_path / 'bag'} misses 30 /joint_states samples (control "
-                                   "periods at 2000 Hz without one) in 1 gap, the longest 0.0150 s from sim time "
-                                   "0.1000 s")
+        assert lost_samples(s) == (f"lost 30 samples: /joint_states 30 (bag {tmp_path / 'bag'}; the longest gap "
+                                   "0.0150 s from sim time 0.1000 s)")
+        assert s["lost_samples"] == [{"recorder": f"bag {tmp_path / 'bag'}", "topic": "/joint_states", "samples": 30,
+                                      "received": len(periods), "gaps": [[0.1, 0.015]]}]
         # `pkm bringup --record`: that line on stderr, exit status 5 where it would have been 0 (a node's own stays)
-        assert bringup._lost(s, 0) == bringup.LOST_SAMPLES == 5 and bringup._lost(s, 1) == 1
+        lost = s["lost_samples"]
+        assert bringup._lost(lost, 0) == bringup.LOST_SAMPLES == 5 and bringup._lost(lost, 1) == 1
         assert capsys.readouterr().err.splitlines() == [f"pkm bringup: {lost_samples(s)}"] * 2
-        assert bringup._lost({"bag": "b", "messages": {}}, 0) == 0           # nothing recorded: nothing lost
+        assert bringup._lost([], 0) == 0           # nothing lost
         # the tail: a goal that ended at 0.35 s lacks its last 101 periods too (0.3 s to 0.35 s, both included)
         tail = rec.summary(2000.0, end=0.35)["/joint_states"]
         assert tail["gaps"][-1] == pytest.approx([0.3, 0.0505]) and tail["missing_periods"] == 30 + 101

@@ -23,6 +23,7 @@ from pathlib import Path
 from . import palida as bm
 from .report import Provenance
 from ..errors import InvalidInputError
+from ..graph.losses import loss_line
 from ..identification.runs import run_metrics
 from ..kinematics import robot_kinematics
 from ..progress import progress_bar
@@ -89,6 +90,10 @@ def run_phase(sim_time: float, status: dict) -> str:
     return {"started": "motion", "finished": "motion finished"}.get(state, state)
 
 
+class LostSamples(RuntimeError):
+    """A run whose recording lost samples (graph.losses): its figures, or its bag, would not be the run's."""
+
+
 def run_one(name, controller, spec, start, t_end, timeout, quiet, overrides=(), **options):
     """One run through the graph; returns (RunRecord, summary of run_recorded). start: the initial pose's task
     coordinates (None: the config's, and an approach move to the trajectory); timeout: s (wall) for the run; quiet:
@@ -126,8 +131,11 @@ def run_one(name, controller, spec, start, t_end, timeout, quiet, overrides=(), 
         raise RuntimeError(f"run '{name}' ({controller}) did not finish: {summary['goal_status']} "
                            f"{summary.get('reason', '')}")
     if summary.get("missing_samples"):
-        raise RuntimeError(f"run '{name}' ({controller}): the recorder lost {summary['missing_samples']} samples of "
-                           "the ground truth (machine overloaded?): its figures would not be comparable")
+        raise LostSamples(f"run '{name}' ({controller}): the recorder lost {summary['missing_samples']} samples of "
+                          "the ground truth (machine overloaded?): its figures would not be comparable")
+    lost = loss_line(summary.get("lost_samples", []))
+    if lost is not None:            # the run's recorder or its bag (graph.losses): never used with a gap
+        raise LostSamples(f"run '{name}' ({controller}): {lost}")
     if summary.get("deadline_misses"):
         raise RuntimeError(f"run '{name}' ({controller}): {summary['deadline_misses']} period(s) waited more than "
                            f"{LOCKSTEP_TIMEOUT} s (wall) for an input and ran without it (machine overloaded?): its "

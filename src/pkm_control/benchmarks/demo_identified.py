@@ -39,7 +39,7 @@ from ..errors import InvalidInputError
 from ..hardware.simulated import DEFAULT_SIGN_EPS
 from ..trajectory import trajectory_from_spec
 from ..ros.topology import domain_id
-from .demo import ROBOT, DemoOptions, run_one
+from .demo import ROBOT, DemoOptions, LostSamples, run_one
 from .report import Column, Provenance, Table, write_json
 
 #: (name in the table and JSON, controller, parameter set of computed_force)
@@ -201,15 +201,15 @@ def run(demo: DemoOptions, options: IdentifiedOptions) -> dict:
     files["excitation_bag"] = out / "palida_excitation_bag"
     excitation_traj = trajectory_from_spec(kin, spec)
     for attempt in range(1, EXCITATION_RECORDINGS + 1):
-        _, exc_summary = run_one("excitation", "cf_rb_friction", spec, None, excitation_traj.duration + 1.0,
-                                 demo.timeout, demo.quiet, **plant, record=str(files["excitation_bag"]))
-        # the excitation itself: not the approach move to its start (slow joints, where no friction model fits)
-        t0 = float(exc_summary["goal_start"])
-        try:     # a bag with a gap in the window is refused (load_measured_run); its advice: record the run again
+        try:     # a recording that lost samples is refused (run_one; load_measured_run: a gap in the window)
+            _, exc_summary = run_one("excitation", "cf_rb_friction", spec, None, excitation_traj.duration + 1.0,
+                                     demo.timeout, demo.quiet, **plant, record=str(files["excitation_bag"]))
+            # the excitation itself: not the approach move to its start (slow joints, where no friction model fits)
+            t0 = float(exc_summary["goal_start"])
             measured = load_measured_run(files["excitation_bag"], ROBOT, start=t0, end=t0 + excitation_traj.duration)
             break
-        except InvalidInputError as exc:
-            if attempt == EXCITATION_RECORDINGS or "a gap of" not in str(exc):
+        except (InvalidInputError, LostSamples) as exc:
+            if attempt == EXCITATION_RECORDINGS or not (isinstance(exc, LostSamples) or "a gap of" in str(exc)):
                 raise
             print(f"pkm demo --identified: recording {attempt} of the excitation is refused ({exc}); recording it "
                   f"again", file=sys.stderr, flush=True)

@@ -33,6 +33,8 @@ RESEND_AFTER = 0.5
 #: inside this budget
 STALL_WARN = 10.0
 STALL_ERROR = 45.0
+#: how joint_controller's waiting_for begins while its loop waits for its recorders' acknowledgements
+RECORDER_WAIT = "the recorders' acknowledgement"
 MAX_RESENDS = 100
 
 

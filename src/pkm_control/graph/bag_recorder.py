@@ -39,8 +39,12 @@ refused gid), logged at most once a second, and listed in the summary (``refused
 
 Closing: ``close`` first drains the subscriptions (every message the middleware has already received is written:
 a recorder that fell behind on a loaded machine catches up before the bag ends), then writes the bag's metadata.
-``lost_samples`` turns a summary whose /joint_states misses control periods into one line (how many, where): `pkm
-bringup --record` prints it on stderr and exits non-zero, never a silent gap.
+A reader's queue is bounded whatever its depth (Fast DDS: 5000 samples), so in lockstep joint_controller runs only
+so far ahead of what its recorders acknowledged (wait_for_recorder, RECORDER_WINDOW), and `pkm bringup` lets the
+bag work off its queue before it stops the nodes. The summary counts the samples the bag missed per stream
+(graph.losses: /joint_states, and the ground truth at its rate); ``lost_samples`` turns them into one line (how
+many, of which topics, where): `pkm bringup --record` and `pkm record` print it on stderr and exit non-zero, never a
+silent gap.
 """
 
 from __future__ import annotations
@@ -53,6 +57,8 @@ import numpy as np
 
 from ..identification.recording import bag_writer, rosbag_qos, typestore
 from ..ros.qos import OBSERVATION_DEPTH
+from ..ros.topology import GROUND_TRUTH_TOPIC
+from .losses import loss_json, loss_line, slot_ns, stream_loss
 
 JOINT_STATES = "/joint_states"
 STATUS_TOPIC = "/trajectory_generator/status"
@@ -63,6 +69,22 @@ UNBOUND = ("/diagnostics",)
 COMMANDS_TYPE = "std_msgs/msg/Float64MultiArray"
 COMMIT_PERIOD = 1.0     # s (wall) between two commits of the sqlite3 bag's transaction
 CONTROLLER = "/joint_controller"
+
+
+def _joint_state():
+    from sensor_msgs.msg import JointState
+
+    return JointState
+
+
+def _joint_trajectory():
+    from trajectory_msgs.msg import JointTrajectory
+
+    return JointTrajectory
+
+
+#: topic -> its message class (imported when first needed): the streams whose samples a recorder counts (losses)
+STAMPED = {JOINT_STATES: _joint_state, GROUND_TRUTH_TOPIC: _joint_trajectory}
 
 
 def is_commands_topic(name: str, types) -> bool:
@@ -94,12 +116,13 @@ class BagRecorder:
         self.counts = {}                   # topic -> messages recorded
         self.skipped = {}                  # topic -> why it is not recorded
         self.stamps = []                   # /joint_states header stamps (ns), in arrival order
+        self.truth_stamps = []             # the ground truth's sample times (ns), in arrival order
         self.status = {}                   # the generator's last status event
         self.statuses = []
         self._subscriptions = []
         self._closed = False
         self.received = 0                  # messages taken (all topics)
-        self.listeners = {}                # topic -> f(raw CDR bytes), called with each recorded message
+        self.listeners = {}                # topic -> f(message), called with each recorded message of STAMPED
         self._taken = {}                   # topic -> (monotonic s when the last one was taken, its reception ns)
         self._committed = (time.monotonic(), 0)     # (when, messages received) at the last commit (sqlite3)
         self._cut_ns = None                # drain(cut=True): messages received after this (ns) are not recorded
@@ -200,10 +223,19 @@ class BagRecorder:
             return
         self.writer.write(self.connections[topic], received, raw)
         self.counts[topic] += 1
-        if topic in self.listeners:
-            self.listeners[topic](raw)
-        if topic == JOINT_STATES:
-            self.stamps.append(_header_stamp_ns(raw))
+        if topic in STAMPED:              # the streams whose samples are counted (summary)
+            from rclpy.serialization import deserialize_message
+
+            from ..ros.messages import to_ns
+
+            msg = deserialize_message(raw, STAMPED[topic]())
+            if topic == JOINT_STATES:
+                self.stamps.append(to_ns(msg.header.stamp))
+            else:
+                t0 = to_ns(msg.header.stamp)
+                self.truth_stamps.extend(t0 + to_ns(p.time_from_start) for p in msg.points)
+            if topic in self.listeners:
+                self.listeners[topic](msg)
         elif topic == STATUS_TOPIC:
             from rclpy.serialization import deserialize_message
             from std_msgs.msg import String
@@ -255,57 +287,40 @@ class BagRecorder:
                 self._closed = True
                 self.writer.close()
 
-    def summary(self, control_rate: float | None = None, end: float | None = None) -> dict:
-        """Messages per topic, the topics not recorded and why, and the /joint_states samples: how many distinct
-        instants, their time span, the median period and (with the control rate) the periods without one from
-        the first sample to the last, or to ``end`` (s: the goal's end, when known) if that is later."""
+    def summary(self, control_rate: float | None = None, end: float | None = None,
+                ground_truth_rate: float | None = None, state_rate: float = 0.0) -> dict:
+        """Messages per topic, the topics not recorded and why, and the samples of the counted streams (/joint_states
+        at ``state_rate``, and the ground truth when its rate is given: Hz, 0 = every period): how many distinct
+        instants, their time span, the median period and (with the control rate) the slots without one
+        (graph.losses) from the first sample to the last, or to ``end`` (s: the goal's end, when known) if that is
+        later; ``lost_samples`` lists the streams that miss samples (losses.loss_json)."""
         out = {"bag": self.output, "messages": dict(sorted(self.counts.items())), "skipped": self.skipped,
                "not_published": [t for t in self.topics if t not in self.counts and t not in self.skipped],
                "refused": {t: b.summary() for t, b in self.sources.bindings.items() if b.refused}}
-        if self.stamps:
-            t = np.unique(np.array(self.stamps, np.int64)) * 1e-9
+        losses = []
+        streams = ((JOINT_STATES, self.stamps, state_rate), (GROUND_TRUTH_TOPIC, self.truth_stamps, ground_truth_rate))
+        for topic, stamps, rate in streams:
+            if not stamps or (topic != JOINT_STATES and rate is None):
+                continue
+            t = np.unique(np.array(stamps, np.int64)) * 1e-9
             s = {"samples": len(t), "span_s": float(t[-1] - t[0]),
                  "median_period_s": float(np.median(np.diff(t))) if len(t) > 1 else None}
             if control_rate:
-                s["control_rate_hz"] = control_rate
-                last = t[-1] if end is None else max(t[-1], end)
-                s["missing_periods"] = int(round((last - t[0]) * control_rate)) + 1 - len(t)
-                s["gaps"] = gaps(t, 1.0 / control_rate, end)
-            out[JOINT_STATES] = s
+                slot = slot_ns(rate, control_rate)
+                loss = stream_loss(f"bag {self.output}", topic, stamps, slot,
+                                   None if end is None else int(round(end * 1e9)))
+                losses.append(loss)
+                s.update(control_rate_hz=control_rate, rate_hz=1e9 / slot, missing_periods=loss.missed,
+                         gaps=[list(g) for g in loss.gaps])
+            out[topic] = s
+        out["lost_samples"] = loss_json(losses)
         return out
 
 
-def gaps(t: np.ndarray, dt: float, end: float | None = None) -> list:
-    """[first missing instant (s), length (s)] of each run of control periods without a sample in the sorted
-    instants t (period dt), and after the last one up to ``end`` (None: no tail)."""
-    k = np.round(np.asarray(t) / dt).astype(np.int64)
-    if end is not None:
-        k = np.append(k, int(round(end / dt)) + 1)       # a sample after the end: the tail's missing periods
-    jump = np.flatnonzero(np.diff(k) > 1)
-    return [[float((k[i] + 1) * dt), float((k[i + 1] - k[i] - 1) * dt)] for i in jump]
-
-
 def lost_samples(summary: dict) -> str | None:
-    """One line saying how many /joint_states samples a recording misses and where (None when none): `pkm bringup
-    --record` prints it and exits non-zero."""
-    js = summary.get(JOINT_STATES, {})
-    if js.get("missing_periods", 0) <= 0:
-        return None
-    g = js["gaps"]
-    longest = max(g, key=lambda x: x[1]) if g else None
-    return (f"the recording {summary['bag']} misses {js['missing_periods']} {JOINT_STATES} samples (control periods "
-            f"at {js['control_rate_hz']:g} Hz without one) in {len(g)} gap{'s' if len(g) != 1 else ''}"
-            + (f", the longest {longest[1]:.4f} s from sim time {longest[0]:.4f} s" if longest else ""))
-
-
-def _header_stamp_ns(raw: bytes) -> int:
-    """The header stamp of a serialized sensor_msgs/JointState (ns)."""
-    from rclpy.serialization import deserialize_message
-    from sensor_msgs.msg import JointState
-
-    from ..ros.messages import to_ns
-
-    return to_ns(deserialize_message(raw, JointState).header.stamp)
+    """One line saying how many samples of which topics a recording misses, and where (None when none): `pkm bringup
+    --record` and `pkm record` print it and exit non-zero."""
+    return loss_line(summary.get("lost_samples", []))
 
 
 def format_summary(s: dict) -> str:
@@ -316,15 +331,16 @@ def format_summary(s: dict) -> str:
               for t, why in s.get("refused", {}).items()]
     if s["not_published"]:
         lines.append(f"  not published while recording: {', '.join(s['not_published'])}")
-    js = s.get(JOINT_STATES)
-    if js:
-        line = f"{JOINT_STATES}: {js['samples']} samples over {js['span_s']:.4f} s"
+    for topic in STAMPED:
+        js = s.get(topic)
+        if not js:
+            continue
+        line = f"{topic}: {js['samples']} samples over {js['span_s']:.4f} s"
         if js["median_period_s"]:
             line += f", median period {1e3 * js['median_period_s']:.4g} ms"
         if "missing_periods" in js:
-            line += (f"; control rate {js['control_rate_hz']:g} Hz: " +
-                     ("every period recorded" if js["missing_periods"] <= 0 else
-                      f"{js['missing_periods']} periods without a sample"))
+            line += (f"; {js['rate_hz']:g} Hz: " + ("every one recorded" if js["missing_periods"] <= 0 else
+                                                     f"{js['missing_periods']} without a sample"))
         lines.append(line)
     return "\n".join(lines)
 
@@ -336,6 +352,8 @@ class EveryPeriod:
     def __init__(self, session, timeout: float, log):
         self.session, self.timeout, self.log = session, timeout, log
         self.control_rate = None
+        self.ground_truth_rate = None      # joint_controller's (a simulated robot's ground truth), None without one
+        self.state_rate = 0.0              # /joint_states' rate while recording (0: every period)
         self._old = None
 
     def __enter__(self):
@@ -347,6 +365,10 @@ class EveryPeriod:
         except ToolFailure as exc:
             self.log(f"{exc}: /joint_states is recorded at the rate it is published")
             return self
+        try:
+            self.ground_truth_rate = float(param_get(self.session, CONTROLLER, "ground_truth_rate", self.timeout)[0])
+        except ToolFailure:
+            pass                          # no simulated robot in joint_controller: no ground truth of its to count
         if old != 0.0:
             try:
                 param_set(self.session, CONTROLLER, "state_publish_rate", "0.0", self.timeout)
@@ -354,6 +376,7 @@ class EveryPeriod:
                 self.log(f"{CONTROLLER} publishes /joint_states every period ({self.control_rate:g} Hz) while "
                          f"recording (state_publish_rate {old:g} Hz before)")
             except ToolFailure as exc:
+                self.state_rate = old
                 self.log(f"{exc}: /joint_states is recorded at {old:g} Hz, not every control period")
         return self
 
@@ -413,7 +436,8 @@ def record(session, output: str, log, topics=None, storage: str = "sqlite3", dur
     finally:
         rec.close()
     done = rec.status.get("state") == "finished" and until_done
-    s = rec.summary(every.control_rate, float(rec.status["end"]) if done else None)
+    s = rec.summary(every.control_rate, float(rec.status["end"]) if done else None, every.ground_truth_rate,
+                    every.state_rate)
     if until_done:
         s["goal_status"] = rec.status.get("state", "none seen")
     return s

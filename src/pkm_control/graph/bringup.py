@@ -22,10 +22,13 @@ errors, safe-behaviour entries and rejected inputs.
 With --json the summary is one JSON object on stdout (the nodes' output then goes to stderr).
 
 With --record the bag takes every message the nodes sent before they stopped (the recorder's queue
-is drained before the bag is closed) and is closed with its metadata whatever ends the run (the goal,
-a signal, a node that exits or is killed). A recording that still misses /joint_states samples
-(control periods without one between its first sample and the goal's end) ends with exit status 5
-(when it would have been 0) and one line on stderr saying how many and where.
+is drained before the bag is closed; in lockstep joint_controller runs at most 2000 periods ahead of
+what its recorders acknowledged) and is closed with its metadata whatever ends the run (the goal,
+a signal, a node that exits or is killed). A run whose recorders (the bag's /joint_states and ground
+truth, the run recorder's samples) still miss samples (slots of the stream's rate without one between
+its first sample and the goal's end) ends with exit status 5 (when it would have been 0) and one line
+on stderr saying how many of which topics, as the JSON's lost_samples; a finished run whose tracking
+could not be measured (nothing recorded within its motion) with exit status 6 and one line.
 
 With --rviz (needs a ROS 2 installation: ros2, robot_state_publisher, tf2_ros, rviz2) it also
 starts, as the launch file does, robot_state_publisher with the xacro-processed URDF for the
@@ -52,6 +55,7 @@ from dataclasses import dataclass
 import yaml
 
 from ..errors import InvalidInputError
+from ..control.lockstep import RECORDER_WAIT, STALL_ERROR
 from ..control.settings import load_settings
 from ..hardware.plugin import hardware_plugin
 from ..ros.topology import estimated_state_topic, graph, robot_topics, stand_in_parameters, trusted_sources
@@ -62,6 +66,7 @@ from .signals import Stopped, die_with_parent, signals_raise_stopped
 #: SIGTERM ends a pkm node at once (ros.runtime.run_node)
 STOP_SEQUENCE = ((signal.SIGTERM, 2.0), (signal.SIGTERM, 1.0), (signal.SIGKILL, 10.0))
 LOST_SAMPLES = 5    # exit status of a run whose recording misses samples (when it would have been 0)
+NOT_MEASURED = 6    # exit status of a finished run whose tracking could not be measured (when it would have been 0)
 RECORD_STORAGES = ("sqlite3", "mcap")
 
 
@@ -310,7 +315,7 @@ def run(options: BringupOptions) -> int:
         else:
             print(format_summary(summary))
         code = {"finished": 0, "rejected": 1, "stalled": 4}.get(summary["goal_status"], 3)
-        return _lost(summary.get("bag"), code)
+        return _measured(summary, _lost(summary["lost_samples"], code))
     bag = _bag_recorder(options)       # before the graph: a bag that cannot be created fails here
     g = Graph(options)
     code = 0
@@ -346,27 +351,38 @@ def run(options: BringupOptions) -> int:
 
                 summary = _close_bag(bag, options, stop)
                 g.log(bag_lines(summary))
-    return _lost(summary, code)
+    return _lost([] if summary is None else summary["lost_samples"], code)
 
 
 def _close_bag(bag, options: BringupOptions, stop, end: float | None = None) -> dict:
-    """The bag drained and closed (a signal during the drain cuts it short), its summary (``end``: the goal's end)."""
+    """The bag drained and closed (a signal during the drain cuts it short), its summary (``end``: the goal's end;
+    the ground truth counted at its rate, ``stream_slots``)."""
     try:
         bag.close(abort=lambda: stop.again > 0)
     finally:
         bag.session.close()
-    return bag.summary(_control_rate(options), end)
+    return bag.summary(_control_rate(options), end, _truth_rate(options))
 
 
-def _lost(bag_summary: dict | None, code: int) -> int:
-    """The exit status: LOST_SAMPLES instead of 0 when the recording misses samples (said in one line on stderr)."""
-    from .bag_recorder import lost_samples
+def _lost(lost: list, code: int) -> int:
+    """The exit status: LOST_SAMPLES instead of 0 when a recording misses samples (``lost``: graph.losses.loss_json's
+    entries), said in one line on stderr."""
+    from .losses import loss_line
 
-    line = None if bag_summary is None else lost_samples(bag_summary)
+    line = loss_line(lost)
     if line is None:
         return code
     print(f"pkm bringup: {line}", file=sys.stderr, flush=True)
     return code or LOST_SAMPLES
+
+
+def _measured(summary: dict, code: int) -> int:
+    """The exit status: NOT_MEASURED instead of 0 when a finished run's tracking could not be measured (nothing
+    recorded within its motion), said in one line on stderr."""
+    if summary["goal_status"] != "finished" or not summary.get("tracking"):
+        return code
+    print(f"pkm bringup: the run's tracking was not measured: {summary['tracking']}", file=sys.stderr, flush=True)
+    return code or NOT_MEASURED
 
 
 def _bag_recorder(options: BringupOptions):
@@ -389,15 +405,48 @@ def _bag_recorder(options: BringupOptions):
         raise
 
 
-def _control_rate(options: BringupOptions) -> float:
-    """joint_controller's control_rate in this bringup: --set, else the controller YAML's."""
-
+def _in_process(options: BringupOptions) -> bool:
+    """joint_controller steps the robot in its process (its ground truth only): its own settings decide."""
     params = parameters(options)
-    for section in ("joint_controller", "/**"):
-        rate = params[section]["ros__parameters"].get("control_rate")
-        if rate is not None:
-            return float(rate)
-    return float(load_settings(options.robot, options.controller, options.controller_config)["control_rate"])
+    return hardware_plugin(options.hardware).in_process({**params["/**"]["ros__parameters"],
+                                                         **params["joint_controller"]["ros__parameters"]})
+
+
+def _setting(options: BringupOptions, key: str, node: str = "joint_controller") -> float:
+    """A node's numeric setting in this bringup: --set (the node's own, then the shared one), else the controller
+    YAML's."""
+    params = parameters(options)
+    for section in (node, "/**"):
+        value = params.get(section, {}).get("ros__parameters", {}).get(key)
+        if value is not None:
+            return float(value)
+    return float(load_settings(options.robot, options.controller, options.controller_config)[key])
+
+
+def _control_rate(options: BringupOptions) -> float:
+    """joint_controller's control_rate in this bringup."""
+    return _setting(options, "control_rate")
+
+
+def stream_slots(options: BringupOptions) -> dict:
+    """topic -> slot (ns, graph.losses) of the sample streams whose losses the recorders count: the simulated robot's
+    ground truth at the ground_truth_rate of the node that steps it (joint_controller in process, else the hardware
+    node, if the graph has one) and joint_controller's estimated joint states at its state_publish_rate."""
+    from ..ros.topology import GROUND_TRUTH_TOPIC
+    from .losses import slot_ns
+
+    rate, truth = _control_rate(options), _truth_rate(options)
+    slots = {estimated_state_topic(options.hardware): slot_ns(_setting(options, "state_publish_rate"), rate)}
+    if truth is not None:
+        slots[GROUND_TRUTH_TOPIC] = slot_ns(truth, rate)
+    return slots
+
+
+def _truth_rate(options: BringupOptions) -> float | None:
+    """The ground_truth_rate of the node that steps the simulated robot (joint_controller in process, else the hardware
+    node), None when the graph has neither."""
+    node = "joint_controller" if _in_process(options) else "hardware"
+    return _setting(options, "ground_truth_rate", node) if node in parameters(options) else None
 
 
 def run_recorded(options: BringupOptions, progress=None, out=None):
@@ -412,6 +461,7 @@ def run_recorded(options: BringupOptions, progress=None, out=None):
     from ..kinematics import robot_kinematics
     from ..control.settings import robot_context
     from ..trajectory.streaming import parse_goal
+    from .losses import loss_json
     from .recorder import GraphRecorder, outcome
 
     robot = options.robot
@@ -421,25 +471,21 @@ def run_recorded(options: BringupOptions, progress=None, out=None):
     initial_value = params["trajectory_generator"]["ros__parameters"].get(
         "initial_pose", params["/**"]["ros__parameters"].get("initial_pose", ""))
     initial = robot_context(robot, options.variant).initial(initial_value)
-    # joint_controller's own settings decide whether it steps the robot in its process (its ground truth only)
-    in_process = hardware_plugin(options.hardware).in_process(
-        {**params["/**"]["ros__parameters"], **params["joint_controller"]["ros__parameters"]})
+    in_process = _in_process(options)
     bag = _bag_recorder(options)
     # with --record the bag's ground truth subscription starts the lockstep run (wait_for_recorder: one subscriber
     # is enough, so there is one) and the run's recorder takes the ground truth from the bag
     rec = GraphRecorder(kin, options.hardware, in_process=in_process, subscribe_truth=bag is None,
                         sources=params["/**"]["ros__parameters"]["sources"])     # bound as the nodes' streams
     if bag is not None:
-        from rclpy.serialization import deserialize_message
-        from trajectory_msgs.msg import JointTrajectory
-
         from ..ros.topology import GROUND_TRUTH_TOPIC
 
-        bag.listeners[GROUND_TRUTH_TOPIC] = lambda raw: rec.on_truth(deserialize_message(raw, JointTrajectory))
+        bag.listeners[GROUND_TRUTH_TOPIC] = rec.on_truth
     g = Graph(options, out)
     t_wall0 = time.monotonic()
     t_motion = None            # wall time when sim time first passed the motion start
     status, reason = "timeout", ""
+    recorders = (None, t_wall0)        # (messages the recorders had taken, wall s when that count last moved)
     record = None
     bag_summary = None
     with signals_raise_stopped() as stop:
@@ -468,15 +514,25 @@ def run_recorded(options: BringupOptions, progress=None, out=None):
                     t_wait = time.monotonic()
                     while "joint_controller" not in rec.diagnostics and time.monotonic() - t_wait < 3.0:
                         rec.spin_once(0.05)
-                    t_wait = time.monotonic()      # the bag too has /joint_states up to the end
-                    while bag is not None and bag.sim_time < st["end"] and time.monotonic() - t_wait < 3.0:
+                    # the bag too has /joint_states up to the end, taken while its publisher lives (a recorder
+                    # behind the run works off its queue: what a reader holds unread is gone with a stopped writer);
+                    # given up once it takes nothing for 3 s (what is missing then is counted, graph.losses)
+                    moved = (None, time.monotonic())
+                    while bag is not None and bag.sim_time < st["end"] and time.monotonic() - moved[1] < 3.0 and \
+                            time.monotonic() - t_wall0 < options.timeout:
+                        stop.check()
                         bag.spin_once(0.05)
+                        if bag.taken != moved[0]:
+                            moved = (bag.taken, time.monotonic())
                     break
                 done = g.exited()
                 if done:
                     status, reason = "graph exited", f"{done[0]} exited with status {done[1]}"
                     break
-                stall = stalled(rec.diagnostics)
+                taken = (bag.taken if bag is not None else 0, rec.taken)
+                if taken != recorders[0]:
+                    recorders = (taken, time.monotonic())
+                stall = stalled(rec.diagnostics, time.monotonic() - recorders[1] < STALL_ERROR)
                 if stall:
                     status, reason, stop.stopping = "stalled", stall, True
                     g.log(f"lockstep stalled: {stall}: stopping the graph")
@@ -506,15 +562,22 @@ def run_recorded(options: BringupOptions, progress=None, out=None):
                            startup_s=(t_motion - t_wall0) if t_motion is not None else math.nan)
             record = rec.record(options.controller, options.controller)
             summary.update(outcome(kin, spec, initial, record, st))
+        # the samples the run's recorder and the bag missed (graph.losses), to the goal's end when it finished
+        lost = rec.losses(stream_slots(options), rec.status.get("end") if status == "finished" else None)
+        summary["lost_samples"] = loss_json(lost) + (bag_summary["lost_samples"] if bag_summary is not None else [])
     finally:
         rec.close()
     return summary, record
 
 
-def stalled(diagnostics: dict) -> str | None:
+def stalled(diagnostics: dict, recording: bool = False) -> str | None:
     """One line naming the first node whose lockstep reports ERROR (no progress for STALL_ERROR wall seconds) and
-    what it waits for (``diagnostics``: node -> its last /diagnostics values), None while none does."""
+    what it waits for (``diagnostics``: node -> its last /diagnostics values), None while none does. ``recording``:
+    this process's recorders took messages within the last STALL_ERROR s, so a loop that waits for their
+    acknowledgements (joint_controller's RECORDER_WINDOW) goes at their pace, and is not stalled."""
     for node, values in sorted(diagnostics.items()):
+        if recording and str(values.get("waiting_for", "")).startswith(RECORDER_WAIT):
+            continue
         if values.get("lockstep_stall") == "error":
             return (f"{node}: no lockstep progress for {values.get('lockstep_idle_s', '?')} s (wall), waiting for "
                     f"{values.get('waiting_for', '?')}")

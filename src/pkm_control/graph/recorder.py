@@ -32,6 +32,7 @@ from ..ros.messages import parse_joint_trajectory, to_ns
 from ..ros.peers import Sources
 from ..ros.qos import qos
 from ..ros.runtime import Diagnostics, ServiceGuard
+from .losses import stream_loss
 
 
 class GraphRecorder:
@@ -76,6 +77,8 @@ class GraphRecorder:
             else:      # joint_controller's estimate, on /joint_states when it hosts a robot without a ground truth
                 self.sources.subscribe(JointState, topic, lambda m, t=topic: self._state(t, m),   # (canopen)
                                        qos(estimated_state_topic("topics"), "sub:recorder"), "joint states")
+        #: the sample streams it subscribes itself (``losses``; the ground truth of `pkm bringup --record` is the bag's)
+        self.own = [t for t in self.states if subscribe_truth or t != GROUND_TRUTH_TOPIC]
         self.ff = {}
         if samples:
             self.sources.subscribe(JointTrajectory, "/feedforward", self._feedforward,
@@ -109,6 +112,11 @@ class GraphRecorder:
 
     def spin_once(self, timeout: float = 0.05):
         self.executor.spin_once(timeout_sec=timeout)
+
+    @property
+    def taken(self) -> int:
+        """Sample messages taken so far (ground truth chunks, joint states)."""
+        return sum(len(chunks) for chunks in self.states.values())
 
     # ------------------------------------------------------------------ callbacks
     def _select(self, names):
@@ -186,6 +194,13 @@ class GraphRecorder:
         t_ns, pos, eff, plat = (np.concatenate(a) for a in zip(*chunks))
         keep = last_of_each_instant(t_ns)      # re-offers: once each, the last one of an instant; in time order
         return RunRecord(name, controller, t_ns[keep] * 1e-9, pos[keep], eff[keep], plat[keep], *ff)
+
+    def losses(self, slots: dict, end: float | None = None) -> list:
+        """graph.losses.StreamLoss of each sample stream it subscribes itself whose slot (ns) ``slots`` gives, to the
+        run's ``end`` (s; None: to its last sample)."""
+        end_ns = None if end is None else int(round(end * 1e9))
+        return [stream_loss("run recorder", topic, np.concatenate([c[0] for c in self.states[topic]] or [[]]),
+                            slots[topic], end_ns) for topic in self.own if topic in slots]
 
     def events(self) -> dict:
         """Safe-behaviour entries, rejected inputs and deadline misses reported by the nodes' diagnostics."""

@@ -112,6 +112,11 @@ Timing
                    was lost) the command is sent again, at most every 0.5 s (wall; pkm_control.control.lockstep).
                    No lockstep progress for 10 s (wall): /diagnostics WARN, 45 s: ERROR, the message and the key
                    waiting_for naming what it waits for (`pkm bringup --exit-when-done` then fails).
+                   With wait_for_recorder the loop also keeps pace with its recorders: it runs at most
+                   RECORDER_WINDOW periods whose /joint_states (or estimated joint states) and ground truth a
+                   reliable reader has not acknowledged, then waits for the acknowledgements (a recorder that fell
+                   behind: Fast DDS holds 5000 samples per reader whatever the depth, and a writer drops the oldest
+                   unacknowledged ones beyond its history; neither is lost this way).
   lockstep:=false  real time: a dedicated thread runs the loop on absolute monotonic deadlines
                    (pkm_control.control.realtime: SCHED_FIFO at realtime_priority where permitted, pinned to
                    realtime_cpu if >= 0, the garbage collector frozen); a stream that ran dry repeats
@@ -154,13 +159,14 @@ import time
 from functools import partial
 
 import numpy as np
+from rclpy.duration import Duration
 from rclpy.node import Node
 
 from ..control import (CONTROL, Controller, ControlLoop, FeedforwardModel, ForceLimits, ReferenceLimits, SafeBehaviour,
                        StateEstimator)
 from ..control.force import FORCE_LAWS, force_law, force_settings, parse_force_reference, wrench_watch
 from ..control.laws import MODEL_FREE, WRENCH, law_from_settings
-from ..control.lockstep import RESEND_AFTER, LockstepWatch
+from ..control.lockstep import RECORDER_WAIT, RESEND_AFTER, LockstepWatch
 from ..errors import PkmError
 from ..control.realtime import (LatencyHistogram, PeriodicRunner, SlicedWork, fifo_priority, prepare_realtime,
     release_realtime)
@@ -182,6 +188,14 @@ __doc__ += "\n" + COMMON_PARAMS
 #: ~45 us to parse (a 100-sample one ~0.9 ms: stream in chunk_length <= 0.005 s), an observation slice 40-130 us
 BACKGROUND_BUDGET_NS = 150_000
 MAX_BURST = 400              # lockstep periods run in one callback before the executor gets the thread back
+#: lockstep with wait_for_recorder: periods run at most before every reliable reader of the recorded observations has
+#: acknowledged them (their check starts at half of it). Fast DDS holds 5000 samples per reader by default whatever
+#: the QoS depth (measured here: a reliable reader of depth 50 000 that did not take got the first 5000 of 8000, keep
+#: last and keep all alike), and acknowledges no more while it holds them: with a writer in another process that
+#: waited for the acknowledgements every 1000 messages, a reader that did not take for 15 s got all 12 000. Without
+#: that wait a loaded bringup recorded /joint_states for its first 0.55 s while the ground truth reached 4.4 s
+RECORDER_WINDOW = 2000
+NO_WAIT = Duration(seconds=0)
 
 
 class JointControllerNode(Node):
@@ -290,6 +304,7 @@ class JointControllerNode(Node):
         self._reset_request = threading.Event()
         self._handled = None
         self._started = False
+        self._unacked = 0               # periods run since the recorded observations were last all acknowledged
         self._run_start = None          # (wall s, sim ns) of the first period: the real-time factor
         self._last_t = None
         self._offered = self._waiting_since = time.monotonic()
@@ -465,6 +480,7 @@ class JointControllerNode(Node):
         self._reset_request.clear()
         self._handled = None
         self._started = False
+        self._unacked = 0               # periods run since the recorded observations were last all acknowledged
         self._run_start = None
         self.loop.hardware.reset(self.initial)
         self.loop.clear_streams()
@@ -652,14 +668,31 @@ class JointControllerNode(Node):
             self._apply_reset()
         for _ in range(MAX_BURST):
             t = self.next_instant()
-            if t is None or not self.started() or not self.loop.ready(t):
+            if t is None or not self.started() or not self.loop.ready(t) or self.recorder_behind():
                 self.flush_truth()
                 return
             self.guarded_period(t)
+            self._unacked += 1
             self._handled = t
             self._waiting_since = time.monotonic()
             self.watch.progress(self._waiting_since)
             self.watch.sent(self._waiting_since)        # the command (a robot behind topics answers it)
+
+    def recorded(self) -> list:
+        """The publishers of the observations a recorder must not lose (wait_for_recorder): the state estimate and,
+        with a simulated robot in this process, its ground truth."""
+        return [self.pub_state] + ([self.sim_topics.pub_truth] if self.sim else [])
+
+    def recorder_behind(self) -> bool:
+        """wait_for_recorder: RECORDER_WINDOW periods have run since every reliable reader of the recorded
+        observations last acknowledged all of them, and they still have not (asked without waiting, from half the
+        window on): the loop waits for its recorders (module constant RECORDER_WINDOW)."""
+        if not self.s["wait_for_recorder"] or self._unacked < RECORDER_WINDOW // 2:
+            return False
+        if all(p.wait_for_all_acked(NO_WAIT) for p in self.recorded()):
+            self._unacked = 0
+            return False
+        return self._unacked >= RECORDER_WINDOW
 
     def awaited(self, t) -> str:
         """What the lockstep loop waits for before the period at t (None: a robot behind topics, the next state)."""
@@ -680,6 +713,9 @@ class JointControllerNode(Node):
             pub = self.sim_topics.pub_truth if self.sim else self.pub_state
             if pub.get_subscription_count() == 0:
                 return f"a recorder on {pub.topic_name} (wait_for_recorder)"
+        if self._unacked >= RECORDER_WINDOW:
+            return (f"{RECORDER_WAIT} of {' and '.join(p.topic_name for p in self.recorded())} "
+                    f"(wait_for_recorder: at most {RECORDER_WINDOW} periods ahead of them)")
         return f"{'the first ' if not self._started else ''}{streams} covering sim time {t * 1e-9:.4f} s"
 
     def on_lockstep_timer(self):
@@ -702,7 +738,9 @@ class JointControllerNode(Node):
                 now - self._offered > 0.1:
             self._offered = now
             self.clock.publish(t)
-        if t is not None and now - self._waiting_since >= self.s["lockstep_timeout"]:
+        if t is not None and self._unacked >= RECORDER_WINDOW:
+            self._waiting_since = now         # waiting for the recorders, not for a stream: no period without input
+        elif t is not None and now - self._waiting_since >= self.s["lockstep_timeout"]:
             self.diag.miss("reference", f"no reference for sim time {t * 1e-9:.4f} s after "
                                         f"{self.s['lockstep_timeout']} s (wall): safe behaviour "
                                         f"'{self.loop.controller.safe.mode}'")
