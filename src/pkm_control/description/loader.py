@@ -50,7 +50,7 @@ import numpy as np
 import pinocchio as pin
 
 from ..errors import InvalidModelError
-from .kernels import closure_rows, closure_rows_dot
+from .kernels import closure_rows, closure_rows_bias, closure_rows_dot
 from .spec import RobotSpec, parse_spec
 
 _LWA = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
@@ -360,8 +360,9 @@ class ClosureRows:
         (kernels.closure_rows) for the point and frame rows, then the frame closures' rotations and the couplings.
         H: ``placements`` at q when the caller has them."""
         X, scale = self.placements(data, q) if H is None else H
-        r, K = closure_rows(X, scale, data.J if jacobian else _NO_JACOBIAN, self.col, self.offset, self.mask,
-                               self.lin_rows, self.lin_sel, self.ang_rows, self.ang_sel, self.n_rows)
+        r, K = np.zeros(self.n_rows), np.zeros((self.n_rows if jacobian else 0, self.nv))
+        closure_rows(X, scale, data.J if jacobian else _NO_JACOBIAN, self.col, self.offset, self.mask, self.lin_rows,
+                     self.lin_sel, self.ang_rows, self.ang_sel, r, K)
         oMi = data.oMi
         for row, ja, Ma, jb, Mb in self.frame_closures:
             Ra, Rb = (oMi[ja] * Ma).rotation, (oMi[jb] * Mb).rotation
@@ -380,7 +381,15 @@ class ClosureRows:
         return closure_rows_dot(X, scale, data.J, data.dJ, np.asarray(v, float), self.col, self.offset, self.mask,
                                 self.lin_rows, self.lin_sel, self.ang_rows, self.ang_sel, self.n_rows)
 
+    def bias(self, data: pin.Data, q: np.ndarray, v: np.ndarray, H=None) -> np.ndarray:
+        """Kdot v as ``jacobian_dot(...) @ v`` in one compiled call that does not form Kdot
+        (kernels.closure_rows_bias); coupling rows 0."""
+        X, scale = self.placements(data, q) if H is None else H
+        return closure_rows_bias(X, scale, data.J, data.dJ, np.asarray(v, float), self.col, self.offset, self.mask,
+                                 self.lin_rows, self.lin_sel, self.ang_rows, self.ang_sel, self.n_rows)
+
 
 def closure_bias(clm: ClosedLoopModel, data: pin.Data, q: np.ndarray, v: np.ndarray) -> np.ndarray:
-    """K̇ v: with it, the closures at acceleration level read K a + K̇ v = 0."""
-    return closure_jacobian_dot(clm, data, q, v) @ v
+    """K̇ v: with it, the closures at acceleration level read K a + K̇ v = 0 (ClosureRows.bias: K̇ not formed)."""
+    pin.computeJointJacobiansTimeVariation(clm.model, data, q, v)
+    return clm.closure_rows.bias(data, q, v)

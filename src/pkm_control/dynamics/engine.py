@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 import pinocchio as pin
 
-from ..description.loader import closure_bias, closure_jacobian, closure_jacobian_dot, constraint_models
+from ..description.loader import closure_jacobian, closure_jacobian_dot, constraint_models
 from ..errors import (MAGNITUDE_LIMIT, InvalidInputError, InvalidModelError, SingularConfigurationError,
                       check_vector)
 from ..kinematics.analysis import SINGULAR_TOL, check_conditioning, conditioning_error
@@ -37,7 +37,7 @@ from ..kinematics.base import ParallelKinematics, fast_inputs
 from ..kinematics.kernels import motion_ok
 from ..kinematics.task_space import Pose
 from .friction import FrictionModel
-from .kernels import project_and_solve
+from .kernels import project_and_solve, tree_force
 
 _LWA = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
 
@@ -76,6 +76,9 @@ class ClosedLoopDynamics:
         self._act = clm.actuated_idx
         self._tau_shape = (clm.n_actuated,)
         self._tau_tree = np.zeros(self.pin_model.nv)     # scratch of tree_accelerations (pinocchio copies it)
+        self._q, self._v = np.empty(self.pin_model.nv), np.empty(self.pin_model.nv)   # forward_dynamics' (q, v)
+        self._tree_motion_into = kin.tree_motion_into
+        self._task_acceleration = kin.task.tree_task_acceleration
         self._c = clm.platform_idx
         self._S = kin.task.twist_map()
         self._task = kin.task
@@ -265,17 +268,33 @@ class ClosedLoopDynamics:
         tau_stop and f_cut the forces of the tree- and cut-joint ``end_stops`` (dynamics/end_stops.EndStops;
         None: no stops).
         """
-        if not self._fd_inputs_ok(pose, twist, tau):
-            pose, twist, _ = self.kin.validate_motion(pose, twist)
-            tau = check_vector("actuator forces", tau, self.model.n_actuated, MAGNITUDE_LIMIT)
-        if self._constraints is None:
+        cons = self._constraints
+        if cons is None:
+            if not self._fd_inputs_ok(pose, twist, tau):
+                pose, twist, _ = self.kin.validate_motion(pose, twist)
+                tau = check_vector("actuator forces", tau, self.model.n_actuated, MAGNITUDE_LIMIT)
             return self._forward_dynamics_reduced(pose, twist, tau, wrench, friction, end_stops)
         # pinocchio's constraintDynamics on the tree (module docstring): the task force S^T w + f_cut enters as
-        # platform-joint forces B^-T (S^T w + f_cut), xddot from the platform rows of a
-        q, v = self.kin.tree_motion(pose, twist)
-        force = None if wrench is None and end_stops is None else self._task_force(pose, twist, wrench, end_stops)
-        a = self.tree_accelerations(q, v, tau, friction, end_stops, force)
-        xdd, finite = self._task.tree_task_acceleration(q, v, a, self._c)
+        # platform-joint forces B^-T (S^T w + f_cut), xddot from the platform rows of a. The inputs are checked
+        # by the compiled calls that use them (tau by kernels.tree_force as it writes the tree forces, pose and
+        # twist by the family's pass for (q, v)); where one fails, the full validation names the error
+        q, v, t = self._q, self._v, self._tau_tree
+        try:
+            ok = (tree_force(tau, self._act, MAGNITUDE_LIMIT, t)
+                  and self._tree_motion_into(pose, twist, q, v, True))
+        except (TypeError, AttributeError):     # not float64 arrays / not a Pose (numba's dispatch, the family's)
+            ok = False
+        if not ok:
+            pose, twist, _ = self.kin.validate_motion(pose, twist)
+            tau = check_vector("actuator forces", tau, self.model.n_actuated, MAGNITUDE_LIMIT)
+            self._tree_motion_into(pose, twist, q, v, False)
+            t[self._act] = tau
+        if wrench is None and end_stops is None and not (friction and self._has_friction):
+            a = pin.constraintDynamics(self.pin_model, cons[2], q, v, t, cons[0], cons[1])
+        else:
+            force = None if wrench is None and end_stops is None else self._task_force(pose, twist, wrench, end_stops)
+            a = self.tree_accelerations(q, v, tau, friction, end_stops, force)
+        xdd, finite = self._task_acceleration(q, v, a, self._c)
         if not finite:
             raise SingularConfigurationError("constraint dynamics: the constrained mass matrix is singular")
         return xdd
@@ -317,9 +336,13 @@ class ClosedLoopDynamics:
         if self._constraints is not None:
             models, datas, cd = self._constraints
             return pin.constraintDynamics(self.pin_model, cd, q, v, t, models, datas)
-        d = self._data
-        bias = closure_bias(self.model, d, q, v)
-        K = closure_jacobian(self.model, d, q)
+        # K and Kdot v from one tree pass: computeJointJacobiansTimeVariation gives data.J with data.dJ, the
+        # placements are read once (ClosureRows.placements) for both
+        d, rows = self._data, self.model.closure_rows
+        pin.computeJointJacobiansTimeVariation(self.pin_model, d, q, v)
+        H = rows.placements(d, q)
+        K = rows.evaluate(d, q, H=H)[1]
+        bias = rows.bias(d, q, v, H=H)
         # pinocchio's KKT forward dynamics with our K: [M K^T; K 0] [a; -lambda] = [t - h; -Kdot v]
         a = pin.forwardDynamics(self.pin_model, d, q, v, t, K, bias)
         if not np.isfinite(a).all():

@@ -100,3 +100,93 @@ def project_and_solve(G, tau_tree, act, task_force, tol, f, tau):
             acc += U[r, j] * y[j]
         tau[r] = acc
     return ratio
+
+
+@numba.njit((numba.types.Array(numba.float64, 1, "A", readonly=True),
+             numba.types.Array(numba.int64, 1, "A", readonly=True), numba.float64, numba.float64[::1]), cache=True)
+def tree_force(tau, act, limit, t):
+    """S_a^T tau of the forward dynamics: the actuator forces tau (one per entry of act) written into the tree
+    force vector t at the actuated joints act (the other entries untouched), and whether tau passes check_vector's
+    numeric test in ``limit``'s L1 form (errors.MAGNITUDE_LIMIT; a NaN fails, a little stricter than the per-entry
+    test: False sends the caller to check_vector, which decides and names what is wrong; a tau of another length
+    fails, nothing written)."""
+    if tau.shape[0] != act.shape[0]:
+        return False
+    total = 0.0
+    for k in range(act.shape[0]):
+        t[act[k]] = tau[k]
+        total += abs(tau[k])
+    return total <= limit
+
+
+@numba.njit(cache=True)
+def rk4_stage(q, v, vs, a, h, q_out, v_out):
+    """One stage's state of classical RK4 in tree coordinates (simulation.ReducedSimulator): q_out = q + h vs,
+    v_out = v + h a (vs, a the previous stage's rate and acceleration), into the caller's arrays."""
+    for k in range(q.shape[0]):
+        q_out[k] = q[k] + h * vs[k]
+        v_out[k] = v[k] + h * a[k]
+
+
+@numba.njit(cache=True)
+def rk4_sum(x, k1, k2, k3, k4, h):
+    """x + h / 6 (k1 + 2 k2 + 2 k3 + k4), RK4's weighted sum of the stages' rates, as a new array."""
+    out = np.empty_like(x)
+    for k in range(x.shape[0]):
+        out[k] = x[k] + h / 6.0 * (k1[k] + 2.0 * k2[k] + 2.0 * k3[k] + k4[k])
+    return out
+
+
+@numba.njit(cache=True)
+def min_norm_correction(K, r, v, with_v, q_out, v_out):
+    """The minimum-norm corrections of the closure projection (simulation.ReducedSimulator._project):
+    q_out -= K^T (K K^T)^-1 r and, with ``with_v``, v_out -= K^T (K K^T)^-1 K v (v onto null(K)); q_out and
+    v_out hold q and v on entry. K K^T by Cholesky; False (nothing written) where it is not positive definite
+    (K lost rank) or a correction is not finite."""
+    m, n = K.shape
+    L = np.zeros((m, m))
+    for i in range(m):                     # L L^T = K K^T
+        for j in range(i + 1):
+            s = 0.0
+            for k in range(n):
+                s += K[i, k] * K[j, k]
+            for k in range(j):
+                s -= L[i, k] * L[j, k]
+            if i == j:
+                if not s > 0.0:
+                    return False
+                L[i, i] = math.sqrt(s)
+            else:
+                L[i, j] = s / L[j, j]
+    rhs = np.zeros((m, 2))
+    for i in range(m):
+        rhs[i, 0] = r[i]
+        if with_v:
+            s = 0.0
+            for k in range(n):
+                s += K[i, k] * v[k]
+            rhs[i, 1] = s
+    for c in range(2):                     # forward, then back substitution
+        for i in range(m):
+            s = rhs[i, c]
+            for k in range(i):
+                s -= L[i, k] * rhs[k, c]
+            rhs[i, c] = s / L[i, i]
+        for i in range(m - 1, -1, -1):
+            s = rhs[i, c]
+            for k in range(i + 1, m):
+                s -= L[k, i] * rhs[k, c]
+            rhs[i, c] = s / L[i, i]
+    dq, dv = np.zeros(n), np.zeros(n)
+    for k in range(n):
+        for i in range(m):
+            dq[k] += K[i, k] * rhs[i, 0]
+            dv[k] += K[i, k] * rhs[i, 1]
+    for k in range(n):
+        if not (math.isfinite(dq[k]) and math.isfinite(dv[k])):
+            return False
+    for k in range(n):
+        q_out[k] -= dq[k]
+        if with_v:
+            v_out[k] -= dv[k]
+    return True

@@ -35,6 +35,7 @@ from ..errors import (MAGNITUDE_LIMIT, InvalidInputError, InvalidModelError, Sin
                       UnreachablePoseError, check_vector)
 from ..kinematics.task_space import Pose
 from . import jourdain
+from .kernels import min_norm_correction, rk4_stage, rk4_sum
 
 
 @dataclass(frozen=True)
@@ -177,14 +178,17 @@ class ReducedSimulator:
                 if fc is not None:
                     ff = fc if ff is None else ff + fc
             return dyn.tree_accelerations(q, v, tau, self.friction, stops, ff)
+        # classical RK4, the stages' states by one compiled call each (kernels.rk4_stage, rk4_sum)
+        n = len(q)
+        q2, v2, q3, v3, q4, v4 = (np.empty(n) for _ in range(6))
         a1 = acc(q, v)
-        v2 = v + 0.5 * dt * a1
-        a2 = acc(q + 0.5 * dt * v, v2)
-        v3 = v + 0.5 * dt * a2
-        a3 = acc(q + 0.5 * dt * v2, v3)
-        v4 = v + dt * a3
-        a4 = acc(q + dt * v3, v4)
-        q, v = self._project(q + dt / 6 * (v + 2 * v2 + 2 * v3 + v4), v + dt / 6 * (a1 + 2 * a2 + 2 * a3 + a4))
+        rk4_stage(q, v, v, a1, 0.5 * dt, q2, v2)
+        a2 = acc(q2, v2)
+        rk4_stage(q, v, v2, a2, 0.5 * dt, q3, v3)
+        a3 = acc(q3, v3)
+        rk4_stage(q, v, v3, a3, dt, q4, v4)
+        a4 = acc(q4, v4)
+        q, v = self._project(rk4_sum(q, v, v2, v3, v4, dt), rk4_sum(v, a1, a2, a3, a4, dt))
         if not (np.isfinite(q).all() and np.isfinite(v).all()):
             return SimState(q[c], np.full(self.task.dim, np.nan))
         return SimState(q[c].copy(), task.task_velocity(q[c], v[c]), (q, v))
@@ -196,17 +200,16 @@ class ReducedSimulator:
         clm, d = self.dyn.model, self._scratch
         if not (np.isfinite(q).all() and np.isfinite(v).all()):
             return q, v                    # diverged: the caller reports it
-        try:
-            for _ in range(self.PROJECTION_ITER):
-                r, K = closure_residual_and_jacobian(clm, d, q)
-                rn = math.sqrt(r.dot(r))
-                if rn <= self.PROJECTION_LINEAR:
-                    x = np.linalg.solve(K @ K.T, np.column_stack([r, K @ v]))
-                    return q - K.T @ x[:, 0], v - K.T @ x[:, 1]
-                q = q - K.T @ np.linalg.solve(K @ K.T, r)
-        except np.linalg.LinAlgError as exc:
-            raise SingularConfigurationError(f"'{clm.name}': the closure Jacobian lost rank in the simulation "
-                                             "(a singular configuration)") from exc
+        q, v = q.copy(), v.copy()          # the corrections are applied in place (kernels.min_norm_correction)
+        for _ in range(self.PROJECTION_ITER):
+            r, K = closure_residual_and_jacobian(clm, d, q)
+            rn = math.sqrt(r.dot(r))
+            last = rn <= self.PROJECTION_LINEAR
+            if not min_norm_correction(K, r, v, last, q, v):
+                raise SingularConfigurationError(f"'{clm.name}': the closure Jacobian lost rank in the simulation "
+                                                 "(a singular configuration)")
+            if last:
+                return q, v
         raise UnreachablePoseError(f"'{clm.name}': the simulated state left the closures (residual {rn:.3g} after "
                                    f"{self.PROJECTION_ITER} projection steps)")
 

@@ -118,6 +118,17 @@ class ParallelKinematics(ABC):
         motion = self.inverse(pose, twist, check_limits=False)
         return motion.q, motion.v
 
+    def tree_motion_into(self, pose: Pose, twist, q, v, validate: bool) -> bool:
+        """``tree_motion`` written into the caller's (nv,) arrays q and v, the forward dynamics' inner call.
+        ``validate``: first the types and shapes (``fast_inputs``, a twist required) and the numeric checks of
+        ``validate_motion`` (motion_ok), False (nothing written) where they fail: the caller's full validation
+        decides and names what is wrong. Families with a compiled pass override this to check and solve in it."""
+        if validate and not (twist is not None and fast_inputs(pose, twist, None, self.task.dim)
+                             and motion_ok(pose.rotation, pose.position, twist, NO_VECTOR, MAGNITUDE_LIMIT)):
+            return False
+        q[:], v[:] = self.tree_motion(pose, twist)
+        return True
+
     def tree_state(self, pose: Pose, twist, accel=None):
         """(q, v, a, G) as ``motion_and_joint_jacobian`` (a None without accel) for inputs that passed ``validate``:
         the inner call of the inverse dynamics; families override this to skip checking the inputs again."""

@@ -95,6 +95,7 @@ class Kinematics(ParallelKinematics):
                                     f"got {clm.actuated_joints}") from exc
         self._act_identity = bool(np.array_equal(self._act, np.arange(n)))
         self._nv = clm.model.nv
+        self._leg_rows, self._info = np.empty((len(A), 6)), np.zeros(4)     # tree_motion_into's scratch
         self._lo_eps, self._hi_eps = self.lower - 1e-12, self.upper + 1e-12
         self._iall = np.concatenate([self._ia, self._ib, self._il, self._ip])
         # per leg: A_i, b_i, S_i (row-major), n_i, the lower and upper limits of alpha, beta, l (kernels.ups_motion)
@@ -182,13 +183,26 @@ class Kinematics(ParallelKinematics):
     def tree_motion(self, pose: Pose, twist):
         """(q, v) from one compiled pass over the legs (kernels.ups_motion), the inputs already validated; the errors
         of ``_solve`` where the kernel stops."""
-        q, v, info = np.empty(self._nv), np.empty(self._nv), np.zeros(4)
-        status = ups_motion(pose.rotation, pose.position, twist, NO_VECTOR, self._legdata, self._iall, _GIMBAL_EPS,
-                            self._cos_cone, False, False, False, q, v, NO_VECTOR, np.empty((self.n_legs, 6)), _NO_G,
-                            info)[0]
-        if status != UPS_OK:
-            return self._solve(pose, twist, None, False, False, validated=True)[:2]
+        q, v = np.empty(self._nv), np.empty(self._nv)
+        self.tree_motion_into(pose, twist, q, v, False)
         return q, v
+
+    def tree_motion_into(self, pose: Pose, twist, q, v, validate: bool) -> bool:
+        """As the base class's, the checks (shapes, motion_ok) and (q, v) in one ups_motion call; J and info go to
+        write-only scratch arrays (the kernel holds the GIL, nothing reads them after it: ``_solve`` recomputes on an
+        error). Raises TypeError (numba's dispatch) or AttributeError for what is not a Pose of float64 arrays or a
+        float64 twist, when validating: the caller's full validation names it."""
+        if validate and twist is None:
+            return False
+        status = ups_motion(pose.rotation, pose.position, twist, NO_VECTOR, self._legdata, self._iall, _GIMBAL_EPS,
+                            self._cos_cone, False, False, validate, q, v, NO_VECTOR, self._leg_rows, _NO_G,
+                            self._info)[0]
+        if status == UPS_OK:
+            return True
+        if status == UPS_INPUT:
+            return False
+        q[:], v[:] = self._solve(pose, twist, None, False, False, validated=True)[:2]    # raises, naming the leg
+        return True
 
     def tree_state(self, pose: Pose, twist, accel=None):
         q, v, a, _, G = self._solve(pose, twist, accel, False, False, want_g=True, validated=True)

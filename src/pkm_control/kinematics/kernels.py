@@ -108,22 +108,21 @@ def zyx_platform_motion(R, p, twist, accel):
     return qp, vp, ap, B, False
 
 
-@numba.njit((_V, _V, _V, numba.types.Array(numba.int64, 1, "A", readonly=True)), cache=True)
-def zyx_task_acceleration(q, v, a, c):
+@numba.njit((_V, _V, _V, numba.types.Array(numba.int64, 1, "A", readonly=True), numba.float64[::1]), cache=True)
+def zyx_task_acceleration(q, v, a, c, x):
     """xddot of a spatial task from the tree's positions, rates and accelerations at its platform joints c (x y z,
     then ZYX Euler yaw pitch roll): the inverse of zyx_platform_motion's ap, omegadot = E e'' + Edot e' written out
-    (task_space.euler_rate_matrix, euler_rate_matrix_dot). Returns (xddot, finite): ``finite`` False where a
-    component is not finite (a singular constrained mass matrix: the caller raises)."""
+    (task_space.euler_rate_matrix, euler_rate_matrix_dot), into the caller's x (6). Returns ``finite``: False where
+    a component is not finite (a singular constrained mass matrix: the caller raises)."""
     yaw, pitch = q[c[3]], q[c[4]]
     yd, pd, rd = v[c[3]], v[c[4]], v[c[5]]
     ya, pa, ra = a[c[3]], a[c[4]], a[c[5]]
     cy, sy, cp, sp = math.cos(yaw), math.sin(yaw), math.cos(pitch), math.sin(pitch)
-    x = np.empty(6)
     x[0], x[1], x[2] = a[c[0]], a[c[1]], a[c[2]]
     x[3] = -sy * pa + cy * cp * ra - cy * yd * pd + (-sy * cp * yd - cy * sp * pd) * rd
     x[4] = cy * pa + sy * cp * ra - sy * yd * pd + (cy * cp * yd - sy * sp * pd) * rd
     x[5] = ya - sp * ra - cp * pd * rd
-    return x, math.isfinite(x[0] + x[1] + x[2] + x[3] + x[4] + x[5])
+    return math.isfinite(x[0] + x[1] + x[2] + x[3] + x[4] + x[5])
 
 
 @numba.njit((_M, _V, _V, _V, _M, numba.types.Array(numba.int64, 1, "A", readonly=True), numba.float64,
@@ -142,7 +141,8 @@ def ups_motion(R, p, twist, accel, legs, iall, gimbal_eps, cos_cone, check, want
     legs: (n, 24) rows (A_i, b_i, S_i row-major, n_i, alpha / beta / l lower and upper limits);
     iall: the tree indices of alpha (n), beta (n), l (n), then the platform's x y z yaw pitch roll.
     twist / accel of length 0: no rates / accelerations. ``check``: test the limits and the spherical joints'
-    cones; ``validate``: first motion_ok (errors.MAGNITUDE_LIMIT), UPS_INPUT if it fails.
+    cones; ``validate``: first the shapes (R 3 x 3, p 3, twist 6 or 0, accel 6 or 0, only with a twist) and motion_ok
+    (errors.MAGNITUDE_LIMIT), UPS_INPUT if they fail.
     Writes into the caller's arrays (returning new arrays would cost ~0.4 us each to box, more than a leg's
     arithmetic): q (nv), v and a (nv, or empty without twist / accel), J (n x 6, leg order), G (nv x 6, zeros
     on entry, or 0 x 6 without want_g), info (4). Returns (status, leg, out_of_range, cone_leg): status UPS_OK /
@@ -154,7 +154,8 @@ def ups_motion(R, p, twist, accel, legs, iall, gimbal_eps, cos_cone, check, want
     accs = rates and accel.shape[0] == 6
     out_of_range = False
     cone_leg = -1
-    if validate and not motion_ok(R, p, twist, accel, MAGNITUDE_LIMIT):
+    if validate and not (R.shape[0] == 3 and R.shape[1] == 3 and p.shape[0] == 3 and twist.shape[0] in (0, 6)
+                         and accel.shape[0] in (0, twist.shape[0]) and motion_ok(R, p, twist, accel, MAGNITUDE_LIMIT)):
         return UPS_INPUT, -1, out_of_range, cone_leg
     r00, r01, r02, r10, r11, r12, r20, r21, r22 = (R[0, 0], R[0, 1], R[0, 2], R[1, 0], R[1, 1], R[1, 2],
                                                    R[2, 0], R[2, 1], R[2, 2])

@@ -234,11 +234,11 @@ class Kinematics(ParallelKinematics):
                                f"tolerance {tol:g} (worst closure {self._worst(r)})")
 
     def _evaluate(self, q):
-        """(phi, K, H) at q from one tree pass (computeJointJacobians), H the placements they come from
+        """(phi, K, H) at q from one forward kinematics pass, H the placements they come from
         (ClosureRows.placements: the accelerations at the solution reuse them)."""
         clm, data = self.model, self._scratch.data
-        pin.computeJointJacobians(clm.model, data, q)      # includes the forward kinematics
-        H = clm.closure_rows.placements(data, q)
+        H = clm.closure_rows.placements(data, q)           # includes the forward kinematics at q
+        pin.computeJointJacobians(clm.model, data)         # data.J from those placements (~1 us less than with q)
         r, K = clm.closure_rows.evaluate(data, q, H=H)
         return r, K, H
 
@@ -316,7 +316,7 @@ class Kinematics(ParallelKinematics):
         """Kdot v at this thread's last solution q (loader.closure_bias, its placements reused)."""
         data = self._scratch.data
         pin.computeJointJacobiansTimeVariation(self.model.model, data, q, v)
-        return self.model.closure_rows.jacobian_dot(data, q, v, H=self._scratch.H) @ v
+        return self.model.closure_rows.bias(data, q, v, H=self._scratch.H)
 
     def _motion(self, pose: Pose, twist, accel):
         """(q, v, a, G) of a checked motion (twist given; a None without accel) from one assembly: for square

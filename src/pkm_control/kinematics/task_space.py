@@ -238,7 +238,8 @@ class TaskSpace:
         if self.kind != "spatial":
             x = a[c]
             return x, bool(np.isfinite(x).all())
-        return zyx_task_acceleration(q, v, a, c)
+        x = np.empty(6)
+        return x, zyx_task_acceleration(q, v, a, c, x)
 
     def task_velocity(self, qp, vp) -> np.ndarray:
         """xdot from platform-joint positions and rates: the inverse of B (spatial: omega = E e')."""
