@@ -62,11 +62,11 @@ setup(
     entry_points={
         'console_scripts': [
             'pkm = pkm_control.cli:main',
-            'trajectory_generator = pkm_control.nodes.trajectory_generator:main',
-            'inverse_kinematics = pkm_control.nodes.inverse_kinematics:main',
-            'computed_force = pkm_control.nodes.computed_force:main',
-            'joint_controller = pkm_control.nodes.joint_controller:main',
-            'hardware = pkm_control.nodes.hardware:main',
+            'trajectory_generator = pkm_control.nodes.executable:trajectory_generator',
+            'inverse_kinematics = pkm_control.nodes.executable:inverse_kinematics',
+            'computed_force = pkm_control.nodes.executable:computed_force',
+            'joint_controller = pkm_control.nodes.executable:joint_controller',
+            'hardware = pkm_control.nodes.executable:hardware',
         ],
         # the hardware kinds by name (pkm_control.plugins, hardware/plugin.py); another package adds its own here
         'pkm_control.hardware': [

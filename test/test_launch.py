@@ -357,7 +357,7 @@ def _running(pid):
 def test_no_node_outlives_a_killed_bringup(moment):
     """Issue 26: `pkm bringup` killed with SIGKILL (no chance to stop its graph) when its last node has started,
     while the goal runs, and while it stops the graph: every node it started ends (the kernel's SIGTERM,
-    signals.die_with_parent). The wait for them is bounded only as a failure guard; the time they took is
+    process.die_with_parent). The wait for them is bounded only as a failure guard; the time they took is
     printed."""
     import signal
     import threading

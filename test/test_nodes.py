@@ -1360,7 +1360,7 @@ def test_a_signal_while_the_node_is_built_gives_the_build_up(signame):
 @pytest.mark.parametrize("build", [COMPILING, SPINNING], ids=["building", "spinning"])
 def test_a_node_ends_when_its_parent_is_killed(build):
     """Issue 22 §5, no orphan: launch (3.7) ends on SIGTERM without stopping the nodes it started. A node whose parent
-    is killed (SIGKILL) while the node builds or spins gets SIGTERM from the kernel (runtime._end_with_parent) and
+    is killed (SIGKILL) while the node builds or spins gets SIGTERM from the kernel (process.end_with_parent) and
     stops cleanly (not at the watchdog's limit, status 1 and its traceback). Waited on: the node's end (a pidfd; it
     is not this process's child), bounded only as a failure guard."""
     import select
@@ -1382,6 +1382,49 @@ def test_a_node_ends_when_its_parent_is_killed(build):
         p.kill()
     assert ended, f"the node {pid} outlived its parent by 60 s"
     assert "Traceback" not in err and "Timeout" not in err, err
+
+
+#: a node module whose import takes as long as it is let (rclpy, pinocchio and numba's imports: seconds under load)
+IMPORTING = "print('importing', flush=True)\nwhile True:\n    sum(range(1000))\n"
+
+
+@pytest.mark.parametrize("end", ["SIGINT", "SIGTERM", "SIGHUP", "parent killed"])
+def test_a_node_still_importing_ends_at_once(tmp_path, end):
+    """Issue 22 §5, a signal during start: launch starts a node through its console script (nodes.executable); a
+    SIGINT while the node's modules are still imported ended in a KeyboardInterrupt that an import lock's callback
+    swallowed, and the node ran on until launch's SIGTERM 2 s later. Now every stop signal, and the parent's death,
+    ends it at once by the signal's default action: no traceback. Waited on: the process's end (a pidfd), bounded
+    only as a failure guard."""
+    import select
+    import signal as signals
+
+    (tmp_path / "slow_node.py").write_text(IMPORTING)
+    run = f"import sys; sys.path.insert(0, {str(tmp_path)!r}); from pkm_control.nodes.executable import " \
+          "run_executable; run_executable('slow_node')"
+    if end == "parent killed":
+        parent = ("import subprocess, sys, signal\nchild = subprocess.Popen(sys.argv[1:])\n"
+                  "print(child.pid, flush=True)\nsignal.pause()\n")
+        p = _node_process(sys.executable, "-c", parent, sys.executable, "-c", run)
+        pid = int(p.stdout.readline())
+    else:
+        p = _node_process(sys.executable, "-c", run)
+        pid = p.pid
+    try:
+        assert p.stdout.readline().strip() == "importing"
+        fd = os.pidfd_open(pid)
+        if end == "parent killed":
+            p.kill()
+        else:
+            os.kill(pid, getattr(signals, end))
+        ended = select.select([fd], [], [], 60)[0]
+        p.wait(60)
+        err = p.stderr.read()
+    finally:
+        p.kill()
+    assert ended, f"the importing node {pid} outlived the {end} by 60 s"
+    assert "Traceback" not in err, err
+    if end != "parent killed":
+        assert p.returncode == -getattr(signals, end)
 
 
 # ----------------------------------------------------------------------------- every robot, services

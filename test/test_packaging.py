@@ -140,7 +140,7 @@ def test_ci_entry_point_is_executable():
 
 #: the layers, bottom to top (docs/architecture.md): a module imports only from its own layer and the ones below
 LAYERS = (
-    ("errors", "progress", "plugins"),
+    ("errors", "progress", "plugins", "process"),
     ("description",),
     ("kinematics",),
     ("dynamics",),
@@ -473,7 +473,7 @@ def test_colcon_install_space_imports(colcon_ws):
     # the `pkm` command and one executable per ROS 2 node (issue 4)
     nodes = ('trajectory_generator', 'inverse_kinematics', 'computed_force', 'joint_controller', 'hardware')
     assert info['entry_points'] == sorted(['pkm = pkm_control.cli:main']
-                                          + [f'{n} = pkm_control.nodes.{n}:main' for n in nodes])
+                                          + [f'{n} = pkm_control.nodes.executable:{n}' for n in nodes])
     # the hardware kinds registered in the install's metadata (entry-point group pkm_control.hardware)
     assert info['hardware'] == ['canopen', 'mujoco', 'ros2_control', 'sim', 'topics']
     assert not info['rclpy_loaded']

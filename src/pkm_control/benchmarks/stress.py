@@ -3,7 +3,7 @@ report how long each start took and which failed (issue 26: a start-up that stal
 
 Each run is `pkm bringup --exit-when-done --json` in a process of its own (on ROS domain ``--domain-id`` + the run's
 number modulo 10, so that a graph never meets the discovery traffic of the one before), killed with this process
-(graph.signals.die_with_parent). A run counts as failed when its goal did not finish (the reason is bringup's: a
+(process.die_with_parent). A run counts as failed when its goal did not finish (the reason is bringup's: a
 stalled lockstep names what it waited for) or its start-up (from bringup's start to the first motion) took longer
 than ``--max-startup``; the output of a failed run (its nodes' included) is kept in a file the line names.
 Printed: each run's start-up and wall time, then the median and max of both and the failures; exit status 0 when
@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from ..hardware.plugin import hardware_plugin
 from ..errors import InvalidInputError
-from ..graph.signals import die_with_parent
+from ..process import die_with_parent
 from ..ros.topology import DOMAIN_MAX, domain_id
 
 #: a short palida goal: 0.1 s of motion after the approach

@@ -9,7 +9,7 @@ SIGTERM or SIGHUP, at any moment (while they start, run or stop): SIGTERM to eac
 group, again after 2 s (a node exits at once on a second signal, ros.runtime.run_node), SIGKILL 1 s
 later. A second signal while it stops kills the nodes still running at once (SIGKILL);
 a third ends bringup itself at once.
-Killed itself (SIGKILL), its children get SIGTERM from the kernel (signals.die_with_parent). If one
+Killed itself (SIGKILL), its children get SIGTERM from the kernel (process.die_with_parent). If one
 node exits on its own, the others are stopped and its exit status is returned.
 
 With --exit-when-done (needs --goal) it records the run from this process and ends when the goal's
@@ -59,7 +59,8 @@ from ..control.lockstep import RECORDER_WAIT, STALL_ERROR
 from ..control.settings import load_settings
 from ..hardware.plugin import hardware_plugin
 from ..ros.topology import estimated_state_topic, graph, robot_topics, stand_in_parameters, trusted_sources
-from .signals import Stopped, die_with_parent, signals_raise_stopped
+from ..process import die_with_parent
+from .signals import Stopped, signals_raise_stopped
 
 #: the stop: (signal to every node's process group, s to wait for them before the next). SIGTERM, not SIGINT: a node
 #: still starting its interpreter (no handler yet) ends quietly, not with a KeyboardInterrupt traceback; the second

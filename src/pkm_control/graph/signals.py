@@ -4,16 +4,13 @@ it. Every later signal, and every signal once the stop has begun (``StopRequest.
 the request's ``escalate`` (`pkm bringup`: SIGKILL to every node still running), so that a stop routine is never cut
 by a traceback halfway. ``StopRequest.held()``: a section no signal interrupts (a node started and known to the
 stop); the signal takes effect at its end.
-``die_with_parent``: the processes `pkm bringup` starts end with it, even when it is killed with SIGKILL."""
+"""
 
 from __future__ import annotations
 
 import contextlib
-import os
 import signal
-import sys
 
-PR_SET_PDEATHSIG = 1        # prctl(2)
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
@@ -84,24 +81,3 @@ def signals_raise_stopped():
     finally:
         for s, h in old.items():
             signal.signal(s, h)
-
-
-def die_with_parent():
-    """A ``preexec_fn`` for subprocess.Popen: the child gets SIGTERM (a node's clean stop) when the THREAD that
-    started it ends, which a SIGKILL of the parent does too (Linux prctl PR_SET_PDEATHSIG; so start the children
-    from a thread that lives as long as they should: the main thread). A parent that died between the fork and
-    the prctl is not signalled: the child then sees another parent (os.getppid) and exits at once. None where
-    there is no prctl (not Linux): the children then outlive a killed parent."""
-    if not sys.platform.startswith("linux"):
-        return None
-    import ctypes
-
-    prctl = ctypes.CDLL(None, use_errno=True).prctl      # resolved here: no dynamic loading in the forked child
-    parent = os.getpid()
-
-    def preexec():
-        prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
-        if os.getppid() != parent:
-            os._exit(1)
-
-    return preexec

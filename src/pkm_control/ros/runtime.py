@@ -33,6 +33,7 @@ import sys
 import time
 
 from ..errors import InvalidInputError, PkmError, excerpt
+from ..process import end_with_parent
 from ..control.settings import (CHOICE_KEYS, FLOAT_KEYS, GAIN_KEYS, INT_KEYS, RANGES, RUNTIME_KEYS, check_stream_rate,
                                 gain, integer, node_settings, range_text, validate)
 from .qos import qos
@@ -40,7 +41,6 @@ from .qos import qos
 LOG_THROTTLE = 1.0               # s between repeated warnings of one kind
 SPIN_WAIT = 0.1                  # s: the longest an idle spin waits before it looks at the stop flag
 SHUTDOWN_LIMIT = 5.0             # s (wall) from the first stop signal to the end of a node's process (a hang's bound)
-PR_SET_PDEATHSIG = 1             # prctl(2)
 
 
 def declare_settings(node, node_name: str, on_change=None):
@@ -514,23 +514,6 @@ def _shutdown_watchdog() -> None:
     threading.Thread(target=watch, name="pkm_shutdown_watchdog", daemon=True).start()
 
 
-def _end_with_parent() -> None:
-    """The node's process gets SIGTERM (its clean stop) when its parent dies, killed (SIGKILL) or not: launch 3.7 ends
-    on SIGTERM without stopping the nodes it started, which ran on as orphans. Linux prctl PR_SET_PDEATHSIG (nothing
-    elsewhere), the signal sent when the thread that started the process ends (launch and `pkm bringup` start their
-    nodes from their main thread; bringup sets it before the exec too: graph.signals.die_with_parent). A parent gone
-    before the prctl is not signalled: the process signals itself. Set once the node's modules are imported: a parent
-    that dies while the node imports (seconds) leaves it running."""
-    if not sys.platform.startswith("linux"):
-        return
-    import ctypes
-
-    parent = os.getppid()
-    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
-    if os.getppid() != parent:
-        os.kill(os.getpid(), signal.SIGTERM)
-
-
 def run_node(make_node, doc: str, argv=None) -> int:
     """Entry point of an executable (module docstring): spin until a signal, then destroy the node; with ``argv`` None
     (the process is the node) the process then ends at once."""
@@ -558,7 +541,7 @@ def run_node(make_node, doc: str, argv=None) -> int:
         signal.signal(sig, on_signal)
     if argv_given is None:         # the node's own process (not a caller's: tests)
         _shutdown_watchdog()
-        _end_with_parent()
+        end_with_parent()          # launch 3.7 leaves its nodes running when it ends on SIGTERM
     node = None
     code = 0
     try:
@@ -582,7 +565,7 @@ def run_node(make_node, doc: str, argv=None) -> int:
     if argv_given is None:
         # the node's own process (its command line, not a caller's argv): everything it owns is released above, so
         # the interpreter's finalization (~2 s here, most of it the compiled kernels' teardown) is skipped: a node
-        # stopped by a signal, or by its parent's death (graph.signals.die_with_parent), is gone at once
+        # stopped by a signal, or by its parent's death (process.die_with_parent), is gone at once
         for stream in (sys.stdout, sys.stderr):
             try:
                 stream.flush()
