@@ -193,22 +193,40 @@ def _near_surfaces(env, rng, n):
     return out
 
 
-def test_the_contact_kernel_is_the_environments_wrench():
-    """dynamics/point_contact against hardware/contact.py's ContactEnvironment.wrench at 600 tool points within
-    2 mm of a face of a plane, an axis-aligned and a tilted box (inside and outside, sliding and almost still), with
-    the friction's slope bounded and not."""
-    from pkm_control.dynamics import point_contact
+def _contact_wrench_by_numpy(env, pose, twist):
+    """[f; r x f] of ``env`` written out with numpy from hardware/contact.py's module docstring, apart from the
+    kernel: each surface's penetration (Surface.penetration), Kelvin-Voigt without pulling, tanh-regularized
+    Coulomb friction with eps = max(slip_speed, mu f_n / max_slope)."""
+    r = pose.rotation @ env.tool_point
+    p, v = pose.position + r, twist[:3] + np.cross(twist[3:], r)
+    f = np.zeros(3)
+    for s in env.surfaces:
+        d, n = s.penetration(p)
+        if d <= 0:
+            continue
+        fn = max(0.0, s.stiffness * d - s.damping * (n @ v))
+        f += fn * n
+        vt = v - (n @ v) * n
+        speed = np.linalg.norm(vt)
+        if s.friction and fn > 0 and speed > 0:
+            eps = max(s.slip_speed, s.friction * fn / env.max_slope)
+            f -= s.friction * fn * np.tanh(speed / eps) / speed * vt
+    return np.r_[f, np.cross(r, f)]
+
+
+def test_the_contact_kernel_is_the_contact_law():
+    """dynamics/point_contact (the law every plant and ContactEnvironment.wrench use) against the law written out
+    with numpy at 600 tool points within 2 mm of a face of a plane, an axis-aligned and a tilted box (inside and
+    outside, sliding and almost still), with the friction's slope bounded and not."""
     from pkm_control.hardware.contact import ContactEnvironment
 
     rng = np.random.default_rng(24)
     bounded = _environment()
     touching = 0
     for env in (bounded, ContactEnvironment(bounded.tool_point, bounded.surfaces)):
-        form = env.kernel_form()
         for pose, twist in _near_surfaces(env, rng, 300):
-            law = env.wrench(pose, twist)
-            np.testing.assert_allclose(point_contact.contact_wrench(pose.position, pose.rotation, twist, form), law,
-                                       rtol=1e-12, atol=1e-9)
+            law = _contact_wrench_by_numpy(env, pose, twist)
+            np.testing.assert_allclose(env.wrench(pose, twist), law, rtol=1e-12, atol=1e-9)
             touching += np.abs(law).max() > 0
     assert 200 < touching < 500             # both sides of the faces
 

@@ -2,7 +2,8 @@
 with a contact): the force of planes and boxes on a tool point of the platform, evaluated inside the RK4 kernel at
 every stage, as ``ContactEnvironment.force`` / ``wrench`` are at every stage of the generic step.
 
-The same equations as hardware/contact.py (its module docstring): per surface the penetration d >= 0 of the tool
+The equations of hardware/contact.py's module docstring (whose surfaces and environment evaluate their forces
+here: one law for every plant): per surface the penetration d >= 0 of the tool
 point p and the outward normal n (a plane: d = n . (point - p); a box: the nearest face of the point inside it, the
 first of equal depths as numpy's argmin); Kelvin-Voigt without pulling, f_n = max(0, k d - c n . v), only while
 d > 0; regularized Coulomb friction f_t = -mu f_n tanh(|v_t| / eps) v_t / |v_t|, eps = max(slip_speed,
@@ -10,7 +11,7 @@ mu f_n / max_slope). The wrench on the platform at its origin is [f; r x f], r =
 
 A surface is a row of ``SURFACE_COLUMNS`` numbers (``plane_row``, ``box_row``); an environment is (tool point,
 rows (n x SURFACE_COLUMNS), max_slope), ``ContactEnvironment.kernel_form``. test_fast_simulation holds the kernel
-to ``ContactEnvironment.force`` on generated points and velocities.
+to a plain numpy evaluation of those equations on generated points and velocities.
 """
 
 from __future__ import annotations
@@ -104,6 +105,13 @@ if numba is not None:
 #: no surface: the kernels' form of free space
 NO_SURFACES = np.zeros((0, SURFACE_COLUMNS))
 NO_SURFACES.setflags(write=False)
+
+
+def surface_force(row, p, v, max_slope=math.inf) -> np.ndarray:
+    """The force (base frame) of one surface row on the tool at p moving with v."""
+    f = np.zeros(3)
+    _surface_force(np.asarray(row, float), np.asarray(p, float), np.asarray(v, float), float(max_slope), f)
+    return f
 
 
 def contact_wrench(position, rotation, twist, form) -> np.ndarray:

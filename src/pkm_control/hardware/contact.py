@@ -104,20 +104,9 @@ class Surface(ABC):
 
     def force(self, p: np.ndarray, v: np.ndarray, max_slope: float = np.inf) -> np.ndarray:
         """The force (N, base frame) on the tool at p moving with v (module docstring); ``max_slope`` (N s/m): the
-        friction's viscous slope mu f_n / eps is held at most this (ContactEnvironment.max_slope)."""
-        d, n = self.penetration(p)
-        if d <= 0:
-            return np.zeros(3)
-        vn = float(n @ v)
-        fn = max(0.0, self.stiffness * d - self.damping * vn)
-        f = fn * n
-        if self.friction and fn > 0:
-            vt = v - vn * n
-            s = float(np.linalg.norm(vt))
-            if s > 0:
-                eps = max(self.slip_speed, self.friction * fn / max_slope)
-                f = f - self.friction * fn * np.tanh(s / eps) / s * vt
-        return f
+        friction's viscous slope mu f_n / eps is held at most this (ContactEnvironment.max_slope). One law for every
+        plant: the compiled kernel of dynamics/point_contact.py."""
+        return point_contact.surface_force(self.kernel_row(), p, v, max_slope)
 
     @abstractmethod
     def kernel_row(self) -> np.ndarray:
@@ -224,15 +213,16 @@ class ContactEnvironment:
         bad = [s for s in self.surfaces if not isinstance(s, Surface)]
         if bad:
             raise InvalidInputError(f"surfaces must be Plane or Box, got {type(bad[0]).__name__}")
-
-    def kernel_form(self) -> tuple:
-        """(tool point, surface rows, max_slope): the environment for the compiled simulation step
-        (dynamics/point_contact.py; read-only arrays)."""
         rows = np.array([s.kernel_row() for s in self.surfaces]).reshape(-1, point_contact.SURFACE_COLUMNS)
         tool = self.tool_point.copy()
         rows.setflags(write=False)
         tool.setflags(write=False)
-        return tool, rows, float(self.max_slope)
+        object.__setattr__(self, "_form", (tool, rows, float(self.max_slope)))
+
+    def kernel_form(self) -> tuple:
+        """(tool point, surface rows, max_slope): the environment in the compiled kernel's form
+        (dynamics/point_contact.py; read-only arrays), built once."""
+        return self._form
 
     def tool(self, pose: Pose, platform_twist: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(R p_t, p, v): the tool point's offset from the platform origin, its position and velocity (base frame);
@@ -242,17 +232,12 @@ class ContactEnvironment:
 
     def force(self, pose: Pose, platform_twist) -> np.ndarray:
         """f (N, base frame): the force of all surfaces on the tool."""
-        _, p, v = self.tool(pose, platform_twist)
-        f = np.zeros(3)
-        for s in self.surfaces:
-            f = f + s.force(p, v, self.max_slope)
-        return f
+        return self.wrench(pose, platform_twist)[:3]
 
     def wrench(self, pose: Pose, platform_twist) -> np.ndarray:
         """[f; (R p_t) x f]: the contact's wrench on the platform at its origin (base frame; the plant's external
-        wrench)."""
-        f = self.force(pose, platform_twist)
-        return np.concatenate([f, np.cross(pose.rotation @ self.tool_point, f)])
+        wrench), by the compiled kernel every plant uses (dynamics/point_contact.py)."""
+        return point_contact.contact_wrench(pose.position, pose.rotation, platform_twist, self._form)
 
     def free(self, pose: Pose, platform_twist, h: float, margin: float = FREE_MARGIN) -> bool:
         """No surface can touch the tool within a step of h s: every surface farther than |v| h + ``margin`` from
