@@ -282,7 +282,9 @@ class ClosedLoopDynamics:
         try:
             ok = (tree_force(tau, self._act, MAGNITUDE_LIMIT, t)
                   and self._tree_motion_into(pose, twist, q, v, True))
-        except (TypeError, AttributeError):     # not float64 arrays / not a Pose (numba's dispatch, the family's)
+        except (TypeError, ValueError, AttributeError):
+            # not float64 arrays / not a Pose: numba's dispatch (TypeError; ValueError for an empty list, whose
+            # type it cannot fingerprint), the family's (AttributeError)
             ok = False
         if not ok:
             pose, twist, _ = self.kin.validate_motion(pose, twist)

@@ -190,8 +190,8 @@ class Kinematics(ParallelKinematics):
     def tree_motion_into(self, pose: Pose, twist, q, v, validate: bool) -> bool:
         """As the base class's, the checks (shapes, motion_ok) and (q, v) in one ups_motion call; J and info go to
         write-only scratch arrays (the kernel holds the GIL, nothing reads them after it: ``_solve`` recomputes on an
-        error). Raises TypeError (numba's dispatch) or AttributeError for what is not a Pose of float64 arrays or a
-        float64 twist, when validating: the caller's full validation names it."""
+        error). Raises TypeError or ValueError (numba's dispatch) or AttributeError for what is not a Pose of float64
+        arrays or a float64 twist, when validating: the caller's full validation names it."""
         if validate and twist is None:
             return False
         status = ups_motion(pose.rotation, pose.position, twist, NO_VECTOR, self._legdata, self._iall, _GIMBAL_EPS,
