@@ -563,8 +563,11 @@ def run_recorded(options: BringupOptions, progress=None, out=None):
                            startup_s=(t_motion - t_wall0) if t_motion is not None else math.nan)
             record = rec.record(options.controller, options.controller)
             summary.update(outcome(kin, spec, initial, record, st))
-        # the samples the run's recorder and the bag missed (graph.losses), to the goal's end when it finished
-        lost = rec.losses(stream_slots(options), rec.status.get("end") if status == "finished" else None)
+        # the samples the run's recorder and the bag missed (graph.losses); the run recorder's within the goal (from
+        # its start to its end) when it finished: before it the graph comes up (a real-time loop's first periods)
+        finished = status == "finished"
+        lost = rec.losses(stream_slots(options), rec.status.get("end") if finished else None,
+                          rec.status.get("goal_start") if finished else None)
         summary["lost_samples"] = loss_json(lost) + (bag_summary["lost_samples"] if bag_summary is not None else [])
     finally:
         rec.close()

@@ -43,18 +43,25 @@ class StreamLoss:
         return max(self.gaps, key=lambda g: g[1]) if self.gaps else None
 
 
-def stream_loss(recorder: str, topic: str, t_ns, slot: int, end_ns: int | None = None) -> StreamLoss:
+def stream_loss(recorder: str, topic: str, t_ns, slot: int, end_ns: int | None = None,
+                start_ns: int | None = None) -> StreamLoss:
     """The count of ``topic`` from its stamps t_ns (ns, any order, re-offers of an instant included), its slot
     (ns, ``slot_ns``), and ``end_ns`` (the run's end, which the stream must reach: the slots after its last sample
-    up to the one of end_ns are missing too; None: no tail)."""
-    k = np.unique(np.asarray(t_ns, np.int64) // int(slot))
+    up to the one of end_ns are missing too; None: no tail). ``start_ns``: only the window from there counts (the
+    samples before it are not the recording's purpose, e.g. the run recorder's before the motion; the slots from it
+    to the first sample are missing too); None: from the first sample."""
+    slot = int(slot)
+    k = np.unique(np.asarray(t_ns, np.int64) // slot)
+    if start_ns is not None:
+        k = k[k >= int(start_ns) // slot]
     if len(k) == 0:
         return StreamLoss(recorder, topic, 0, 0, ())
-    last = k[-1] if end_ns is None else max(int(k[-1]), int(end_ns) // int(slot))
-    ends = np.append(k, last + 1) if last > k[-1] else k       # a sample after the end: the tail's missing slots
+    first = int(k[0]) if start_ns is None else int(start_ns) // slot
+    last = int(k[-1]) if end_ns is None else max(int(k[-1]), int(end_ns) // slot)
+    ends = np.concatenate([[first - 1], k, [last + 1]])     # the window's edges: its head's and tail's missing slots
     jump = np.flatnonzero(np.diff(ends) > 1)
     gaps = tuple((int(ends[i] + 1) * slot / 1e9, int(ends[i + 1] - ends[i] - 1) * slot / 1e9) for i in jump)
-    return StreamLoss(recorder, topic, len(k), int(last - k[0] + 1 - len(k)), gaps)
+    return StreamLoss(recorder, topic, len(k), int(last - first + 1 - len(k)), gaps)
 
 
 def loss_json(losses) -> list:

@@ -195,12 +195,13 @@ class GraphRecorder:
         keep = last_of_each_instant(t_ns)      # re-offers: once each, the last one of an instant; in time order
         return RunRecord(name, controller, t_ns[keep] * 1e-9, pos[keep], eff[keep], plat[keep], *ff)
 
-    def losses(self, slots: dict, end: float | None = None) -> list:
-        """graph.losses.StreamLoss of each sample stream it subscribes itself whose slot (ns) ``slots`` gives, to the
-        run's ``end`` (s; None: to its last sample)."""
-        end_ns = None if end is None else int(round(end * 1e9))
+    def losses(self, slots: dict, end: float | None = None, start: float | None = None) -> list:
+        """graph.losses.StreamLoss of each sample stream it subscribes itself whose slot (ns) ``slots`` gives, from the
+        run's ``start`` (s: the samples it measures the run by; None: from its first sample) to its ``end`` (s; None:
+        to its last sample)."""
+        start_ns, end_ns = (None if x is None else int(round(x * 1e9)) for x in (start, end))
         return [stream_loss("run recorder", topic, np.concatenate([c[0] for c in self.states[topic]] or [[]]),
-                            slots[topic], end_ns) for topic in self.own if topic in slots]
+                            slots[topic], end_ns, start_ns) for topic in self.own if topic in slots]
 
     def events(self) -> dict:
         """Safe-behaviour entries, rejected inputs and deadline misses reported by the nodes' diagnostics."""
