@@ -214,8 +214,11 @@ def test_stream_stages_run_at_fifo_in_real_time_only():
     import sys
 
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    # the probe starts at the default scheduler: a child inherits its parent thread's, and this process's may be
+    # SCHED_FIFO after an in-process real-time test (joint_controller's loop thread is the main thread there)
     out = subprocess.run([sys.executable, "-c", STAGE_PROBE], capture_output=True, text=True, env=env, timeout=120,
-                         check=True).stdout.splitlines()
+                         check=True, preexec_fn=lambda: os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
+                         ).stdout.splitlines()
     (lock_said, lock_threads), (zero_said, zero_threads), (rt_said, rt_threads) = map(ast.literal_eval, out)
     default = {(os.SCHED_OTHER, 0)}
     assert lock_said == zero_said == "default scheduler" and set(lock_threads) == set(zero_threads) == default

@@ -144,7 +144,9 @@ def test_the_generic_dynamics_table_prints_ratios_and_honest_verdicts(monkeypatc
                          "constraint_dynamics_us": cd, "id_us": id_us, "ik_us": 5.0, "fd_us": fd_us,
                          "id_x": id_us / 4.0, "fd_x": None if cd is None else fd_us / cd,
                          "id_x_target": 15.0 if family == "numeric" else 5.0,
-                         "fd_x_target": None if cd is None else 1.5})
+                         "fd_x_target": None if cd is None else 1.5,
+                         "id_x_analytic": id_us / 20.0 if rows else None,
+                         "fd_x_analytic": fd_us / 19.0 if rows else None})
         return rows
 
     monkeypatch.setattr(speed, "bench_dynamics_robot", lambda robot, variant: {"robot": robot, "variant": variant,
@@ -158,10 +160,10 @@ def test_the_generic_dynamics_table_prints_ratios_and_honest_verdicts(monkeypatc
     lines = [line.split() for line in capsys.readouterr().out.splitlines()]
     rows = [cells for cells in lines if cells[:1] in (["palida"], ["five_bar"]) and len(cells) > 10
             and cells[1] in ("hexapod_ups", "numeric")]
-    # palida analytic: 20 / 4 = 5.0 <= 5 PASS; FD 19 / 10 = 1.90 > 1.5 MISS
+    # palida analytic: 20 / 4 = 5.0 <= 5 PASS; FD 19 / 10 = 1.90 > 1.5 MISS; no analytic family to compare with
     assert rows[0][1:] == ["hexapod_ups", "20.0", "4.0", "5.0", "5.0", "PASS", "5.0", "19.0", "10.0", "1.90", "1.5",
-                           "MISS"]
-    # palida numeric: 60 / 4 = 15.0 <= 15 PASS; FD 30 / 10 = 3.00 MISS
-    assert rows[1][5:7] == ["15.0", "PASS"] and rows[1][-1] == "MISS"
+                           "MISS", "-", "-"]
+    # palida numeric: 60 / 4 = 15.0 <= 15 PASS; FD 30 / 10 = 3.00 MISS; over the analytic family 60 / 20, 30 / 19
+    assert rows[1][5:7] == ["15.0", "PASS"] and rows[1][-3:] == ["MISS", "3.0", "1.6"]
     # five_bar: no constraintDynamics baseline, no FD verdict
-    assert rows[2][-4:] == ["-", "-", "-", "-"]
+    assert rows[2][-6:] == ["-", "-", "-", "-", "-", "-"]
