@@ -36,8 +36,8 @@ import math
 
 import numpy as np
 
-from ..errors import (MAGNITUDE_LIMIT, InvalidInputError, InvalidModelError, JointLimitError, SingularConfigurationError,
-                      UnreachablePoseError)
+from ..errors import (MAGNITUDE_LIMIT, InvalidInputError, InvalidModelError, JointLimitError,
+                      SingularConfigurationError, UnreachablePoseError)
 from .base import NO_VECTOR, JointMotion, ParallelKinematics, fast_inputs
 from .forward import FKResult, failure, finish
 from .kernels import UPS_FK_INPUT, UPS_FK_OK, UPS_GIMBAL, UPS_INPUT, UPS_OK, UPS_PITCH, ups_forward, ups_motion
