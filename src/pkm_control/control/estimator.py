@@ -62,10 +62,11 @@ class StateEstimate:
     twist: np.ndarray            # task velocity (kin.task.velocity_names), qdot_a = J twist
     iterations: int              # Newton iterations of the solve that gave the pose
     residual: float              # |q_a(pose) - q_a| (m or rad): the least-squares misfit for redundant actuation
-    rcond: float                 # reciprocal condition number of J at the pose (1-norm estimate; 0 = singular)
+    rcond: float                 # reciprocal condition number of J at the pose (1-norm; 0 = singular)
     recovered: bool              # the warm start was not trusted and the recovery search gave the pose
     q: np.ndarray | None = None  # every tree joint (kin.model.joint_names order), joints=True only
     v: np.ndarray | None = None
+    jacobian: np.ndarray | None = None      # J at the pose (qdot_a = J twist), the FK's last evaluation
 
 
 def _pose_distance(a: Pose, b: Pose) -> float:
@@ -207,9 +208,9 @@ class StateEstimator:
 
     def _result(self, fk: FKResult, twist, rcond: float, recovered: bool, joints: bool) -> StateEstimate:
         if not joints:
-            return StateEstimate(fk.pose, twist, fk.iterations, fk.residual, rcond, recovered)
+            return StateEstimate(fk.pose, twist, fk.iterations, fk.residual, rcond, recovered, jacobian=fk.jacobian)
         m = self.kin.inverse(fk.pose, twist, check_limits=False)
-        return StateEstimate(fk.pose, twist, fk.iterations, fk.residual, rcond, recovered, m.q, m.v)
+        return StateEstimate(fk.pose, twist, fk.iterations, fk.residual, rcond, recovered, m.q, m.v, fk.jacobian)
 
     def _twist(self, J, qd_a):
         """(xdot, rcond(J)) from qdot_a = J xdot: J^-1 qdot_a, or the least-squares J^+ qdot_a (redundant actuation).

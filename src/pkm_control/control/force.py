@@ -30,6 +30,7 @@ laws.py: e_x = X_d (-) X, e_x' = xd_d - xd.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -122,7 +123,7 @@ class WrenchWatch:
             return f"wrench measurement is {age * 1e3:.3g} ms old (wrench_timeout {self.timeout * 1e3:.3g} ms)", None
         if np.shape(w.wrench) != (6,) or not all_finite(np.asarray(w.wrench, float)):
             return "wrench measurement is not 6 finite numbers", None
-        f = float(np.linalg.norm(w.wrench[:3]))
+        f = math.hypot(*w.wrench[:3].tolist()) if type(w.wrench) is np.ndarray else float(np.linalg.norm(w.wrench[:3]))
         if f > self.contact_force_limit:
             return f"contact force {f:.6g} N is beyond contact_force_limit {self.contact_force_limit:.6g} N", None
         return "", w
@@ -166,6 +167,10 @@ class _ForceLaw(_TaskSpace):
         if not force_limit > 0:
             raise InvalidInputError(f"{self.name}: force_limit must be > 0 N, got {force_limit}")
         self.force_limit = float(force_limit)
+        zeros = np.zeros(self.dim)
+        zeros.setflags(write=False)
+        self._no_reference = (zeros, zeros)
+        self._last_reference = None          # (ForceReference, reference()) of the last call
 
     def compute(self, q_d, qd_d, qdd_d, q, qd, tau_ff=None, pose=None, twist=None, desired=None, t=None,
                 wrench: WrenchMeasurement | None = None, force: ForceReference | None = None) -> np.ndarray:
@@ -187,15 +192,23 @@ class _ForceLaw(_TaskSpace):
         J^T tau = G + F_e gives F_e exactly (with an exact gravity model); in motion it also holds M xdd + C xd and
         the joint friction (a static estimate: DirectForce only)."""
         if isinstance(wrench, ActuatorForces):
-            return self.kin.jacobian(pose).T @ (wrench.tau - self.model.gravity(pose))
+            return self.jacobian(pose).T @ (wrench.tau - self.model.gravity(pose))
         return task_wrench(self.kin.task, pose, wrench)
 
     def reference(self, force: ForceReference | None):
-        """(F_d clipped to +-force_limit, selection as floats); no reference: no force-controlled direction."""
+        """(F_d clipped to +-force_limit, selection as floats; read-only); no reference: no force-controlled
+        direction. The set-point's, kept while the same ForceReference comes again (the loop's, every period)."""
         if force is None:
-            return np.zeros(self.dim), np.zeros(self.dim)
-        force = force.checked(self.dim)
-        return np.clip(force.wrench, -self.force_limit, self.force_limit), force.selection.astype(float)
+            return self._no_reference
+        last = self._last_reference
+        if last is not None and last[0] is force:
+            return last[1]
+        checked = force.checked(self.dim)
+        out = (np.clip(checked.wrench, -self.force_limit, self.force_limit), checked.selection.astype(float))
+        for a in out:
+            a.setflags(write=False)
+        self._last_reference = (force, out)
+        return out
 
 
 class DirectForce(_ForceLaw):
@@ -354,7 +367,7 @@ class DirectForceJointSpace(DirectForce):
                 not 0 < t - last[0] <= 2.5 * self.period:
             return f_m
         xdd = (twist - last[1]) / (t - last[0])
-        return self.kin.jacobian(pose).T @ (wrench.tau - self.model.tau(pose, twist, xdd))
+        return self.jacobian(pose).T @ (wrench.tau - self.model.tau(pose, twist, xdd))
 
     def inner(self, q, qd, pose, twist, pose_c, twist_c) -> np.ndarray:
         q_c, J_c = self.kin.actuated_and_jacobian(pose_c)

@@ -48,6 +48,9 @@ from .task_space import Pose, TaskSpace, rpy_to_matrix
 _GIMBAL_EPS = 1e-9
 #: no G for kernels.ups_motion
 _NO_G = np.zeros((0, 6))
+#: xddot = 0 (jacobian_dot_twist)
+_ZERO_ACCEL = np.zeros(6)
+_ZERO_ACCEL.setflags(write=False)
 
 
 class Kinematics(ParallelKinematics):
@@ -266,6 +269,10 @@ class Kinematics(ParallelKinematics):
         """G: per leg the rows [g^T, (b x g)^T] with g the gradient of alpha, beta, l w.r.t. B_i
         (base coordinates); the platform rows are the task's platform rate matrix (kernels.ups_motion)."""
         return self._solve(pose, None, None, False, False, want_g=True)[4]
+
+    def jacobian_dot_twist(self, pose: Pose, twist) -> np.ndarray:
+        """Jdot xdot: the struts' accelerations l'' at xddot = 0, one compiled pass (kernels.ups_motion)."""
+        return self._solve(pose, twist, _ZERO_ACCEL, False, False)[2][self._act_rows]
 
     def jacobian_dot(self, pose: Pose, twist) -> np.ndarray:
         """dJ/dt along the twist: rows [u'^T, ((omega x b) x u + b x u')^T], u' = (v_B - l' u) / l."""
