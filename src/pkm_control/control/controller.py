@@ -111,7 +111,7 @@ class Controller:
         self._share_jacobians = hasattr(law, "known_jacobians")
         self.pose = initial_pose            # last platform estimate (warm start)
         self.pose_d = initial_pose          # last desired pose from the references (warm start of its FK)
-        self._desired = None                # (q_d, qd_d, (X_d, xdot_d), J(X_d)) of the last reference sample
+        self._desired = None                # ((q_d, qd_d) as lists, (X_d, xdot_d), J(X_d)) of the last reference sample
         self.target = None                  # latched hold target while the safe behaviour is active
         self.mode = CONTROL
         self.reason = ""
@@ -146,14 +146,14 @@ class Controller:
                     pose, twist = est.pose, est.twist
                 desired = None
                 if self.needs_desired:           # X_d, xdot_d: the estimator's FK of the references, once a sample
-                    last = self._desired
-                    if last is not None and np.array_equal(last[0], inputs[0]) and np.array_equal(last[1], inputs[1]):
-                        desired, J_d = last[2], last[3]
+                    last, key = self._desired, (inputs[0].tolist(), inputs[1].tolist())     # floats: no numpy call
+                    if last is not None and last[0] == key:
+                        desired, J_d = last[1], last[2]
                     else:
                         est_d = self.estimator.estimate(inputs[0], inputs[1], self.pose_d)
                         self.pose_d = est_d.pose
                         desired, J_d = (est_d.pose, est_d.twist), est_d.jacobian
-                        self._desired = (inputs[0].copy(), inputs[1].copy(), desired, J_d)
+                        self._desired = (key, desired, J_d)
                 if self._share_jacobians:
                     self.law.known_jacobians = (() if pose is None else ((pose, est.jacobian),)) + \
                         (() if desired is None else ((desired[0], J_d),))

@@ -39,7 +39,7 @@ import yaml
 from ..errors import InvalidInputError, InvalidModelError, all_finite, check_vector
 from ..kinematics.task_space import Pose
 from .feedforward import FeedforwardModel
-from .kernels import sensor_wrench
+from .kernels import force_outer, sensor_wrench
 from .laws import DESIRED_POSE, MEASURED_POSE, WRENCH, TaskPDGravity, _gain, _model, _TaskSpace, _vec
 
 @dataclass(frozen=True)
@@ -247,6 +247,7 @@ class DirectForce(_ForceLaw):
                  retreat_distance: float = 0.005):
         super().__init__(model, kp, kd, force_limit)
         self.kf, self.ki = _gain("kf", kf), _gain("ki", ki)
+        self._kf, self._ki = (np.broadcast_to(g, (self.dim,)).astype(float) for g in (self.kf, self.ki))
         for what, x in (("max_offset", max_offset), ("period", period), ("contact_force", contact_force),
                         ("contact_loss_time", contact_loss_time), ("retreat_distance", retreat_distance)):
             if not (np.isfinite(x) and x > 0):
@@ -264,10 +265,10 @@ class DirectForce(_ForceLaw):
         self._dropped = None                        # (t, pose) when |S F_m| fell below contact_force in contact
         self._retreat = None                        # the pose held in retreat
 
-    def _watch_contact(self, t, pose, f_m, f_d, s) -> None:
-        """The contact state machine (class docstring)."""
-        pressing = float(np.linalg.norm(s * f_m)) >= self.contact_force
-        if float(np.linalg.norm(s * f_d)) < self.contact_force:      # no push asked for (a release): free
+    def _watch_contact(self, t, pose, pressed: float, asked: float, f_d, s) -> None:
+        """The contact state machine (class docstring) on |S F_m| (``pressed``) and |S F_d| (``asked``)."""
+        pressing = pressed >= self.contact_force
+        if asked < self.contact_force:      # no push asked for (a release): free
             self.contact, self._pressed, self._dropped = "free", None, None
         elif self.contact == "free":
             if not pressing:
@@ -294,17 +295,36 @@ class DirectForce(_ForceLaw):
                  wrench=None, force=None) -> np.ndarray:
         f_d, s = self.reference(force)
         f_m = self.measured_wrench(pose, wrench)
-        if self.contact != "retreat" and s.any():
-            self._watch_contact(t, pose, self.contact_wrench(t, pose, twist, wrench, f_m), f_d, s)
         if self.contact == "retreat":
             return self.inner(q, qd, pose, twist, self._retreat, np.zeros(self.dim))
-        e_f = s * (f_d - f_m)
         dt = self.period if self._t is None or t is None or not 0 < t - self._t <= 2.5 * self.period else t - self._t
-        self._t = t
-        self._offset = np.clip(s * (self._offset + dt * self.ki * e_f), -self.max_offset, self.max_offset)
         pose_d, twist_d = desired
-        pose_c = self.kin.task.retract(pose_d, self.kf * e_f + self._offset)
-        return self.inner(q, qd, pose, twist, pose_c, (1.0 - s) * twist_d)
+        outer = self._outer(f_d, f_m, s, dt, pose_d, twist_d)
+        if s.any():
+            f_c = self.contact_wrench(t, pose, twist, wrench, f_m)
+            pressed = outer[24] if f_c is f_m else float(np.linalg.norm(s * f_c))
+            self._watch_contact(t, pose, pressed, outer[25], f_d, s)
+            if self.contact == "retreat":
+                return self.inner(q, qd, pose, twist, self._retreat, np.zeros(self.dim))
+        self._t = t
+        self._offset = outer[:6]
+        return self.inner(q, qd, pose, twist, Pose(outer[6:9], outer[9:18].reshape(3, 3)), outer[18:24])
+
+    def _outer(self, f_d, f_m, s, dt, pose_d, twist_d):
+        """The outer force loop of one period (kernels.force_outer, spatial tasks; numpy otherwise):
+        e_F = S (F_d - F_m), the integral (anti-windup), X_c = X_d (+) (Kf e_F + Ki int e_F dt), xd_c = (I - S) xd_d.
+        Returns [offset, p_c, R_c (row-major), xd_c, |S F_m|, |S F_d|] as kernels.force_outer."""
+        if self._spatial:
+            try:
+                return force_outer(f_d, f_m, s, self._offset, dt, self._ki, self._kf, self.max_offset,
+                                   pose_d.rotation, pose_d.position, twist_d)
+            except TypeError:           # not float64 arrays: numpy below
+                pass
+        e_f = s * (f_d - f_m)
+        offset = np.clip(s * (self._offset + dt * self.ki * e_f), -self.max_offset, self.max_offset)
+        pose_c = self.kin.task.retract(pose_d, self.kf * e_f + offset)
+        return np.concatenate([offset, pose_c.position, np.ravel(pose_c.rotation), (1.0 - s) * twist_d,
+                               [np.linalg.norm(s * f_m), np.linalg.norm(s * f_d)]])
 
     def contact_wrench(self, t, pose, twist, wrench, f_m) -> np.ndarray:
         """The wrench the contact state machine watches: F_m."""
