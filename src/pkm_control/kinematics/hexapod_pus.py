@@ -270,9 +270,13 @@ class Kinematics(ParallelKinematics):
     def actuated_and_jacobian(self, pose: Pose):
         """(q_a, J_C) from one compiled pass over the legs: the FK Newton step needs both.
 
-        The inner call of the FK iteration: no input checks, the pose must come from ``validate``.
+        The inner call of the FK iteration: no input checks, the pose must come from ``validate``; the kernel called
+        directly (info to the write-only scratch array, as in ``tree_motion_into``), ``_solve`` raising on an error.
         """
-        q, _, _, J, _ = self._solve(pose, None, None, False, True, validated=True)
+        q, J = np.empty(self.nv), np.empty((self.n_legs, 6))
+        if pus_motion(pose.rotation, pose.position, NO_VECTOR, NO_VECTOR, self._legdata, self._iall, self.L,
+                      self._cos_cone, False, False, q, NO_VECTOR, NO_VECTOR, J, _NO_J, self._info)[0] != PUS_OK:
+            self._solve(pose, None, None, False, True, validated=True)
         return q[self.idx_prismatic], J
 
     def jacobian_xq(self, pose: Pose):
