@@ -396,6 +396,14 @@ def test_link_horizontal_and_vertical_raise_on_every_path(kin):
                 call()
 
 
+def test_forward_dynamics_refuses_an_empty_twist(kin):
+    """pus_motion takes a twist of length 0 as none (no rates written): the forward dynamics' compiled path must
+    send an empty twist array to the full validation, not return an acceleration from unwritten rates."""
+    dyn = ClosedLoopDynamics(kin)
+    with pytest.raises(InvalidInputError, match="twist"):
+        dyn.forward_dynamics(kin.home_pose(), np.empty(0), np.zeros(6))
+
+
 def test_home_demo_poses_and_workspace(kin):
     cfg = kin.model.config
     for x in [cfg["home"], *cfg["demo_poses"]]:

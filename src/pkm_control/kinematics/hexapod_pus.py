@@ -249,8 +249,8 @@ class Kinematics(ParallelKinematics):
         write-only scratch array: the kernel holds the GIL, and ``_solve`` recomputes on an error). Raises TypeError
         or ValueError (numba's dispatch) or AttributeError for what is not a Pose of float64 arrays or a float64
         twist, when validating: the caller's full validation names it."""
-        if validate and twist is None:
-            return False
+        if validate and not (type(twist) is np.ndarray and twist.shape == (6,)):
+            return False          # no twist, or one of another size (pus_motion takes length 0 as none), type
         status = pus_motion(pose.rotation, pose.position, twist, NO_VECTOR, self._legdata, self._iall, self.L,
                             self._cos_cone, False, validate, q, v, NO_VECTOR, _NO_J, _NO_J, self._info)[0]
         if status == PUS_OK:
