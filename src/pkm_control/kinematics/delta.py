@@ -65,7 +65,8 @@ from ..errors import (MAGNITUDE_LIMIT, InvalidModelError, JointLimitError, Singu
 from .analysis import check_conditioning
 from .base import NO_VECTOR, JointMotion, ParallelKinematics
 from .kernels import (DELTA_CONE, DELTA_GEO_SIZE, DELTA_INPUT, DELTA_LIMIT, DELTA_OK, DELTA_ROT_TOL, DELTA_ROTATION,
-                      DELTA_SINGULAR, DELTA_SINGULAR_TOL, DELTA_UNREACHABLE, delta_inverse_batch, delta_motion)
+                      DELTA_SINGULAR, DELTA_SINGULAR_TOL, DELTA_UNREACHABLE, delta_inverse_batch, delta_motion,
+                      delta_tree_motion)
 from .task_space import Pose, TaskSpace
 
 #: no J / no G for kernels.delta_motion (0 x 3: nothing is written to it)
@@ -129,7 +130,6 @@ class Kinematics(ParallelKinematics):
                                                        self.cone_max + 1e-12],
                                     self.lower[arms] - 1e-12, self.upper[arms] + 1e-12])
         assert self._geo.shape == (DELTA_GEO_SIZE,)
-        self._st = np.empty((3, 7))                 # write-only scratch of tree_motion_into
         for a in (self._c, self._s, self.theta, self._ia, self._ie1, self._ie2, self._ip, self.lower, self.upper,
                   self._iall, self._geo):
             a.setflags(write=False)
@@ -229,14 +229,11 @@ class Kinematics(ParallelKinematics):
         return q, v
 
     def tree_motion_into(self, pose: Pose, twist, q, v, validate: bool) -> bool:
-        """As the base class's, the checks (shapes, motion_ok) and (q, v) in one delta_motion call; the per-arm
-        state goes to a write-only scratch array (the kernel holds the GIL, nothing reads it after it: ``_solve``
-        recomputes on an error). Raises TypeError or ValueError (numba's dispatch) or AttributeError for what is
-        not a Pose of float64 arrays or a float64 twist, when validating: the caller's full validation names it."""
-        if validate and not (type(twist) is np.ndarray and twist.shape == (3,)):
-            return False                     # no twist, or one of another size, type: the full validation
-        status = delta_motion(pose.rotation, pose.position, twist, NO_VECTOR, self._geo, self._iall, False, validate,
-                              q, v, NO_VECTOR, _NONE, _NONE, self._st)[0]
+        """As the base class's, the checks (shapes, motion_ok) and (q, v) in one compiled call
+        (kernels.delta_tree_motion; ``_solve`` recomputes on an error, to name it). Raises TypeError or ValueError
+        (numba's dispatch) or AttributeError for what is not a Pose of float64 arrays or a float64 twist, when
+        validating: the caller's full validation names it."""
+        status = delta_tree_motion(pose.rotation, pose.position, twist, self._geo, self._iall, validate, q, v)
         if status == DELTA_OK:
             return True
         if status == DELTA_INPUT:
