@@ -66,7 +66,7 @@ from .analysis import check_conditioning
 from .base import NO_VECTOR, JointMotion, ParallelKinematics
 from .kernels import (DELTA_CONE, DELTA_GEO_SIZE, DELTA_INPUT, DELTA_LIMIT, DELTA_OK, DELTA_ROT_TOL, DELTA_ROTATION,
                       DELTA_SINGULAR, DELTA_SINGULAR_TOL, DELTA_UNREACHABLE, delta_inverse_batch, delta_motion,
-                      delta_tree_motion)
+                      delta_tree_motion, delta_tree_state)
 from .task_space import Pose, TaskSpace
 
 #: no J / no G for kernels.delta_motion (0 x 3: nothing is written to it)
@@ -221,8 +221,16 @@ class Kinematics(ParallelKinematics):
         return JointMotion(q, v, a), G
 
     def tree_state(self, pose: Pose, twist, accel=None):
-        q, v, a, _, G, _ = self._solve(pose, twist, accel, False, False, True, validated=True)
-        return q, v, a, G
+        """As the base class's, in one kernels.delta_tree_state call (``_solve`` recomputes on an error, to name
+        it; and without a twist)."""
+        if twist is None:
+            q, v, a, _, G, _ = self._solve(pose, twist, accel, False, False, True, validated=True)
+            return q, v, a, G
+        q, v, a, G = np.empty(12), np.empty(12), NO_VECTOR if accel is None else np.empty(12), np.zeros((12, 3))
+        if delta_tree_state(pose.rotation, pose.position, twist, NO_VECTOR if accel is None else accel, self._geo,
+                            self._iall, q, v, a, G) != DELTA_OK:
+            self._solve(pose, twist, accel, False, False, True, validated=True)        # raises, naming the arm
+        return q, v, a if accel is not None else None, G
 
     def tree_motion(self, pose: Pose, twist):
         q, v = self._solve(pose, twist, None, False, False, False, validated=True)[:2]
