@@ -540,7 +540,9 @@ def delta_motion(R, p, twist, accel, geo, iall, check, validate, q, v, a, J, G, 
         qa = math.atan2(F, E) - math.acos(kk)
         if qa <= -math.pi:                      # (-2 pi, pi] -> (-pi, pi]: no jump at the horizontal arm
             qa += 2.0 * math.pi
-        cq, sq = math.cos(qa), math.sin(qa)
+        # cos and sin of q = atan2(F, E) - acos(k) from (E, F) / r and (k, sqrt(1 - k^2)): no cos(q), sin(q) calls
+        sk = math.sqrt(1.0 - kk * kk)
+        cq, sq = (E * kk + F * sk) / r, (F * kk - E * sk) / r
         sx = X - LA * cq
         sz = pz + LA * sq
         e1 = math.atan2(-sx, -sz) - qa
