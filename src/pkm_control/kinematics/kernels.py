@@ -610,3 +610,22 @@ def planar_redundant_motion(R, p, twist, accel, geo, idx, check, want_g, validat
                 cut = m
                 break
     return PR_OK, out_of_range, cut
+
+
+@numba.njit((numba.float64[:, ::1], numba.float64[:, :, ::1], numba.boolean[::1], _V,
+             numba.types.Array(numba.int64, 1, "A", readonly=True), numba.float64[:, ::1], numba.boolean[::1]),
+            cache=True)
+def planar_redundant_batch(P, Rs, usable, geo, idx, Q, valid):
+    """planar_redundant_motion's positions of N poses (P (N, 3), Rs (N, 3, 3)) into Q (N, nv) and valid (N): valid =
+    usable, in the plane, reachable, every joint and cut joint within its range; the rows of the poses that are not
+    usable, leave the plane or are out of reach are NaN, those that only break a limit keep their joint values."""
+    no = np.empty(0)
+    J, G, info = np.empty((idx[1], 3)), np.empty((0, 3)), np.empty(2)
+    for n in range(P.shape[0]):
+        status, out_of_range, cut = planar_redundant_motion(Rs[n], P[n], no, no, geo, idx, True, False, False, Q[n],
+                                                            no, no, J, G, info)
+        solved = usable[n] and status == PR_OK
+        valid[n] = solved and not out_of_range and cut < 0
+        if not solved:
+            Q[n, :] = np.nan
+    return None
