@@ -546,7 +546,7 @@ def run_recorded(options: BringupOptions, progress=None, out=None):
                 # before sim time moves the start-up's own progress decides (a slow start is not a stall), after it
                 # the lockstep watches of the nodes
                 stall = startup.stalled(now, g.names) if sim <= 0.0 else \
-                    stalled(rec.diagnostics, now - recorders[1] < STALL_ERROR)
+                    stalled(rec.diagnostics, now - recorders[1] < STALL_ERROR) or silent(rec.heard, now)
                 if stall:
                     status, reason, stop.stopping = "stalled", stall, True
                     g.log(f"stalled: {stall}: stopping the graph")
@@ -651,6 +651,16 @@ def stalled(diagnostics: dict, recording: bool = False) -> str | None:
             return (f"{node}: no lockstep progress for {values.get('lockstep_idle_s', '?')} s (wall), waiting for "
                     f"{values.get('waiting_for', '?')}")
     return None
+
+
+def silent(heard: dict, now: float, limit: float = STALL_ERROR) -> str | None:
+    """One line naming the nodes whose /diagnostics (1 Hz) have not come for ``limit`` wall seconds (``heard``: node ->
+    when the last came, time.monotonic()): a node stuck in a call (its process alive, its timers dead) reports no
+    stall of its own. None while every node is heard."""
+    quiet = {node: now - t for node, t in sorted(heard.items()) if now - t >= limit}
+    if not quiet:
+        return None
+    return "; ".join(f"{node}: no /diagnostics for {idle:.1f} s (wall): stuck" for node, idle in quiet.items())
 
 
 def format_summary(s: dict) -> str:
