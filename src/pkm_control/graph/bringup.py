@@ -14,10 +14,11 @@ node exits on its own, the others are stopped and its exit status is returned.
 
 With --exit-when-done (needs --goal) it records the run from this process and ends when the goal's
 trajectory has finished (exit 0), or at once when the goal is rejected (exit 1), or when the graph
-stalls (exit 4): at start-up (sim time still 0) when no node came up, started or changed the goal's
-state for STARTUP_STALL s (wall: progress-free time, not the start-up's length), later when a node's
-lockstep has made no progress for 45 s (its /diagnostics at ERROR); the reason names what each node
-waits for (its /diagnostics' waiting_for), and prints a summary of the run: goal status, sim and wall
+stalls (exit 4): at start-up (sim time still 0) after 60 s (wall) in which no node came up or
+started and neither the goal's state nor sim time changed (progress-free time: a slow start-up on a
+loaded machine is no stall), later when a node's lockstep has made no progress for 45 s (its
+/diagnostics at ERROR) or a node's /diagnostics stopped for 45 s (stuck); the reason and the summary
+name what each node waits for (its /diagnostics' waiting_for). It prints a summary of the run: goal status, sim and wall
 durations, real-time factor (sim seconds per wall second, from the first motion to the end),
 actuator tracking errors (RMS and max per actuated joint), platform position and orientation
 errors, safe-behaviour entries and rejected inputs.
