@@ -327,7 +327,11 @@ class Diagnostics:
                 else:
                     self.node.get_logger().info("lockstep progressing again")
                 self._stall_level = stall
-        waiting = self.starting() if self.starting is not None else None
+        try:
+            waiting = self.starting() if self.starting is not None else None
+        except Exception as exc:      # noqa: BLE001 - a report never ends the node: the failure is counted and said
+            self.reject("start-up wait", exc)
+            waiting = f"? ({type(exc).__name__} while asking)"
         if self.starting is not None:   # start-up: what the node waits for before it takes part (docs/graph.md)
             values["started"] = "false" if waiting else "true"
         if waiting:
