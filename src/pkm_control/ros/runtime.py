@@ -40,7 +40,9 @@ from ..control.settings import (CHOICE_KEYS, FLOAT_KEYS, GAIN_KEYS, INT_KEYS, RA
 from .qos import qos
 
 LOG_THROTTLE = 1.0               # s between repeated warnings of one kind
-SPIN_WAIT = 0.1                  # s: the longest an idle spin waits before it looks at the stop flag
+#: s: the longest an idle spin waits before it looks at the stop flag, in a caller's process (tests); a node's own
+#: process waits for its events only (run_node)
+SPIN_WAIT = 0.1
 SHUTDOWN_LIMIT = 5.0             # s (wall) from the first stop signal to the end of a node's process (a hang's bound)
 
 
