@@ -39,7 +39,7 @@ import numpy as np
 from ..errors import InvalidInputError, PkmError, all_finite
 from ..kinematics.task_space import Pose
 from . import kernels
-from .laws import _NO_VALUES, DESIRED_POSE, FEEDFORWARD, MEASURED_POSE, WRENCH
+from .laws import _NO_VALUES, DESIRED_POSE, FEEDFORWARD, MEASURED_POSE, WRENCH, _Desired
 from .safety import ForceLimits, ReferenceLimits, SafeBehaviour
 
 #: Command.mode while the law runs
@@ -108,7 +108,7 @@ class Controller:
         self.needs_pose = MEASURED_POSE in law.requires
         self.needs_desired = DESIRED_POSE in law.requires
         # the laws on the desired motion take J at the measured and desired poses from the estimates (laws._Desired)
-        self._share_jacobians = hasattr(law, "known_jacobians")
+        self._share_jacobians = isinstance(law, _Desired)
         self.pose = initial_pose            # last platform estimate (warm start)
         self.pose_d = initial_pose          # last desired pose from the references (warm start of its FK)
         self._desired = None                # ((q_d, qd_d) as lists, (X_d, xdot_d), J(X_d)) of the last reference sample
