@@ -263,7 +263,7 @@ def test_jacobi_svd_matches_lapack():
     """The compiled one-sided Jacobi SVD of the engine's actuation solve (dynamics.kernels) against LAPACK's (numpy):
     the same singular values to rounding relative to sigma_max, A = U S V^T, U and V orthonormal, on random square
     and tall matrices, a graded one (sigma 1 ... 1e-9) and a rank-deficient one; and project_and_solve's tau solves
-    J^T tau = G^T tau_tree - f or reports the ratio that check_conditioning refuses."""
+    J^T tau = G^T tau_tree - f or reports the ratio that check_conditioning refuses (the SVD's, near the threshold)."""
     from pkm_control.dynamics.kernels import jacobi_svd, project_and_solve
     from pkm_control.kinematics.analysis import SINGULAR_TOL
 
@@ -289,7 +289,21 @@ def test_jacobi_svd_matches_lapack():
     assert np.allclose(f, G.T @ tau_tree - w, atol=1e-14)
     assert np.allclose(G[act].T @ tau, f, atol=1e-12)
     s = np.linalg.svd(G[act], compute_uv=False)
-    assert ratio == pytest.approx(s[-1] / s[0], rel=1e-12)
+    # a well-conditioned J passes on the bound 1 / (|J|_F |J^-1|_F) <= sigma_min / sigma_max (at least twice tol)
+    assert 2 * SINGULAR_TOL <= ratio <= s[-1] / s[0] * (1 + 1e-12)
+    assert ratio == pytest.approx(1 / (np.linalg.norm(G[act]) * np.linalg.norm(np.linalg.inv(G[act]))), rel=1e-12)
+    # near the threshold the SVD decides: sigma_min / sigma_max = 1.5 tol passes (the bound is below 2 tol),
+    # 0.5 tol does not
+    U, _, Vt = np.linalg.svd(G[act])
+    for rel_min, passes in ((1.5, True), (0.5, False)):
+        Gs = G.copy()
+        Gs[act] = U @ np.diag(np.logspace(0, np.log10(rel_min * SINGULAR_TOL), 6)) @ Vt
+        ratio = project_and_solve(Gs, tau_tree, act, w, SINGULAR_TOL, f, tau)
+        assert ratio == pytest.approx(rel_min * SINGULAR_TOL, rel=1e-8)
+        if passes:
+            assert np.allclose(Gs[act].T @ tau, f, rtol=0, atol=1e-9 * np.abs(f).max())
+        else:
+            assert np.isnan(tau).all()
     G[act[5]] = G[act[0]]
     ratio = project_and_solve(G, tau_tree, act, w, SINGULAR_TOL, f, tau)
     assert ratio < SINGULAR_TOL and np.isnan(tau).all()
