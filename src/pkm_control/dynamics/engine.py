@@ -37,7 +37,7 @@ from ..kinematics.base import ParallelKinematics, fast_inputs
 from ..kinematics.kernels import motion_ok
 from ..kinematics.task_space import Pose
 from .friction import FrictionModel
-from .kernels import project_and_solve, redundant_actuation, task_mass_matrix, tree_force
+from .kernels import project_and_solve, reduced_acceleration, redundant_actuation, task_mass_matrix, tree_force
 
 _LWA = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
 #: J^T W^-1 J of a redundant robot's weighted minimum norm is singular where sigma_min / sigma_max is at most this
@@ -239,8 +239,8 @@ class ClosedLoopDynamics:
     def gravity_vector(self, pose: Pose) -> np.ndarray:
         """G_x (n): generalized gravity force on the task velocity."""
         pose = self.kin.validate(pose)[0]
-        q = self.kin.inverse(pose, check_limits=False).q
-        return self.kin.joint_jacobian(pose).T @ pin.computeGeneralizedGravity(self.pin_model, self._data, q)
+        q, _, _, G = self.kin.tree_state(pose, self._zero)     # q and G from one pass of the family
+        return G.T @ pin.computeGeneralizedGravity(self.pin_model, self._data, q)
 
     def joint_space(self, pose: Pose, twist):
         """(M_q, C_q, G_q) on the actuated joints (Taghirad: M_q = J^-T M J^-1, ...).
@@ -349,25 +349,20 @@ class ClosedLoopDynamics:
 
     def _forward_dynamics_reduced(self, pose, twist, tau, wrench, friction, end_stops):
         """forward_dynamics in reduced coordinates (M = G^T M_tree G), for every closure type."""
-        zero = np.zeros(self.n)
         m, d = self.pin_model, self._data
-        q, v, a0, G = self.kin.tree_state(pose, twist, zero)          # a0 = Gdot xdot
-        bias = pin.rnea(m, d, q, v, a0)
-        if friction and len(self.friction):
-            bias = bias + self.friction.torque(d, q, v, self.sign_eps)
+        q, v, a0, G = self.kin.tree_state(pose, twist, self._zero)          # a0 = Gdot xdot
+        bias = pin.rnea(m, d, q, v, a0)                                     # a new array
+        if friction and self._has_friction:
+            bias += self.friction.torque(d, q, v, self.sign_eps)
         if end_stops is not None:
-            bias = bias - end_stops.torque(q, v)
-        M = np.empty((self.n, self.n))
-        task_mass_matrix(G, pin.crba(m, d, q), M)
-        rhs = G[self._act].T @ tau + self._wrench(wrench) - G.T @ bias
-        if end_stops is not None:
-            f_cut = end_stops.cut_force(self.kin, pose, twist)
-            if f_cut is not None:
-                rhs = rhs + f_cut
-        try:
-            return np.linalg.solve(M, rhs)
-        except np.linalg.LinAlgError as exc:
-            raise SingularConfigurationError("task-space mass matrix is singular") from exc
+            bias -= end_stops.torque(q, v)
+        task_force = self._task_force(pose, twist, wrench, end_stops)
+        xdd = np.empty(self.n)
+        # M xddot = G_a^T tau + S^T w + f_cut - G^T bias, M = G^T M_tree G: one compiled call (Cholesky)
+        if not reduced_acceleration(G, pin.crba(m, d, q), self._act, tau, bias,
+                                    self._zero if task_force is None else task_force, xdd):
+            raise SingularConfigurationError("task-space mass matrix is singular")
+        return xdd
 
     def energy(self, pose: Pose, twist) -> tuple[float, float]:
         """(kinetic, potential) energy; potential = -sum m_i g . c_i over the bodies."""

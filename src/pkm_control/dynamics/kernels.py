@@ -250,10 +250,9 @@ def min_norm_correction(K, r, v, with_v, q_out, v_out):
     return True
 
 
-@numba.njit((_F64_2, _F64_2, numba.float64[:, ::1]), cache=True)
-def task_mass_matrix(G, Mt, M):
-    """M = G^T M_tree G (the task-space mass matrix, engine.py) into the caller's (n, n) M, from the upper triangle
-    of M_tree as pinocchio's crba fills it (the lower one is not read)."""
+@numba.njit(cache=True)
+def _congruence(G, Mt, M):
+    """M = G^T M_tree G into the caller's M, from the upper triangle of M_tree (crba's)."""
     nv, n = G.shape
     T = np.empty((nv, n))                  # M_tree G
     for i in range(nv):
@@ -269,6 +268,56 @@ def task_mass_matrix(G, Mt, M):
                 acc += G[k, r] * T[k, c]
             M[r, c] = acc
             M[c, r] = acc
+
+
+@numba.njit((_F64_2, _F64_2, numba.float64[:, ::1]), cache=True)
+def task_mass_matrix(G, Mt, M):
+    """M = G^T M_tree G (the task-space mass matrix, engine.py) into the caller's (n, n) M, from the upper triangle
+    of M_tree as pinocchio's crba fills it (the lower one is not read)."""
+    _congruence(G, Mt, M)
+
+
+@numba.njit((_F64_2, _F64_2, _I64_1, _F64_1, _F64_1, _F64_1, numba.float64[::1]), cache=True)
+def reduced_acceleration(G, Mt, act, tau, bias, task_force, xdd):
+    """The reduced forward dynamics (engine.forward_dynamics) into the caller's xdd: M xdd = G[act]^T tau + task_force
+    - G^T bias, M = G^T M_tree G (upper triangle of M_tree read), solved by Cholesky (M is symmetric positive
+    definite where G has full rank). False (xdd not meaningful) where M is not positive definite (singular) or
+    xdd is not finite."""
+    nv, n = G.shape
+    M = np.empty((n, n))
+    _congruence(G, Mt, M)
+    for j in range(n):                     # the right-hand side
+        acc = task_force[j]
+        for k in range(act.shape[0]):
+            acc += G[act[k], j] * tau[k]
+        for i in range(nv):
+            acc -= G[i, j] * bias[i]
+        xdd[j] = acc
+    for i in range(n):                     # M = L L^T, L in M's lower triangle
+        for j in range(i + 1):
+            s = M[i, j]
+            for k in range(j):
+                s -= M[i, k] * M[j, k]
+            if i == j:
+                if not s > 0.0:
+                    return False
+                M[i, i] = math.sqrt(s)
+            else:
+                M[i, j] = s / M[j, j]
+    for i in range(n):                     # forward, then back substitution
+        s = xdd[i]
+        for k in range(i):
+            s -= M[i, k] * xdd[k]
+        xdd[i] = s / M[i, i]
+    for i in range(n - 1, -1, -1):
+        s = xdd[i]
+        for k in range(i + 1, n):
+            s -= M[k, i] * xdd[k]
+        xdd[i] = s / M[i, i]
+    for i in range(n):
+        if not math.isfinite(xdd[i]):
+            return False
+    return True
 
 
 @numba.njit((_F64_2, _F64_1, _F64_1, _F64_1, _F64_2, _F64_1, _F64_1, numba.float64, numba.float64[::1]), cache=True)
