@@ -1,10 +1,14 @@
-"""Compiled kernels of the generic engine's inverse dynamics: the projection of the tree forces onto the task
-velocity by virtual power and the actuator forces that balance them (engine.py eq. 1), for a non-redundant robot.
+"""Compiled kernels of the generic engine (engine.py): the projection of the tree forces onto the task velocity by
+virtual power and the actuator forces that balance them (eq. 1; non-redundant: project_and_solve, redundant:
+redundant_actuation), the task mass matrix and the reduced forward dynamics (task_mass_matrix,
+reduced_acceleration), the friction of every joint (friction_torque), and the tree-coordinate simulation's steps.
+Each writes into the caller's arrays: boxing a returned array costs ~0.4 us, a numba call ~0.5 us.
 
 A 6 x 6 SVD costs ~17 us from numpy and ~12 us from numba's LAPACK call (gesdd with its workspace queries),
 four times pinocchio's whole rnea on a hexapod: the SVD here is the one-sided Jacobi method (Hestenes;
 Demmel and Veselic 1992), which gets every singular value to high relative accuracy, so the conditioning
-test sigma_min / sigma_max >= SINGULAR_TOL (kinematics.analysis.check_conditioning) decides as LAPACK's.
+test sigma_min / sigma_max >= SINGULAR_TOL (kinematics.analysis.check_conditioning) decides as LAPACK's. Even
+so it is ~2 us on a hexapod, so a well-conditioned J passes on a cheaper bound first (project_and_solve).
 """
 
 from __future__ import annotations
