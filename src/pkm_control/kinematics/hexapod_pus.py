@@ -45,9 +45,11 @@ and the dynamics engine's state: ``tree_state``, ``tree_motion_into``) comes fro
 compiled pass over the legs, kernels.pus_motion: positions, rates, accelerations, J and G,
 the inputs and limits checked inside, the errors returned as a status that ``_solve`` turns
 into the project's exceptions (on six legs numpy's per-call overhead costs more than a
-leg's arithmetic: issue 21 par. 7); ``inverse_batch``, ``jacobian_dot``, ``jacobian_xq``
-and ``cut_joint_angles`` are vectorized numpy over legs (and samples). The tests hold
-both to each other, to finite differences and to the constraint model.
+leg's arithmetic: issue 21 par. 7), and the spherical joints' cone angles (``cut_joint_angles``,
+the simulated end stops' every stage) from kernels.pus_cone_angles, the same leg geometry and
+cone; ``inverse_batch``, ``jacobian_dot`` and ``jacobian_xq`` are vectorized numpy over legs
+(and samples). The tests hold both to each other, to finite differences and to the constraint
+model.
 
 Lopes' Euler angles (eqs. 3-4): [x y z psi theta phi] with psi about z, theta about
 the new y', phi about the new x'': R = Rz(psi) Ry(theta) Rx(phi), the same matrix as
@@ -66,7 +68,7 @@ import numpy as np
 from ..errors import InvalidModelError, JointLimitError, SingularConfigurationError, UnreachablePoseError
 from .base import NO_VECTOR, JointMotion, ParallelKinematics, fast_inputs
 from .kernels import (PUS_HORIZONTAL, PUS_INPUT, PUS_OK, PUS_PITCH, PUS_REACH, PUS_REACH_TOL, PUS_VERTICAL,
-                      pus_motion)
+                      pus_cone_angles, pus_motion)
 from .task_space import Pose, TaskSpace
 
 #: no J / no G for kernels.pus_motion
@@ -166,11 +168,12 @@ class Kinematics(ParallelKinematics):
 
     def cut_joint_angles(self, pose: Pose) -> np.ndarray:
         """Cone angle of each spherical joint: between the link a_i = (d_ix, d_iy, h_i) and the platform
-        normal R e_z (as kernels.pus_motion's check)."""
-        R = np.asarray(pose.rotation, float)
-        _, d, _, h = self._legs(np.asarray(pose.position, float), R)
-        d[2] = h
-        return np.arccos(np.clip(R[:, 2] @ d / self.L, -1.0, 1.0))
+        normal R e_z (kernels.pus_cone_angles, the cone of pus_motion's check)."""
+        R, p = np.asarray(pose.rotation, float), np.asarray(pose.position, float)
+        out = np.empty(self.n_legs)
+        if pus_cone_angles(R, p, self._legdata, self.L, out) >= 0:
+            self._legs(p, R)              # raises, naming the leg
+        return out
 
     @staticmethod
     def _rpy(R):

@@ -15,6 +15,11 @@ Rates: qdot_i = ydot + t_i xdot (t_i = tan beta_i, eq. 21), betadot_i = xdot / h
 rdot_i = W_i xdot with W_i = [[1, 0, -l6 cos(alpha)], [-t_i, 0, l6 sin(alpha)]],
 ldot_i = u_i . rdot_i, phidot_i = n_i . rdot_i / l_i (u = (sin phi, cos phi), n = (cos phi, -sin phi)), eq. 22.
 Accelerations are the exact time derivatives of these (no finite differences).
+
+Speed: every single-pose method and the dynamics' inner calls (``tree_state``) take q, v, a, J and G from one
+compiled call (kernels.planar_redundant_motion, the input checks inside, errors as a status), ``inverse_batch``
+from the same kernel looped over the poses; the tests hold it to Wu's formulas, the generic closure model and
+finite differences.
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ import numpy as np
 from ..description.loader import ClosedLoopModel
 from ..errors import InvalidModelError, JointLimitError, UnreachablePoseError
 from .base import NO_VECTOR, JointMotion, ParallelKinematics, fast_inputs
-from .kernels import PR_INPUT, PR_LINK, PR_OK, PR_PLANE, PR_STRUT, planar_redundant_motion
+from .kernels import PR_INPUT, PR_LINK, PR_OK, PR_PLANE, PR_STRUT, planar_redundant_batch, planar_redundant_motion
 from .task_space import Pose, TaskSpace
 
 _PLANE_TOL = 1e-9     # kernels.planar_redundant_motion's tolerance of |z| and |R_zz - 1|
@@ -85,12 +90,8 @@ class Kinematics(ParallelKinematics):
         # strut k belongs to column s-1
         self.strut_col = tuple(s - 1 for s in self.struts)
         # vectorized constants
-        self._cx = np.array(self.cx)
-        self._scol = np.array(self.strut_col, dtype=int)
-        self._lo = np.asarray(self.lower, float)
-        self._hi = np.asarray(self.upper, float)
-        self._lo_t = self._lo - 1e-12
-        self._hi_t = self._hi + 1e-12
+        self._lo_t = np.asarray(self.lower, float) - 1e-12
+        self._hi_t = np.asarray(self.upper, float) + 1e-12
         self._cut_names = [f"leg{i}" for i in (1, 2)] + [f"leg{s + 2}" for s in self.struts]
         full_tree = self.i_slider + self.i_len
         self._act_tree = np.array([full_tree[r] for r in self._act_rows_list], dtype=np.int64)
@@ -100,8 +101,7 @@ class Kinematics(ParallelKinematics):
                               self.cut_strut[1] + 1e-12, *self._lo_t, *self._hi_t])
         self._idx = np.array([len(self.struts), self.na, *self.i_plat, *self.i_slider, *self.i_beta, *self.i_cw,
                               *self.strut_col, *self.i_len, *self.i_phi, *self._act_rows_list], dtype=np.int64)
-        for arr in (self._act_tree, self._geo, self._idx, self.act_rows, self._cx, self._scol, self._lo, self._hi,
-                    self._lo_t, self._hi_t):
+        for arr in (self._act_tree, self._geo, self._idx, self.act_rows, self._lo_t, self._hi_t):
             arr.setflags(write=False)
 
     # ---------------------------------------------------------------- helpers
@@ -265,38 +265,10 @@ class Kinematics(ParallelKinematics):
         return Jx, Jq
 
     def inverse_batch(self, positions, rotations):
+        """(q (N, nv), valid (N,)) by one compiled loop of planar_redundant_motion over the poses
+        (kernels.planar_redundant_batch): the rows of poses out of the plane or out of reach are NaN."""
         P, R, usable = self.checked_batch(positions, rotations)
-        N = P.shape[0]
-        sa = self.task.alpha_sign
-        x, y = P[:, 0], P[:, 1]
-        s = sa * R[:, 1, 0]
-        c = R[:, 0, 0]
-        ok = (np.abs(P[:, 2]) <= _PLANE_TOL) & (np.abs(R[:, 2, 2] - 1.0) <= _PLANE_TOL)
-        ok &= usable
-        l, l5, l6 = self.l, self.l5, self.l6
-        dx = x[:, None] - self._cx[None, :]                       # (N, 2)
-        h2 = l * l - dx * dx
-        ok &= np.all(h2 > 0.0, axis=1)
-        h = np.sqrt(np.maximum(h2, 0.0))
-        q = y[:, None] - l5 - h
-        beta = np.arctan2(dx, h)
-        xb, yb = x - l6 * s, y - l6 * c
-        ex = xb[:, None] - self._cx[self._scol][None, :]          # (N, ns)
-        ey = yb[:, None] - q[:, self._scol]
-        ln = np.sqrt(ex * ex + ey * ey)
-        ok &= np.all(ln > 1e-9, axis=1)
-        phi = np.arctan2(ex, ey)
-        alpha = np.arctan2(s, c)
-        out = np.empty((N, self.nv))
-        out[:, list(self.i_plat)] = np.column_stack([x, y, alpha])
-        out[:, list(self.i_slider)] = q
-        out[:, list(self.i_beta)] = beta
-        out[:, list(self.i_cw)] = self.cw_ratio * q + self.cw_offset
-        out[:, list(self.i_len)] = ln
-        out[:, list(self.i_phi)] = phi
-        ok &= np.all((out >= self._lo - 1e-12) & (out <= self._hi + 1e-12), axis=1)
-        g = np.remainder(beta - alpha[:, None] + np.pi, 2 * np.pi) - np.pi
-        ok &= np.all((g >= self.cut_link[0] - 1e-12) & (g <= self.cut_link[1] + 1e-12), axis=1)
-        g = np.remainder(phi - alpha[:, None] + np.pi, 2 * np.pi) - np.pi
-        ok &= np.all((g >= self.cut_strut[0] - 1e-12) & (g <= self.cut_strut[1] + 1e-12), axis=1)
-        return out, ok
+        Q, valid = np.empty((P.shape[0], self.nv)), np.empty(P.shape[0], dtype=bool)
+        planar_redundant_batch(np.ascontiguousarray(P), np.ascontiguousarray(R), np.ascontiguousarray(usable),
+                               self._geo, self._idx, Q, valid)
+        return Q, valid
