@@ -441,6 +441,29 @@ def pus_motion(R, p, twist, accel, legs, iall, L, cos_cone, check, validate, q, 
     return PUS_OK, -1, out_of_range, cone_leg
 
 
+@numba.njit((_M, _V, _V, _V, _M, numba.types.Array(numba.int64, 1, "A", readonly=True), numba.float64,
+             numba.float64[::1], numba.float64[::1], numba.float64[::1], numba.float64[:, ::1]), cache=True)
+def pus_tree_state(R, p, twist, accel, legs, iall, L, q, v, a, G):
+    """pus_motion's q, v, a and G (nv x 6, zeros on entry) of a validated motion without limit checks, the dynamics'
+    state (hexapod_pus.tree_state), in eleven arguments instead of sixteen (numba's dispatch costs ~0.06 us an
+    array argument). Returns pus_motion's status."""
+    return pus_motion(R, p, twist, accel, legs, iall, L, -1.0, False, False, q, v, a, np.empty((0, 6)), G,
+                      np.empty(4))[0]
+
+
+@numba.njit((_M, _V, _V, _M, numba.types.Array(numba.int64, 1, "A", readonly=True), numba.float64, numba.boolean,
+             numba.float64[::1], numba.float64[::1]), cache=True)
+def pus_tree_motion(R, p, twist, legs, iall, L, validate, q, v):
+    """pus_motion's (q, v) without limit checks, the forward dynamics' inner call (hexapod_pus.tree_motion_into), in
+    nine arguments; ``validate``: PUS_INPUT also for a twist of a length other than 6 (pus_motion takes length 0 as
+    none). Returns pus_motion's status."""
+    if validate and twist.shape[0] != 6:
+        return PUS_INPUT
+    empty = np.empty(0)
+    return pus_motion(R, p, twist, empty, legs, iall, L, -1.0, False, validate, q, v, empty, np.empty((0, 6)),
+                      np.empty((0, 6)), np.empty(4))[0]
+
+
 @numba.njit(cache=True)
 def lu_columns(K, cols):
     """(LU, perm, ok): A = K[:, cols] (square) factored by Gaussian elimination with partial pivoting (LAPACK's
