@@ -1,7 +1,7 @@
-"""The compiled spanning tree (description/kernels.tree_kinematics, tree_jacobian_dot) against pinocchio on every
-shipped robot: joint placements (data.oMi) and world joint Jacobian (computeJointJacobians' data.J) at 1e-12,
-and the closure rows and bias (Kdot v) the numeric family solves on against ClosureRows' pinocchio path (pinocchio's
-data.J and its time derivative data.dJ)."""
+"""The compiled spanning tree (description/kernels.tree_kinematics) against pinocchio on every shipped robot: joint
+placements (data.oMi) and world joint Jacobian (computeJointJacobians' data.J) at 1e-12, the closure rows and bias
+(Kdot v) the numeric family solves on against ClosureRows' pinocchio path (pinocchio's data.J and its time derivative
+data.dJ), and the block-diagonal solves of the numeric family's square systems against numpy's dense solve."""
 
 import numpy as np
 import pinocchio as pin
@@ -11,6 +11,8 @@ from pkm_control.benchmarks.speed import robot_list
 from pkm_control.description import load_model, load_robot
 from pkm_control.description.kernels import tree_kinematics
 from pkm_control.description.loader import tree_arrays
+from pkm_control.kinematics.kernels import solve_columns
+from pkm_control.kinematics.numeric import Kinematics
 
 ROBOTS = robot_list()
 IDS = [f"{r}-{v}" if v else r for r, v in ROBOTS]
@@ -87,3 +89,28 @@ def test_unaligned_and_prismatic_joints():
     np.testing.assert_allclose(r, r_ref, atol=1e-12)
     np.testing.assert_allclose(K, K_ref, atol=1e-12)
     np.testing.assert_allclose(rows.tree_bias(q, v), rows.bias(data, q, v), atol=1e-12)
+
+
+@pytest.mark.parametrize("robot", ROBOTS, ids=IDS)
+def test_block_diagonal_solves(robot):
+    """The numeric family's square systems factored block by block (numeric._blocks, kernels.lu_columns): K[rows,
+    cols] vanishes off its diagonal blocks at random (unassembled) configurations, and the block solve equals
+    numpy's dense solve of K[:, cols]."""
+    kin = Kinematics(load_robot(*robot))
+    rows_of = kin.model.closure_rows
+    rng = np.random.default_rng(6)
+    for cols, (rows, bounds) in ((kin._ik_free, kin._ik_blocks), (kin._fk_free, kin._fk_blocks)):
+        if len(cols) != rows_of.n_rows:
+            continue
+        inside = np.zeros((len(rows), len(cols)), dtype=bool)
+        for s, e in zip(bounds[:-1], bounds[1:]):
+            inside[s:e, s:e] = True
+        for _ in range(3):
+            K = rows_of.tree_rows(kin.reference + rng.uniform(-0.2, 0.2, rows_of.nv))[1]
+            A = K[np.ix_(rows, cols)]
+            assert not A[~inside].any()
+            B = rng.normal(size=(len(rows), 2))
+            X, ok = solve_columns(K, cols, rows, bounds, B)
+            assert ok
+            np.testing.assert_allclose(X, np.linalg.solve(K[:, cols], B), rtol=1e-10, atol=1e-12)
+    assert len(kin._ik_blocks[1]) > 2          # every shipped robot's IK splits into its legs

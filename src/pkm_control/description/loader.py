@@ -375,6 +375,16 @@ class ClosureRows:
                     self.parent, self.kind, self.frame, self.cpl, self.cpl_f):
             arr.setflags(write=False)
 
+    def structure(self) -> np.ndarray:
+        """(n_rows, nv) bool: the entries of K not zero by structure, a frame pair's rows on the joints supporting
+        either frame, a coupling row on its two joints."""
+        S = np.zeros((self.n_rows, self.nv), dtype=bool)
+        for rows, sel in ((self.lin_rows, self.lin_sel), (self.ang_rows, self.ang_sel)):
+            for row, pair in zip(rows, sel // 3):
+                S[row] = (self.mask[2 * pair] != 0) | (self.mask[2 * pair + 1] != 0)
+        S[self.cpl_rows, self.cpl_dep] = S[self.cpl_rows, self.cpl_ref] = True
+        return S
+
     @property
     def tree(self) -> tuple:
         """The compiled tree and its closures, the leading arguments of kernels.tree_closure_rows."""

@@ -48,6 +48,8 @@ from dataclasses import dataclass
 import numpy as np
 import pinocchio as pin
 import scipy.linalg
+import scipy.sparse
+import scipy.sparse.csgraph
 
 from ..description.loader import ClosedLoopModel, closure_jacobian_dot, closure_residual_and_jacobian
 from ..errors import (MAGNITUDE_LIMIT, ConvergenceError, InvalidModelError,
@@ -101,16 +103,42 @@ class _Scratch(threading.local):
         self.H = None                        # the closure placements at q (ClosureRows.placements; pinocchio path)
 
 
-def _solve(K, cols, B):
-    """X with A X = B, A = K[:, cols]: exact for square A (compiled LU, kernels.solve_columns), least squares
-    / minimum norm otherwise. None where A is singular (rank below min(rows, columns)) or not finite, or the solution
-    is beyond MAGNITUDE_LIMIT."""
+def _blocks(structure: np.ndarray, free: np.ndarray):
+    """(cols, rows, bounds): the free joints and the closure rows in an order where A = K[rows, cols] is block
+    diagonal, block b A[bounds[b]:bounds[b + 1]] (kernels.lu_columns): the connected components of A's structure (a
+    row and a joint joined where the row can depend on the joint; ClosureRows.structure), e.g. one block per leg in
+    a hexapod's IK, the whole matrix in its FK. One block (free, every row) where a component is not square (no
+    square A, or a singular one)."""
+    m, n = structure.shape[0], len(free)
+    whole = free, np.arange(m), np.array([0, n])
+    if m != n:
+        return whole
+    S = structure[:, free]
+    graph = scipy.sparse.bmat([[None, scipy.sparse.csr_matrix(S)], [scipy.sparse.csr_matrix(S.T), None]])
+    _, labels = scipy.sparse.csgraph.connected_components(graph, directed=False)
+    cols, rows, bounds = [], [], [0]
+    for comp in dict.fromkeys(labels[m:]):          # the components in the order of their first joints
+        r, c = np.flatnonzero(labels[:m] == comp), np.flatnonzero(labels[m:] == comp)
+        if len(r) != len(c):
+            return whole
+        rows += r.tolist()
+        cols += free[c].tolist()
+        bounds.append(len(cols))
+    if len(rows) != m:
+        return whole
+    return np.array(cols), np.array(rows), np.array(bounds)
+
+
+def _solve(K, cols, blocks, B):
+    """X with A X = B, A = K[:, cols]: exact for square A (compiled LU on the diagonal blocks of K[rows, cols],
+    blocks = (rows, bounds) of _blocks; kernels.solve_columns), least squares / minimum norm otherwise. None where A
+    is singular (rank below min(rows, columns)) or not finite, or the solution is beyond MAGNITUDE_LIMIT."""
     m, n = K.shape[0], len(cols)
     if m == n and B.ndim == 1:
-        x, ok = solve_square(K, cols, B, MAGNITUDE_LIMIT)
+        x, ok = solve_square(K, cols, *blocks, B, MAGNITUDE_LIMIT)
         return x if ok else None
     if m == n:
-        X, ok = solve_columns(K, cols, B if B.ndim == 2 else B[:, None])
+        X, ok = solve_columns(K, cols, *blocks, B if B.ndim == 2 else B[:, None])
         return (X if B.ndim == 2 else X[:, 0]) if ok and np.abs(X).max(initial=0.0) <= MAGNITUDE_LIMIT else None
     X, _, rank, _ = np.linalg.lstsq(K[:, cols], B, rcond=None)
     return X if rank == min(m, n) and np.abs(X).max(initial=0.0) <= MAGNITUDE_LIMIT else None
@@ -127,8 +155,11 @@ class Kinematics(ParallelKinematics):
         self.tol, self.max_iter = float(tol), int(max_iter)
         nv = clm.model.nv
         self._c, self._a, self._p = clm.platform_idx, clm.actuated_idx, clm.passive_idx
-        self._ik_free = np.setdiff1d(np.arange(nv), self._c)
-        self._fk_free = np.setdiff1d(np.arange(nv), self._a)
+        structure = clm.closure_rows.structure()
+        # the free joints in the order of the diagonal blocks of their columns (_blocks), the rows and block bounds
+        self._ik_free, *ik_blocks = _blocks(structure, np.setdiff1d(np.arange(nv), self._c))
+        self._fk_free, *fk_blocks = _blocks(structure, np.setdiff1d(np.arange(nv), self._a))
+        self._ik_blocks, self._fk_blocks = tuple(ik_blocks), tuple(fk_blocks)
         self._rows, start = [], 0
         for c in clm.closures:
             self._rows.append((c.name, start, start + c.dim))
@@ -142,7 +173,8 @@ class Kinematics(ParallelKinematics):
         self._task_kind = TASK_KINDS[self.task.kind]
         self._scratch = _Scratch(clm.model, start, len(self._ik_free), self.task.dim)
         self.reference = self._reference_assembly()
-        for arr in (self._ik_free, self._fk_free, self.reference, self.lower, self.upper):
+        for arr in (self._ik_free, self._fk_free, *self._ik_blocks, *self._fk_blocks, self.reference, self.lower,
+                    self.upper):
             arr.setflags(write=False)
 
     # ------------------------------------------------------------------ assembly
@@ -200,7 +232,7 @@ class Kinematics(ParallelKinematics):
         tol = self.tol if tol is None else float(tol)
         max_iter = self.max_iter if max_iter is None else int(max_iter)
         ik = fixed is self._c
-        free = self._ik_free if ik else self._fk_free
+        free, blocks = (self._ik_free, self._ik_blocks) if ik else (self._fk_free, self._fk_blocks)
         tall = len(self._rows) and self._rows[-1][2] > len(free)
         q0, K0 = start
         square = self._square_ik if ik else self._square_fk
@@ -208,14 +240,14 @@ class Kinematics(ParallelKinematics):
             nv, m = len(q0), self._scratch.K.shape[0]
             q, r, K = np.empty(nv), np.empty(m), np.empty((m, nv))
             status, it, _ = numeric_project(*self._tree, q0, _NO_K if K0 is None else K0, fixed, values, free,
-                                            PREDICT_RANGE, MAGNITUDE_LIMIT, tol, max_iter, q, r, K)
+                                            *blocks, PREDICT_RANGE, MAGNITUDE_LIMIT, tol, max_iter, q, r, K)
             if status == SOLVED:
                 return q, r, K, None, it
             # the loop below meets the same failure on the same rows and names it
         if square:
             sc = self._scratch
             LU, perm = (sc.LU, sc.perm) if ik and K0 is not None and sc.warm[HAS_LU] else (_NO_K, _NO_PERM)
-            q = newton_start(q0, _NO_K if K0 is None else K0, LU, perm, fixed, values, free, PREDICT_RANGE,
+            q = newton_start(q0, _NO_K if K0 is None else K0, LU, perm, fixed, values, free, *blocks, PREDICT_RANGE,
                              MAGNITUDE_LIMIT)
         else:
             q = q0.copy()
@@ -223,7 +255,7 @@ class Kinematics(ParallelKinematics):
             if K0 is not None:
                 change = values - q0[fixed]
                 if np.abs(change).sum() <= PREDICT_RANGE:
-                    dq = _solve(K0, free, K0[:, fixed] @ change)
+                    dq = _solve(K0, free, blocks, K0[:, fixed] @ change)
                     if dq is not None:
                         q[free] -= dq
         r, K, H = self._evaluate(q)
@@ -231,7 +263,7 @@ class Kinematics(ParallelKinematics):
         for it in range(max_iter):
             if rn <= tol:
                 return q, r, K, H, it
-            dq = _solve(K, free, r)
+            dq = _solve(K, free, blocks, r)
             if dq is None:
                 raise SingularConfigurationError(f"{what}: the closure Jacobian of the free joints is singular at "
                                                  f"iteration {it} (residual {rn:.3g})")
@@ -287,7 +319,7 @@ class Kinematics(ParallelKinematics):
 
     # ------------------------------------------------------------------ velocity maps
     def _ik_solve(self, K, rhs, what):
-        X = _solve(K, self._ik_free, rhs)
+        X = _solve(K, self._ik_free, self._ik_blocks, rhs)
         if X is None:
             raise SingularConfigurationError(f"{what}: the closure Jacobian of the actuated and passive joints of "
                                              f"'{self.model.name}' loses rank (inverse-kinematic singularity)")
@@ -365,13 +397,13 @@ class Kinematics(ParallelKinematics):
             qc = self._platform_joints(pose)          # the same coordinates, checked to lie in the task space
         c, free, sc = self._c, self._ik_free, self._scratch
         q, K = self._assemble(pose, qc=qc)
-        G, v, LU, perm, ok = closure_velocity(K, c, free, B, twist, MAGNITUDE_LIMIT)
+        G, v, LU, perm, ok = closure_velocity(K, c, free, *self._ik_blocks, B, twist, MAGNITUDE_LIMIT)
         if not ok:
             self._ik_solve(K, -(K[:, c] @ B), "G")               # raises, naming the singularity
         sc.LU[:], sc.perm[:], sc.warm[HAS_LU] = LU, perm, 1      # the next solve's prediction reuses them
         if accel is None:
             return q, v, None, G
-        a, ok = closure_acceleration(K, LU, perm, c, free, ac, self._bias(q, v), MAGNITUDE_LIMIT)
+        a, ok = closure_acceleration(K, LU, perm, self._ik_blocks[1], c, free, ac, self._bias(q, v), MAGNITUDE_LIMIT)
         if not ok:
             self._ik_solve(K, -(K[:, c] @ ac + self._bias(q, v)), "accelerations")
         return q, v, a, G
@@ -380,9 +412,9 @@ class Kinematics(ParallelKinematics):
         """numeric_kernels.numeric_motion's status for this pose, twist and accel (None: none) into q, v, a, G."""
         sc = self._scratch
         return numeric_motion(*self._tree, self.reference, sc.warm, sc.q, sc.K, sc.LU, sc.perm, self._c,
-                              self._ik_free, self._task_kind, self.task.alpha_sign, pose.rotation, pose.position,
-                              twist, _NO_VECTOR if accel is None else accel, validate, PREDICT_RANGE, MAGNITUDE_LIMIT,
-                              self.tol, self.max_iter, q, v, a, G)[0]
+                              self._ik_free, *self._ik_blocks, self._task_kind, self.task.alpha_sign, pose.rotation,
+                              pose.position, twist, _NO_VECTOR if accel is None else accel, validate, PREDICT_RANGE,
+                              MAGNITUDE_LIMIT, self.tol, self.max_iter, q, v, a, G)[0]
 
     def tree_motion_into(self, pose: Pose, twist, q, v, validate: bool) -> bool:
         """As the base class's, the checks (shapes, motion_ok) and (q, v) in one numeric_motion call (square

@@ -17,7 +17,7 @@ import math
 import numba
 import numpy as np
 
-from ..description.kernels import tree_closure_bias, tree_closure_rows, tree_kinematics
+from ..description.kernels import tree_closure_bias, tree_closure_rows
 from .kernels import (closure_acceleration, closure_velocity, l1_nearer, motion_ok, newton_move, newton_start,
                       solve_square, zyx_platform_motion)
 
@@ -72,9 +72,10 @@ def _platform_motion(task, alpha_sign, R, p, twist, accel):
 
 
 @numba.njit(cache=True)
-def _newton(tree, q, free, tol, max_iter, limit, X, J, r, K):
-    """numeric.Kinematics._project's loop (square A = K[:, free]) from q, in place: (status, iterations, |phi|) with
-    q, r and K those of the last accepted iterate."""
+def _newton(tree, q, free, rows, bounds, tol, max_iter, limit, X, J, r, K):
+    """numeric.Kinematics._project's loop (square A = K[rows, free], block diagonal by bounds) from q, in place:
+    (status, iterations, |phi|) with q, r and K those of the last accepted iterate; on SOLVED the scratch X and J
+    hold the tree at that q (the last evaluation)."""
     parent, kind, frame, col, offset, mask, lin_rows, lin_sel, cpl, cpl_f = tree
     tree_closure_rows(parent, kind, frame, col, offset, mask, lin_rows, lin_sel, cpl, cpl_f, q, X, J, r, K)
     rn = _norm(r)
@@ -82,7 +83,7 @@ def _newton(tree, q, free, tol, max_iter, limit, X, J, r, K):
     for it in range(max_iter):
         if rn <= tol:
             return SOLVED, it, rn
-        dq, ok = solve_square(K, free, r, limit)
+        dq, ok = solve_square(K, free, rows, bounds, r, limit)
         if not ok:
             return SINGULAR, it, rn
         step = 1.0
@@ -104,28 +105,29 @@ def _newton(tree, q, free, tol, max_iter, limit, X, J, r, K):
 
 @numba.njit(cache=True)
 def numeric_project(parent, kind, frame, col, offset, mask, lin_rows, lin_sel, cpl, cpl_f, q0, K0, fixed, values,
-                    free, predict_range, limit, tol, max_iter, q, r, K):
+                    free, rows, bounds, predict_range, limit, tol, max_iter, q, r, K):
     """numeric.Kinematics._project for a square system: q0 with q[fixed] = values, the first step predicted along
     K0's tangent (K0 0 rows: none; kernels.newton_start), then _newton; q, r and K (the caller's) receive the result.
     Returns (status, iterations, |phi|)."""
     tree = (parent, kind, frame, col, offset, mask, lin_rows, lin_sel, cpl, cpl_f)
-    q[:] = newton_start(q0, K0, K0[:0, :0], fixed[:0], fixed, values, free, predict_range, limit)
+    q[:] = newton_start(q0, K0, K0[:0, :0], fixed[:0], fixed, values, free, rows, bounds, predict_range, limit)
     X, J = np.empty((3, 4 * q.shape[0])), np.empty((6, q.shape[0]))
-    return _newton(tree, q, free, tol, max_iter, limit, X, J, r, K)
+    return _newton(tree, q, free, rows, bounds, tol, max_iter, limit, X, J, r, K)
 
 
 @numba.njit(cache=True)
 def numeric_motion(parent, kind, frame, col, offset, mask, lin_rows, lin_sel, cpl, cpl_f, reference, warm, wq, wK,
-                   wLU, wperm, c, free, task, alpha_sign, R, p, twist, accel, validate, predict_range, limit, tol,
-                   max_iter, q, v, a, G):
+                   wLU, wperm, c, free, rows, bounds, task, alpha_sign, R, p, twist, accel, validate, predict_range,
+                   limit, tol, max_iter, q, v, a, G):
     """The IK of a motion (numeric.Kinematics._motion, square closures) in one call: with ``validate`` first the
     numeric checks of the inputs (kernels.motion_ok, INPUT where they fail), the platform joints qc, their
     accelerations ac and B of the pose (R, p), twist and accel (length 0: none) in the task space ``task``
     (_platform_motion), the start (the warm start wq, with its K wK and factors wLU, wperm as ``warm`` flags them,
     when its platform joints c are nearer qc than the reference's; numeric.Kinematics._start), the projection with
-    the platform joints c held at qc, G = [B; -A^-1 K_c B] and v = G twist (kernels.closure_velocity), with accel
-    a from K a + Kdot v = 0 (kernels.closure_acceleration; the bias from the compiled tree). Into the caller's q, v,
-    a, G; on SOLVED the warm start becomes this solution (q, K, the factors of K[:, free]).
+    the platform joints c held at qc (A = K[rows, free] block diagonal by bounds), G = [B; -A^-1 K_c B] and
+    v = G twist (kernels.closure_velocity), with accel a from K a + Kdot v = 0 (kernels.closure_acceleration; the
+    bias from the compiled tree). Into the caller's q, v, a, G; on SOLVED the warm start becomes this solution (q,
+    K, the factors of A).
     Returns (status, iterations, |phi|)."""
     if validate and not motion_ok(R, p, twist, accel, limit):
         return INPUT, 0, 0.0
@@ -137,24 +139,25 @@ def numeric_motion(parent, kind, frame, col, offset, mask, lin_rows, lin_sel, cp
     if warm[HAS_Q] and l1_nearer(wq, reference, c, qc):
         K0 = wK if warm[HAS_K] else wK[:0]
         LU0, perm0 = (wLU, wperm) if warm[HAS_K] and warm[HAS_LU] else (wLU[:0, :0], wperm[:0])
-        q[:] = newton_start(wq, K0, LU0, perm0, c, qc, free, predict_range, limit)
+        q[:] = newton_start(wq, K0, LU0, perm0, c, qc, free, rows, bounds, predict_range, limit)
     else:
-        q[:] = newton_start(reference, wK[:0], wLU[:0, :0], wperm[:0], c, qc, free, predict_range, limit)
+        q[:] = newton_start(reference, wK[:0], wLU[:0, :0], wperm[:0], c, qc, free, rows, bounds, predict_range,
+                            limit)
     X, J = np.empty((3, 4 * nv)), np.empty((6, nv))
     r, K = np.empty(m), np.empty((m, nv))
-    status, it, rn = _newton(tree, q, free, tol, max_iter, limit, X, J, r, K)
+    status, it, rn = _newton(tree, q, free, rows, bounds, tol, max_iter, limit, X, J, r, K)
     if status != SOLVED:
         return status, it, rn
-    Gs, vs, LU, perm, ok = closure_velocity(K, c, free, B, twist, limit)
+    Gs, vs, LU, perm, ok = closure_velocity(K, c, free, rows, bounds, B, twist, limit)
     if not ok:
         return RATES_FAILED, it, rn
     G[:, :] = Gs
     v[:] = vs
     if accel.shape[0]:
-        tree_kinematics(parent, kind, frame, q, X, J)
+        # X and J are the tree at q: on SOLVED, _newton's last evaluation was its last accepted iterate (or the start)
         bias = np.empty(m)
         tree_closure_bias(parent, col, offset, lin_rows, lin_sel, X, J, vs, bias)
-        acc, ok = closure_acceleration(K, LU, perm, c, free, ac, bias, limit)
+        acc, ok = closure_acceleration(K, LU, perm, bounds, c, free, ac, bias, limit)
         if not ok:
             return RATES_FAILED, it, rn
         a[:] = acc
