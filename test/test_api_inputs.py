@@ -212,6 +212,18 @@ def test_examples_from_the_issue(robot):
     assert np.isfinite(dyn.inverse_dynamics(home, zero, zero).tau).all()
 
 
+@pytest.mark.parametrize("robot", ROBOTS)
+def test_forward_dynamics_refuses_an_empty_twist_array(robot):
+    """An empty float64 twist passed the compiled pass's shape check (length 0 is its "no twist") and left
+    the tree rates unwritten: palida's forward dynamics returned an acceleration of uninitialized memory."""
+    from pkm_control.errors import InvalidInputError
+
+    dyn = robot_dynamics(robot)
+    home = dyn.kin.home_pose()
+    with pytest.raises(InvalidInputError, match="twist"):
+        dyn.forward_dynamics(home, np.empty(0), np.zeros(dyn.model.n_actuated))
+
+
 def test_singular_stewart_pose_gets_no_forces():
     """At Fichter's singularity (config singular_pose, yaw 90 deg) J^-T f was 1e18 N; now every force
     computation refuses the pose, with the threshold of the singularity analysis."""

@@ -175,9 +175,12 @@ def test_inverse_batch_agrees(kin):
     pts = np.column_stack([rng.uniform(-0.5, 0.5, N), rng.uniform(-0.5, 0.5, N), rng.uniform(-0.9, 0.0, N)])
     q, ok = kin.inverse_batch(pts, np.broadcast_to(I3, (N, 3, 3)))
     assert 0.1 < ok.mean() < 0.9
+    LB = kin.model.config["geometry"]["forearm_length"]
     for i in range(N):
         if ok[i]:
             assert np.allclose(kin.inverse(P(pts[i])).q, q[i], rtol=0, atol=1e-13)
+            # independent of the compiled pass both share: the plate is L_B from each elbow (eq. 28-30)
+            np.testing.assert_allclose(np.linalg.norm(pts[i] - elbows(kin, q[i, kin._ia]), axis=1), LB, rtol=1e-12)
         else:
             with pytest.raises(UnreachablePoseError):      # JointLimitError is a subclass
                 kin.inverse(P(pts[i]))
@@ -247,6 +250,26 @@ def test_unreachable_and_limits(kin):
     with pytest.raises(JointLimitError, match="leg1_arm"):
         kin.inverse(P([0.3, 0.0, -0.1]))                      # arm 1 would point up by 105 deg
     kin.inverse(P([0.3, 0.0, -0.1]), check_limits=False)
+
+
+def test_dynamics_gets_the_kinematics_errors(kin):
+    """The dynamics' inner calls (tree_state, tree_motion_into: the compiled pass with its input checks) raise
+    what the IK raises: the arm out of reach, a rotated plate, malformed input."""
+    from pkm_control.dynamics import robot_dynamics
+
+    dyn = robot_dynamics("delta")
+    zero = np.zeros(3)
+    far = P([1.0, 0.0, -0.3])
+    rotated = Pose(np.array([0.0, 0.0, -0.3]), np.array([[0.0, -1, 0], [1, 0, 0], [0, 0, 1]]))
+    for fn in (lambda p, t: dyn.inverse_dynamics(p, t, zero), lambda p, t: dyn.forward_dynamics(p, t, zero)):
+        with pytest.raises(UnreachablePoseError, match=r"leg1.*reach ratio"):
+            fn(far, zero)
+        with pytest.raises(UnreachablePoseError, match="only translates"):
+            fn(rotated, zero)
+        with pytest.raises(InvalidInputError, match="twist"):
+            fn(P([0.0, 0.0, -0.3]), np.array([0.0, np.nan, 0.0]))
+        with pytest.raises(InvalidInputError, match="twist"):
+            fn(P([0.0, 0.0, -0.3]), [0.0, 1.0])
 
 
 def test_arm_angle_is_reported_in_minus_pi_pi_and_continuous_through_the_motor_plane(kin):

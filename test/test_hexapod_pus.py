@@ -13,7 +13,8 @@ import pinocchio as pin
 import pytest
 
 from pkm_control.description import closure_bias, closure_jacobian, closure_residual
-from pkm_control.errors import InvalidInputError, JointLimitError, UnreachablePoseError
+from pkm_control.dynamics.engine import ClosedLoopDynamics
+from pkm_control.errors import InvalidInputError, JointLimitError, SingularConfigurationError, UnreachablePoseError
 from pkm_control.kinematics import robot_kinematics
 from pkm_control.kinematics.task_space import Pose, rpy_to_matrix, so3_exp
 
@@ -363,6 +364,44 @@ def test_inverse_singularity_link_horizontal(kin):
         near = Pose(p - np.array([*(eps * d1 / n1), 0.0]), np.eye(3))
         J = kin.jacobian(near)
         assert np.abs(J[0]).max() > 0.5 / math.sqrt(2 * L * eps)
+
+
+def test_link_horizontal_and_vertical_raise_on_every_path(kin):
+    """A horizontal link (h = a_z = 0: J_q singular) and a vertical one (rho = 0: the universal joint's u1 and its
+    rates undefined), built from Table 2's geometry: the positions stay defined (u2 = 0, pi/2 by the module
+    docstring's u2 = atan2(h, rho)), every call that needs J, the rates or G raises SingularConfigurationError naming
+    the leg, the dynamics' compiled paths as the kinematics'."""
+    dyn = ClosedLoopDynamics(kin)
+    B, P = geometry_points()
+    d1 = (P[0] - B[0])[:2]
+    n1 = np.linalg.norm(d1)
+    u2_leg1 = kin.idx_u2[0]
+    zero = np.zeros(6)
+    # |d_1| = L (1 + 1e-14): within the reach tolerance, h = 0
+    horizontal = Pose(np.array([*((L * (1 + 1e-14) - n1) * d1 / n1), 2.0]), np.eye(3))
+    # P_1 straight above b_1: rho_1 = 0
+    vertical = Pose(np.array([*(B[0, :2] - P[0, :2]), 2.0]), np.eye(3))
+    for pose, u2, what in ((horizontal, 0.0, "link horizontal"), (vertical, math.pi / 2, "link vertical")):
+        assert kin.inverse(pose, check_limits=False).q[u2_leg1] == pytest.approx(u2, abs=1e-12)
+        calls = [lambda: kin.inverse(pose, zero, check_limits=False), lambda: kin.joint_jacobian(pose),
+                 lambda: kin.motion_and_joint_jacobian(pose, zero), lambda: dyn.forward_dynamics(pose, zero, zero),
+                 lambda: dyn.inverse_dynamics(pose, zero, zero), lambda: dyn.state(pose, zero)]
+        if what == "link horizontal":
+            calls += [lambda: kin.inverse(pose, jacobian=True, check_limits=False), lambda: kin.actuated(pose),
+                      lambda: kin.jacobian(pose)]
+        else:     # J is defined (h = L)
+            np.testing.assert_allclose(kin.jacobian(pose)[0], [0, 0, 1, P[0, 1], -P[0, 0], 0], atol=1e-12)
+        for call in calls:
+            with pytest.raises(SingularConfigurationError, match=f"leg 1: {what}"):
+                call()
+
+
+def test_forward_dynamics_refuses_an_empty_twist(kin):
+    """pus_motion takes a twist of length 0 as none (no rates written): the forward dynamics' compiled path must
+    send an empty twist array to the full validation, not return an acceleration from unwritten rates."""
+    dyn = ClosedLoopDynamics(kin)
+    with pytest.raises(InvalidInputError, match="twist"):
+        dyn.forward_dynamics(kin.home_pose(), np.empty(0), np.zeros(6))
 
 
 def test_home_demo_poses_and_workspace(kin):

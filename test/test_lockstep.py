@@ -3,8 +3,9 @@ and how `pkm bringup --exit-when-done` reads a stall from the nodes' diagnostics
 
 import pytest
 
-from pkm_control.control.lockstep import ERROR, OK, WARN, LockstepWatch, unmatched
+from pkm_control.control.lockstep import ERROR, OK, STALL_ERROR, WARN, LockstepWatch, unmatched
 from pkm_control.errors import InvalidInputError
+from pkm_control.graph import bringup
 from pkm_control.graph.bringup import stalled
 
 
@@ -68,3 +69,54 @@ def test_bringup_reads_the_first_stalled_node_from_the_diagnostics():
     diagnostics["hardware"]["lockstep_stall"] = ERROR
     diagnostics["hardware"]["lockstep_idle_s"] = "45.1"
     assert stalled(diagnostics) == "hardware: no lockstep progress for 45.1 s (wall), waiting for a command"
+
+
+NODES = ["trajectory_generator", "inverse_kinematics", "computed_force", "joint_controller"]
+
+
+def test_bringup_gives_up_a_start_up_only_after_its_progress_free_time():
+    """`pkm bringup --exit-when-done` at start-up (sim time 0): progress is a node heard from for the first time, a node
+    that starts (or waits again), the goal's state, sim time; a start-up as long as a loaded machine makes it is not
+    a stall, STARTUP_STALL s (wall) without any of these is, its line naming each node's wait."""
+    patience = bringup.STARTUP_STALL
+    watch = bringup.StartupWatch(now=0.0)
+    gen = {"started": "false", "waiting_for": "the first /platform_pose (inverse_kinematics)"}
+    ctl = {"started": "false", "waiting_for": "refs"}
+    running = dict(gen, started="true")
+    t = 0.0
+    for step in ({"trajectory_generator": gen},                                   # a node comes up
+                 {"trajectory_generator": gen, "joint_controller": ctl},
+                 {"trajectory_generator": running, "joint_controller": ctl}):   # a node starts
+        t += patience - 1.0                                # each step just inside the patience: never stalled
+        assert watch.stalled(t, NODES) is None
+        watch.observe(t, step, 0.0, None)
+    assert watch.stalled(t + patience - 0.1, NODES) is None
+    watch.observe(t + 1.0, {"trajectory_generator": running, "joint_controller": ctl}, 0.0, None)   # no progress
+    assert watch.stalled(t + patience, NODES) is not None
+    watch.observe(t + 10.0, {"trajectory_generator": running, "joint_controller": ctl}, 0.0, "accepted")  # the goal
+    assert watch.stalled(t + 10.0 + patience - 0.1, NODES) is None
+    line = watch.stalled(t + 10.0 + patience, NODES)
+    assert line == (f"no start-up progress for {patience:.1f} s (wall), sim time still 0: trajectory_generator: "
+                    "running; inverse_kinematics: no /diagnostics yet (still starting its process, or stuck before it "
+                    "publishes); computed_force: no /diagnostics yet (still starting its process, or stuck before it "
+                    "publishes); joint_controller: waiting for refs")
+    with pytest.raises(InvalidInputError, match="patience"):
+        bringup.StartupWatch(now=0.0, patience=0.0)
+
+
+def test_bringup_names_a_node_whose_diagnostics_stopped():
+    """A node stuck in a call publishes no stall of its own: its /diagnostics (1 Hz) stop, and STALL_ERROR s (wall)
+    after the last one `pkm bringup` names it."""
+    heard = {"joint_controller": 100.0, "inverse_kinematics": 130.0}
+    assert bringup.silent(heard, 100.0 + STALL_ERROR - 0.1) is None
+    assert bringup.silent(heard, 100.0 + STALL_ERROR) == \
+        f"joint_controller: no /diagnostics for {STALL_ERROR:.1f} s (wall): stuck"
+
+
+def test_the_summary_prints_what_each_node_waits_for():
+    waits = bringup.waits({"joint_controller": {"started": "true", "lockstep_stall": "error", "waiting_for": "refs"},
+                           "computed_force": {"started": "true"}}, ["computed_force", "joint_controller"])
+    assert waits == {"computed_force": "running", "joint_controller": "waiting for refs"}
+    text = bringup.format_summary({"goal_status": "stalled", "reason": "r", "sim_duration_s": 0.0,
+                                   "wall_duration_s": 61.0, "waiting": waits})
+    assert text.splitlines()[-2:] == ["computed_force: running", "joint_controller: waiting for refs"]

@@ -247,6 +247,11 @@ def test_errors(kin):
         kin.inverse(task.pose([1.19, 2.8, 0.0]))           # beta_1 = 82.6 deg > 80 deg
     with pytest.raises(JointLimitError, match="cut joint 'leg2'"):
         kin.inverse(task.pose([0.1, 2.2, 1.7]))            # beta_2 - alpha = -1.16 - 1.7 = -2.86 rad < -150 deg
+    X = np.array([0.06, 2.84, 2.62])
+    _, ln, _, phi = wu_ik(X, wu_columns(kin))
+    assert math.remainder(phi[1] - X[2], 2 * math.pi) > 5 * math.pi / 6 and ln[0] > 1.6    # strut1 > its 1.6 m
+    with pytest.raises(JointLimitError, match="strut1" if 1 in kin.struts else "cut joint 'leg4'"):
+        kin.inverse(task.pose(X))                          # phi_2 - alpha = 2.68 rad > 150 deg
     with pytest.raises(UnreachablePoseError, match="plane"):
         kin.inverse(Pose(np.array([0.6, 2.8, 0.1]), np.eye(3)))
     good = task.pose([0.6, 2.8, 0.0])

@@ -13,9 +13,12 @@ Killed itself (SIGKILL), its children get SIGTERM from the kernel (process.die_w
 node exits on its own, the others are stopped and its exit status is returned.
 
 With --exit-when-done (needs --goal) it records the run from this process and ends when the goal's
-trajectory has finished (exit 0), or at once when the goal is rejected (exit 1), or when a node's
-lockstep has made no progress for 45 s (wall; its /diagnostics at ERROR: exit 4, the reason naming
-the node and what it waits for), and prints a summary of the run: goal status, sim and wall
+trajectory has finished (exit 0), or at once when the goal is rejected (exit 1), or when the graph
+stalls (exit 4): at start-up (sim time still 0) after 60 s (wall) in which no node came up or
+started and neither the goal's state nor sim time changed (progress-free time: a slow start-up on a
+loaded machine is no stall), later when a node's lockstep has made no progress for 45 s (its
+/diagnostics at ERROR) or a node's /diagnostics stopped for 45 s (stuck); the reason and the summary
+name what each node waits for (its /diagnostics' waiting_for). It prints a summary of the run: goal status, sim and wall
 durations, real-time factor (sim seconds per wall second, from the first motion to the end),
 actuator tracking errors (RMS and max per actuated joint), platform position and orientation
 errors, safe-behaviour entries and rejected inputs.
@@ -69,6 +72,10 @@ STOP_SEQUENCE = ((signal.SIGTERM, 2.0), (signal.SIGTERM, 1.0), (signal.SIGKILL, 
 LOST_SAMPLES = 5    # exit status of a run whose recording misses samples (when it would have been 0)
 NOT_MEASURED = 6    # exit status of a finished run whose tracking could not be measured (when it would have been 0)
 RECORD_STORAGES = ("sqlite3", "mcap")
+#: s (wall) of start-up without progress (StartupWatch) before --exit-when-done gives the run up as stalled: a hang
+#: guard, generous for a loaded 2-core machine (the longest step of a start-up there, a node's imports and models or
+#: the generator's reachability check of the goal, takes ~15 s; a whole start-up 7-11 s at load 5)
+STARTUP_STALL = 60.0
 
 
 @dataclass(frozen=True)
@@ -238,6 +245,7 @@ class Graph:
         with open(self.params_file, "w") as f:
             f.write(yaml.safe_dump(parameters(options), sort_keys=False))
         self.procs = []
+        self.names = graph(options.hardware, options.stand_in)      # the pkm nodes (not RViz and its helpers)
         self.killed_on = None       # the signal that made the stop kill the nodes (``kill``)
         self.kills = 0
 
@@ -484,6 +492,7 @@ def run_recorded(options: BringupOptions, progress=None, out=None):
         bag.listeners[GROUND_TRUTH_TOPIC] = rec.on_truth
     g = Graph(options, out)
     t_wall0 = time.monotonic()
+    startup = StartupWatch(t_wall0)
     t_motion = None            # wall time when sim time first passed the motion start
     status, reason = "timeout", ""
     recorders = (None, t_wall0)        # (messages the recorders had taken, wall s when that count last moved)
@@ -533,10 +542,15 @@ def run_recorded(options: BringupOptions, progress=None, out=None):
                 taken = (bag.taken if bag is not None else 0, rec.taken)
                 if taken != recorders[0]:
                     recorders = (taken, time.monotonic())
-                stall = stalled(rec.diagnostics, time.monotonic() - recorders[1] < STALL_ERROR)
+                now = time.monotonic()
+                startup.observe(now, rec.diagnostics, sim, st.get("state"))
+                # before sim time moves the start-up's own progress decides (a slow start is not a stall), after it
+                # the lockstep watches of the nodes
+                stall = startup.stalled(now, g.names) if sim <= 0.0 else \
+                    stalled(rec.diagnostics, now - recorders[1] < STALL_ERROR) or silent(rec.heard, now)
                 if stall:
                     status, reason, stop.stopping = "stalled", stall, True
-                    g.log(f"lockstep stalled: {stall}: stopping the graph")
+                    g.log(f"stalled: {stall}: stopping the graph")
                     break
                 if time.monotonic() - t_wall0 > options.timeout:
                     reason = f"no end after {options.timeout:.0f} s (wall) at sim time {sim:.3f} s"
@@ -556,6 +570,8 @@ def run_recorded(options: BringupOptions, progress=None, out=None):
     if bag_summary is not None:
         summary["bag"] = bag_summary
     summary.update(rec.events())
+    if status != "finished":             # what each node of the graph waits for (its last /diagnostics)
+        summary["waiting"] = waits(rec.diagnostics, g.names)
     try:
         if status == "finished":
             st = rec.status
@@ -574,6 +590,56 @@ def run_recorded(options: BringupOptions, progress=None, out=None):
     return summary, record
 
 
+class StartupWatch:
+    """The graph's start-up as bringup sees it (ROS-free; wall seconds passed in, so a test drives it without waiting).
+    Progress is a node that came up (its first /diagnostics), a node whose start-up wait ended (started: true) or
+    began again, the goal's state or sim time changing; ``stalled`` once none came for ``patience`` s: the length of
+    a start-up on a loaded machine is not bounded, its progress-free time is."""
+
+    def __init__(self, now: float, patience: float = STARTUP_STALL):
+        if not patience > 0:
+            raise InvalidInputError(f"patience = {patience} s must be > 0")
+        self.patience = float(patience)
+        self._state = None               # (sim time, goal state, ((node, started), ...)) at the last progress
+        self._since = now
+        self._diagnostics: dict = {}     # node -> its last /diagnostics values
+
+    def observe(self, now: float, diagnostics: dict, sim_time: float, goal_state=None) -> None:
+        state = (sim_time, goal_state, tuple(sorted((node, values.get("started")) for node, values in
+                                                    diagnostics.items())))
+        self._diagnostics = diagnostics
+        if state != self._state:
+            self._state, self._since = state, now
+
+    def idle(self, now: float) -> float:
+        """Wall seconds since the last start-up progress."""
+        return now - self._since
+
+    def stalled(self, now: float, nodes) -> str | None:
+        """None while the start-up progresses, else one line: how long it has not, and what each of ``nodes`` (the
+        graph's) waits for (``waits``)."""
+        if self.idle(now) < self.patience:
+            return None
+        return (f"no start-up progress for {self.idle(now):.1f} s (wall), sim time still 0: "
+                + "; ".join(f"{node}: {wait}" for node, wait in waits(self._diagnostics, nodes).items()))
+
+
+def waits(diagnostics: dict, nodes) -> dict:
+    """{node: what it waits for} of ``nodes`` from their last /diagnostics (``diagnostics``: node -> values): its
+    start-up wait or its stalled lockstep's waiting_for, 'no /diagnostics yet' for a node not heard from (its process
+    still starting, or stuck before it publishes), 'running' for one that waits for nothing."""
+    out = {}
+    for node in nodes:
+        values = diagnostics.get(node)
+        if values is None:
+            out[node] = "no /diagnostics yet (still starting its process, or stuck before it publishes)"
+        elif values.get("started") == "false" or values.get("lockstep_stall", "ok") != "ok":
+            out[node] = f"waiting for {values.get('waiting_for', '?')}"
+        else:
+            out[node] = "running"
+    return out
+
+
 def stalled(diagnostics: dict, recording: bool = False) -> str | None:
     """One line naming the first node whose lockstep reports ERROR (no progress for STALL_ERROR wall seconds) and
     what it waits for (``diagnostics``: node -> its last /diagnostics values), None while none does. ``recording``:
@@ -586,6 +652,16 @@ def stalled(diagnostics: dict, recording: bool = False) -> str | None:
             return (f"{node}: no lockstep progress for {values.get('lockstep_idle_s', '?')} s (wall), waiting for "
                     f"{values.get('waiting_for', '?')}")
     return None
+
+
+def silent(heard: dict, now: float, limit: float = STALL_ERROR) -> str | None:
+    """One line naming the nodes whose /diagnostics (1 Hz) have not come for ``limit`` wall seconds (``heard``: node ->
+    when the last came, time.monotonic()): a node stuck in a call (its process alive, its timers dead) reports no
+    stall of its own. None while every node is heard."""
+    quiet = {node: now - t for node, t in sorted(heard.items()) if now - t >= limit}
+    if not quiet:
+        return None
+    return "; ".join(f"{node}: no /diagnostics for {idle:.1f} s (wall): stuck" for node, idle in quiet.items())
 
 
 def format_summary(s: dict) -> str:
@@ -605,6 +681,8 @@ def format_summary(s: dict) -> str:
     for key in ("tracking", "bus_load"):
         if s.get(key):
             lines.append(s[key])
+    for node, wait in (s.get("waiting") or {}).items():
+        lines.append(f"{node}: {wait}")
     for name, d in (s.get("drives") or {}).items():
         lines.append(f"{name}: {d['cia402_state']}, error code {d['error_code']}, last EMCY {d['last_emcy']}")
     if s.get("closure_error_max") is not None:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import math
+import time
 
 import numpy as np
 
@@ -88,6 +89,7 @@ class GraphRecorder:
         self.sources.subscribe(String, "/trajectory_generator/status", self._status,
                                qos("/trajectory_generator/status", "sub"), "status")
         self.diagnostics = {}
+        self.heard = {}                  # node -> when its last /diagnostics came (time.monotonic(), s)
         self.drives = {}                 # CANopen drive -> its last status on /diagnostics (values and message)
         self.node.create_subscription(DiagnosticArray, "/diagnostics", self._diagnostics, qos("/diagnostics", "sub"))
         self.latest = {}                 # topic -> newest sample time (s)
@@ -180,6 +182,7 @@ class GraphRecorder:
         for st in msg.status:
             values = {kv.key: kv.value for kv in st.values}
             self.diagnostics[st.name.lstrip("/")] = values
+            self.heard[st.name.lstrip("/")] = time.monotonic()
             if "cia402_state" in values:      # a drive's own status (hardware canopen): its last one, with the words
                 self.drives[st.name.lstrip("/")] = dict(values, message=st.message)
 

@@ -58,22 +58,28 @@ the plane of the elbows.
 
 from __future__ import annotations
 
-from math import acos, asin, atan2, cos, pi, sin, sqrt
-
 import numpy as np
 
-from ..errors import (MAGNITUDE_LIMIT, InvalidInputError, InvalidModelError, JointLimitError,
-                      SingularConfigurationError, UnreachablePoseError, check_vector)
+from ..errors import (MAGNITUDE_LIMIT, InvalidModelError, JointLimitError, SingularConfigurationError,
+                      UnreachablePoseError, check_vector)
 from .analysis import check_conditioning
-from .base import JointMotion, ParallelKinematics
+from .base import NO_VECTOR, JointMotion, ParallelKinematics
+from .kernels import (DELTA_CONE, DELTA_GEO_SIZE, DELTA_INPUT, DELTA_LIMIT, DELTA_OK, DELTA_ROT_TOL, DELTA_ROTATION,
+                      DELTA_SINGULAR, DELTA_SINGULAR_TOL, DELTA_UNREACHABLE, delta_inverse_batch, delta_motion,
+                      delta_tree_motion, delta_tree_state)
 from .task_space import Pose, TaskSpace
 
-_REACH_TOL = 1e-12      # |G| / sqrt(E^2 + F^2) may exceed 1 by this much (rounding at the boundary)
-_ROT_TOL = 1e-9         # the plate cannot rotate: |R - I| above this is unreachable
+#: no J / no G for kernels.delta_motion (0 x 3: nothing is written to it)
+_NONE = np.zeros((0, 3))
 
 
 class Kinematics(ParallelKinematics):
-    """Analytic kinematics of the DELTA (3 revolute arms, parallelogram forearms)."""
+    """Analytic kinematics of the DELTA (3 revolute arms, parallelogram forearms).
+
+    The IK of every tree joint, its rates, accelerations, J and G are one compiled pass over the arms
+    (kernels.delta_motion: the formulas of the module docstring live there); this class builds its inputs,
+    turns its status into the project's errors and derives J_x, J_q, Jdot and Codourey's models from it.
+    """
 
     family = "delta"
 
@@ -102,8 +108,6 @@ class Kinematics(ParallelKinematics):
         self.theta = theta
         self._c = np.cos(theta)
         self._s = np.sin(theta)
-        self._g0 = self.LA ** 2 - self.LB ** 2
-        self._dtol = 1e-12 * self.LA * self.LB
         ji = clm.joint_index
         try:
             self._ia = np.array([ji[f"leg{i}_arm"] for i in (1, 2, 3)])
@@ -119,13 +123,15 @@ class Kinematics(ParallelKinematics):
         if self.nv != 12:
             raise InvalidModelError(f"delta: expected 12 tree joints (3 x arm, elbow1, elbow2 + 3 platform), "
                                     f"got {self.nv}")
-        # scalar single-pose path: canonical order [arm1..3, elbow1 1..3, elbow2 1..3, x, y, z]
-        canon = [int(i) for i in np.concatenate([self._ia, self._ie1, self._ie2, self._ip])]
-        self._slot = tuple(canon.index(m) for m in range(self.nv))
-        self._lo = tuple(float(self.lower[m]) - 1e-12 for m in canon[:9])
-        self._hi = tuple(float(self.upper[m]) + 1e-12 for m in canon[:9])
-        self._cs = tuple((float(c), float(s)) for c, s in zip(self._c, self._s))
-        for a in (self._c, self._s, self.theta, self._ia, self._ie1, self._ie2, self._ip, self.lower, self.upper):
+        # kernels.delta_motion's inputs: the tree indices [arm 1-3, elbow1 1-3, elbow2 1-3, x y z] and the geometry
+        self._iall = np.concatenate([self._ia, self._ie1, self._ie2, self._ip]).astype(np.int64)
+        arms = self._iall[:9]
+        self._geo = np.concatenate([self._c, self._s, [self.R, self.LA, self.LB, self.LA ** 2 - self.LB ** 2,
+                                                       self.cone_max + 1e-12],
+                                    self.lower[arms] - 1e-12, self.upper[arms] + 1e-12])
+        assert self._geo.shape == (DELTA_GEO_SIZE,)
+        for a in (self._c, self._s, self.theta, self._ia, self._ie1, self._ie2, self._ip, self.lower, self.upper,
+                  self._iall, self._geo):
             a.setflags(write=False)
         self._frozen = True
 
@@ -134,70 +140,7 @@ class Kinematics(ParallelKinematics):
             raise AttributeError(f"{type(self).__name__} is immutable (tried to set {name!r})")
         object.__setattr__(self, name, value)
 
-    # ------------------------------------------------------------------ core (vectorized over legs)
-    def _legs(self, px, py, pz):
-        """Per-leg IK quantities; px, py, pz scalars (legs: shape (3,)) or (N, 1) (shape (N, 3))."""
-        c, s, LA = self._c, self._s, self.LA
-        X = c * px + s * py - self.R
-        y = c * py - s * px
-        z = pz + 0.0 * X
-        E = (2.0 * LA) * X
-        F = (-2.0 * LA) * z
-        G = X * X + y * y + z * z + self._g0
-        r = np.sqrt(E * E + F * F)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            k = np.where(r > 0.0, G / np.where(r > 0.0, r, 1.0), np.inf)
-        q = np.arctan2(F, E) - np.arccos(np.clip(k, -1.0, 1.0))
-        q = np.where(q <= -np.pi, q + 2.0 * np.pi, q)          # (-2 pi, pi] -> (-pi, pi] (module docstring)
-        cq, sq = np.cos(q), np.sin(q)
-        sx = X - LA * cq
-        sz = z + LA * sq
-        d = LA * (sx * sq + sz * cq)     # s . b (frame independent)
-        return k, q, cq, sq, sx, y, sz, d
-
-    def _passive(self, q, sx, sy, sz):
-        """elbow1 and elbow2 angles from the forearm vector s in {R_i}."""
-        iL = 1.0 / self.LB
-        ux, uy, uz = sx * iL, sy * iL, sz * iL
-        beta = np.arcsin(np.clip(uy, -1.0, 1.0))
-        e1 = np.arctan2(-ux, -uz) - q
-        e1 = (e1 + np.pi) % (2.0 * np.pi) - np.pi
-        return e1, beta
-
-    # ------------------------------------------------------------------ single pose (scalar math, 3 legs)
-    # One pose is 3 legs: plain Python floats are several times faster than numpy
-    # arrays of 3 here (each numpy call costs ~0.5-1 us); inverse_batch is the
-    # numpy path, vectorized over poses and legs.
-    def _reach_error(self, i, G, r):
-        ratio = abs(G) / r if r > 0 else float("inf")
-        what = "inside the folded arm" if G < 0 else "beyond the stretched arm"
-        return UnreachablePoseError(
-            f"leg{i + 1}: the plate point is out of reach of the forearm ({what}): reach ratio "
-            f"|G|/sqrt(E^2+F^2) = {ratio:.6g} > 1 (arm L_A = {self.LA:g} m, forearm L_B = {self.LB:g} m)")
-
-    def _check_rotation(self, Rm):
-        err = np.abs(Rm - np.eye(3)).max()
-        if err > _ROT_TOL:
-            raise UnreachablePoseError(f"the DELTA plate only translates: plate rotation |R - I| = {err:.3g} "
-                                       f"exceeds {_ROT_TOL:g}")
-
-    def _pxyz(self, pose):
-        """(px, py, pz) floats of a checked pose (InvalidInputError / UnreachablePoseError as validate)."""
-        p, Rm = getattr(pose, "position", None), getattr(pose, "rotation", None)
-        if (type(p) is np.ndarray and p.shape == (3,) and p.dtype.char == "d"
-                and type(Rm) is np.ndarray and Rm.shape == (3, 3) and Rm.dtype.char == "d"):
-            px, py, pz = p.tolist()
-            (r00, r01, r02), (r10, r11, r12), (r20, r21, r22) = Rm.tolist()
-            t = _ROT_TOL
-            if (abs(px) + abs(py) + abs(pz) <= MAGNITUDE_LIMIT
-                    and abs(r00 - 1.0) <= t and abs(r11 - 1.0) <= t and abs(r22 - 1.0) <= t
-                    and abs(r01) <= t and abs(r02) <= t and abs(r10) <= t and abs(r12) <= t
-                    and abs(r20) <= t and abs(r21) <= t):
-                return px, py, pz
-        pose = self.validate(pose)[0]          # raises InvalidInputError on malformed input
-        self._check_rotation(pose.rotation)
-        return tuple(pose.position.tolist())
-
+    # ------------------------------------------------------------------ the compiled pass
     @staticmethod
     def vector3(name, v):
         """3 floats (a list) of a checked twist or acceleration: finite, within MAGNITUDE_LIMIT (a fast path
@@ -212,133 +155,109 @@ class Kinematics(ParallelKinematics):
             check_vector(name, v, 3, MAGNITUDE_LIMIT)             # raises, naming the value
         return x
 
-    def _state(self, px, py, pz):
-        """Per leg (q, cos q, sin q, s_x, s_y, s_z in {R_i}, d = s.b); UnreachablePoseError if out of reach."""
-        LA, R, g0 = self.LA, self.R, self._g0
-        F = -2.0 * LA * pz
-        out = []
-        for i, (c, s) in enumerate(self._cs):
-            X = c * px + s * py - R
-            y = c * py - s * px
-            E = 2.0 * LA * X
-            G = X * X + y * y + pz * pz + g0
-            r = sqrt(E * E + F * F)
-            if not (r > 0.0 and abs(G) <= (1.0 + _REACH_TOL) * r):
-                raise self._reach_error(i, G, r)
-            k = G / r
-            q = atan2(F, E) - acos(1.0 if k > 1.0 else -1.0 if k < -1.0 else k)
-            if q <= -pi:                 # (-2 pi, pi] -> (-pi, pi]: the arm angle does not jump at horizontal
-                q += 2.0 * pi
-            cq, sq = cos(q), sin(q)
-            sx = X - LA * cq
-            sz = pz + LA * sq
-            out.append((q, cq, sq, sx, y, sz, LA * (sx * sq + sz * cq)))
-        return out
+    def _solve(self, pose, twist, accel, check_limits, want_j, want_g, validated=False):
+        """(q, v, a, J, G, st) from one kernels.delta_motion call, the inputs checked inside it unless ``validated``
+        (where they fail, ``validate`` names what is wrong); v, a, J, G None where not asked for, st the per-arm
+        state (q, cos q, sin q, s in {R_i}, s.b). Raises the kernel's status as the project's errors."""
+        rates = twist is not None
+        q, st = np.empty(12), np.empty((3, 7))
+        v = np.empty(12) if rates else NO_VECTOR
+        a = np.empty(12) if accel is not None else NO_VECTOR
+        J = np.empty((3, 3)) if want_j else _NONE
+        G = np.zeros((12, 3)) if want_g else _NONE
+        args = (self._geo, self._iall, check_limits, not validated, q, v, a, J, G, st)
+        try:
+            status, leg = delta_motion(pose.rotation, pose.position, twist if rates else NO_VECTOR,
+                                       NO_VECTOR if accel is None else accel, *args)
+        except (TypeError, ValueError, AttributeError):
+            if validated:
+                raise
+            # not float64 arrays / not a Pose: numba's dispatch (TypeError, ValueError), no position (AttributeError)
+            status, leg = DELTA_INPUT, -1
+        if status == DELTA_INPUT:
+            return self._solve(*self.validate(pose, twist, accel), check_limits, want_j, want_g, True)
+        if status != DELTA_OK:
+            self._raise(status, leg, q, st)
+        return q, v if rates else None, a if accel is not None else None, J if want_j else None, \
+            G if want_g else None, st
 
-    def _jrows(self, st):
-        """Rows J_i = -s_i^T / (s_i . b_i) in the base frame."""
-        rows = []
-        for i, (q, cq, sq, sx, sy, sz, d) in enumerate(st):
-            if abs(d) <= self._dtol:
-                raise SingularConfigurationError(
-                    f"leg{i + 1}: arm and forearm are aligned (inverse singularity): s.b = {d:.3g} "
-                    f"(limit {self._dtol:.3g})")
-            c, s = self._cs[i]
-            inv = -1.0 / d
-            rows.append(((c * sx - s * sy) * inv, (s * sx + c * sy) * inv, sz * inv))
-        return rows
-
-    def _passive1(self, q, sx, sy, sz):
-        iL = 1.0 / self.LB
-        uy = sy * iL
-        e1 = atan2(-sx, -sz) - q
-        if e1 <= -pi:
-            e1 += 2.0 * pi
-        elif e1 > pi:
-            e1 -= 2.0 * pi
-        return e1, asin(1.0 if uy > 1.0 else -1.0 if uy < -1.0 else uy)
-
-    def _assemble(self, vals):
-        """Model-order vector from [arm1..3, elbow1 1..3, elbow2 1..3, x, y, z]."""
-        return np.array([vals[j] for j in self._slot])
+    def _raise(self, status, i, q, st):
+        """The project's error of a kernels.delta_motion status (module docstring)."""
+        if status == DELTA_ROTATION:
+            raise UnreachablePoseError(f"the DELTA plate only translates: plate rotation |R - I| = {st[0, 0]:.3g} "
+                                       f"exceeds {DELTA_ROT_TOL:g}")
+        if status == DELTA_UNREACHABLE:
+            G, r = st[i, 0], st[i, 1]
+            ratio = abs(G) / r if r > 0 else float("inf")
+            what = "inside the folded arm" if G < 0 else "beyond the stretched arm"
+            raise UnreachablePoseError(
+                f"leg{i + 1}: the plate point is out of reach of the forearm ({what}): reach ratio "
+                f"|G|/sqrt(E^2+F^2) = {ratio:.6g} > 1 (arm L_A = {self.LA:g} m, forearm L_B = {self.LB:g} m)")
+        if status == DELTA_LIMIT:
+            self.check_limits(q)                 # raises, naming the joint
+        if status == DELTA_CONE:
+            raise JointLimitError(
+                f"leg{i + 1}: plate ball joint cone angle = {abs(q[self._ie2[i]]):.6g} rad exceeds its limit "
+                f"{self.cone_max:.6g} rad (limits.plate_ball_joint_cone)")
+        if status == DELTA_SINGULAR:
+            raise SingularConfigurationError(
+                f"leg{i + 1}: arm and forearm are aligned (inverse singularity): s.b = {st[i, 6]:.3g} "
+                f"(limit {DELTA_SINGULAR_TOL * self.LA * self.LB:.3g})")
+        raise AssertionError(f"kernels.delta_motion status {status}")
 
     # ------------------------------------------------------------------ family interface
     def inverse(self, pose: Pose, twist=None, accel=None, check_limits: bool = True,
                 jacobian: bool = False) -> JointMotion:
         """All joints (and rates, accelerations) of a plate position; see the module docstring.
 
-        Inputs are checked as ``validate`` does (a fast path for float arrays, ``validate``
+        Inputs are checked as ``validate`` does (inside the compiled pass for float64 arrays, ``validate``
         itself otherwise): InvalidInputError for NaN or wrong sizes.
         """
-        px, py, pz = self._pxyz(pose)
-        if twist is not None:
-            twist = self.vector3("twist (vx vy vz)", twist)
-        if accel is not None:
-            if twist is None:
-                raise InvalidInputError("an acceleration needs a twist as well")
-            accel = self.vector3("acceleration", accel)
-        st = self._state(px, py, pz)
-        qa, e1, e2 = [0.0] * 3, [0.0] * 3, [0.0] * 3
-        for i, (q, cq, sq, sx, sy, sz, d) in enumerate(st):
-            qa[i] = q
-            e1[i], e2[i] = self._passive1(q, sx, sy, sz)
-        vals = qa + e1 + e2 + [px, py, pz]
-        if check_limits:
-            lo, hi = self._lo, self._hi
-            for j in range(9):
-                if not lo[j] <= vals[j] <= hi[j]:
-                    self.check_limits(self._assemble(vals))      # raises, naming the joint
-            cm = self.cone_max + 1e-12
-            for i in range(3):
-                if abs(e2[i]) > cm:
-                    raise JointLimitError(
-                        f"leg{i + 1}: plate ball joint cone angle = {abs(e2[i]):.6g} rad exceeds its limit "
-                        f"{self.cone_max:.6g} rad (limits.plate_ball_joint_cone)")
-        q = self._assemble(vals)
-        rows = self._jrows(st) if (jacobian or twist is not None) else None
-        v = a = None
-        if twist is not None:
-            LA, iL = self.LA, 1.0 / self.LB
-            wx, wy, wz = twist
-            vv = [0.0] * 12
-            vv[9:] = twist
-            av = [0.0] * 12
-            for i, (qi, cq, sq, sx, sy, sz, d) in enumerate(st):
-                c, s = self._cs[i]
-                Ji = rows[i]
-                qd = Ji[0] * wx + Ji[1] * wy + Ji[2] * wz
-                sdx = c * wx + s * wy + LA * sq * qd       # sdot = v + b qdot in {R_i}
-                sdy = c * wy - s * wx
-                sdz = wz + LA * cq * qd
-                rho2 = (sx * sx + sz * sz) * iL * iL
-                rho = sqrt(rho2)
-                ad = (sz * sdx - sx * sdz) * iL * iL / rho2      # a = q + elbow1
-                bd = sdy * iL / rho
-                vv[i], vv[3 + i], vv[6 + i] = qd, ad - qd, bd
-                if accel is not None:
-                    ax, ay, az = accel
-                    aix = c * ax + s * ay
-                    aiy = c * ay - s * ax
-                    # d/dt (s . sdot) = 0: s.a + d qdd + qd s.bdot + sdot.sdot = 0, bdot = L_A [cq, 0, -sq] qd
-                    qdd = -(sx * aix + sy * aiy + sz * az + LA * (sx * cq - sz * sq) * qd * qd
-                            + sdx * sdx + sdy * sdy + sdz * sdz) / d
-                    sddx = aix + LA * (sq * qdd + cq * qd * qd)
-                    sddz = az + LA * (cq * qdd - sq * qd * qd)
-                    rho2d = 2.0 * (sx * sdx + sz * sdz) * iL * iL
-                    add = ((sz * sddx - sx * sddz) * iL * iL - ad * rho2d) / rho2
-                    bdd = (aiy * iL + sy * iL * bd * bd) / rho
-                    av[i], av[3 + i], av[6 + i] = qdd, add - qdd, bdd
-            v = self._assemble(vv)
-            if accel is not None:
-                av[9:] = accel
-                a = self._assemble(av)
-        return JointMotion(q, v, a, np.array(rows) if jacobian else None)
+        return JointMotion(*self._solve(pose, twist, accel, check_limits, jacobian, False)[:4])
+
+    def motion_and_joint_jacobian(self, pose: Pose, twist, accel=None):
+        """As the base class's, q, v, a and G from one compiled pass over the arms."""
+        q, v, a, _, G, _ = self._solve(pose, twist, accel, False, False, True)
+        return JointMotion(q, v, a), G
+
+    def tree_state(self, pose: Pose, twist, accel=None):
+        """As the base class's, in one kernels.delta_tree_state call (``_solve`` recomputes on an error, to name
+        it; and without a twist)."""
+        if twist is None:
+            q, v, a, _, G, _ = self._solve(pose, twist, accel, False, False, True, validated=True)
+            return q, v, a, G
+        q, v, a, G = np.empty(12), np.empty(12), NO_VECTOR if accel is None else np.empty(12), np.zeros((12, 3))
+        if delta_tree_state(pose.rotation, pose.position, twist, NO_VECTOR if accel is None else accel, self._geo,
+                            self._iall, q, v, a, G) != DELTA_OK:
+            self._solve(pose, twist, accel, False, False, True, validated=True)        # raises, naming the arm
+        return q, v, a if accel is not None else None, G
+
+    def tree_motion(self, pose: Pose, twist):
+        q, v = self._solve(pose, twist, None, False, False, False, validated=True)[:2]
+        return q, v
+
+    def tree_motion_into(self, pose: Pose, twist, q, v, validate: bool) -> bool:
+        """As the base class's, the checks (shapes, motion_ok) and (q, v) in one compiled call
+        (kernels.delta_tree_motion; ``_solve`` recomputes on an error, to name it). Raises TypeError or ValueError
+        (numba's dispatch) or AttributeError for what is not a Pose of float64 arrays or a float64 twist, when
+        validating: the caller's full validation names it."""
+        status = delta_tree_motion(pose.rotation, pose.position, twist, self._geo, self._iall, validate, q, v)
+        if status == DELTA_OK:
+            return True
+        if status == DELTA_INPUT:
+            return False
+        q[:], v[:] = self.tree_motion(pose, twist)                # raises, naming the arm
+        return True
 
     def actuated(self, pose: Pose) -> np.ndarray:
-        return np.array([leg[0] for leg in self._state(*self._pxyz(pose))])
+        return self._solve(pose, None, None, False, False, False)[0][self._ia]
 
     def jacobian(self, pose: Pose) -> np.ndarray:
-        return np.array(self._jrows(self._state(*self._pxyz(pose))))
+        return self._solve(pose, None, None, False, True, False)[3]
+
+    def actuated_and_jacobian(self, pose: Pose):
+        q, _, _, J, _, _ = self._solve(pose, None, None, False, True, False)
+        return q[self._ia], J
 
     def end_stop_limits(self) -> tuple[np.ndarray, np.ndarray]:
         """The joint ranges, with elbow2 narrowed to the plate ball-joint cone: |elbow2| is that cone
@@ -348,69 +267,42 @@ class Kinematics(ParallelKinematics):
         upper[self._ie2] = np.minimum(upper[self._ie2], self.cone_max)
         return lower, upper
 
+    def _forearms(self, st):
+        """[s_i^T] in the base frame (J_x of the module docstring) from the per-arm state."""
+        c, s, sx, sy = self._c, self._s, st[:, 3], st[:, 4]
+        return np.column_stack([c * sx - s * sy, s * sx + c * sy, st[:, 5]])
+
     def jacobian_xq(self, pose: Pose):
-        st = self._state(*self._pxyz(pose))
-        Jx = [((c * sx - s * sy), (s * sx + c * sy), sz) for (c, s), (q, cq, sq, sx, sy, sz, d) in zip(self._cs, st)]
-        Jq = np.zeros((3, 3))
-        Jq[0, 0], Jq[1, 1], Jq[2, 2] = (-leg[6] for leg in st)
-        return np.array(Jx), Jq
+        st = self._solve(pose, None, None, False, False, False)[5]
+        return self._forearms(st), np.diag(-st[:, 6])
 
     def joint_jacobian(self, pose: Pose) -> np.ndarray:
-        st = self._state(*self._pxyz(pose))
-        rows = self._jrows(st)
-        LA = self.LA
-        G = [None] * 12
-        for i, (q, cq, sq, sx, sy, sz, d) in enumerate(st):
-            c, s = self._cs[i]
-            J0, J1, J2 = rows[i]
-            # d(s in {R_i})/dx = R_i^T + b_i J_i, b_i = L_A [sq, 0, cq] in {R_i}
-            dsx = (c + LA * sq * J0, s + LA * sq * J1, LA * sq * J2)
-            dsz = (LA * cq * J0, LA * cq * J1, 1.0 + LA * cq * J2)
-            n2 = sx * sx + sz * sz                     # (rho L_B)^2
-            G[i] = rows[i]
-            G[3 + i] = tuple((sz * dsx[j] - sx * dsz[j]) / n2 - rows[i][j] for j in range(3))
-            ir = 1.0 / sqrt(n2)
-            G[6 + i] = (-s * ir, c * ir, 0.0)
-        G[9:] = [(1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0)]
-        return np.array([G[j] for j in self._slot])
+        return self._solve(pose, None, None, False, False, True)[4]
 
     def jacobian_dot(self, pose: Pose, twist) -> np.ndarray:
-        wx, wy, wz = self.vector3("twist (vx vy vz)", twist)
-        st = self._state(*self._pxyz(pose))
-        rows = self._jrows(st)
-        LA = self.LA
-        out = []
-        for i, (q, cq, sq, sx, sy, sz, d) in enumerate(st):
-            c, s = self._cs[i]
-            J0, J1, J2 = rows[i]
-            qd = J0 * wx + J1 * wy + J2 * wz
-            bx, by, bz = c * LA * sq, s * LA * sq, LA * cq          # b_i in the base frame
-            sdx, sdy, sdz = wx + bx * qd, wy + by * qd, wz + bz * qd
-            dd = sdx * bx + sdy * by + sdz * bz + LA * (sx * cq - sz * sq) * qd      # d/dt (s . b)
-            out.append((-(sdx + dd * J0) / d, -(sdy + dd * J1) / d, -(sdz + dd * J2) / d))
-        return np.array(out)
+        """dJ/dt along the twist: J_i = -s_i^T / d_i, d = s.b, so Jdot_i = -(sdot_i^T + ddot_i J_i) / d_i with
+        sdot = xdot + b qdot (eq. 33) and ddot = sdot.b + s.bdot (bdot of eq. 38)."""
+        pose, twist, _ = self.validate_motion(pose, twist)
+        _, v, _, J, _, st = self._solve(pose, twist, None, False, True, False, validated=True)
+        qd, LA = v[self._ia], self.LA
+        cq, sq, d = st[:, 1], st[:, 2], st[:, 6]
+        b = np.column_stack([self._c * LA * sq, self._s * LA * sq, LA * cq])       # b_i in the base frame
+        sd = twist[None, :] + b * qd[:, None]
+        dd = np.einsum("ij,ij->i", sd, b) + LA * (st[:, 3] * cq - st[:, 5] * sq) * qd
+        return -(sd + dd[:, None] * J) / d[:, None]
 
     def inverse_batch(self, positions, rotations):
-        """Vectorized IK of N plate poses: (q (N, 12), valid (N,)).
+        """Vectorized IK of N plate poses: (q (N, 12), valid (N,)), kernels.delta_motion over the poses.
 
         valid = reachable, plate not rotated, every tree-joint limit and the plate
         ball-joint cone. Rows that are geometrically unreachable (or not finite)
         are NaN; rows that only break a limit keep their joint values.
         """
         P, Rm, usable = self.checked_batch(positions, rotations)
-        with np.errstate(invalid="ignore"):
-            k, qa, cq, sq, sx, sy, sz, d = self._legs(P[:, 0:1], P[:, 1:2], P[:, 2:3])
-            e1, beta = self._passive(qa, sx, sy, sz)
-            reach = np.all(np.abs(k) <= 1.0 + _REACH_TOL, axis=1)
-            rot_ok = np.abs(Rm - np.eye(3)).reshape(len(P), 9).max(axis=1) <= _ROT_TOL if len(P) else reach
-            q = np.empty((len(P), self.nv))
-            q[:, self._ia] = qa
-            q[:, self._ie1] = e1
-            q[:, self._ie2] = beta
-            q[:, self._ip] = P
-            ok = usable & reach & rot_ok & np.all(np.isfinite(q), axis=1)
-            valid = ok & self.within_limits(q) & np.all(np.abs(beta) <= self.cone_max + 1e-12, axis=1)
-        q[~ok] = np.nan
+        q = np.empty((len(P), self.nv))
+        valid = np.empty(len(P), dtype=bool)
+        delta_inverse_batch(np.ascontiguousarray(P), np.ascontiguousarray(Rm), np.ascontiguousarray(usable),
+                            self._geo, self._iall, q, valid)
         return q, valid
 
     # ------------------------------------------------------------------ Codourey's models
@@ -456,10 +348,9 @@ class Kinematics(ParallelKinematics):
         Jdot_c = -[s_i^T]^-1 ([sdot_i^T] J_c + diag(sdot_i . b_i + s_i . bdot_i)),
         sdot_i = J_c qdot + b_i qdot_i (eq. 33), bdot_i from eq. 38."""
         qdot = check_vector("arm rates qdot", qdot, 3, MAGNITUDE_LIMIT)
-        st = self._state(*self._pxyz(pose))
-        q, cq, sq, sx, sy, sz, d = (np.array(col) for col in zip(*st))
-        c, s, LA = self._c, self._s, self.LA
-        Sx = np.column_stack([c * sx - s * sy, s * sx + c * sy, sz])
+        st = self._solve(pose, None, None, False, False, False)[5]
+        cq, sq, d, c, s, LA = st[:, 1], st[:, 2], st[:, 6], self._c, self._s, self.LA
+        Sx = self._forearms(st)
         check_conditioning(Sx, "[s_i^T] (forward singularity: the forearms are coplanar)")
         Jc = np.linalg.solve(Sx, np.diag(-d))
         xd = Jc @ qdot

@@ -40,11 +40,14 @@ a_i . (v + omega x r_i - l_i' z_B) = 0, i.e.
 So J_q is singular (inverse singularity: the actuator rate blows up) when a link
 becomes horizontal, h_i = 0, i.e. rho_i = L: the boundary of the reachable set.
 
-Implementation: one pose (``inverse``, ``actuated``, ``jacobian``: the real-time
-calls) runs per-leg float arithmetic, which for six legs is 2-3x faster than
-numpy's per-call overhead (measured: inverse + J 13 us against 27-37 us with the
-legs vectorized in numpy); ``inverse_batch``, ``joint_jacobian``, ``jacobian_dot``
-and ``jacobian_xq`` are vectorized numpy over legs (and samples).
+Implementation: one pose (``inverse``, ``actuated``, ``jacobian``, ``joint_jacobian``,
+and the dynamics engine's state: ``tree_state``, ``tree_motion_into``) comes from one
+compiled pass over the legs, kernels.pus_motion: positions, rates, accelerations, J and G,
+the inputs and limits checked inside, the errors returned as a status that ``_solve`` turns
+into the project's exceptions (on six legs numpy's per-call overhead costs more than a
+leg's arithmetic: issue 21 par. 7); ``inverse_batch``, ``jacobian_dot``, ``jacobian_xq``
+and ``cut_joint_angles`` are vectorized numpy over legs (and samples). The tests hold
+both to each other, to finite differences and to the constraint model.
 
 Lopes' Euler angles (eqs. 3-4): [x y z psi theta phi] with psi about z, theta about
 the new y', phi about the new x'': R = Rz(psi) Ry(theta) Rx(phi), the same matrix as
@@ -60,14 +63,14 @@ import math
 
 import numpy as np
 
-from ..errors import (MAGNITUDE_LIMIT, InvalidModelError, JointLimitError,
-                      SingularConfigurationError, UnreachablePoseError)
-from .base import JointMotion, ParallelKinematics
-from .kernels import pus_positions_jacobian
+from ..errors import InvalidModelError, JointLimitError, SingularConfigurationError, UnreachablePoseError
+from .base import NO_VECTOR, JointMotion, ParallelKinematics, fast_inputs
+from .kernels import (PUS_HORIZONTAL, PUS_INPUT, PUS_OK, PUS_PITCH, PUS_REACH, PUS_REACH_TOL, PUS_VERTICAL,
+                      pus_motion)
 from .task_space import Pose, TaskSpace
 
-#: relative tolerance on L^2 - rho^2 < 0 still treated as the boundary (h = 0)
-_REACH_TOL = 1e-12
+#: no J / no G for kernels.pus_motion
+_NO_J = np.zeros((0, 6))
 
 
 class Kinematics(ParallelKinematics):
@@ -123,21 +126,16 @@ class Kinematics(ParallelKinematics):
         self._lo_ip, self._hi_ip = self.lower[self.idx_prismatic], self.upper[self.idx_prismatic]
         self._lo_u1, self._hi_u1 = self.lower[self.idx_u1], self.upper[self.idx_u1]
         self._lo_u2, self._hi_u2 = self.lower[self.idx_u2], self.upper[self.idx_u2]
-        self._cos_cone_L = self._cos_cone * L
-        # scalar single-pose path (6 legs: per-leg float arithmetic beats numpy's per-call overhead)
+        # kernels.pus_motion's constants: per leg b_x, b_y, p_x, p_y, g0, then the lower and upper limits of l, u1, u2
+        # (1e-12 outside, as check_limits); the tree indices of l, u1, u2 (leg order), then of the platform joints
         tol = 1e-12
-        self._base_xy = np.ascontiguousarray(np.column_stack(self.base_points[:2]))
-        self._plat_xy = np.ascontiguousarray(np.column_stack(self.platform_points[:2]))
-        self._leg_consts = tuple(zip(self.base_points[0].tolist(), self.base_points[1].tolist(),
-                                     self.platform_points[0].tolist(), self.platform_points[1].tolist(),
-                                     g0.tolist(), (self._lo_ip - tol).tolist(), (self._hi_ip + tol).tolist(),
-                                     (self._lo_u1 - tol).tolist(), (self._hi_u1 + tol).tolist(),
-                                     (self._lo_u2 - tol).tolist(), (self._hi_u2 + tol).tolist()))
-        std = list(range(3 * n)) == [int(k) for k in np.column_stack([self.idx_prismatic, self.idx_u1,
-                                                                        self.idx_u2]).ravel()]
-        self._standard_layout = std and list(self.idx_platform) == list(range(3 * n, 3 * n + 6)) \
-            and self.nv == 3 * n + 6
-        for arr in (self.base_points, self.platform_points, self.u1_offset, self._c0, self._s0):
+        self._legdata = np.column_stack([self.base_points[0], self.base_points[1], self.platform_points[0],
+                                         self.platform_points[1], g0, self._lo_ip - tol, self._hi_ip + tol,
+                                         self._lo_u1 - tol, self._hi_u1 + tol, self._lo_u2 - tol, self._hi_u2 + tol])
+        self._iall = np.concatenate([self.idx_prismatic, self.idx_u1, self.idx_u2, self.idx_platform]).astype(np.int64)
+        self._info = np.zeros(4)           # tree_motion_into's scratch
+        for arr in (self.base_points, self.platform_points, self.u1_offset, self._c0, self._s0, self._legdata,
+                    self._iall, self.lower, self.upper):
             arr.setflags(write=False)
 
     # ------------------------------------------------------------------ core geometry
@@ -151,23 +149,15 @@ class Kinematics(ParallelKinematics):
         s = self.L2 - rho2
         if s.min() < 0.0:
             i = int(np.argmin(s))
-            if s[i] < -_REACH_TOL * self.L2:
-                raise UnreachablePoseError(
-                    f"leg {i + 1}: horizontal distance rho = {math.sqrt(rho2[i]):.6g} m from the actuator axis to "
-                    f"the spherical joint exceeds the link length L = {self.L:.6g} m (the link cannot reach)")
+            if s[i] < -PUS_REACH_TOL * self.L2:
+                raise self._unreachable(i, rho2[i])
             s = np.maximum(s, 0.0)
         return r, d, rho2, np.sqrt(s)
 
-    def _check_cone(self, R, a):
-        """Spherical-joint cone: angle between the link a_i (3, 6) and the platform normal R e_z."""
-        c = R[:, 2] @ a
-        if min(c.tolist()) < self._cos_cone_L:
-            c = c * (1.0 / self.L)
-            i = int(np.argmin(c))
-            ang = math.acos(max(-1.0, min(1.0, c[i])))
-            raise JointLimitError(f"spherical joint of leg {i + 1}: cone angle between link and platform normal "
-                                  f"= {math.degrees(ang):.6g} deg exceeds the limit "
-                                  f"{math.degrees(self.cone_limit):.6g} deg (config limits.spherical_cone)")
+    def _unreachable(self, leg, rho2):
+        return UnreachablePoseError(
+            f"leg {leg + 1}: horizontal distance rho = {math.sqrt(rho2):.6g} m from the actuator axis to "
+            f"the spherical joint exceeds the link length L = {self.L:.6g} m (the link cannot reach)")
 
     def cut_joint_limits(self) -> tuple[tuple, np.ndarray, np.ndarray]:
         """The spherical joints' cones: leg<i>_spherical, angle <= limits.spherical_cone."""
@@ -176,7 +166,7 @@ class Kinematics(ParallelKinematics):
 
     def cut_joint_angles(self, pose: Pose) -> np.ndarray:
         """Cone angle of each spherical joint: between the link a_i = (d_ix, d_iy, h_i) and the platform
-        normal R e_z (as ``_check_cone``)."""
+        normal R e_z (as kernels.pus_motion's check)."""
         R = np.asarray(pose.rotation, float)
         _, d, _, h = self._legs(np.asarray(pose.position, float), R)
         d[2] = h
@@ -198,176 +188,77 @@ class Kinematics(ParallelKinematics):
         return Jt.T
 
     # ------------------------------------------------------------------ family interface
-    def validate(self, pose: Pose, twist=None, accel=None):
-        """Same checks and errors as ParallelKinematics.validate, with a fast path for float arrays.
-
-        Inputs that pass the fast test (shapes, finite values, |R^T R - I| <= 1e-9, det R > 0, each
-        vector's |.|_1 within MAGNITUDE_LIMIT)
-        are returned as they are; anything else goes through the base class, which raises
-        InvalidInputError naming the bad quantity.
-        """
-        p, R = getattr(pose, "position", None), getattr(pose, "rotation", None)
-        if (type(p) is np.ndarray and type(R) is np.ndarray and p.shape == (3,) and R.shape == (3, 3)
-                and p.dtype == np.float64 and R.dtype == np.float64
-                and (twist is None or (type(twist) is np.ndarray and twist.shape == (6,) and twist.dtype == np.float64))
-                and (accel is None or (twist is not None and type(accel) is np.ndarray and accel.shape == (6,)
-                                       and accel.dtype == np.float64))):
-            (a, b, c), (d, e, f), (g, h, i) = R.tolist()
-            err = max(abs(a * a + d * d + g * g - 1.0), abs(b * b + e * e + h * h - 1.0),
-                      abs(c * c + f * f + i * i - 1.0), abs(a * b + d * e + g * h),
-                      abs(a * c + d * f + g * i), abs(b * c + e * f + h * i))
-            det = a * (e * i - f * h) - b * (d * i - f * g) + c * (d * h - e * g)
-            x, y, z = p.tolist()
-            small = abs(x) + abs(y) + abs(z) <= MAGNITUDE_LIMIT        # False for NaN too
-            if twist is not None:
-                small = small and sum(map(abs, twist.tolist())) <= MAGNITUDE_LIMIT
-                if accel is not None:
-                    small = small and sum(map(abs, accel.tolist())) <= MAGNITUDE_LIMIT
-            if err <= 1e-9 and det > 0.0 and small:
-                return pose, twist, accel
-        return super().validate(pose, twist, accel)
-
-    def _inverse_scalar(self, p, R, check_limits, jacobian, twist=None, accel=None):
-        """IK of one pose by per-leg float arithmetic (6 legs: faster than numpy's per-call overhead).
-
-        Positions, optionally J, and with a twist / acceleration the rates and accelerations of
-        every joint; the formulas are those of the module docstring (same as inverse_batch,
-        joint_jacobian and jacobian_dot, which are vectorized).
-        """
-        (r00, r01, r02), (r10, r11, r12), (r20, r21, r22) = R.tolist()
-        x, y, z = p.tolist()
-        L2, pi, inv_L2 = self.L2, math.pi, self._inv_L2
-        sqrt, atan2 = math.sqrt, math.atan2
-        cosL = self._cos_cone_L
-        rates = twist is not None
-        if rates:
-            v0, v1, v2, w0, w1, w2 = twist.tolist()
-            acc = accel is not None
-            if acc:
-                a0, a1, a2, e0, e1, e2 = accel.tolist()
-            qd, qdd = [], []
-        q = []
-        rows = [] if jacobian else None
-        bad_limit = False
-        bad_cone = False
-        for i, (bx, by, px, py, g0, lo_l, hi_l, lo_1, hi_1, lo_2, hi_2) in enumerate(self._leg_consts):
-            rx = r00 * px + r01 * py
-            ry = r10 * px + r11 * py
-            rz = r20 * px + r21 * py
-            dx = x + rx - bx
-            dy = y + ry - by
-            rho2 = dx * dx + dy * dy
-            s = L2 - rho2
-            if s < 0.0:
-                if s < -_REACH_TOL * L2:
-                    raise UnreachablePoseError(
-                        f"leg {i + 1}: horizontal distance rho = {sqrt(rho2):.6g} m from the actuator axis to "
-                        f"the spherical joint exceeds the link length L = {self.L:.6g} m (the link cannot reach)")
-                s = 0.0
-            h = sqrt(s)
-            rho = sqrt(rho2)
-            l = z + rz - h
-            u1 = atan2(dy, dx) - g0
-            if u1 > pi:
-                u1 -= 2 * pi
-            elif u1 <= -pi:
-                u1 += 2 * pi
-            u2 = atan2(h, rho)
-            q += (l, u1, u2)
-            if check_limits:
-                if not (lo_l <= l <= hi_l and lo_1 <= u1 <= hi_1 and lo_2 <= u2 <= hi_2):
-                    bad_limit = True
-                if r02 * dx + r12 * dy + r22 * h < cosL:
-                    bad_cone = True
-            if jacobian or rates:
-                if h <= 0.0:
-                    raise SingularConfigurationError(f"leg {i + 1}: link horizontal (a_z = {h:.3g} m, limit > 0): "
-                                                     "J_q is singular, the actuator rate is unbounded")
-                ih = 1.0 / h
-                if jacobian:
-                    rows.append((dx * ih, dy * ih, 1.0, (ry * h - rz * dy) * ih, (rz * dx - rx * h) * ih,
-                                 (rx * dy - ry * dx) * ih))
-            if rates:
-                if rho2 <= 1e-24:
-                    raise SingularConfigurationError(f"leg {i + 1}: link vertical (rho = 0 m): the universal joint "
-                                                     "is gimbal-locked, its rates are undefined")
-                # r' = w x r; a' = (d'_x, d'_y, d'_z - l') with d' = v + w x r
-                wr0 = w1 * rz - w2 * ry
-                wr1 = w2 * rx - w0 * rz
-                wr2 = w0 * ry - w1 * rx
-                ad0 = v0 + wr0
-                ad1 = v1 + wr1
-                dd2 = v2 + wr2
-                ld = (dx * ad0 + dy * ad1 + h * dd2) * ih
-                ad2 = dd2 - ld
-                u1d = (dx * ad1 - dy * ad0) / rho2
-                rhod = (dx * ad0 + dy * ad1) / rho
-                u2d = (rho * ad2 - h * rhod) * inv_L2
-                qd += (ld, u1d, u2d)
-                if acc:
-                    # c = p'' + w' x r + w x (w x r);  a'' = (c_x, c_y, c_z - l'')
-                    c0 = a0 + (e1 * rz - e2 * ry) + (w1 * wr2 - w2 * wr1)
-                    c1 = a1 + (e2 * rx - e0 * rz) + (w2 * wr0 - w0 * wr2)
-                    c2 = a2 + (e0 * ry - e1 * rx) + (w0 * wr1 - w1 * wr0)
-                    adsq = ad0 * ad0 + ad1 * ad1
-                    ldd = (dx * c0 + dy * c1 + h * c2 + adsq + ad2 * ad2) * ih
-                    add2 = c2 - ldd
-                    u1dd = (dx * c1 - dy * c0) / rho2 - 2.0 * u1d * rhod / rho
-                    rhodd = (adsq + dx * c0 + dy * c1 - rhod * rhod) / rho
-                    u2dd = (rho * add2 - h * rhodd) * inv_L2
-                    qdd += (ldd, u1dd, u2dd)
-        roll = atan2(r21, r22)
-        pitch = atan2(-r20, sqrt(r00 * r00 + r10 * r10))
-        yaw = atan2(r10, r00)
-        q += (x, y, z, yaw, pitch, roll)
-        q = self._model_order(q)
-        if bad_limit:
+    def _solve(self, pose, twist, accel, check_limits, want_jacobian, want_g=False, validated=False):
+        """q (and v, a with twist / accel, J, G when asked for) from one compiled pass over the legs
+        (kernels.pus_motion), the inputs checked as by ``validate`` unless ``validated``. Returns (q, v, a, J, G),
+        None for what was not asked for; the errors name the leg or joint."""
+        if not (validated or fast_inputs(pose, twist, accel, 6)):
+            pose, twist, accel = self.validate(pose, twist, accel)
+            validated = True
+        nv, rates = self.nv, twist is not None
+        q, v, a = np.empty(nv), np.empty(nv if rates else 0), np.empty(nv if accel is not None else 0)
+        J = np.empty((self.n_legs, 6)) if want_jacobian else _NO_J
+        G, info = (np.zeros((nv, 6)) if want_g else _NO_J), np.zeros(4)
+        status, leg, out_of_range, cone_leg = pus_motion(
+            pose.rotation, pose.position, NO_VECTOR if twist is None else twist, NO_VECTOR if accel is None else accel,
+            self._legdata, self._iall, self.L, self._cos_cone, check_limits, not validated, q, v, a, J, G, info)
+        if status == PUS_INPUT:           # the generic validation names what is wrong (or accepts: then solve)
+            return self._solve(*self.validate(pose, twist, accel), check_limits, want_jacobian, want_g, True)
+        if status == PUS_REACH:
+            raise self._unreachable(leg, info[0])
+        if status == PUS_HORIZONTAL:
+            raise SingularConfigurationError(f"leg {leg + 1}: link horizontal (a_z = {info[0]:.3g} m, limit > 0): "
+                                             "J_q is singular, the actuator rate is unbounded")
+        if status == PUS_VERTICAL:
+            raise SingularConfigurationError(f"leg {leg + 1}: link vertical (rho = {math.sqrt(info[0]):.3g} m): the "
+                                             "universal joint is gimbal-locked, its rates are undefined")
+        if out_of_range:
             self.check_limits(q)
-        if bad_cone:
-            r, d, rho2, h = self._legs(p, R)
-            d[2] = h
-            self._check_cone(R, d)
-        J = np.array(rows) if jacobian else None
-        if not rates:
-            return JointMotion(q, None, None, J)
-        # platform joints: Euler rates [yaw' pitch' roll'] = E^-1 omega (E = euler_rate_matrix(yaw, pitch))
-        sy, cy, sp, cp = math.sin(yaw), math.cos(yaw), math.sin(pitch), math.cos(pitch)
-        if abs(cp) < 1e-9:
-            raise SingularConfigurationError(f"pitch = {pitch:.6g} rad: ZYX Euler rates are singular at |pitch| = pi/2")
-        rolld = (cy * w0 + sy * w1) / cp
-        pitchd = -sy * w0 + cy * w1
-        yawd = w2 + sp * rolld
-        qd += (v0, v1, v2, yawd, pitchd, rolld)
-        qd = self._model_order(qd)
-        if not acc:
-            return JointMotion(q, qd, None, J)
-        # E [yaw'' pitch'' roll''] = omega' - E' [yaw' pitch' roll']
-        f0 = e0 - (-cy * yawd * pitchd + (-sy * cp * yawd - cy * sp * pitchd) * rolld)
-        f1 = e1 - (-sy * yawd * pitchd + (cy * cp * yawd - sy * sp * pitchd) * rolld)
-        f2 = e2 + cp * pitchd * rolld
-        rolldd = (cy * f0 + sy * f1) / cp
-        pitchdd = -sy * f0 + cy * f1
-        yawdd = f2 + sp * rolldd
-        qdd += (a0, a1, a2, yawdd, pitchdd, rolldd)
-        return JointMotion(q, qd, self._model_order(qdd), J)
-
-    def _model_order(self, vals):
-        """Leg-major list (l, u1, u2 per leg, then x y z yaw pitch roll) -> array in the model's q order."""
-        arr = np.array(vals)
-        if self._standard_layout:
-            return arr
-        out = np.empty(self.nv)
-        out[self.idx_prismatic] = arr[0:18:3]
-        out[self.idx_u1] = arr[1:18:3]
-        out[self.idx_u2] = arr[2:18:3]
-        out[self.idx_platform] = arr[18:]
-        return out
+        if cone_leg >= 0:
+            raise JointLimitError(f"spherical joint of leg {cone_leg + 1}: cone angle between link and platform normal "
+                                  f"= {math.degrees(math.acos(max(-1.0, min(1.0, info[1])))):.6g} deg exceeds the "
+                                  f"limit {math.degrees(self.cone_limit):.6g} deg (config limits.spherical_cone)")
+        if status == PUS_PITCH:
+            raise SingularConfigurationError(f"pitch = {info[0]:.6g} rad: ZYX Euler rates are singular at "
+                                             "|pitch| = pi/2")
+        return q, v if rates else None, a if accel is not None else None, J if want_jacobian else None, \
+            G if want_g else None
 
     def inverse(self, pose: Pose, twist=None, accel=None, check_limits: bool = True,
                 jacobian: bool = False) -> JointMotion:
         """All tree joints (model q order), optionally their rates / accelerations and J."""
-        pose, twist, accel = self.validate(pose, twist, accel)
-        return self._inverse_scalar(pose.position, pose.rotation, check_limits, jacobian, twist, accel)
+        return JointMotion(*self._solve(pose, twist, accel, check_limits, jacobian)[:4])
+
+    def motion_and_joint_jacobian(self, pose: Pose, twist, accel=None):
+        """As the base class's, q, v, a and G from one pass over the legs."""
+        q, v, a, _, G = self._solve(pose, twist, accel, False, False, want_g=True)
+        return JointMotion(q, v, a), G
+
+    def tree_state(self, pose: Pose, twist, accel=None):
+        q, v, a, _, G = self._solve(pose, twist, accel, False, False, want_g=True, validated=True)
+        return q, v, a, G
+
+    def tree_motion(self, pose: Pose, twist):
+        """(q, v) from one compiled pass over the legs, the inputs already validated."""
+        q, v = np.empty(self.nv), np.empty(self.nv)
+        self.tree_motion_into(pose, twist, q, v, False)
+        return q, v
+
+    def tree_motion_into(self, pose: Pose, twist, q, v, validate: bool) -> bool:
+        """As the base class's, the checks (shapes, motion_ok) and (q, v) in one pus_motion call (info to a
+        write-only scratch array: the kernel holds the GIL, and ``_solve`` recomputes on an error). Raises TypeError
+        or ValueError (numba's dispatch) or AttributeError for what is not a Pose of float64 arrays or a float64
+        twist, when validating: the caller's full validation names it."""
+        if validate and not (type(twist) is np.ndarray and twist.shape == (6,)):
+            return False          # no twist, or one of another size (pus_motion takes length 0 as none), type
+        status = pus_motion(pose.rotation, pose.position, twist, NO_VECTOR, self._legdata, self._iall, self.L,
+                            self._cos_cone, False, validate, q, v, NO_VECTOR, _NO_J, _NO_J, self._info)[0]
+        if status == PUS_OK:
+            return True
+        if status == PUS_INPUT:
+            return False
+        q[:], v[:] = self._solve(pose, twist, None, False, False, validated=True)[:2]    # raises, naming the leg
+        return True
 
     def actuated(self, pose: Pose) -> np.ndarray:
         return self.actuated_and_jacobian(self.validate(pose)[0])[0]
@@ -379,13 +270,14 @@ class Kinematics(ParallelKinematics):
     def actuated_and_jacobian(self, pose: Pose):
         """(q_a, J_C) from one compiled pass over the legs: the FK Newton step needs both.
 
-        The inner call of the FK iteration: no input checks, the pose must come from ``validate``.
+        The inner call of the FK iteration: no input checks, the pose must come from ``validate``; the kernel called
+        directly (info to the write-only scratch array, as in ``tree_motion_into``), ``_solve`` raising on an error.
         """
-        p, R = np.asarray(pose.position, float), np.asarray(pose.rotation, float)
-        l, J, leg = pus_positions_jacobian(R, p, self._base_xy, self._plat_xy, self.L2, _REACH_TOL)
-        if leg >= 0:     # out of reach or link horizontal: the scalar path raises the named error
-            self._inverse_scalar(p, R, False, True)
-        return l, J
+        q, J = np.empty(self.nv), np.empty((self.n_legs, 6))
+        if pus_motion(pose.rotation, pose.position, NO_VECTOR, NO_VECTOR, self._legdata, self._iall, self.L,
+                      self._cos_cone, False, False, q, NO_VECTOR, NO_VECTOR, J, _NO_J, self._info)[0] != PUS_OK:
+            self._solve(pose, None, None, False, True, validated=True)
+        return q[self.idx_prismatic], J
 
     def jacobian_xq(self, pose: Pose):
         """(J_x, J_q): J_q qdot_a = J_x [v; omega]; J_q = diag(a_iz) is singular when a link is horizontal."""
@@ -395,41 +287,9 @@ class Kinematics(ParallelKinematics):
         Jx = np.array([dx, dy, h, r[1] * h - r[2] * dy, r[2] * dx - r[0] * h, r[0] * dy - r[1] * dx]).T
         return Jx, np.diag(h)
 
-    def _euler_inverse(self, R):
-        """E^-1 with [yaw' pitch' roll'] = E^-1 omega."""
-        roll, pitch, yaw = self._rpy(R)
-        sy, cy, sp, cp = math.sin(yaw), math.cos(yaw), math.sin(pitch), math.cos(pitch)
-        if abs(cp) < 1e-9:
-            raise SingularConfigurationError(f"pitch = {pitch:.6g} rad: ZYX Euler rates are singular at |pitch| = pi/2")
-        return np.array([[sp * cy / cp, sp * sy / cp, 1.0], [-sy, cy, 0.0], [cy / cp, sy / cp, 0.0]])
-
     def joint_jacobian(self, pose: Pose) -> np.ndarray:
-        """G (nv x 6): qdot = G [v; omega] for every tree joint (platform rows: Euler rates)."""
-        pose = self.validate(pose)[0]
-        p, R = pose.position, pose.rotation
-        r, d, rho2, h = self._legs(p, R)
-        if h.min() <= 0.0 or rho2.min() <= 1e-24:
-            raise SingularConfigurationError("joint_jacobian: a link is horizontal (J_q singular) or vertical "
-                                             "(U joint gimbal lock)")
-        J = self._jacobian_from(r, d, h)
-        dx, dy = d[0][:, None], d[1][:, None]
-        n = self.n_legs
-        z, o = np.zeros(n), np.ones(n)
-        # rows of d' = D [v; omega], D = [I, -[r]x]
-        Dx = np.array([o, z, z, z, r[2], -r[1]]).T
-        Dy = np.array([z, o, z, -r[2], z, r[0]]).T
-        Dz = np.array([z, z, o, r[1], -r[0], z]).T
-        rho = np.sqrt(rho2)[:, None]
-        u1 = (dx * Dy - dy * Dx) / rho2[:, None]
-        rhod = (dx * Dx + dy * Dy) / rho
-        u2 = (rho * (Dz - J) - h[:, None] * rhod) * self._inv_L2
-        G = np.zeros((self.nv, 6))
-        G[self.idx_prismatic] = J
-        G[self.idx_u1] = u1
-        G[self.idx_u2] = u2
-        G[self.idx_platform[:3], :3] = np.eye(3)
-        G[self.idx_platform[3:], 3:] = self._euler_inverse(R)
-        return G
+        """G (nv x 6): qdot = G [v; omega] for every tree joint (platform rows: Euler rates), kernels.pus_motion."""
+        return self._solve(pose, None, None, False, False, want_g=True)[4]
 
     def jacobian_dot(self, pose: Pose, twist) -> np.ndarray:
         """Jdot with qddot_a = J [p''; omega'] + Jdot [v; omega]."""

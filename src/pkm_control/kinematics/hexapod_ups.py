@@ -192,8 +192,8 @@ class Kinematics(ParallelKinematics):
         write-only scratch arrays (the kernel holds the GIL, nothing reads them after it: ``_solve`` recomputes on an
         error). Raises TypeError or ValueError (numba's dispatch) or AttributeError for what is not a Pose of float64
         arrays or a float64 twist, when validating: the caller's full validation names it."""
-        if validate and twist is None:
-            return False
+        if validate and not (type(twist) is np.ndarray and twist.shape == (6,)):
+            return False          # no twist, or one of another size (ups_motion takes length 0 as none), type
         status = ups_motion(pose.rotation, pose.position, twist, NO_VECTOR, self._legdata, self._iall, _GIMBAL_EPS,
                             self._cos_cone, False, False, validate, q, v, NO_VECTOR, self._leg_rows, _NO_G,
                             self._info)[0]

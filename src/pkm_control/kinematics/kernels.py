@@ -1,5 +1,4 @@
-"""Compiled per-leg loops of the hexapod families: the IK, rates, accelerations, J and G of 6-UPS, the actuated
-positions and J of 6-PUS (the forward-kinematics Newton step).
+"""Compiled per-leg loops of the hexapod families: the IK, rates, accelerations, J and G of 6-UPS and of 6-PUS.
 
 As Python the leg loops cost 5-40 us a call, compiled 1-2 us (call overhead included): this keeps the
 warm FK inside its budget and the generic dynamics engine (every state needs q, v, a and G) within a few
@@ -254,33 +253,164 @@ def ups_motion(R, p, twist, accel, legs, iall, gimbal_eps, cos_cone, check, want
     return UPS_OK, -1, out_of_range, cone_leg
 
 
-@numba.njit(cache=True)
-def pus_positions_jacobian(R, p, base, plat, L2, reach_tol):
-    """6-PUS (Lopes): actuator positions l_i = z_B - sqrt(L^2 - rho_i^2) and J_C rows.
+# ---------------------------------------------------------------------------------------------------- 6-PUS (Lopes)
 
-    base: (n, 2) actuator-axis points, plat: (n, 2) platform anchors (z = 0 in the platform).
-    Returns (l, J, leg): leg = -1, or the first leg out of reach / with a horizontal link.
+#: pus_motion's status: solved; a leg out of reach (info[0] = rho^2); a link horizontal where J_q must be inverted
+#: (J, rates, G; info[0] = h); a link vertical where the universal joint's rates are needed (rates, G; info[0] =
+#: rho^2); ZYX Euler rates singular (|pitch| = pi/2, info[0] = pitch); the inputs failed motion_ok (nothing computed)
+PUS_OK, PUS_REACH, PUS_HORIZONTAL, PUS_VERTICAL, PUS_PITCH, PUS_INPUT = 0, 1, 2, 3, 4, 5
+#: relative tolerance on L^2 - rho^2 < 0 still treated as the boundary of the reach (h = 0)
+PUS_REACH_TOL = 1e-12
+#: at or below this rho^2 (m^2) a link is vertical: the universal joint is gimbal-locked, u1 undefined
+PUS_VERTICAL_RHO2 = 1e-24
+
+
+@numba.njit((_M, _V, _V, _V, _M, numba.types.Array(numba.int64, 1, "A", readonly=True), numba.float64,
+             numba.float64, numba.boolean, numba.boolean, numba.float64[::1], numba.float64[::1],
+             numba.float64[::1], numba.float64[:, ::1], numba.float64[:, ::1], numba.float64[::1]), cache=True)
+def pus_motion(R, p, twist, accel, legs, iall, L, cos_cone, check, validate, q, v, a, J, G, info):
+    """6-PUS (hexapod_pus, Lopes): all tree joints of a platform motion in one pass over the legs (the formulas of
+    hexapod_pus's module docstring).
+
+    Per leg, with r = R p_i, d = p + r - b_i, rho^2 = d_x^2 + d_y^2, h = a_z = sqrt(L^2 - rho^2):
+    l = d_z - h, u1 = atan2(d_y, d_x) - g0 (wrapped to (-pi, pi]), u2 = atan2(h, rho); J = J_q^-1 J_x (Lopes'
+    J_C, eq. 6) rows [a^T, (r x a)^T] / h, a = (d_x, d_y, h); rates from a . a' = 0 with a' = d' - l' z_B,
+    d' = v + w x r, accelerations by differentiating once more (d'' = p'' + w' x r + w x (w x r)); G (with G of
+    nv rows): the rows of J, of u1' = (d_x d_y' - d_y d_x') / rho^2 and u2' = (rho a_z' - h rho') / L^2 as maps of
+    (v, w) (d' = D (v, w), D = [I, -[r]x]), the platform rows the ZYX Euler rate rows.
+
+    legs: (n, 11) rows (b_x, b_y, p_x, p_y (p_i in the platform frame, z = 0), g0 (u1's zero direction), then the
+    lower and upper limits of l, u1, u2); iall: the tree indices of l (n), u1 (n), u2 (n), then the platform's
+    x y z yaw pitch roll. twist / accel of length 0: no rates / accelerations; J of 0 rows: no J; G of 0 rows: no G
+    (else nv x 6, zeros on entry). ``check``: test the limits and the spherical joints' cones (angle between the
+    link a and the platform normal R e_z); ``validate``: first the shapes (R 3 x 3, p 3, twist 6 or 0, accel 6 or 0,
+    only with a twist) and motion_ok (errors.MAGNITUDE_LIMIT), PUS_INPUT if they fail.
+    Writes into the caller's arrays: q (nv), v and a (nv, or empty), J (n x 6 or 0 x 6), G, info (4). Returns
+    (status, leg, out_of_range, cone_leg): status as PUS_OK ... PUS_INPUT, leg the leg it names; out_of_range: some
+    joint outside its range; cone_leg: the leg with the smallest cone cosine info[1] when that is below cos_cone
+    (-1: none). The first leg that fails stops the pass (leg order), as the errors are raised in that order.
     """
-    n = base.shape[0]
-    l = np.empty(n)
-    J = np.empty((n, 6))
+    n = legs.shape[0]
+    rates = twist.shape[0] == 6
+    accs = rates and accel.shape[0] == 6
+    want_j, want_g = J.shape[0] > 0, G.shape[0] > 0
+    need_h = rates or want_j or want_g
+    out_of_range = False
+    cone_leg = -1
+    if validate and not (R.shape[0] == 3 and R.shape[1] == 3 and p.shape[0] == 3 and twist.shape[0] in (0, 6)
+                         and accel.shape[0] in (0, twist.shape[0]) and motion_ok(R, p, twist, accel, MAGNITUDE_LIMIT)):
+        return PUS_INPUT, -1, out_of_range, cone_leg
+    r00, r01, r02, r10, r11, r12, r20, r21, r22 = (R[0, 0], R[0, 1], R[0, 2], R[1, 0], R[1, 1], R[1, 2],
+                                                   R[2, 0], R[2, 1], R[2, 2])
+    x, y, z = p[0], p[1], p[2]
+    L2 = L * L
+    v0 = v1 = v2 = w0 = w1 = w2 = 0.0
+    a0 = a1 = a2 = e0 = e1 = e2 = 0.0
+    if rates:
+        v0, v1, v2, w0, w1, w2 = twist[0], twist[1], twist[2], twist[3], twist[4], twist[5]
+    if accs:
+        a0, a1, a2, e0, e1, e2 = accel[0], accel[1], accel[2], accel[3], accel[4], accel[5]
+    cone_min = cos_cone
     for i in range(n):
-        rx = R[0, 0] * plat[i, 0] + R[0, 1] * plat[i, 1]
-        ry = R[1, 0] * plat[i, 0] + R[1, 1] * plat[i, 1]
-        rz = R[2, 0] * plat[i, 0] + R[2, 1] * plat[i, 1]
-        dx, dy = p[0] + rx - base[i, 0], p[1] + ry - base[i, 1]
-        s = L2 - (dx * dx + dy * dy)
+        C = legs[i]
+        bx, by, px, py = C[0], C[1], C[2], C[3]
+        rx = r00 * px + r01 * py
+        ry = r10 * px + r11 * py
+        rz = r20 * px + r21 * py
+        dx = x + rx - bx
+        dy = y + ry - by
+        rho2 = dx * dx + dy * dy
+        s = L2 - rho2
         if s < 0.0:
-            if s < -reach_tol * L2:
-                return l, J, i
+            if s < -PUS_REACH_TOL * L2:
+                info[0] = rho2
+                return PUS_REACH, i, out_of_range, cone_leg
             s = 0.0
         h = math.sqrt(s)
-        if h <= 0.0:
-            return l, J, i
-        l[i] = p[2] + rz - h
-        J[i, 0], J[i, 1], J[i, 2] = dx / h, dy / h, 1.0
-        J[i, 3], J[i, 4], J[i, 5] = (ry * h - rz * dy) / h, (rz * dx - rx * h) / h, (rx * dy - ry * dx) / h
-    return l, J, -1
+        rho = math.sqrt(rho2)
+        l = z + rz - h
+        u1 = math.atan2(dy, dx) - C[4]
+        if u1 > math.pi:
+            u1 -= 2.0 * math.pi
+        elif u1 <= -math.pi:
+            u1 += 2.0 * math.pi
+        u2 = math.atan2(h, rho)
+        il, i1, i2 = iall[i], iall[n + i], iall[2 * n + i]
+        q[il], q[i1], q[i2] = l, u1, u2
+        if check:
+            if not (C[5] <= l <= C[6] and C[7] <= u1 <= C[8] and C[9] <= u2 <= C[10]):
+                out_of_range = True
+            c = (r02 * dx + r12 * dy + r22 * h) / L
+            if c < cone_min:
+                cone_min, cone_leg = c, i
+                info[1] = c
+        if not need_h:
+            continue
+        if not h > 0.0:
+            info[0] = h
+            return PUS_HORIZONTAL, i, out_of_range, cone_leg
+        if (rates or want_g) and not rho2 > PUS_VERTICAL_RHO2:
+            info[0] = rho2
+            return PUS_VERTICAL, i, out_of_range, cone_leg
+        ih = 1.0 / h
+        j0, j1 = dx * ih, dy * ih
+        j3, j4, j5 = (ry * h - rz * dy) * ih, (rz * dx - rx * h) * ih, (rx * dy - ry * dx) * ih
+        if want_j:
+            J[i, 0], J[i, 1], J[i, 2], J[i, 3], J[i, 4], J[i, 5] = j0, j1, 1.0, j3, j4, j5
+        if want_g:
+            Jrow = (j0, j1, 1.0, j3, j4, j5)
+            Dx = (1.0, 0.0, 0.0, 0.0, rz, -ry)          # rows of d' = D (v, w), D = [I, -[r]x]
+            Dy = (0.0, 1.0, 0.0, -rz, 0.0, rx)
+            Dz = (0.0, 0.0, 1.0, ry, -rx, 0.0)
+            for k in range(6):
+                rhod = (dx * Dx[k] + dy * Dy[k]) / rho
+                G[il, k] = Jrow[k]
+                G[i1, k] = (dx * Dy[k] - dy * Dx[k]) / rho2
+                G[i2, k] = (rho * (Dz[k] - Jrow[k]) - h * rhod) / L2
+        if rates:
+            # r' = w x r; a' = (d'_x, d'_y, d'_z - l') with d' = v + w x r
+            wr0 = w1 * rz - w2 * ry
+            wr1 = w2 * rx - w0 * rz
+            wr2 = w0 * ry - w1 * rx
+            ad0 = v0 + wr0
+            ad1 = v1 + wr1
+            dd2 = v2 + wr2
+            ld = (dx * ad0 + dy * ad1 + h * dd2) * ih
+            ad2 = dd2 - ld
+            u1d = (dx * ad1 - dy * ad0) / rho2
+            rhod = (dx * ad0 + dy * ad1) / rho
+            u2d = (rho * ad2 - h * rhod) / L2
+            v[il], v[i1], v[i2] = ld, u1d, u2d
+            if accs:
+                # c = p'' + w' x r + w x (w x r);  a'' = (c_x, c_y, c_z - l'')
+                c0 = a0 + (e1 * rz - e2 * ry) + (w1 * wr2 - w2 * wr1)
+                c1 = a1 + (e2 * rx - e0 * rz) + (w2 * wr0 - w0 * wr2)
+                c2 = a2 + (e0 * ry - e1 * rx) + (w0 * wr1 - w1 * wr0)
+                adsq = ad0 * ad0 + ad1 * ad1
+                ldd = (dx * c0 + dy * c1 + h * c2 + adsq + ad2 * ad2) * ih
+                add2 = c2 - ldd
+                rhodd = (adsq + dx * c0 + dy * c1 - rhod * rhod) / rho
+                a[il] = ldd
+                a[i1] = (dx * c1 - dy * c0) / rho2 - 2.0 * u1d * rhod / rho
+                a[i2] = (rho * add2 - h * rhodd) / L2
+    # platform joints: x y z, then ZYX Euler angles, their rates and G's rows B (omega = E [yaw' pitch' roll'])
+    ip = iall[3 * n:]
+    qp, vp, ap, B, singular = zyx_platform_motion(R, p, twist, accel if accs else accel[:0])
+    for k in range(6):
+        q[ip[k]] = qp[k]
+    if not (rates or want_g):
+        return PUS_OK, -1, out_of_range, cone_leg
+    if singular:
+        info[0] = qp[4]
+        return PUS_PITCH, -1, out_of_range, cone_leg
+    for k in range(6):
+        if want_g:
+            G[ip[k]] = B[k]
+        if rates:
+            v[ip[k]] = vp[k]
+        if accs:
+            a[ip[k]] = ap[k]
+    return PUS_OK, -1, out_of_range, cone_leg
 
 
 @numba.njit(cache=True)
@@ -480,3 +610,363 @@ def closure_acceleration(K, LU, perm, bounds, c, free, ac, bias, limit):
     for k in range(free.shape[0]):
         a[free[k]] = X[k, 0]
     return a, _bounded(X, limit)
+
+
+# ---------------------------------------------------------------- planar_redundant (Wu et al. 2009, seed 003)
+
+#: planar_redundant_motion's status: solved; the pose leaves the plane (info = z, R_zz); a link's column too far
+#: (|x - x_D| >= l, info = column, x - x_D); a strut of zero length (info = column, length); the inputs failed the
+#: shape checks or motion_ok (nothing computed)
+PR_OK, PR_PLANE, PR_LINK, PR_STRUT, PR_INPUT = 0, 1, 2, 3, 4
+
+
+@numba.njit(cache=True)
+def _wrapped(angle):
+    """angle - 2 pi n (n the nearest integer, ties to even): math.remainder(angle, 2 pi), which numba lacks."""
+    return angle - 2.0 * math.pi * round(angle / (2.0 * math.pi))
+
+
+@numba.njit((_M, _V, _V, _V, _V, numba.types.Array(numba.int64, 1, "A", readonly=True), numba.boolean,
+             numba.boolean, numba.boolean, numba.float64[::1], numba.float64[::1], numba.float64[::1],
+             numba.float64[:, ::1], numba.float64[:, ::1], numba.float64[::1]), cache=True)
+def planar_redundant_motion(R, p, twist, accel, geo, idx, check, want_g, validate, q, v, a, J, G, info):
+    """planar_redundant (Wu et al., seed 003): all tree joints of a platform motion (x, y, alpha) in one pass.
+
+    Positions by Wu eq. 18-20 ('-' root of eq. 20a-b): dx_i = x - c_i, h_i = sqrt(l^2 - dx_i^2), slider
+    q_i = y - l5 - h_i, link angle beta_i = atan2(dx_i, h_i); strut from E_i = (c_i, q_i) to B = (x - l6 sin alpha,
+    y - l6 cos alpha), r = l (sin phi, cos phi); counterweight ratio q_i + offset. Rates by eq. 21-23
+    (qdot_i = ydot + t_i xdot, t_i = tan beta_i, betadot_i = xdot / h_i, ldot = u . W xdot, phidot = n . W xdot / l,
+    W = [[1, 0, -l6 cos alpha], [-t_i, 0, l6 sin alpha]], u = (sin phi, cos phi), n = (cos phi, -sin phi)) and
+    accelerations as their exact time derivatives. J rows: sliders [t_i, 1, 0], struts u^T W; G: every tree joint's
+    row (the platform's the identity).
+
+    geo: l, l5, l6, c_1, c_2, counterweight ratio and offset, alpha_sign (R = Rz(alpha_sign alpha)), the cut
+    joints' ranges (link-platform lower, upper, strut-platform lower, upper; widened by the caller's tolerance),
+    then the tree joints' lower and upper limits (nv each, widened).
+    idx: ns (struts), na (actuators), the tree indices of x, y, alpha, slider 1-2, beta 1-2, counterweight 1-2,
+    then per strut its column (0 / 1), its length's and its angle's tree indices (ns each), then the rows of the
+    actuated joints in [q1, q2, l_strut...] (na).
+    twist / accel of length 0: no rates / accelerations. ``check``: test the limits and the cut joints;
+    ``validate``: first the shapes (R 3 x 3, p 3, twist 3 or 0, accel 3 or 0 and only with a twist) and motion_ok
+    (errors.MAGNITUDE_LIMIT), PR_INPUT if they fail.
+    Writes into the caller's arrays: q (nv), v and a (nv, or empty without twist / accel), J (na x 3), G (nv x 3,
+    or 0 x 3 without want_g), info (2). Returns (status, out_of_range, cut): out_of_range some tree joint outside
+    its range, cut the first cut joint outside its range (0, 1 the links, 2 + k strut k; -1 none).
+    """
+    out_of_range = False
+    cut = -1
+    if validate and not (R.shape[0] == 3 and R.shape[1] == 3 and p.shape[0] == 3 and twist.shape[0] in (0, 3)
+                         and accel.shape[0] in (0, twist.shape[0]) and motion_ok(R, p, twist, accel, MAGNITUDE_LIMIT)):
+        return PR_INPUT, out_of_range, cut
+    if abs(p[2]) > 1e-9 or abs(R[2, 2] - 1.0) > 1e-9:
+        info[0], info[1] = p[2], R[2, 2]
+        return PR_PLANE, out_of_range, cut
+    l, l5, l6, ratio, offset = geo[0], geo[1], geo[2], geo[5], geo[6]
+    x, y = p[0], p[1]
+    s, c = geo[7] * R[1, 0], R[0, 0]
+    alpha = math.atan2(s, c)
+    ns, na = idx[0], idx[1]
+    nv = q.shape[0]
+    i_sl, i_beta, i_cw = idx[5:7], idx[7:9], idx[9:11]
+    cols, i_len, i_phi = idx[11:11 + ns], idx[11 + ns:11 + 2 * ns], idx[11 + 2 * ns:11 + 3 * ns]
+    rows = idx[11 + 3 * ns:]
+    dx1, dx2 = x - geo[3], x - geo[4]
+    for i in range(2):
+        d = dx1 if i == 0 else dx2
+        if not l * l - d * d > 0.0:
+            info[0], info[1] = i, d
+            return PR_LINK, out_of_range, cut
+    h1, h2 = math.sqrt(l * l - dx1 * dx1), math.sqrt(l * l - dx2 * dx2)
+    q1, q2 = y - l5 - h1, y - l5 - h2
+    t1, t2 = dx1 / h1, dx2 / h2
+    q[idx[2]], q[idx[3]], q[idx[4]] = x, y, alpha
+    q[i_sl[0]], q[i_sl[1]] = q1, q2
+    q[i_beta[0]], q[i_beta[1]] = math.atan2(dx1, h1), math.atan2(dx2, h2)
+    q[i_cw[0]], q[i_cw[1]] = ratio * q1 + offset, ratio * q2 + offset
+    rates = twist.shape[0] == 3
+    accs = rates and accel.shape[0] == 3
+    xd = yd = ad = xdd = ydd = add = 0.0
+    if rates:
+        xd, yd, ad = twist[0], twist[1], twist[2]
+        v[idx[2]], v[idx[3]], v[idx[4]] = xd, yd, ad
+        qd1, qd2 = yd + t1 * xd, yd + t2 * xd
+        v[i_sl[0]], v[i_sl[1]] = qd1, qd2
+        v[i_beta[0]], v[i_beta[1]] = xd / h1, xd / h2
+        v[i_cw[0]], v[i_cw[1]] = ratio * qd1, ratio * qd2
+    qdd1 = qdd2 = 0.0
+    if accs:
+        xdd, ydd, add = accel[0], accel[1], accel[2]
+        a[idx[2]], a[idx[3]], a[idx[4]] = xdd, ydd, add
+        qdd1 = ydd + t1 * xdd + l * l * xd * xd / (h1 * h1 * h1)
+        qdd2 = ydd + t2 * xdd + l * l * xd * xd / (h2 * h2 * h2)
+        a[i_sl[0]], a[i_sl[1]] = qdd1, qdd2
+        a[i_beta[0]] = xdd / h1 + dx1 * xd * xd / (h1 * h1 * h1)
+        a[i_beta[1]] = xdd / h2 + dx2 * xd * xd / (h2 * h2 * h2)
+        a[i_cw[0]], a[i_cw[1]] = ratio * qdd1, ratio * qdd2
+    # B and its acceleration (r_k'' = B'' - (0, q_col''))
+    xb, yb = x - l6 * s, y - l6 * c
+    bxdd = xdd - l6 * c * add + l6 * s * ad * ad
+    bydd = ydd + l6 * s * add + l6 * c * ad * ad
+    for r in range(na):
+        if rows[r] < 2:
+            J[r, 0], J[r, 1], J[r, 2] = t1 if rows[r] == 0 else t2, 1.0, 0.0
+    if want_g:
+        G[idx[2], 0] = G[idx[3], 1] = G[idx[4], 2] = 1.0
+        G[i_sl[0], 0], G[i_sl[0], 1], G[i_sl[1], 0], G[i_sl[1], 1] = t1, 1.0, t2, 1.0
+        G[i_beta[0], 0], G[i_beta[1], 0] = 1.0 / h1, 1.0 / h2
+        G[i_cw[0], 0], G[i_cw[0], 1], G[i_cw[1], 0], G[i_cw[1], 1] = ratio * t1, ratio, ratio * t2, ratio
+    for k in range(ns):
+        col = cols[k]
+        qc, tk, qddc = (q1, t1, qdd1) if col == 0 else (q2, t2, qdd2)
+        ex, ey = xb - geo[3 + col], yb - qc
+        ln = math.sqrt(ex * ex + ey * ey)
+        if ln < 1e-9:
+            info[0], info[1] = col, ln
+            return PR_STRUT, out_of_range, cut
+        sp, cp = ex / ln, ey / ln
+        q[i_len[k]], q[i_phi[k]] = ln, math.atan2(ex, ey)
+        j0, j2 = sp - cp * tk, -l6 * c * sp + l6 * s * cp              # u^T W
+        g0, g2 = (cp + sp * tk) / ln, (-l6 * c * cp - l6 * s * sp) / ln   # n^T W / l
+        for r in range(na):
+            if rows[r] == 2 + k:
+                J[r, 0], J[r, 1], J[r, 2] = j0, 0.0, j2
+        if want_g:
+            G[i_len[k], 0], G[i_len[k], 2] = j0, j2
+            G[i_phi[k], 0], G[i_phi[k], 2] = g0, g2
+        if rates:
+            ld, pd = j0 * xd + j2 * ad, g0 * xd + g2 * ad
+            v[i_len[k]], v[i_phi[k]] = ld, pd
+            if accs:
+                rx, ry = bxdd, bydd - qddc
+                a[i_len[k]] = sp * rx + cp * ry + ln * pd * pd
+                a[i_phi[k]] = (cp * rx - sp * ry - 2.0 * ld * pd) / ln
+    if check:
+        lo, hi = geo[12:12 + nv], geo[12 + nv:12 + 2 * nv]
+        for j in range(nv):
+            if not lo[j] <= q[j] <= hi[j]:
+                out_of_range = True
+        for m in range(2 + ns):
+            angle = q[i_beta[m]] if m < 2 else q[i_phi[m - 2]]
+            g = _wrapped(angle - alpha)
+            lower, upper = (geo[8], geo[9]) if m < 2 else (geo[10], geo[11])
+            if not lower <= g <= upper:
+                cut = m
+                break
+    return PR_OK, out_of_range, cut
+
+
+@numba.njit((numba.float64[:, ::1], numba.float64[:, :, ::1], numba.boolean[::1], _V,
+             numba.types.Array(numba.int64, 1, "A", readonly=True), numba.float64[:, ::1], numba.boolean[::1]),
+            cache=True)
+def planar_redundant_batch(P, Rs, usable, geo, idx, Q, valid):
+    """planar_redundant_motion's positions of N poses (P (N, 3), Rs (N, 3, 3)) into Q (N, nv) and valid (N): valid =
+    usable, in the plane, reachable, every joint and cut joint within its range; the rows of the poses that are not
+    usable, leave the plane or are out of reach are NaN, those that only break a limit keep their joint values."""
+    no = np.empty(0)
+    J, G, info = np.empty((idx[1], 3)), np.empty((0, 3)), np.empty(2)
+    for n in range(P.shape[0]):
+        status, out_of_range, cut = planar_redundant_motion(Rs[n], P[n], no, no, geo, idx, True, False, False, Q[n],
+                                                            no, no, J, G, info)
+        solved = usable[n] and status == PR_OK
+        valid[n] = solved and not out_of_range and cut < 0
+        if not solved:
+            Q[n, :] = np.nan
+    return None
+
+
+# ---------------------------------------------------------------------------------------------- DELTA (delta.py)
+#: delta_motion's status: solved; the inputs failed the shape checks or motion_ok (nothing computed); the plate is
+#: rotated (st[0, 0] = max |R - I|); leg ``leg`` out of reach (st[leg, 0:2] = G, sqrt(E^2 + F^2)); a joint outside its
+#: range (q complete: the caller names the joint); leg ``leg``'s plate ball joint beyond its cone (|elbow2|); leg
+#: ``leg``'s arm and forearm aligned (st[leg, 6] = s.b, at most DELTA_SINGULAR_TOL L_A L_B)
+DELTA_OK, DELTA_INPUT, DELTA_ROTATION, DELTA_UNREACHABLE, DELTA_LIMIT, DELTA_CONE, DELTA_SINGULAR = range(7)
+#: |G| / sqrt(E^2 + F^2) may exceed 1 by this much (rounding at the boundary of the workspace)
+DELTA_REACH_TOL = 1e-12
+#: the plate cannot rotate: max |R - I| above this is unreachable
+DELTA_ROT_TOL = 1e-9
+#: s.b at most this times L_A L_B: the arm and the forearm are aligned (inverse singularity)
+DELTA_SINGULAR_TOL = 1e-12
+#: delta_motion's ``geo`` layout: cos theta_i (3), sin theta_i (3), R = R_A - R_B, L_A, L_B, L_A^2 - L_B^2, the cone
+#: limit of elbow2, the lower then the upper limits (tolerance included) of arm 1-3, elbow1 1-3, elbow2 1-3
+DELTA_GEO_SIZE = 29
+
+
+@numba.njit((_M, _V, _V, _V, _V, numba.types.Array(numba.int64, 1, "A", readonly=True), numba.boolean, numba.boolean,
+             numba.float64[::1], numba.float64[::1], numba.float64[::1], numba.float64[:, ::1], numba.float64[:, ::1],
+             numba.float64[:, ::1]), cache=True)
+def delta_motion(R, p, twist, accel, geo, iall, check, validate, q, v, a, J, G, st):
+    """DELTA (delta.py, Codourey 1998): all tree joints of a plate motion in one pass over the three arms.
+
+    Per arm, in {R_i} = Rz(theta_i) {R} (eq. 24) with (X, y, z) = (x_i - R, y_i, z) the plate centre moved in:
+    the arm angle q = atan2(F, E) - acos(G / sqrt(E^2 + F^2)) of eq. 29 (E = 2 L_A X, F = -2 L_A z,
+    G = X^2 + y^2 + z^2 + L_A^2 - L_B^2; elbow-out branch, reported in (-pi, pi]), the forearm s = P - C (eq. 28,
+    30), elbow1 = atan2(-s_x, -s_z) - q and elbow2 = asin(s_y / L_B) (the universal joint at the elbow); with the
+    rates: J_i = -(R_i s)^T / (s . b) (eq. 31-36, b = L_A [sin q, 0, cos q]), qdot = J_i xdot, sdot = xdot + b qdot
+    (eq. 33) and the elbow rates from it; with accelerations d/dt (s . sdot) = 0 for qddot (bdot of eq. 38) and
+    the elbow accelerations from sddot; G's rows the gradients of q, elbow1, elbow2 w.r.t. the plate position.
+
+    geo: DELTA_GEO_SIZE floats (its layout above); iall: the tree indices of arm 1-3, elbow1 1-3, elbow2 1-3, then
+    platform x y z. twist / accel of length 0: no rates / accelerations. ``check``: test the joint ranges and the
+    plate ball joints' cones; ``validate``: first the shapes (R 3 x 3, p 3, twist 3 or 0, accel 3 or 0, only with
+    a twist) and motion_ok (errors.MAGNITUDE_LIMIT). Writes into the caller's arrays: q (12), v and a (12, or
+    empty without twist / accel), J (3 x 3, or 0 x 3 when neither J, rates nor G are wanted), G (12 x 3, or 0 x 3),
+    st (3 x 7: per arm q, cos q, sin q, s_x, s_y, s_z in {R_i} and s.b). Returns (status, leg), the status
+    DELTA_OK ... DELTA_SINGULAR; the positions are all written before a limit, cone or singularity is reported.
+    """
+    rates = twist.shape[0] == 3
+    accs = rates and accel.shape[0] == 3
+    if validate and not (R.shape[0] == 3 and R.shape[1] == 3 and p.shape[0] == 3 and twist.shape[0] in (0, 3)
+                         and accel.shape[0] in (0, twist.shape[0]) and motion_ok(R, p, twist, accel, MAGNITUDE_LIMIT)):
+        return DELTA_INPUT, -1
+    err = max(abs(R[0, 0] - 1.0), abs(R[1, 1] - 1.0), abs(R[2, 2] - 1.0), abs(R[0, 1]), abs(R[0, 2]),
+              abs(R[1, 0]), abs(R[1, 2]), abs(R[2, 0]), abs(R[2, 1]))
+    if not err <= DELTA_ROT_TOL:
+        st[0, 0] = err
+        return DELTA_ROTATION, -1
+    px, py, pz = p[0], p[1], p[2]
+    Rr, LA, LB, g0, cone = geo[6], geo[7], geo[8], geo[9], geo[10]
+    for k in range(3):
+        q[iall[9 + k]] = p[k]
+    # positions (eq. 28-30), every arm before any limit or singularity is reported
+    F = -2.0 * LA * pz
+    out_of_range = False
+    cone_leg = -1
+    for i in range(3):
+        c, s = geo[i], geo[3 + i]
+        X = c * px + s * py - Rr
+        y = c * py - s * px
+        E = 2.0 * LA * X
+        Gc = X * X + y * y + pz * pz + g0
+        r = math.sqrt(E * E + F * F)
+        if not (r > 0.0 and abs(Gc) <= (1.0 + DELTA_REACH_TOL) * r):
+            st[i, 0], st[i, 1] = Gc, r
+            return DELTA_UNREACHABLE, i
+        kk = min(1.0, max(-1.0, Gc / r))
+        qa = math.atan2(F, E) - math.acos(kk)
+        if qa <= -math.pi:                      # (-2 pi, pi] -> (-pi, pi]: no jump at the horizontal arm
+            qa += 2.0 * math.pi
+        # cos and sin of q = atan2(F, E) - acos(k) from (E, F) / r and (k, sqrt(1 - k^2)): no cos(q), sin(q) calls
+        sk = math.sqrt(1.0 - kk * kk)
+        cq, sq = (E * kk + F * sk) / r, (F * kk - E * sk) / r
+        sx = X - LA * cq
+        sz = pz + LA * sq
+        e1 = math.atan2(-sx, -sz) - qa
+        if e1 <= -math.pi:
+            e1 += 2.0 * math.pi
+        elif e1 > math.pi:
+            e1 -= 2.0 * math.pi
+        e2 = math.asin(min(1.0, max(-1.0, y / LB)))
+        q[iall[i]], q[iall[3 + i]], q[iall[6 + i]] = qa, e1, e2
+        st[i, 0], st[i, 1], st[i, 2], st[i, 3], st[i, 4], st[i, 5] = qa, cq, sq, sx, y, sz
+        st[i, 6] = LA * (sx * sq + sz * cq)
+        if check:
+            if not (geo[11 + i] <= qa <= geo[20 + i] and geo[14 + i] <= e1 <= geo[23 + i]
+                    and geo[17 + i] <= e2 <= geo[26 + i]):
+                out_of_range = True
+            if cone_leg < 0 and abs(e2) > cone:
+                cone_leg = i
+    if out_of_range:
+        return DELTA_LIMIT, -1
+    if cone_leg >= 0:
+        return DELTA_CONE, cone_leg
+    want_g = G.shape[0] > 0
+    if not (rates or want_g or J.shape[0] == 3):
+        return DELTA_OK, -1
+    if rates:
+        wx, wy, wz = twist[0], twist[1], twist[2]
+        for k in range(3):
+            v[iall[9 + k]] = twist[k]
+    if accs:
+        for k in range(3):
+            a[iall[9 + k]] = accel[k]
+    if want_g:
+        for k in range(3):
+            G[iall[9 + k], k] = 1.0
+    dtol = DELTA_SINGULAR_TOL * LA * LB
+    iL = 1.0 / LB
+    for i in range(3):
+        c, s = geo[i], geo[3 + i]
+        qa, cq, sq, sx, sy, sz, d = st[i, 0], st[i, 1], st[i, 2], st[i, 3], st[i, 4], st[i, 5], st[i, 6]
+        if not abs(d) > dtol:
+            return DELTA_SINGULAR, i
+        inv = -1.0 / d
+        J0, J1, J2 = (c * sx - s * sy) * inv, (s * sx + c * sy) * inv, sz * inv     # J_i = -(R_i s)^T / (s.b)
+        if J.shape[0] == 3:
+            J[i, 0], J[i, 1], J[i, 2] = J0, J1, J2
+        n2 = sx * sx + sz * sz                       # (L_B cos elbow2)^2
+        if want_g:
+            # d(s in {R_i})/dx = R_i^T + b_i J_i, b_i = L_A [sin q, 0, cos q] in {R_i}
+            ia, i1, i2 = iall[i], iall[3 + i], iall[6 + i]
+            G[ia, 0], G[ia, 1], G[ia, 2] = J0, J1, J2
+            G[i1, 0] = (sz * (c + LA * sq * J0) - sx * LA * cq * J0) / n2 - J0
+            G[i1, 1] = (sz * (s + LA * sq * J1) - sx * LA * cq * J1) / n2 - J1
+            G[i1, 2] = (sz * LA * sq * J2 - sx * (1.0 + LA * cq * J2)) / n2 - J2
+            ir = 1.0 / math.sqrt(n2)
+            G[i2, 0], G[i2, 1], G[i2, 2] = -s * ir, c * ir, 0.0
+        if rates:
+            qd = J0 * wx + J1 * wy + J2 * wz
+            sdx = c * wx + s * wy + LA * sq * qd     # sdot = xdot + b qdot in {R_i} (eq. 33)
+            sdy = c * wy - s * wx
+            sdz = wz + LA * cq * qd
+            rho2 = n2 * iL * iL
+            rho = math.sqrt(rho2)
+            ad = (sz * sdx - sx * sdz) * iL * iL / rho2      # d/dt (q + elbow1)
+            bd = sdy * iL / rho
+            v[iall[i]], v[iall[3 + i]], v[iall[6 + i]] = qd, ad - qd, bd
+            if accs:
+                aix = c * accel[0] + s * accel[1]
+                aiy = c * accel[1] - s * accel[0]
+                az = accel[2]
+                # d/dt (s . sdot) = 0: s.a + d qdd + qd s.bdot + sdot.sdot = 0, bdot = L_A [cq, 0, -sq] qd (eq. 38)
+                qdd = -(sx * aix + sy * aiy + sz * az + LA * (sx * cq - sz * sq) * qd * qd
+                        + sdx * sdx + sdy * sdy + sdz * sdz) / d
+                sddx = aix + LA * (sq * qdd + cq * qd * qd)
+                sddz = az + LA * (cq * qdd - sq * qd * qd)
+                rho2d = 2.0 * (sx * sdx + sz * sdz) * iL * iL
+                add = ((sz * sddx - sx * sddz) * iL * iL - ad * rho2d) / rho2
+                bdd = (aiy * iL + sy * iL * bd * bd) / rho
+                a[iall[i]], a[iall[3 + i]], a[iall[6 + i]] = qdd, add - qdd, bdd
+    return DELTA_OK, -1
+
+
+@numba.njit((_M, _V, _V, _V, numba.types.Array(numba.int64, 1, "A", readonly=True), numba.boolean, numba.float64[::1],
+             numba.float64[::1]), cache=True)
+def delta_tree_motion(R, p, twist, geo, iall, validate, q, v):
+    """delta_motion's (q, v), no limit checks, for the forward dynamics' inner call (delta.tree_motion_into): 8
+    arguments instead of 14 (numba's dispatch costs ~0.06 us an array argument, a third of this call). With
+    ``validate`` a twist of another length than 3 is DELTA_INPUT (delta_motion takes length 0 as no twist). Returns
+    delta_motion's status."""
+    if validate and twist.shape[0] != 3:
+        return DELTA_INPUT
+    st = np.empty((3, 7))
+    return delta_motion(R, p, twist, twist[:0], geo, iall, False, validate, q, v, q[:0], st[:0], st[:0], st)[0]
+
+
+@numba.njit((_M, _V, _V, _V, _V, numba.types.Array(numba.int64, 1, "A", readonly=True), numba.float64[::1],
+             numba.float64[::1], numba.float64[::1], numba.float64[:, ::1]), cache=True)
+def delta_tree_state(R, p, twist, accel, geo, iall, q, v, a, G):
+    """delta_motion's (q, v, a, G) of validated inputs, no limit checks, for the inverse dynamics' inner call
+    (delta.tree_state): 10 arguments instead of 14 (delta_tree_motion). Returns delta_motion's status."""
+    st = np.empty((3, 7))
+    return delta_motion(R, p, twist, accel, geo, iall, False, False, q, v, a, st[:0], G, st)[0]
+
+
+@numba.njit((numba.float64[:, ::1], numba.float64[:, :, ::1], numba.boolean[::1], _V,
+             numba.types.Array(numba.int64, 1, "A", readonly=True), numba.float64[:, ::1], numba.boolean[::1]),
+            cache=True)
+def delta_inverse_batch(P, Rs, usable, geo, iall, Q, valid):
+    """delta_motion's positions of N plate poses (P (N, 3), Rs (N, 3, 3)) into Q (N, 12) and valid (N): valid =
+    usable, not rotated, reachable, every joint within its range and cone; the rows of the poses that are not
+    usable, rotated or out of reach are NaN, those that only break a limit keep their joint values."""
+    no = np.empty(0)
+    J, G, st = np.empty((0, 3)), np.empty((0, 3)), np.empty((3, 7))
+    for n in range(P.shape[0]):
+        status = delta_motion(Rs[n], P[n], no, no, geo, iall, True, False, Q[n], no, no, J, G, st)[0]
+        ok = usable[n] and status in (DELTA_OK, DELTA_LIMIT, DELTA_CONE)
+        finite = True
+        for k in range(Q.shape[1]):
+            finite = finite and math.isfinite(Q[n, k])
+        valid[n] = ok and finite and status == DELTA_OK
+        if not (ok and finite):
+            Q[n, :] = np.nan
+    return None

@@ -15,6 +15,11 @@ Rates: qdot_i = ydot + t_i xdot (t_i = tan beta_i, eq. 21), betadot_i = xdot / h
 rdot_i = W_i xdot with W_i = [[1, 0, -l6 cos(alpha)], [-t_i, 0, l6 sin(alpha)]],
 ldot_i = u_i . rdot_i, phidot_i = n_i . rdot_i / l_i (u = (sin phi, cos phi), n = (cos phi, -sin phi)), eq. 22.
 Accelerations are the exact time derivatives of these (no finite differences).
+
+Speed: every single-pose method and the dynamics' inner calls (``tree_state``) take q, v, a, J and G from one
+compiled call (kernels.planar_redundant_motion, the input checks inside, errors as a status), ``inverse_batch``
+from the same kernel looped over the poses; the tests hold it to Wu's formulas, the generic closure model and
+finite differences.
 """
 
 from __future__ import annotations
@@ -24,28 +29,14 @@ import math
 import numpy as np
 
 from ..description.loader import ClosedLoopModel
-from ..errors import MAGNITUDE_LIMIT, InvalidModelError, JointLimitError, UnreachablePoseError
-from .base import JointMotion, ParallelKinematics
+from ..errors import InvalidModelError, JointLimitError, UnreachablePoseError
+from .base import NO_VECTOR, JointMotion, ParallelKinematics, fast_inputs
+from .kernels import PR_INPUT, PR_LINK, PR_OK, PR_PLANE, PR_STRUT, planar_redundant_batch, planar_redundant_motion
 from .task_space import Pose, TaskSpace
 
-_PLANE_TOL = 1e-9
-
-
-def _fast_vec3(v):
-    """3 floats with |v|_1 within MAGNITUDE_LIMIT as a tuple, or None (then the base class validates and raises)."""
-    if v is None:
-        return None
-    if type(v) is np.ndarray:
-        if v.shape != (3,) or v.dtype != np.float64:
-            return None
-        v = v.tolist()
-    elif type(v) in (list, tuple):
-        if len(v) != 3 or not all(type(e) in (float, int) for e in v):
-            return None
-    else:
-        return None
-    a, b, c = float(v[0]), float(v[1]), float(v[2])
-    return (a, b, c) if abs(a) + abs(b) + abs(c) <= MAGNITUDE_LIMIT else None
+_PLANE_TOL = 1e-9     # kernels.planar_redundant_motion's tolerance of |z| and |R_zz - 1|
+#: no G for kernels.planar_redundant_motion
+_NO_G = np.zeros((0, 3))
 
 
 class Kinematics(ParallelKinematics):
@@ -99,241 +90,149 @@ class Kinematics(ParallelKinematics):
         # strut k belongs to column s-1
         self.strut_col = tuple(s - 1 for s in self.struts)
         # vectorized constants
-        self._cx = np.array(self.cx)
-        self._scol = np.array(self.strut_col, dtype=int)
-        self._lo = np.asarray(self.lower, float)
-        self._hi = np.asarray(self.upper, float)
-        self._lo_t = self._lo - 1e-12
-        self._hi_t = self._hi + 1e-12
+        self._lo_t = np.asarray(self.lower, float) - 1e-12
+        self._hi_t = np.asarray(self.upper, float) + 1e-12
         self._cut_names = [f"leg{i}" for i in (1, 2)] + [f"leg{s + 2}" for s in self.struts]
+        full_tree = self.i_slider + self.i_len
+        self._act_tree = np.array([full_tree[r] for r in self._act_rows_list], dtype=np.int64)
+        # kernels.planar_redundant_motion's constants (its docstring)
+        self._geo = np.array([self.l, self.l5, self.l6, *self.cx, self.cw_ratio, self.cw_offset, task.alpha_sign,
+                              self.cut_link[0] - 1e-12, self.cut_link[1] + 1e-12, self.cut_strut[0] - 1e-12,
+                              self.cut_strut[1] + 1e-12, *self._lo_t, *self._hi_t])
+        self._idx = np.array([len(self.struts), self.na, *self.i_plat, *self.i_slider, *self.i_beta, *self.i_cw,
+                              *self.strut_col, *self.i_len, *self.i_phi, *self._act_rows_list], dtype=np.int64)
+        for arr in (self._act_tree, self._geo, self._idx, self.act_rows, self._lo_t, self._hi_t):
+            arr.setflags(write=False)
 
     # ---------------------------------------------------------------- helpers
-    def validate(self, pose: Pose, twist=None, accel=None):
-        """Same checks and errors as ParallelKinematics.validate, with a fast path.
-
-        The fast path accepts a pose whose arrays are already float64 of the right shape,
-        finite, with R orthonormal (|R^T R - I| <= 1e-9) and det R > 0, and a twist /
-        acceleration of 3 floats (the position's, twist's and acceleration's |.|_1 within
-        MAGNITUDE_LIMIT), using scalar arithmetic; anything else goes through the base
-        class, which raises the errors.
-        """
-        p, R = getattr(pose, "position", None), getattr(pose, "rotation", None)
-        if (type(p) is np.ndarray and type(R) is np.ndarray and p.shape == (3,) and R.shape == (3, 3)
-                and p.dtype == np.float64 and R.dtype == np.float64 and (accel is None or twist is not None)):
-            a, b, c, d, e, f, g, h, i = R.ravel().tolist()
-            x0, x1, x2 = p.tolist()
-            tw = _fast_vec3(twist)
-            ac = _fast_vec3(accel)
-            if (math.isfinite(a + b + c + d + e + f + g + h + i) and abs(x0) + abs(x1) + abs(x2) <= MAGNITUDE_LIMIT
-                    and (twist is None or tw is not None) and (accel is None or ac is not None)):
-                err = max(abs(a * a + d * d + g * g - 1.0), abs(b * b + e * e + h * h - 1.0),
-                          abs(c * c + f * f + i * i - 1.0), abs(a * b + d * e + g * h),
-                          abs(a * c + d * f + g * i), abs(b * c + e * f + h * i))
-                det = a * (e * i - f * h) - b * (d * i - f * g) + c * (d * h - e * g)
-                if err <= 1e-9 and det >= 0.0:
-                    return pose, tw, ac
-        return super().validate(pose, twist, accel)
-
     def check_limits(self, q: np.ndarray) -> None:
         if ((q < self._lo_t) | (q > self._hi_t)).any():
             super().check_limits(q)
 
     def _xyalpha(self, pose: Pose):
-        """(x, y, sin(alpha), cos(alpha)) of an in-plane pose; UnreachablePoseError otherwise."""
+        """(x, y, sin(alpha), cos(alpha)) of an in-plane pose; UnreachablePoseError otherwise (``jacobian_xq``)."""
         p, R = pose.position, pose.rotation
         if abs(p[2]) > _PLANE_TOL or abs(R[2, 2] - 1.0) > _PLANE_TOL:
-            raise UnreachablePoseError(f"pose leaves the mechanism plane: z = {p[2]:.6g} m, R_zz = {R[2, 2]:.12g} "
-                                       f"(planar robot: z = 0 and a rotation about z, tolerance {_PLANE_TOL:g})")
+            self._raise(PR_PLANE, (p[2], R[2, 2]))
         # R = Rz(alpha_sign * alpha): sin(alpha) = alpha_sign * R[1, 0], cos(alpha) = R[0, 0]
         return float(p[0]), float(p[1]), self.task.alpha_sign * float(R[1, 0]), float(R[0, 0])
 
-    def _geometry(self, x, y, s, c):
-        """Scalar closed-form positions; raises UnreachablePoseError."""
-        l, l5, l6 = self.l, self.l5, self.l6
-        xb, yb = x - l6 * s, y - l6 * c
-        dx, h, q, beta = [], [], [], []
-        for i in (0, 1):
-            d = x - self.cx[i]
-            h2 = l * l - d * d
-            if h2 <= 0.0:
-                raise UnreachablePoseError(
-                    f"link{i + 1}: horizontal distance |x - x_D{i + 1}| = {abs(d):.6g} m from column {i + 1} "
-                    f"must be < l = {l:.6g} m")
-            hh = math.sqrt(h2)
-            dx.append(d)
-            h.append(hh)
-            q.append(y - l5 - hh)
-            beta.append(math.atan2(d, hh))
-        ex, ey, ln, phi = [], [], [], []
-        for k in self.strut_col:
-            a, b = xb - self.cx[k], yb - q[k]
-            li = math.sqrt(a * a + b * b)
-            if li < 1e-9:
-                raise UnreachablePoseError(f"strut{k + 1}: length |E{k + 1}B| = {li:.3g} m must be > 0")
-            ex.append(a)
-            ey.append(b)
-            ln.append(li)
-            phi.append(math.atan2(a, b))
-        return dx, h, q, beta, ex, ey, ln, phi
+    def _solve(self, pose, twist, accel, check_limits, want_g=False, validated=False):
+        """(q, v, a, J, G) from one compiled pass (kernels.planar_redundant_motion: Wu eq. 18-23), the inputs checked
+        as by ``validate`` unless ``validated``; v, a None without twist / accel, G None unless ``want_g``, J the
+        actuated joints' rows. The errors name the link, strut or joint."""
+        if not (validated or fast_inputs(pose, twist, accel, 3)):
+            pose, twist, accel = super().validate(pose, twist, accel)
+            validated = True
+        nv, rates = self.nv, twist is not None
+        q, v, a = np.empty(nv), np.empty(nv if rates else 0), np.empty(nv if accel is not None else 0)
+        J, G, info = np.empty((self.na, 3)), np.zeros((nv, 3)) if want_g else _NO_G, np.zeros(2)
+        status, out_of_range, cut = planar_redundant_motion(
+            pose.rotation, pose.position, NO_VECTOR if twist is None else twist, NO_VECTOR if accel is None else accel,
+            self._geo, self._idx, check_limits, want_g, not validated, q, v, a, J, G, info)
+        if status == PR_INPUT:            # the generic validation names what is wrong (or accepts: then solve)
+            return self._solve(*super().validate(pose, twist, accel), check_limits, want_g, True)
+        if status != PR_OK:
+            self._raise(status, info)
+        if out_of_range:
+            super().check_limits(q)
+        if cut >= 0:
+            self._raise_cut(cut, q)
+        return q, v if rates else None, a if accel is not None else None, J, G if want_g else None
 
-    def _assemble_q(self, x, y, alpha, q, beta, ln, phi):
-        out = np.empty(self.nv)
-        ip = self.i_plat
-        out[ip[0]], out[ip[1]], out[ip[2]] = x, y, alpha
-        for i in (0, 1):
-            out[self.i_slider[i]] = q[i]
-            out[self.i_beta[i]] = beta[i]
-            out[self.i_cw[i]] = self.cw_ratio * q[i] + self.cw_offset
-        for k in range(len(self.struts)):
-            out[self.i_len[k]] = ln[k]
-            out[self.i_phi[k]] = phi[k]
-        return out
+    def _raise(self, status, info):
+        """The UnreachablePoseError of a kernel status PR_PLANE, PR_LINK or PR_STRUT (info: the kernel's)."""
+        if status == PR_PLANE:
+            raise UnreachablePoseError(f"pose leaves the mechanism plane: z = {info[0]:.6g} m, R_zz = {info[1]:.12g} "
+                                       f"(planar robot: z = 0 and a rotation about z, tolerance {_PLANE_TOL:g})")
+        if status == PR_LINK:
+            i = int(info[0])
+            raise UnreachablePoseError(
+                f"link{i + 1}: horizontal distance |x - x_D{i + 1}| = {abs(info[1]):.6g} m from column {i + 1} "
+                f"must be < l = {self.l:.6g} m")
+        if status == PR_STRUT:
+            raise UnreachablePoseError(f"strut{int(info[0]) + 1}: length |E{int(info[0]) + 1}B| = {info[1]:.3g} m "
+                                       "must be > 0")
 
-    def _check_cut(self, alpha, beta, phi):
-        for i in (0, 1):
-            g = math.remainder(beta[i] - alpha, 2 * math.pi)
-            if not (self.cut_link[0] - 1e-12 <= g <= self.cut_link[1] + 1e-12):
-                raise JointLimitError(f"cut joint '{self._cut_names[i]}' (link{i + 1}-platform angle beta_{i + 1} - "
-                                      f"alpha at A1) = {g:.6g} rad is outside its range [{self.cut_link[0]:.6g}, "
-                                      f"{self.cut_link[1]:.6g}]")
-        for k, s in enumerate(self.struts):
-            g = math.remainder(phi[k] - alpha, 2 * math.pi)
-            if not (self.cut_strut[0] - 1e-12 <= g <= self.cut_strut[1] + 1e-12):
-                raise JointLimitError(f"cut joint 'leg{s + 2}' (strut{s}-platform angle phi_{s} - alpha at B) = "
-                                      f"{g:.6g} rad is outside its range [{self.cut_strut[0]:.6g}, "
-                                      f"{self.cut_strut[1]:.6g}]")
+    def _raise_cut(self, m, q):
+        """JointLimitError for cut joint m (0, 1 the links, 2 + k strut k) outside its range."""
+        alpha = q[self.i_plat[2]]
+        if m < 2:
+            g = math.remainder(q[self.i_beta[m]] - alpha, 2 * math.pi)
+            raise JointLimitError(f"cut joint '{self._cut_names[m]}' (link{m + 1}-platform angle beta_{m + 1} - "
+                                  f"alpha at A1) = {g:.6g} rad is outside its range [{self.cut_link[0]:.6g}, "
+                                  f"{self.cut_link[1]:.6g}]")
+        s = self.struts[m - 2]
+        g = math.remainder(q[self.i_phi[m - 2]] - alpha, 2 * math.pi)
+        raise JointLimitError(f"cut joint 'leg{s + 2}' (strut{s}-platform angle phi_{s} - alpha at B) = "
+                              f"{g:.6g} rad is outside its range [{self.cut_strut[0]:.6g}, {self.cut_strut[1]:.6g}]")
 
     def cut_joint_limits(self) -> tuple[tuple, np.ndarray, np.ndarray]:
         """The planar cut joints on the platform: leg1, leg2 (link-platform angle beta_i - alpha at A1)
-        and leg<s + 2> (strut-platform angle phi_s - alpha at B), as ``_check_cut``."""
+        and leg<s + 2> (strut-platform angle phi_s - alpha at B), as ``_raise_cut``."""
         n = len(self.struts)
         return (tuple(self._cut_names), np.array([self.cut_link[0]] * 2 + [self.cut_strut[0]] * n),
                 np.array([self.cut_link[1]] * 2 + [self.cut_strut[1]] * n))
 
     def cut_joint_angles(self, pose: Pose) -> np.ndarray:
-        x, y, s, c = self._xyalpha(pose)
-        alpha = math.atan2(s, c)
-        _, _, _, beta, _, _, _, phi = self._geometry(x, y, s, c)
-        return np.array([math.remainder(b - alpha, 2 * math.pi) for b in list(beta) + list(phi)])
-
-    def _rows(self, dx, h, ex, ey, ln, s, c):
-        """Jacobian rows of the full actuated vector, the beta rates and the strut-angle rows."""
-        l6 = self.l6
-        t = (dx[0] / h[0], dx[1] / h[1])
-        J = [[t[0], 1.0, 0.0], [t[1], 1.0, 0.0]]
-        Gphi = []
-        for k, col in enumerate(self.strut_col):
-            sp, cp = ex[k] / ln[k], ey[k] / ln[k]
-            tk = t[col]
-            # W = [[1, 0, -l6 c], [-t, 0, l6 s]];  ldot = u.W, phidot = n.W / l
-            J.append([sp - cp * tk, 0.0, -l6 * c * sp + l6 * s * cp])
-            inv = 1.0 / ln[k]
-            Gphi.append([(cp + sp * tk) * inv, 0.0, (-l6 * c * cp - l6 * s * sp) * inv])
-        return t, J, Gphi
+        q = self._solve(pose, None, None, False)[0]
+        alpha = q[self.i_plat[2]]
+        return np.array([math.remainder(q[i] - alpha, 2 * math.pi) for i in self.i_beta + self.i_phi])
 
     # ---------------------------------------------------------------- family interface
     def inverse(self, pose: Pose, twist=None, accel=None, check_limits: bool = True,
                 jacobian: bool = False) -> JointMotion:
-        pose, twist, accel = self.validate(pose, twist, accel)
-        x, y, s, c = self._xyalpha(pose)
-        alpha = math.atan2(s, c)
-        dx, h, q, beta, ex, ey, ln, phi = self._geometry(x, y, s, c)
-        qv = self._assemble_q(x, y, alpha, q, beta, ln, phi)
-        if check_limits:
-            self.check_limits(qv)
-            self._check_cut(alpha, beta, phi)
-        Jout = v = a = None
-        if jacobian or twist is not None:
-            t, Jfull, Gphi = self._rows(dx, h, ex, ey, ln, s, c)
-            if jacobian:
-                Jout = np.array([Jfull[r] for r in self._act_rows_list])
-        if twist is not None:
-            xd, yd, ad = float(twist[0]), float(twist[1]), float(twist[2])
-            v = np.empty(self.nv)
-            ip = self.i_plat
-            v[ip[0]], v[ip[1]], v[ip[2]] = xd, yd, ad
-            qd = [yd + t[0] * xd, yd + t[1] * xd]
-            bd = [xd / h[0], xd / h[1]]
-            for i in (0, 1):
-                v[self.i_slider[i]] = qd[i]
-                v[self.i_beta[i]] = bd[i]
-                v[self.i_cw[i]] = self.cw_ratio * qd[i]
-            ld, pd = [], []
-            for k in range(len(self.struts)):
-                row, grow = Jfull[2 + k], Gphi[k]
-                ld.append(row[0] * xd + row[2] * ad)
-                pd.append(grow[0] * xd + grow[2] * ad)
-                v[self.i_len[k]] = ld[k]
-                v[self.i_phi[k]] = pd[k]
-            if accel is not None:
-                xdd, ydd, add = float(accel[0]), float(accel[1]), float(accel[2])
-                l2 = self.l * self.l
-                l6 = self.l6
-                a = np.empty(self.nv)
-                a[ip[0]], a[ip[1]], a[ip[2]] = xdd, ydd, add
-                qdd = []
-                for i in (0, 1):
-                    h3 = h[i] ** 3
-                    qa = ydd + t[i] * xdd + l2 * xd * xd / h3
-                    qdd.append(qa)
-                    a[self.i_slider[i]] = qa
-                    a[self.i_beta[i]] = xdd / h[i] + dx[i] * xd * xd / h3
-                    a[self.i_cw[i]] = self.cw_ratio * qa
-                # r_i'' = B'' - (0, q_i'')
-                bxdd = xdd - l6 * c * add + l6 * s * ad * ad
-                bydd = ydd + l6 * s * add + l6 * c * ad * ad
-                for k, col in enumerate(self.strut_col):
-                    sp, cp = ex[k] / ln[k], ey[k] / ln[k]
-                    rx, ry = bxdd, bydd - qdd[col]
-                    a[self.i_len[k]] = sp * rx + cp * ry + ln[k] * pd[k] * pd[k]
-                    a[self.i_phi[k]] = (cp * rx - sp * ry - 2.0 * ld[k] * pd[k]) / ln[k]
-        return JointMotion(qv, v, a, Jout)
+        q, v, a, J, _ = self._solve(pose, twist, accel, check_limits)
+        return JointMotion(q, v, a, J if jacobian else None)
+
+    def motion_and_joint_jacobian(self, pose: Pose, twist, accel=None):
+        """As the base class's, q, v, a and G from one compiled pass."""
+        q, v, a, _, G = self._solve(pose, twist, accel, False, want_g=True)
+        return JointMotion(q, v, a), G
+
+    def tree_state(self, pose: Pose, twist, accel=None):
+        q, v, a, _, G = self._solve(pose, twist, accel, False, want_g=True, validated=True)
+        return q, v, a, G
+
+    def tree_motion(self, pose: Pose, twist):
+        """(q, v) from one compiled pass, the inputs already validated."""
+        return self._solve(pose, twist, None, False, validated=True)[:2]
 
     def actuated(self, pose: Pose) -> np.ndarray:
-        x, y, s, c = self._xyalpha(self.validate(pose)[0])
-        _, _, q, _, _, _, ln, _ = self._geometry(x, y, s, c)
-        full = q + ln
-        return np.array([full[r] for r in self._act_rows_list])
+        return self._solve(pose, None, None, False)[0][self._act_tree]
 
     def jacobian(self, pose: Pose) -> np.ndarray:
-        x, y, s, c = self._xyalpha(self.validate(pose)[0])
-        dx, h, _, _, ex, ey, ln, _ = self._geometry(x, y, s, c)
-        _, Jfull, _ = self._rows(dx, h, ex, ey, ln, s, c)
-        return np.array([Jfull[r] for r in self._act_rows_list])
+        return self._solve(pose, None, None, False)[3]
+
+    def actuated_and_jacobian(self, pose: Pose):
+        """(q_a, J) from one compiled pass: the FK Newton step needs both (no input checks: the pose comes from
+        ``validate``)."""
+        q, _, _, J, _ = self._solve(pose, None, None, False, validated=True)
+        return q[self._act_tree], J
 
     def joint_jacobian(self, pose: Pose) -> np.ndarray:
-        pose = self.validate(pose)[0]
-        x, y, s, c = self._xyalpha(pose)
-        dx, h, _, _, ex, ey, ln, _ = self._geometry(x, y, s, c)
-        t, Jfull, Gphi = self._rows(dx, h, ex, ey, ln, s, c)
-        G = np.zeros((self.nv, 3))
-        G[list(self.i_plat)] = self.task.platform_rate_matrix(pose)
-        for i in (0, 1):
-            G[self.i_slider[i]] = Jfull[i]
-            G[self.i_beta[i], 0] = 1.0 / h[i]
-            G[self.i_cw[i]] = [self.cw_ratio * t[i], self.cw_ratio, 0.0]
-        for k in range(len(self.struts)):
-            G[self.i_len[k]] = Jfull[2 + k]
-            G[self.i_phi[k]] = Gphi[k]
-        return G
+        return self._solve(pose, None, None, False, want_g=True)[4]
 
     def jacobian_dot(self, pose: Pose, twist) -> np.ndarray:
+        """dJ/dt along the twist from the state of one compiled pass: slider rows [tdot_i, 0, 0] with
+        tdot_i = l^2 xdot / h_i^3 (eq. 21), strut rows d/dt (u^T W) = phidot n^T W + u^T Wdot,
+        Wdot = [[0, 0, l6 sin(alpha) alphadot], [-tdot_i, 0, l6 cos(alpha) alphadot]] (eq. 22)."""
         pose, twist, _ = self.validate_motion(pose, twist)
-        x, y, s, c = self._xyalpha(pose)
-        dx, h, _, _, ex, ey, ln, _ = self._geometry(x, y, s, c)
-        t, Jfull, Gphi = self._rows(dx, h, ex, ey, ln, s, c)
+        q, v, _, _, G = self._solve(pose, twist, None, False, want_g=True, validated=True)
+        y, alpha = q[self.i_plat[1]], q[self.i_plat[2]]
+        s, c = math.sin(alpha), math.cos(alpha)
         xd, ad = float(twist[0]), float(twist[2])
         l6 = self.l6
-        tdot = [self.l * self.l * xd / h[i] ** 3 for i in (0, 1)]
+        tdot = []
+        for i in (0, 1):
+            h = y - self.l5 - q[self.i_slider[i]]
+            tdot.append(self.l * self.l * xd / h ** 3)
         rows = [[tdot[0], 0.0, 0.0], [tdot[1], 0.0, 0.0]]
         for k, col in enumerate(self.strut_col):
-            sp, cp = ex[k] / ln[k], ey[k] / ln[k]
-            tk = t[col]
-            phid = Gphi[k][0] * xd + Gphi[k][2] * ad
-            # d/dt (u^T W) = phidot n^T W + u^T Wdot, Wdot = [[0, 0, l6 s ad], [-tdot, 0, l6 c ad]]
-            nW = (cp + sp * tk, 0.0, -l6 * c * cp - l6 * s * sp)
-            rows.append([phid * nW[0] - cp * tdot[col], 0.0,
-                         phid * nW[2] + sp * l6 * s * ad + cp * l6 * c * ad])
+            phi, phid = q[self.i_phi[k]], v[self.i_phi[k]]
+            sp, cp = math.sin(phi), math.cos(phi)
+            nW = G[self.i_phi[k]] * q[self.i_len[k]]             # n^T W (eq. 22: phidot = n.W xdot / l)
+            rows.append([phid * nW[0] - cp * tdot[col], 0.0, phid * nW[2] + sp * l6 * s * ad + cp * l6 * c * ad])
         return np.array([rows[r] for r in self._act_rows_list])
 
     def jacobian_xq(self, pose: Pose):
@@ -366,38 +265,10 @@ class Kinematics(ParallelKinematics):
         return Jx, Jq
 
     def inverse_batch(self, positions, rotations):
+        """(q (N, nv), valid (N,)) by one compiled loop of planar_redundant_motion over the poses
+        (kernels.planar_redundant_batch): the rows of poses out of the plane or out of reach are NaN."""
         P, R, usable = self.checked_batch(positions, rotations)
-        N = P.shape[0]
-        sa = self.task.alpha_sign
-        x, y = P[:, 0], P[:, 1]
-        s = sa * R[:, 1, 0]
-        c = R[:, 0, 0]
-        ok = (np.abs(P[:, 2]) <= _PLANE_TOL) & (np.abs(R[:, 2, 2] - 1.0) <= _PLANE_TOL)
-        ok &= usable
-        l, l5, l6 = self.l, self.l5, self.l6
-        dx = x[:, None] - self._cx[None, :]                       # (N, 2)
-        h2 = l * l - dx * dx
-        ok &= np.all(h2 > 0.0, axis=1)
-        h = np.sqrt(np.maximum(h2, 0.0))
-        q = y[:, None] - l5 - h
-        beta = np.arctan2(dx, h)
-        xb, yb = x - l6 * s, y - l6 * c
-        ex = xb[:, None] - self._cx[self._scol][None, :]          # (N, ns)
-        ey = yb[:, None] - q[:, self._scol]
-        ln = np.sqrt(ex * ex + ey * ey)
-        ok &= np.all(ln > 1e-9, axis=1)
-        phi = np.arctan2(ex, ey)
-        alpha = np.arctan2(s, c)
-        out = np.empty((N, self.nv))
-        out[:, list(self.i_plat)] = np.column_stack([x, y, alpha])
-        out[:, list(self.i_slider)] = q
-        out[:, list(self.i_beta)] = beta
-        out[:, list(self.i_cw)] = self.cw_ratio * q + self.cw_offset
-        out[:, list(self.i_len)] = ln
-        out[:, list(self.i_phi)] = phi
-        ok &= np.all((out >= self._lo - 1e-12) & (out <= self._hi + 1e-12), axis=1)
-        g = np.remainder(beta - alpha[:, None] + np.pi, 2 * np.pi) - np.pi
-        ok &= np.all((g >= self.cut_link[0] - 1e-12) & (g <= self.cut_link[1] + 1e-12), axis=1)
-        g = np.remainder(phi - alpha[:, None] + np.pi, 2 * np.pi) - np.pi
-        ok &= np.all((g >= self.cut_strut[0] - 1e-12) & (g <= self.cut_strut[1] + 1e-12), axis=1)
-        return out, ok
+        Q, valid = np.empty((P.shape[0], self.nv)), np.empty(P.shape[0], dtype=bool)
+        planar_redundant_batch(np.ascontiguousarray(P), np.ascontiguousarray(R), np.ascontiguousarray(usable),
+                               self._geo, self._idx, Q, valid)
+        return Q, valid

@@ -237,7 +237,7 @@ class TaskSpace:
         compiled call for the spatial task (kernels.zyx_task_acceleration), no copies of the platform rows."""
         if self.kind != "spatial":
             x = a[c]
-            return x, bool(np.isfinite(x).all())
+            return x, all(map(math.isfinite, x.tolist()))       # 0.5 us, np.isfinite(x).all() 1.6 us
         x = np.empty(6)
         return x, zyx_task_acceleration(q, v, a, c, x)
 

@@ -81,6 +81,7 @@ class ComputedForceNode(Node):
                                           qos("/platform_trajectory", "sub"), "platform_trajectory")
         self.srv = self.guard.service(Trigger, "~/reload_parameters", self.on_reload)
         self.cost = ChunkCost(self.diag)
+        self.diag.starting = lambda: self.sources.awaiting(self.sub.topic_name)
         stream_stage_priority(self, s, self.diag)
 
     def build(self, model: str, path: str) -> FeedforwardModel:

@@ -127,6 +127,7 @@ class HardwareNode(Node):
         self.watch = LockstepWatch(self.waiting_since, min(RESEND_AFTER, s["lockstep_timeout"] / 2) / 2)
         if s["lockstep"]:
             self.diag.watch = self.watch
+            self.diag.starting = lambda: None if self.got_first else self.awaited()
         self.step_us = LatencyHistogram()
         self.plant.reset(self.initial)
         wall = Clock(clock_type=ClockType.STEADY_TIME)

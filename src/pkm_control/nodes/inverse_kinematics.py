@@ -115,6 +115,7 @@ class InverseKinematicsNode(Node):
         self.sub_state = self.sources.subscribe(JointState, states, self.on_state,
                                                 qos("/joint_states", "sub:inverse_kinematics"), "joint_states")
         self.cost = ChunkCost(self.diag)
+        self.diag.starting = lambda: self.sources.awaiting(self.sub_state.topic_name, self.sub_traj.topic_name)
         stream_stage_priority(self, s, self.diag)
 
     def on_trajectory(self, msg):

@@ -290,12 +290,13 @@ class JointControllerNode(Node):
         self.work = SlicedWork()          # the observation topics (observe)
         self._clock_due = None            # sim time to publish on /clock (observe)
         subscribe = self.create_subscription if s["lockstep"] else partial(self.streams.create, self)
-        self.sub_ref = self.sources.subscribe(JointTrajectory, "/joint_references", self.on_reference,
-                                              qos("/joint_references", "sub"), "joint_references", subscribe)
-        self.sub_ff = self.sources.subscribe(JointTrajectory, "/feedforward", self.on_feedforward,
-                                             qos("/feedforward", "sub"), "feedforward", subscribe)
-        self.sub_force = self.sources.subscribe(JointTrajectory, FORCE_REFERENCES_TOPIC, self.on_force_references,
-                                                qos(FORCE_REFERENCES_TOPIC, "sub"), "force_references", subscribe) \
+        stream = partial(self.sources.subscribe, create=subscribe, release_held=s["lockstep"])
+        self.sub_ref = stream(JointTrajectory, "/joint_references", self.on_reference, qos("/joint_references", "sub"),
+                              "joint_references")
+        self.sub_ff = stream(JointTrajectory, "/feedforward", self.on_feedforward, qos("/feedforward", "sub"),
+                             "feedforward")
+        self.sub_force = stream(JointTrajectory, FORCE_REFERENCES_TOPIC, self.on_force_references,
+                                qos(FORCE_REFERENCES_TOPIC, "sub"), "force_references") \
             if self.loop.takes_forces else None
         self.k = 0                      # sim: periods stepped, sim time = k * dt exactly
         self._publish_slots = {}
@@ -311,6 +312,7 @@ class JointControllerNode(Node):
         self.watch = LockstepWatch(self._offered, min(RESEND_AFTER, s["lockstep_timeout"] / 2))
         if s["lockstep"]:
             self.diag.watch = self.watch
+            self.diag.starting = lambda: None if self._started else self.awaited(self.next_instant())
         wall = WallClock(clock_type=ClockType.STEADY_TIME)
         if s["lockstep"]:
             self.timer = self.create_timer(0.01, guarded(self.diag, "lockstep")(self.on_lockstep_timer), clock=wall)
@@ -716,6 +718,8 @@ class JointControllerNode(Node):
         if self._unacked >= RECORDER_WINDOW:
             return (f"{RECORDER_WAIT} of {' and '.join(p.topic_name for p in self.recorded())} "
                     f"(wait_for_recorder: at most {RECORDER_WINDOW} periods ahead of them)")
+        if t is None:
+            return "the robot's next measurement (the next period's instant)"
         return f"{'the first ' if not self._started else ''}{streams} covering sim time {t * 1e-9:.4f} s"
 
     def on_lockstep_timer(self):

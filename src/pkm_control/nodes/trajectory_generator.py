@@ -131,7 +131,19 @@ class TrajectoryGeneratorNode(Node):
         self.srv_start = self.guard.service(Trigger, "~/start", self.on_start)
         # a stop is never refused: it only holds the robot, and an operator must always be able to
         self.srv_stop = self.create_service(Trigger, "~/stop", self.on_stop)
+        self.diag.starting = self.starting
         stream_stage_priority(self, s, self.diag)
+
+    def starting(self):
+        """What the generator waits for before it streams (the diagnostics' start-up wait): the first /clock and a
+        measured /platform_pose of the clock's timeline; None once it streams."""
+        if not self.awaiting_measurement:
+            return None
+        first = self.sources.awaiting(self.sub_clock.topic_name, self.sub_pose.topic_name)
+        if first is not None or self._clock_seen is None:
+            return first
+        return (f"a /platform_pose ({self.sources.bindings[self.sub_pose.topic_name].trusted or 'its first publisher'})"
+                f" stamped at most sim time {(self._clock_seen[0] + MEASURED_SLACK_NS) * 1e-9:.4f} s (this timeline's)")
 
     def on_change(self, key, value):
         if key in ("approach_speed", "approach_rate", "approach_tolerance"):

@@ -224,7 +224,9 @@ class Diagnostics:
 
     rate: handled control steps (or messages) per wall second over the last period;
     deadline_misses, rejected_inputs, safe_behaviour (active or 'none'); extra key-values
-    per node. Published on a wall timer (``period`` s) and on demand (``publish()``).
+    per node. Published on a wall timer (``period`` s) and on demand (``publish()``). A node that sets
+    ``starting`` (its hook: what it waits for before it takes part, None once it does) reports it while it
+    starts: key started (false, true), key waiting_for and the status message "starting: waiting for ...".
     """
 
     def __init__(self, node, period: float = 1.0, clock=time.monotonic):
@@ -247,6 +249,7 @@ class Diagnostics:
         self.statuses = None            # a node's hook: further statuses [(name, "ok" | "warn" | "error", message,
                                         # {key: value})], one per device (hardware canopen: per drive)
         self.watch = None               # lockstep: the LockstepWatch whose stall raises the level (WARN, ERROR)
+        self.starting = None            # a node's hook: what it waits for at start-up, in words (None once it runs)
         self._stall_level = "ok"        # the stall level last published (its changes are logged)
         self.timer = node.create_timer(period, self.publish, clock=Clock(clock_type=ClockType.STEADY_TIME))
 
@@ -324,6 +327,17 @@ class Diagnostics:
                 else:
                     self.node.get_logger().info("lockstep progressing again")
                 self._stall_level = stall
+        try:
+            waiting = self.starting() if self.starting is not None else None
+        except Exception as exc:      # noqa: BLE001 - a report never ends the node: the failure is counted and said
+            self.reject("start-up wait", exc)
+            waiting = f"? ({type(exc).__name__} while asking)"
+        if self.starting is not None:   # start-up: what the node waits for before it takes part (docs/graph.md)
+            values["started"] = "false" if waiting else "true"
+        if waiting:
+            values["waiting_for"] = waiting
+            if st.level == DiagnosticStatus.OK:
+                st.message = f"starting: waiting for {waiting}"
         if self.errors:                 # outranks the rest: the graph is not what this node may trust
             st.level = DiagnosticStatus.ERROR
             st.message = "; ".join(self.errors.values())
