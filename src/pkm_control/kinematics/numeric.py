@@ -171,6 +171,7 @@ class Kinematics(ParallelKinematics):
         # systems solve in one compiled call (numeric_kernels)
         self._tree = clm.closure_rows.tree if clm.closure_rows.compiled else None
         self._task_kind = TASK_KINDS[self.task.kind]
+        self._no_twist = np.zeros(self.task.dim)
         self._scratch = _Scratch(clm.model, start, len(self._ik_free), self.task.dim)
         self.reference = self._reference_assembly()
         for arr in (self._ik_free, self._fk_free, *self._ik_blocks, *self._fk_blocks, self.reference, self.lower,
@@ -326,8 +327,13 @@ class Kinematics(ParallelKinematics):
         return X
 
     def _joint_jacobian(self, K, pose: Pose) -> np.ndarray:
-        """G at an assembly with closure Jacobian K."""
+        """G at an assembly with closure Jacobian K (square closures: one compiled call, kernels.closure_velocity)."""
         B = self.task.platform_rate_matrix(pose)
+        if self._square_ik:
+            G, _, _, _, ok = closure_velocity(K, self._c, self._ik_free, *self._ik_blocks, B, self._no_twist,
+                                              MAGNITUDE_LIMIT)
+            if ok:
+                return G
         G = np.empty((self.model.model.nv, self.task.dim))
         G[self._c] = B
         G[self._ik_free] = self._ik_solve(K, -(K[:, self._c] @ B), "G")
@@ -346,6 +352,11 @@ class Kinematics(ParallelKinematics):
                 guess=None) -> JointMotion:
         """All tree joints at a pose (rates and accelerations with twist / accel); ``guess`` (tree q): the start."""
         pose, twist, accel = self.validate(pose, twist, accel)
+        if guess is None and (twist is not None or jacobian):        # q, v, a and G from one assembly
+            q, v, a, G = self._motion(pose, self._no_twist if twist is None else twist, accel)
+            if check_limits:
+                self.check_limits(q)
+            return JointMotion(q, None if twist is None else v, a, G[self._a] if jacobian else None)
         q, K = self._assemble(pose, guess)
         if check_limits:
             self.check_limits(q)
