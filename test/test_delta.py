@@ -250,6 +250,13 @@ def test_unreachable_and_limits(kin):
     with pytest.raises(JointLimitError, match="leg1_arm"):
         kin.inverse(P([0.3, 0.0, -0.1]))                      # arm 1 would point up by 105 deg
     kin.inverse(P([0.3, 0.0, -0.1]), check_limits=False)
+    # the batch: a pose that only breaks a limit or a cone keeps its joints, one out of reach is NaN
+    pts = np.array([[0.0, LB * np.sin(np.radians(47.0)), -0.35], [0.3, 0.0, -0.1], [1.0, 0.0, -0.3], [0.0, 0.0, -0.3]])
+    q, ok = kin.inverse_batch(pts, np.broadcast_to(I3, (4, 3, 3)))
+    assert ok.tolist() == [False, False, False, True]
+    for i in (0, 1, 3):
+        np.testing.assert_allclose(q[i], kin.inverse(P(pts[i]), check_limits=False).q, rtol=0, atol=1e-13)
+    assert np.isnan(q[2]).all()
 
 
 def test_dynamics_gets_the_kinematics_errors(kin):

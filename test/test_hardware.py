@@ -16,6 +16,29 @@ DT = 5e-4
 
 
 
+def test_ground_truth_of_the_tree_coordinate_step_is_its_state_and_the_ik_of_its_pose():
+    """A data-only robot's plant steps in tree coordinates and its ground truth is the tree state it carries (no
+    inverse kinematics per sample): every joint as the IK of the platform pose and twist gives it (a second
+    formulation, the numeric family's Newton solve), to the step's projection tolerance."""
+    from pkm_control.dynamics import robot_dynamics
+
+    dyn = robot_dynamics("orthoglide")
+    robot = SimulatedRobot(dyn, DT)
+    assert robot.sim.tree
+    robot.reset(dyn.kin.home_pose())
+    for _ in range(40):
+        robot.write(np.array([40.0, -25.0, 30.0]))
+        robot.step()
+    st = robot.ground_truth()
+    assert robot.snapshot()[1].tree is not None
+    ik = dyn.kin.inverse(st.platform_pose, st.platform_twist, check_limits=False)
+    assert np.abs(st.velocity).max() > 1e-3                    # it moves
+    assert st.position == pytest.approx(ik.q, abs=1e-9)
+    assert st.velocity == pytest.approx(ik.v, abs=1e-9)
+    st.position[:] = 0.0                                       # a copy: the plant's state is not changed
+    assert robot.ground_truth().position == pytest.approx(ik.q, abs=1e-9)
+
+
 def test_state_has_every_joint_and_closes_the_loops(palida):
     robot = SimulatedRobot(palida, DT)
     assert isinstance(robot, HardwareInterface)

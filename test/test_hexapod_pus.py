@@ -396,6 +396,19 @@ def test_link_horizontal_and_vertical_raise_on_every_path(kin):
                 call()
 
 
+def test_cut_joint_angles_are_the_cones_between_link_and_platform_normal(kin):
+    """The spherical joints' cone angles (the end stops' cut joints), written out from Table 2's geometry: the link
+    a_i = (d_x, d_y, sqrt(L^2 - d_x^2 - d_y^2)), d = p + R p_i - b_i, against the platform normal R e_z."""
+    B, P = geometry_points()
+    for pose in sample_poses(kin, 50, 41, box_scale=1.3):
+        d = pose.position + P @ pose.rotation.T - B
+        a = np.column_stack([d[:, :2], np.sqrt(L**2 - (d[:, :2] ** 2).sum(1))])
+        expected = np.arccos(np.clip(a @ pose.rotation[:, 2] / L, -1, 1))
+        np.testing.assert_allclose(kin.cut_joint_angles(pose), expected, atol=1e-12)
+    with pytest.raises(UnreachablePoseError, match="link length"):
+        kin.cut_joint_angles(kin.task.pose([1.5, 0, 2.0, 0, 0, 0]))
+
+
 def test_forward_dynamics_refuses_an_empty_twist(kin):
     """pus_motion takes a twist of length 0 as none (no rates written): the forward dynamics' compiled path must
     send an empty twist array to the full validation, not return an acceleration from unwritten rates."""

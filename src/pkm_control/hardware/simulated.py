@@ -394,13 +394,18 @@ class SimulatedRobot(SimulatedPlant):
         return self.time, self._state, self.tau_applied
 
     def ground_truth(self, snapshot=None) -> RobotState:
-        """Every joint and the platform motion, now or at a ``snapshot()``."""
+        """Every joint and the platform motion, now or at a ``snapshot()``: a state of the tree-coordinate step carries
+        its joints (the plant's own, on the closures), any other's come from the inverse kinematics of its pose."""
         time, s, tau = self.snapshot() if snapshot is None else snapshot
         pose = self.sim.pose(s)
-        m = self.kin.inverse(pose, s.twist, check_limits=False)
+        if s.tree is not None:
+            q, v = s.tree[0].copy(), s.tree[1].copy()
+        else:
+            m = self.kin.inverse(pose, s.twist, check_limits=False)
+            q, v = m.q, m.v
         effort = np.zeros(len(self.names))
         effort[self._act] = tau
-        return RobotState(time, self.names, m.q, m.v, effort, pose, s.twist.copy())
+        return RobotState(time, self.names, q, v, effort, pose, s.twist.copy())
 
     def _advance(self, tau):
         """RK4 substeps (module docstring)."""

@@ -54,6 +54,9 @@ workspace, and with its end stops the simulated robot, 30 and 10 deg off them.
 Direct geometric model (``direct_geometric_model``): P is the intersection of
 the three spheres of radius L_B about the C_i (Clavel 1989), the solution below
 the plane of the elbows.
+
+The IK, rates, accelerations, J and G above run in one compiled call
+(kernels.delta_motion), for a single pose and, looped, for ``inverse_batch``.
 """
 
 from __future__ import annotations

@@ -45,9 +45,11 @@ and the dynamics engine's state: ``tree_state``, ``tree_motion_into``) comes fro
 compiled pass over the legs, kernels.pus_motion: positions, rates, accelerations, J and G,
 the inputs and limits checked inside, the errors returned as a status that ``_solve`` turns
 into the project's exceptions (on six legs numpy's per-call overhead costs more than a
-leg's arithmetic: issue 21 par. 7); ``inverse_batch``, ``jacobian_dot``, ``jacobian_xq``
-and ``cut_joint_angles`` are vectorized numpy over legs (and samples). The tests hold
-both to each other, to finite differences and to the constraint model.
+leg's arithmetic: issue 21 par. 7), and the spherical joints' cone angles (``cut_joint_angles``,
+the simulated end stops' every stage) from kernels.pus_cone_angles, the same leg geometry and
+cone; ``inverse_batch``, ``jacobian_dot`` and ``jacobian_xq`` are vectorized numpy over legs
+(and samples). The tests hold both to each other, to finite differences and to the constraint
+model.
 
 Lopes' Euler angles (eqs. 3-4): [x y z psi theta phi] with psi about z, theta about
 the new y', phi about the new x'': R = Rz(psi) Ry(theta) Rx(phi), the same matrix as
@@ -66,7 +68,7 @@ import numpy as np
 from ..errors import InvalidModelError, JointLimitError, SingularConfigurationError, UnreachablePoseError
 from .base import NO_VECTOR, JointMotion, ParallelKinematics, fast_inputs
 from .kernels import (PUS_HORIZONTAL, PUS_INPUT, PUS_OK, PUS_PITCH, PUS_REACH, PUS_REACH_TOL, PUS_VERTICAL,
-                      pus_motion)
+                      pus_cone_angles, pus_motion, pus_tree_motion, pus_tree_state)
 from .task_space import Pose, TaskSpace
 
 #: no J / no G for kernels.pus_motion
@@ -133,7 +135,7 @@ class Kinematics(ParallelKinematics):
                                          self.platform_points[1], g0, self._lo_ip - tol, self._hi_ip + tol,
                                          self._lo_u1 - tol, self._hi_u1 + tol, self._lo_u2 - tol, self._hi_u2 + tol])
         self._iall = np.concatenate([self.idx_prismatic, self.idx_u1, self.idx_u2, self.idx_platform]).astype(np.int64)
-        self._info = np.zeros(4)           # tree_motion_into's scratch
+        self._info = np.zeros(4)           # actuated_and_jacobian's scratch
         for arr in (self.base_points, self.platform_points, self.u1_offset, self._c0, self._s0, self._legdata,
                     self._iall, self.lower, self.upper):
             arr.setflags(write=False)
@@ -166,11 +168,12 @@ class Kinematics(ParallelKinematics):
 
     def cut_joint_angles(self, pose: Pose) -> np.ndarray:
         """Cone angle of each spherical joint: between the link a_i = (d_ix, d_iy, h_i) and the platform
-        normal R e_z (as kernels.pus_motion's check)."""
-        R = np.asarray(pose.rotation, float)
-        _, d, _, h = self._legs(np.asarray(pose.position, float), R)
-        d[2] = h
-        return np.arccos(np.clip(R[:, 2] @ d / self.L, -1.0, 1.0))
+        normal R e_z (kernels.pus_cone_angles, the cone of pus_motion's check)."""
+        R, p = np.asarray(pose.rotation, float), np.asarray(pose.position, float)
+        out = np.empty(self.n_legs)
+        if pus_cone_angles(R, p, self._legdata, self.L, out) >= 0:
+            self._legs(p, R)              # raises, naming the leg
+        return out
 
     @staticmethod
     def _rpy(R):
@@ -235,8 +238,16 @@ class Kinematics(ParallelKinematics):
         return JointMotion(q, v, a), G
 
     def tree_state(self, pose: Pose, twist, accel=None):
-        q, v, a, _, G = self._solve(pose, twist, accel, False, False, want_g=True, validated=True)
-        return q, v, a, G
+        """(q, v, a, G) from one compiled call with few arguments (kernels.pus_tree_state); ``_solve`` names an
+        error."""
+        nv, rates = self.nv, twist is not None
+        q, v, a, G = np.empty(nv), np.empty(nv if rates else 0), np.empty(nv if accel is not None else 0), \
+            np.zeros((nv, 6))
+        status = pus_tree_state(pose.rotation, pose.position, twist if rates else NO_VECTOR,
+                                NO_VECTOR if accel is None else accel, self._legdata, self._iall, self.L, q, v, a, G)
+        if status != PUS_OK:
+            q, v, a, _, G = self._solve(pose, twist, accel, False, False, want_g=True, validated=True)   # raises
+        return q, v if rates else None, a if accel is not None else None, G
 
     def tree_motion(self, pose: Pose, twist):
         """(q, v) from one compiled pass over the legs, the inputs already validated."""
@@ -245,14 +256,14 @@ class Kinematics(ParallelKinematics):
         return q, v
 
     def tree_motion_into(self, pose: Pose, twist, q, v, validate: bool) -> bool:
-        """As the base class's, the checks (shapes, motion_ok) and (q, v) in one pus_motion call (info to a
-        write-only scratch array: the kernel holds the GIL, and ``_solve`` recomputes on an error). Raises TypeError
-        or ValueError (numba's dispatch) or AttributeError for what is not a Pose of float64 arrays or a float64
-        twist, when validating: the caller's full validation names it."""
-        if validate and not (type(twist) is np.ndarray and twist.shape == (6,)):
-            return False          # no twist, or one of another size (pus_motion takes length 0 as none), type
-        status = pus_motion(pose.rotation, pose.position, twist, NO_VECTOR, self._legdata, self._iall, self.L,
-                            self._cos_cone, False, validate, q, v, NO_VECTOR, _NO_J, _NO_J, self._info)[0]
+        """As the base class's, the checks (shapes, a twist of 6, motion_ok) and (q, v) in one compiled call
+        (kernels.pus_tree_motion; ``_solve`` recomputes on an error to name it). Raises TypeError or ValueError
+        (numba's dispatch) or AttributeError for what is not a Pose of float64 arrays or a float64 twist, when
+        validating: the caller's full validation names it."""
+        if validate and twist is None:
+            return False
+        status = pus_tree_motion(pose.rotation, pose.position, twist, self._legdata, self._iall, self.L, validate, q,
+                                 v)
         if status == PUS_OK:
             return True
         if status == PUS_INPUT:
@@ -271,7 +282,7 @@ class Kinematics(ParallelKinematics):
         """(q_a, J_C) from one compiled pass over the legs: the FK Newton step needs both.
 
         The inner call of the FK iteration: no input checks, the pose must come from ``validate``; the kernel called
-        directly (info to the write-only scratch array, as in ``tree_motion_into``), ``_solve`` raising on an error.
+        directly (info to a write-only scratch array: the kernel holds the GIL), ``_solve`` raising on an error.
         """
         q, J = np.empty(self.nv), np.empty((self.n_legs, 6))
         if pus_motion(pose.rotation, pose.position, NO_VECTOR, NO_VECTOR, self._legdata, self._iall, self.L,

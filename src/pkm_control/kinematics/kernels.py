@@ -265,6 +265,46 @@ PUS_REACH_TOL = 1e-12
 PUS_VERTICAL_RHO2 = 1e-24
 
 
+@numba.njit(cache=True)
+def _pus_leg(R, p, C, L2):
+    """One 6-PUS leg (C: its row of pus_motion's ``legs``) at the pose (R, p): r = R p_i, d_x, d_y of
+    d = p + r - b_i, rho^2 and h = a_z = sqrt(L^2 - rho^2), h = -1 where the link cannot reach (L^2 - rho^2 below
+    -PUS_REACH_TOL L^2; above it and below 0: the boundary, h = 0)."""
+    rx = R[0, 0] * C[2] + R[0, 1] * C[3]
+    ry = R[1, 0] * C[2] + R[1, 1] * C[3]
+    rz = R[2, 0] * C[2] + R[2, 1] * C[3]
+    dx = p[0] + rx - C[0]
+    dy = p[1] + ry - C[1]
+    rho2 = dx * dx + dy * dy
+    s = L2 - rho2
+    if s < 0.0:
+        if s < -PUS_REACH_TOL * L2:
+            return rx, ry, rz, dx, dy, rho2, -1.0
+        s = 0.0
+    return rx, ry, rz, dx, dy, rho2, math.sqrt(s)
+
+
+@numba.njit(cache=True)
+def _pus_cone_cosine(R, dx, dy, h, L):
+    """Cosine of a spherical joint's cone angle: between the link a = (d_x, d_y, h) (|a| = L) and the platform
+    normal R e_z."""
+    return (R[0, 2] * dx + R[1, 2] * dy + R[2, 2] * h) / L
+
+
+@numba.njit((_M, _V, _M, numba.float64, numba.float64[::1]), cache=True)
+def pus_cone_angles(R, p, legs, L, out):
+    """The spherical joints' cone angles of a 6-PUS pose into ``out`` (n), hexapod_pus.cut_joint_angles (the end
+    stops' cut joints, every simulation stage). Returns -1, or the first leg that cannot reach (``out`` then
+    incomplete)."""
+    L2 = L * L
+    for i in range(legs.shape[0]):
+        _, _, _, dx, dy, _, h = _pus_leg(R, p, legs[i], L2)
+        if h < 0.0:
+            return i
+        out[i] = math.acos(max(-1.0, min(1.0, _pus_cone_cosine(R, dx, dy, h, L))))
+    return -1
+
+
 @numba.njit((_M, _V, _V, _V, _M, numba.types.Array(numba.int64, 1, "A", readonly=True), numba.float64,
              numba.float64, numba.boolean, numba.boolean, numba.float64[::1], numba.float64[::1],
              numba.float64[::1], numba.float64[:, ::1], numba.float64[:, ::1], numba.float64[::1]), cache=True)
@@ -300,9 +340,7 @@ def pus_motion(R, p, twist, accel, legs, iall, L, cos_cone, check, validate, q, 
     if validate and not (R.shape[0] == 3 and R.shape[1] == 3 and p.shape[0] == 3 and twist.shape[0] in (0, 6)
                          and accel.shape[0] in (0, twist.shape[0]) and motion_ok(R, p, twist, accel, MAGNITUDE_LIMIT)):
         return PUS_INPUT, -1, out_of_range, cone_leg
-    r00, r01, r02, r10, r11, r12, r20, r21, r22 = (R[0, 0], R[0, 1], R[0, 2], R[1, 0], R[1, 1], R[1, 2],
-                                                   R[2, 0], R[2, 1], R[2, 2])
-    x, y, z = p[0], p[1], p[2]
+    z = p[2]
     L2 = L * L
     v0 = v1 = v2 = w0 = w1 = w2 = 0.0
     a0 = a1 = a2 = e0 = e1 = e2 = 0.0
@@ -313,20 +351,10 @@ def pus_motion(R, p, twist, accel, legs, iall, L, cos_cone, check, validate, q, 
     cone_min = cos_cone
     for i in range(n):
         C = legs[i]
-        bx, by, px, py = C[0], C[1], C[2], C[3]
-        rx = r00 * px + r01 * py
-        ry = r10 * px + r11 * py
-        rz = r20 * px + r21 * py
-        dx = x + rx - bx
-        dy = y + ry - by
-        rho2 = dx * dx + dy * dy
-        s = L2 - rho2
-        if s < 0.0:
-            if s < -PUS_REACH_TOL * L2:
-                info[0] = rho2
-                return PUS_REACH, i, out_of_range, cone_leg
-            s = 0.0
-        h = math.sqrt(s)
+        rx, ry, rz, dx, dy, rho2, h = _pus_leg(R, p, C, L2)
+        if h < 0.0:
+            info[0] = rho2
+            return PUS_REACH, i, out_of_range, cone_leg
         rho = math.sqrt(rho2)
         l = z + rz - h
         u1 = math.atan2(dy, dx) - C[4]
@@ -340,7 +368,7 @@ def pus_motion(R, p, twist, accel, legs, iall, L, cos_cone, check, validate, q, 
         if check:
             if not (C[5] <= l <= C[6] and C[7] <= u1 <= C[8] and C[9] <= u2 <= C[10]):
                 out_of_range = True
-            c = (r02 * dx + r12 * dy + r22 * h) / L
+            c = _pus_cone_cosine(R, dx, dy, h, L)
             if c < cone_min:
                 cone_min, cone_leg = c, i
                 info[1] = c
@@ -411,6 +439,29 @@ def pus_motion(R, p, twist, accel, legs, iall, L, cos_cone, check, validate, q, 
         if accs:
             a[ip[k]] = ap[k]
     return PUS_OK, -1, out_of_range, cone_leg
+
+
+@numba.njit((_M, _V, _V, _V, _M, numba.types.Array(numba.int64, 1, "A", readonly=True), numba.float64,
+             numba.float64[::1], numba.float64[::1], numba.float64[::1], numba.float64[:, ::1]), cache=True)
+def pus_tree_state(R, p, twist, accel, legs, iall, L, q, v, a, G):
+    """pus_motion's q, v, a and G (nv x 6, zeros on entry) of a validated motion without limit checks, the dynamics'
+    state (hexapod_pus.tree_state), in eleven arguments instead of sixteen (numba's dispatch costs ~0.06 us an
+    array argument). Returns pus_motion's status."""
+    return pus_motion(R, p, twist, accel, legs, iall, L, -1.0, False, False, q, v, a, np.empty((0, 6)), G,
+                      np.empty(4))[0]
+
+
+@numba.njit((_M, _V, _V, _M, numba.types.Array(numba.int64, 1, "A", readonly=True), numba.float64, numba.boolean,
+             numba.float64[::1], numba.float64[::1]), cache=True)
+def pus_tree_motion(R, p, twist, legs, iall, L, validate, q, v):
+    """pus_motion's (q, v) without limit checks, the forward dynamics' inner call (hexapod_pus.tree_motion_into), in
+    nine arguments; ``validate``: PUS_INPUT also for a twist of a length other than 6 (pus_motion takes length 0 as
+    none). Returns pus_motion's status."""
+    if validate and twist.shape[0] != 6:
+        return PUS_INPUT
+    empty = np.empty(0)
+    return pus_motion(R, p, twist, empty, legs, iall, L, -1.0, False, validate, q, v, empty, np.empty((0, 6)),
+                      np.empty((0, 6)), np.empty(4))[0]
 
 
 @numba.njit(cache=True)

@@ -288,6 +288,7 @@ class JointControllerNode(Node):
         # the interpreter lock while rclpy deserializes a chunk); lockstep: the executor runs them
         self.streams = PolledSubscriptions()
         self.work = SlicedWork()          # the observation topics (observe)
+        self.reports = SlicedWork(1)      # real time: the diagnostics, published by the loop's thread (background)
         self._clock_due = None            # sim time to publish on /clock (observe)
         subscribe = self.create_subscription if s["lockstep"] else partial(self.streams.create, self)
         stream = partial(self.sources.subscribe, create=subscribe, release_held=s["lockstep"])
@@ -610,15 +611,20 @@ class JointControllerNode(Node):
         self.sim_topics.ground_truth(t_ns, state, pose=pose, flush=flush)
 
     def _state_job(self, t_ns, meas):
+        # three slices: the estimate (forward kinematics), every joint of it (inverse kinematics: with the numeric
+        # family each is ~0.1 ms, together more than a slice's budget), the message
         try:
-            est = self.loop.controller.estimate(meas, joints=True)
+            est = self.loop.controller.estimate(meas)
+            yield
+            joints = self.ctx.kin.inverse(est.pose, est.twist, check_limits=False)
         except PkmError as exc:
             self.diag.reject("state estimate", exc)
             return
         yield
-        effort = np.zeros(len(est.q))
+        q, v = joints.q, joints.v
+        effort = np.zeros(len(q))
         effort[self.ctx.model.actuated_idx] = meas.effort
-        self.pub_state.publish(joint_state_msg(t_ns, self.ctx.joint_names, est.q, est.v, effort))
+        self.pub_state.publish(joint_state_msg(t_ns, self.ctx.joint_names, q, v, effort))
         wrench = meas.sensors.get(WRENCH)
         if self.pub_wrench is not None and wrench is not None:
             self.pub_wrench.publish(wrench_stamped_msg(int(round(wrench.time * 1e9)), wrench))
@@ -761,6 +767,10 @@ class JointControllerNode(Node):
         if why:
             self.get_logger().info(f"executor and DDS threads: {why}")
         self._runner = PeriodicRunner(self.dt_ns)
+        # the loop's thread publishes the diagnostics between its periods: the executor's thread, which shares the
+        # interpreter lock, then runs Python only for a service call or a parameter (measured: its wake-ups, ten a
+        # second and the diagnostics' timer, held the lock 0.2-0.5 ms each, and the period they fell in overran)
+        self.diag.take_timing()
         self._rt_thread = threading.Thread(target=guarded(self.diag, "real-time loop")(self._realtime),
                                            name="pkm_rt_loop", daemon=True)
         self._rt_thread.start()
@@ -776,9 +786,12 @@ class JointControllerNode(Node):
 
     def background(self) -> bool:
         """Between two periods, one slice: the clock (the other nodes' time), a streamed chunk (the loop needs it),
-        else an observation."""
+        else the diagnostics (when due, a job of slices: never dropped behind the observations), else an
+        observation."""
         try:
-            return self.publish_clock() or self.streams.step() or self.work.step()
+            if self.diag.due(time.monotonic()):
+                self.reports.add(self.diag.publish_slices())
+            return self.publish_clock() or self.streams.step() or self.reports.step() or self.work.step()
         except Exception as exc:      # noqa: BLE001 - the loop never dies; the failure is counted and logged
             self.diag.reject("between periods", exc)
             return True

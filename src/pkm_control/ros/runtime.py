@@ -18,7 +18,8 @@ service; a refused call answers success False with the reason, counted as ``serv
 input in /diagnostics and logged at most once a second).
 
 Runner: ``run_node`` handles --help, starts rclpy without its signal handlers and installs its own
-for SIGINT, SIGTERM and SIGHUP: each ends the spin within one wait period (0.1 s) and the node
+for SIGINT, SIGTERM and SIGHUP: each ends the spin (in the node's own process the first signal wakes it through a
+guard condition, so that it waits for the node's events only; else within one wait period, 0.1 s) and the node
 is destroyed cleanly, so every node exits within a second of any of them. Whatever the process is
 doing when the signal comes (building the node, a long callback, a call into the middleware that
 blocks), it is gone SHUTDOWN_LIMIT s after the first signal (saying where it was stuck), and at once on a
@@ -39,7 +40,9 @@ from ..control.settings import (CHOICE_KEYS, FLOAT_KEYS, GAIN_KEYS, INT_KEYS, RA
 from .qos import qos
 
 LOG_THROTTLE = 1.0               # s between repeated warnings of one kind
-SPIN_WAIT = 0.1                  # s: the longest an idle spin waits before it looks at the stop flag
+#: s: the longest an idle spin waits before it looks at the stop flag, in a caller's process (tests); a node's own
+#: process waits for its events only (run_node)
+SPIN_WAIT = 0.1
 SHUTDOWN_LIMIT = 5.0             # s (wall) from the first stop signal to the end of a node's process (a hang's bound)
 
 
@@ -224,7 +227,8 @@ class Diagnostics:
 
     rate: handled control steps (or messages) per wall second over the last period;
     deadline_misses, rejected_inputs, safe_behaviour (active or 'none'); extra key-values
-    per node. Published on a wall timer (``period`` s) and on demand (``publish()``). A node that sets
+    per node. Published on a wall timer (``period`` s) and on demand (``publish()``), or, once the node takes the
+    timing over (``take_timing``), when ``due`` says so, by the node's own thread. A node that sets
     ``starting`` (its hook: what it waits for before it takes part, None once it does) reports it while it
     starts: key started (false, true), key waiting_for and the status message "starting: waiting for ...".
     """
@@ -251,10 +255,28 @@ class Diagnostics:
         self.watch = None               # lockstep: the LockstepWatch whose stall raises the level (WARN, ERROR)
         self.starting = None            # a node's hook: what it waits for at start-up, in words (None once it runs)
         self._stall_level = "ok"        # the stall level last published (its changes are logged)
+        self.sent = None                # the last message published
+        self._due_at = float("inf")     # take_timing: when due() says so next (monotonic s)
+        self.period = float(period)
         self.timer = node.create_timer(period, self.publish, clock=Clock(clock_type=ClockType.STEADY_TIME))
 
     def step(self):
         self.steps += 1
+
+    def take_timing(self) -> None:
+        """The node publishes from now on when ``due`` (a real-time loop, between its periods: publish_slices); the
+        timer is gone, so that the executor's thread no longer wakes to take the interpreter lock for it."""
+        if self.timer is not None:
+            self.node.destroy_timer(self.timer)
+            self.timer = None
+        self._due_at = time.monotonic() + self.period
+
+    def due(self, now: float) -> bool:
+        """``take_timing``: ``period`` s (monotonic ``now``) have passed since it last said so."""
+        if now < self._due_at:
+            return False
+        self._due_at = now + self.period
+        return True
 
     def reject(self, what: str, exc: Exception) -> None:
         """Count a rejected input and log it (at most once per LOG_THROTTLE per kind: what and exception type)."""
@@ -294,10 +316,19 @@ class Diagnostics:
         return suppressed
 
     def publish(self):
+        """Publish now; returns the message."""
+        for _ in self.publish_slices():
+            pass
+        return self.sent
+
+    def publish_slices(self):
+        """``publish`` as a job of two slices (control.realtime.SlicedWork): the node's figures (``before_publish``),
+        then the message; the message published is in ``sent`` after the last."""
         from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 
         if self.before_publish is not None:
             self.before_publish()
+            yield
         now = time.monotonic()
         t_last, steps_last = self._last
         rate = (self.steps - steps_last) / max(now - t_last, 1e-9)
@@ -348,7 +379,7 @@ class Diagnostics:
         msg.status = [st] + [_status(f"{st.name}/{name}", level, message, values) for name, level, message, values
                              in (self.statuses() if self.statuses is not None else ())]
         self.pub.publish(msg)
-        return msg
+        self.sent = msg
 
 
 def _status(name: str, level: str, message: str, values: dict):
@@ -499,7 +530,7 @@ def wants_help(argv) -> bool:
     return "--help" in args or "-h" in args
 
 
-def _shutdown_watchdog() -> None:
+def _shutdown_watchdog(wake: list) -> None:
     """Bound the clean stop (module docstring). Python runs a signal handler only when the main thread returns to
     the interpreter, which a main thread blocked in C (a middleware call) may not do for seconds; the C-level handler
     writes the signal's number to the wakeup fd at once, though. A daemon thread sleeps on that fd: at the first
@@ -516,6 +547,11 @@ def _shutdown_watchdog() -> None:
     def watch():
         first = os.read(r, 1)[0]                     # blocks until the first signal
         faulthandler.dump_traceback_later(SHUTDOWN_LIMIT, exit=True)
+        for guard in list(wake):                     # the spin's wait returns: the main thread sees the signal
+            try:
+                guard.trigger()
+            except Exception:         # noqa: BLE001 - the main thread saw it first and destroyed the node: it stops
+                pass
         try:
             sys.stderr.write(f"{signal.Signals(first).name}: stopping (the process ends within {SHUTDOWN_LIMIT:g} s, "
                              "at once on a second signal)\n")
@@ -553,19 +589,25 @@ def run_node(make_node, doc: str, argv=None) -> int:
 
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, on_signal)
+    wake = []                      # the guard condition the watchdog triggers at the first signal
     if argv_given is None:         # the node's own process (not a caller's: tests)
-        _shutdown_watchdog()
+        _shutdown_watchdog(wake)
         end_with_parent()          # launch 3.7 leaves its nodes running when it ends on SIGTERM
     node = None
     code = 0
     try:
         rclpy.init(args=argv, signal_handler_options=SignalHandlerOptions.NO)
         node = make_node()
+        if argv_given is None:         # before the build ends: a signal before this interrupts the build
+            wake.append(node.create_guard_condition(lambda: None))
         building.clear()
         ex = SingleThreadedExecutor()
         ex.add_node(node)
         while not stop:
-            ex.spin_once(timeout_sec=SPIN_WAIT)
+            # the node's own process waits for its events only (the watchdog's guard condition wakes it at a signal):
+            # a wait that timed out every SPIN_WAIT rebuilt rclpy's wait set in Python, ~0.2 ms holding the
+            # interpreter lock ten times a second, which a real-time loop's thread in the process then waited for
+            ex.spin_once(timeout_sec=None if wake else SPIN_WAIT)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     except PkmError as exc:
