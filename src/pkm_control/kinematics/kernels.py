@@ -695,68 +695,79 @@ def pus_tree_motion(R, p, twist, legs, iall, L, validate, q, v):
 
 
 @numba.njit(cache=True)
-def lu_columns(K, cols):
-    """(LU, perm, ok): A = K[:, cols] (square) factored by Gaussian elimination with partial pivoting (LAPACK's
+def lu_columns(K, cols, rows, bounds):
+    """(LU, perm, ok): A = K[rows, cols] (square) factored by Gaussian elimination with partial pivoting (LAPACK's
     dgetrf in scalar loops: numba's np.linalg costs ~10 s of compilation per signature), L (unit, below the
-    diagonal) and U in one array, perm the row order (P A = L U). ok False where a pivot is zero (singular, as
-    dgetrf's info > 0) or the matrix is not finite."""
+    diagonal) and U in one array, perm the rows of K in the order of LU's (P A = L U). ok False where a pivot is zero
+    (singular, as dgetrf's info > 0) or the matrix is not finite.
+
+    A is block diagonal: the blocks A[bounds[b]:bounds[b + 1]] (square, on the diagonal; the rest of A zero by
+    structure: numeric.Kinematics._blocks orders rows and cols so, e.g. one 3 x 3 block per leg of a hexapod's IK)
+    are factored one by one, pivots searched within the block: the arithmetic of the whole matrix's elimination
+    without its zeros. bounds = [0, n]: one block, the whole matrix."""
     n = cols.shape[0]
-    A = np.empty((n, n))
-    perm = np.arange(n)
-    for j in range(n):
-        for i in range(n):
-            A[i, j] = K[i, cols[j]]
-    for c in range(n):
-        piv = c
-        for i in range(c + 1, n):
-            if abs(A[i, c]) > abs(A[piv, c]):
-                piv = i
-        if not (A[piv, c] != 0.0 and math.isfinite(A[piv, c])):
-            return A, perm, False
-        if piv != c:
-            for j in range(n):
-                A[c, j], A[piv, j] = A[piv, j], A[c, j]
-            perm[c], perm[piv] = perm[piv], perm[c]
-        for i in range(c + 1, n):
-            f = A[i, c] / A[c, c]
-            A[i, c] = f
-            if f != 0.0:
-                for j in range(c + 1, n):
-                    A[i, j] -= f * A[c, j]
+    A = np.zeros((n, n))
+    perm = rows.copy()
+    for b in range(bounds.shape[0] - 1):
+        s, e = bounds[b], bounds[b + 1]
+        for i in range(s, e):
+            for j in range(s, e):
+                A[i, j] = K[rows[i], cols[j]]
+        for c in range(s, e):
+            piv = c
+            for i in range(c + 1, e):
+                if abs(A[i, c]) > abs(A[piv, c]):
+                    piv = i
+            if not (A[piv, c] != 0.0 and math.isfinite(A[piv, c])):
+                return A, perm, False
+            if piv != c:
+                for j in range(s, e):
+                    A[c, j], A[piv, j] = A[piv, j], A[c, j]
+                perm[c], perm[piv] = perm[piv], perm[c]
+            for i in range(c + 1, e):
+                f = A[i, c] / A[c, c]
+                A[i, c] = f
+                if f != 0.0:
+                    for j in range(c + 1, e):
+                        A[i, j] -= f * A[c, j]
     return A, perm, True
 
 
 @numba.njit(cache=True)
-def lu_solve(LU, perm, B):
-    """X with A X = B (n x k) from lu_columns' factors of A."""
+def lu_solve(LU, perm, bounds, B):
+    """X with A X = B (B: rows of K, m x k; X: n x k in the order of A's columns) from lu_columns' factors of A,
+    block by block."""
     n, k = LU.shape[0], B.shape[1]
     X = np.empty((n, k))
     for i in range(n):
         for j in range(k):
             X[i, j] = B[perm[i], j]
-    for c in range(n):
-        for i in range(c + 1, n):
-            f = LU[i, c]
-            if f != 0.0:
-                for j in range(k):
-                    X[i, j] -= f * X[c, j]
-    for c in range(n - 1, -1, -1):
-        for j in range(k):
-            t = X[c, j]
-            for i in range(c + 1, n):
-                t -= LU[c, i] * X[i, j]
-            X[c, j] = t / LU[c, c]
+    for b in range(bounds.shape[0] - 1):
+        s, e = bounds[b], bounds[b + 1]
+        for c in range(s, e):
+            for i in range(c + 1, e):
+                f = LU[i, c]
+                if f != 0.0:
+                    for j in range(k):
+                        X[i, j] -= f * X[c, j]
+        for c in range(e - 1, s - 1, -1):
+            for j in range(k):
+                t = X[c, j]
+                for i in range(c + 1, e):
+                    t -= LU[c, i] * X[i, j]
+                X[c, j] = t / LU[c, c]
     return X
 
 
 @numba.njit(cache=True)
-def solve_columns(K, cols, B):
-    """(X, ok): X with K[:, cols] X = B (square; B n x k) by lu_columns and lu_solve (dgesv): the numeric family's
-    Newton steps and velocity maps. ok False where K[:, cols] is singular or not finite (X then undefined)."""
-    LU, perm, ok = lu_columns(K, cols)
+def solve_columns(K, cols, rows, bounds, B):
+    """(X, ok): X with K[rows, cols] X = B[rows] (square, block diagonal by bounds; B m x k) by lu_columns and
+    lu_solve (dgesv): the numeric family's Newton steps and velocity maps. ok False where K[rows, cols] is singular
+    or not finite (X then undefined)."""
+    LU, perm, ok = lu_columns(K, cols, rows, bounds)
     if not ok:
-        return B.copy(), False
-    return lu_solve(LU, perm, B), True
+        return np.zeros((cols.shape[0], B.shape[1])), False
+    return lu_solve(LU, perm, bounds, B), True
 
 
 @numba.njit(cache=True)
@@ -770,19 +781,20 @@ def _bounded(X, limit):
 
 
 @numba.njit(cache=True)
-def solve_square(K, cols, b, limit):
-    """(x, ok): x with K[:, cols] x = b (square, solve_columns), ok False where that is singular or x leaves +-limit
-    (errors.MAGNITUDE_LIMIT): the numeric family's Newton step."""
-    X, ok = solve_columns(K, cols, b.reshape((b.shape[0], 1)))
+def solve_square(K, cols, rows, bounds, b, limit):
+    """(x, ok): x with K[rows, cols] x = b[rows] (square, solve_columns), ok False where that is singular or x leaves
+    +-limit (errors.MAGNITUDE_LIMIT): the numeric family's Newton step."""
+    X, ok = solve_columns(K, cols, rows, bounds, b.reshape((b.shape[0], 1)))
     return X[:, 0], ok and _bounded(X, limit)
 
 
 @numba.njit(cache=True)
-def newton_start(q0, K0, LU0, perm0, fixed, values, free, predict_range, limit):
+def newton_start(q0, K0, LU0, perm0, fixed, values, free, rows, bounds, predict_range, limit):
     """The start of the numeric family's Newton projection (numeric.Kinematics._project): q0 with q[fixed] = values,
     and with K0 (0 rows: none) the first step predicted along the tangent of the closures, q[free] -= A^-1
-    K0[:, fixed] (values - q0[fixed]) (A = K0[:, free], square; LU0, perm0 its lu_columns factors, or 0 x 0 to
-    factor it here), when |values - q0[fixed]|_1 <= predict_range and the step is defined and within +-limit."""
+    K0[:, fixed] (values - q0[fixed]) (A = K0[rows, free], square, block diagonal by bounds; LU0, perm0 its
+    lu_columns factors, or 0 x 0 to factor it here), when |values - q0[fixed]|_1 <= predict_range and the step is
+    defined and within +-limit."""
     q = q0.copy()
     change = np.empty(fixed.shape[0])
     total = 0.0
@@ -799,9 +811,9 @@ def newton_start(q0, K0, LU0, perm0, fixed, values, free, predict_range, limit):
             acc += K0[i, fixed[k]] * change[k]
         rhs[i, 0] = acc
     if LU0.shape[0] == free.shape[0]:
-        X, ok = lu_solve(LU0, perm0, rhs), True
+        X, ok = lu_solve(LU0, perm0, bounds, rhs), True
     else:
-        X, ok = solve_columns(K0, free, rhs)
+        X, ok = solve_columns(K0, free, rows, bounds, rhs)
     if ok and _bounded(X, limit):
         for k in range(free.shape[0]):
             q[free[k]] -= X[k, 0]
@@ -828,8 +840,9 @@ def l1_nearer(q_a, q_b, c, qc):
 
 
 @numba.njit(cache=True)
-def closure_velocity(K, c, free, B, twist, limit):
-    """(G, v, LU, perm, ok) at an assembly with closure Jacobian K (A = K[:, free] square): G[c] = B,
+def closure_velocity(K, c, free, rows, bounds, B, twist, limit):
+    """(G, v, LU, perm, ok) at an assembly with closure Jacobian K (A = K[rows, free] square, block diagonal by
+    bounds: lu_columns): G[c] = B,
     G[free] = -A^-1 K_c B (K G = 0), v = G twist (numeric.py, Velocities), A's lu_columns factors; ok False where
     A is singular or G leaves +-limit."""
     m, n, nv = K.shape[0], B.shape[1], K.shape[1]
@@ -840,11 +853,11 @@ def closure_velocity(K, c, free, B, twist, limit):
             for k in range(c.shape[0]):
                 acc -= K[i, c[k]] * B[k, j]
             rhs[i, j] = acc
-    LU, perm, ok = lu_columns(K, free)
+    LU, perm, ok = lu_columns(K, free, rows, bounds)
     G = np.zeros((nv, n))
     if not ok:
         return G, np.zeros(nv), LU, perm, False
-    X = lu_solve(LU, perm, rhs)
+    X = lu_solve(LU, perm, bounds, rhs)
     for k in range(c.shape[0]):
         for j in range(n):
             G[c[k], j] = B[k, j]
@@ -861,9 +874,9 @@ def closure_velocity(K, c, free, B, twist, limit):
 
 
 @numba.njit(cache=True)
-def closure_acceleration(K, LU, perm, c, free, ac, bias, limit):
-    """(a, ok): the tree accelerations with a[c] = ac and K a + bias = 0 (bias = Kdot v; A = K[:, free] square,
-    LU and perm its lu_columns factors), numeric.py, Accelerations; ok False where a[free] leaves +-limit."""
+def closure_acceleration(K, LU, perm, bounds, c, free, ac, bias, limit):
+    """(a, ok): the tree accelerations with a[c] = ac and K a + bias = 0 (bias = Kdot v; A = K[rows, free] square,
+    LU, perm and bounds its lu_columns factors), numeric.py, Accelerations; ok False where a[free] leaves +-limit."""
     m, nv = K.shape[0], K.shape[1]
     rhs = np.zeros((m, 1))
     for i in range(m):
@@ -871,7 +884,7 @@ def closure_acceleration(K, LU, perm, c, free, ac, bias, limit):
         for k in range(c.shape[0]):
             acc -= K[i, c[k]] * ac[k]
         rhs[i, 0] = acc
-    X = lu_solve(LU, perm, rhs)
+    X = lu_solve(LU, perm, bounds, rhs)
     a = np.empty(nv)
     for k in range(c.shape[0]):
         a[c[k]] = ac[k]
