@@ -390,11 +390,11 @@ class FeedforwardModel:
         """Actuator forces (actuated-joint order) for the platform motion (pose, twist, accel)."""
         if self.model == "none":
             return np.zeros(self.n_actuated)
-        pose, twist, accel = self.kin.validate(pose, twist, accel)
-        if accel is None:
+        if twist is None or accel is None:
             raise InvalidInputError("the feedforward needs a twist and an acceleration")
-        if self._fast is not None:
+        if self._fast is not None:      # the formulation checks pose, twist and accel (kin.validate) itself
             return self._fast[1].inverse_dynamics_fast(pose, twist, accel, friction=self.friction, check_limits=False)
+        pose, twist, accel = self.kin.validate(pose, twist, accel)
         return self._generic(pose, twist, accel, self.friction)
 
     __call__ = tau
@@ -402,11 +402,10 @@ class FeedforwardModel:
     def gravity(self, pose: Pose) -> np.ndarray:
         """Actuator forces that hold the platform at rest at ``pose`` (rigid-body model of this set,
         whatever ``model`` is: the safe behaviour 'hold' needs it even when the feedforward is 'none')."""
-        pose = self.kin.validate(pose)[0]
         z = np.zeros(self.dyn.n)
-        if self._fast is not None:
+        if self._fast is not None:      # the formulation checks the pose (kin.validate) itself
             return self._fast[1].inverse_dynamics_fast(pose, z, z, friction=False, check_limits=False)
-        return self._generic(pose, z, z, False)
+        return self._generic(self.kin.validate(pose)[0], z, z, False)
 
     def joint_mass_matrix(self, pose: Pose) -> np.ndarray:
         """M_q = J^-T M J^-1 (n_actuated x n_actuated) at ``pose`` with this parameter set (Taghirad, Motion Control in

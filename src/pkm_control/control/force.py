@@ -171,6 +171,7 @@ class _ForceLaw(_TaskSpace):
         zeros.setflags(write=False)
         self._no_reference = (zeros, zeros)
         self._last_reference = None          # (ForceReference, reference()) of the last call
+        self._last_gravity = None            # (pose, G^(pose)) of the last call of gravity()
 
     def compute(self, q_d, qd_d, qdd_d, q, qd, tau_ff=None, pose=None, twist=None, desired=None, t=None,
                 wrench: WrenchMeasurement | None = None, force: ForceReference | None = None) -> np.ndarray:
@@ -186,13 +187,23 @@ class _ForceLaw(_TaskSpace):
         return self.evaluate(q_d, qd_d, qdd_d, q, qd, None, pose, _vec("measured twist", twist, self.dim), desired,
                              t, wrench=wrench, force=force)
 
+    def gravity(self, pose: Pose) -> np.ndarray:
+        """G^(X), the model's gravity forces at ``pose`` (FeedforwardModel.gravity), once per estimate: the laws on
+        the actuator forces need it for F_m and for the command of the same period (the same Pose object)."""
+        last = self._last_gravity
+        if last is not None and last[0] is pose:
+            return last[1]
+        tau_g = self.model.gravity(pose)
+        self._last_gravity = (pose, tau_g)
+        return tau_g
+
     def measured_wrench(self, pose, wrench) -> np.ndarray:
         """F_m in task coordinates: the sensor's (``task_wrench``), or from the actuator forces (Fig. 29)
         F_m = J^T (tau - tau_g(X)), tau_g the model's gravity forces: at rest M xdd = C xd = 0 and the plant
         J^T tau = G + F_e gives F_e exactly (with an exact gravity model); in motion it also holds M xdd + C xd and
         the joint friction (a static estimate: DirectForce only)."""
         if isinstance(wrench, ActuatorForces):
-            return self.jacobian(pose).T @ (wrench.tau - self.model.gravity(pose))
+            return self.jacobian(pose).T @ (wrench.tau - self.gravity(pose))
         return task_wrench(self.kin.task, pose, wrench)
 
     def reference(self, force: ForceReference | None):
@@ -333,7 +344,7 @@ class DirectForce(_ForceLaw):
     def inner(self, q, qd, pose, twist, pose_c, twist_c) -> np.ndarray:
         """The inner motion loop on (X_c, xd_c): task PD + gravity, tau = J^-T (Kp e_x + Kd e_x') + G^ (Fig. 28)."""
         e, ed = self.errors(pose, twist, pose_c, twist_c)
-        return self.distribute(pose, self.kp * e + self.kd * ed) + self.model.gravity(pose)
+        return self.distribute(pose, self.kp * e + self.kd * ed) + self.gravity(pose)
 
 
 class DirectForceJointSpace(DirectForce):
@@ -391,7 +402,7 @@ class DirectForceJointSpace(DirectForce):
 
     def inner(self, q, qd, pose, twist, pose_c, twist_c) -> np.ndarray:
         q_c, J_c = self.kin.actuated_and_jacobian(pose_c)
-        return self.joint_kp * (q_c - q) + self.joint_kd * (J_c @ twist_c - qd) + self.model.gravity(pose)
+        return self.joint_kp * (q_c - q) + self.joint_kd * (J_c @ twist_c - qd) + self.gravity(pose)
 
 
 class InnerForce(_ForceLaw):
@@ -436,7 +447,7 @@ class InnerForce(_ForceLaw):
         e, ed = self.errors(pose, twist, *desired)
         f_a = self.kp * e + self.kd * ed
         f_m = self.measured_wrench(pose, wrench)
-        return self.distribute(pose, f_a + self.kf * (f_a - f_m)) + self.model.gravity(pose)
+        return self.distribute(pose, f_a + self.kf * (f_a - f_m)) + self.gravity(pose)
 
 
 class InnerForceJointSpace(InnerForce):
@@ -469,7 +480,7 @@ class InnerForceJointSpace(InnerForce):
     def evaluate(self, q_d, qd_d, qdd_d, q, qd, tau_ff=None, pose=None, twist=None, desired=None, t=None,
                  wrench=None, force=None) -> np.ndarray:
         tau_a = self.joint_kp * (q_d - q) + self.joint_kd * (qd_d - qd)
-        tau_g = self.model.gravity(pose)
+        tau_g = self.gravity(pose)
         tau_m = wrench.tau - tau_g if isinstance(wrench, ActuatorForces) else \
             self.distribute(pose, task_wrench(self.kin.task, pose, wrench))
         return tau_a + self.kf * (tau_a - tau_m) + tau_g
@@ -577,7 +588,7 @@ class Admittance(_Impedance):
         q_c, J_c = self.kin.actuated_and_jacobian(pose_c)
         qd_c = J_c @ (twist_d + self._dxd)
         self.position_reference = (q_c, qd_c)
-        return self.joint_kp * (q_c - q) + self.joint_kd * (qd_c - qd) + self.model.gravity(pose)
+        return self.joint_kp * (q_c - q) + self.joint_kd * (qd_c - qd) + self.gravity(pose)
 
 
 FORCE_LAWS = {law.name: law for law in (Stiffness, DirectForce, DirectForceJointSpace, InnerForce,
