@@ -263,7 +263,7 @@ def test_jacobi_svd_matches_lapack():
     """The compiled one-sided Jacobi SVD of the engine's actuation solve (dynamics.kernels) against LAPACK's (numpy):
     the same singular values to rounding relative to sigma_max, A = U S V^T, U and V orthonormal, on random square
     and tall matrices, a graded one (sigma 1 ... 1e-9) and a rank-deficient one; and project_and_solve's tau solves
-    J^T tau = G^T tau_tree - f or reports the ratio that check_conditioning refuses."""
+    J^T tau = G^T tau_tree - f or reports the ratio that check_conditioning refuses (the SVD's, near the threshold)."""
     from pkm_control.dynamics.kernels import jacobi_svd, project_and_solve
     from pkm_control.kinematics.analysis import SINGULAR_TOL
 
@@ -289,7 +289,62 @@ def test_jacobi_svd_matches_lapack():
     assert np.allclose(f, G.T @ tau_tree - w, atol=1e-14)
     assert np.allclose(G[act].T @ tau, f, atol=1e-12)
     s = np.linalg.svd(G[act], compute_uv=False)
-    assert ratio == pytest.approx(s[-1] / s[0], rel=1e-12)
+    # a well-conditioned J passes on the bound 1 / (|J|_F |J^-1|_F) <= sigma_min / sigma_max (at least twice tol)
+    assert 2 * SINGULAR_TOL <= ratio <= s[-1] / s[0] * (1 + 1e-12)
+    assert ratio == pytest.approx(1 / (np.linalg.norm(G[act]) * np.linalg.norm(np.linalg.inv(G[act]))), rel=1e-12)
+    # near the threshold the SVD decides: sigma_min / sigma_max = 1.5 tol passes (the bound is below 2 tol),
+    # 0.5 tol does not
+    U, _, Vt = np.linalg.svd(G[act])
+    for rel_min, passes in ((1.5, True), (0.5, False)):
+        Gs = G.copy()
+        Gs[act] = U @ np.diag(np.logspace(0, np.log10(rel_min * SINGULAR_TOL), 6)) @ Vt
+        ratio = project_and_solve(Gs, tau_tree, act, w, SINGULAR_TOL, f, tau)
+        assert ratio == pytest.approx(rel_min * SINGULAR_TOL, rel=1e-8)
+        if passes:
+            assert np.allclose(Gs[act].T @ tau, f, rtol=0, atol=1e-9 * np.abs(f).max())
+        else:
+            assert np.isnan(tau).all()
     G[act[5]] = G[act[0]]
     ratio = project_and_solve(G, tau_tree, act, w, SINGULAR_TOL, f, tau)
     assert ratio < SINGULAR_TOL and np.isnan(tau).all()
+
+
+def test_redundant_actuation_kernel_against_numpy():
+    """The redundant robots' compiled actuation solve (dynamics.kernels.redundant_actuation) against the weighted
+    minimum norm written with numpy (Wu eq. 39: tau = W^-1 J (J^T W^-1 J)^-1 f) on random tall J, its null(J^T)
+    against numpy's SVD (the same subspace: projectors equal), and both singular cases: a rank-deficient J (the
+    conditioning ratio, LAPACK's) and weights that leave J^T W^-1 J singular."""
+    from pkm_control.dynamics.kernels import redundant_actuation
+    from pkm_control.kinematics.analysis import SINGULAR_TOL
+
+    rng = np.random.default_rng(7)
+    for na, n in ((4, 3), (8, 6), (5, 2)):
+        G = rng.standard_normal((na + 5, n))
+        act = np.sort(rng.choice(na + 5, na, replace=False))
+        tau_tree, w = rng.standard_normal(na + 5), rng.standard_normal(n)
+        w_inv = 1.0 / rng.uniform(0.5, 5.0, na)
+        f, tau, null = np.empty(n), np.empty(na), np.empty((na, na - n))
+        ratio, ratio_a = redundant_actuation(G, tau_tree, act, w, w_inv, SINGULAR_TOL, 1e-12, f, tau, null)
+        J = G[act]
+        s = np.linalg.svd(J, compute_uv=False)
+        assert ratio == pytest.approx(s[-1] / s[0], rel=1e-12)
+        A = J.T @ (w_inv[:, None] * J)
+        sa = np.linalg.svd(A, compute_uv=False)
+        assert ratio_a == pytest.approx(sa[-1] / sa[0], rel=1e-10)
+        assert np.allclose(f, G.T @ tau_tree - w, atol=1e-13)
+        ref = w_inv * (J @ np.linalg.solve(A, f))
+        assert np.allclose(tau, ref, rtol=0, atol=1e-12 * np.abs(ref).max())
+        Vt = np.linalg.svd(J.T)[2]
+        N = Vt[n:].T
+        assert np.allclose(null.T @ null, np.eye(na - n), atol=1e-12)
+        assert np.allclose(null @ null.T, N @ N.T, atol=1e-12)
+        # singular: a repeated actuated row of a 4 x 3 J with rank 2, and weights that see only one row
+        if (na, n) == (4, 3):
+            Gs = G.copy()
+            Gs[act[2]] = Gs[act[0]] + Gs[act[1]]
+            Gs[act[3]] = 2.0 * Gs[act[0]]
+            ratio, _ = redundant_actuation(Gs, tau_tree, act, w, w_inv, SINGULAR_TOL, 1e-12, f, tau, null)
+            assert ratio < SINGULAR_TOL
+            one_row = np.array([1.0, 0.0, 0.0, 0.0])
+            ratio, ratio_a = redundant_actuation(G, tau_tree, act, w, one_row, SINGULAR_TOL, 1e-12, f, tau, null)
+            assert ratio >= SINGULAR_TOL and not ratio_a > 1e-12

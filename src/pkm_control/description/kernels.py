@@ -9,6 +9,8 @@ them); the tests check K against finite differences of the residual and against 
 
 from __future__ import annotations
 
+import math
+
 import numba
 import numpy as np
 
@@ -136,3 +138,134 @@ def _closure_dot(X, scale, J, dJ, v, col, offset, mask, lin_rows, lin_sel, ang_r
         row = ang_rows[i]
         for k in range(nv):
             out[row, 0] += (mask[fa, k] - mask[fa + 1, k]) * dJ[3 + ax, k] * v[k]
+
+
+#: tree_kinematics' joint types: a revolute joint turns about its axis, a prismatic one slides along it
+REVOLUTE, PRISMATIC = 0, 1
+
+
+@numba.njit(cache=True)
+def tree_kinematics(parent, kind, frame, q, X, J):
+    """Forward kinematics of a tree of 1-DoF joints (joint j = pinocchio's joint j + 1, its q and v index j) in one
+    pass from the root: the world placements into X (3 x 4 n: X[:, 4 j] = p_j, X[:, 4 j + 1 : 4 j + 4] = R_j, the
+    layout of ClosureRows.placements with scale 1) and, when J has 6 rows, the world joint Jacobian into J (6 x n,
+    pinocchio's data.J of computeJointJacobians: column j the spatial velocity (linear, angular) at the world origin
+    of a unit rate of joint j).
+
+    parent[j]: the parent joint (-1: the world; parents precede their children); kind[j]: REVOLUTE or PRISMATIC;
+    frame[j]: the joint placement in its parent, rotation row-major (9), translation (3), then the unit axis a_j (3)
+    in the joint frame. With M_j0 = M_parent M_placement (R_0, p_0): a revolute joint gives R_j = R_0 Rot(a, q_j)
+    (Rodrigues: c I + s [a]x + (1 - c) a a^T), p_j = p_0 and the column (p_j x w, w), w = R_0 a = R_j a; a prismatic
+    one R_j = R_0, p_j = p_0 + w q_j and the column (w, 0)."""
+    n = q.shape[0]
+    R0 = np.empty((3, 3))
+    p0 = np.empty(3)
+    for j in range(n):
+        f = frame[j]
+        b = parent[j]
+        if b < 0:
+            for i in range(3):
+                p0[i] = f[9 + i]
+                for k in range(3):
+                    R0[i, k] = f[3 * i + k]
+        else:
+            c = 4 * b
+            for i in range(3):
+                p0[i] = X[i, c] + X[i, c + 1] * f[9] + X[i, c + 2] * f[10] + X[i, c + 3] * f[11]
+                for k in range(3):
+                    R0[i, k] = X[i, c + 1] * f[k] + X[i, c + 2] * f[3 + k] + X[i, c + 3] * f[6 + k]
+        ax, ay, az = f[12], f[13], f[14]
+        wx = R0[0, 0] * ax + R0[0, 1] * ay + R0[0, 2] * az
+        wy = R0[1, 0] * ax + R0[1, 1] * ay + R0[1, 2] * az
+        wz = R0[2, 0] * ax + R0[2, 1] * ay + R0[2, 2] * az
+        d = 4 * j
+        if kind[j] == REVOLUTE:
+            s, cq = math.sin(q[j]), math.cos(q[j])
+            t = 1.0 - cq
+            # Rot(a, q) = c I + s [a]x + (1 - c) a a^T
+            E = ((cq + t * ax * ax, t * ax * ay - s * az, t * ax * az + s * ay),
+                 (t * ay * ax + s * az, cq + t * ay * ay, t * ay * az - s * ax),
+                 (t * az * ax - s * ay, t * az * ay + s * ax, cq + t * az * az))
+            for i in range(3):
+                X[i, d] = p0[i]
+                for k in range(3):
+                    X[i, d + 1 + k] = R0[i, 0] * E[0][k] + R0[i, 1] * E[1][k] + R0[i, 2] * E[2][k]
+            if J.shape[0] == 6:
+                J[0, j] = p0[1] * wz - p0[2] * wy
+                J[1, j] = p0[2] * wx - p0[0] * wz
+                J[2, j] = p0[0] * wy - p0[1] * wx
+                J[3, j], J[4, j], J[5, j] = wx, wy, wz
+        else:
+            X[0, d], X[1, d], X[2, d] = p0[0] + wx * q[j], p0[1] + wy * q[j], p0[2] + wz * q[j]
+            for i in range(3):
+                for k in range(3):
+                    X[i, d + 1 + k] = R0[i, k]
+            if J.shape[0] == 6:
+                J[0, j], J[1, j], J[2, j] = wx, wy, wz
+                J[3, j] = J[4, j] = J[5, j] = 0.0
+
+
+@numba.njit(cache=True)
+def tree_closure_rows(parent, kind, frame, col, offset, mask, lin_rows, lin_sel, cpl, cpl_f, q, X, J, r, K):
+    """The closures' residual r and K (K 0 x n: none) at q from the compiled tree (tree_kinematics into the scratch X
+    and J): closure_rows' point rows, then the coupling rows cpl[i] = (row, dependent, reference) with
+    cpl_f[i] = (ratio, offset): r = q_dep - ratio q_ref - offset, K row e_dep - ratio e_ref. r and K are written
+    whole (a model without frame closures: CompiledTree)."""
+    want_k = K.shape[0] > 0
+    tree_kinematics(parent, kind, frame, q, X, J if want_k else J[:0])
+    r[:] = 0.0
+    if want_k:
+        K[:, :] = 0.0
+    closure_rows(X, 1.0, J, col, offset, mask, lin_rows, lin_sel, lin_rows[:0], lin_sel[:0], r, K)
+    for i in range(cpl.shape[0]):
+        row, dep, ref = cpl[i, 0], cpl[i, 1], cpl[i, 2]
+        r[row] = q[dep] - cpl_f[i, 0] * q[ref] - cpl_f[i, 1]
+        if want_k:
+            K[row, dep] += 1.0
+            K[row, ref] -= cpl_f[i, 0]
+
+
+@numba.njit(cache=True)
+def tree_closure_bias(parent, col, offset, lin_rows, lin_sel, X, J, v, out):
+    """Kdot v into out (rows of tree_closure_rows, coupling rows 0) from that call's X and J at q and the rates v, in
+    O(joints + frames): the bodies' spatial velocities V_j = V_parent + J[:, j] v_j and bias accelerations (at zero
+    joint accelerations) A_j = sum over the supporting joints k of dJ_k v_k = A_parent + V_parent x J[:, j] v_j
+    (dJ_k = V_k x J[:, k], the world column turning with its body; x the motion cross product (v, w) x (v', w') =
+    (w x v' + v x w', w x w')), both at the world origin; a closure frame's origin p_f on body j then moves at
+    v_f = V_j,lin + w_j x p_f with the bias acceleration a_f = A_j,lin + A_j,ang x p_f + w_j x v_f, and a point
+    row's bias is (a_a - a_b)[axis]. The tests hold it to ClosureRows.bias on pinocchio's data.dJ."""
+    n = v.shape[0]
+    V, A = np.zeros((n, 6)), np.zeros((n, 6))
+    for j in range(n):
+        b = parent[j]
+        s0, s1, s2 = J[0, j] * v[j], J[1, j] * v[j], J[2, j] * v[j]
+        s3, s4, s5 = J[3, j] * v[j], J[4, j] * v[j], J[5, j] * v[j]
+        if b >= 0:
+            lx, ly, lz, wx, wy, wz = V[b, 0], V[b, 1], V[b, 2], V[b, 3], V[b, 4], V[b, 5]
+            A[j, 0] = A[b, 0] + wy * s2 - wz * s1 + ly * s5 - lz * s4
+            A[j, 1] = A[b, 1] + wz * s0 - wx * s2 + lz * s3 - lx * s5
+            A[j, 2] = A[b, 2] + wx * s1 - wy * s0 + lx * s4 - ly * s3
+            A[j, 3] = A[b, 3] + wy * s5 - wz * s4
+            A[j, 4] = A[b, 4] + wz * s3 - wx * s5
+            A[j, 5] = A[b, 5] + wx * s4 - wy * s3
+            V[j, 0], V[j, 1], V[j, 2] = lx + s0, ly + s1, lz + s2
+            V[j, 3], V[j, 4], V[j, 5] = wx + s3, wy + s4, wz + s5
+        else:
+            V[j, 0], V[j, 1], V[j, 2], V[j, 3], V[j, 4], V[j, 5] = s0, s1, s2, s3, s4, s5
+    P = _frame_positions(X, 1.0, col, offset)
+    F = col.shape[0]
+    acc = np.empty((F, 3))
+    for f in range(F):
+        j = col[f] // 4
+        px, py, pz = P[f, 0], P[f, 1], P[f, 2]
+        wx, wy, wz = V[j, 3], V[j, 4], V[j, 5]
+        vx = V[j, 0] + wy * pz - wz * py
+        vy = V[j, 1] + wz * px - wx * pz
+        vz = V[j, 2] + wx * py - wy * px
+        acc[f, 0] = A[j, 0] + A[j, 4] * pz - A[j, 5] * py + wy * vz - wz * vy
+        acc[f, 1] = A[j, 1] + A[j, 5] * px - A[j, 3] * pz + wz * vx - wx * vz
+        acc[f, 2] = A[j, 2] + A[j, 3] * py - A[j, 4] * px + wx * vy - wy * vx
+    out[:] = 0.0
+    for i in range(lin_rows.shape[0]):
+        fa, ax, _, _ = _pair_axis(lin_sel[i])
+        out[lin_rows[i]] = acc[fa, ax] - acc[fa + 1, ax]

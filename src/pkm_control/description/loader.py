@@ -50,7 +50,8 @@ import numpy as np
 import pinocchio as pin
 
 from ..errors import InvalidModelError
-from .kernels import closure_rows, closure_rows_bias, closure_rows_dot
+from .kernels import (PRISMATIC, REVOLUTE, closure_rows, closure_rows_bias, closure_rows_dot, tree_closure_bias,
+                      tree_closure_rows)
 from .spec import RobotSpec, parse_spec
 
 _LWA = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
@@ -58,6 +59,8 @@ _LWA = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
 _NO_JACOBIAN = np.zeros((0, 0))
 _ONE_DOF_JOINTS = ("JointModelRX", "JointModelRY", "JointModelRZ", "JointModelRevoluteUnaligned",
                    "JointModelPX", "JointModelPY", "JointModelPZ", "JointModelPrismaticUnaligned")
+#: the unit axes of the aligned ones (the unaligned ones carry theirs)
+_ALIGNED_AXES = {"X": (1.0, 0.0, 0.0), "Y": (0.0, 1.0, 0.0), "Z": (0.0, 0.0, 1.0)}
 
 
 @dataclass(frozen=True)
@@ -282,6 +285,26 @@ def closure_jacobian_dot(clm: ClosedLoopModel, data: pin.Data, q: np.ndarray, v:
     return clm.closure_rows.jacobian_dot(data, q, v)
 
 
+def tree_arrays(model: pin.Model):
+    """(parent, kind, frame): the spanning tree as kernels.tree_kinematics reads it, from pinocchio's model (joint
+    j + 1 is the kernel's joint j: parents, REVOLUTE / PRISMATIC, placement in the parent and unit axis).
+    InvalidModelError for a joint that is not one of the 1-DoF types load_model admits or whose q and v index is not
+    its place in the tree."""
+    n = model.njoints - 1
+    parent, kind, frame = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64), np.empty((n, 15))
+    for j in range(1, model.njoints):
+        jm, name = model.joints[j], model.joints[j].shortname()
+        if name not in _ONE_DOF_JOINTS or jm.idx_q != j - 1 or jm.idx_v != j - 1:
+            raise InvalidModelError(f"joint '{model.names[j]}' ({name}, q index {jm.idx_q}) is not a 1-DoF "
+                                    "revolute or prismatic joint at its place in the tree")
+        kind[j - 1] = REVOLUTE if name.startswith("JointModelR") else PRISMATIC
+        axis = jm.extract().axis if name.endswith("Unaligned") else _ALIGNED_AXES[name[-1]]
+        M = model.jointPlacements[j]
+        parent[j - 1] = model.parents[j] - 1
+        frame[j - 1] = np.concatenate([M.rotation.ravel(), M.translation, np.asarray(axis, float)])
+    return parent, kind, frame
+
+
 class ClosureRows:
     """Residual and K of a model's closures from one tree pass, vectorized over the closure frames.
 
@@ -291,6 +314,10 @@ class ClosureRows:
     world origin, masked to the joints supporting the frame), v_f = v_O + omega x p_f, all in one compiled
     call (kernels.closure_rows). Only a frame closure's rotation residual (a log3 per closure) is computed
     closure by closure.
+
+    Without frame closures (``compiled``) the tree's placements and J come from the compiled tree as well
+    (kernels.tree_kinematics, the arrays of ``tree_arrays``): ``tree_rows`` and ``tree_bias`` are then one compiled
+    call each, no pinocchio Data; the numeric kinematics solves on them (kinematics/numeric_kernels.py).
     """
 
     def __init__(self, clm: ClosedLoopModel):
@@ -339,9 +366,44 @@ class ClosureRows:
         self.cpl_K = np.zeros((len(cpl_rows), nv))
         self.cpl_K[np.arange(len(cpl_rows)), self.cpl_dep] += 1.0
         self.cpl_K[np.arange(len(cpl_rows)), self.cpl_ref] -= self.cpl_ratio
+        self.parent, self.kind, self.frame = tree_arrays(model)
+        self.cpl = np.column_stack([self.cpl_rows, self.cpl_dep, self.cpl_ref]).astype(np.int64).reshape(-1, 3)
+        self.cpl_f = np.column_stack([self.cpl_ratio, self.cpl_offset]).reshape(-1, 2)
+        self.compiled = not self.frame_closures
         for arr in (self.col, self.offset, self.mask, self.lin_rows, self.lin_sel, self.ang_rows, self.ang_sel,
-                    self.cpl_rows, self.cpl_dep, self.cpl_ref, self.cpl_ratio, self.cpl_offset, self.cpl_K):
+                    self.cpl_rows, self.cpl_dep, self.cpl_ref, self.cpl_ratio, self.cpl_offset, self.cpl_K,
+                    self.parent, self.kind, self.frame, self.cpl, self.cpl_f):
             arr.setflags(write=False)
+
+    def structure(self) -> np.ndarray:
+        """(n_rows, nv) bool: the entries of K not zero by structure, a frame pair's rows on the joints supporting
+        either frame, a coupling row on its two joints."""
+        S = np.zeros((self.n_rows, self.nv), dtype=bool)
+        for rows, sel in ((self.lin_rows, self.lin_sel), (self.ang_rows, self.ang_sel)):
+            for row, pair in zip(rows, sel // 3):
+                S[row] = (self.mask[2 * pair] != 0) | (self.mask[2 * pair + 1] != 0)
+        S[self.cpl_rows, self.cpl_dep] = S[self.cpl_rows, self.cpl_ref] = True
+        return S
+
+    @property
+    def tree(self) -> tuple:
+        """The compiled tree and its closures, the leading arguments of kernels.tree_closure_rows."""
+        return (self.parent, self.kind, self.frame, self.col, self.offset, self.mask, self.lin_rows, self.lin_sel,
+                self.cpl, self.cpl_f)
+
+    def tree_rows(self, q: np.ndarray, jacobian: bool = True):
+        """(residual, K or None) at q from the compiled tree (``compiled`` models; kernels.tree_closure_rows)."""
+        r, K = np.empty(self.n_rows), np.empty((self.n_rows if jacobian else 0, self.nv))
+        tree_closure_rows(*self.tree, q, np.empty((3, 4 * self.nv)), np.empty((6, self.nv)), r, K)
+        return r, (K if jacobian else None)
+
+    def tree_bias(self, q: np.ndarray, v: np.ndarray) -> np.ndarray:
+        """Kdot v at (q, v) from the compiled tree (``compiled`` models; kernels.tree_closure_bias)."""
+        X, J = np.empty((3, 4 * self.nv)), np.empty((6, self.nv))
+        tree_closure_rows(*self.tree, q, X, J, np.empty(self.n_rows), np.empty((self.n_rows, self.nv)))
+        out = np.empty(self.n_rows)
+        tree_closure_bias(self.parent, self.col, self.offset, self.lin_rows, self.lin_sel, X, J, v, out)
+        return out
 
     def placements(self, data: pin.Data, q: np.ndarray):
         """(X, scale): every joint's world placement at q, X[:, 4 (j - 1) : 4 j] = [p_j R_j] / scale (the kernels'

@@ -24,7 +24,7 @@ the platform rows of a give xddot). Planar points and couplings keep the reduced
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import pinocchio as pin
@@ -37,13 +37,16 @@ from ..kinematics.base import ParallelKinematics, fast_inputs
 from ..kinematics.kernels import motion_ok
 from ..kinematics.task_space import Pose
 from .friction import FrictionModel
-from .kernels import project_and_solve, tree_force
+from .kernels import project_and_solve, reduced_acceleration, redundant_actuation, task_mass_matrix, tree_force
 
 _LWA = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
+#: J^T W^-1 J of a redundant robot's weighted minimum norm is singular where sigma_min / sigma_max is at most this
+_WEIGHTED_TOL = 1e-12
 
 
-@dataclass(frozen=True)
-class IDResult:
+class IDResult(NamedTuple):
+    """The inverse dynamics' result (immutable; a named tuple: a third of a frozen dataclass's construction time)."""
+
     tau: np.ndarray              # actuator forces / torques (actuated-joint order)
     generalized: np.ndarray      # f = J^T tau, the generalized force on the task velocity
     q: np.ndarray                # the consistent tree state used
@@ -85,6 +88,8 @@ class ClosedLoopDynamics:
         self.n = kin.task.dim
         self._zero = np.zeros(self.n)
         self.redundant = clm.n_actuated > self.n
+        self._ones_actuated = np.ones(clm.n_actuated)
+        self._ones_actuated.setflags(write=False)
         # physical bodies: every joint's body except the massless links of the platform-joint chain
         m = self.pin_model
         plat_q = set(clm.platform_idx.tolist())
@@ -126,25 +131,14 @@ class ClosedLoopDynamics:
             return 0.0
         return self._S.T @ check_vector("wrench (fx fy fz mx my mz, base frame)", wrench, 6, MAGNITUDE_LIMIT)
 
-    def _solve_actuation(self, J, f, weights=None):
-        """tau with J^T tau = f for a redundant robot: the (weighted) minimum norm (Wu eq. 39).
-
-        SingularConfigurationError where J is singular by the test of the singularity analysis
-        (check_conditioning): the actuators cannot balance the platform there.
-        """
-        check_conditioning(J, "J (qdot_a = J xdot)")
+    def _weights_inverse(self, weights):
+        """The diagonal of W^-1 for the weighted minimum norm tau^T W tau of a redundant robot (Wu eq. 39)."""
         if weights is None:
-            Winv = np.ones(J.shape[0])
-        else:
-            w = check_vector("weights", weights, J.shape[0], MAGNITUDE_LIMIT)
-            if not (w >= 1.0 / MAGNITUDE_LIMIT).all():
-                raise InvalidInputError(f"weights must be at least {1.0 / MAGNITUDE_LIMIT:g}, got {w}")
-            Winv = 1.0 / w
-        A = J.T @ (Winv[:, None] * J)
-        s = np.linalg.svd(A, compute_uv=False)
-        if s[-1] <= 1e-12 * s[0]:
-            raise SingularConfigurationError(f"J^T W^-1 J is singular (sigma_min/sigma_max = {s[-1] / s[0]:.3g})")
-        return Winv * (J @ np.linalg.solve(A, f))
+            return self._ones_actuated
+        w = check_vector("weights", weights, self.model.n_actuated, MAGNITUDE_LIMIT)
+        if not (w >= 1.0 / MAGNITUDE_LIMIT).all():
+            raise InvalidInputError(f"weights must be at least {1.0 / MAGNITUDE_LIMIT:g}, got {w}")
+        return 1.0 / w
 
     # ------------------------------------------------------------------ inverse dynamics
     def inverse_dynamics(self, pose: Pose, twist, accel, wrench=None, friction: bool = True,
@@ -158,19 +152,26 @@ class ClosedLoopDynamics:
         d = self._data
         q, v, a, G = self.kin.tree_state(pose, twist, accel)
         tau_tree = pin.rnea(self.pin_model, d, q, v, a)
-        if friction and len(self.friction):
-            tau_tree = tau_tree + self.friction.torque(d, q, v, self.sign_eps)
+        if friction and self._has_friction:
+            tau_tree += self.friction.torque(d, q, v, self.sign_eps)     # rnea's tau is a new array
+        task_force = self._zero if wrench is None else self._wrench(wrench)
+        f, ratio_a = np.empty(self.n), None
         if self.redundant:
-            f = G.T @ tau_tree - self._wrench(wrench)
-            J = G[self._act]
-            tau = self._solve_actuation(J, f, weights)
+            # the (weighted) minimum norm (Wu eq. 39) and the internal forces null(J^T), compiled
+            n_a = self.model.n_actuated
+            tau, null = np.empty(n_a), np.empty((n_a, n_a - self.n))
+            ratio, ratio_a = redundant_actuation(G, tau_tree, self._act, task_force, self._weights_inverse(weights),
+                                                 SINGULAR_TOL, _WEIGHTED_TOL, f, tau, null)
         else:
             # f = G^T tau_tree - S^T w and J^T tau = f with the conditioning test of check_conditioning, compiled
-            f, tau = np.empty(self.n), np.empty(self.n)
-            ratio = project_and_solve(G, tau_tree, self._act, self._zero if wrench is None else self._wrench(wrench),
-                                      SINGULAR_TOL, f, tau)
-            if not ratio >= SINGULAR_TOL:
-                raise conditioning_error("J (qdot_a = J xdot)", ratio)
+            tau, null = np.empty(self.n), None
+            ratio = project_and_solve(G, tau_tree, self._act, task_force, SINGULAR_TOL, f, tau)
+        # SingularConfigurationError where J fails check_conditioning's test (the actuators cannot balance the
+        # platform there) or, redundant, the weighted J^T W^-1 J is singular
+        if not ratio >= SINGULAR_TOL:
+            raise conditioning_error("J (qdot_a = J xdot)", ratio)
+        if ratio_a is not None and not ratio_a > _WEIGHTED_TOL:
+            raise SingularConfigurationError(f"J^T W^-1 J is singular (sigma_min/sigma_max = {ratio_a:.3g})")
         lam = None
         if closure_forces:
             # K^T lambda = M a + h + tau_f - S_a^T tau - J_w^T w  (tree equations)
@@ -180,10 +181,6 @@ class ClosedLoopDynamics:
                 rhs -= self._platform_wrench_jacobian(q).T @ np.asarray(wrench, float)
             K = closure_jacobian(self.model, d, q)
             lam = np.linalg.lstsq(K.T, rhs, rcond=None)[0]
-        null = None
-        if self.redundant:
-            u, s, vt = np.linalg.svd(J.T)
-            null = vt[len(s):].T if len(s) < J.shape[0] else np.zeros((J.shape[0], 0))
         return IDResult(tau, f, q, v, a, lam, null)
 
     def inverse_dynamics_joint(self, q_actuated, qd_actuated, qdd_actuated, guess: Pose, **kwargs) -> IDResult:
@@ -224,11 +221,10 @@ class ClosedLoopDynamics:
     def mass_matrix(self, pose: Pose) -> np.ndarray:
         """M (n x n) on the task velocity: kinetic energy = 1/2 xdot^T M xdot."""
         pose = self.kin.validate(pose)[0]
-        q = self.kin.inverse(pose, check_limits=False).q
-        G = self.kin.joint_jacobian(pose)
-        Mt = pin.crba(self.pin_model, self._data, q)
-        Mt = np.triu(Mt) + np.triu(Mt, 1).T
-        return G.T @ Mt @ G
+        q, _, _, G = self.kin.tree_state(pose, self._zero)     # q and G from one pass of the family
+        M = np.empty((self.n, self.n))
+        task_mass_matrix(G, pin.crba(self.pin_model, self._data, q), M)
+        return M
 
     def coriolis_matrix(self, pose: Pose, twist) -> np.ndarray:
         """C (n x n) with Mdot - 2C skew-symmetric; C xdot is the velocity-product force."""
@@ -243,8 +239,8 @@ class ClosedLoopDynamics:
     def gravity_vector(self, pose: Pose) -> np.ndarray:
         """G_x (n): generalized gravity force on the task velocity."""
         pose = self.kin.validate(pose)[0]
-        q = self.kin.inverse(pose, check_limits=False).q
-        return self.kin.joint_jacobian(pose).T @ pin.computeGeneralizedGravity(self.pin_model, self._data, q)
+        q, _, _, G = self.kin.tree_state(pose, self._zero)     # q and G from one pass of the family
+        return G.T @ pin.computeGeneralizedGravity(self.pin_model, self._data, q)
 
     def joint_space(self, pose: Pose, twist):
         """(M_q, C_q, G_q) on the actuated joints (Taghirad: M_q = J^-T M J^-1, ...).
@@ -353,26 +349,20 @@ class ClosedLoopDynamics:
 
     def _forward_dynamics_reduced(self, pose, twist, tau, wrench, friction, end_stops):
         """forward_dynamics in reduced coordinates (M = G^T M_tree G), for every closure type."""
-        zero = np.zeros(self.n)
         m, d = self.pin_model, self._data
-        q, v, a0, G = self.kin.tree_state(pose, twist, zero)          # a0 = Gdot xdot
-        bias = pin.rnea(m, d, q, v, a0)
-        if friction and len(self.friction):
-            bias = bias + self.friction.torque(d, q, v, self.sign_eps)
+        q, v, a0, G = self.kin.tree_state(pose, twist, self._zero)          # a0 = Gdot xdot
+        bias = pin.rnea(m, d, q, v, a0)                                     # a new array
+        if friction and self._has_friction:
+            bias += self.friction.torque(d, q, v, self.sign_eps)
         if end_stops is not None:
-            bias = bias - end_stops.torque(q, v)
-        Mt = pin.crba(m, d, q)
-        Mt = np.triu(Mt) + np.triu(Mt, 1).T
-        M = G.T @ Mt @ G
-        rhs = G[self._act].T @ tau + self._wrench(wrench) - G.T @ bias
-        if end_stops is not None:
-            f_cut = end_stops.cut_force(self.kin, pose, twist)
-            if f_cut is not None:
-                rhs = rhs + f_cut
-        try:
-            return np.linalg.solve(M, rhs)
-        except np.linalg.LinAlgError as exc:
-            raise SingularConfigurationError("task-space mass matrix is singular") from exc
+            bias -= end_stops.torque(q, v)
+        task_force = self._task_force(pose, twist, wrench, end_stops)
+        xdd = np.empty(self.n)
+        # M xddot = G_a^T tau + S^T w + f_cut - G^T bias, M = G^T M_tree G: one compiled call (Cholesky)
+        if not reduced_acceleration(G, pin.crba(m, d, q), self._act, tau, bias,
+                                    self._zero if task_force is None else task_force, xdd):
+            raise SingularConfigurationError("task-space mass matrix is singular")
+        return xdd
 
     def energy(self, pose: Pose, twist) -> tuple[float, float]:
         """(kinetic, potential) energy; potential = -sum m_i g . c_i over the bodies."""

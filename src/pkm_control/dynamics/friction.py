@@ -22,6 +22,7 @@ import pinocchio as pin
 
 from ..description.loader import ClosedLoopModel
 from ..errors import InvalidModelError
+from .kernels import friction_torque
 
 _LEG = re.compile(r"^leg\d+_(.+)$")
 _INDEX = re.compile(r"(?<=[A-Za-z])\d+(?=_|$)")
@@ -89,7 +90,21 @@ class FrictionModel:
         for p in params:
             if not p.cut:
                 (self._coulomb if p.kind == "coulomb" else self._viscous)[list(p.members)] += p.value
-        for arr in (self._coulomb, self._viscous):
+        # the cut joints' share for the compiled torque (kernels.friction_torque): per point closure its summed
+        # coefficients and the +-1 signs of the angular Jacobian columns over its two frames' joint supports
+        m = clm.model
+        self._cut_coulomb, self._cut_viscous = np.zeros(len(closures)), np.zeros(len(closures))
+        for p in params:
+            if p.cut:
+                (self._cut_coulomb if p.kind == "coulomb" else self._cut_viscous)[list(p.members)] += p.value
+        self._cut_sign = np.zeros((len(closures) if self.has_cut else 0, nv))
+        for k, frames in enumerate(self._cut_frames if self.has_cut else ()):
+            for sign, fid in zip((1.0, -1.0), frames):
+                for j in m.supports[m.frames[fid].parentJoint][1:]:
+                    self._cut_sign[k, m.joints[j].idx_v:m.joints[j].idx_v + m.joints[j].nv] += sign
+        self._no_jacobian = np.zeros((6, nv))
+        for arr in (self._coulomb, self._viscous, self._cut_coulomb, self._cut_viscous, self._cut_sign,
+                    self._no_jacobian):
             arr.setflags(write=False)
 
     def __len__(self):
@@ -135,7 +150,14 @@ class FrictionModel:
         """Tree generalized friction force (nv): what the actuators must overcome."""
         if not self.parameters:
             return np.zeros(self.model.model.nv)
-        if values is not None or self.has_cut:
-            return self.regressor(data, q, v, sign_eps) @ (self.values if values is None else values)
-        # = regressor @ values for tree-joint friction, without building the regressor
-        return self._coulomb * self._sign(v, sign_eps) + self._viscous * v
+        if values is not None:
+            return self.regressor(data, q, v, sign_eps) @ values
+        # = regressor @ values, without building the regressor: one compiled call on pinocchio's joint Jacobians
+        Jw = self._no_jacobian
+        if self.has_cut:
+            pin.computeJointJacobians(self.model.model, data, q)
+            Jw = data.J
+        out = np.empty(len(v))
+        friction_torque(Jw, v, self._coulomb, self._viscous, self._cut_sign, self._cut_coulomb, self._cut_viscous,
+                        float(sign_eps), out)
+        return out

@@ -68,7 +68,7 @@ import numpy as np
 from ..errors import InvalidModelError, JointLimitError, SingularConfigurationError, UnreachablePoseError
 from .base import NO_VECTOR, JointMotion, ParallelKinematics, fast_inputs
 from .kernels import (PUS_HORIZONTAL, PUS_INPUT, PUS_OK, PUS_PITCH, PUS_REACH, PUS_REACH_TOL, PUS_VERTICAL,
-                      pus_cone_angles, pus_motion)
+                      pus_cone_angles, pus_motion, pus_tree_motion, pus_tree_state)
 from .task_space import Pose, TaskSpace
 
 #: no J / no G for kernels.pus_motion
@@ -135,7 +135,7 @@ class Kinematics(ParallelKinematics):
                                          self.platform_points[1], g0, self._lo_ip - tol, self._hi_ip + tol,
                                          self._lo_u1 - tol, self._hi_u1 + tol, self._lo_u2 - tol, self._hi_u2 + tol])
         self._iall = np.concatenate([self.idx_prismatic, self.idx_u1, self.idx_u2, self.idx_platform]).astype(np.int64)
-        self._info = np.zeros(4)           # tree_motion_into's scratch
+        self._info = np.zeros(4)           # actuated_and_jacobian's scratch
         for arr in (self.base_points, self.platform_points, self.u1_offset, self._c0, self._s0, self._legdata,
                     self._iall, self.lower, self.upper):
             arr.setflags(write=False)
@@ -238,8 +238,16 @@ class Kinematics(ParallelKinematics):
         return JointMotion(q, v, a), G
 
     def tree_state(self, pose: Pose, twist, accel=None):
-        q, v, a, _, G = self._solve(pose, twist, accel, False, False, want_g=True, validated=True)
-        return q, v, a, G
+        """(q, v, a, G) from one compiled call with few arguments (kernels.pus_tree_state); ``_solve`` names an
+        error."""
+        nv, rates = self.nv, twist is not None
+        q, v, a, G = np.empty(nv), np.empty(nv if rates else 0), np.empty(nv if accel is not None else 0), \
+            np.zeros((nv, 6))
+        status = pus_tree_state(pose.rotation, pose.position, twist if rates else NO_VECTOR,
+                                NO_VECTOR if accel is None else accel, self._legdata, self._iall, self.L, q, v, a, G)
+        if status != PUS_OK:
+            q, v, a, _, G = self._solve(pose, twist, accel, False, False, want_g=True, validated=True)   # raises
+        return q, v if rates else None, a if accel is not None else None, G
 
     def tree_motion(self, pose: Pose, twist):
         """(q, v) from one compiled pass over the legs, the inputs already validated."""
@@ -248,14 +256,14 @@ class Kinematics(ParallelKinematics):
         return q, v
 
     def tree_motion_into(self, pose: Pose, twist, q, v, validate: bool) -> bool:
-        """As the base class's, the checks (shapes, motion_ok) and (q, v) in one pus_motion call (info to a
-        write-only scratch array: the kernel holds the GIL, and ``_solve`` recomputes on an error). Raises TypeError
-        or ValueError (numba's dispatch) or AttributeError for what is not a Pose of float64 arrays or a float64
-        twist, when validating: the caller's full validation names it."""
-        if validate and not (type(twist) is np.ndarray and twist.shape == (6,)):
-            return False          # no twist, or one of another size (pus_motion takes length 0 as none), type
-        status = pus_motion(pose.rotation, pose.position, twist, NO_VECTOR, self._legdata, self._iall, self.L,
-                            self._cos_cone, False, validate, q, v, NO_VECTOR, _NO_J, _NO_J, self._info)[0]
+        """As the base class's, the checks (shapes, a twist of 6, motion_ok) and (q, v) in one compiled call
+        (kernels.pus_tree_motion; ``_solve`` recomputes on an error to name it). Raises TypeError or ValueError
+        (numba's dispatch) or AttributeError for what is not a Pose of float64 arrays or a float64 twist, when
+        validating: the caller's full validation names it."""
+        if validate and twist is None:
+            return False
+        status = pus_tree_motion(pose.rotation, pose.position, twist, self._legdata, self._iall, self.L, validate, q,
+                                 v)
         if status == PUS_OK:
             return True
         if status == PUS_INPUT:
@@ -274,7 +282,7 @@ class Kinematics(ParallelKinematics):
         """(q_a, J_C) from one compiled pass over the legs: the FK Newton step needs both.
 
         The inner call of the FK iteration: no input checks, the pose must come from ``validate``; the kernel called
-        directly (info to the write-only scratch array, as in ``tree_motion_into``), ``_solve`` raising on an error.
+        directly (info to a write-only scratch array: the kernel holds the GIL), ``_solve`` raising on an error.
         """
         q, J = np.empty(self.nv), np.empty((self.n_legs, 6))
         if pus_motion(pose.rotation, pose.position, NO_VECTOR, NO_VECTOR, self._legdata, self._iall, self.L,

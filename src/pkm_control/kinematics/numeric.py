@@ -48,14 +48,17 @@ from dataclasses import dataclass
 import numpy as np
 import pinocchio as pin
 import scipy.linalg
+import scipy.sparse
+import scipy.sparse.csgraph
 
 from ..description.loader import ClosedLoopModel, closure_jacobian_dot, closure_residual_and_jacobian
 from ..errors import (MAGNITUDE_LIMIT, ConvergenceError, InvalidModelError,
                       SingularConfigurationError, UnreachablePoseError, check_vector)
-from .base import JointMotion, ParallelKinematics
+from .base import JointMotion, ParallelKinematics, fast_inputs
 from .forward import FKResult
 from .kernels import (closure_acceleration, closure_velocity, l1_nearer, newton_move, newton_start, solve_columns,
                       solve_square)
+from .numeric_kernels import HAS_K, HAS_LU, HAS_Q, INPUT, SOLVED, TASK_KINDS, TASK_TOL, numeric_motion, numeric_project
 from .task_space import Pose, TaskSpace
 
 #: relative singular-value threshold of the rank decisions (mobility, Taghirad's projection)
@@ -66,6 +69,7 @@ PREDICT_RANGE = 0.05
 #: no closure Jacobian to predict from (kernels.newton_start)
 _NO_K = np.zeros((0, 0))
 _NO_PERM = np.zeros(0, dtype=np.int64)
+_NO_VECTOR = np.zeros(0)
 
 
 @dataclass(frozen=True)
@@ -86,24 +90,55 @@ class Mobility:
 
 
 class _Scratch(threading.local):
-    """Per-thread pinocchio Data and last solution (the warm start)."""
+    """Per-thread pinocchio Data and last solution (the warm start), in arrays the compiled solves update in place
+    (numeric_kernels.numeric_motion): ``warm`` flags which hold a solution (HAS_Q), its closure Jacobian (HAS_K)
+    and the factors of its IK columns that _motion computed (HAS_LU)."""
 
-    def __init__(self, model):
+    def __init__(self, model, rows, n_ik, dim):
         self.data = model.createData()
-        self.q = self.K = self.H = None      # H: the closure placements at q (ClosureRows.placements)
-        self.LU = _NO_K, _NO_PERM            # the factors of K[:, IK free joints] when _motion computed them
+        self.a, self.G = np.empty(model.nv), np.empty((model.nv, dim))   # tree_motion_into's unread outputs
+        self.warm = np.zeros(3, dtype=np.int64)
+        self.q, self.K = np.zeros(model.nv), np.zeros((rows, model.nv))
+        self.LU, self.perm = np.zeros((n_ik, n_ik)), np.zeros(n_ik, dtype=np.int64)
+        self.H = None                        # the closure placements at q (ClosureRows.placements; pinocchio path)
 
 
-def _solve(K, cols, B):
-    """X with A X = B, A = K[:, cols]: exact for square A (compiled LU, kernels.solve_columns), least squares
-    / minimum norm otherwise. None where A is singular (rank below min(rows, columns)) or not finite, or the solution
-    is beyond MAGNITUDE_LIMIT."""
+def _blocks(structure: np.ndarray, free: np.ndarray):
+    """(cols, rows, bounds): the free joints and the closure rows in an order where A = K[rows, cols] is block
+    diagonal, block b A[bounds[b]:bounds[b + 1]] (kernels.lu_columns): the connected components of A's structure (a
+    row and a joint joined where the row can depend on the joint; ClosureRows.structure), e.g. one block per leg in
+    a hexapod's IK, the whole matrix in its FK. One block (free, every row) where a component is not square (no
+    square A, or a singular one)."""
+    m, n = structure.shape[0], len(free)
+    whole = free, np.arange(m), np.array([0, n])
+    if m != n:
+        return whole
+    S = structure[:, free]
+    graph = scipy.sparse.bmat([[None, scipy.sparse.csr_matrix(S)], [scipy.sparse.csr_matrix(S.T), None]])
+    _, labels = scipy.sparse.csgraph.connected_components(graph, directed=False)
+    cols, rows, bounds = [], [], [0]
+    for comp in dict.fromkeys(labels[m:]):          # the components in the order of their first joints
+        r, c = np.flatnonzero(labels[:m] == comp), np.flatnonzero(labels[m:] == comp)
+        if len(r) != len(c):
+            return whole
+        rows += r.tolist()
+        cols += free[c].tolist()
+        bounds.append(len(cols))
+    if len(rows) != m:
+        return whole
+    return np.array(cols), np.array(rows), np.array(bounds)
+
+
+def _solve(K, cols, blocks, B):
+    """X with A X = B, A = K[:, cols]: exact for square A (compiled LU on the diagonal blocks of K[rows, cols],
+    blocks = (rows, bounds) of _blocks; kernels.solve_columns), least squares / minimum norm otherwise. None where A
+    is singular (rank below min(rows, columns)) or not finite, or the solution is beyond MAGNITUDE_LIMIT."""
     m, n = K.shape[0], len(cols)
     if m == n and B.ndim == 1:
-        x, ok = solve_square(K, cols, B, MAGNITUDE_LIMIT)
+        x, ok = solve_square(K, cols, *blocks, B, MAGNITUDE_LIMIT)
         return x if ok else None
     if m == n:
-        X, ok = solve_columns(K, cols, B if B.ndim == 2 else B[:, None])
+        X, ok = solve_columns(K, cols, *blocks, B if B.ndim == 2 else B[:, None])
         return (X if B.ndim == 2 else X[:, 0]) if ok and np.abs(X).max(initial=0.0) <= MAGNITUDE_LIMIT else None
     X, _, rank, _ = np.linalg.lstsq(K[:, cols], B, rcond=None)
     return X if rank == min(m, n) and np.abs(X).max(initial=0.0) <= MAGNITUDE_LIMIT else None
@@ -120,8 +155,11 @@ class Kinematics(ParallelKinematics):
         self.tol, self.max_iter = float(tol), int(max_iter)
         nv = clm.model.nv
         self._c, self._a, self._p = clm.platform_idx, clm.actuated_idx, clm.passive_idx
-        self._ik_free = np.setdiff1d(np.arange(nv), self._c)
-        self._fk_free = np.setdiff1d(np.arange(nv), self._a)
+        structure = clm.closure_rows.structure()
+        # the free joints in the order of the diagonal blocks of their columns (_blocks), the rows and block bounds
+        self._ik_free, *ik_blocks = _blocks(structure, np.setdiff1d(np.arange(nv), self._c))
+        self._fk_free, *fk_blocks = _blocks(structure, np.setdiff1d(np.arange(nv), self._a))
+        self._ik_blocks, self._fk_blocks = tuple(ik_blocks), tuple(fk_blocks)
         self._rows, start = [], 0
         for c in clm.closures:
             self._rows.append((c.name, start, start + c.dim))
@@ -129,9 +167,15 @@ class Kinematics(ParallelKinematics):
         # square Newton systems (as many closure rows as free joints) take the compiled steps (kernels.newton_start,
         # closure_velocity, closure_acceleration)
         self._square_ik, self._square_fk = start == len(self._ik_free), start == len(self._fk_free)
-        self._scratch = _Scratch(clm.model)
+        # without frame closures the closures are evaluated on the compiled tree (ClosureRows.compiled), and square
+        # systems solve in one compiled call (numeric_kernels)
+        self._tree = clm.closure_rows.tree if clm.closure_rows.compiled else None
+        self._task_kind = TASK_KINDS[self.task.kind]
+        self._no_twist = np.zeros(self.task.dim)
+        self._scratch = _Scratch(clm.model, start, len(self._ik_free), self.task.dim)
         self.reference = self._reference_assembly()
-        for arr in (self._ik_free, self._fk_free, self.reference, self.lower, self.upper):
+        for arr in (self._ik_free, self._fk_free, *self._ik_blocks, *self._fk_blocks, self.reference, self.lower,
+                    self.upper):
             arr.setflags(write=False)
 
     # ------------------------------------------------------------------ assembly
@@ -161,10 +205,10 @@ class Kinematics(ParallelKinematics):
         if task.kind != "spatial":
             back = task.pose_from_platform_joints(qc)
             off = max(np.abs(back.position - pose.position).max(), np.abs(back.rotation - pose.rotation).max())
-            if off > 1e-9:
+            if off > TASK_TOL:
                 raise UnreachablePoseError(f"robot '{self.model.name}' moves its platform in the {task.kind} task "
                                            f"space ({' '.join(task.names)}): the pose is {off:.3g} off it "
-                                           "(limit 1e-9)")
+                                           f"(limit {TASK_TOL:g})")
         return qc
 
     def _start(self, qc: np.ndarray, guess):
@@ -173,8 +217,8 @@ class Kinematics(ParallelKinematics):
         if guess is not None:
             return check_vector("guess (tree joint positions)", guess, self.model.model.nv, MAGNITUDE_LIMIT), None
         sc, c = self._scratch, self._c
-        if sc.q is not None and l1_nearer(sc.q, self.reference, c, qc):
-            return sc.q, sc.K
+        if sc.warm[HAS_Q] and l1_nearer(sc.q, self.reference, c, qc):
+            return sc.q, (sc.K if sc.warm[HAS_K] else None)
         return self.reference, None
 
     def _project(self, start, fixed, values, stall_error, what, tol=None, max_iter=None):
@@ -189,12 +233,22 @@ class Kinematics(ParallelKinematics):
         tol = self.tol if tol is None else float(tol)
         max_iter = self.max_iter if max_iter is None else int(max_iter)
         ik = fixed is self._c
-        free = self._ik_free if ik else self._fk_free
+        free, blocks = (self._ik_free, self._ik_blocks) if ik else (self._fk_free, self._fk_blocks)
         tall = len(self._rows) and self._rows[-1][2] > len(free)
         q0, K0 = start
-        if self._square_ik if ik else self._square_fk:
-            LU, perm = self._scratch.LU if ik and K0 is not None else (_NO_K, _NO_PERM)
-            q = newton_start(q0, _NO_K if K0 is None else K0, LU, perm, fixed, values, free, PREDICT_RANGE,
+        square = self._square_ik if ik else self._square_fk
+        if square and self._tree is not None:
+            nv, m = len(q0), self._scratch.K.shape[0]
+            q, r, K = np.empty(nv), np.empty(m), np.empty((m, nv))
+            status, it, _ = numeric_project(*self._tree, q0, _NO_K if K0 is None else K0, fixed, values, free,
+                                            *blocks, PREDICT_RANGE, MAGNITUDE_LIMIT, tol, max_iter, q, r, K)
+            if status == SOLVED:
+                return q, r, K, None, it
+            # the loop below meets the same failure on the same rows and names it
+        if square:
+            sc = self._scratch
+            LU, perm = (sc.LU, sc.perm) if ik and K0 is not None and sc.warm[HAS_LU] else (_NO_K, _NO_PERM)
+            q = newton_start(q0, _NO_K if K0 is None else K0, LU, perm, fixed, values, free, *blocks, PREDICT_RANGE,
                              MAGNITUDE_LIMIT)
         else:
             q = q0.copy()
@@ -202,7 +256,7 @@ class Kinematics(ParallelKinematics):
             if K0 is not None:
                 change = values - q0[fixed]
                 if np.abs(change).sum() <= PREDICT_RANGE:
-                    dq = _solve(K0, free, K0[:, fixed] @ change)
+                    dq = _solve(K0, free, blocks, K0[:, fixed] @ change)
                     if dq is not None:
                         q[free] -= dq
         r, K, H = self._evaluate(q)
@@ -210,7 +264,7 @@ class Kinematics(ParallelKinematics):
         for it in range(max_iter):
             if rn <= tol:
                 return q, r, K, H, it
-            dq = _solve(K, free, r)
+            dq = _solve(K, free, blocks, r)
             if dq is None:
                 raise SingularConfigurationError(f"{what}: the closure Jacobian of the free joints is singular at "
                                                  f"iteration {it} (residual {rn:.3g})")
@@ -235,8 +289,11 @@ class Kinematics(ParallelKinematics):
 
     def _evaluate(self, q):
         """(phi, K, H) at q from one forward kinematics pass, H the placements they come from
-        (ClosureRows.placements: the accelerations at the solution reuse them)."""
+        (ClosureRows.placements: the accelerations at the solution reuse them); on the compiled tree
+        (ClosureRows.tree_rows, H None) when the model has one."""
         clm, data = self.model, self._scratch.data
+        if self._tree is not None:
+            return (*clm.closure_rows.tree_rows(q), None)
         H = clm.closure_rows.placements(data, q)           # includes the forward kinematics at q
         pin.computeJointJacobians(clm.model, data)         # data.J from those placements (~1 us less than with q)
         r, K = clm.closure_rows.evaluate(data, q, H=H)
@@ -258,19 +315,25 @@ class Kinematics(ParallelKinematics):
     def _remember(self, q, K, H):
         """The warm start of this thread's next solve (and the placements its accelerations reuse)."""
         sc = self._scratch
-        sc.q, sc.K, sc.H, sc.LU = q.copy(), K, H, (_NO_K, _NO_PERM)
+        sc.q[:], sc.K[:], sc.H = q, K, H
+        sc.warm[HAS_Q], sc.warm[HAS_K], sc.warm[HAS_LU] = 1, 1, 0
 
     # ------------------------------------------------------------------ velocity maps
     def _ik_solve(self, K, rhs, what):
-        X = _solve(K, self._ik_free, rhs)
+        X = _solve(K, self._ik_free, self._ik_blocks, rhs)
         if X is None:
             raise SingularConfigurationError(f"{what}: the closure Jacobian of the actuated and passive joints of "
                                              f"'{self.model.name}' loses rank (inverse-kinematic singularity)")
         return X
 
     def _joint_jacobian(self, K, pose: Pose) -> np.ndarray:
-        """G at an assembly with closure Jacobian K."""
+        """G at an assembly with closure Jacobian K (square closures: one compiled call, kernels.closure_velocity)."""
         B = self.task.platform_rate_matrix(pose)
+        if self._square_ik:
+            G, _, _, _, ok = closure_velocity(K, self._c, self._ik_free, *self._ik_blocks, B, self._no_twist,
+                                              MAGNITUDE_LIMIT)
+            if ok:
+                return G
         G = np.empty((self.model.model.nv, self.task.dim))
         G[self._c] = B
         G[self._ik_free] = self._ik_solve(K, -(K[:, self._c] @ B), "G")
@@ -289,6 +352,11 @@ class Kinematics(ParallelKinematics):
                 guess=None) -> JointMotion:
         """All tree joints at a pose (rates and accelerations with twist / accel); ``guess`` (tree q): the start."""
         pose, twist, accel = self.validate(pose, twist, accel)
+        if guess is None and (twist is not None or jacobian):        # q, v, a and G from one assembly
+            q, v, a, G = self._motion(pose, self._no_twist if twist is None else twist, accel)
+            if check_limits:
+                self.check_limits(q)
+            return JointMotion(q, None if twist is None else v, a, G[self._a] if jacobian else None)
         q, K = self._assemble(pose, guess)
         if check_limits:
             self.check_limits(q)
@@ -313,7 +381,10 @@ class Kinematics(ParallelKinematics):
         return v, a
 
     def _bias(self, q, v):
-        """Kdot v at this thread's last solution q (loader.closure_bias, its placements reused)."""
+        """Kdot v at this thread's last solution q (loader.closure_bias, its placements reused; ClosureRows.tree_bias
+        on the compiled tree)."""
+        if self._tree is not None:
+            return self.model.closure_rows.tree_bias(q, v)
         data = self._scratch.data
         pin.computeJointJacobiansTimeVariation(self.model.model, data, q, v)
         return self.model.closure_rows.bias(data, q, v, H=self._scratch.H)
@@ -326,21 +397,50 @@ class Kinematics(ParallelKinematics):
             q, K = self._assemble(pose)
             G = self._joint_jacobian(K, pose)
             return (q, *self._rates(q, K, G, pose, twist, accel), G)
+        if self._tree is not None:
+            nv = len(self.reference)
+            q, v, a, G = np.empty(nv), np.empty(nv), np.empty(nv), np.empty((nv, self.task.dim))
+            if self._compiled_motion(pose, twist, accel, False, q, v, a, G) == SOLVED:
+                return q, v, (None if accel is None else a), G
+            # below, the same solve meets the same failure and names it
         qc, _, ac, B = self.task.platform_joint_state(pose, twist, accel)
         if self.task.kind != "spatial":
             qc = self._platform_joints(pose)          # the same coordinates, checked to lie in the task space
+        c, free, sc = self._c, self._ik_free, self._scratch
         q, K = self._assemble(pose, qc=qc)
-        c, free = self._c, self._ik_free
-        G, v, LU, perm, ok = closure_velocity(K, c, free, B, twist, MAGNITUDE_LIMIT)
+        G, v, LU, perm, ok = closure_velocity(K, c, free, *self._ik_blocks, B, twist, MAGNITUDE_LIMIT)
         if not ok:
             self._ik_solve(K, -(K[:, c] @ B), "G")               # raises, naming the singularity
-        self._scratch.LU = LU, perm                               # the next solve's prediction reuses them
+        sc.LU[:], sc.perm[:], sc.warm[HAS_LU] = LU, perm, 1      # the next solve's prediction reuses them
         if accel is None:
             return q, v, None, G
-        a, ok = closure_acceleration(K, LU, perm, c, free, ac, self._bias(q, v), MAGNITUDE_LIMIT)
+        a, ok = closure_acceleration(K, LU, perm, self._ik_blocks[1], c, free, ac, self._bias(q, v), MAGNITUDE_LIMIT)
         if not ok:
             self._ik_solve(K, -(K[:, c] @ ac + self._bias(q, v)), "accelerations")
         return q, v, a, G
+
+    def _compiled_motion(self, pose: Pose, twist, accel, validate, q, v, a, G):
+        """numeric_kernels.numeric_motion's status for this pose, twist and accel (None: none) into q, v, a, G."""
+        sc = self._scratch
+        return numeric_motion(*self._tree, self.reference, sc.warm, sc.q, sc.K, sc.LU, sc.perm, self._c,
+                              self._ik_free, *self._ik_blocks, self._task_kind, self.task.alpha_sign, pose.rotation,
+                              pose.position, twist, _NO_VECTOR if accel is None else accel, validate, PREDICT_RANGE,
+                              MAGNITUDE_LIMIT, self.tol, self.max_iter, q, v, a, G)[0]
+
+    def tree_motion_into(self, pose: Pose, twist, q, v, validate: bool) -> bool:
+        """As the base class's, the checks (shapes, motion_ok) and (q, v) in one numeric_motion call (square
+        closures on the compiled tree); where it fails, ``_motion`` names the failure."""
+        if self._tree is None or not self._square_ik:
+            return super().tree_motion_into(pose, twist, q, v, validate)
+        if validate and not (twist is not None and fast_inputs(pose, twist, None, self.task.dim)):
+            return False
+        sc = self._scratch
+        status = self._compiled_motion(pose, twist, None, validate, q, v, sc.a, sc.G)
+        if status == INPUT:
+            return False
+        if status != SOLVED:
+            q[:], v[:] = self._motion(pose, twist, None)[:2]      # raises, naming the failure
+        return True
 
     def motion_and_joint_jacobian(self, pose: Pose, twist, accel=None):
         """As the base class's, from one assembly."""
@@ -415,7 +515,7 @@ class Kinematics(ParallelKinematics):
                           clm.n_actuated, MAGNITUDE_LIMIT)
         pose = self.validate(guess)[0]
         sc, c = self._scratch, self._c
-        if sc.q is not None and np.abs(sc.q[c] - self._platform_joints(pose)).sum() <= 1e-9:
+        if sc.warm[HAS_Q] and np.abs(sc.q[c] - self._platform_joints(pose)).sum() <= 1e-9:
             start = sc.q, sc.K          # the guess is this thread's last solution (an estimator's last estimate)
         else:
             try:
