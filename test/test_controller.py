@@ -210,6 +210,46 @@ def test_estimator_equals_the_plant_ground_truth(robot, variant):
         assert np.abs(e.q - truth.position).max() < 1e-9
 
 
+def test_pose_error_kernel_is_the_task_difference():
+    """kernels.pose_error (the spatial task-space laws' e, e' in one call) against TaskSpace.difference (so3_log of
+    R_d R^T) and xdot_d - xdot: random rotations, angles below so3_log's 1e-8 rad series and within 1e-6 of pi (its
+    axis from the symmetric part)."""
+    from scipy.spatial.transform import Rotation
+
+    from pkm_control.control import kernels
+    from pkm_control.kinematics.task_space import TaskSpace
+
+    task = TaskSpace("spatial")
+    rng = np.random.default_rng(3)
+    for trial in range(600):
+        R = Rotation.random(random_state=rng.integers(1 << 30)).as_matrix()
+        axis = rng.standard_normal(3)
+        angle = (rng.uniform(0, np.pi), 1e-9 * rng.uniform(), np.pi - 1e-7 * rng.uniform())[trial % 3]
+        R_d = Rotation.from_rotvec(angle * axis / np.linalg.norm(axis)).as_matrix() @ R
+        p, p_d, xd, xd_d = (rng.standard_normal(n) for n in (3, 3, 6, 6))
+        out = kernels.pose_error(R_d, p_d, R, p, xd_d, xd)
+        # towards pi the angle from the trace, th / (2 sin th) v, acos(-1 + d) and the axis from sqrt(A_kk) turn an ulp
+        # of R_d R^T (numpy's product sums in another order) into ~1e-16 / sin(th), ~1e-8 within 1e-6 of pi, in both
+        tol = min(1e-12 + 1e-12 / np.sin(angle), 1e-7) if angle > 1e-6 else 1e-12
+        np.testing.assert_allclose(out[:6], task.difference(Pose(p_d, R_d), Pose(p, R)), rtol=0, atol=tol)
+        np.testing.assert_array_equal(out[6:], xd_d - xd)
+
+
+def test_jacobian_dot_twist_is_jdot_times_the_twist():
+    """hexapod_ups.jacobian_dot_twist (the struts' l'' at xddot = 0 from kernels.ups_motion) against jacobian_dot
+    (Jdot's rows written out) times the twist, on random poses and twists of palida and stewart."""
+    from pkm_control.kinematics import robot_kinematics
+    from pkm_control.kinematics.workspace import random_poses
+
+    rng = np.random.default_rng(4)
+    for robot in ("palida", "stewart"):
+        kin = robot_kinematics(robot)
+        for pose in random_poses(kin, 100, rng):
+            xd = rng.uniform(-1.0, 1.0, 6)
+            np.testing.assert_allclose(kin.jacobian_dot_twist(pose, xd), kin.jacobian_dot(pose, xd) @ xd,
+                                       rtol=1e-10, atol=1e-12)
+
+
 def test_the_compiled_kernels_compute_bitwise_what_numpy_computes():
     """control/kernels.py replaces numpy expressions in the period: the same bits (no fused multiply-add), and the
     same decisions as the checks one by one, on random vectors spanning magnitudes, saturated forces and non-finite

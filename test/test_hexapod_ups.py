@@ -20,7 +20,7 @@ import pytest
 from scipy.spatial.transform import Rotation
 
 from pkm_control.description import closure_bias, closure_jacobian, closure_residual, load_robot
-from pkm_control.errors import InvalidInputError, JointLimitError, UnreachablePoseError
+from pkm_control.errors import ConvergenceError, InvalidInputError, JointLimitError, UnreachablePoseError
 from pkm_control.kinematics import Pose, robot_kinematics
 from pkm_control.kinematics.forward import forward_kinematics
 from pkm_control.kinematics.workspace import random_poses
@@ -224,6 +224,56 @@ def test_ik_fk_round_trip(robot, variant):
         dr = np.abs(Rotation.from_matrix(fk.pose.rotation @ pose.rotation.T).as_rotvec()).max()
         worst = max(worst, dp, dr)
     assert worst <= 1e-10, f"IK -> FK pose error {worst:.3g}"
+
+
+class _GenericFK:
+    """The kinematics without its own ``forward``: forward_kinematics runs its Python iteration on it."""
+
+    def __init__(self, kin):
+        self._kin = kin
+
+    def __getattr__(self, name):
+        if name == "forward":
+            raise AttributeError(name)
+        return getattr(self._kin, name)
+
+
+@pytest.mark.parametrize("robot,variant", CASES, ids=IDS)
+def test_compiled_fk_is_the_python_iteration(robot, variant):
+    """kinematics.forward (kernels.ups_forward, one compiled call) against forward_kinematics' Python iteration
+    on the same guesses: the same iterations, pose and J to 1e-12, the same errors; forward_state's twist and rcond
+    against J^-1 qdot_a by LAPACK and 1 / (|J|_1 |J^-1|_1) by numpy, its distance to the guess against the task's
+    difference."""
+    kin = robot_kinematics(robot, variant)
+    rng = np.random.default_rng(5)
+    for k, pose in enumerate(random_poses(kin, 200, rng)):
+        step = (1e-4, 3e-3, 3e-2)[k % 3]            # a control period, a jump, far (the line search halves)
+        guess = kin.task.retract(pose, rng.uniform(-step, step, 6))
+        qa = kin.actuated(pose)
+        a = forward_kinematics(kin, qa, guess, check_limits=False)
+        b = forward_kinematics(_GenericFK(kin), qa, guess, check_limits=False)
+        assert a.iterations == b.iterations
+        np.testing.assert_allclose(a.pose.position, b.pose.position, rtol=0, atol=1e-12)
+        np.testing.assert_allclose(a.pose.rotation, b.pose.rotation, rtol=0, atol=1e-12)
+        np.testing.assert_allclose(a.jacobian, b.jacobian, rtol=0, atol=1e-12)
+        assert a.residual <= 1e-12 and b.residual <= 1e-12
+        qd = rng.uniform(-0.1, 0.1, len(qa))
+        fk, xd, rcond, dist = kin.forward_state(qa, qd, guess)
+        J = fk.jacobian
+        np.testing.assert_allclose(xd, np.linalg.solve(J, qd), rtol=1e-12, atol=1e-13)
+        exact = 1.0 / (np.linalg.norm(J, 1) * np.linalg.norm(np.linalg.inv(J), 1))
+        assert rcond == pytest.approx(exact, rel=1e-10)
+        assert dist == pytest.approx(np.linalg.norm(kin.task.difference(fk.pose, guess)), rel=1e-6, abs=1e-9)
+    home = kin.home_pose()
+    qa = kin.actuated(home)
+    for q_bad, max_iter in ((qa * 0.1, 50), (qa + 0.01, 1)):      # out of reach: stalls; one iteration too few
+        with pytest.raises(ConvergenceError) as compiled:
+            forward_kinematics(kin, q_bad, home, max_iter=max_iter, check_limits=False)
+        with pytest.raises(ConvergenceError) as python:
+            forward_kinematics(_GenericFK(kin), q_bad, home, max_iter=max_iter, check_limits=False)
+        assert str(compiled.value) == str(python.value)
+    assert kin.forward_state(list(qa), np.zeros(len(qa)), home) is None            # not arrays: the checked path
+    assert kin.forward_state(qa * np.nan, np.zeros(len(qa)), home) is None
 
 
 @pytest.mark.parametrize("robot,variant", CASES, ids=IDS)

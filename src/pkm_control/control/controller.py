@@ -39,7 +39,7 @@ import numpy as np
 from ..errors import InvalidInputError, PkmError, all_finite
 from ..kinematics.task_space import Pose
 from . import kernels
-from .laws import _NO_VALUES, DESIRED_POSE, FEEDFORWARD, MEASURED_POSE, WRENCH
+from .laws import _NO_VALUES, DESIRED_POSE, FEEDFORWARD, MEASURED_POSE, WRENCH, _Desired
 from .safety import ForceLimits, ReferenceLimits, SafeBehaviour
 
 #: Command.mode while the law runs
@@ -107,9 +107,11 @@ class Controller:
         self.needs_feedforward = FEEDFORWARD in law.requires
         self.needs_pose = MEASURED_POSE in law.requires
         self.needs_desired = DESIRED_POSE in law.requires
+        # the laws on the desired motion take J at the measured and desired poses from the estimates (laws._Desired)
+        self._share_jacobians = isinstance(law, _Desired)
         self.pose = initial_pose            # last platform estimate (warm start)
         self.pose_d = initial_pose          # last desired pose from the references (warm start of its FK)
-        self._desired = None                # (q_d, qd_d, (X_d, xdot_d)) of the last reference sample
+        self._desired = None                # ((q_d, qd_d) as lists, (X_d, xdot_d), J(X_d)) of the last reference sample
         self.target = None                  # latched hold target while the safe behaviour is active
         self.mode = CONTROL
         self.reason = ""
@@ -144,14 +146,17 @@ class Controller:
                     pose, twist = est.pose, est.twist
                 desired = None
                 if self.needs_desired:           # X_d, xdot_d: the estimator's FK of the references, once a sample
-                    last = self._desired
-                    if last is not None and np.array_equal(last[0], inputs[0]) and np.array_equal(last[1], inputs[1]):
-                        desired = last[2]
+                    last, key = self._desired, (inputs[0].tolist(), inputs[1].tolist())     # floats: no numpy call
+                    if last is not None and last[0] == key:
+                        desired, J_d = last[1], last[2]
                     else:
-                        est = self.estimator.estimate(inputs[0], inputs[1], self.pose_d)
-                        self.pose_d = est.pose
-                        desired = (est.pose, est.twist)
-                        self._desired = (inputs[0].copy(), inputs[1].copy(), desired)
+                        est_d = self.estimator.estimate(inputs[0], inputs[1], self.pose_d)
+                        self.pose_d = est_d.pose
+                        desired, J_d = (est_d.pose, est_d.twist), est_d.jacobian
+                        self._desired = (key, desired, J_d)
+                if self._share_jacobians:
+                    self.law.known_jacobians = (() if pose is None else ((pose, est.jacobian),)) + \
+                        (() if desired is None else ((desired[0], J_d),))
                 if wrench is None:               # inputs checked: the law's formula alone
                     tau = self.law.evaluate(*inputs, pose, twist, desired, t)
                 else:

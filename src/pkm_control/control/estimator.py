@@ -11,6 +11,9 @@ measurement, the forward kinematics gives the motion variable X from them (Taghi
   J_x xdot = J_q qdot_a, J = J_q^-1 J_x, qdot_a = J xdot), so xdot = J^-1 qdot_a for a square
   J and the least-squares xdot = J^+ qdot_a for redundant actuation (m > n, J_x of full column
   rank away from forward singularities). J comes from the last Newton evaluation (FKResult.jacobian);
+* a family with a compiled estimate (hexapod_ups.forward_state: the FK, xdot = J^-1 qdot_a, the reciprocal
+  condition number of J and the distance to the guess in one call) gives them directly; its rcond is the exact
+  1 / (|J|_1 |J^-1|_1), the other families' LAPACK's estimate of it (dgecon, at least the exact value);
 * on request (``joints=True``) every tree joint q, v from the analytic IK at that pose and
   twist, for /joint_states and RViz (not needed by the control laws, so not computed by default).
 
@@ -59,10 +62,11 @@ class StateEstimate:
     twist: np.ndarray            # task velocity (kin.task.velocity_names), qdot_a = J twist
     iterations: int              # Newton iterations of the solve that gave the pose
     residual: float              # |q_a(pose) - q_a| (m or rad): the least-squares misfit for redundant actuation
-    rcond: float                 # reciprocal condition number of J at the pose (1-norm estimate; 0 = singular)
+    rcond: float                 # reciprocal condition number of J at the pose (1-norm; 0 = singular)
     recovered: bool              # the warm start was not trusted and the recovery search gave the pose
     q: np.ndarray | None = None  # every tree joint (kin.model.joint_names order), joints=True only
     v: np.ndarray | None = None
+    jacobian: np.ndarray | None = None      # J at the pose (qdot_a = J twist), the FK's last evaluation
 
 
 def _pose_distance(a: Pose, b: Pose) -> float:
@@ -76,6 +80,13 @@ def _pose_distance(a: Pose, b: Pose) -> float:
     c = 0.5 * (float(np.vdot(a.rotation, b.rotation)) - 1.0)
     th = math.acos(min(1.0, max(-1.0, c)))
     return math.sqrt(float(d.dot(d)) + th * th)
+
+
+def _singular(rcond: float) -> SingularConfigurationError:
+    return SingularConfigurationError(
+        f"J at the estimated pose is singular: reciprocal condition number {rcond:.3g} < {_MIN_RCOND:g} "
+        "(forward-kinematic singularity, Taghirad: J_x rank deficient); the platform twist does not follow "
+        "from the actuated-joint velocities")
 
 
 class StateEstimator:
@@ -133,6 +144,9 @@ class StateEstimator:
         self.max_step = float(max_step)
         self.cold_starts = MappingProxyType(starts)
         self._square = clm.n_actuated == kin.task.dim
+        # a family's compiled estimate (hexapod_ups.forward_state: the FK, twist, rcond and the distance to the guess
+        # in one call), or None: forward_kinematics, then _twist
+        self._state = getattr(kin, "forward_state", None)
         self._velocity_name = f"actuated joint velocities ({', '.join(clm.actuated_joints)})"
         self._frozen = True
 
@@ -152,27 +166,51 @@ class StateEstimator:
         at the estimated pose, so the twist does not follow from qd_a).
         """
         kin = self.kin
-        qd_a = check_vector(self._velocity_name, qd_a, kin.model.n_actuated)
-        why = None
-        try:  # forward_kinematics checks q_a and the guess before it iterates
-            fk = forward_kinematics(kin, q_a, guess, tol=self.tol, max_iter=self.max_iter, check_limits=False)
-        except ConvergenceError as exc:
-            fk, why = None, str(exc)
+        why = fast = None
+        if self._state is not None:
+            try:
+                fast = self._state(q_a, qd_a, guess, self.tol, self.max_iter)
+            except ConvergenceError as exc:     # the inputs passed its checks: recovery, as below
+                qd_a, why = np.asarray(qd_a, float), str(exc)
+        if fast is not None:
+            fk, twist, rcond, step = fast
+            why = self._distrust(fk, step)
+            if why is None and twist is not None:
+                if rcond < _MIN_RCOND:
+                    raise _singular(rcond)
+                return self._result(fk, twist, rcond, False, joints)
+            fk = None if fk.residual > self.max_residual else fk
+        elif why is None:
+            qd_a = check_vector(self._velocity_name, qd_a, kin.model.n_actuated)
+            try:  # forward_kinematics checks q_a and the guess before it iterates
+                fk = forward_kinematics(kin, q_a, guess, tol=self.tol, max_iter=self.max_iter, check_limits=False)
+            except ConvergenceError as exc:
+                fk, why = None, str(exc)
+            else:
+                why = self._distrust(fk, _pose_distance(fk.pose, guess))
+                fk = None if fk.residual > self.max_residual else fk
         else:
-            step = _pose_distance(fk.pose, guess)
-            if fk.residual > self.max_residual:
-                why = f"least-squares residual {fk.residual:.3g} > max_residual {self.max_residual:.3g}"
-                fk = None
-            elif step > self.max_step:
-                why = f"converged {step:.3g} (m, rad) from the guess, beyond max_step {self.max_step:.3g}"
+            fk = None
         recovered = why is not None
         if recovered:
             fk = self._recover(np.asarray(q_a, float), guess, fk, why)
         twist, rcond = self._twist(fk.jacobian, qd_a)
+        return self._result(fk, twist, rcond, recovered, joints)
+
+    def _distrust(self, fk: FKResult, step: float) -> str | None:
+        """Why a warm-started solution is not trusted (a least-squares misfit beyond max_residual, a step beyond
+        max_step from the guess), or None."""
+        if fk.residual > self.max_residual:
+            return f"least-squares residual {fk.residual:.3g} > max_residual {self.max_residual:.3g}"
+        if step > self.max_step:
+            return f"converged {step:.3g} (m, rad) from the guess, beyond max_step {self.max_step:.3g}"
+        return None
+
+    def _result(self, fk: FKResult, twist, rcond: float, recovered: bool, joints: bool) -> StateEstimate:
         if not joints:
-            return StateEstimate(fk.pose, twist, fk.iterations, fk.residual, rcond, recovered)
-        m = kin.inverse(fk.pose, twist, check_limits=False)
-        return StateEstimate(fk.pose, twist, fk.iterations, fk.residual, rcond, recovered, m.q, m.v)
+            return StateEstimate(fk.pose, twist, fk.iterations, fk.residual, rcond, recovered, jacobian=fk.jacobian)
+        m = self.kin.inverse(fk.pose, twist, check_limits=False)
+        return StateEstimate(fk.pose, twist, fk.iterations, fk.residual, rcond, recovered, m.q, m.v, fk.jacobian)
 
     def _twist(self, J, qd_a):
         """(xdot, rcond(J)) from qdot_a = J xdot: J^-1 qdot_a, or the least-squares J^+ qdot_a (redundant actuation).
@@ -189,10 +227,7 @@ class StateEstimator:
             xd = x[:n]
             rcond = dtrcon(qr[:n], norm="1", uplo="U")[0] if info == 0 else 0.0
         if rcond < _MIN_RCOND:
-            raise SingularConfigurationError(
-                f"J at the estimated pose is singular: reciprocal condition number {rcond:.3g} < {_MIN_RCOND:g} "
-                "(forward-kinematic singularity, Taghirad: J_x rank deficient); the platform twist does not follow "
-                "from the actuated-joint velocities")
+            raise _singular(rcond)
         return xd, rcond
 
     def _recover(self, qa, guess: Pose, warm: FKResult | None, why: str) -> FKResult:

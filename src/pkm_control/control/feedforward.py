@@ -499,18 +499,19 @@ def force_distribution(J, f, square: bool = True) -> np.ndarray:
     return tau
 
 
-def task_rates(kin, pose: Pose, qd_a, qdd_a, square: bool = True, twist=None):
+def task_rates(kin, pose: Pose, qd_a, qdd_a, square: bool = True, twist=None, J=None):
     """(xdot, xddot) from actuated-joint rates: qdot_a = J xdot, qddot_a = J xddot + Jdot xdot
-    (least squares for redundant actuation); a known ``twist`` replaces J^-1 qdot_a."""
-    J = kin.jacobian(pose)
+    (least squares for redundant actuation); a known ``twist`` replaces J^-1 qdot_a, a known J (at ``pose``) the
+    kinematics' (kin.jacobian_dot_twist: Jdot xdot)."""
+    J = kin.jacobian(pose) if J is None else J
     if square:
         # LAPACK gesv directly: np.linalg.solve costs ~4x more on a 6 x 6 (call overhead)
         lu, piv, info = dgetrf(J)
         if info == 0:
             xd = dgetrs(lu, piv, qd_a)[0] if twist is None else twist
-            return xd, dgetrs(lu, piv, qdd_a - kin.jacobian_dot(pose, xd) @ xd)[0]
+            return xd, dgetrs(lu, piv, qdd_a - kin.jacobian_dot_twist(pose, xd))[0]
         raise SingularConfigurationError("J is singular: the platform rates do not follow from the "
                                          "actuated-joint rates (forward singularity)")
     xd = np.linalg.lstsq(J, qd_a, rcond=None)[0] if twist is None else twist
-    xdd = np.linalg.lstsq(J, qdd_a - kin.jacobian_dot(pose, xd) @ xd, rcond=None)[0]
+    xdd = np.linalg.lstsq(J, qdd_a - kin.jacobian_dot_twist(pose, xd), rcond=None)[0]
     return xd, xdd

@@ -30,6 +30,7 @@ laws.py: e_x = X_d (-) X, e_x' = xd_d - xd.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -38,7 +39,7 @@ import yaml
 from ..errors import InvalidInputError, InvalidModelError, all_finite, check_vector
 from ..kinematics.task_space import Pose
 from .feedforward import FeedforwardModel
-from .kernels import sensor_wrench
+from .kernels import force_outer, sensor_wrench
 from .laws import DESIRED_POSE, MEASURED_POSE, WRENCH, TaskPDGravity, _gain, _model, _TaskSpace, _vec
 
 @dataclass(frozen=True)
@@ -122,7 +123,7 @@ class WrenchWatch:
             return f"wrench measurement is {age * 1e3:.3g} ms old (wrench_timeout {self.timeout * 1e3:.3g} ms)", None
         if np.shape(w.wrench) != (6,) or not all_finite(np.asarray(w.wrench, float)):
             return "wrench measurement is not 6 finite numbers", None
-        f = float(np.linalg.norm(w.wrench[:3]))
+        f = math.hypot(*w.wrench[:3].tolist()) if type(w.wrench) is np.ndarray else float(np.linalg.norm(w.wrench[:3]))
         if f > self.contact_force_limit:
             return f"contact force {f:.6g} N is beyond contact_force_limit {self.contact_force_limit:.6g} N", None
         return "", w
@@ -166,6 +167,10 @@ class _ForceLaw(_TaskSpace):
         if not force_limit > 0:
             raise InvalidInputError(f"{self.name}: force_limit must be > 0 N, got {force_limit}")
         self.force_limit = float(force_limit)
+        zeros = np.zeros(self.dim)
+        zeros.setflags(write=False)
+        self._no_reference = (zeros, zeros)
+        self._last_reference = None          # (ForceReference, reference()) of the last call
 
     def compute(self, q_d, qd_d, qdd_d, q, qd, tau_ff=None, pose=None, twist=None, desired=None, t=None,
                 wrench: WrenchMeasurement | None = None, force: ForceReference | None = None) -> np.ndarray:
@@ -187,15 +192,23 @@ class _ForceLaw(_TaskSpace):
         J^T tau = G + F_e gives F_e exactly (with an exact gravity model); in motion it also holds M xdd + C xd and
         the joint friction (a static estimate: DirectForce only)."""
         if isinstance(wrench, ActuatorForces):
-            return self.kin.jacobian(pose).T @ (wrench.tau - self.model.gravity(pose))
+            return self.jacobian(pose).T @ (wrench.tau - self.model.gravity(pose))
         return task_wrench(self.kin.task, pose, wrench)
 
     def reference(self, force: ForceReference | None):
-        """(F_d clipped to +-force_limit, selection as floats); no reference: no force-controlled direction."""
+        """(F_d clipped to +-force_limit, selection as floats; read-only); no reference: no force-controlled
+        direction. The set-point's, kept while the same ForceReference comes again (the loop's, every period)."""
         if force is None:
-            return np.zeros(self.dim), np.zeros(self.dim)
-        force = force.checked(self.dim)
-        return np.clip(force.wrench, -self.force_limit, self.force_limit), force.selection.astype(float)
+            return self._no_reference
+        last = self._last_reference
+        if last is not None and last[0] is force:
+            return last[1]
+        checked = force.checked(self.dim)
+        out = (np.clip(checked.wrench, -self.force_limit, self.force_limit), checked.selection.astype(float))
+        for a in out:
+            a.setflags(write=False)
+        self._last_reference = (force, out)
+        return out
 
 
 class DirectForce(_ForceLaw):
@@ -234,6 +247,7 @@ class DirectForce(_ForceLaw):
                  retreat_distance: float = 0.005):
         super().__init__(model, kp, kd, force_limit)
         self.kf, self.ki = _gain("kf", kf), _gain("ki", ki)
+        self._kf, self._ki = (np.broadcast_to(g, (self.dim,)).astype(float) for g in (self.kf, self.ki))
         for what, x in (("max_offset", max_offset), ("period", period), ("contact_force", contact_force),
                         ("contact_loss_time", contact_loss_time), ("retreat_distance", retreat_distance)):
             if not (np.isfinite(x) and x > 0):
@@ -251,10 +265,10 @@ class DirectForce(_ForceLaw):
         self._dropped = None                        # (t, pose) when |S F_m| fell below contact_force in contact
         self._retreat = None                        # the pose held in retreat
 
-    def _watch_contact(self, t, pose, f_m, f_d, s) -> None:
-        """The contact state machine (class docstring)."""
-        pressing = float(np.linalg.norm(s * f_m)) >= self.contact_force
-        if float(np.linalg.norm(s * f_d)) < self.contact_force:      # no push asked for (a release): free
+    def _watch_contact(self, t, pose, pressed: float, asked: float, f_d, s) -> None:
+        """The contact state machine (class docstring) on |S F_m| (``pressed``) and |S F_d| (``asked``)."""
+        pressing = pressed >= self.contact_force
+        if asked < self.contact_force:      # no push asked for (a release): free
             self.contact, self._pressed, self._dropped = "free", None, None
         elif self.contact == "free":
             if not pressing:
@@ -281,17 +295,36 @@ class DirectForce(_ForceLaw):
                  wrench=None, force=None) -> np.ndarray:
         f_d, s = self.reference(force)
         f_m = self.measured_wrench(pose, wrench)
-        if self.contact != "retreat" and s.any():
-            self._watch_contact(t, pose, self.contact_wrench(t, pose, twist, wrench, f_m), f_d, s)
         if self.contact == "retreat":
             return self.inner(q, qd, pose, twist, self._retreat, np.zeros(self.dim))
-        e_f = s * (f_d - f_m)
         dt = self.period if self._t is None or t is None or not 0 < t - self._t <= 2.5 * self.period else t - self._t
-        self._t = t
-        self._offset = np.clip(s * (self._offset + dt * self.ki * e_f), -self.max_offset, self.max_offset)
         pose_d, twist_d = desired
-        pose_c = self.kin.task.retract(pose_d, self.kf * e_f + self._offset)
-        return self.inner(q, qd, pose, twist, pose_c, (1.0 - s) * twist_d)
+        outer = self._outer(f_d, f_m, s, dt, pose_d, twist_d)
+        if s.any():
+            f_c = self.contact_wrench(t, pose, twist, wrench, f_m)
+            pressed = outer[24] if f_c is f_m else float(np.linalg.norm(s * f_c))
+            self._watch_contact(t, pose, pressed, outer[25], f_d, s)
+            if self.contact == "retreat":
+                return self.inner(q, qd, pose, twist, self._retreat, np.zeros(self.dim))
+        self._t = t
+        self._offset = outer[:6]
+        return self.inner(q, qd, pose, twist, Pose(outer[6:9], outer[9:18].reshape(3, 3)), outer[18:24])
+
+    def _outer(self, f_d, f_m, s, dt, pose_d, twist_d):
+        """The outer force loop of one period (kernels.force_outer, spatial tasks; numpy otherwise):
+        e_F = S (F_d - F_m), the integral (anti-windup), X_c = X_d (+) (Kf e_F + Ki int e_F dt), xd_c = (I - S) xd_d.
+        Returns [offset, p_c, R_c (row-major), xd_c, |S F_m|, |S F_d|] as kernels.force_outer."""
+        if self._spatial:
+            try:
+                return force_outer(f_d, f_m, s, self._offset, dt, self._ki, self._kf, self.max_offset,
+                                   pose_d.rotation, pose_d.position, twist_d)
+            except TypeError:           # not float64 arrays: numpy below
+                pass
+        e_f = s * (f_d - f_m)
+        offset = np.clip(s * (self._offset + dt * self.ki * e_f), -self.max_offset, self.max_offset)
+        pose_c = self.kin.task.retract(pose_d, self.kf * e_f + offset)
+        return np.concatenate([offset, pose_c.position, np.ravel(pose_c.rotation), (1.0 - s) * twist_d,
+                               [np.linalg.norm(s * f_m), np.linalg.norm(s * f_d)]])
 
     def contact_wrench(self, t, pose, twist, wrench, f_m) -> np.ndarray:
         """The wrench the contact state machine watches: F_m."""
@@ -354,7 +387,7 @@ class DirectForceJointSpace(DirectForce):
                 not 0 < t - last[0] <= 2.5 * self.period:
             return f_m
         xdd = (twist - last[1]) / (t - last[0])
-        return self.kin.jacobian(pose).T @ (wrench.tau - self.model.tau(pose, twist, xdd))
+        return self.jacobian(pose).T @ (wrench.tau - self.model.tau(pose, twist, xdd))
 
     def inner(self, q, qd, pose, twist, pose_c, twist_c) -> np.ndarray:
         q_c, J_c = self.kin.actuated_and_jacobian(pose_c)

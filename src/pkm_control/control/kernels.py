@@ -143,6 +143,76 @@ def sensor_wrench(R, w, p):
     return out
 
 
+def pose_error(R_d, p_d, R, p, twist_d, twist):
+    """(e, e') of a spatial task in one array of 12: e = X_d (-) X = (p_d - p, so3_log(R_d R^T)) (task_space.
+    TaskSpace.difference), e' = xdot_d - xdot (laws._TaskSpace.errors). so3_log's formula and branches: the angle
+    from the trace, th / (2 sin th) v (v the skew part), v / 2 below 1e-8 rad, the axis from the symmetric part
+    within 1e-6 of pi. R_d R^T row by row as numpy's matrix product (equal to ~1 ulp)."""
+    out = np.empty(12)
+    E = np.empty((3, 3))
+    for i in range(3):
+        out[i] = p_d[i] - p[i]
+        out[6 + i] = twist_d[i] - twist[i]
+        out[9 + i] = twist_d[3 + i] - twist[3 + i]
+        for j in range(3):
+            E[i, j] = R_d[i, 0] * R[j, 0] + R_d[i, 1] * R[j, 1] + R_d[i, 2] * R[j, 2]
+    th = math.acos(min(max(((E[0, 0] + E[1, 1] + E[2, 2]) - 1) / 2, -1.0), 1.0))
+    vx, vy, vz = E[2, 1] - E[1, 2], E[0, 2] - E[2, 0], E[1, 0] - E[0, 1]
+    if th < 1e-8:
+        out[3], out[4], out[5] = 0.5 * vx, 0.5 * vy, 0.5 * vz
+    elif math.pi - th < 1e-6:
+        k = 0
+        for i in range(1, 3):
+            if (E[i, i] + 1) / 2 > (E[k, k] + 1) / 2:
+                k = i
+        root = math.sqrt((E[k, k] + 1) / 2)
+        ax, ay, az = ((E[0, k] + (k == 0)) / 2 / root, (E[1, k] + (k == 1)) / 2 / root,
+                      (E[2, k] + (k == 2)) / 2 / root)
+        sign = 1.0 if ax * vx + ay * vy + az * vz >= 0 else -1.0
+        out[3], out[4], out[5] = th * ax * sign, th * ay * sign, th * az * sign
+    else:
+        c = th / (2 * math.sin(th))
+        out[3], out[4], out[5] = c * vx, c * vy, c * vz
+    return out
+
+
+def force_outer(f_d, f_m, s, offset, dt, ki, kf, max_offset, R_d, p_d, twist_d):
+    """Direct force control's outer loop (force.DirectForce, Taghirad Fig. 28 / 34) in one call: e_F = S (F_d - F_m),
+    the integral Ki int e_F dt one step on (clipped to +-max_offset, S applied), dX = Kf e_F + that, X_c = X_d (+) dX
+    (task_space.retract of a spatial task: p_d + dX[:3], so3_exp(dX[3:]) R_d, Rodrigues with so3_exp's series below
+    |w|^2 = 1e-16), xd_c = (I - S) xd_d. Returns [offset (6), p_c (3), R_c row-major (9), xd_c (6),
+    |S F_m|, |S F_d|] (26): the norms the contact state machine watches. Operation by operation as the numpy
+    expressions it replaces (dt * Ki first); R_c row by row as numpy's product (equal to ~1 ulp)."""
+    out = np.empty(26)
+    dx = np.empty(6)
+    nm = nd = 0.0
+    for i in range(6):
+        e = s[i] * (f_d[i] - f_m[i])
+        o = s[i] * (offset[i] + dt * ki[i] * e)
+        o = min(max(o, -max_offset), max_offset)
+        out[i] = o
+        dx[i] = kf[i] * e + o
+        out[18 + i] = (1.0 - s[i]) * twist_d[i]
+        nm += (s[i] * f_m[i]) ** 2
+        nd += (s[i] * f_d[i]) ** 2
+    x, y, z = dx[3], dx[4], dx[5]
+    t2 = x * x + y * y + z * z
+    if t2 < 1e-16:
+        a, b = 1.0 - t2 / 6.0, 0.5 - t2 / 24.0
+    else:
+        t = math.sqrt(t2)
+        a, b = math.sin(t) / t, (1.0 - math.cos(t)) / t2
+    E = ((1.0 - b * (y * y + z * z), b * x * y - a * z, b * x * z + a * y),
+         (b * x * y + a * z, 1.0 - b * (x * x + z * z), b * y * z - a * x),
+         (b * x * z - a * y, b * y * z + a * x, 1.0 - b * (x * x + y * y)))
+    for i in range(3):
+        out[6 + i] = p_d[i] + dx[i]
+        for j in range(3):
+            out[9 + 3 * i + j] = E[i][0] * R_d[0, j] + E[i][1] * R_d[1, j] + E[i][2] * R_d[2, j]
+    out[24], out[25] = math.sqrt(nm), math.sqrt(nd)
+    return out
+
+
 if numba is not None:
     _A = numba.types.Array(numba.float64, 1, "A", readonly=True)    # any 1-D float64 array converts to it
     _OUT = numba.float64[::1]
@@ -153,5 +223,8 @@ if numba is not None:
                           cache=True)(saturate)
     within = numba.njit(numba.boolean(_A, _A), cache=True)(within)
     hermite = numba.njit(_OUT(_A, _A, numba.float64, numba.float64), cache=True)(hermite)
-    sensor_wrench = numba.njit(_OUT(numba.types.Array(numba.float64, 2, "A", readonly=True), _A, _A),
-                               cache=True)(sensor_wrench)
+    _A2 = numba.types.Array(numba.float64, 2, "A", readonly=True)
+    sensor_wrench = numba.njit(_OUT(_A2, _A, _A), cache=True)(sensor_wrench)
+    pose_error = numba.njit(_OUT(_A2, _A, _A2, _A, _A, _A), cache=True)(pose_error)
+    force_outer = numba.njit(_OUT(_A, _A, _A, _A, numba.float64, _A, _A, numba.float64, _A2, _A, _A),
+                             cache=True)(force_outer)

@@ -241,11 +241,23 @@ class Robustifier:
 
 class _Desired:
     """Mixin: the desired task motion from the references: the controller passes ``desired`` = (pose_d, twist_d),
-    the state estimator's forward kinematics of q_d, qd_d; xddot_d = J^-1 (qdd_d - Jdot xdot_d) (task_rates)."""
+    the state estimator's forward kinematics of q_d, qd_d; xddot_d = J^-1 (qdd_d - Jdot xdot_d) (task_rates).
+    ``known_jacobians``: ((pose, J at it), ...) of the state estimates of this period (Controller.update)."""
+
+    known_jacobians = ()
 
     def desired_motion(self, desired, qd_d, qdd_d):
         pose_d, twist_d = desired
-        return pose_d, twist_d, task_rates(self.kin, pose_d, qd_d, qdd_d, self._square, twist_d)[1]
+        return pose_d, twist_d, task_rates(self.kin, pose_d, qd_d, qdd_d, self._square, twist_d,
+                                           self.jacobian(pose_d))[1]
+
+    def jacobian(self, pose) -> np.ndarray:
+        """J at ``pose``: the state estimator's at the measured or the desired pose (``known_jacobians``, set by
+        Controller.update: the FK's last evaluation, the same numbers), else the kinematics'."""
+        for known, J in self.known_jacobians:
+            if known is pose:
+                return J
+        return self.kin.jacobian(pose)
 
 
 class _TaskSpace(_Desired, _PD):
@@ -261,17 +273,25 @@ class _TaskSpace(_Desired, _PD):
         self.kin = kin
         self.dim = kin.task.dim
         self._square = kin.model.n_actuated == self.dim
+        self._spatial = kin.task.kind == "spatial"
 
     def check_size(self, n: int) -> None:
         super().check_size(self.dim)          # gains per task coordinate, whatever the number of actuators
 
     def errors(self, pose, twist, pose_d, twist_d):
-        """(e, e') = (X_d (-) X, xdot_d - xdot) in task coordinates."""
+        """(e, e') = (X_d (-) X, xdot_d - xdot) in task coordinates (spatial: one compiled call, kernels.pose_error)."""
+        if self._spatial:
+            try:
+                out = kernels.pose_error(pose_d.rotation, pose_d.position, pose.rotation, pose.position, twist_d,
+                                         twist)
+                return out[:6], out[6:]
+            except TypeError:           # not float64 arrays: numpy below
+                pass
         return self.kin.task.difference(pose_d, pose), twist_d - twist
 
     def distribute(self, pose, wrench) -> np.ndarray:
         """tau = J^-T F (Taghirad, Controller Topology, the force distribution block; minimum norm if redundant)."""
-        return force_distribution(self.kin.jacobian(pose), wrench, self._square)
+        return force_distribution(self.jacobian(pose), wrench, self._square)
 
 
 class TaskPD(_TaskSpace):

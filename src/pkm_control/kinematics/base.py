@@ -100,6 +100,11 @@ class ParallelKinematics(ABC):
         """Vectorized IK over N poses: (q (N, nv), valid (N,) bool); no exceptions per sample."""
 
     # ------------------------------------------------------------------ generic
+    def jacobian_dot_twist(self, pose: Pose, twist) -> np.ndarray:
+        """Jdot xdot: the actuated joints' acceleration of the motion (pose, twist) at xddot = 0 (qddot_a = J xddot +
+        Jdot xdot)."""
+        return self.jacobian_dot(pose, twist) @ np.asarray(twist, float)
+
     def actuated_and_jacobian(self, pose: Pose):
         """(q_a, J) without limit checks: what one Newton step of the FK needs.
 

@@ -36,9 +36,11 @@ import math
 
 import numpy as np
 
-from ..errors import InvalidModelError, JointLimitError, SingularConfigurationError, UnreachablePoseError
+from ..errors import (MAGNITUDE_LIMIT, InvalidInputError, InvalidModelError, JointLimitError,
+                      SingularConfigurationError, UnreachablePoseError)
 from .base import NO_VECTOR, JointMotion, ParallelKinematics, fast_inputs
-from .kernels import UPS_GIMBAL, UPS_INPUT, UPS_OK, UPS_PITCH, ups_motion
+from .forward import FKResult, failure, finish
+from .kernels import UPS_FK_INPUT, UPS_FK_OK, UPS_GIMBAL, UPS_INPUT, UPS_OK, UPS_PITCH, ups_forward, ups_motion
 from .task_space import Pose, TaskSpace, rpy_to_matrix
 
 #: below this horizontal strut component r = sqrt(x^2 + z^2) (m) the universal joint is in
@@ -46,6 +48,9 @@ from .task_space import Pose, TaskSpace, rpy_to_matrix
 _GIMBAL_EPS = 1e-9
 #: no G for kernels.ups_motion
 _NO_G = np.zeros((0, 6))
+#: xddot = 0 (jacobian_dot_twist)
+_ZERO_ACCEL = np.zeros(6)
+_ZERO_ACCEL.setflags(write=False)
 
 
 class Kinematics(ParallelKinematics):
@@ -94,6 +99,7 @@ class Kinematics(ParallelKinematics):
             raise InvalidModelError(f"robot '{clm.name}': hexapod_ups actuates the leg<i>_prismatic joints only, "
                                     f"got {clm.actuated_joints}") from exc
         self._act_identity = bool(np.array_equal(self._act, np.arange(n)))
+        self._act_rows = self._il[self._act]             # the tree index of each actuated joint
         self._nv = clm.model.nv
         self._leg_rows, self._info = np.empty((len(A), 6)), np.zeros(4)     # tree_motion_into's scratch
         self._lo_eps, self._hi_eps = self.lower - 1e-12, self.upper + 1e-12
@@ -104,7 +110,7 @@ class Kinematics(ParallelKinematics):
                                    self._lo_eps[self._ib[i]], self._hi_eps[self._ib[i]],
                                    self._lo_eps[self._il[i]], self._hi_eps[self._il[i]]) for i in range(n)], float)
         for arr in (self._A, self._RS, self._Bp, self._axes, self._ia, self._ib, self._il, self._ip, self._act,
-                    self._lo_eps, self._hi_eps, self._iall, self._legdata, self.lower, self.upper):
+                    self._lo_eps, self._hi_eps, self._iall, self._legdata, self.lower, self.upper, self._act_rows):
             arr.setflags(write=False)          # immutable after construction
 
     # ------------------------------------------------------------------ helpers
@@ -223,6 +229,38 @@ class Kinematics(ParallelKinematics):
         q, _, _, J, _ = self._solve(pose, None, None, False, True, validated=True)
         return q[self._il[self._act]], J
 
+    def forward(self, q_actuated, guess: Pose, tol: float = 1e-12, max_iter: int = 50, damping: float = 1e-12,
+                check_limits: bool = True) -> FKResult:
+        """forward.forward_kinematics' damped Gauss-Newton in one compiled call (kernels.ups_forward: the same
+        steps, tests and errors; forward_kinematics checks q_actuated and the guess, then calls this)."""
+        state = self.forward_state(q_actuated, NO_VECTOR, guess, tol, max_iter, damping, check_limits)
+        if state is None:
+            raise InvalidInputError("forward kinematics takes float64 arrays: the actuated positions and the guess")
+        return state[0]
+
+    def forward_state(self, q_actuated, qd_actuated, guess: Pose, tol: float = 1e-12, max_iter: int = 50,
+                      damping: float = 1e-12, check_limits: bool = False):
+        """The state estimator's platform state in one compiled call (kernels.ups_forward): (FKResult, xdot = J^-1
+        qdot_a or None (no velocities, or redundant actuation: the caller solves), rcond of J (1-norm, exact; 0 with
+        no xdot), the distance to the guess |task.difference(pose, guess)| in m and rad). None where the inputs are
+        not float64 arrays of their sizes, or not finite, beyond MAGNITUDE_LIMIT, the guess no rotation: the checked
+        path (forward_kinematics) then says what is wrong. ConvergenceError as forward_kinematics."""
+        m = len(self._act)
+        if not (type(q_actuated) is np.ndarray and q_actuated.dtype == np.float64 and q_actuated.ndim == 1
+                and type(qd_actuated) is np.ndarray and qd_actuated.dtype == np.float64 and qd_actuated.ndim == 1
+                and fast_inputs(guess, None, None, 6)):
+            return None
+        R, p, J, xd, out = np.empty((3, 3)), np.empty(3), np.empty((m, 6)), np.empty(6), np.empty(3)
+        status, it = ups_forward(q_actuated, qd_actuated, guess.rotation, guess.position, self._legdata, self._iall,
+                                 self._act_rows, self._act, _GIMBAL_EPS, tol, max_iter, damping, MAGNITUDE_LIMIT, R, p,
+                                 J, xd, out)
+        if status == UPS_FK_INPUT:
+            return None
+        if status != UPS_FK_OK:
+            raise failure(status, it, out[0], tol)
+        twist = xd if len(qd_actuated) and m == 6 else None
+        return finish(self, Pose(p, R), it, out[0], J, check_limits), twist, out[1], out[2]
+
     def jacobian_xq(self, pose: Pose):
         """(J_x, J_q) = (J, I): prismatic legs have no inverse-kinematic singularity (Taghirad)."""
         return self.jacobian(pose), np.eye(self.n_legs)
@@ -231,6 +269,10 @@ class Kinematics(ParallelKinematics):
         """G: per leg the rows [g^T, (b x g)^T] with g the gradient of alpha, beta, l w.r.t. B_i
         (base coordinates); the platform rows are the task's platform rate matrix (kernels.ups_motion)."""
         return self._solve(pose, None, None, False, False, want_g=True)[4]
+
+    def jacobian_dot_twist(self, pose: Pose, twist) -> np.ndarray:
+        """Jdot xdot: the struts' accelerations l'' at xddot = 0, one compiled pass (kernels.ups_motion)."""
+        return self._solve(pose, twist, _ZERO_ACCEL, False, False)[2][self._act_rows]
 
     def jacobian_dot(self, pose: Pose, twist) -> np.ndarray:
         """dJ/dt along the twist: rows [u'^T, ((omega x b) x u + b x u')^T], u' = (v_B - l' u) / l."""

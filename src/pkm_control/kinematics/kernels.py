@@ -253,6 +253,236 @@ def ups_motion(R, p, twist, accel, legs, iall, gimbal_eps, cos_cone, check, want
     return UPS_OK, -1, out_of_range, cone_leg
 
 
+# ------------------------------------------------------------------------------------ 6-UPS forward kinematics
+
+#: ups_forward's status: converged; the guess is no assembly (a leg in gimbal lock); the Jacobian is singular to
+#: working precision (a step beyond the magnitude limit, or not finite); the line search stalled; no convergence in
+#: max_iter iterations (forward.forward_kinematics' errors, same order); the inputs failed the checks
+UPS_FK_OK, UPS_FK_GUESS, UPS_FK_SINGULAR, UPS_FK_STALLED, UPS_FK_MAX_ITER, UPS_FK_INPUT = 0, 1, 2, 3, 4, 5
+
+_I = numba.types.Array(numba.int64, 1, "A", readonly=True)
+
+
+@numba.njit(cache=True)
+def _lu(A, M, perm):
+    """M, perm: the LU factors of the square A with partial pivoting (P A = L U, L unit below the diagonal, U on and
+    above it in M; LAPACK dgetrf's algorithm in scalar loops). False where a pivot is zero or not finite (A singular,
+    as dgetrf's info > 0)."""
+    n = A.shape[0]
+    for i in range(n):
+        perm[i] = i
+        for j in range(n):
+            M[i, j] = A[i, j]
+    for c in range(n):
+        piv = c
+        for i in range(c + 1, n):
+            if abs(M[i, c]) > abs(M[piv, c]):
+                piv = i
+        if not (M[piv, c] != 0.0 and math.isfinite(M[piv, c])):
+            return False
+        if piv != c:
+            for j in range(n):
+                M[c, j], M[piv, j] = M[piv, j], M[c, j]
+            perm[c], perm[piv] = perm[piv], perm[c]
+        for i in range(c + 1, n):
+            f = M[i, c] / M[c, c]
+            M[i, c] = f
+            if f != 0.0:
+                for j in range(c + 1, n):
+                    M[i, j] -= f * M[c, j]
+    return True
+
+
+@numba.njit(cache=True)
+def _lu_solve(M, perm, b, x):
+    """x with A x = b from _lu's factors of A (dgetrs)."""
+    n = M.shape[0]
+    for i in range(n):
+        x[i] = b[perm[i]]
+    for c in range(n):
+        for i in range(c + 1, n):
+            x[i] -= M[i, c] * x[c]
+    for c in range(n - 1, -1, -1):
+        t = x[c]
+        for j in range(c + 1, n):
+            t -= M[c, j] * x[j]
+        x[c] = t / M[c, c]
+
+
+@numba.njit(cache=True)
+def _gauss_solve(A, b, x, M, perm):
+    """x with A x = b (A square; M, perm scratch for its factors: dgesv); False where A is singular."""
+    if not _lu(A, M, perm):
+        return False
+    _lu_solve(M, perm, b, x)
+    return True
+
+
+@numba.njit(cache=True)
+def _ups_residual(R, p, qa, legs, iall, rows, act, gimbal_eps, q, Jl, J, r, none, none_g, info):
+    """r = q_a(R, p) - qa and J (actuated rows) at a pose from ups_motion (no limits: the FK's inner evaluation);
+    returns |r|, or -1 where a leg is in gimbal lock (the pose is no assembly: forward.py's UnreachablePoseError).
+    none, none_g, info: ups_motion's empty rates and G, its info (scratch)."""
+    status = ups_motion(R, p, none, none, legs, iall, gimbal_eps, 0.0, False, False, False, q, none, none, Jl, none_g,
+                        info)[0]
+    if status == UPS_GIMBAL:
+        return -1.0
+    total = 0.0
+    for k in range(rows.shape[0]):
+        r[k] = q[rows[k]] - qa[k]
+        total += r[k] * r[k]
+        for j in range(6):
+            J[k, j] = Jl[act[k], j]
+    return math.sqrt(total)
+
+
+@numba.njit((_V, _V, _M, _V, _M, _I, _I, _I, numba.float64, numba.float64, numba.int64, numba.float64,
+             numba.float64, numba.float64[:, ::1], numba.float64[::1], numba.float64[:, ::1], numba.float64[::1],
+             numba.float64[::1]), cache=True)
+def ups_forward(qa, qd, R0, p0, legs, iall, rows, act, gimbal_eps, tol, max_iter, damping, limit, R, p, J, xd, out):
+    """6-UPS forward kinematics from the guess (R0, p0): forward.forward_kinematics' damped Gauss-Newton in one
+    compiled call (its steps, tests and errors; the same pose to the tolerance): r = q_a(x) - q_a, J from ups_motion
+    (Taghirad's J, rows [u^T, (b x u)^T]); dx = -J^-1 r (square), or -(J^T J + damping I)^-1 J^T r (redundant
+    actuation, or J singular); the step halved while it does not reduce |r| (least squares: by more than 1e-12
+    relative) or a leg is in gimbal lock, down to 1e-6; the pose moved by task_space.retract: p + dx[:3],
+    exp([dx[3:]]x) R (so3_exp's Rodrigues formula, its series below |w|^2 = 1e-16). Converged at |r| <= tol
+    (redundant: also at a step |dx| <= tol). With the actuated velocities qd (length 0: none) and square J, also the
+    state estimator's twist (estimator.py: Taghirad's qdot_a = J xdot, xd = J^-1 qd) and the reciprocal condition
+    number of J, 1 / (|J|_1 |J^-1|_1) (exact; LAPACK's dgecon estimates it).
+
+    qa: the measured actuated positions; legs, iall: ups_motion's; rows: the tree index of each actuated joint, act
+    its leg (J's row). Writes the pose into R (3 x 3), p (3), J (actuated rows) at it, xd (6, or 0: not computed) and
+    out = (|r| at the last pose reached, rcond, |task.difference(pose, guess)|: sqrt(|p - p0|^2 + theta^2), theta
+    the angle of R R0^T). Returns (status UPS_FK_*, iterations); UPS_FK_INPUT: qa, qd or the guess failed the checks
+    of forward_kinematics (finite, within ``limit``, the shapes, R0 a rotation: motion_ok), nothing computed."""
+    m = rows.shape[0]
+    square = m == 6
+    none, none_g, info = np.empty(0), np.zeros((0, 6)), np.zeros(4)
+    if not (qa.shape[0] == m and qd.shape[0] in (0, m) and R0.shape[0] == 3 and R0.shape[1] == 3
+            and p0.shape[0] == 3 and motion_ok(R0, p0, none, none, limit)):
+        return UPS_FK_INPUT, 0
+    for k in range(m):
+        if not abs(qa[k]) <= limit:
+            return UPS_FK_INPUT, 0
+    for k in range(qd.shape[0]):
+        if not abs(qd[k]) <= limit:
+            return UPS_FK_INPUT, 0
+    nv = iall.shape[0]
+    q = np.empty(nv)
+    Jl = np.empty((legs.shape[0], 6))
+    r, rc = np.empty(m), np.empty(m)
+    Jc = np.empty((m, 6))
+    Rc, pc = np.empty((3, 3)), np.empty(3)
+    M, perm = np.empty((6, 6)), np.empty(6, np.int64)
+    for i in range(3):
+        p[i] = p0[i]
+        for j in range(3):
+            R[i, j] = R0[i, j]
+    rn = _ups_residual(R, p, qa, legs, iall, rows, act, gimbal_eps, q, Jl, J, r, none, none_g, info)
+    out[0] = 0.0
+    if rn < 0.0:
+        return UPS_FK_GUESS, 0
+    out[0] = rn
+    dx, rhs = np.empty(6), np.empty(6)
+    N = np.empty((6, 6))
+    status, it = UPS_FK_MAX_ITER, max_iter
+    for k_it in range(1, max_iter + 1):
+        if rn <= tol:
+            status, it = UPS_FK_OK, k_it - 1
+            break
+        ok = False
+        if square:
+            for k in range(6):
+                rhs[k] = -r[k]
+            ok = _gauss_solve(J, rhs, dx, M, perm)
+        if not ok:
+            for i in range(6):
+                acc = 0.0
+                for k in range(m):
+                    acc -= J[k, i] * r[k]
+                rhs[i] = acc
+                for j in range(6):
+                    acc = 0.0
+                    for k in range(m):
+                        acc += J[k, i] * J[k, j]
+                    N[i, j] = acc + (damping if i == j else 0.0)
+            ok = _gauss_solve(N, rhs, dx, M, perm)
+        big = 0.0
+        for k in range(6):
+            big = max(big, abs(dx[k])) if math.isfinite(dx[k]) else math.inf
+        if not ok or not big <= limit:
+            return UPS_FK_SINGULAR, k_it
+        step = 1.0
+        rcn = -1.0
+        while step > 1e-6:
+            x, y, z = step * dx[3], step * dx[4], step * dx[5]
+            t2 = x * x + y * y + z * z
+            if t2 < 1e-16:
+                a, b = 1.0 - t2 / 6.0, 0.5 - t2 / 24.0
+            else:
+                t = math.sqrt(t2)
+                a, b = math.sin(t) / t, (1.0 - math.cos(t)) / t2
+            e00, e01, e02 = 1.0 - b * (y * y + z * z), b * x * y - a * z, b * x * z + a * y
+            e10, e11, e12 = b * x * y + a * z, 1.0 - b * (x * x + z * z), b * y * z - a * x
+            e20, e21, e22 = b * x * z - a * y, b * y * z + a * x, 1.0 - b * (x * x + y * y)
+            for j in range(3):
+                Rc[0, j] = e00 * R[0, j] + e01 * R[1, j] + e02 * R[2, j]
+                Rc[1, j] = e10 * R[0, j] + e11 * R[1, j] + e12 * R[2, j]
+                Rc[2, j] = e20 * R[0, j] + e21 * R[1, j] + e22 * R[2, j]
+                pc[j] = p[j] + step * dx[j]
+            rcn = _ups_residual(Rc, pc, qa, legs, iall, rows, act, gimbal_eps, q, Jl, Jc, rc, none, none_g, info)
+            if rcn >= 0.0 and (rcn < rn or (not square and rcn <= rn * (1 + 1e-12))):
+                break
+            step *= 0.5
+        if not step > 1e-6:
+            return UPS_FK_STALLED, k_it
+        R[:, :] = Rc
+        p[:] = pc
+        J[:, :] = Jc
+        r[:] = rc
+        rn = rcn
+        out[0] = rn
+        if not square:
+            s2 = 0.0
+            for k in range(6):
+                s2 += dx[k] * dx[k]
+            if math.sqrt(s2) * step <= tol:
+                status, it = UPS_FK_OK, k_it
+                break
+    if status != UPS_FK_OK and not rn <= tol:
+        return UPS_FK_MAX_ITER, max_iter
+    # the distance to the guess (estimator._pose_distance: the angle from the trace of R R0^T)
+    d2 = 0.0
+    c = 0.0
+    for i in range(3):
+        d2 += (p[i] - p0[i]) ** 2
+        for j in range(3):
+            c += R[i, j] * R0[i, j]
+    th = math.acos(min(1.0, max(-1.0, 0.5 * (c - 1.0))))
+    out[2] = math.sqrt(d2 + th * th)
+    out[1] = 0.0
+    if qd.shape[0] == 0 or not square or not _lu(J, M, perm):
+        return UPS_FK_OK, it
+    _lu_solve(M, perm, qd, xd)
+    # rcond = 1 / (|J|_1 |J^-1|_1), J^-1 column by column
+    norm_j = norm_inv = 0.0
+    col = np.empty(6)
+    for j in range(6):
+        sj = 0.0
+        for i in range(6):
+            sj += abs(J[i, j])
+            rhs[i] = 1.0 if i == j else 0.0
+        norm_j = max(norm_j, sj)
+        _lu_solve(M, perm, rhs, col)
+        si = 0.0
+        for i in range(6):
+            si += abs(col[i])
+        norm_inv = max(norm_inv, si)
+    if norm_j > 0.0 and norm_inv < math.inf:
+        out[1] = 1.0 / (norm_j * norm_inv)
+    return UPS_FK_OK, it
+
+
 # ---------------------------------------------------------------------------------------------------- 6-PUS (Lopes)
 
 #: pus_motion's status: solved; a leg out of reach (info[0] = rho^2); a link horizontal where J_q must be inverted
