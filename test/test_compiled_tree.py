@@ -114,3 +114,23 @@ def test_block_diagonal_solves(robot):
             assert ok
             np.testing.assert_allclose(X, np.linalg.solve(K[:, cols], B), rtol=1e-10, atol=1e-12)
     assert len(kin._ik_blocks[1]) > 2          # every shipped robot's IK splits into its legs
+
+
+def test_any_float_arrays_take_the_compiled_motion():
+    """Read-only and strided pose and twist arrays (a ROS message's buffers, slices of a state) run the one compiled
+    signature of numeric_motion (none compiled in a control period) and give the contiguous inputs' result."""
+    from pkm_control.kinematics.numeric_kernels import numeric_motion, numeric_project
+    from pkm_control.kinematics.task_space import Pose
+
+    kin = Kinematics(load_robot("stewart", "6-6"))
+    pose = kin.home_pose()
+    twist, accel = np.array([0.01, -0.02, 0.03, 0.1, -0.05, 0.02]), np.array([0.1, 0.2, -0.1, 0.3, 0.1, -0.2])
+    ref = kin.tree_state(pose, twist, accel)
+    R, p = np.asfortranarray(pose.rotation), np.repeat(pose.position, 2)[::2]
+    tw, ac = np.repeat(twist, 2)[::2], np.repeat(accel, 2)[::2]
+    for arr in (R, p, tw, ac):
+        arr.setflags(write=False)
+    odd = kin.tree_state(Pose(p, R), tw, ac)
+    for a, b in zip(odd, ref):
+        np.testing.assert_allclose(a, b, rtol=0, atol=1e-12)
+    assert len(numeric_motion.signatures) == 1 and len(numeric_project.signatures) == 1

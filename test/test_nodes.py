@@ -1790,8 +1790,8 @@ def test_real_time_mode_in_one_process(ros, controller):
     """lockstep:=false: the loop runs in its own thread on the wall clock with the robot inside. A goal runs
     to its end (sim time), the command stays finite and within the force limit; when the streams stop, the
     stream that ran dry engages the safe behaviour (an event in the diagnostics), and the robot holds. The loop's
-    thread publishes the diagnostics between its periods (the executor has no timer for them: its thread would take
-    the interpreter lock from the loop), with the loop's figures."""
+    thread publishes the diagnostics between its periods (the executor has no timer for them, nor for held messages:
+    its thread would take the interpreter lock from the loop), with the loop's figures."""
     goal = "{type: point_to_point, goal: [0.01, 0.0, -0.85, 0.0, 0.0, 0.0], duration: 0.2}"
     gen, ik, cf, ctl = graph(ros, controller, goal=goal, lockstep=False)
     finished = []
@@ -1799,7 +1799,7 @@ def test_real_time_mode_in_one_process(ros, controller):
     assert spin_until(ros, lambda: "finished" in finished), (ctl.k, ctl.diag.last_reject)
     c = ctl.loop.controller
     assert np.all(np.isfinite(c.last_tau)) and np.all(np.abs(c.last_tau) <= c.limits.limits)
-    assert ctl.diag.timer is None
+    assert ctl.diag.timer is None and ctl.sources.release_timer is None      # no timer wakes the executor
     assert spin_until(ros, lambda: ctl.diag.sent is not None and "cycle_median_us" in
                       {kv.key for kv in ctl.diag.sent.status[0].values})
     for n in (gen, ik, cf):

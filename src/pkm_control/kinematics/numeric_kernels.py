@@ -25,6 +25,19 @@ from .kernels import (closure_acceleration, closure_velocity, l1_nearer, motion_
 #: limit reached; G or a singular or beyond the limit; the pose off a planar / translational task space or at a
 #: singular pitch of the ZYX rates; the inputs failed motion_ok (numeric_motion with ``validate``)
 SOLVED, SINGULAR, STALLED, NOT_CONVERGED, RATES_FAILED, OFF_TASK, INPUT = 0, 1, 2, 3, 4, 5, 6
+#: the entry kernels' array types: the caller's inputs any layout, read-only (whatever arrays a caller passes convert
+#: to these, so the signatures compile, or load from numba's cache, at import and never in a control period); the
+#: model's arrays (C-contiguous, read-only or not), the outputs and the warm start C-contiguous
+_V = numba.types.Array(numba.float64, 1, "A", readonly=True)
+_M = numba.types.Array(numba.float64, 2, "A", readonly=True)
+_CI = numba.types.Array(numba.int64, 1, "C", readonly=True)
+_CV = numba.types.Array(numba.float64, 1, "C", readonly=True)
+_CM = numba.types.Array(numba.float64, 2, "C", readonly=True)
+_OUT_I, _OUT_V, _OUT_M = numba.int64[::1], numba.float64[::1], numba.float64[:, ::1]
+#: the compiled tree and its closures (ClosureRows.tree)
+_TREE = (_CI, _CI, _CM, _CI, _CM, _CM, _CI, _CI, numba.types.Array(numba.int64, 2, "C", readonly=True), _CM)
+_F8, _I8 = numba.float64, numba.int64
+
 #: numeric_motion's codes of the task spaces (task_space.TaskSpace.kind)
 TASK_KINDS = {"spatial": 0, "translation": 1, "planar": 2, "xy": 3}
 #: the largest distance (m, and entries of R) of a pose from a planar or translational task space
@@ -103,7 +116,7 @@ def _newton(tree, q, free, rows, bounds, tol, max_iter, limit, X, J, r, K):
     return (SOLVED if rn <= tol else NOT_CONVERGED), max_iter, rn
 
 
-@numba.njit(cache=True)
+@numba.njit((*_TREE, _V, _CM, _CI, _V, _CI, _CI, _CI, _F8, _F8, _F8, _I8, _OUT_V, _OUT_V, _OUT_M), cache=True)
 def numeric_project(parent, kind, frame, col, offset, mask, lin_rows, lin_sel, cpl, cpl_f, q0, K0, fixed, values,
                     free, rows, bounds, predict_range, limit, tol, max_iter, q, r, K):
     """numeric.Kinematics._project for a square system: q0 with q[fixed] = values, the first step predicted along
@@ -115,7 +128,8 @@ def numeric_project(parent, kind, frame, col, offset, mask, lin_rows, lin_sel, c
     return _newton(tree, q, free, rows, bounds, tol, max_iter, limit, X, J, r, K)
 
 
-@numba.njit(cache=True)
+@numba.njit((*_TREE, _CV, _OUT_I, _OUT_V, _OUT_M, _OUT_M, _OUT_I, _CI, _CI, _CI, _CI, _I8, _F8, _M, _V, _V, _V,
+             numba.boolean, _F8, _F8, _F8, _I8, _OUT_V, _OUT_V, _OUT_V, _OUT_M), cache=True)
 def numeric_motion(parent, kind, frame, col, offset, mask, lin_rows, lin_sel, cpl, cpl_f, reference, warm, wq, wK,
                    wLU, wperm, c, free, rows, bounds, task, alpha_sign, R, p, twist, accel, validate, predict_range,
                    limit, tol, max_iter, q, v, a, G):

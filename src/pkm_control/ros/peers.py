@@ -57,10 +57,10 @@ class Sources:
         self.rebinds = 0
         self.taken: dict = {}               # resolved topic name -> messages handed on to the node
         self._held: dict = {}               # resolved topic name -> (held messages, release or None)
-        from rclpy.clock import Clock, ClockType
-
-        self.release_timer = node.create_timer(RELEASE_PERIOD, self.release,
-                                               clock=Clock(clock_type=ClockType.STEADY_TIME))
+        # made with the first subscription whose held messages it may release (subscribe): a node without one (a
+        # real-time joint_controller with the robot inside: only its loop's polled streams) has no timer waking its
+        # executor's thread ten times a second to take the interpreter lock from the loop's
+        self.release_timer = None
         previous = diag.before_publish
         diag.before_publish = (lambda: (previous(), self.refresh())) if previous else self.refresh
         if guard is not None:               # ~/rebind_sources, rate-limited as the node's other services
@@ -144,6 +144,11 @@ class Sources:
         self._held[sub.topic_name] = (held, release if release_held else None)
         if release_held:
             self._held[sub] = (held, release)
+            if self.release_timer is None:
+                from rclpy.clock import Clock, ClockType
+
+                self.release_timer = self.node.create_timer(RELEASE_PERIOD, self.release,
+                                                            clock=Clock(clock_type=ClockType.STEADY_TIME))
         binding.topic = sub.topic_name
         binding.trusted = self.trusted.get(sub.topic_name, self.trusted.get(topic, ""))
         self.bindings[sub.topic_name] = binding
