@@ -24,6 +24,8 @@ import math
 
 import numpy as np
 
+from ..kinematics.kernels import rodrigues
+
 try:  # compiled when numba is available (it is in requirements.txt); the same functions run as Python otherwise
     import numba
 except ImportError:  # pragma: no cover
@@ -179,8 +181,8 @@ def pose_error(R_d, p_d, R, p, twist_d, twist):
 def force_outer(f_d, f_m, s, offset, dt, ki, kf, max_offset, R_d, p_d, twist_d):
     """Direct force control's outer loop (force.DirectForce, Taghirad Fig. 28 / 34) in one call: e_F = S (F_d - F_m),
     the integral Ki int e_F dt one step on (clipped to +-max_offset, S applied), dX = Kf e_F + that, X_c = X_d (+) dX
-    (task_space.retract of a spatial task: p_d + dX[:3], so3_exp(dX[3:]) R_d, Rodrigues with so3_exp's series below
-    |w|^2 = 1e-16), xd_c = (I - S) xd_d. Returns [offset (6), p_c (3), R_c row-major (9), xd_c (6),
+    (task_space.retract of a spatial task: p_d + dX[:3], so3_exp(dX[3:]) R_d by
+    kinematics.kernels.rodrigues), xd_c = (I - S) xd_d. Returns [offset (6), p_c (3), R_c row-major (9), xd_c (6),
     |S F_m|, |S F_d|] (26): the norms the contact state machine watches. Operation by operation as the numpy
     expressions it replaces (dt * Ki first); R_c row by row as numpy's product (equal to ~1 ulp)."""
     out = np.empty(26)
@@ -195,20 +197,11 @@ def force_outer(f_d, f_m, s, offset, dt, ki, kf, max_offset, R_d, p_d, twist_d):
         out[18 + i] = (1.0 - s[i]) * twist_d[i]
         nm += (s[i] * f_m[i]) ** 2
         nd += (s[i] * f_d[i]) ** 2
-    x, y, z = dx[3], dx[4], dx[5]
-    t2 = x * x + y * y + z * z
-    if t2 < 1e-16:
-        a, b = 1.0 - t2 / 6.0, 0.5 - t2 / 24.0
-    else:
-        t = math.sqrt(t2)
-        a, b = math.sin(t) / t, (1.0 - math.cos(t)) / t2
-    E = ((1.0 - b * (y * y + z * z), b * x * y - a * z, b * x * z + a * y),
-         (b * x * y + a * z, 1.0 - b * (x * x + z * z), b * y * z - a * x),
-         (b * x * z - a * y, b * y * z + a * x, 1.0 - b * (x * x + y * y)))
+    E = rodrigues(dx[3], dx[4], dx[5])
     for i in range(3):
         out[6 + i] = p_d[i] + dx[i]
         for j in range(3):
-            out[9 + 3 * i + j] = E[i][0] * R_d[0, j] + E[i][1] * R_d[1, j] + E[i][2] * R_d[2, j]
+            out[9 + 3 * i + j] = E[3 * i] * R_d[0, j] + E[3 * i + 1] * R_d[1, j] + E[3 * i + 2] * R_d[2, j]
     out[24], out[25] = math.sqrt(nm), math.sqrt(nd)
     return out
 

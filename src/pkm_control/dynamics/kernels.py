@@ -106,6 +106,22 @@ def gauss_jordan_inverse(J, X):
     return True
 
 
+@numba.njit(cache=True)
+def _task_force_and_jacobian(G, tau_tree, act, task_force, f):
+    """engine.py eq. (1)'s two inputs: f = G^T tau_tree - task_force into the caller's f, and J = G[act] (returned)."""
+    nv, n = G.shape
+    for j in range(n):
+        acc = 0.0
+        for i in range(nv):
+            acc += G[i, j] * tau_tree[i]
+        f[j] = acc - task_force[j]
+    J = np.empty((act.shape[0], n))
+    for r in range(act.shape[0]):
+        for j in range(n):
+            J[r, j] = G[act[r], j]
+    return J
+
+
 @numba.njit((_F64_2, _F64_1, _I64_1, _F64_1, numba.float64, numba.float64[::1], numba.float64[::1]), cache=True)
 def project_and_solve(G, tau_tree, act, task_force, tol, f, tau):
     """engine.py eq. (1) for a non-redundant robot into the caller's f and tau (boxing new arrays would cost more
@@ -118,16 +134,8 @@ def project_and_solve(G, tau_tree, act, task_force, tol, f, tau):
     covers the rounding of X, whose backward error is ~1e-15 |J|), J passes; below, the Jacobi SVD decides
     (tau = U S^-1 V^T f) as check_conditioning's LAPACK SVD does. A well-conditioned J thus costs one 6 x 6
     inverse (~0.3 us) instead of the SVD (~2 us)."""
-    nv, n = G.shape
-    for j in range(n):
-        acc = 0.0
-        for i in range(nv):
-            acc += G[i, j] * tau_tree[i]
-        f[j] = acc - task_force[j]
-    J = np.empty((n, n))
-    for r in range(n):
-        for j in range(n):
-            J[r, j] = G[act[r], j]
+    n = G.shape[1]
+    J = _task_force_and_jacobian(G, tau_tree, act, task_force, f)
     tau[:] = np.nan
     if not np.isfinite(J).all():
         return np.nan
@@ -382,17 +390,9 @@ def redundant_actuation(G, tau_tree, act, task_force, w_inv, tol, tol_a, f, tau,
     Returns (ratio_j, ratio_a): sigma_min / sigma_max of J (check_conditioning's test: it must reach tol; NaN where J
     is not finite) and of A = J^T W^-1 J (it must exceed tol_a); both by the Jacobi SVD (LAPACK's values to
     rounding). Where either fails, tau and null are not meaningful: the caller raises."""
-    nv, n = G.shape
+    n = G.shape[1]
     na = act.shape[0]
-    for j in range(n):
-        acc = 0.0
-        for i in range(nv):
-            acc += G[i, j] * tau_tree[i]
-        f[j] = acc - task_force[j]
-    J = np.empty((na, n))
-    for r in range(na):
-        for j in range(n):
-            J[r, j] = G[act[r], j]
+    J = _task_force_and_jacobian(G, tau_tree, act, task_force, f)
     if not np.isfinite(J).all():
         return np.nan, np.nan
     U, s, V = jacobi_svd(J)

@@ -30,6 +30,21 @@ def _norm1(vec):
     return total
 
 
+@numba.njit(cache=True)
+def rodrigues(x, y, z):
+    """exp([w]x) of the rotation vector w = (x, y, z), Rodrigues' formula I + a [w]x + b [w]x^2 with a = sin t / t,
+    b = (1 - cos t) / t^2 (t = |w|; their series below |w|^2 = 1e-16), as its nine entries row by row."""
+    t2 = x * x + y * y + z * z
+    if t2 < 1e-16:
+        a, b = 1.0 - t2 / 6.0, 0.5 - t2 / 24.0
+    else:
+        t = math.sqrt(t2)
+        a, b = math.sin(t) / t, (1.0 - math.cos(t)) / t2
+    return (1.0 - b * (y * y + z * z), b * x * y - a * z, b * x * z + a * y,
+            b * x * y + a * z, 1.0 - b * (x * x + z * z), b * y * z - a * x,
+            b * x * z - a * y, b * y * z + a * x, 1.0 - b * (x * x + y * y))
+
+
 #: any float64 array converts to these (read-only, any layout): the signatures below compile (or load from numba's
 #: cache) at import, never in a control period, whatever arrays a caller passes
 _V = numba.types.Array(numba.float64, 1, "A", readonly=True)
@@ -105,6 +120,29 @@ def zyx_platform_motion(R, p, twist, accel):
         ap[0], ap[1], ap[2] = accel[0], accel[1], accel[2]
         ap[3], ap[4], ap[5] = gz + sp * rolldd, -sy * gx + cy * gy, rolldd
     return qp, vp, ap, B, False
+
+
+@numba.njit(cache=True)
+def platform_joints(R, p, twist, accel, accs, rates, want_g, ip, q, v, a, G, info):
+    """The platform joints ip of a hexapod family's tree (x y z, then ZYX Euler angles) into q, with their rates,
+    accelerations and G's rows B (omega = E [yaw' pitch' roll']) where asked (zyx_platform_motion). False where the
+    rates are asked and |pitch| = pi/2 (info[0] = pitch): the caller's pitch status."""
+    qp, vp, ap, B, singular = zyx_platform_motion(R, p, twist, accel if accs else accel[:0])
+    for k in range(6):
+        q[ip[k]] = qp[k]
+    if not (rates or want_g):
+        return True
+    if singular:
+        info[0] = qp[4]
+        return False
+    for k in range(6):
+        if want_g:
+            G[ip[k]] = B[k]
+        if rates:
+            v[ip[k]] = vp[k]
+        if accs:
+            a[ip[k]] = ap[k]
+    return True
 
 
 @numba.njit((_V, _V, _V, numba.types.Array(numba.int64, 1, "A", readonly=True), numba.float64[::1]), cache=True)
@@ -233,23 +271,8 @@ def ups_motion(R, p, twist, accel, legs, iall, gimbal_eps, cos_cone, check, want
                 a[iall[i]] = (x * zdd - z * xdd - 2.0 * ad * rrd) / r2
                 a[iall[n + i]] = (r * ydd - y * rdd - 2.0 * bd * l * ld) / l2
                 a[iall[2 * n + i]] = (xxd + yd * yd + y * ydd - ld * ld) / l
-    # platform joints: x y z, then ZYX Euler angles, their rates and G's rows B (omega = E [yaw' pitch' roll'])
-    ip = iall[3 * n:]
-    qp, vp, ap, B, singular = zyx_platform_motion(R, p, twist, accel if accs else accel[:0])
-    for k in range(6):
-        q[ip[k]] = qp[k]
-    if not (rates or want_g):
-        return UPS_OK, -1, out_of_range, cone_leg
-    if singular:
-        info[0] = qp[4]
+    if not platform_joints(R, p, twist, accel, accs, rates, want_g, iall[3 * n:], q, v, a, G, info):
         return UPS_PITCH, -1, out_of_range, cone_leg
-    for k in range(6):
-        if want_g:
-            G[ip[k]] = B[k]
-        if rates:
-            v[ip[k]] = vp[k]
-        if accs:
-            a[ip[k]] = ap[k]
     return UPS_OK, -1, out_of_range, cone_leg
 
 
@@ -345,7 +368,7 @@ def ups_forward(qa, qd, R0, p0, legs, iall, rows, act, gimbal_eps, tol, max_iter
     (Taghirad's J, rows [u^T, (b x u)^T]); dx = -J^-1 r (square), or -(J^T J + damping I)^-1 J^T r (redundant
     actuation, or J singular); the step halved while it does not reduce |r| (least squares: by more than 1e-12
     relative) or a leg is in gimbal lock, down to 1e-6; the pose moved by task_space.retract: p + dx[:3],
-    exp([dx[3:]]x) R (so3_exp's Rodrigues formula, its series below |w|^2 = 1e-16). Converged at |r| <= tol
+    exp([dx[3:]]x) R (rodrigues). Converged at |r| <= tol
     (redundant: also at a step |dx| <= tol). With the actuated velocities qd (length 0: none) and square J, also the
     state estimator's twist (estimator.py: Taghirad's qdot_a = J xdot, xd = J^-1 qd) and the reciprocal condition
     number of J, 1 / (|J|_1 |J^-1|_1) (exact; LAPACK's dgecon estimates it).
@@ -415,16 +438,7 @@ def ups_forward(qa, qd, R0, p0, legs, iall, rows, act, gimbal_eps, tol, max_iter
         step = 1.0
         rcn = -1.0
         while step > 1e-6:
-            x, y, z = step * dx[3], step * dx[4], step * dx[5]
-            t2 = x * x + y * y + z * z
-            if t2 < 1e-16:
-                a, b = 1.0 - t2 / 6.0, 0.5 - t2 / 24.0
-            else:
-                t = math.sqrt(t2)
-                a, b = math.sin(t) / t, (1.0 - math.cos(t)) / t2
-            e00, e01, e02 = 1.0 - b * (y * y + z * z), b * x * y - a * z, b * x * z + a * y
-            e10, e11, e12 = b * x * y + a * z, 1.0 - b * (x * x + z * z), b * y * z - a * x
-            e20, e21, e22 = b * x * z - a * y, b * y * z + a * x, 1.0 - b * (x * x + y * y)
+            e00, e01, e02, e10, e11, e12, e20, e21, e22 = rodrigues(step * dx[3], step * dx[4], step * dx[5])
             for j in range(3):
                 Rc[0, j] = e00 * R[0, j] + e01 * R[1, j] + e02 * R[2, j]
                 Rc[1, j] = e10 * R[0, j] + e11 * R[1, j] + e12 * R[2, j]
@@ -651,23 +665,8 @@ def pus_motion(R, p, twist, accel, legs, iall, L, cos_cone, check, validate, q, 
                 a[il] = ldd
                 a[i1] = (dx * c1 - dy * c0) / rho2 - 2.0 * u1d * rhod / rho
                 a[i2] = (rho * add2 - h * rhodd) / L2
-    # platform joints: x y z, then ZYX Euler angles, their rates and G's rows B (omega = E [yaw' pitch' roll'])
-    ip = iall[3 * n:]
-    qp, vp, ap, B, singular = zyx_platform_motion(R, p, twist, accel if accs else accel[:0])
-    for k in range(6):
-        q[ip[k]] = qp[k]
-    if not (rates or want_g):
-        return PUS_OK, -1, out_of_range, cone_leg
-    if singular:
-        info[0] = qp[4]
+    if not platform_joints(R, p, twist, accel, accs, rates, want_g, iall[3 * n:], q, v, a, G, info):
         return PUS_PITCH, -1, out_of_range, cone_leg
-    for k in range(6):
-        if want_g:
-            G[ip[k]] = B[k]
-        if rates:
-            v[ip[k]] = vp[k]
-        if accs:
-            a[ip[k]] = ap[k]
     return PUS_OK, -1, out_of_range, cone_leg
 
 

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import MAGNITUDE_LIMIT, InvalidInputError, SingularConfigurationError, check_vector
-from .kernels import zyx_platform_motion, zyx_task_acceleration
+from .kernels import rodrigues, zyx_platform_motion, zyx_task_acceleration
 
 #: no twist / acceleration for kernels.zyx_platform_motion
 _NO_RATES = np.empty(0)
@@ -118,17 +118,9 @@ def euler_rate_matrix_dot(yaw, pitch, yaw_rate, pitch_rate):
 
 
 def so3_exp(w):
-    """Rotation matrix exp([w]x) (Rodrigues), in scalar arithmetic: it sits in the FK loop."""
+    """Rotation matrix exp([w]x) (kernels.rodrigues, in scalar arithmetic: it sits in the FK loop)."""
     x, y, z = (w.tolist() if isinstance(w, np.ndarray) else map(float, w))
-    t2 = x * x + y * y + z * z
-    if t2 < 1e-16:
-        a, b = 1.0 - t2 / 6.0, 0.5 - t2 / 24.0
-    else:
-        t = math.sqrt(t2)
-        a, b = math.sin(t) / t, (1.0 - math.cos(t)) / t2
-    return np.array([[1.0 - b * (y * y + z * z), b * x * y - a * z, b * x * z + a * y],
-                     [b * x * y + a * z, 1.0 - b * (x * x + z * z), b * y * z - a * x],
-                     [b * x * z - a * y, b * y * z + a * x, 1.0 - b * (x * x + y * y)]])
+    return np.array(rodrigues(x, y, z)).reshape(3, 3)
 
 
 def so3_log(R):
