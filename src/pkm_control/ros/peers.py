@@ -142,13 +142,11 @@ class Sources:
         sub = (create or self.node.create_subscription)(msg_type, topic, take, qos_profile)
         self.taken[sub.topic_name] = 0
         self._held[sub.topic_name] = (held, release if release_held else None)
-        if release_held:
-            self._held[sub] = (held, release)
-            if self.release_timer is None:
-                from rclpy.clock import Clock, ClockType
+        if release_held and self.release_timer is None:
+            from rclpy.clock import Clock, ClockType
 
-                self.release_timer = self.node.create_timer(RELEASE_PERIOD, self.release,
-                                                            clock=Clock(clock_type=ClockType.STEADY_TIME))
+            self.release_timer = self.node.create_timer(RELEASE_PERIOD, self.release,
+                                                        clock=Clock(clock_type=ClockType.STEADY_TIME))
         binding.topic = sub.topic_name
         binding.trusted = self.trusted.get(sub.topic_name, self.trusted.get(topic, ""))
         self.bindings[sub.topic_name] = binding
