@@ -293,7 +293,10 @@ def test_emulated_robot_measures_what_the_plant_did_and_resets_by_a_new_start_up
         hw.close()
 
 
-def _bringup_json(domain, *argv):
+def _bringup_json(domain, *argv, stall_s=0.0):
+    """The run's JSON summary; it must end with exit 0, or, with ``stall_s``, with exit 5 for lost samples that are
+    all in gaps of at most ``stall_s`` (a real-time run: a loaded machine stalls the loop for ~50 ms now and then,
+    docs/hardware.md; the loss is still counted and said, graph/losses.py)."""
     import json
     import os
 
@@ -301,8 +304,11 @@ def _bringup_json(domain, *argv):
 
     p = _bringup(*argv, "--exit-when-done", "--json", domain=int(os.environ.get("PKM_TEST_ROS_DOMAIN_ID", domain)))
     out = _communicate(p, 600)
-    assert p.returncode == 0, out[-3000:]
-    return json.loads(out[out.index("\n{") + 1:] if not out.startswith("{") else out)
+    assert p.returncode in (0, 5), out[-3000:]
+    run = json.loads(out[out.index("\n{") + 1:] if not out.startswith("{") else out)
+    gaps = [gap for loss in run.get("lost_samples", []) for _, gap in loss["gaps"]]
+    assert (p.returncode == 0 and not gaps) or (p.returncode == 5 and gaps and max(gaps) <= stall_s), out[-3000:]
+    return run
 
 
 @pytest.mark.ros
@@ -701,8 +707,9 @@ def test_bringup_canopen_with_the_drives_in_another_process_tracks_like_sim(driv
     argv = ("--robot", "palida", "--controller", "cf_rb_friction", "--realtime", "--goal", json.dumps(spec),
             "--set", f"control_rate={1 / PROCESS_DT:g}", "--set", f"kp={kp}", "--set", f"kd={kd}",
             "--set", "trajectory_generator.start_delay=3.0")
-    can = _bringup_json(147, *argv, "--hardware", "canopen", "--set", f"joint_controller.canopen_config={path}")
-    sim = _bringup_json(147, *argv, "--hardware", "sim", "--set", "substeps=8")
+    can = _bringup_json(147, *argv, "--hardware", "canopen", "--set", f"joint_controller.canopen_config={path}",
+                        stall_s=0.1)
+    sim = _bringup_json(147, *argv, "--hardware", "sim", "--set", "substeps=8", stall_s=0.1)
     keys = ("goal_status", "missing_samples", "safe_behaviour_entries", "deadline_misses", "rejected_inputs",
             "actuator_rms", "actuator_max", "tracking")
     seen = {kind: {k: run.get(k) for k in keys} for kind, run in (("canopen", can), ("sim", sim))}   # on a failure
