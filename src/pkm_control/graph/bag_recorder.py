@@ -268,12 +268,15 @@ class BagRecorder:
         began_ns, executor = time.time_ns(), self.session.executor
         if cut and self._cut_ns is None:
             self._cut_ns = began_ns
+        last = time.monotonic()             # when a message was last taken
         while not abort():
             before = self.taken
             executor.spin_once(timeout_sec=quiet)
-            if self.taken == before:
-                return
             now = time.monotonic()
+            if self.taken != before:
+                last = now
+            elif now - last >= quiet:       # not one spin without a message: the spin may have run a timer (Sources'
+                return                      # release of held messages) while messages still wait
             if self._taken and all(rx >= began_ns or now - at > quiet for at, rx in self._taken.values()):
                 return
 
