@@ -578,7 +578,7 @@ def run_recorded(options: BringupOptions, progress=None, out=None):
             summary.update(motion_start=st["motion_start"], goal_start=st["goal_start"], end=st["end"],
                            startup_s=(t_motion - t_wall0) if t_motion is not None else math.nan)
             record = rec.record(options.controller, options.controller)
-            summary.update(outcome(kin, spec, initial, record, st))
+            summary.update(outcome(kin, spec, initial, record, st, stream_slots(options)[rec.recorded_topic]))
         # the samples the run's recorder and the bag missed (graph.losses); the run recorder's within the goal (from
         # its start to its end) when it finished: before it the graph comes up (a real-time loop's first periods)
         finished = status == "finished"

@@ -18,7 +18,6 @@ refused gids) and logged at most once a second. /diagnostics itself has a publis
 from __future__ import annotations
 
 import json
-import math
 import time
 
 import numpy as np
@@ -187,9 +186,15 @@ class GraphRecorder:
                 self.drives[st.name.lstrip("/")] = dict(values, message=st.message)
 
     # ------------------------------------------------------------------ results
+    @property
+    def recorded_topic(self) -> str | None:
+        """The topic ``record`` takes the run's samples from: the first of ``states`` with a sample (the ground truth
+        where the robot is simulated, else the estimated joint states); None before any sample."""
+        return next((topic for topic, chunks in self.states.items() if chunks), None)
+
     def record(self, name: str, controller: str) -> RunRecord:
         """The run's samples: ground truth where the robot is simulated, else the estimated joint states."""
-        chunks = next((c for c in self.states.values() if c), [])
+        chunks = self.states[self.recorded_topic] if self.recorded_topic is not None else []
         ff_t = np.array(sorted(self.ff), dtype=np.int64)
         ff = (ff_t * 1e-9, np.array([self.ff[k] for k in ff_t]) if len(ff_t) else np.zeros((0, 0)))
         if not chunks:
@@ -239,8 +244,9 @@ def _float(value):
         return None
 
 
-def outcome(kin, spec: dict, initial, record: RunRecord, status: dict) -> dict:
-    """Tracking figures of the goal's own trajectory (from status goal_start to its end).
+def outcome(kin, spec: dict, initial, record: RunRecord, status: dict, slot: int) -> dict:
+    """Tracking figures of the goal's own trajectory (from status goal_start to its end), and ``missing_samples``: the
+    slots of the recorded stream (``slot`` ns, graph.losses) within it that have no sample.
 
     The trajectory is rebuilt from the spec as the generator builds it (start = the held initial pose
     unless the spec gives one), so the reference does not come from the graph.
@@ -256,10 +262,10 @@ def outcome(kin, spec: dict, initial, record: RunRecord, status: dict) -> dict:
     except InvalidInputError as exc:       # nothing recorded within the motion: said, not a traceback
         return {"tracking": str(exc)}
     out = {k: v for k, v in m.items() if not k.startswith("_")}
-    if len(record.t) > 1:      # grid instants of the goal's trajectory without a recorded sample (a lossy recording)
-        dt = float(np.median(np.diff(record.t)))
-        t0 = float(status["goal_start"])
-        grid = int(math.floor((t0 + traj.duration) / dt + 1e-6)) - int(math.ceil(t0 / dt - 1e-6)) + 1
-        out["missing_samples"] = max(0, grid - m["samples"])
+    # by the publisher's slots, not a grid of the median sample spacing from time 0: on the wall clock (a real-time
+    # run) the samples have a phase of their own, and a slot's sample may come at any of its periods
+    t0 = float(status["goal_start"])
+    out["missing_samples"] = stream_loss("run recorder", "", np.round(record.t * 1e9).astype(np.int64), slot,
+                                         end_ns=round((t0 + traj.duration) * 1e9), start_ns=round(t0 * 1e9)).missed
     out["_metrics"] = m
     return out
