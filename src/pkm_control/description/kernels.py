@@ -269,3 +269,129 @@ def tree_closure_bias(parent, col, offset, lin_rows, lin_sel, X, J, v, out):
     for i in range(lin_rows.shape[0]):
         fa, ax, _, _ = _pair_axis(lin_sel[i])
         out[lin_rows[i]] = acc[fa, ax] - acc[fa + 1, ax]
+
+
+@numba.njit(cache=True)
+def tree_body_inertias(X, inertia, I):
+    """Each joint's body inertia in world coordinates at the world origin, into I (n x 10): mass m, first moment
+    h = m c (c the world centre of mass) and the rotational inertia about the world origin I_O = R I_c R^T
+    + m (|c|^2 E - c c^T) (its upper triangle row by row: xx, xy, xz, yy, yz, zz), from the placements X of
+    tree_kinematics and ``inertia`` (n x 13: pinocchio's model.inertias[j + 1], mass, lever (the centre of mass in
+    the joint frame), the inertia about the centre of mass in the joint frame, row-major 3 x 3;
+    loader.tree_inertias)."""
+    for j in range(inertia.shape[0]):
+        d = 4 * j
+        m = inertia[j, 0]
+        cx = X[0, d] + X[0, d + 1] * inertia[j, 1] + X[0, d + 2] * inertia[j, 2] + X[0, d + 3] * inertia[j, 3]
+        cy = X[1, d] + X[1, d + 1] * inertia[j, 1] + X[1, d + 2] * inertia[j, 2] + X[1, d + 3] * inertia[j, 3]
+        cz = X[2, d] + X[2, d + 1] * inertia[j, 1] + X[2, d + 2] * inertia[j, 2] + X[2, d + 3] * inertia[j, 3]
+        cc = cx * cx + cy * cy + cz * cz
+        I[j, 0], I[j, 1], I[j, 2], I[j, 3] = m, m * cx, m * cy, m * cz
+        e = 4
+        for i in range(3):
+            ci = cx if i == 0 else (cy if i == 1 else cz)
+            for k in range(i, 3):
+                ck = cx if k == 0 else (cy if k == 1 else cz)
+                # (R I_c R^T)[i, k] = sum_ab R[i, a] I_c[a, b] R[k, b]
+                rot = 0.0
+                for a in range(3):
+                    t = 0.0
+                    for b in range(3):
+                        t += inertia[j, 4 + 3 * a + b] * X[k, d + 1 + b]
+                    rot += X[i, d + 1 + a] * t
+                I[j, e] = rot + m * ((cc if i == k else 0.0) - ci * ck)
+                e += 1
+
+
+@numba.njit(cache=True)
+def _inertia_times(I, j, x0, x1, x2, x3, x4, x5, out):
+    """out = I_j x for the spatial inertia I[j] of tree_body_inertias and a motion x = (linear at the origin,
+    angular): (m x_lin + x_ang x h, h x x_lin + I_O x_ang) (the momentum of the motion x)."""
+    m, hx, hy, hz = I[j, 0], I[j, 1], I[j, 2], I[j, 3]
+    out[0] = m * x0 + x4 * hz - x5 * hy
+    out[1] = m * x1 + x5 * hx - x3 * hz
+    out[2] = m * x2 + x3 * hy - x4 * hx
+    out[3] = hy * x2 - hz * x1 + I[j, 4] * x3 + I[j, 5] * x4 + I[j, 6] * x5
+    out[4] = hz * x0 - hx * x2 + I[j, 5] * x3 + I[j, 7] * x4 + I[j, 8] * x5
+    out[5] = hx * x1 - hy * x0 + I[j, 6] * x3 + I[j, 8] * x4 + I[j, 9] * x5
+
+
+@numba.njit(cache=True)
+def tree_mass_matrix(parent, J, body, armature, C, M):
+    """The joint-space mass matrix of the tree (pinocchio's crba with model.armature on the diagonal, both triangles)
+    into M (n x n), from the world joint Jacobian J of tree_kinematics at q and the bodies' inertias there (body:
+    tree_body_inertias): the composite-rigid-body algorithm in world coordinates (Featherstone, Rigid Body Dynamics
+    Algorithms, sec. 6.2, every spatial quantity at the world origin), the composite inertia C_j of the subtree of
+    joint j (its bodies' inertias summed from the leaves; C: n x 10 scratch), then M[i, j] = M[j, i] = S_i . (C_j S_j)
+    for j and each of its ancestors i, S_j = J[:, j]."""
+    n = parent.shape[0]
+    C[:, :] = body
+    for j in range(n - 1, -1, -1):            # parents precede their children
+        b = parent[j]
+        if b >= 0:
+            for e in range(10):
+                C[b, e] += C[j, e]
+    M[:, :] = 0.0                             # the entries of joints on different branches
+    F = np.empty(6)
+    for j in range(n):
+        _inertia_times(C, j, J[0, j], J[1, j], J[2, j], J[3, j], J[4, j], J[5, j], F)
+        i = j
+        while i >= 0:
+            s = 0.0
+            for e in range(6):
+                s += J[e, i] * F[e]
+            M[i, j] = s
+            M[j, i] = s
+            i = parent[i]
+        M[j, j] += armature[j]
+
+
+@numba.njit(cache=True)
+def tree_inverse_dynamics(parent, J, body, armature, gravity, v, a, tau):
+    """The joint forces of the tree's inverse dynamics, pinocchio's rnea(q, v, a) (gravity and model.armature
+    included), into tau (n), from the world joint Jacobian J of tree_kinematics at q and the bodies' inertias there
+    (body: tree_body_inertias): the recursive Newton-Euler algorithm in world coordinates (Featherstone sec. 5.3,
+    every spatial quantity at the world origin). Outward, the body velocities V_j = V_parent + S_j v_j and
+    accelerations A_j = A_parent + S_j a_j + V_j x S_j v_j from A_base = (-g, 0) (gravity as an upward acceleration
+    of the base), the body forces f_j = I_j A_j + V_j x* I_j V_j; inward, tau_j = S_j . f_j + armature_j a_j with
+    f_parent += f_j. x: the motion cross product (v, w) x (v', w') = (w x v' + v x w', w x w'), x* its dual
+    (v, w) x* (f, n) = (w x f, w x n + v x f)."""
+    n = parent.shape[0]
+    V, A, F = np.empty((n, 6)), np.empty((n, 6)), np.empty((n, 6))
+    h = np.empty(6)
+    for j in range(n):
+        b = parent[j]
+        s0, s1, s2 = J[0, j] * v[j], J[1, j] * v[j], J[2, j] * v[j]
+        s3, s4, s5 = J[3, j] * v[j], J[4, j] * v[j], J[5, j] * v[j]
+        if b >= 0:
+            lx, ly, lz, wx, wy, wz = V[b, 0], V[b, 1], V[b, 2], V[b, 3], V[b, 4], V[b, 5]
+            ax, ay, az, bx, by, bz = A[b, 0], A[b, 1], A[b, 2], A[b, 3], A[b, 4], A[b, 5]
+        else:
+            lx = ly = lz = wx = wy = wz = 0.0
+            ax, ay, az, bx, by, bz = -gravity[0], -gravity[1], -gravity[2], 0.0, 0.0, 0.0
+        # V_j x S_j v_j = V_parent x S_j v_j (S_j v_j x S_j v_j = 0)
+        A[j, 0] = ax + J[0, j] * a[j] + wy * s2 - wz * s1 + ly * s5 - lz * s4
+        A[j, 1] = ay + J[1, j] * a[j] + wz * s0 - wx * s2 + lz * s3 - lx * s5
+        A[j, 2] = az + J[2, j] * a[j] + wx * s1 - wy * s0 + lx * s4 - ly * s3
+        A[j, 3] = bx + J[3, j] * a[j] + wy * s5 - wz * s4
+        A[j, 4] = by + J[4, j] * a[j] + wz * s3 - wx * s5
+        A[j, 5] = bz + J[5, j] * a[j] + wx * s4 - wy * s3
+        vx, vy, vz, wx, wy, wz = lx + s0, ly + s1, lz + s2, wx + s3, wy + s4, wz + s5
+        V[j, 0], V[j, 1], V[j, 2], V[j, 3], V[j, 4], V[j, 5] = vx, vy, vz, wx, wy, wz
+        _inertia_times(body, j, A[j, 0], A[j, 1], A[j, 2], A[j, 3], A[j, 4], A[j, 5], F[j])
+        _inertia_times(body, j, vx, vy, vz, wx, wy, wz, h)
+        F[j, 0] += wy * h[2] - wz * h[1]
+        F[j, 1] += wz * h[0] - wx * h[2]
+        F[j, 2] += wx * h[1] - wy * h[0]
+        F[j, 3] += wy * h[5] - wz * h[4] + vy * h[2] - vz * h[1]
+        F[j, 4] += wz * h[3] - wx * h[5] + vz * h[0] - vx * h[2]
+        F[j, 5] += wx * h[4] - wy * h[3] + vx * h[1] - vy * h[0]
+    for j in range(n - 1, -1, -1):
+        s = armature[j] * a[j]
+        for e in range(6):
+            s += J[e, j] * F[j, e]
+        tau[j] = s
+        b = parent[j]
+        if b >= 0:
+            for e in range(6):
+                F[b, e] += F[j, e]

@@ -305,6 +305,15 @@ def tree_arrays(model: pin.Model):
     return parent, kind, frame
 
 
+def tree_inertias(model: pin.Model) -> np.ndarray:
+    """(n, 13): each joint's body inertia as kernels.tree_mass_matrix and tree_inverse_dynamics read it (joint j + 1
+    of pinocchio's model is the kernels' joint j): mass, lever (the centre of mass in the joint frame), the inertia
+    about the centre of mass in the joint frame (row-major 3 x 3)."""
+    out = np.array([[I.mass, *I.lever, *np.asarray(I.inertia).ravel()] for I in model.inertias[1:]]).reshape(-1, 13)
+    out.setflags(write=False)
+    return out
+
+
 class ClosureRows:
     """Residual and K of a model's closures from one tree pass, vectorized over the closure frames.
 

@@ -37,7 +37,10 @@ from ..kinematics.base import ParallelKinematics, fast_inputs
 from ..kinematics.kernels import motion_ok
 from ..kinematics.task_space import Pose
 from .friction import FrictionModel
-from .kernels import project_and_solve, reduced_acceleration, redundant_actuation, task_mass_matrix, tree_force
+from ..description.loader import tree_inertias
+from ..kinematics.numeric_kernels import INPUT, SOLVED, pack
+from .kernels import (numeric_forward_dynamics, project_and_solve, reduced_acceleration, redundant_actuation,
+                      task_mass_matrix, tree_force)
 
 _LWA = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
 #: J^T W^-1 J of a redundant robot's weighted minimum norm is singular where sigma_min / sigma_max is at most this
@@ -97,6 +100,18 @@ class ClosedLoopDynamics:
         self._bodies = [j for j in range(1, m.njoints) if m.joints[j].idx_q not in plat_q or j == plat_joint]
         self._body_cols = np.concatenate([np.arange(10 * (j - 1), 10 * j) for j in self._bodies])
         self._constraints = self._pinocchio_constraints()
+        self._compiled_fd = self._packed_forward_dynamics()
+
+    def _packed_forward_dynamics(self):
+        """The packed model of kernels.numeric_forward_dynamics where the family solves compiled and packed
+        (numeric.Kinematics.packed_motion), else None."""
+        packed = getattr(self.kin, "packed_motion", None)
+        motion = packed() if packed is not None else None
+        if motion is None:
+            return None
+        m = self.pin_model
+        return pack([*motion[0], self._act, np.array([self.n])],
+                    [*motion[1], tree_inertias(m), m.armature, m.gravity.linear])
 
     def _pinocchio_constraints(self):
         """(constraint models, their datas, a Data set up by initConstraintDynamics) when every closure is a
@@ -264,6 +279,18 @@ class ClosedLoopDynamics:
         tau_stop and f_cut the forces of the tree- and cut-joint ``end_stops`` (dynamics/end_stops.EndStops;
         None: no stops).
         """
+        if self._compiled_fd is not None and wrench is None and end_stops is None and not (friction
+                                                                                           and self._has_friction):
+            # the numeric family's square closures: IK and dynamics in one compiled call that checks the inputs
+            # (kernels.numeric_forward_dynamics); where it does not solve, the path below decides and names why
+            xdd = np.empty(self.n)
+            try:
+                status = numeric_forward_dynamics(*self._compiled_fd, *self.kin.work_arrays(), pose.rotation,
+                                                  pose.position, twist, tau, xdd)
+            except (TypeError, ValueError, AttributeError):      # as below: not float64 arrays / not a Pose
+                status = INPUT
+            if status == SOLVED:
+                return xdd
         cons = self._constraints
         if cons is None:
             if not self._fd_inputs_ok(pose, twist, tau):

@@ -92,14 +92,18 @@ class Mobility:
 class _Scratch(threading.local):
     """Per-thread pinocchio Data and last solution (the warm start), in arrays the compiled solves update in place
     (numeric_kernels.numeric_motion): ``warm`` flags which hold a solution (HAS_Q), its closure Jacobian (HAS_K)
-    and the factors of its IK columns that _motion computed (HAS_LU)."""
+    and the factors of its IK columns that _motion computed (HAS_LU). They are views of two work arrays, ``iwork``
+    (warm, perm) and ``work`` (q, K, LU), in the order of numeric_kernels.unpack_warm, which a packed compiled call
+    (dynamics.kernels.numeric_forward_dynamics) takes whole."""
 
     def __init__(self, model, rows, n_ik, dim):
         self.data = model.createData()
         self.a, self.G = np.empty(model.nv), np.empty((model.nv, dim))   # tree_motion_into's unread outputs
-        self.warm = np.zeros(3, dtype=np.int64)
-        self.q, self.K = np.zeros(model.nv), np.zeros((rows, model.nv))
-        self.LU, self.perm = np.zeros((n_ik, n_ik)), np.zeros(n_ik, dtype=np.int64)
+        nv = model.nv
+        self.iwork, self.work = np.zeros(3 + n_ik, dtype=np.int64), np.zeros(nv + rows * nv + n_ik * n_ik)
+        self.warm, self.perm = self.iwork[:3], self.iwork[3:]
+        self.q, self.K = self.work[:nv], self.work[nv:nv + rows * nv].reshape(rows, nv)
+        self.LU = self.work[nv + rows * nv:].reshape(n_ik, n_ik)
         self.H = None                        # the closure placements at q (ClosureRows.placements; pinocchio path)
 
 
@@ -426,6 +430,24 @@ class Kinematics(ParallelKinematics):
                               self._ik_free, *self._ik_blocks, self._task_kind, self.task.alpha_sign, pose.rotation,
                               pose.position, twist, _NO_VECTOR if accel is None else accel, validate, PREDICT_RANGE,
                               MAGNITUDE_LIMIT, self.tol, self.max_iter, q, v, a, G)[0]
+
+    def packed_motion(self):
+        """(ints, floats): this model's arrays of a packed compiled motion solve in the order of
+        numeric_kernels.MOTION_INTS and MOTION_FLOATS (numeric_kernels.pack), or None where the solves are not
+        compiled (frame closures, or not as many closure rows as IK joints)."""
+        if self._tree is None or not self._square_ik:
+            return None
+        parent, kind, frame, col, offset, mask, lin_rows, lin_sel, cpl, cpl_f = self._tree
+        ints = [parent, kind, col, lin_rows, lin_sel, cpl, self._c, self._ik_free, *self._ik_blocks,
+                np.array([self._task_kind, self.max_iter])]
+        floats = [frame, offset, mask, cpl_f, self.reference,
+                  np.array([self.task.alpha_sign, PREDICT_RANGE, MAGNITUDE_LIMIT, self.tol])]
+        return ints, floats
+
+    def work_arrays(self):
+        """(iwork, work): this thread's warm start as a packed compiled call takes it (_Scratch)."""
+        sc = self._scratch
+        return sc.iwork, sc.work
 
     def tree_motion_into(self, pose: Pose, twist, q, v, validate: bool) -> bool:
         """As the base class's, the checks (shapes, motion_ok) and (q, v) in one numeric_motion call (square

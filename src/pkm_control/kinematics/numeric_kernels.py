@@ -128,27 +128,17 @@ def numeric_project(parent, kind, frame, col, offset, mask, lin_rows, lin_sel, c
     return _newton(tree, q, free, rows, bounds, tol, max_iter, limit, X, J, r, K)
 
 
-@numba.njit((*_TREE, _CV, _OUT_I, _OUT_V, _OUT_M, _OUT_M, _OUT_I, _CI, _CI, _CI, _CI, _I8, _F8, _M, _V, _V, _V,
-             numba.boolean, _F8, _F8, _F8, _I8, _OUT_V, _OUT_V, _OUT_V, _OUT_M), cache=True)
-def numeric_motion(parent, kind, frame, col, offset, mask, lin_rows, lin_sel, cpl, cpl_f, reference, warm, wq, wK,
-                   wLU, wperm, c, free, rows, bounds, task, alpha_sign, R, p, twist, accel, validate, predict_range,
-                   limit, tol, max_iter, q, v, a, G):
-    """The IK of a motion (numeric.Kinematics._motion, square closures) in one call: with ``validate`` first the
-    numeric checks of the inputs (kernels.motion_ok, INPUT where they fail), the platform joints qc, their
-    accelerations ac and B of the pose (R, p), twist and accel (length 0: none) in the task space ``task``
-    (_platform_motion), the start (the warm start wq, with its K wK and factors wLU, wperm as ``warm`` flags them,
-    when its platform joints c are nearer qc than the reference's; numeric.Kinematics._start), the projection with
-    the platform joints c held at qc (A = K[rows, free] block diagonal by bounds), G = [B; -A^-1 K_c B] and
-    v = G twist (kernels.closure_velocity), with accel a from K a + Kdot v = 0 (kernels.closure_acceleration; the
-    bias from the compiled tree). Into the caller's q, v, a, G; on SOLVED the warm start becomes this solution (q,
-    K, the factors of A).
-    Returns (status, iterations, |phi|)."""
+@numba.njit(cache=True)
+def solve_motion(tree, reference, warm, wq, wK, wLU, wperm, c, free, rows, bounds, task, alpha_sign, R, p, twist,
+                 accel, validate, predict_range, limit, tol, max_iter, q, v, a, G, X, J):
+    """numeric_motion's solve (arguments as there, the tree as one tuple), X and J the caller's scratch (3 x 4 nv,
+    6 x nv) of kernels.tree_kinematics: on SOLVED they hold the tree at the solution q."""
     if validate and not motion_ok(R, p, twist, accel, limit):
         return INPUT, 0, 0.0
     qc, _, ac, B, ok = _platform_motion(task, alpha_sign, R, p, twist, accel)
     if not ok:
         return OFF_TASK, 0, 0.0
-    tree = (parent, kind, frame, col, offset, mask, lin_rows, lin_sel, cpl, cpl_f)
+    parent, kind, frame, col, offset, mask, lin_rows, lin_sel, cpl, cpl_f = tree
     nv, m = q.shape[0], wK.shape[0]
     if warm[HAS_Q] and l1_nearer(wq, reference, c, qc):
         K0 = wK if warm[HAS_K] else wK[:0]
@@ -157,7 +147,6 @@ def numeric_motion(parent, kind, frame, col, offset, mask, lin_rows, lin_sel, cp
     else:
         q[:] = newton_start(reference, wK[:0], wLU[:0, :0], wperm[:0], c, qc, free, rows, bounds, predict_range,
                             limit)
-    X, J = np.empty((3, 4 * nv)), np.empty((6, nv))
     r, K = np.empty(m), np.empty((m, nv))
     status, it, rn = _newton(tree, q, free, rows, bounds, tol, max_iter, limit, X, J, r, K)
     if status != SOLVED:
@@ -181,3 +170,85 @@ def numeric_motion(parent, kind, frame, col, offset, mask, lin_rows, lin_sel, cp
     wperm[:] = perm
     warm[HAS_Q] = warm[HAS_K] = warm[HAS_LU] = 1
     return SOLVED, it, rn
+
+
+@numba.njit((*_TREE, _CV, _OUT_I, _OUT_V, _OUT_M, _OUT_M, _OUT_I, _CI, _CI, _CI, _CI, _I8, _F8, _M, _V, _V, _V,
+             numba.boolean, _F8, _F8, _F8, _I8, _OUT_V, _OUT_V, _OUT_V, _OUT_M), cache=True)
+def numeric_motion(parent, kind, frame, col, offset, mask, lin_rows, lin_sel, cpl, cpl_f, reference, warm, wq, wK,
+                   wLU, wperm, c, free, rows, bounds, task, alpha_sign, R, p, twist, accel, validate, predict_range,
+                   limit, tol, max_iter, q, v, a, G):
+    """The IK of a motion (numeric.Kinematics._motion, square closures) in one call: with ``validate`` first the
+    numeric checks of the inputs (kernels.motion_ok, INPUT where they fail), the platform joints qc, their
+    accelerations ac and B of the pose (R, p), twist and accel (length 0: none) in the task space ``task``
+    (_platform_motion), the start (the warm start wq, with its K wK and factors wLU, wperm as ``warm`` flags them,
+    when its platform joints c are nearer qc than the reference's; numeric.Kinematics._start), the projection with
+    the platform joints c held at qc (A = K[rows, free] block diagonal by bounds), G = [B; -A^-1 K_c B] and
+    v = G twist (kernels.closure_velocity), with accel a from K a + Kdot v = 0 (kernels.closure_acceleration; the
+    bias from the compiled tree). Into the caller's q, v, a, G; on SOLVED the warm start becomes this solution (q,
+    K, the factors of A).
+    Returns (status, iterations, |phi|)."""
+    tree = (parent, kind, frame, col, offset, mask, lin_rows, lin_sel, cpl, cpl_f)
+    nv = q.shape[0]
+    X, J = np.empty((3, 4 * nv)), np.empty((6, nv))
+    return solve_motion(tree, reference, warm, wq, wK, wLU, wperm, c, free, rows, bounds, task, alpha_sign, R, p,
+                        twist, accel, validate, predict_range, limit, tol, max_iter, q, v, a, G, X, J)
+
+
+# ---------------------------------------------------------------- packed models: one compiled call, few arguments
+
+#: the fields of a packed motion model (pack, unpack_motion) in their order: integer arrays, then float arrays;
+#: ``settings`` (task kind, iteration limit) and (alpha_sign, predict range, magnitude limit, tolerance)
+MOTION_INTS = ("parent", "kind", "col", "lin_rows", "lin_sel", "cpl", "c", "free", "rows", "bounds", "settings")
+MOTION_FLOATS = ("frame", "offset", "mask", "cpl_f", "reference", "settings")
+
+
+def pack(ints, floats):
+    """(I, F): the arrays ``ints`` (integer) and ``floats`` flattened into one int64 and one float64 array (read-only)
+    for a compiled call with few arguments (a numba call costs ~0.1 us an argument): I = [k, the k + 1 bounds of
+    the integer arrays in I, the bounds of the float arrays in F, the integer arrays], F the float arrays;
+    int_field / float_field read array i back (flat)."""
+    k, nf = len(ints), len(floats)
+    head = 1 + (k + 1) + (nf + 1)
+    ib = head + np.cumsum([0] + [np.size(x) for x in ints])
+    fb = np.cumsum([0] + [np.size(x) for x in floats])
+    I = np.concatenate([[k], ib, fb, *[np.ravel(x) for x in ints]]).astype(np.int64)
+    F = np.concatenate([np.ravel(np.asarray(x, float)) for x in floats]) if floats else np.zeros(0)
+    for arr in (I, F):
+        arr.setflags(write=False)
+    return I, F
+
+
+@numba.njit(cache=True)
+def int_field(I, i):
+    """Integer array i of pack's I (flat)."""
+    return I[I[1 + i]:I[2 + i]]
+
+
+@numba.njit(cache=True)
+def float_field(I, F, i):
+    """Float array i of pack's F (flat)."""
+    k = I[0]
+    return F[I[2 + k + i]:I[3 + k + i]]
+
+
+@numba.njit(cache=True)
+def unpack_motion(I, F):
+    """The arguments of solve_motion from a packed motion model (MOTION_INTS, MOTION_FLOATS): (tree, reference, c,
+    free, rows, bounds, task, alpha_sign, predict_range, limit, tol, max_iter)."""
+    parent, col, cpl = int_field(I, 0), int_field(I, 2), int_field(I, 5)
+    n, frames, couplings = parent.shape[0], col.shape[0], cpl.shape[0] // 3      # n = nv: 1-DoF joints
+    tree = (parent, int_field(I, 1), float_field(I, F, 0).reshape((n, 15)), col,
+            float_field(I, F, 1).reshape((frames, 4)), float_field(I, F, 2).reshape((frames, n)), int_field(I, 3),
+            int_field(I, 4), cpl.reshape((couplings, 3)), float_field(I, F, 3).reshape((couplings, 2)))
+    si, sf = int_field(I, 10), float_field(I, F, 5)
+    return (tree, float_field(I, F, 4), int_field(I, 6), int_field(I, 7), int_field(I, 8), int_field(I, 9),
+            si[0], sf[0], sf[1], sf[2], sf[3], si[1])
+
+
+@numba.njit(cache=True)
+def unpack_warm(iwork, work, nv, n_rows, n_free):
+    """(warm, q, K, LU, perm): the warm start of a numeric solve in its two work arrays (numeric._Scratch): iwork =
+    [the flags HAS_Q, HAS_K, HAS_LU, perm], work = [q, K (rows x nv), LU (free x free)]."""
+    e = nv + n_rows * nv
+    return (iwork[:3], work[:nv], work[nv:e].reshape((n_rows, nv)), work[e:e + n_free * n_free].reshape((n_free,
+            n_free)), iwork[3:3 + n_free])
