@@ -110,6 +110,7 @@ class ClosedLoopDynamics:
         if motion is None:
             return None
         m = self.pin_model
+        self._work_arrays = self.kin.work_arrays
         return pack([*motion[0], self._act, np.array([self.n])],
                     [*motion[1], tree_inertias(m), m.armature, m.gravity.linear])
 
@@ -285,7 +286,7 @@ class ClosedLoopDynamics:
             # (kernels.numeric_forward_dynamics); where it does not solve, the path below decides and names why
             xdd = np.empty(self.n)
             try:
-                status = numeric_forward_dynamics(*self._compiled_fd, *self.kin.work_arrays(), pose.rotation,
+                status = numeric_forward_dynamics(*self._compiled_fd, *self._work_arrays(), pose.rotation,
                                                   pose.position, twist, tau, xdd)
             except (TypeError, ValueError, AttributeError):      # as below: not float64 arrays / not a Pose
                 status = INPUT

@@ -104,6 +104,7 @@ class _Scratch(threading.local):
         self.warm, self.perm = self.iwork[:3], self.iwork[3:]
         self.q, self.K = self.work[:nv], self.work[nv:nv + rows * nv].reshape(rows, nv)
         self.LU = self.work[nv + rows * nv:].reshape(n_ik, n_ik)
+        self.arrays = self.iwork, self.work
         self.H = None                        # the closure placements at q (ClosureRows.placements; pinocchio path)
 
 
@@ -446,8 +447,7 @@ class Kinematics(ParallelKinematics):
 
     def work_arrays(self):
         """(iwork, work): this thread's warm start as a packed compiled call takes it (_Scratch)."""
-        sc = self._scratch
-        return sc.iwork, sc.work
+        return self._scratch.arrays
 
     def tree_motion_into(self, pose: Pose, twist, q, v, validate: bool) -> bool:
         """As the base class's, the checks (shapes, motion_ok) and (q, v) in one numeric_motion call (square
