@@ -19,7 +19,10 @@ Forward dynamics rides on pinocchio's ``constraintDynamics`` where every closure
 constraint model (3-axis points as CONTACT_3D, frames as CONTACT_6D: description.loader.constraint_models):
 at the consistent tree state (q, v) from the IK it solves M a + h = tau_tree + K^T lambda with
 K a = -Kdot v, the same equations as the reduced M xddot = ... (so the same xddot to rounding;
-the platform rows of a give xddot). Planar points and couplings keep the reduced path.
+the platform rows of a give xddot). Planar points and couplings keep the reduced path. The numeric family on the
+compiled tree (numeric.Kinematics.packed_motion) solves the whole call, IK and reduced dynamics, in one compiled
+call (kernels.numeric_forward_dynamics) where no wrench, friction or end stop enters; where that does not solve,
+the paths above decide and name the error.
 """
 
 from __future__ import annotations
