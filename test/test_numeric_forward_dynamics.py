@@ -1,5 +1,5 @@
-"""The numeric family's forward dynamics in one compiled call (dynamics.kernels.numeric_forward_dynamics, issue 21
-par. 7) against independent references on every shipped robot:
+"""The numeric family's forward dynamics in one compiled call (dynamics.numeric_kernels.numeric_forward_dynamics,
+issue 21 par. 7) against independent references on every shipped robot:
 
 * the compiled crba and rnea on the spanning tree (description.kernels.tree_mass_matrix, tree_inverse_dynamics)
   against pinocchio's crba and rnea at random (unassembled) states, with armature and another gravity;

@@ -15,7 +15,7 @@ import numba
 import numpy as np
 
 
-@numba.njit(cache=True, inline='always')
+@numba.njit(cache=True)
 def _frame_positions(X, scale, col, offset):
     """(frames, 3) world positions of the closure frames, p_f = p_j + R_j t_f, from X (3 x 4 (joints - 1)):
     X[:, col_f] = p_j / scale, X[:, col_f + 1 : col_f + 4] = R_j / scale for the frame's parent joint j
@@ -30,7 +30,7 @@ def _frame_positions(X, scale, col, offset):
     return P
 
 
-@numba.njit(cache=True, inline='always')
+@numba.njit(cache=True)
 def _pair_axis(sel):
     """A row's selector sel = 3 pair + axis: the row of its frame a in P (frame b the next), the axis and the
     two others in cyclic order (for (omega x p)[ax] = omega[a1] p[a2] - omega[a2] p[a1])."""
@@ -48,7 +48,7 @@ def _angular_rows(out, W, mask, ang_rows, ang_sel):
             out[row, k] = (mask[fa, k] - mask[fa + 1, k]) * W[3 + ax, k]
 
 
-@numba.njit(cache=True, inline='always')
+@numba.njit(cache=True)
 def closure_rows(X, scale, J, col, offset, mask, lin_rows, lin_sel, ang_rows, ang_sel, r, K):
     """r and K of the point and frame closures from one tree pass, into the caller's zeroed r (n_rows) and K
     (n_rows x nv, or 0 x nv: no K), arrays it allocates for ~0.1 us where returning them would box them for ~0.4.
@@ -144,7 +144,7 @@ def _closure_dot(X, scale, J, dJ, v, col, offset, mask, lin_rows, lin_sel, ang_r
 REVOLUTE, PRISMATIC = 0, 1
 
 
-@numba.njit(cache=True, inline='always')
+@numba.njit(cache=True)
 def tree_kinematics(parent, kind, frame, q, X, J):
     """Forward kinematics of a tree of 1-DoF joints (joint j = pinocchio's joint j + 1, its q and v index j) in one
     pass from the root: the world placements into X (3 x 4 n: X[:, 4 j] = p_j, X[:, 4 j + 1 : 4 j + 4] = R_j, the

@@ -21,7 +21,7 @@ at the consistent tree state (q, v) from the IK it solves M a + h = tau_tree + K
 K a = -Kdot v, the same equations as the reduced M xddot = ... (so the same xddot to rounding;
 the platform rows of a give xddot). Planar points and couplings keep the reduced path. The numeric family on the
 compiled tree (numeric.Kinematics.packed_motion) solves the whole call, IK and reduced dynamics, in one compiled
-call (kernels.numeric_forward_dynamics) where no wrench, friction or end stop enters; where that does not solve,
+call (numeric_kernels.numeric_forward_dynamics) where no wrench, friction or end stop enters; where that does not solve,
 the paths above decide and name the error.
 """
 
@@ -41,8 +41,7 @@ from ..kinematics.kernels import motion_ok
 from ..kinematics.task_space import Pose
 from .friction import FrictionModel
 from ..description.loader import tree_inertias
-from ..kinematics.numeric_kernels import INPUT, SOLVED, pack
-from .kernels import (numeric_forward_dynamics, project_and_solve, reduced_acceleration, redundant_actuation,
+from .kernels import (project_and_solve, reduced_acceleration, redundant_actuation,
                       task_mass_matrix, tree_force)
 
 _LWA = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
@@ -106,14 +105,18 @@ class ClosedLoopDynamics:
         self._compiled_fd = self._packed_forward_dynamics()
 
     def _packed_forward_dynamics(self):
-        """The packed model of kernels.numeric_forward_dynamics where the family solves compiled and packed
+        """The packed model of numeric_kernels.numeric_forward_dynamics where the family solves compiled and packed
         (numeric.Kinematics.packed_motion), else None."""
         packed = getattr(self.kin, "packed_motion", None)
         motion = packed() if packed is not None else None
         if motion is None:
             return None
+        from ..kinematics.numeric_kernels import SOLVED, pack     # the numeric family's kernels: numeric engines only
+        from .numeric_kernels import compiled_forward_dynamics
+
         m = self.pin_model
-        self._work_arrays = self.kin.work_arrays
+        self._work_arrays, self._fd_solved = self.kin.work_arrays, SOLVED
+        self._numeric_fd = compiled_forward_dynamics()
         return pack([*motion[0], self._act, np.array([self.n])],
                     [*motion[1], tree_inertias(m), m.armature, m.gravity.linear])
 
@@ -286,14 +289,14 @@ class ClosedLoopDynamics:
         if self._compiled_fd is not None and wrench is None and end_stops is None and not (friction
                                                                                            and self._has_friction):
             # the numeric family's square closures: IK and dynamics in one compiled call that checks the inputs
-            # (kernels.numeric_forward_dynamics); where it does not solve, the path below decides and names why
+            # (numeric_kernels.numeric_forward_dynamics); where it does not solve, the path below decides and names why
             xdd = np.empty(self.n)
             try:
-                status = numeric_forward_dynamics(*self._compiled_fd, *self._work_arrays(), pose.rotation,
-                                                  pose.position, twist, tau, xdd)
+                solved = self._numeric_fd(*self._compiled_fd, *self._work_arrays(), pose.rotation, pose.position,
+                                          twist, tau, xdd) == self._fd_solved
             except (TypeError, ValueError, AttributeError):      # as below: not float64 arrays / not a Pose
-                status = INPUT
-            if status == SOLVED:
+                solved = False
+            if solved:
                 return xdd
         cons = self._constraints
         if cons is None:

@@ -94,7 +94,7 @@ class _Scratch(threading.local):
     (numeric_kernels.numeric_motion): ``warm`` flags which hold a solution (HAS_Q), its closure Jacobian (HAS_K)
     and the factors of its IK columns that _motion computed (HAS_LU). They are views of two work arrays, ``iwork``
     (warm, perm) and ``work`` (q, K, LU), in the order of numeric_kernels.unpack_warm, which a packed compiled call
-    (dynamics.kernels.numeric_forward_dynamics) takes whole."""
+    (dynamics.numeric_kernels.numeric_forward_dynamics) takes whole."""
 
     def __init__(self, model, rows, n_ik, dim):
         self.data = model.createData()

@@ -190,8 +190,10 @@ def numeric_motion(parent, kind, frame, col, offset, mask, lin_rows, lin_sel, cp
     tree = (parent, kind, frame, col, offset, mask, lin_rows, lin_sel, cpl, cpl_f)
     nv = q.shape[0]
     X, J = np.empty((3, 4 * nv)), np.empty((6, nv))
+    # accel as a C array: solve_motion then has the argument types of dynamics.numeric_kernels.numeric_forward_dynamics'
+    # call, and compiles once for both
     return solve_motion(tree, reference, warm, wq, wK, wLU, wperm, c, free, rows, bounds, task, alpha_sign, R, p,
-                        twist, accel, validate, predict_range, limit, tol, max_iter, q, v, a, G, X, J)
+                        twist, accel.copy(), validate, predict_range, limit, tol, max_iter, q, v, a, G, X, J)
 
 
 # ---------------------------------------------------------------- packed models: one compiled call, few arguments
