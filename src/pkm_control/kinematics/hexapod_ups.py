@@ -259,7 +259,8 @@ class Kinematics(ParallelKinematics):
         if status != UPS_FK_OK:
             raise failure(status, it, out[0], tol)
         twist = xd if len(qd_actuated) and m == 6 else None
-        return finish(self, Pose(p, R), it, out[0], J, check_limits), twist, out[1], out[2]
+        fk = finish(self, Pose(p, R), it, out[0], J, True) if check_limits else FKResult(Pose(p, R), it, out[0], J)
+        return fk, twist, out[1], out[2]
 
     def jacobian_xq(self, pose: Pose):
         """(J_x, J_q) = (J, I): prismatic legs have no inverse-kinematic singularity (Taghirad)."""
