@@ -242,12 +242,18 @@ class Robustifier:
 class _Desired:
     """Mixin: the desired task motion from the references: the controller passes ``desired`` = (pose_d, twist_d),
     the state estimator's forward kinematics of q_d, qd_d; xddot_d = J^-1 (qdd_d - Jdot xdot_d) (task_rates).
-    ``known_jacobians``: ((pose, J at it), ...) of the state estimates of this period (Controller.update)."""
+    ``known_jacobians``: ((pose, J at it), ...) of the state estimates of this period (Controller.update);
+    ``known_acceleration``: (pose_d, xddot_d) when the controller interpolated the desired motion between two streamed
+    samples (Controller._interpolated), else None."""
 
     known_jacobians = ()
+    known_acceleration = None             # (pose_d, xddot_d) of this period when the controller has it (interpolated)
 
     def desired_motion(self, desired, qd_d, qdd_d):
         pose_d, twist_d = desired
+        known = self.known_acceleration
+        if known is not None and known[0] is pose_d:
+            return pose_d, twist_d, known[1]
         return pose_d, twist_d, task_rates(self.kin, pose_d, qd_d, qdd_d, self._square, twist_d,
                                            self.jacobian(pose_d))[1]
 
