@@ -343,8 +343,7 @@ class DirectForce(_ForceLaw):
 
     def inner(self, q, qd, pose, twist, pose_c, twist_c) -> np.ndarray:
         """The inner motion loop on (X_c, xd_c): task PD + gravity, tau = J^-T (Kp e_x + Kd e_x') + G^ (Fig. 28)."""
-        e, ed = self.errors(pose, twist, pose_c, twist_c)
-        return self.distribute(pose, self.kp * e + self.kd * ed) + self.gravity(pose)
+        return self.distribute(pose, self.task_pd(pose, twist, pose_c, twist_c)) + self.gravity(pose)
 
 
 class DirectForceJointSpace(DirectForce):
@@ -444,8 +443,7 @@ class InnerForce(_ForceLaw):
 
     def evaluate(self, q_d, qd_d, qdd_d, q, qd, tau_ff=None, pose=None, twist=None, desired=None, t=None,
                  wrench=None, force=None) -> np.ndarray:
-        e, ed = self.errors(pose, twist, *desired)
-        f_a = self.kp * e + self.kd * ed
+        f_a = self.task_pd(pose, twist, *desired)
         f_m = self.measured_wrench(pose, wrench)
         return self.distribute(pose, f_a + self.kf * (f_a - f_m)) + self.gravity(pose)
 

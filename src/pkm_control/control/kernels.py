@@ -182,6 +182,16 @@ def pose_error(R_d, p_d, R, p, twist_d, twist):
     return out
 
 
+def task_pd(R_d, p_d, R, p, twist_d, twist, kp, kd):
+    """Kp e + Kd e' of a spatial task (laws._TaskSpace.task_pd), (e, e') as pose_error: its formula element by
+    element, the numpy expression's order (kp * e first)."""
+    err = pose_error(R_d, p_d, R, p, twist_d, twist)
+    out = np.empty(6)
+    for i in range(6):
+        out[i] = kp[i] * err[i] + kd[i] * err[6 + i]
+    return out
+
+
 def task_hermite(R0, p0, x0, R1, p1, x1, w, h):
     """The desired platform motion of a spatial task at w in [0, 1] between two streamed samples h seconds apart
     (control.loop: the references at the stream rate, the periods between them): the pose, twist and acceleration of
@@ -263,6 +273,7 @@ if numba is not None:
     sensor_wrench = numba.njit(_OUT(_A2, _A, _A), cache=True)(sensor_wrench)
     _so3_log = numba.njit(cache=True)(_so3_log)
     pose_error = numba.njit(_OUT(_A2, _A, _A2, _A, _A, _A), cache=True)(pose_error)
+    task_pd = numba.njit(_OUT(_A2, _A, _A2, _A, _A, _A, _A, _A), cache=True)(task_pd)
     task_hermite = numba.njit(_OUT(_A2, _A, _A, _A2, _A, _A, numba.float64, numba.float64), cache=True)(task_hermite)
     force_outer = numba.njit(_OUT(_A, _A, _A, _A, numba.float64, _A, _A, numba.float64, _A2, _A, _A),
                              cache=True)(force_outer)

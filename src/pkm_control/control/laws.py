@@ -280,6 +280,10 @@ class _TaskSpace(_Desired, _PD):
         self.dim = kin.task.dim
         self._square = kin.model.n_actuated == self.dim
         self._spatial = kin.task.kind == "spatial"
+        # Kp, Kd per task coordinate (a scalar gain broadcast) for kernels.task_pd; a gain of another size keeps
+        # numpy's broadcasting (its error), check_size refuses it
+        self._task_gains = tuple(np.broadcast_to(g, (self.dim,)).astype(float) if g.ndim == 0 or g.shape == (self.dim,)
+                                 else g for g in (self.kp, self.kd))
 
     def check_size(self, n: int) -> None:
         super().check_size(self.dim)          # gains per task coordinate, whatever the number of actuators
@@ -295,6 +299,18 @@ class _TaskSpace(_Desired, _PD):
                 pass
         return self.kin.task.difference(pose_d, pose), twist_d - twist
 
+    def task_pd(self, pose, twist, pose_d, twist_d) -> np.ndarray:
+        """Kp e_x + Kd e_x' (spatial: one compiled call, kernels.task_pd; the same numbers as ``errors`` and the
+        numpy expression)."""
+        if self._spatial:
+            try:
+                return kernels.task_pd(pose_d.rotation, pose_d.position, pose.rotation, pose.position, twist_d, twist,
+                                       *self._task_gains)
+            except TypeError:           # not float64 arrays: numpy below
+                pass
+        e, ed = self.errors(pose, twist, pose_d, twist_d)
+        return self.kp * e + self.kd * ed
+
     def distribute(self, pose, wrench) -> np.ndarray:
         """tau = J^-T F (Taghirad, Controller Topology, the force distribution block; minimum norm if redundant)."""
         return force_distribution(self.jacobian(pose), wrench, self._square)
@@ -308,8 +324,7 @@ class TaskPD(_TaskSpace):
 
     def evaluate(self, q_d, qd_d, qdd_d, q, qd, tau_ff=None, pose=None, twist=None, desired=None,
                  t=None) -> np.ndarray:
-        e, ed = self.errors(pose, twist, *desired)
-        return self.distribute(pose, self.kp * e + self.kd * ed)
+        return self.distribute(pose, self.task_pd(pose, twist, *desired))
 
 
 class TaskPDFeedforward(TaskPD):

@@ -246,14 +246,13 @@ class Kinematics(ParallelKinematics):
         not float64 arrays of their sizes, or not finite, beyond MAGNITUDE_LIMIT, the guess no rotation: the checked
         path (forward_kinematics) then says what is wrong. ConvergenceError as forward_kinematics."""
         m = len(self._act)
-        if not (type(q_actuated) is np.ndarray and q_actuated.dtype == np.float64 and q_actuated.ndim == 1
-                and type(qd_actuated) is np.ndarray and qd_actuated.dtype == np.float64 and qd_actuated.ndim == 1
-                and fast_inputs(guess, None, None, 6)):
-            return None
         R, p, J, xd, out = np.empty((3, 3)), np.empty(3), np.empty((m, 6)), np.empty(6), np.empty(3)
-        status, it = ups_forward(q_actuated, qd_actuated, guess.rotation, guess.position, self._legdata, self._iall,
-                                 self._act_rows, self._act, _GIMBAL_EPS, tol, max_iter, damping, MAGNITUDE_LIMIT, R, p,
-                                 J, xd, out)
+        try:        # the kernel's signature takes 1-D / 2-D float64 arrays only (TypeError) and checks their sizes
+            status, it = ups_forward(q_actuated, qd_actuated, guess.rotation, guess.position, self._legdata,
+                                     self._iall, self._act_rows, self._act, _GIMBAL_EPS, tol, max_iter, damping,
+                                     MAGNITUDE_LIMIT, R, p, J, xd, out)
+        except (TypeError, AttributeError):
+            return None
         if status == UPS_FK_INPUT:
             return None
         if status != UPS_FK_OK:
