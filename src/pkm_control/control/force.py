@@ -170,7 +170,8 @@ class _ForceLaw(_TaskSpace):
         zeros = np.zeros(self.dim)
         zeros.setflags(write=False)
         self._no_reference = (zeros, zeros)
-        self._last_reference = None          # (ForceReference, reference()) of the last call
+        self._last_reference = None          # (ForceReference, reference(), selected) of the last call
+        self.selected = False                # the last reference() has a force-controlled direction
         self._last_gravity = None            # (pose, G^(pose)) of the last call of gravity()
 
     def compute(self, q_d, qd_d, qdd_d, q, qd, tau_ff=None, pose=None, twist=None, desired=None, t=None,
@@ -208,17 +209,21 @@ class _ForceLaw(_TaskSpace):
 
     def reference(self, force: ForceReference | None):
         """(F_d clipped to +-force_limit, selection as floats; read-only); no reference: no force-controlled
-        direction. The set-point's, kept while the same ForceReference comes again (the loop's, every period)."""
+        direction. The set-point's, kept while the same ForceReference comes again (the loop's, every period).
+        ``selected``: some direction of it is force-controlled."""
         if force is None:
+            self.selected = False
             return self._no_reference
         last = self._last_reference
         if last is not None and last[0] is force:
+            self.selected = last[2]
             return last[1]
         checked = force.checked(self.dim)
         out = (np.clip(checked.wrench, -self.force_limit, self.force_limit), checked.selection.astype(float))
         for a in out:
             a.setflags(write=False)
-        self._last_reference = (force, out)
+        self.selected = bool(checked.selection.any())
+        self._last_reference = (force, out, self.selected)
         return out
 
 
@@ -311,7 +316,7 @@ class DirectForce(_ForceLaw):
         dt = self.period if self._t is None or t is None or not 0 < t - self._t <= 2.5 * self.period else t - self._t
         pose_d, twist_d = desired
         outer = self._outer(f_d, f_m, s, dt, pose_d, twist_d)
-        if s.any():
+        if self.selected:
             f_c = self.contact_wrench(t, pose, twist, wrench, f_m)
             pressed = outer[24] if f_c is f_m else float(np.linalg.norm(s * f_c))
             self._watch_contact(t, pose, pressed, outer[25], f_d, s)
