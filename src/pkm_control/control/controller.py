@@ -20,7 +20,12 @@ Every array holds one value per actuated joint; one of another size is refused l
 The law declares what else it needs (``law.requires``): the measured platform pose and twist come
 from the state estimator (estimator.py), warm-started from the last estimate; the desired platform pose and
 twist (laws on the desired trajectory's matrices, task-space errors) from the same estimator on the references
-q_d, qd_d, warm-started from the last desired pose. Laws with a state of their own (adaptive IDC) get the time t.
+q_d, qd_d, warm-started from the last desired pose. Between two streamed samples (the loop interpolates the
+references at a stream rate below the control rate, References.between) a spatial task's desired motion is
+interpolated from the two samples' own instead (their FK, xddot_d = J^-1 (qdd_d - Jdot xdot_d), each sample's once:
+kernels.task_hermite), within ~1e-11 of the FK of the interpolated references and as close to the exact motion
+(test_controller); on a sample, and at the full rate, it is that FK. Laws with a state of their own (adaptive IDC) get
+the time t.
 
 Safe behaviour (safety.py): when an input is missing, stale or not finite, the estimator or the law
 fails, or the law's output is not finite, the controller engages the configured behaviour
