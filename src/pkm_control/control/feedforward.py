@@ -399,12 +399,15 @@ class FeedforwardModel:
 
     __call__ = tau
 
-    def gravity(self, pose: Pose) -> np.ndarray:
+    def gravity(self, pose: Pose, validated: bool = False) -> np.ndarray:
         """Actuator forces that hold the platform at rest at ``pose`` (rigid-body model of this set,
-        whatever ``model`` is: the safe behaviour 'hold' needs it even when the feedforward is 'none')."""
+        whatever ``model`` is: the safe behaviour 'hold' needs it even when the feedforward is 'none').
+        ``validated``: ``pose`` passed kin.validate already (the state estimator's): the compiled formulation does not
+        check it again."""
         z = _ZEROS if self.dyn.n == 6 else np.zeros(self.dyn.n)
         if self._fast is not None:      # the formulation checks the pose (kin.validate) itself
-            return self._fast[1].inverse_dynamics_fast(pose, z, z, friction=False, check_limits=False)
+            return self._fast[1].inverse_dynamics_fast(pose, z, z, friction=False, check_limits=False,
+                                                       validated=validated)
         return self._generic(self.kin.validate(pose)[0], z, z, False)
 
     def joint_mass_matrix(self, pose: Pose) -> np.ndarray:

@@ -183,6 +183,7 @@ class _ForceLaw(_TaskSpace):
         q, qd = _vec("measured positions", q, n), _vec("measured velocities", qd, n)
         if pose is None or twist is None or desired is None:
             raise InvalidInputError(f"{self.name} needs the measured and the desired platform pose and twist")
+        pose = self.kin.validate(pose)[0]
         if WRENCH in self.requires and not isinstance(wrench, (WrenchMeasurement, ActuatorForces)):
             raise InvalidInputError(f"{self.name} needs the measured wrench (WrenchMeasurement or ActuatorForces)")
         return self.evaluate(q_d, qd_d, qdd_d, q, qd, None, pose, _vec("measured twist", twist, self.dim), desired,
@@ -194,7 +195,7 @@ class _ForceLaw(_TaskSpace):
         last = self._last_gravity
         if last is not None and last[0] is pose:
             return last[1]
-        tau_g = self.model.gravity(pose)
+        tau_g = self.model.gravity(pose, validated=True)        # evaluate's pose is checked (compute: here)
         self._last_gravity = (pose, tau_g)
         return tau_g
 

@@ -360,7 +360,9 @@ class TaskPDGravity(TaskPD):
 
     def evaluate(self, q_d, qd_d, qdd_d, q, qd, tau_ff=None, pose=None, twist=None, desired=None,
                  t=None) -> np.ndarray:
-        return super().evaluate(q_d, qd_d, qdd_d, q, qd, None, pose, twist, desired) + self.model.gravity(pose)
+        # the pose is the estimator's, or passed kin.validate in distribute's J (compute)
+        return super().evaluate(q_d, qd_d, qdd_d, q, qd, None, pose, twist, desired) + \
+            self.model.gravity(pose, validated=True)
 
 
 class TaskIDC(_TaskSpace):
