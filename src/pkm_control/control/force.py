@@ -521,9 +521,9 @@ class Impedance(_Impedance):
     def evaluate(self, q_d, qd_d, qdd_d, q, qd, tau_ff=None, pose=None, twist=None, desired=None, t=None,
                  wrench=None, force=None) -> np.ndarray:
         pose_d, twist_d, xdd_d = self.desired_motion(desired, qd_d, qdd_d)
-        e, ed = self.errors(pose, twist, pose_d, twist_d)
         f_m = self.measured_wrench(pose, wrench)
-        a = xdd_d + (self.d_d * ed + self.k_d * e - f_m) / self.m_d
+        # D_d e_x' + K_d e_x as task_pd's K_d e_x + D_d e_x' (kp = K_d, kd = D_d; the sum of two numbers either way)
+        a = xdd_d + (self.task_pd(pose, twist, pose_d, twist_d) - f_m) / self.m_d
         return self.model.tau(pose, twist, a) + self.distribute(pose, f_m)
 
 
@@ -543,8 +543,8 @@ class ImpedanceNoForce(_Impedance):
     def evaluate(self, q_d, qd_d, qdd_d, q, qd, tau_ff=None, pose=None, twist=None, desired=None, t=None,
                  wrench=None, force=None) -> np.ndarray:
         pose_d, twist_d, xdd_d = self.desired_motion(desired, qd_d, qdd_d)
-        e, ed = self.errors(pose, twist, pose_d, twist_d)
-        return self.model.tau(pose, twist, xdd_d) + self.distribute(pose, self.d_d * ed + self.k_d * e)
+        # D_d e_x' + K_d e_x: task_pd with kp = K_d, kd = D_d
+        return self.model.tau(pose, twist, xdd_d) + self.distribute(pose, self.task_pd(pose, twist, pose_d, twist_d))
 
 
 class Admittance(_Impedance):
