@@ -460,7 +460,9 @@ class PolledSubscriptions:
     rclpy's executors skip every entity whose callback group answers ``can_execute`` with False; this
     group always does. A message is handled in three slices, each short enough for the slack of a
     period: take its serialized bytes, deserialize them, call the subscription's usual callback (guard it
-    with ``guarded``). The subscriptions are taken in turn.
+    with ``guarded``). A subscription created ``raw`` hands its callback the serialized bytes, in one slice (a
+    reader of its own, e.g. ros.cdr.JointTrajectoryReader, parses them: rclpy's deserialization of a streamed
+    chunk was the longest slice of the loop's thread). The subscriptions are taken in turn.
     """
 
     def __init__(self, max_pending: int = 1000):
@@ -480,12 +482,15 @@ class PolledSubscriptions:
 
         self.group = _Polled()
         self.subscriptions = []
+        self.raw = set()                            # the subscriptions whose callback takes the serialized bytes
         self.pending = SlicedWork(max_pending)      # taken messages not yet handled
         self._next = 0
 
-    def create(self, node, msg_type, topic, callback, qos_profile):
+    def create(self, node, msg_type, topic, callback, qos_profile, raw: bool = False):
         sub = node.create_subscription(msg_type, topic, callback, qos_profile, callback_group=self.group, raw=True)
         self.subscriptions.append(sub)
+        if raw:
+            self.raw.add(sub)
         return sub
 
     def step(self) -> bool:
@@ -505,17 +510,19 @@ class PolledSubscriptions:
                 return False
             if taken is not None:
                 self._next = (self._next + i + 1) % len(subs)
-                self.pending.add(self._handle(sub, *taken))
+                self.pending.add(self._handle(sub, *taken, sub in self.raw))
                 return True
         return False
 
     @staticmethod
-    def _handle(sub, data: bytes, info):
+    def _handle(sub, data: bytes, info, raw: bool):
         from rclpy.serialization import deserialize_message
         from rclpy.subscription import Subscription
 
-        msg = deserialize_message(data, sub.msg_type)
-        yield
+        msg = data
+        if not raw:
+            msg = deserialize_message(data, sub.msg_type)
+            yield
         if sub._callback_type == Subscription.CallbackType.WithMessageInfo:     # a callback that takes the info
             sub.callback(msg, info)
         else:
