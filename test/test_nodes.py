@@ -967,11 +967,11 @@ def test_the_cdr_reader_reads_a_chunk_as_deserialization_and_parse_do(data):
         assert _same_chunk(reader.parse(serialize_message(msg)),
                            parse_joint_trajectory(msg, KIN.model.actuated_joints, fields))
         assert reader.fallbacks == before, "a valid message on the known names took the full path"
-    junk = data.draw(junk_joint_trajectory(field, data.draw(st.sampled_from(TRAJECTORY_FLAWS))))
-    with pytest.raises(InvalidInputError) as expected:
-        parse_joint_trajectory(junk, KIN.model.actuated_joints, fields)
+    junk = serialize_message(data.draw(junk_joint_trajectory(field, data.draw(st.sampled_from(TRAJECTORY_FLAWS)))))
+    with pytest.raises(InvalidInputError) as expected:         # the message as its bytes carry it ('\0' ends a name)
+        parse_joint_trajectory(deserialize_message(junk, JointTrajectory), KIN.model.actuated_joints, fields)
     with pytest.raises(InvalidInputError, match="^" + re.escape(str(expected.value)) + "$"):
-        reader.parse(serialize_message(junk))
+        reader.parse(junk)
     raw = serialize_message(msg)
     want = parse_joint_trajectory(deserialize_message(raw, JointTrajectory), KIN.model.actuated_joints, fields)
     for end in sorted(data.draw(st.sets(st.integers(0, len(raw) - 1), max_size=8))):

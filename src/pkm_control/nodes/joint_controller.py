@@ -185,8 +185,10 @@ from ..ros.runtime import (COMMON_PARAMS, Diagnostics, PolledSubscriptions, Serv
 
 __doc__ += "\n" + COMMON_PARAMS
 #: real time: a slice of work between two periods (of a streamed chunk, of an observation) starts only while this
-#: much remains before the next deadline. Measured here: a 10-sample JointTrajectory takes ~70 us to deserialize and
-#: ~45 us to parse (a 100-sample one ~0.9 ms: stream in chunk_length <= 0.005 s), an observation slice 40-130 us
+#: much remains before the next deadline. Measured in the loop's thread (per-period trace, planar_3rrr and five_bar,
+#: load 3-8, median / p99 us): a streamed 10-sample chunk read from its bytes and spliced 90-116 / 140-166 (through
+#: rclpy's deserialization and parse_joint_trajectory it was two slices, 155-222 / 244-293 each), the state estimate's
+#: FK 186-214 / 231-274 (palida 51 / 83), its message 142-179 / 214-270, /clock 154-183 / 207-223
 BACKGROUND_BUDGET_NS = 150_000
 REFERENCE_FIELDS = ("positions", "velocities", "accelerations")     # of a /joint_references chunk
 MAX_BURST = 400              # lockstep periods run in one callback before the executor gets the thread back
@@ -225,7 +227,7 @@ class JointControllerNode(Node):
                                hardware=s["hardware"], feedforward_lead=s["feedforward_lead"],
                                timing="lockstep" if s["lockstep"] else "real-time", safe_entries=0, safe_periods=0,
                                safe_reason="", saturations=0)
-        self.diag.before_publish = lambda: self.timing(self._runner)
+        self.diag.before_publish += [self.timing, self.runner_timing]
         # every stream bound to one publisher (ros/peers.py); the reset rebinds the references and the feedforward
         self.sources = Sources(self, self.diag, s["sources"], self.guard)
         # the time of a period in real time (issue 22 §2): with hardware topics the graph's /clock (the hardware node
@@ -558,25 +560,31 @@ class JointControllerNode(Node):
         self._cycle_us.add(cycle_us)
         self._step_us.add(step_us)
 
-    def timing(self, runner=None):
-        """Timing figures into the diagnostics (called from the executor, about once a second)."""
+    def timing(self):
+        """The period's timing figures into the diagnostics (before each publication, about once a second)."""
         cyc = self._cycle_us
         if cyc.n == 0:
             return
-        self.diag.extra.update(cycle_median_us=f"{cyc.percentile(50):.0f}", cycle_p99_us=f"{cyc.percentile(99):.0f}",
-                               periods=cyc.n)
+        median, p99 = cyc.percentiles(50, 99)
+        self.diag.extra.update(cycle_median_us=f"{median:.0f}", cycle_p99_us=f"{p99:.0f}", periods=cyc.n)
         wall = 0.0 if self._run_start is None else time.monotonic() - self._run_start[0]
         if wall > 0:       # sim seconds per wall second since the first period
             self.diag.extra["real_time_factor"] = f"{(self._last_t - self._run_start[1]) * 1e-9 / wall:.4f}"
         if self.sim:
-            self.diag.extra.update(plant_step_median_us=f"{self._step_us.percentile(50):.0f}",
-                                   plant_step_p99_us=f"{self._step_us.percentile(99):.0f}")
-        if runner is not None:
-            self.diag.extra["observations_dropped"] = self.work.dropped     # real time: the loop had no slack for them
-            st = runner.stats().summary()
-            self.diag.deadline_misses = st["deadline_misses"]
-            self.diag.extra.update({k: (f"{v:.2f}" if isinstance(v, float) else v) for k, v in st.items()
-                                    if k != "deadline_misses"})
+            median, p99 = self._step_us.percentiles(50, 99)
+            self.diag.extra.update(plant_step_median_us=f"{median:.0f}", plant_step_p99_us=f"{p99:.0f}")
+
+    def runner_timing(self):
+        """Real time: the runner's figures (jitter, compute, deadline misses) into the diagnostics, a slice of their
+        own between two periods (each histogram's percentiles sum its 20 000 bins)."""
+        runner = self._runner
+        if runner is None or self._cycle_us.n == 0:
+            return
+        self.diag.extra["observations_dropped"] = self.work.dropped     # real time: the loop had no slack for them
+        st = runner.stats().summary()
+        self.diag.deadline_misses = st["deadline_misses"]
+        self.diag.extra.update({k: (f"{v:.2f}" if isinstance(v, float) else v) for k, v in st.items()
+                                if k != "deadline_misses"})
 
     def _due(self, what: str, t_ns: int, rate: float, force: bool) -> bool:
         """t_ns is in another period of ``rate`` (Hz, sim time; 0 = every call) than the last publication."""

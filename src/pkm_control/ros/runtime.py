@@ -249,7 +249,7 @@ class Diagnostics:
         self._last = (time.monotonic(), 0)
         self._last_reject = None        # (what, exception), formatted when read
         self._throttle: dict = {}       # kind -> [time of the last log line, messages of the kind not logged since]
-        self.before_publish = None      # a node's hook that refreshes its figures in ``extra``
+        self.before_publish = []        # a node's hooks that refresh its figures in ``extra`` (each one slice)
         self.statuses = None            # a node's hook: further statuses [(name, "ok" | "warn" | "error", message,
                                         # {key: value})], one per device (hardware canopen: per drive)
         self.watch = None               # lockstep: the LockstepWatch whose stall raises the level (WARN, ERROR)
@@ -322,12 +322,14 @@ class Diagnostics:
         return self.sent
 
     def publish_slices(self):
-        """``publish`` as a job of two slices (control.realtime.SlicedWork): the node's figures (``before_publish``),
-        then the message; the message published is in ``sent`` after the last."""
+        """``publish`` as a job of slices (control.realtime.SlicedWork): each hook of the node's figures
+        (``before_publish``), the message, its publication; the message published is in ``sent`` after the last.
+        (A real-time loop runs them between its periods: measured there, the figures and the message in one slice each
+        took 340 us at the median, 464 us at p99, long enough to delay the next period past its own deadline.)"""
         from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 
-        if self.before_publish is not None:
-            self.before_publish()
+        for refresh in self.before_publish:
+            refresh()
             yield
         now = time.monotonic()
         t_last, steps_last = self._last
@@ -378,6 +380,7 @@ class Diagnostics:
         msg.header.stamp = self.node.get_clock().now().to_msg()
         msg.status = [st] + [_status(f"{st.name}/{name}", level, message, values) for name, level, message, values
                              in (self.statuses() if self.statuses is not None else ())]
+        yield
         self.pub.publish(msg)
         self.sent = msg
 
