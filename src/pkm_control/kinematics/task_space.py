@@ -34,7 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import MAGNITUDE_LIMIT, InvalidInputError, SingularConfigurationError, check_vector
-from .kernels import rodrigues, zyx_platform_motion, zyx_task_acceleration
+from .kernels import rodrigues, zyx_platform_motion, zyx_pose_rates, zyx_task_acceleration
 
 #: no twist / acceleration for kernels.zyx_platform_motion
 _NO_RATES = np.empty(0)
@@ -286,8 +286,21 @@ class TaskSpace:
     def pose_from_platform_joints(self, qp) -> Pose:
         """Pose from the platform-joint positions (tree order)."""
         if self.kind == "spatial":
-            return Pose(np.array(qp[:3], float), rpy_to_matrix(qp[5], qp[4], qp[3]))
+            p, R = np.empty(3), np.empty((3, 3))
+            zyx_pose_rates(np.asarray(qp, float), _NO_RATES, R, p, _NO_RATES)
+            return Pose(p, R)
         return self.pose(qp)
+
+    def platform_pose_and_rates(self, qp, twist) -> tuple[Pose, np.ndarray]:
+        """(pose_from_platform_joints(qp), platform_rate_matrix(pose) @ twist): the platform pose and the
+        platform-joint rates of a state of the reduced simulation (its every RK4 stage; spatial: one compiled call,
+        kernels.zyx_pose_rates); SingularConfigurationError at |pitch| = pi/2."""
+        if self.kind != "spatial":
+            return self.pose(qp), np.array(twist, float)
+        p, R, vp = np.empty(3), np.empty((3, 3)), np.empty(6)
+        if not zyx_pose_rates(qp, twist, R, p, vp):
+            raise SingularConfigurationError(f"pitch = {qp[4]:.6g} rad: ZYX Euler rates are singular at |pitch| = pi/2")
+        return Pose(p, R), vp
 
     # -- small steps on the pose manifold (Newton updates) -------------------------
     def retract(self, pose: Pose, dx) -> Pose:
