@@ -151,6 +151,18 @@ def zyx_pose_rates(qp, twist, R, p, vp):
     return True
 
 
+@numba.njit((_V, _V, numba.float64[::1]), cache=True)
+def zyx_platform_force(qp, f, out):
+    """The platform-joint forces tau_p with B^T tau_p = f of a spatial task (f a generalized force on the twist):
+    tau_p = (f_v, E^T f_omega), E = task_space.euler_rate_matrix(yaw, pitch) at the platform joints qp (x y z, yaw
+    pitch roll), into the caller's out (6)."""
+    cy, sy, cp, sp = math.cos(qp[3]), math.sin(qp[3]), math.cos(qp[4]), math.sin(qp[4])
+    out[0], out[1], out[2] = f[0], f[1], f[2]
+    out[3] = f[5]
+    out[4] = -sy * f[3] + cy * f[4]
+    out[5] = cy * cp * f[3] + sy * cp * f[4] - sp * f[5]
+
+
 @numba.njit(cache=True)
 def platform_joints(R, p, twist, accel, accs, rates, want_g, ip, q, v, a, G, info):
     """The platform joints ip of a hexapod family's tree (x y z, then ZYX Euler angles) into q, with their rates,
@@ -575,6 +587,37 @@ def pus_cone_angles(R, p, legs, L, out):
         if h < 0.0:
             return i
         out[i] = math.acos(max(-1.0, min(1.0, _pus_cone_cosine(R, dx, dy, h, L))))
+    return -1
+
+
+@numba.njit((_M, _V, _M, numba.float64, numba.float64[:, ::1]), cache=True)
+def pus_cone_rows(R, p, legs, L, rows):
+    """d(cone angle rates) / d(twist) of a 6-PUS pose into ``rows`` (n x 6), hexapod_pus.cut_joint_rows (the cut-joint
+    end stops' rate map, every simulation stage in contact). With n = R e_z, a = (d_x, d_y, h) (|a| = L) and the
+    actuator rate l' = a . d' / h (a . a' = 0, a' = d' - l' z_B, d' = v + omega x r), the cone cosine c = n . a / L
+    moves as L c' = v . (n - n_z a / h) + omega . (n x a + r x n - n_z (r x a) / h), and the angle as
+    theta' = -c' / sin(theta). A row is zero where sin(theta) <= 1e-12 (a cone angle is |.|-like at 0: no
+    derivative there). Returns -1, or the first leg that cannot reach or whose link is horizontal (h = 0: the
+    actuator rate is unbounded; ``rows`` then incomplete)."""
+    L2 = L * L
+    nx, ny, nz = R[0, 2], R[1, 2], R[2, 2]
+    for i in range(legs.shape[0]):
+        rx, ry, rz, ax, ay, _, h = _pus_leg(R, p, legs[i], L2)
+        if h <= 0.0:
+            return i
+        c = max(-1.0, min(1.0, _pus_cone_cosine(R, ax, ay, h, L)))
+        sin_theta = math.sqrt(1.0 - c * c)
+        if sin_theta <= 1e-12:
+            for k in range(6):
+                rows[i, k] = 0.0
+            continue
+        g = -1.0 / (L * sin_theta)
+        m = nz / h
+        rows[i, 0], rows[i, 1], rows[i, 2] = g * (nx - m * ax), g * (ny - m * ay), g * (nz - m * h)
+        # n x a + r x n - m (r x a)
+        rows[i, 3] = g * ((ny * h - nz * ay) + (ry * nz - rz * ny) - m * (ry * h - rz * ay))
+        rows[i, 4] = g * ((nz * ax - nx * h) + (rz * nx - rx * nz) - m * (rz * ax - rx * h))
+        rows[i, 5] = g * ((nx * ay - ny * ax) + (rx * ny - ry * nx) - m * (rx * ay - ry * ax))
     return -1
 
 

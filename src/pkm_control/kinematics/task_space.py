@@ -34,7 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import MAGNITUDE_LIMIT, InvalidInputError, SingularConfigurationError, check_vector
-from .kernels import rodrigues, zyx_platform_motion, zyx_pose_rates, zyx_task_acceleration
+from .kernels import rodrigues, zyx_platform_force, zyx_platform_motion, zyx_pose_rates, zyx_task_acceleration
 
 #: no twist / acceleration for kernels.zyx_platform_motion
 _NO_RATES = np.empty(0)
@@ -244,7 +244,9 @@ class TaskSpace:
         the platform joints (spatial: B^-T = diag(I, E^T))."""
         if self.kind != "spatial":
             return np.array(f, float)
-        return np.concatenate([f[:3], euler_rate_matrix(qp[3], qp[4]).T @ f[3:]])
+        out = np.empty(6)
+        zyx_platform_force(np.asarray(qp, float), np.asarray(f, float), out)     # one compiled call (kernels)
+        return out
 
     def platform_rate_matrix(self, pose: Pose) -> np.ndarray:
         """B with (platform-joint rates) = B (task velocity)."""
