@@ -47,7 +47,8 @@ the inputs and limits checked inside, the errors returned as a status that ``_so
 into the project's exceptions (on six legs numpy's per-call overhead costs more than a
 leg's arithmetic: issue 21 par. 7), and the spherical joints' cone angles (``cut_joint_angles``,
 the simulated end stops' every stage) from kernels.pus_cone_angles, the same leg geometry and
-cone; ``inverse_batch``, ``jacobian_dot`` and ``jacobian_xq`` are vectorized numpy over legs
+cone, their rate map (``cut_joint_rows``, the cone stops' force in contact) in closed form from
+kernels.pus_cone_rows; ``inverse_batch``, ``jacobian_dot`` and ``jacobian_xq`` are vectorized numpy over legs
 (and samples). The tests hold both to each other, to finite differences and to the constraint
 model.
 
