@@ -327,6 +327,58 @@ UPS_FK_OK, UPS_FK_GUESS, UPS_FK_SINGULAR, UPS_FK_STALLED, UPS_FK_MAX_ITER, UPS_F
 _I = numba.types.Array(numba.int64, 1, "A", readonly=True)
 
 
+@numba.njit((_M, _V, _M, numba.float64[::1]), cache=True)
+def ups_cone_angles(R, p, legs, out):
+    """The spherical joints' cone angles of a 6-UPS pose into ``out`` (n), hexapod_ups.cut_joint_angles (the end
+    stops' cut joints, every simulation stage): per leg (ups_motion's ``legs``: A_i, b_i, S_i, n_i) the angle
+    between the strut d = R b_i + p - A_i and the anchor axis R n_i."""
+    for i in range(legs.shape[0]):
+        L = legs[i]
+        dx, dy, dz = p[0] - L[0], p[1] - L[1], p[2] - L[2]
+        nx, ny, nz = 0.0, 0.0, 0.0
+        for k in range(3):
+            dx += R[0, k] * L[3 + k]
+            dy += R[1, k] * L[3 + k]
+            dz += R[2, k] * L[3 + k]
+            nx += R[0, k] * L[15 + k]
+            ny += R[1, k] * L[15 + k]
+            nz += R[2, k] * L[15 + k]
+        c = (dx * nx + dy * ny + dz * nz) / math.sqrt(dx * dx + dy * dy + dz * dz)
+        out[i] = math.acos(max(-1.0, min(1.0, c)))
+
+
+@numba.njit((_M, _V, _M, numba.float64[:, ::1]), cache=True)
+def ups_cone_rows(R, p, legs, rows):
+    """d(cone angle rates) / d(twist) of a 6-UPS pose into ``rows`` (n x 6), hexapod_ups.cut_joint_rows (the cut-joint
+    end stops' rate map, every simulation stage in contact). With b = R b_i, d = b + p - A_i, u = d / |d|, n = R n_i
+    and c = n . u: d' = v + omega x b, n' = omega x n, so |d| c' = v . (n - c u) + omega . (b x n + n x d - c b x u),
+    and theta' = -c' / sin(theta). A row is zero where sin(theta) <= 1e-12 (the angle is |.|-like at 0)."""
+    for i in range(legs.shape[0]):
+        L = legs[i]
+        bx, by, bz, nx, ny, nz = 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
+        for k in range(3):
+            bx += R[0, k] * L[3 + k]
+            by += R[1, k] * L[3 + k]
+            bz += R[2, k] * L[3 + k]
+            nx += R[0, k] * L[15 + k]
+            ny += R[1, k] * L[15 + k]
+            nz += R[2, k] * L[15 + k]
+        dx, dy, dz = bx + p[0] - L[0], by + p[1] - L[1], bz + p[2] - L[2]
+        dn = math.sqrt(dx * dx + dy * dy + dz * dz)
+        ux, uy, uz = dx / dn, dy / dn, dz / dn
+        c = max(-1.0, min(1.0, nx * ux + ny * uy + nz * uz))
+        sin_theta = math.sqrt(1.0 - c * c)
+        if sin_theta <= 1e-12:
+            for k in range(6):
+                rows[i, k] = 0.0
+            continue
+        g = -1.0 / (dn * sin_theta)
+        rows[i, 0], rows[i, 1], rows[i, 2] = g * (nx - c * ux), g * (ny - c * uy), g * (nz - c * uz)
+        rows[i, 3] = g * ((by * nz - bz * ny) + (ny * dz - nz * dy) - c * (by * uz - bz * uy))
+        rows[i, 4] = g * ((bz * nx - bx * nz) + (nz * dx - nx * dz) - c * (bz * ux - bx * uz))
+        rows[i, 5] = g * ((bx * ny - by * nx) + (nx * dy - ny * dx) - c * (bx * uy - by * ux))
+
+
 @numba.njit(cache=True)
 def _lu(A, M, perm):
     """M, perm: the LU factors of the square A with partial pivoting (P A = L U, L unit below the diagonal, U on and
