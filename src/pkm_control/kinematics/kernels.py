@@ -127,8 +127,11 @@ def zyx_pose_rates(qp, twist, R, p, vp):
     """The platform pose at a spatial task's platform joints qp (x y z, then ZYX Euler yaw pitch roll) into the
     caller's p and R = Rz(yaw) Ry(pitch) Rx(roll) (task_space.rpy_to_matrix), and with a twist (length 6; 0: none)
     the platform-joint rates vp = B xdot, B that of zyx_platform_motion at this R (the simulator's every RK4 stage:
-    one call instead of three numpy rotations and a matrix product). False where the rates are asked and
-    |pitch| = pi/2 (cos(pitch) < 1e-9), where B is singular: vp not written."""
+    one call instead of three numpy rotations and a matrix product). Returns 0; 1 where the rates are asked and
+    |pitch| = pi/2 (cos(pitch) < 1e-9), where B is singular (vp not written); 2 for a qp not of 6 or a twist not of 0
+    or 6 (nothing written)."""
+    if qp.shape[0] != 6 or twist.shape[0] not in (0, 6):
+        return 2
     yaw, pitch, roll = qp[3], qp[4], qp[5]
     cy, sy, cp, sp = math.cos(yaw), math.sin(yaw), math.cos(pitch), math.sin(pitch)
     cr, sr = math.cos(roll), math.sin(roll)
@@ -137,18 +140,18 @@ def zyx_pose_rates(qp, twist, R, p, vp):
     R[1, 0], R[1, 1], R[1, 2] = sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr
     R[2, 0], R[2, 1], R[2, 2] = -sp, cp * sr, cp * cr
     if twist.shape[0] != 6:
-        return True
+        return 0
     r00, r10 = R[0, 0], R[1, 0]
     c = math.hypot(r00, r10)
     if c < 1e-9:
-        return False
+        return 1
     ky, ny, s = r00 / c, r10 / c, -R[2, 0]
     wx, wy, wz = twist[3], twist[4], twist[5]
     vp[0], vp[1], vp[2] = twist[0], twist[1], twist[2]
     vp[3] = s * ky / c * wx + s * ny / c * wy + wz          # B's rows of zyx_platform_motion, B xdot written out
     vp[4] = -ny * wx + ky * wy
     vp[5] = ky / c * wx + ny / c * wy
-    return True
+    return 0
 
 
 @numba.njit((_V, _V, numba.float64[::1]), cache=True)

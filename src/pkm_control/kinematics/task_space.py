@@ -289,7 +289,8 @@ class TaskSpace:
         """Pose from the platform-joint positions (tree order)."""
         if self.kind == "spatial":
             p, R = np.empty(3), np.empty((3, 3))
-            zyx_pose_rates(np.asarray(qp, float), _NO_RATES, R, p, _NO_RATES)
+            if zyx_pose_rates(np.asarray(qp, float), _NO_RATES, R, p, _NO_RATES):
+                raise InvalidInputError(f"platform-joint positions must be 6 numbers, got {np.shape(qp)}")
             return Pose(p, R)
         return self.pose(qp)
 
@@ -300,8 +301,12 @@ class TaskSpace:
         if self.kind != "spatial":
             return self.pose(qp), np.array(twist, float)
         p, R, vp = np.empty(3), np.empty((3, 3)), np.empty(6)
-        if not zyx_pose_rates(qp, twist, R, p, vp):
+        status = zyx_pose_rates(qp, twist, R, p, vp)
+        if status == 1:
             raise SingularConfigurationError(f"pitch = {qp[4]:.6g} rad: ZYX Euler rates are singular at |pitch| = pi/2")
+        if status:
+            raise InvalidInputError(f"platform-joint positions and task velocity must be 6 numbers each, got "
+                                    f"{np.shape(qp)} and {np.shape(twist)}")
         return Pose(p, R), vp
 
     # -- small steps on the pose manifold (Newton updates) -------------------------
