@@ -40,7 +40,8 @@ from ..errors import (MAGNITUDE_LIMIT, InvalidInputError, InvalidModelError, Joi
                       SingularConfigurationError, UnreachablePoseError)
 from .base import NO_VECTOR, JointMotion, ParallelKinematics, fast_inputs
 from .forward import FKResult, failure, finish
-from .kernels import UPS_FK_INPUT, UPS_FK_OK, UPS_GIMBAL, UPS_INPUT, UPS_OK, UPS_PITCH, ups_forward, ups_motion
+from .kernels import (UPS_FK_INPUT, UPS_FK_OK, UPS_GIMBAL, UPS_INPUT, UPS_OK, UPS_PITCH, ups_cone_angles, ups_cone_rows,
+                      ups_forward, ups_motion)
 from .task_space import Pose, TaskSpace, rpy_to_matrix
 
 #: below this horizontal strut component r = sqrt(x^2 + z^2) (m) the universal joint is in
@@ -132,11 +133,19 @@ class Kinematics(ParallelKinematics):
                 np.full(n, self.spherical_joint_max_angle))
 
     def cut_joint_angles(self, pose: Pose) -> np.ndarray:
-        """Cone angle of each spherical joint: between the strut axis u_i and the anchor axis R n_i."""
-        R = np.asarray(pose.rotation, float)
-        d = self._Bp @ R.T + (np.asarray(pose.position, float) - self._A)
-        c = np.einsum("ij,ij->i", d, self._axes @ R.T) / np.linalg.norm(d, axis=1)
-        return np.arccos(np.clip(c, -1.0, 1.0))
+        """Cone angle of each spherical joint: between the strut axis u_i and the anchor axis R n_i (one compiled
+        call, kernels.ups_cone_angles: the simulated end stops' every stage)."""
+        out = np.empty(self.n_legs)
+        ups_cone_angles(np.asarray(pose.rotation, float), np.asarray(pose.position, float), self._legdata, out)
+        return out
+
+    def cut_joint_rows(self, pose: Pose) -> np.ndarray:
+        """d(cone angle rates) / d(twist) of the spherical joints, in closed form (kernels.ups_cone_rows: the cut-joint
+        end stops' rate map at every simulation stage in contact, instead of the base class's central differences of
+        ``cut_joint_angles``, whose rounding they carry: test_end_stops)."""
+        rows = np.empty((self.n_legs, 6))
+        ups_cone_rows(np.asarray(pose.rotation, float), np.asarray(pose.position, float), self._legdata, rows)
+        return rows
 
     def check_limits(self, q: np.ndarray) -> None:
         """As ParallelKinematics.check_limits, one vectorized test before building the message."""
