@@ -330,6 +330,20 @@ UPS_FK_OK, UPS_FK_GUESS, UPS_FK_SINGULAR, UPS_FK_STALLED, UPS_FK_MAX_ITER, UPS_F
 _I = numba.types.Array(numba.int64, 1, "A", readonly=True)
 
 
+@numba.njit(cache=True, inline="always")
+def _rotated_anchor_and_axis(R, L):
+    """R b_i and R n_i of one leg's row of ups_motion's ``legs`` (A_i, b_i, S_i, n_i), as six scalars."""
+    bx, by, bz, nx, ny, nz = 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
+    for k in range(3):
+        bx += R[0, k] * L[3 + k]
+        by += R[1, k] * L[3 + k]
+        bz += R[2, k] * L[3 + k]
+        nx += R[0, k] * L[15 + k]
+        ny += R[1, k] * L[15 + k]
+        nz += R[2, k] * L[15 + k]
+    return bx, by, bz, nx, ny, nz
+
+
 @numba.njit((_M, _V, _M, numba.float64[::1]), cache=True)
 def ups_cone_angles(R, p, legs, out):
     """The spherical joints' cone angles of a 6-UPS pose into ``out`` (n), hexapod_ups.cut_joint_angles (the end
@@ -337,15 +351,8 @@ def ups_cone_angles(R, p, legs, out):
     between the strut d = R b_i + p - A_i and the anchor axis R n_i."""
     for i in range(legs.shape[0]):
         L = legs[i]
-        dx, dy, dz = p[0] - L[0], p[1] - L[1], p[2] - L[2]
-        nx, ny, nz = 0.0, 0.0, 0.0
-        for k in range(3):
-            dx += R[0, k] * L[3 + k]
-            dy += R[1, k] * L[3 + k]
-            dz += R[2, k] * L[3 + k]
-            nx += R[0, k] * L[15 + k]
-            ny += R[1, k] * L[15 + k]
-            nz += R[2, k] * L[15 + k]
+        bx, by, bz, nx, ny, nz = _rotated_anchor_and_axis(R, L)
+        dx, dy, dz = bx + p[0] - L[0], by + p[1] - L[1], bz + p[2] - L[2]
         c = (dx * nx + dy * ny + dz * nz) / math.sqrt(dx * dx + dy * dy + dz * dz)
         out[i] = math.acos(max(-1.0, min(1.0, c)))
 
@@ -358,14 +365,7 @@ def ups_cone_rows(R, p, legs, rows):
     and theta' = -c' / sin(theta). A row is zero where sin(theta) <= 1e-12 (the angle is |.|-like at 0)."""
     for i in range(legs.shape[0]):
         L = legs[i]
-        bx, by, bz, nx, ny, nz = 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
-        for k in range(3):
-            bx += R[0, k] * L[3 + k]
-            by += R[1, k] * L[3 + k]
-            bz += R[2, k] * L[3 + k]
-            nx += R[0, k] * L[15 + k]
-            ny += R[1, k] * L[15 + k]
-            nz += R[2, k] * L[15 + k]
+        bx, by, bz, nx, ny, nz = _rotated_anchor_and_axis(R, L)
         dx, dy, dz = bx + p[0] - L[0], by + p[1] - L[1], bz + p[2] - L[2]
         dn = math.sqrt(dx * dx + dy * dy + dz * dz)
         ux, uy, uz = dx / dn, dy / dn, dz / dn
