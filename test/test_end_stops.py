@@ -169,6 +169,26 @@ def test_static_equilibrium_against_any_stop(dynamics, name):
 
 
 # ---------------------------------------------------------------- zero force inside the ranges
+@pytest.mark.parametrize("name", ["stewart", "lopes"])
+def test_cut_joint_rows_are_the_cone_angle_rates(dynamics, name):
+    """The cut-joint rows (the rate map of the cone stops' force; lopes' in closed form, kernels.pus_cone_rows) against
+    a central difference of the cone angles along the motion with a random twist (the pose moved by +-h xdot with
+    task.retract: omega in the base frame), at the demo poses and random workspace poses with an angle >= 0.05 rad."""
+    kin = dynamics[name].kin
+    spec, rng = kin.model.spec, np.random.default_rng(7)
+    poses = [*spec.demo_poses, *rng.uniform(spec.workspace.lower, spec.workspace.upper, (10, kin.task.dim))]
+    h = 1e-6
+    for x in poses:
+        pose = kin.task.pose(np.asarray(x, float))
+        twist = rng.normal(size=kin.task.dim)
+        angles = kin.cut_joint_angles(pose)
+        rate = (kin.cut_joint_angles(kin.task.retract(pose, h * twist))
+                - kin.cut_joint_angles(kin.task.retract(pose, -h * twist))) / (2 * h)
+        smooth = angles >= 0.05
+        assert smooth.any()
+        np.testing.assert_allclose((kin.cut_joint_rows(pose) @ twist)[smooth], rate[smooth], rtol=1e-6, atol=1e-7)
+
+
 @pytest.mark.parametrize("name,compiled", [(r, None) for r in ROBOTS] + [("palida", False)])
 def test_inside_the_ranges_the_stops_exert_no_force(dynamics, name, compiled):
     """Gravity compensation at home plus a small random command, 100 steps from a moving start: the

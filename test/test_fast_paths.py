@@ -6,7 +6,8 @@
   equations they solve, checked with the closures' own K, Kdot v and G: G^T (M a + h - tau) = 0, K a + Kdot v = 0;
 * the friction torque from per-joint coefficients against the regressor times the parameters;
 * one assembly for (q, v, a) and G against the separate IK and G;
-* the task-space maps from platform joints back to the task against platform_joint_motion;
+* the task-space maps from platform joints back to the task (the pose and the simulator's platform-joint rates)
+  against platform_joint_motion and the Euler-rate matrix;
 * the simulator's tree-coordinate RK4 step against its reduced-coordinate step (the same ODE, both 4th order).
 No timing here: the speed is measured by ``pkm bench dynamics`` / ``pkm bench kinematics``.
 """
@@ -23,6 +24,7 @@ from pkm_control.dynamics import ClosedLoopDynamics, robot_dynamics
 from pkm_control.dynamics.parameters import sample_states
 from pkm_control.dynamics.simulation import ReducedSimulator
 from pkm_control.kinematics.numeric import Kinematics as Numeric
+from pkm_control.kinematics.task_space import euler_rate_matrix
 
 ROBOTS = robot_list()
 IDS = [f"{r}-{v}" if v else r for r, v in ROBOTS]
@@ -111,6 +113,17 @@ def test_task_maps_invert_the_platform_joint_motion(case):
         _close(task.task_acceleration(qp, vp, ap), accel, "xddot")
         f = rng.normal(size=task.dim)
         _close(task.platform_rate_matrix(pose).T @ task.platform_joint_force(qp, f), f, "B^T tau_p")
+        # the simulator's stage: the pose back from the platform joints and their rates (spatial: one compiled call),
+        # against the task's own pose and the Euler rates omega = E [yaw' pitch' roll'] (task_space.euler_rate_matrix)
+        back, rates = task.platform_pose_and_rates(qp, twist)
+        _close(back.position, pose.position, "p of the platform joints")
+        _close(back.rotation, pose.rotation, "R of the platform joints")
+        _close(task.pose_from_platform_joints(qp).rotation, pose.rotation, "R of pose_from_platform_joints")
+        if task.kind == "spatial":
+            _close(rates[:3], twist[:3], "v")
+            _close(euler_rate_matrix(qp[3], qp[4]) @ rates[3:], twist[3:], "E (Euler rates)")
+        else:
+            _close(rates, twist, "platform-joint rates")
 
 
 NUMERIC = [r for r, v in ROBOTS if load_robot(r, v).config.get("kinematics") == "numeric"]

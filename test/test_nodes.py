@@ -9,6 +9,7 @@ waits of the nodes are long (LOCKSTEP_TIMEOUT) so that a slow step never turns i
 import collections
 import math
 import os
+import re
 import subprocess
 import sys
 import time
@@ -911,6 +912,74 @@ def test_generated_junk_is_rejected_by_the_parsers(data):
     hw.measurement_ns = 10**9
     with pytest.raises(InvalidInputError):
         hw._on_state(data.draw(junk_joint_state(data.draw(st.sampled_from(STATE_FLAWS)), 10**9)))
+
+
+def _chunk_arrays(c):
+    return [c.times_ns, c.positions, c.velocities, c.accelerations, c.efforts]
+
+
+def _same_chunk(a, b):
+    return all((x is None and y is None) or (x is not None and y is not None and np.array_equal(x, y))
+               for x, y in zip(_chunk_arrays(a), _chunk_arrays(b)))
+
+
+@st.composite
+def valid_joint_trajectory(draw, field):
+    """A valid JointTrajectory on the actuated joints in any order (``field`` as junk_joint_trajectory's), the other
+    fields empty or full, any frame_id, stamp and spacing."""
+    n = len(ACT)
+    m = draw(st.integers(1, 10))
+    names = draw(st.permutations(list(KIN.model.actuated_joints)))
+    msg = JointTrajectory(joint_names=names)
+    msg.header.stamp = _stamp(draw(st.integers(0, 10**12)))
+    msg.header.frame_id = draw(st.text(max_size=9))
+    required = ("positions", "velocities", "accelerations") if field == "positions" else ("effort",)
+    present = required + tuple(f for f in ("positions", "velocities", "accelerations", "effort")
+                               if f not in required and draw(st.booleans()))
+    t = 0
+    for _ in range(m):
+        pt = JointTrajectoryPoint(**{f: draw(st.lists(ANY_FINITE, min_size=n, max_size=n)) for f in present})
+        t += draw(st.integers(1, 10**9))
+        pt.time_from_start = Duration(sec=t // 10**9, nanosec=t % 10**9)
+        msg.points.append(pt)
+    return msg, required
+
+
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_the_cdr_reader_reads_a_chunk_as_deserialization_and_parse_do(data):
+    """ros.cdr.JointTrajectoryReader on serialized generated messages: the chunk of rclpy's deserialization and
+    parse_joint_trajectory, bitwise (the independent reference), read by the compiled path from the second message on
+    (the first checks it); junk after that raises what parse_joint_trajectory raises; any
+    prefix of a message's bytes gives the same chunk or InvalidInputError, never other values."""
+    from rclpy.serialization import deserialize_message, serialize_message
+
+    from pkm_control.ros.cdr import JointTrajectoryReader
+
+    field = data.draw(st.sampled_from(["positions", "effort"]))
+    first, fields = data.draw(valid_joint_trajectory(field))
+    reader = JointTrajectoryReader(KIN.model.actuated_joints, fields)
+    assert _same_chunk(reader.parse(serialize_message(first)),
+                       parse_joint_trajectory(first, KIN.model.actuated_joints, fields))
+    for _ in range(2):
+        msg = data.draw(valid_joint_trajectory(field))[0]          # the joints in any order
+        before = reader.fallbacks
+        assert _same_chunk(reader.parse(serialize_message(msg)),
+                           parse_joint_trajectory(msg, KIN.model.actuated_joints, fields))
+        assert reader.fallbacks == before, "a valid message on the known names took the full path"
+    junk = serialize_message(data.draw(junk_joint_trajectory(field, data.draw(st.sampled_from(TRAJECTORY_FLAWS)))))
+    with pytest.raises(InvalidInputError) as expected:         # the message as its bytes carry it ('\0' ends a name)
+        parse_joint_trajectory(deserialize_message(junk, JointTrajectory), KIN.model.actuated_joints, fields)
+    with pytest.raises(InvalidInputError, match="^" + re.escape(str(expected.value)) + "$"):
+        reader.parse(junk)
+    raw = serialize_message(msg)
+    want = parse_joint_trajectory(deserialize_message(raw, JointTrajectory), KIN.model.actuated_joints, fields)
+    for end in sorted(data.draw(st.sets(st.integers(0, len(raw) - 1), max_size=8))):
+        try:
+            got = reader.parse(raw[:end])
+        except InvalidInputError:
+            continue
+        assert _same_chunk(got, want), end
 
 
 def test_the_qos_table_is_the_one_in_the_architecture_doc():

@@ -35,9 +35,11 @@ def test_histogram_percentiles_bound_the_exact_ones_within_a_bin(seed):
     for v in x:
         h.add(v)
     assert h.n == len(x) and h.max == x.max()
-    for q in (50, 90, 99):
+    qs = (50, 90, 99)
+    for q, at_once in zip(qs, h.percentiles(*qs)):
         exact = np.percentile(x, q, method="inverted_cdf")        # the smallest sample with >= q % at or below it
         assert exact < h.percentile(q) <= exact + 1
+        assert at_once == h.percentile(q)
 
 
 def test_histogram_beyond_its_top_reports_the_max_and_clears():
@@ -45,8 +47,9 @@ def test_histogram_beyond_its_top_reports_the_max_and_clears():
     for v in (5.0, 7.0, 250.0, 900.5):
         h.add(v)
     assert h.percentile(50) == 8.0 and h.percentile(99) == 900.5 and h.max == 900.5
+    assert h.percentiles(50, 99) == (8.0, 900.5)
     h.clear()
-    assert h.n == 0 and np.isnan(h.percentile(50)) and np.isnan(h.max)
+    assert h.n == 0 and np.isnan(h.percentile(50)) and np.isnan(h.max) and all(map(np.isnan, h.percentiles(50, 99)))
 
 
 def test_runner_keeps_absolute_deadlines_and_skips_the_periods_an_overrun_lost():

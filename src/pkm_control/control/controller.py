@@ -20,7 +20,12 @@ Every array holds one value per actuated joint; one of another size is refused l
 The law declares what else it needs (``law.requires``): the measured platform pose and twist come
 from the state estimator (estimator.py), warm-started from the last estimate; the desired platform pose and
 twist (laws on the desired trajectory's matrices, task-space errors) from the same estimator on the references
-q_d, qd_d, warm-started from the last desired pose. Laws with a state of their own (adaptive IDC) get the time t.
+q_d, qd_d, warm-started from the last desired pose. Between two streamed samples (the loop interpolates the
+references at a stream rate below the control rate, References.between) a spatial task's desired motion is
+interpolated from the two samples' own instead (their FK, xddot_d = J^-1 (qdd_d - Jdot xdot_d), each sample's once:
+kernels.task_hermite), within ~1e-11 of the FK of the interpolated references and as close to the exact motion
+(test_controller); on a sample, and at the full rate, it is that FK. Laws with a state of their own (adaptive IDC) get
+the time t.
 
 Safe behaviour (safety.py): when an input is missing, stale or not finite, the estimator or the law
 fails, or the law's output is not finite, the controller engages the configured behaviour
@@ -39,6 +44,7 @@ import numpy as np
 from ..errors import InvalidInputError, PkmError, all_finite
 from ..kinematics.task_space import Pose
 from . import kernels
+from .feedforward import task_rates
 from .laws import _NO_VALUES, DESIRED_POSE, FEEDFORWARD, MEASURED_POSE, WRENCH, _Desired
 from .safety import ForceLimits, ReferenceLimits, SafeBehaviour
 
@@ -56,6 +62,8 @@ class References(NamedTuple):
     qd: np.ndarray
     qdd: np.ndarray
     force: object = None         # force.ForceReference (F_d, force-controlled directions) for the force laws, or None
+    between: object = None       # (row before, row after, w, h): the streamed samples [q, qd, qdd] the loop
+                                 # interpolated these between (SampleBuffer.between), or None (on a sample)
 
 
 class Command(NamedTuple):
@@ -111,7 +119,13 @@ class Controller:
         self._share_jacobians = isinstance(law, _Desired)
         self.pose = initial_pose            # last platform estimate (warm start)
         self.pose_d = initial_pose          # last desired pose from the references (warm start of its FK)
-        self._desired = None                # ((q_d, qd_d) as lists, (X_d, xdot_d), J(X_d)) of the last reference sample
+        # the desired motion of the last two reference samples whose FK ran: [(q_d, qd_d) as lists, (X_d, xdot_d),
+        # J(X_d), [xdot_d, xddot_d] or None, the streamed row or None], the newest last
+        self._desired = []
+        # between two streamed samples the desired motion is interpolated from theirs (a spatial task: kernels.
+        # task_hermite), not the FK of the interpolated references (module docstring)
+        self._interpolates = self.needs_desired and estimator is not None and estimator.kin.task.kind == "spatial"
+        self._square = estimator is not None and estimator.kin.model.n_actuated == estimator.kin.task.dim
         self.target = None                  # latched hold target while the safe behaviour is active
         self.mode = CONTROL
         self.reason = ""
@@ -144,19 +158,21 @@ class Controller:
                 if self.needs_pose:
                     est = self.estimate(measured)
                     pose, twist = est.pose, est.twist
-                desired = None
-                if self.needs_desired:           # X_d, xdot_d: the estimator's FK of the references, once a sample
-                    last, key = self._desired, (inputs[0].tolist(), inputs[1].tolist())     # floats: no numpy call
-                    if last is not None and last[0] == key:
-                        desired, J_d = last[1], last[2]
-                    else:
-                        est_d = self.estimator.estimate(inputs[0], inputs[1], self.pose_d)
-                        self.pose_d = est_d.pose
-                        desired, J_d = (est_d.pose, est_d.twist), est_d.jacobian
-                        self._desired = (key, desired, J_d)
+                desired = J_d = accel_d = None
+                if self.needs_desired:
+                    if references.between is not None and self._interpolates:
+                        desired, accel_d = self._interpolated(*references.between)
+                    if desired is None:          # X_d, xdot_d: the estimator's FK of the references, once a sample
+                        last = self._desired[-1] if self._desired else None
+                        key = (inputs[0].tolist(), inputs[1].tolist())         # floats: no numpy call
+                        if last is not None and last[0] == key:
+                            desired, J_d = last[1], last[2]
+                        else:
+                            desired, J_d = self._sample(key, inputs[0], inputs[1])[1:3]
                 if self._share_jacobians:
                     self.law.known_jacobians = (() if pose is None else ((pose, est.jacobian),)) + \
-                        (() if desired is None else ((desired[0], J_d),))
+                        (() if J_d is None else ((desired[0], J_d),))
+                    self.law.known_acceleration = None if accel_d is None else (desired[0], accel_d)
                 if wrench is None:               # inputs checked: the law's formula alone
                     tau = self.law.evaluate(*inputs, pose, twist, desired, t)
                 else:
@@ -181,6 +197,44 @@ class Controller:
             tau = np.zeros(self.n)
         self.last_tau = tau
         return Command(tau, sat, self.mode, self.reason, engaged)
+
+    def _sample(self, key, q_d, qd_d, row=None):
+        """The desired motion of one reference sample, [key, (X_d, xdot_d), J(X_d), [xdot_d, xddot_d] or None, row]:
+        the estimator's FK of (q_d, qd_d), warm-started from the last desired pose; kept as the newest of the last two.
+        ``row``: the streamed sample [q, qd, qdd] (interpolation, which finds the entry by it), with xddot_d =
+        J^-1 (qdd_d - Jdot xdot_d) (task_rates)."""
+        est_d = self.estimator.estimate(q_d, qd_d, self.pose_d)
+        self.pose_d = est_d.pose
+        accel = None
+        if row is not None:
+            accel = np.concatenate((est_d.twist, task_rates(self.estimator.kin, est_d.pose, qd_d, row[2 * self.n:],
+                                                            self._square, est_d.twist, est_d.jacobian)[1]))
+        entry = [key, (est_d.pose, est_d.twist), est_d.jacobian, accel, row]
+        self._desired = self._desired[-1:] + [entry]
+        return entry
+
+    def _interpolated(self, row0, row1, w, h):
+        """((X_d, xdot_d), xddot_d) between two streamed samples (kernels.task_hermite) from the samples' own desired
+        motion (their FK, xddot = J^-1 (qdd - Jdot xdot): task_rates; each sample's once, found again by its row
+        object: the buffer's rows are not written), or (None, None) when a sample's FK fails (the FK of the
+        interpolated references then decides)."""
+        n = self.n
+        ends = []
+        for row in (row0, row1):
+            for entry in self._desired:
+                if entry[4] is row:
+                    break
+            else:
+                q, qd = row[:n], row[n:2 * n]
+                try:
+                    entry = self._sample((q.tolist(), qd.tolist()), q, qd, row)
+                except COMPUTE_ERRORS:
+                    return None, None
+            ends.append(entry)
+        a, b = ends
+        p0, p1 = a[1][0], b[1][0]
+        out = kernels.task_hermite(p0.rotation, p0.position, a[3], p1.rotation, p1.position, b[3], w, h)
+        return (Pose(out[:3], out[3:12].reshape(3, 3)), out[12:18]), out[18:]
 
     def _checked_inputs(self, t, measured, references, feedforward):
         """('', (q_d, qd_d, qdd_d, q, qd, tau_ff) as float arrays) when every input the law needs is there, fresh

@@ -399,12 +399,15 @@ class FeedforwardModel:
 
     __call__ = tau
 
-    def gravity(self, pose: Pose) -> np.ndarray:
+    def gravity(self, pose: Pose, validated: bool = False) -> np.ndarray:
         """Actuator forces that hold the platform at rest at ``pose`` (rigid-body model of this set,
-        whatever ``model`` is: the safe behaviour 'hold' needs it even when the feedforward is 'none')."""
-        z = np.zeros(self.dyn.n)
+        whatever ``model`` is: the safe behaviour 'hold' needs it even when the feedforward is 'none').
+        ``validated``: ``pose`` passed kin.validate already (the state estimator's): the compiled formulation does not
+        check it again."""
+        z = _ZEROS if self.dyn.n == 6 else np.zeros(self.dyn.n)
         if self._fast is not None:      # the formulation checks the pose (kin.validate) itself
-            return self._fast[1].inverse_dynamics_fast(pose, z, z, friction=False, check_limits=False)
+            return self._fast[1].inverse_dynamics_fast(pose, z, z, friction=False, check_limits=False,
+                                                       validated=validated)
         return self._generic(self.kin.validate(pose)[0], z, z, False)
 
     def joint_mass_matrix(self, pose: Pose) -> np.ndarray:
@@ -483,6 +486,10 @@ def dynamics_with_parameters(dyn: ClosedLoopDynamics, parameters) -> ClosedLoopD
                               model=tree_with_parameters(dyn, parameters))
     return ClosedLoopDynamics(make_kinematics(clm), gravity=dyn.gravity, sign_eps=dyn.sign_eps)
 
+
+#: the twist and acceleration of a spatial platform at rest (gravity); read-only
+_ZEROS = np.zeros(6)
+_ZEROS.setflags(write=False)
 
 def force_distribution(J, f, square: bool = True) -> np.ndarray:
     """tau with J^T tau = f (Taghirad, Controller Topology: tau = J^-T F): exact, or the minimum norm

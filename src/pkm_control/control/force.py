@@ -170,7 +170,8 @@ class _ForceLaw(_TaskSpace):
         zeros = np.zeros(self.dim)
         zeros.setflags(write=False)
         self._no_reference = (zeros, zeros)
-        self._last_reference = None          # (ForceReference, reference()) of the last call
+        self._last_reference = None          # (ForceReference, reference(), selected) of the last call
+        self.selected = False                # the last reference() has a force-controlled direction
         self._last_gravity = None            # (pose, G^(pose)) of the last call of gravity()
 
     def compute(self, q_d, qd_d, qdd_d, q, qd, tau_ff=None, pose=None, twist=None, desired=None, t=None,
@@ -182,6 +183,7 @@ class _ForceLaw(_TaskSpace):
         q, qd = _vec("measured positions", q, n), _vec("measured velocities", qd, n)
         if pose is None or twist is None or desired is None:
             raise InvalidInputError(f"{self.name} needs the measured and the desired platform pose and twist")
+        pose = self.kin.validate(pose)[0]
         if WRENCH in self.requires and not isinstance(wrench, (WrenchMeasurement, ActuatorForces)):
             raise InvalidInputError(f"{self.name} needs the measured wrench (WrenchMeasurement or ActuatorForces)")
         return self.evaluate(q_d, qd_d, qdd_d, q, qd, None, pose, _vec("measured twist", twist, self.dim), desired,
@@ -193,7 +195,7 @@ class _ForceLaw(_TaskSpace):
         last = self._last_gravity
         if last is not None and last[0] is pose:
             return last[1]
-        tau_g = self.model.gravity(pose)
+        tau_g = self.model.gravity(pose, validated=True)        # evaluate's pose is checked (compute: here)
         self._last_gravity = (pose, tau_g)
         return tau_g
 
@@ -208,17 +210,21 @@ class _ForceLaw(_TaskSpace):
 
     def reference(self, force: ForceReference | None):
         """(F_d clipped to +-force_limit, selection as floats; read-only); no reference: no force-controlled
-        direction. The set-point's, kept while the same ForceReference comes again (the loop's, every period)."""
+        direction. The set-point's, kept while the same ForceReference comes again (the loop's, every period).
+        ``selected``: some direction of it is force-controlled."""
         if force is None:
+            self.selected = False
             return self._no_reference
         last = self._last_reference
         if last is not None and last[0] is force:
+            self.selected = last[2]
             return last[1]
         checked = force.checked(self.dim)
         out = (np.clip(checked.wrench, -self.force_limit, self.force_limit), checked.selection.astype(float))
         for a in out:
             a.setflags(write=False)
-        self._last_reference = (force, out)
+        self.selected = bool(checked.selection.any())
+        self._last_reference = (force, out, self.selected)
         return out
 
 
@@ -311,7 +317,7 @@ class DirectForce(_ForceLaw):
         dt = self.period if self._t is None or t is None or not 0 < t - self._t <= 2.5 * self.period else t - self._t
         pose_d, twist_d = desired
         outer = self._outer(f_d, f_m, s, dt, pose_d, twist_d)
-        if s.any():
+        if self.selected:
             f_c = self.contact_wrench(t, pose, twist, wrench, f_m)
             pressed = outer[24] if f_c is f_m else float(np.linalg.norm(s * f_c))
             self._watch_contact(t, pose, pressed, outer[25], f_d, s)
@@ -343,8 +349,7 @@ class DirectForce(_ForceLaw):
 
     def inner(self, q, qd, pose, twist, pose_c, twist_c) -> np.ndarray:
         """The inner motion loop on (X_c, xd_c): task PD + gravity, tau = J^-T (Kp e_x + Kd e_x') + G^ (Fig. 28)."""
-        e, ed = self.errors(pose, twist, pose_c, twist_c)
-        return self.distribute(pose, self.kp * e + self.kd * ed) + self.gravity(pose)
+        return self.distribute(pose, self.task_pd(pose, twist, pose_c, twist_c)) + self.gravity(pose)
 
 
 class DirectForceJointSpace(DirectForce):
@@ -444,8 +449,7 @@ class InnerForce(_ForceLaw):
 
     def evaluate(self, q_d, qd_d, qdd_d, q, qd, tau_ff=None, pose=None, twist=None, desired=None, t=None,
                  wrench=None, force=None) -> np.ndarray:
-        e, ed = self.errors(pose, twist, *desired)
-        f_a = self.kp * e + self.kd * ed
+        f_a = self.task_pd(pose, twist, *desired)
         f_m = self.measured_wrench(pose, wrench)
         return self.distribute(pose, f_a + self.kf * (f_a - f_m)) + self.gravity(pose)
 
@@ -517,9 +521,9 @@ class Impedance(_Impedance):
     def evaluate(self, q_d, qd_d, qdd_d, q, qd, tau_ff=None, pose=None, twist=None, desired=None, t=None,
                  wrench=None, force=None) -> np.ndarray:
         pose_d, twist_d, xdd_d = self.desired_motion(desired, qd_d, qdd_d)
-        e, ed = self.errors(pose, twist, pose_d, twist_d)
         f_m = self.measured_wrench(pose, wrench)
-        a = xdd_d + (self.d_d * ed + self.k_d * e - f_m) / self.m_d
+        # D_d e_x' + K_d e_x as task_pd's K_d e_x + D_d e_x' (kp = K_d, kd = D_d; the sum of two numbers either way)
+        a = xdd_d + (self.task_pd(pose, twist, pose_d, twist_d) - f_m) / self.m_d
         return self.model.tau(pose, twist, a) + self.distribute(pose, f_m)
 
 
@@ -539,8 +543,8 @@ class ImpedanceNoForce(_Impedance):
     def evaluate(self, q_d, qd_d, qdd_d, q, qd, tau_ff=None, pose=None, twist=None, desired=None, t=None,
                  wrench=None, force=None) -> np.ndarray:
         pose_d, twist_d, xdd_d = self.desired_motion(desired, qd_d, qdd_d)
-        e, ed = self.errors(pose, twist, pose_d, twist_d)
-        return self.model.tau(pose, twist, xdd_d) + self.distribute(pose, self.d_d * ed + self.k_d * e)
+        # D_d e_x' + K_d e_x: task_pd with kp = K_d, kd = D_d
+        return self.model.tau(pose, twist, xdd_d) + self.distribute(pose, self.task_pd(pose, twist, pose_d, twist_d))
 
 
 class Admittance(_Impedance):

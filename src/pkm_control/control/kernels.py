@@ -145,24 +145,14 @@ def sensor_wrench(R, w, p):
     return out
 
 
-def pose_error(R_d, p_d, R, p, twist_d, twist):
-    """(e, e') of a spatial task in one array of 12: e = X_d (-) X = (p_d - p, so3_log(R_d R^T)) (task_space.
-    TaskSpace.difference), e' = xdot_d - xdot (laws._TaskSpace.errors). so3_log's formula and branches: the angle
-    from the trace, th / (2 sin th) v (v the skew part), v / 2 below 1e-8 rad, the axis from the symmetric part
-    within 1e-6 of pi. R_d R^T row by row as numpy's matrix product (equal to ~1 ulp)."""
-    out = np.empty(12)
-    E = np.empty((3, 3))
-    for i in range(3):
-        out[i] = p_d[i] - p[i]
-        out[6 + i] = twist_d[i] - twist[i]
-        out[9 + i] = twist_d[3 + i] - twist[3 + i]
-        for j in range(3):
-            E[i, j] = R_d[i, 0] * R[j, 0] + R_d[i, 1] * R[j, 1] + R_d[i, 2] * R[j, 2]
+def _so3_log(E):
+    """so3_log(E) (task_space): the angle from the trace, th / (2 sin th) v (v the skew part), v / 2 below 1e-8 rad,
+    the axis from the symmetric part within 1e-6 of pi. Returns (x, y, z)."""
     th = math.acos(min(max(((E[0, 0] + E[1, 1] + E[2, 2]) - 1) / 2, -1.0), 1.0))
     vx, vy, vz = E[2, 1] - E[1, 2], E[0, 2] - E[2, 0], E[1, 0] - E[0, 1]
     if th < 1e-8:
-        out[3], out[4], out[5] = 0.5 * vx, 0.5 * vy, 0.5 * vz
-    elif math.pi - th < 1e-6:
+        return 0.5 * vx, 0.5 * vy, 0.5 * vz
+    if math.pi - th < 1e-6:
         k = 0
         for i in range(1, 3):
             if (E[i, i] + 1) / 2 > (E[k, k] + 1) / 2:
@@ -171,10 +161,73 @@ def pose_error(R_d, p_d, R, p, twist_d, twist):
         ax, ay, az = ((E[0, k] + (k == 0)) / 2 / root, (E[1, k] + (k == 1)) / 2 / root,
                       (E[2, k] + (k == 2)) / 2 / root)
         sign = 1.0 if ax * vx + ay * vy + az * vz >= 0 else -1.0
-        out[3], out[4], out[5] = th * ax * sign, th * ay * sign, th * az * sign
-    else:
-        c = th / (2 * math.sin(th))
-        out[3], out[4], out[5] = c * vx, c * vy, c * vz
+        return th * ax * sign, th * ay * sign, th * az * sign
+    c = th / (2 * math.sin(th))
+    return c * vx, c * vy, c * vz
+
+
+def pose_error(R_d, p_d, R, p, twist_d, twist):
+    """(e, e') of a spatial task in one array of 12: e = X_d (-) X = (p_d - p, so3_log(R_d R^T)) (task_space.
+    TaskSpace.difference), e' = xdot_d - xdot (laws._TaskSpace.errors). R_d R^T row by row as numpy's matrix
+    product (equal to ~1 ulp)."""
+    out = np.empty(12)
+    E = np.empty((3, 3))
+    for i in range(3):
+        out[i] = p_d[i] - p[i]
+        out[6 + i] = twist_d[i] - twist[i]
+        out[9 + i] = twist_d[3 + i] - twist[3 + i]
+        for j in range(3):
+            E[i, j] = R_d[i, 0] * R[j, 0] + R_d[i, 1] * R[j, 1] + R_d[i, 2] * R[j, 2]
+    out[3], out[4], out[5] = _so3_log(E)
+    return out
+
+
+def task_pd(R_d, p_d, R, p, twist_d, twist, kp, kd):
+    """Kp e + Kd e' of a spatial task (laws._TaskSpace.task_pd), (e, e') as pose_error: its formula element by
+    element, the numpy expression's order (kp * e first)."""
+    err = pose_error(R_d, p_d, R, p, twist_d, twist)
+    out = np.empty(6)
+    for i in range(6):
+        out[i] = kp[i] * err[i] + kd[i] * err[6 + i]
+    return out
+
+
+def task_hermite(R0, p0, x0, R1, p1, x1, w, h):
+    """The desired platform motion of a spatial task at w in [0, 1] between two streamed samples h seconds apart
+    (control.loop: the references at the stream rate, the periods between them): the pose, twist and acceleration of
+    the samples ((R, p) and x = [xd (6), xdd (6)]) as ``hermite`` takes q, qd, qdd. Position: cubic Hermite on p
+    from p and v, on v from v and a, a linear. Rotation: R(w) = exp(phi(w)) R0 (base frame, task_space.retract),
+    phi cubic Hermite from phi(0) = 0, phi(1) = log(R1 R0^T) and the rates phi'(0) = omega0, phi'(1) = dexp^-1(phi1)
+    omega1 = omega1 - phi1 x omega1 / 2 + phi1 x (phi1 x omega1) / 12 (omega = dexp(phi) phi', the base-frame angular
+    velocity of exp(phi) R0; the series to second order in |phi1| = |omega| h); omega cubic Hermite from omega and
+    the angular acceleration, that linear. Returns [p (3), R row-major (9), xd (6), xdd (6)] (24). Against the
+    forward kinematics of the interpolated joint references the difference is of the order of either
+    interpolation's own error (h^4 |f^(4)| / 384; test_controller)."""
+    out = np.empty(24)
+    w2 = w * w
+    w3 = w2 * w
+    h00, h10, h01, h11 = 2 * w3 - 3 * w2 + 1, (w3 - 2 * w2 + w) * h, 3 * w2 - 2 * w3, (w3 - w2) * h
+    for i in range(3):
+        out[i] = h00 * p0[i] + h01 * p1[i] + h10 * x0[i] + h11 * x1[i]
+    for i in range(6):
+        out[12 + i] = h00 * x0[i] + h01 * x1[i] + h10 * x0[6 + i] + h11 * x1[6 + i]
+        out[18 + i] = (1 - w) * x0[6 + i] + w * x1[6 + i]
+    E = np.empty((3, 3))
+    for i in range(3):
+        for j in range(3):
+            E[i, j] = R1[i, 0] * R0[j, 0] + R1[i, 1] * R0[j, 1] + R1[i, 2] * R0[j, 2]
+    fx, fy, fz = _so3_log(E)
+    ox, oy, oz = x1[3], x1[4], x1[5]
+    cx, cy, cz = fy * oz - fz * oy, fz * ox - fx * oz, fx * oy - fy * ox                  # phi1 x omega1
+    dx, dy, dz = fy * cz - fz * cy, fz * cx - fx * cz, fx * cy - fy * cx                  # phi1 x (phi1 x omega1)
+    rx = ox - cx / 2 + dx / 12
+    ry = oy - cy / 2 + dy / 12
+    rz = oz - cz / 2 + dz / 12
+    X = rodrigues(h01 * fx + h10 * x0[3] + h11 * rx, h01 * fy + h10 * x0[4] + h11 * ry,
+                  h01 * fz + h10 * x0[5] + h11 * rz)
+    for i in range(3):
+        for j in range(3):
+            out[3 + 3 * i + j] = X[3 * i] * R0[0, j] + X[3 * i + 1] * R0[1, j] + X[3 * i + 2] * R0[2, j]
     return out
 
 
@@ -218,6 +271,9 @@ if numba is not None:
     hermite = numba.njit(_OUT(_A, _A, numba.float64, numba.float64), cache=True)(hermite)
     _A2 = numba.types.Array(numba.float64, 2, "A", readonly=True)
     sensor_wrench = numba.njit(_OUT(_A2, _A, _A), cache=True)(sensor_wrench)
+    _so3_log = numba.njit(cache=True)(_so3_log)
     pose_error = numba.njit(_OUT(_A2, _A, _A2, _A, _A, _A), cache=True)(pose_error)
+    task_pd = numba.njit(_OUT(_A2, _A, _A2, _A, _A, _A, _A, _A), cache=True)(task_pd)
+    task_hermite = numba.njit(_OUT(_A2, _A, _A, _A2, _A, _A, numba.float64, numba.float64), cache=True)(task_hermite)
     force_outer = numba.njit(_OUT(_A, _A, _A, _A, numba.float64, _A, _A, numba.float64, _A2, _A, _A),
                              cache=True)(force_outer)

@@ -242,12 +242,18 @@ class Robustifier:
 class _Desired:
     """Mixin: the desired task motion from the references: the controller passes ``desired`` = (pose_d, twist_d),
     the state estimator's forward kinematics of q_d, qd_d; xddot_d = J^-1 (qdd_d - Jdot xdot_d) (task_rates).
-    ``known_jacobians``: ((pose, J at it), ...) of the state estimates of this period (Controller.update)."""
+    ``known_jacobians``: ((pose, J at it), ...) of the state estimates of this period (Controller.update);
+    ``known_acceleration``: (pose_d, xddot_d) when the controller interpolated the desired motion between two streamed
+    samples (Controller._interpolated), else None."""
 
     known_jacobians = ()
+    known_acceleration = None             # (pose_d, xddot_d) of this period when the controller has it (interpolated)
 
     def desired_motion(self, desired, qd_d, qdd_d):
         pose_d, twist_d = desired
+        known = self.known_acceleration
+        if known is not None and known[0] is pose_d:
+            return pose_d, twist_d, known[1]
         return pose_d, twist_d, task_rates(self.kin, pose_d, qd_d, qdd_d, self._square, twist_d,
                                            self.jacobian(pose_d))[1]
 
@@ -274,6 +280,10 @@ class _TaskSpace(_Desired, _PD):
         self.dim = kin.task.dim
         self._square = kin.model.n_actuated == self.dim
         self._spatial = kin.task.kind == "spatial"
+        # Kp, Kd per task coordinate (a scalar gain broadcast) for kernels.task_pd; a gain of another size keeps
+        # numpy's broadcasting (its error), check_size refuses it
+        self._task_gains = tuple(np.broadcast_to(g, (self.dim,)).astype(float) if g.ndim == 0 or g.shape == (self.dim,)
+                                 else g for g in (self.kp, self.kd))
 
     def check_size(self, n: int) -> None:
         super().check_size(self.dim)          # gains per task coordinate, whatever the number of actuators
@@ -289,6 +299,18 @@ class _TaskSpace(_Desired, _PD):
                 pass
         return self.kin.task.difference(pose_d, pose), twist_d - twist
 
+    def task_pd(self, pose, twist, pose_d, twist_d) -> np.ndarray:
+        """Kp e_x + Kd e_x' (spatial: one compiled call, kernels.task_pd; the same numbers as ``errors`` and the
+        numpy expression)."""
+        if self._spatial:
+            try:
+                return kernels.task_pd(pose_d.rotation, pose_d.position, pose.rotation, pose.position, twist_d, twist,
+                                       *self._task_gains)
+            except TypeError:           # not float64 arrays: numpy below
+                pass
+        e, ed = self.errors(pose, twist, pose_d, twist_d)
+        return self.kp * e + self.kd * ed
+
     def distribute(self, pose, wrench) -> np.ndarray:
         """tau = J^-T F (Taghirad, Controller Topology, the force distribution block; minimum norm if redundant)."""
         return force_distribution(self.jacobian(pose), wrench, self._square)
@@ -302,8 +324,7 @@ class TaskPD(_TaskSpace):
 
     def evaluate(self, q_d, qd_d, qdd_d, q, qd, tau_ff=None, pose=None, twist=None, desired=None,
                  t=None) -> np.ndarray:
-        e, ed = self.errors(pose, twist, *desired)
-        return self.distribute(pose, self.kp * e + self.kd * ed)
+        return self.distribute(pose, self.task_pd(pose, twist, *desired))
 
 
 class TaskPDFeedforward(TaskPD):
@@ -339,7 +360,9 @@ class TaskPDGravity(TaskPD):
 
     def evaluate(self, q_d, qd_d, qdd_d, q, qd, tau_ff=None, pose=None, twist=None, desired=None,
                  t=None) -> np.ndarray:
-        return super().evaluate(q_d, qd_d, qdd_d, q, qd, None, pose, twist, desired) + self.model.gravity(pose)
+        # the pose is the estimator's, or passed kin.validate in distribute's J (compute)
+        return super().evaluate(q_d, qd_d, qdd_d, q, qd, None, pose, twist, desired) + \
+            self.model.gravity(pose, validated=True)
 
 
 class TaskIDC(_TaskSpace):

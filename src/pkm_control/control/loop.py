@@ -56,6 +56,8 @@ class ControlLoop:
         self.forces = SampleBuffer()
         self.force_end_ns = None
         self.takes_forces = isinstance(getattr(controller, "law", None), _ForceLaw)
+        # the controller interpolates the desired motion between streamed samples (Controller._interpolated)
+        self._between = bool(getattr(controller, "_interpolates", False))
         self._inbox = collections.deque()
         self.measured = None
         self.force_reference = None     # force.ForceReference of the force laws' set-point (References.force), or None
@@ -168,7 +170,8 @@ class ControlLoop:
         self.measured = measured
         row = self.references.use(t_ns, self.reference_timeout_ns)
         n = self.n
-        refs = None if row is None else References(row[:n], row[n:2 * n], row[2 * n:], self.force_at(t_ns))
+        refs = None if row is None else References(row[:n], row[n:2 * n], row[2 * n:], self.force_at(t_ns),
+                                                   self.references.between(t_ns) if self._between else None)
         ff = self.feedforward.use(t_ns + self.feedforward_lead_ns, self.reference_timeout_ns) \
             if self.controller.needs_feedforward else None
         cmd = self.controller.update(t_ns * 1e-9, measured, refs, ff)

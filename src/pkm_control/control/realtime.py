@@ -143,11 +143,15 @@ class LatencyHistogram:
         self.max = float("nan")
 
     def percentile(self, q: float) -> float:
+        return self.percentiles(q)[0]
+
+    def percentiles(self, *qs: float) -> tuple:
+        """``percentile`` of each of ``qs``, the bins summed once."""
         if self.n == 0:
-            return float("nan")
+            return (float("nan"),) * len(qs)
         cum = np.cumsum(self.counts)
-        i = int(np.searchsorted(cum, q / 100.0 * cum[-1]))
-        return float(i + 1) if i < self.top else self.max
+        found = np.searchsorted(cum, np.array(qs, float) / 100.0 * cum[-1])
+        return tuple(float(i + 1) if i < self.top else self.max for i in found.tolist())
 
 
 class SlicedWork:
@@ -208,10 +212,10 @@ class RunStats:
         return 100.0 * self.misses / max(self.cycles + self.misses, 1)
 
     def summary(self) -> dict:
+        jitter, compute = self.jitter.percentiles(50, 99), self.compute.percentiles(50, 99)
         return {"cycles": self.cycles, "deadline_misses": self.misses, "deadline_miss_percent": self.miss_percent,
-                "jitter_median_us": self.jitter.percentile(50), "jitter_p99_us": self.jitter.percentile(99),
-                "jitter_max_us": self.jitter.max, "compute_median_us": self.compute.percentile(50),
-                "compute_p99_us": self.compute.percentile(99)}
+                "jitter_median_us": jitter[0], "jitter_p99_us": jitter[1], "jitter_max_us": self.jitter.max,
+                "compute_median_us": compute[0], "compute_p99_us": compute[1]}
 
 
 class PeriodicRunner:

@@ -52,6 +52,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import InvalidModelError
+from .kernels import stop_force, stops_engaged
 
 #: below this cut-joint angle (rad) its rate map is not sampled for the gains (a cone angle is |.|-like at 0)
 _SMOOTH_ANGLE = 1e-3
@@ -123,8 +124,12 @@ class EndStops:
         return np.maximum(self.cut_lower - angles, 0.0) + np.maximum(angles - self.cut_upper, 0.0)
 
     def torque(self, q: np.ndarray, v: np.ndarray) -> np.ndarray:
-        """Tree generalized force of the tree-joint stops (module docstring), exactly zero inside the ranges."""
-        return _stop_force(q, v, self.lower, self.upper, self.stiffness, self.damping)
+        """Tree generalized force of the tree-joint stops (module docstring), exactly zero inside the ranges (one
+        compiled call, kernels.stop_force: the simulator's every RK4 stage)."""
+        out = np.empty(len(self.lower))
+        stop_force(np.asarray(q, float), np.asarray(v, float), self.lower, self.upper, self.stiffness, self.damping,
+                   out)
+        return out
 
     def cut_force(self, kin, pose, twist) -> np.ndarray | None:
         """Generalized force on the task velocity of the cut-joint stops, None while every cut joint is
@@ -132,22 +137,12 @@ class EndStops:
         if not self.cut_names:
             return None
         angles = kin.cut_joint_angles(pose)
-        if not ((angles < self.cut_lower) | (angles > self.cut_upper)).any():
+        if not stops_engaged(angles, self.cut_lower, self.cut_upper):
             return None
         rows = kin.cut_joint_rows(pose)
-        return rows.T @ _stop_force(angles, rows @ twist, self.cut_lower, self.cut_upper, self.cut_stiffness,
-                                    self.cut_damping)
-
-
-def _stop_force(x, rate, lower, upper, k, c) -> np.ndarray:
-    """max(0, k d + c ddot) out of each stop (module docstring), zero inside [lower, upper]."""
-    below, above = x < lower, x > upper
-    out = np.zeros(len(x))
-    if below.any():
-        out[below] = np.maximum(k[below] * (lower[below] - x[below]) - c[below] * rate[below], 0.0)
-    if above.any():
-        out[above] = -np.maximum(k[above] * (x[above] - upper[above]) + c[above] * rate[above], 0.0)
-    return out
+        out = np.empty(len(angles))
+        stop_force(angles, rows @ twist, self.cut_lower, self.cut_upper, self.cut_stiffness, self.cut_damping, out)
+        return rows.T @ out
 
 
 #: slack of the energy bound (``EnergyBound``): relative to the energy that went through the system, and absolute (J)

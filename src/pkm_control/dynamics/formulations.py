@@ -19,7 +19,8 @@ class Formulation:
 
     * ``inverse_dynamics(pose, twist, accel, friction)``: actuator forces (actuated-joint order) of a platform motion;
     * ``mass_matrix(pose)``: the task-space mass matrix on the platform twist;
-    * ``inverse_dynamics_fast(pose, twist, accel, friction, check_limits)``: the same forces from compiled code, for
+    * ``inverse_dynamics_fast(pose, twist, accel, friction, check_limits, validated)``: the same forces from compiled
+      code (``validated``: the motion passed kin.validate already, not checked again), for
       the control loop (the computed-force feedforward);
     * ``inverse_dynamics_batch(positions, rotations, twists, accels, friction, return_valid, check_limits)``: the
       forces of N samples in one call (rows of unreachable or singular samples NaN);
@@ -52,7 +53,8 @@ class Formulation:
     def mass_matrix(self, pose):
         raise self._not_provided("mass_matrix")
 
-    def inverse_dynamics_fast(self, pose, twist, accel, friction: bool = False, check_limits: bool = True):
+    def inverse_dynamics_fast(self, pose, twist, accel, friction: bool = False, check_limits: bool = True,
+                              validated: bool = False):
         raise self._not_provided("inverse_dynamics_fast")
 
     def inverse_dynamics_batch(self, positions, rotations, twists, accels, friction: bool = False,

@@ -515,12 +515,15 @@ class Formulation(formulations.Formulation):
         return out
 
     def inverse_dynamics(self, pose: Pose, twist, accel, friction: bool = True,
-                         check_limits: bool = True) -> np.ndarray:
+                         check_limits: bool = True, validated: bool = False) -> np.ndarray:
         """Actuator forces Q_a (N, leg order) for the computed-force controller: the compiled kernel
-        with Table I's base parameters (the same equations as ``inverse_dynamics_reference``)."""
+        with Table I's base parameters (the same equations as ``inverse_dynamics_reference``). ``validated``: the
+        caller passes a motion ``kin.validate`` accepted (float64 arrays, finite), e.g. the state estimator's pose;
+        it is not checked again."""
         if twist is None or accel is None:
             raise InvalidInputError("inverse dynamics needs a twist and an acceleration")
-        pose, twist, accel = self.kin.validate(pose, twist, accel)
+        if not validated:
+            pose, twist, accel = self.kin.validate(pose, twist, accel)
         out = np.empty(6)
         status = _KERNEL(pose.position, pose.rotation, twist, accel, self._geo if check_limits else self._geo_free,
                          self._cos_cone if check_limits else -2.0, self._kparams, self.gravity,

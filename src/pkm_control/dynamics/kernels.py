@@ -190,6 +190,31 @@ def tree_force(tau, act, limit, t):
     return total <= limit
 
 
+@numba.njit((_F64_1, _F64_1, _F64_1), cache=True)
+def stops_engaged(x, lower, upper):
+    """Whether a joint is beyond its stop: some x < lower or x > upper (dynamics.end_stops; a NaN is not)."""
+    for k in range(x.shape[0]):
+        if x[k] < lower[k] or x[k] > upper[k]:
+            return True
+    return False
+
+
+@numba.njit((_F64_1, _F64_1, _F64_1, _F64_1, _F64_1, _F64_1, numba.float64[::1]), cache=True)
+def stop_force(x, rate, lower, upper, k, c, out):
+    """The end stops' force (dynamics.end_stops, Kelvin-Voigt without pull) into the caller's out: per joint
+    max(0, k d + c ddot) out of its stop, d the penetration beyond lower or upper and ddot its rate, exactly zero
+    inside [lower, upper] (a NaN force stays NaN, as numpy's maximum keeps it)."""
+    for j in range(x.shape[0]):
+        if x[j] < lower[j]:
+            f = k[j] * (lower[j] - x[j]) - c[j] * rate[j]
+            out[j] = 0.0 if f < 0.0 else f
+        elif x[j] > upper[j]:
+            f = k[j] * (x[j] - upper[j]) + c[j] * rate[j]
+            out[j] = -(0.0 if f < 0.0 else f)
+        else:
+            out[j] = 0.0
+
+
 @numba.njit(cache=True)
 def rk4_stage(q, v, vs, a, h, q_out, v_out):
     """One stage's state of classical RK4 in tree coordinates (simulation.ReducedSimulator): q_out = q + h vs,

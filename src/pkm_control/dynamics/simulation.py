@@ -120,11 +120,11 @@ class ReducedSimulator:
         return self.task.pose_from_platform_joints(s.coords)
 
     def _deriv(self, coords, twist, tau, wrench):
-        pose = self.task.pose_from_platform_joints(coords)
+        pose, rates = self.task.platform_pose_and_rates(coords, twist)
         if callable(wrench):                 # a wrench of the state (a contact): evaluated at every RK4 stage
             wrench = wrench(pose, self.task.twist_map() @ twist)
         xdd = self.dyn.forward_dynamics(pose, twist, tau, wrench, friction=self.friction, end_stops=self.end_stops)
-        return self.task.platform_rate_matrix(pose) @ twist, xdd
+        return rates, xdd
 
     def actuated(self, s: SimState) -> tuple[np.ndarray, np.ndarray]:
         """(q_a, qd_a): actuated joint positions and velocities qd_a = J xdot of a state."""
@@ -150,12 +150,17 @@ class ReducedSimulator:
                                                  self._stops, contact))
         if self._tree and not callable(wrench):
             return self._step_tree(s, dt, tau, wrench)
+        # classical RK4, the stages' states by one compiled call each (kernels.rk4_stage, rk4_sum)
         c, t = s.coords, s.twist
+        c2, t2, c3, t3, c4, t4 = (np.empty(len(c)) for _ in range(6))
         k1c, k1t = self._deriv(c, t, tau, wrench)
-        k2c, k2t = self._deriv(c + 0.5 * dt * k1c, t + 0.5 * dt * k1t, tau, wrench)
-        k3c, k3t = self._deriv(c + 0.5 * dt * k2c, t + 0.5 * dt * k2t, tau, wrench)
-        k4c, k4t = self._deriv(c + dt * k3c, t + dt * k3t, tau, wrench)
-        return SimState(c + dt / 6 * (k1c + 2 * k2c + 2 * k3c + k4c), t + dt / 6 * (k1t + 2 * k2t + 2 * k3t + k4t))
+        rk4_stage(c, t, k1c, k1t, 0.5 * dt, c2, t2)
+        k2c, k2t = self._deriv(c2, t2, tau, wrench)
+        rk4_stage(c, t, k2c, k2t, 0.5 * dt, c3, t3)
+        k3c, k3t = self._deriv(c3, t3, tau, wrench)
+        rk4_stage(c, t, k3c, k3t, dt, c4, t4)
+        k4c, k4t = self._deriv(c4, t4, tau, wrench)
+        return SimState(rk4_sum(c, k1c, k2c, k3c, k4c, dt), rk4_sum(t, k1t, k2t, k3t, k4t, dt))
 
     def _step_tree(self, s: SimState, dt: float, tau, wrench) -> SimState:
         """``step`` in tree coordinates (module docstring); all tree joints are 1-DoF, so q integrates as q + h v."""

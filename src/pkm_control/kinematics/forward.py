@@ -10,7 +10,7 @@ compiled call, kernels.ups_forward).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import math
 
@@ -24,8 +24,9 @@ from .kernels import UPS_FK_GUESS as GUESS, UPS_FK_MAX_ITER as MAX_ITER, UPS_FK_
 from .task_space import Pose
 
 
-@dataclass(frozen=True)
-class FKResult:
+class FKResult(NamedTuple):
+    """The forward kinematics' solution (a named tuple: immutable, and cheap to build in every control period)."""
+
     pose: Pose
     iterations: int
     residual: float          # |q_a(pose) - q_a| (m or rad), Euclidean

@@ -40,7 +40,8 @@ from ..errors import (MAGNITUDE_LIMIT, InvalidInputError, InvalidModelError, Joi
                       SingularConfigurationError, UnreachablePoseError)
 from .base import NO_VECTOR, JointMotion, ParallelKinematics, fast_inputs
 from .forward import FKResult, failure, finish
-from .kernels import UPS_FK_INPUT, UPS_FK_OK, UPS_GIMBAL, UPS_INPUT, UPS_OK, UPS_PITCH, ups_forward, ups_motion
+from .kernels import (UPS_FK_INPUT, UPS_FK_OK, UPS_GIMBAL, UPS_INPUT, UPS_OK, UPS_PITCH, ups_cone_angles, ups_cone_rows,
+                      ups_forward, ups_motion)
 from .task_space import Pose, TaskSpace, rpy_to_matrix
 
 #: below this horizontal strut component r = sqrt(x^2 + z^2) (m) the universal joint is in
@@ -132,11 +133,19 @@ class Kinematics(ParallelKinematics):
                 np.full(n, self.spherical_joint_max_angle))
 
     def cut_joint_angles(self, pose: Pose) -> np.ndarray:
-        """Cone angle of each spherical joint: between the strut axis u_i and the anchor axis R n_i."""
-        R = np.asarray(pose.rotation, float)
-        d = self._Bp @ R.T + (np.asarray(pose.position, float) - self._A)
-        c = np.einsum("ij,ij->i", d, self._axes @ R.T) / np.linalg.norm(d, axis=1)
-        return np.arccos(np.clip(c, -1.0, 1.0))
+        """Cone angle of each spherical joint: between the strut axis u_i and the anchor axis R n_i (one compiled
+        call, kernels.ups_cone_angles: the simulated end stops' every stage)."""
+        out = np.empty(self.n_legs)
+        ups_cone_angles(np.asarray(pose.rotation, float), np.asarray(pose.position, float), self._legdata, out)
+        return out
+
+    def cut_joint_rows(self, pose: Pose) -> np.ndarray:
+        """d(cone angle rates) / d(twist) of the spherical joints, in closed form (kernels.ups_cone_rows: the cut-joint
+        end stops' rate map at every simulation stage in contact, instead of the base class's central differences of
+        ``cut_joint_angles``, whose rounding they carry: test_end_stops)."""
+        rows = np.empty((self.n_legs, 6))
+        ups_cone_rows(np.asarray(pose.rotation, float), np.asarray(pose.position, float), self._legdata, rows)
+        return rows
 
     def check_limits(self, q: np.ndarray) -> None:
         """As ParallelKinematics.check_limits, one vectorized test before building the message."""
@@ -246,20 +255,20 @@ class Kinematics(ParallelKinematics):
         not float64 arrays of their sizes, or not finite, beyond MAGNITUDE_LIMIT, the guess no rotation: the checked
         path (forward_kinematics) then says what is wrong. ConvergenceError as forward_kinematics."""
         m = len(self._act)
-        if not (type(q_actuated) is np.ndarray and q_actuated.dtype == np.float64 and q_actuated.ndim == 1
-                and type(qd_actuated) is np.ndarray and qd_actuated.dtype == np.float64 and qd_actuated.ndim == 1
-                and fast_inputs(guess, None, None, 6)):
-            return None
         R, p, J, xd, out = np.empty((3, 3)), np.empty(3), np.empty((m, 6)), np.empty(6), np.empty(3)
-        status, it = ups_forward(q_actuated, qd_actuated, guess.rotation, guess.position, self._legdata, self._iall,
-                                 self._act_rows, self._act, _GIMBAL_EPS, tol, max_iter, damping, MAGNITUDE_LIMIT, R, p,
-                                 J, xd, out)
+        try:        # the kernel's signature takes 1-D / 2-D float64 arrays only (TypeError) and checks their sizes
+            status, it = ups_forward(q_actuated, qd_actuated, guess.rotation, guess.position, self._legdata,
+                                     self._iall, self._act_rows, self._act, _GIMBAL_EPS, tol, max_iter, damping,
+                                     MAGNITUDE_LIMIT, R, p, J, xd, out)
+        except (TypeError, AttributeError):
+            return None
         if status == UPS_FK_INPUT:
             return None
         if status != UPS_FK_OK:
             raise failure(status, it, out[0], tol)
         twist = xd if len(qd_actuated) and m == 6 else None
-        return finish(self, Pose(p, R), it, out[0], J, check_limits), twist, out[1], out[2]
+        fk = finish(self, Pose(p, R), it, out[0], J, True) if check_limits else FKResult(Pose(p, R), it, out[0], J)
+        return fk, twist, out[1], out[2]
 
     def jacobian_xq(self, pose: Pose):
         """(J_x, J_q) = (J, I): prismatic legs have no inverse-kinematic singularity (Taghirad)."""

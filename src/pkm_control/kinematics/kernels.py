@@ -122,6 +122,50 @@ def zyx_platform_motion(R, p, twist, accel):
     return qp, vp, ap, B, False
 
 
+@numba.njit((_V, _V, numba.float64[:, ::1], numba.float64[::1], numba.float64[::1]), cache=True)
+def zyx_pose_rates(qp, twist, R, p, vp):
+    """The platform pose at a spatial task's platform joints qp (x y z, then ZYX Euler yaw pitch roll) into the
+    caller's p and R = Rz(yaw) Ry(pitch) Rx(roll) (task_space.rpy_to_matrix), and with a twist (length 6; 0: none)
+    the platform-joint rates vp = B xdot, B that of zyx_platform_motion at this R (the simulator's every RK4 stage:
+    one call instead of three numpy rotations and a matrix product). Returns 0; 1 where the rates are asked and
+    |pitch| = pi/2 (cos(pitch) < 1e-9), where B is singular (vp not written); 2 for a qp not of 6 or a twist not of 0
+    or 6 (nothing written)."""
+    if qp.shape[0] != 6 or twist.shape[0] not in (0, 6):
+        return 2
+    yaw, pitch, roll = qp[3], qp[4], qp[5]
+    cy, sy, cp, sp = math.cos(yaw), math.sin(yaw), math.cos(pitch), math.sin(pitch)
+    cr, sr = math.cos(roll), math.sin(roll)
+    p[0], p[1], p[2] = qp[0], qp[1], qp[2]
+    R[0, 0], R[0, 1], R[0, 2] = cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr
+    R[1, 0], R[1, 1], R[1, 2] = sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr
+    R[2, 0], R[2, 1], R[2, 2] = -sp, cp * sr, cp * cr
+    if twist.shape[0] != 6:
+        return 0
+    r00, r10 = R[0, 0], R[1, 0]
+    c = math.hypot(r00, r10)
+    if c < 1e-9:
+        return 1
+    ky, ny, s = r00 / c, r10 / c, -R[2, 0]
+    wx, wy, wz = twist[3], twist[4], twist[5]
+    vp[0], vp[1], vp[2] = twist[0], twist[1], twist[2]
+    vp[3] = s * ky / c * wx + s * ny / c * wy + wz          # B's rows of zyx_platform_motion, B xdot written out
+    vp[4] = -ny * wx + ky * wy
+    vp[5] = ky / c * wx + ny / c * wy
+    return 0
+
+
+@numba.njit((_V, _V, numba.float64[::1]), cache=True)
+def zyx_platform_force(qp, f, out):
+    """The platform-joint forces tau_p with B^T tau_p = f of a spatial task (f a generalized force on the twist):
+    tau_p = (f_v, E^T f_omega), E = task_space.euler_rate_matrix(yaw, pitch) at the platform joints qp (x y z, yaw
+    pitch roll), into the caller's out (6)."""
+    cy, sy, cp, sp = math.cos(qp[3]), math.sin(qp[3]), math.cos(qp[4]), math.sin(qp[4])
+    out[0], out[1], out[2] = f[0], f[1], f[2]
+    out[3] = f[5]
+    out[4] = -sy * f[3] + cy * f[4]
+    out[5] = cy * cp * f[3] + sy * cp * f[4] - sp * f[5]
+
+
 @numba.njit(cache=True)
 def platform_joints(R, p, twist, accel, accs, rates, want_g, ip, q, v, a, G, info):
     """The platform joints ip of a hexapod family's tree (x y z, then ZYX Euler angles) into q, with their rates,
@@ -284,6 +328,58 @@ def ups_motion(R, p, twist, accel, legs, iall, gimbal_eps, cos_cone, check, want
 UPS_FK_OK, UPS_FK_GUESS, UPS_FK_SINGULAR, UPS_FK_STALLED, UPS_FK_MAX_ITER, UPS_FK_INPUT = 0, 1, 2, 3, 4, 5
 
 _I = numba.types.Array(numba.int64, 1, "A", readonly=True)
+
+
+@numba.njit(cache=True, inline="always")
+def _rotated_anchor_and_axis(R, L):
+    """R b_i and R n_i of one leg's row of ups_motion's ``legs`` (A_i, b_i, S_i, n_i), as six scalars."""
+    bx, by, bz, nx, ny, nz = 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
+    for k in range(3):
+        bx += R[0, k] * L[3 + k]
+        by += R[1, k] * L[3 + k]
+        bz += R[2, k] * L[3 + k]
+        nx += R[0, k] * L[15 + k]
+        ny += R[1, k] * L[15 + k]
+        nz += R[2, k] * L[15 + k]
+    return bx, by, bz, nx, ny, nz
+
+
+@numba.njit((_M, _V, _M, numba.float64[::1]), cache=True)
+def ups_cone_angles(R, p, legs, out):
+    """The spherical joints' cone angles of a 6-UPS pose into ``out`` (n), hexapod_ups.cut_joint_angles (the end
+    stops' cut joints, every simulation stage): per leg (ups_motion's ``legs``: A_i, b_i, S_i, n_i) the angle
+    between the strut d = R b_i + p - A_i and the anchor axis R n_i."""
+    for i in range(legs.shape[0]):
+        L = legs[i]
+        bx, by, bz, nx, ny, nz = _rotated_anchor_and_axis(R, L)
+        dx, dy, dz = bx + p[0] - L[0], by + p[1] - L[1], bz + p[2] - L[2]
+        c = (dx * nx + dy * ny + dz * nz) / math.sqrt(dx * dx + dy * dy + dz * dz)
+        out[i] = math.acos(max(-1.0, min(1.0, c)))
+
+
+@numba.njit((_M, _V, _M, numba.float64[:, ::1]), cache=True)
+def ups_cone_rows(R, p, legs, rows):
+    """d(cone angle rates) / d(twist) of a 6-UPS pose into ``rows`` (n x 6), hexapod_ups.cut_joint_rows (the cut-joint
+    end stops' rate map, every simulation stage in contact). With b = R b_i, d = b + p - A_i, u = d / |d|, n = R n_i
+    and c = n . u: d' = v + omega x b, n' = omega x n, so |d| c' = v . (n - c u) + omega . (b x n + n x d - c b x u),
+    and theta' = -c' / sin(theta). A row is zero where sin(theta) <= 1e-12 (the angle is |.|-like at 0)."""
+    for i in range(legs.shape[0]):
+        L = legs[i]
+        bx, by, bz, nx, ny, nz = _rotated_anchor_and_axis(R, L)
+        dx, dy, dz = bx + p[0] - L[0], by + p[1] - L[1], bz + p[2] - L[2]
+        dn = math.sqrt(dx * dx + dy * dy + dz * dz)
+        ux, uy, uz = dx / dn, dy / dn, dz / dn
+        c = max(-1.0, min(1.0, nx * ux + ny * uy + nz * uz))
+        sin_theta = math.sqrt(1.0 - c * c)
+        if sin_theta <= 1e-12:
+            for k in range(6):
+                rows[i, k] = 0.0
+            continue
+        g = -1.0 / (dn * sin_theta)
+        rows[i, 0], rows[i, 1], rows[i, 2] = g * (nx - c * ux), g * (ny - c * uy), g * (nz - c * uz)
+        rows[i, 3] = g * ((by * nz - bz * ny) + (ny * dz - nz * dy) - c * (by * uz - bz * uy))
+        rows[i, 4] = g * ((bz * nx - bx * nz) + (nz * dx - nx * dz) - c * (bz * ux - bx * uz))
+        rows[i, 5] = g * ((bx * ny - by * nx) + (nx * dy - ny * dx) - c * (bx * uy - by * ux))
 
 
 @numba.njit(cache=True)
@@ -546,6 +642,37 @@ def pus_cone_angles(R, p, legs, L, out):
         if h < 0.0:
             return i
         out[i] = math.acos(max(-1.0, min(1.0, _pus_cone_cosine(R, dx, dy, h, L))))
+    return -1
+
+
+@numba.njit((_M, _V, _M, numba.float64, numba.float64[:, ::1]), cache=True)
+def pus_cone_rows(R, p, legs, L, rows):
+    """d(cone angle rates) / d(twist) of a 6-PUS pose into ``rows`` (n x 6), hexapod_pus.cut_joint_rows (the cut-joint
+    end stops' rate map, every simulation stage in contact). With n = R e_z, a = (d_x, d_y, h) (|a| = L) and the
+    actuator rate l' = a . d' / h (a . a' = 0, a' = d' - l' z_B, d' = v + omega x r), the cone cosine c = n . a / L
+    moves as L c' = v . (n - n_z a / h) + omega . (n x a + r x n - n_z (r x a) / h), and the angle as
+    theta' = -c' / sin(theta). A row is zero where sin(theta) <= 1e-12 (a cone angle is |.|-like at 0: no
+    derivative there). Returns -1, or the first leg that cannot reach or whose link is horizontal (h = 0: the
+    actuator rate is unbounded; ``rows`` then incomplete)."""
+    L2 = L * L
+    nx, ny, nz = R[0, 2], R[1, 2], R[2, 2]
+    for i in range(legs.shape[0]):
+        rx, ry, rz, ax, ay, _, h = _pus_leg(R, p, legs[i], L2)
+        if h <= 0.0:
+            return i
+        c = max(-1.0, min(1.0, _pus_cone_cosine(R, ax, ay, h, L)))
+        sin_theta = math.sqrt(1.0 - c * c)
+        if sin_theta <= 1e-12:
+            for k in range(6):
+                rows[i, k] = 0.0
+            continue
+        g = -1.0 / (L * sin_theta)
+        m = nz / h
+        rows[i, 0], rows[i, 1], rows[i, 2] = g * (nx - m * ax), g * (ny - m * ay), g * (nz - m * h)
+        # n x a + r x n - m (r x a)
+        rows[i, 3] = g * ((ny * h - nz * ay) + (ry * nz - rz * ny) - m * (ry * h - rz * ay))
+        rows[i, 4] = g * ((nz * ax - nx * h) + (rz * nx - rx * nz) - m * (rz * ax - rx * h))
+        rows[i, 5] = g * ((nx * ay - ny * ax) + (rx * ny - ry * nx) - m * (rx * ay - ry * ax))
     return -1
 
 

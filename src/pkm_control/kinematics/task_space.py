@@ -34,7 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import MAGNITUDE_LIMIT, InvalidInputError, SingularConfigurationError, check_vector
-from .kernels import rodrigues, zyx_platform_motion, zyx_task_acceleration
+from .kernels import rodrigues, zyx_platform_force, zyx_platform_motion, zyx_pose_rates, zyx_task_acceleration
 
 #: no twist / acceleration for kernels.zyx_platform_motion
 _NO_RATES = np.empty(0)
@@ -244,7 +244,9 @@ class TaskSpace:
         the platform joints (spatial: B^-T = diag(I, E^T))."""
         if self.kind != "spatial":
             return np.array(f, float)
-        return np.concatenate([f[:3], euler_rate_matrix(qp[3], qp[4]).T @ f[3:]])
+        out = np.empty(6)
+        zyx_platform_force(np.asarray(qp, float), np.asarray(f, float), out)     # one compiled call (kernels)
+        return out
 
     def platform_rate_matrix(self, pose: Pose) -> np.ndarray:
         """B with (platform-joint rates) = B (task velocity)."""
@@ -286,8 +288,26 @@ class TaskSpace:
     def pose_from_platform_joints(self, qp) -> Pose:
         """Pose from the platform-joint positions (tree order)."""
         if self.kind == "spatial":
-            return Pose(np.array(qp[:3], float), rpy_to_matrix(qp[5], qp[4], qp[3]))
+            p, R = np.empty(3), np.empty((3, 3))
+            if zyx_pose_rates(np.asarray(qp, float), _NO_RATES, R, p, _NO_RATES):
+                raise InvalidInputError(f"platform-joint positions must be 6 numbers, got {np.shape(qp)}")
+            return Pose(p, R)
         return self.pose(qp)
+
+    def platform_pose_and_rates(self, qp, twist) -> tuple[Pose, np.ndarray]:
+        """(pose_from_platform_joints(qp), platform_rate_matrix(pose) @ twist): the platform pose and the
+        platform-joint rates of a state of the reduced simulation (its every RK4 stage; spatial: one compiled call,
+        kernels.zyx_pose_rates); SingularConfigurationError at |pitch| = pi/2."""
+        if self.kind != "spatial":
+            return self.pose(qp), np.array(twist, float)
+        p, R, vp = np.empty(3), np.empty((3, 3)), np.empty(6)
+        status = zyx_pose_rates(qp, twist, R, p, vp)
+        if status == 1:
+            raise SingularConfigurationError(f"pitch = {qp[4]:.6g} rad: ZYX Euler rates are singular at |pitch| = pi/2")
+        if status:
+            raise InvalidInputError(f"platform-joint positions and task velocity must be 6 numbers each, got "
+                                    f"{np.shape(qp)} and {np.shape(twist)}")
+        return Pose(p, R), vp
 
     # -- small steps on the pose manifold (Newton updates) -------------------------
     def retract(self, pose: Pose, dx) -> Pose:

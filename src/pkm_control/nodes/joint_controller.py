@@ -174,6 +174,7 @@ from ..ros.topology import estimated_state_topic
 from ..hardware.interface import Simulated
 from ..hardware.plugin import HardwareHost, hardware_plugin
 from ..hardware.simulated import SimulatedRobot
+from ..ros.cdr import JointTrajectoryReader
 from ..ros.hardware_io import ClockPublisher, SimulationTopics, TopicHardware
 from ..ros.messages import (joint_state_msg, parse_force_references, parse_joint_trajectory, period_ns,
                             wrench_stamped_msg)
@@ -184,9 +185,12 @@ from ..ros.runtime import (COMMON_PARAMS, Diagnostics, PolledSubscriptions, Serv
 
 __doc__ += "\n" + COMMON_PARAMS
 #: real time: a slice of work between two periods (of a streamed chunk, of an observation) starts only while this
-#: much remains before the next deadline. Measured here: a 10-sample JointTrajectory takes ~70 us to deserialize and
-#: ~45 us to parse (a 100-sample one ~0.9 ms: stream in chunk_length <= 0.005 s), an observation slice 40-130 us
+#: much remains before the next deadline. Measured in the loop's thread (per-period trace, planar_3rrr and five_bar,
+#: load 3-8, median / p99 us): a streamed 10-sample chunk read from its bytes and spliced 90-116 / 140-166 (through
+#: rclpy's deserialization and parse_joint_trajectory it was two slices, 155-222 / 244-293 each), the state estimate's
+#: FK 186-214 / 231-274 (palida 51 / 83), its message 142-179 / 214-270, /clock 154-183 / 207-223
 BACKGROUND_BUDGET_NS = 150_000
+REFERENCE_FIELDS = ("positions", "velocities", "accelerations")     # of a /joint_references chunk
 MAX_BURST = 400              # lockstep periods run in one callback before the executor gets the thread back
 #: lockstep with wait_for_recorder: periods run at most before every reliable reader of the recorded observations has
 #: acknowledged them (their check starts at half of it). Fast DDS holds 5000 samples per reader by default whatever
@@ -223,7 +227,7 @@ class JointControllerNode(Node):
                                hardware=s["hardware"], feedforward_lead=s["feedforward_lead"],
                                timing="lockstep" if s["lockstep"] else "real-time", safe_entries=0, safe_periods=0,
                                safe_reason="", saturations=0)
-        self.diag.before_publish = lambda: self.timing(self._runner)
+        self.diag.before_publish += [self.timing, self.runner_timing]
         # every stream bound to one publisher (ros/peers.py); the reset rebinds the references and the feedforward
         self.sources = Sources(self, self.diag, s["sources"], self.guard)
         # the time of a period in real time (issue 22 §2): with hardware topics the graph's /clock (the hardware node
@@ -292,10 +296,9 @@ class JointControllerNode(Node):
         self._clock_due = None            # sim time to publish on /clock (observe)
         subscribe = self.create_subscription if s["lockstep"] else partial(self.streams.create, self)
         stream = partial(self.sources.subscribe, create=subscribe, release_held=s["lockstep"])
-        self.sub_ref = stream(JointTrajectory, "/joint_references", self.on_reference, qos("/joint_references", "sub"),
-                              "joint_references")
-        self.sub_ff = stream(JointTrajectory, "/feedforward", self.on_feedforward, qos("/feedforward", "sub"),
-                             "feedforward")
+        self.sub_ref = self.chunk_stream(stream, "/joint_references", REFERENCE_FIELDS, self.on_reference,
+                                         "joint_references")
+        self.sub_ff = self.chunk_stream(stream, "/feedforward", ("effort",), self.on_feedforward, "feedforward")
         self.sub_force = stream(JointTrajectory, FORCE_REFERENCES_TOPIC, self.on_force_references,
                                 qos(FORCE_REFERENCES_TOPIC, "sub"), "force_references") \
             if self.loop.takes_forces else None
@@ -429,8 +432,22 @@ class JointControllerNode(Node):
             c.target = None
 
     # ------------------------------------------------------------------ streams
-    def on_reference(self, msg):
-        c = parse_joint_trajectory(msg, self.ctx.actuated_joints, ("positions", "velocities", "accelerations"))
+    def chunk_stream(self, stream, topic: str, fields, on_chunk, what: str):
+        """A bound JointTrajectory stream whose chunks (JointChunk, the actuated joints' ``fields``) go to
+        ``on_chunk``: in lockstep the executor's messages, parsed; in real time the loop's thread takes the serialized
+        bytes and reads them in one compiled call (ros.cdr.JointTrajectoryReader: one short slice between two
+        periods instead of rclpy's deserialization and the parse, two of ~0.2 ms each there)."""
+        from trajectory_msgs.msg import JointTrajectory
+
+        names = self.ctx.actuated_joints
+        if self.s["lockstep"]:
+            return stream(JointTrajectory, topic, lambda msg: on_chunk(parse_joint_trajectory(msg, names, fields)),
+                          qos(topic, "sub"), what)
+        reader = JointTrajectoryReader(names, fields)
+        return stream(JointTrajectory, topic, lambda data: on_chunk(reader.parse(data)), qos(topic, "sub"), what,
+                      create=partial(self.streams.create, self, raw=True))
+
+    def on_reference(self, c):
         self.loop.offer_references(c.times_ns, c.positions, c.velocities, c.accelerations)
         if self.s["lockstep"]:
             self.advance_ready()
@@ -445,8 +462,7 @@ class JointControllerNode(Node):
         else:
             self.loop.drain()
 
-    def on_feedforward(self, msg):
-        c = parse_joint_trajectory(msg, self.ctx.actuated_joints, ("effort",))
+    def on_feedforward(self, c):
         self.loop.offer_feedforward(c.times_ns, c.efforts)
         if self.s["lockstep"]:
             self.advance_ready()
@@ -544,25 +560,31 @@ class JointControllerNode(Node):
         self._cycle_us.add(cycle_us)
         self._step_us.add(step_us)
 
-    def timing(self, runner=None):
-        """Timing figures into the diagnostics (called from the executor, about once a second)."""
+    def timing(self):
+        """The period's timing figures into the diagnostics (before each publication, about once a second)."""
         cyc = self._cycle_us
         if cyc.n == 0:
             return
-        self.diag.extra.update(cycle_median_us=f"{cyc.percentile(50):.0f}", cycle_p99_us=f"{cyc.percentile(99):.0f}",
-                               periods=cyc.n)
+        median, p99 = cyc.percentiles(50, 99)
+        self.diag.extra.update(cycle_median_us=f"{median:.0f}", cycle_p99_us=f"{p99:.0f}", periods=cyc.n)
         wall = 0.0 if self._run_start is None else time.monotonic() - self._run_start[0]
         if wall > 0:       # sim seconds per wall second since the first period
             self.diag.extra["real_time_factor"] = f"{(self._last_t - self._run_start[1]) * 1e-9 / wall:.4f}"
         if self.sim:
-            self.diag.extra.update(plant_step_median_us=f"{self._step_us.percentile(50):.0f}",
-                                   plant_step_p99_us=f"{self._step_us.percentile(99):.0f}")
-        if runner is not None:
-            self.diag.extra["observations_dropped"] = self.work.dropped     # real time: the loop had no slack for them
-            st = runner.stats().summary()
-            self.diag.deadline_misses = st["deadline_misses"]
-            self.diag.extra.update({k: (f"{v:.2f}" if isinstance(v, float) else v) for k, v in st.items()
-                                    if k != "deadline_misses"})
+            median, p99 = self._step_us.percentiles(50, 99)
+            self.diag.extra.update(plant_step_median_us=f"{median:.0f}", plant_step_p99_us=f"{p99:.0f}")
+
+    def runner_timing(self):
+        """Real time: the runner's figures (jitter, compute, deadline misses) into the diagnostics, a slice of their
+        own between two periods (each histogram's percentiles sum its 20 000 bins)."""
+        runner = self._runner
+        if runner is None or self._cycle_us.n == 0:
+            return
+        self.diag.extra["observations_dropped"] = self.work.dropped     # real time: the loop had no slack for them
+        st = runner.stats().summary()
+        self.diag.deadline_misses = st["deadline_misses"]
+        self.diag.extra.update({k: (f"{v:.2f}" if isinstance(v, float) else v) for k, v in st.items()
+                                if k != "deadline_misses"})
 
     def _due(self, what: str, t_ns: int, rate: float, force: bool) -> bool:
         """t_ns is in another period of ``rate`` (Hz, sim time; 0 = every call) than the last publication."""

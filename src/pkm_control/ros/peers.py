@@ -61,8 +61,7 @@ class Sources:
         # real-time joint_controller with the robot inside: only its loop's polled streams) has no timer waking its
         # executor's thread ten times a second to take the interpreter lock from the loop's
         self.release_timer = None
-        previous = diag.before_publish
-        diag.before_publish = (lambda: (previous(), self.refresh())) if previous else self.refresh
+        diag.before_publish.append(self.refresh)
         if guard is not None:               # ~/rebind_sources, rate-limited as the node's other services
             from std_srvs.srv import Trigger
 

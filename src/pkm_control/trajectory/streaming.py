@@ -131,6 +131,15 @@ class SampleBuffer:
         t0, t1 = self.times[i - 1], self.times[i]
         return self.interpolate(self.rows[i - 1], self.rows[i], (t_ns - t0) / (t1 - t0), (t1 - t0) * 1e-9)
 
+    def between(self, t_ns: int):
+        """(row before, row after, w, h) of the two samples that ``at(t)`` interpolates between (w in (0, 1), h their
+        spacing in s), or None: t on a sample, or outside the buffered span."""
+        i = bisect.bisect_left(self.times, t_ns)
+        if i == 0 or i == len(self.times) or self.times[i] == t_ns:
+            return None
+        t0, t1 = self.times[i - 1], self.times[i]
+        return self.rows[i - 1], self.rows[i], (t_ns - t0) / (t1 - t0), (t1 - t0) * 1e-9
+
     def hold(self, t_ns: int, max_age_ns: int):
         row = self.at(t_ns)
         if row is None and self.times and 0 <= t_ns - self.times[-1] <= max_age_ns:
