@@ -378,6 +378,9 @@ def tree_inverse_dynamics(parent, J, body, armature, gravity, v, a, tau):
         A[j, 5] = bz + J[5, j] * a[j] + wx * s4 - wy * s3
         vx, vy, vz, wx, wy, wz = lx + s0, ly + s1, lz + s2, wx + s3, wy + s4, wz + s5
         V[j, 0], V[j, 1], V[j, 2], V[j, 3], V[j, 4], V[j, 5] = vx, vy, vz, wx, wy, wz
+        if body[j, 0] == 0.0 and body[j, 4] == 0.0 and body[j, 7] == 0.0 and body[j, 9] == 0.0:
+            F[j, :] = 0.0                    # a massless body (I_O, positive semidefinite, has a zero diagonal)
+            continue
         _inertia_times(body, j, A[j, 0], A[j, 1], A[j, 2], A[j, 3], A[j, 4], A[j, 5], F[j])
         _inertia_times(body, j, vx, vy, vz, wx, wy, wz, h)
         F[j, 0] += wy * h[2] - wz * h[1]
