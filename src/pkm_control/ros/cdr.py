@@ -21,14 +21,10 @@ from __future__ import annotations
 import dataclasses
 import math
 
+import numba
 import numpy as np
 
 from .messages import _FIELDS, MAX_POINTS, JointChunk, parse_joint_trajectory
-
-try:  # compiled when numba is available (it is in requirements.txt); the same functions run as Python otherwise
-    import numba
-except ImportError:  # pragma: no cover
-    numba = None
 
 #: joint_trajectory_layout's status: the fast path read the message; anything else sends it to the full path
 OK = 0
@@ -137,15 +133,14 @@ def joint_trajectory_layout(u8, f64, names, ends, need, max_points):
     return OK, times, values
 
 
-if numba is not None:
-    _U8 = numba.types.Array(numba.uint8, 1, "C", readonly=True)
-    _F8 = numba.types.Array(numba.float64, 1, "C", readonly=True)
-    _u32 = numba.njit(numba.int64(_U8, numba.int64), cache=True)(_u32)
-    _aligned = numba.njit(numba.int64(numba.int64, numba.int64), cache=True)(_aligned)
-    joint_trajectory_layout = numba.njit(
-        numba.types.Tuple((numba.int64, numba.int64[::1], numba.float64[:, :, ::1]))(
-            _U8, _F8, _U8, numba.types.Array(numba.int64, 1, "C", readonly=True), numba.int64, numba.int64),
-        cache=True)(joint_trajectory_layout)
+_U8 = numba.types.Array(numba.uint8, 1, "C", readonly=True)
+_F8 = numba.types.Array(numba.float64, 1, "C", readonly=True)
+_u32 = numba.njit(numba.int64(_U8, numba.int64), cache=True)(_u32)
+_aligned = numba.njit(numba.int64(numba.int64, numba.int64), cache=True)(_aligned)
+joint_trajectory_layout = numba.njit(
+    numba.types.Tuple((numba.int64, numba.int64[::1], numba.float64[:, :, ::1]))(
+        _U8, _F8, _U8, numba.types.Array(numba.int64, 1, "C", readonly=True), numba.int64, numba.int64),
+    cache=True)(joint_trajectory_layout)
 
 
 class JointTrajectoryReader:
