@@ -10,6 +10,7 @@ x y alpha for the planar robot.
 from __future__ import annotations
 
 import argparse
+import faulthandler
 import sys
 import warnings
 
@@ -86,6 +87,9 @@ def _show_warning(message, category, filename, lineno, file=None, line=None, sho
 
 
 def main(argv=None) -> int:
+    # a crash in native code (rclpy, the middleware, a compiled kernel) prints every thread's Python stack on stderr
+    # before the process dies of its signal: the place is then known (a bringup once ended with SIGSEGV at its stop)
+    faulthandler.enable(file=sys.__stderr__)
     args = build_parser().parse_args(argv)
     with warnings.catch_warnings():
         warnings.showwarning = _show_warning
