@@ -225,6 +225,18 @@ def tree_closure_rows(parent, kind, frame, col, offset, mask, lin_rows, lin_sel,
             K[row, ref] -= cpl_f[i, 0]
 
 
+@numba.njit(cache=True, inline="always")
+def _column_times(J, j, x):
+    """Column j of the 6 x n J times x, as six scalars (a joint's spatial velocity S_j v_j)."""
+    return J[0, j] * x, J[1, j] * x, J[2, j] * x, J[3, j] * x, J[4, j] * x, J[5, j] * x
+
+
+@numba.njit(cache=True, inline="always")
+def _row6(V, b):
+    """Row b of an n x 6 array as six scalars."""
+    return V[b, 0], V[b, 1], V[b, 2], V[b, 3], V[b, 4], V[b, 5]
+
+
 @numba.njit(cache=True)
 def tree_closure_bias(parent, col, offset, lin_rows, lin_sel, X, J, v, out):
     """Kdot v into out (rows of tree_closure_rows, coupling rows 0) from that call's X and J at q and the rates v, in
@@ -238,10 +250,9 @@ def tree_closure_bias(parent, col, offset, lin_rows, lin_sel, X, J, v, out):
     V, A = np.zeros((n, 6)), np.zeros((n, 6))
     for j in range(n):
         b = parent[j]
-        s0, s1, s2 = J[0, j] * v[j], J[1, j] * v[j], J[2, j] * v[j]
-        s3, s4, s5 = J[3, j] * v[j], J[4, j] * v[j], J[5, j] * v[j]
+        s0, s1, s2, s3, s4, s5 = _column_times(J, j, v[j])
         if b >= 0:
-            lx, ly, lz, wx, wy, wz = V[b, 0], V[b, 1], V[b, 2], V[b, 3], V[b, 4], V[b, 5]
+            lx, ly, lz, wx, wy, wz = _row6(V, b)
             A[j, 0] = A[b, 0] + wy * s2 - wz * s1 + ly * s5 - lz * s4
             A[j, 1] = A[b, 1] + wz * s0 - wx * s2 + lz * s3 - lx * s5
             A[j, 2] = A[b, 2] + wx * s1 - wy * s0 + lx * s4 - ly * s3
@@ -361,10 +372,9 @@ def tree_inverse_dynamics(parent, J, body, armature, gravity, v, a, tau):
     h = np.empty(6)
     for j in range(n):
         b = parent[j]
-        s0, s1, s2 = J[0, j] * v[j], J[1, j] * v[j], J[2, j] * v[j]
-        s3, s4, s5 = J[3, j] * v[j], J[4, j] * v[j], J[5, j] * v[j]
+        s0, s1, s2, s3, s4, s5 = _column_times(J, j, v[j])
         if b >= 0:
-            lx, ly, lz, wx, wy, wz = V[b, 0], V[b, 1], V[b, 2], V[b, 3], V[b, 4], V[b, 5]
+            lx, ly, lz, wx, wy, wz = _row6(V, b)
             ax, ay, az, bx, by, bz = A[b, 0], A[b, 1], A[b, 2], A[b, 3], A[b, 4], A[b, 5]
         else:
             lx = ly = lz = wx = wy = wz = 0.0
