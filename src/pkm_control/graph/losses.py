@@ -47,15 +47,13 @@ def stream_loss(recorder: str, topic: str, t_ns, slot: int, end_ns: int | None =
                 start_ns: int | None = None) -> StreamLoss:
     """The count of ``topic`` from its stamps t_ns (ns, any order, re-offers of an instant included), its slot
     (ns, ``slot_ns``), and ``end_ns`` (the run's end, which the stream must reach: the slots after its last sample
-    up to the one of end_ns are missing too, those after it are not counted; None: no tail). ``start_ns``: only the
-    window from there counts (the samples before it are not the recording's purpose, e.g. the run recorder's before
-    the motion; the slots from it to the first sample are missing too); None: from the first sample."""
+    up to the one of end_ns are missing too; None: no tail). ``start_ns``: only the window from there counts (the
+    samples before it are not the recording's purpose, e.g. the run recorder's before the motion; the slots from it
+    to the first sample are missing too); None: from the first sample."""
     slot = int(slot)
     k = np.unique(np.asarray(t_ns, np.int64) // slot)
     if start_ns is not None:
         k = k[k >= int(start_ns) // slot]
-    if end_ns is not None:
-        k = k[k <= int(end_ns) // slot]
     if len(k) == 0:
         return StreamLoss(recorder, topic, 0, 0, ())
     first = int(k[0]) if start_ns is None else int(start_ns) // slot

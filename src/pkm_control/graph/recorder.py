@@ -265,7 +265,9 @@ def outcome(kin, spec: dict, initial, record: RunRecord, status: dict, slot: int
     # by the publisher's slots, not a grid of the median sample spacing from time 0: on the wall clock (a real-time
     # run) the samples have a phase of their own, and a slot's sample may come at any of its periods
     t0 = float(status["goal_start"])
-    out["missing_samples"] = stream_loss("run recorder", "", np.round(record.t * 1e9).astype(np.int64), slot,
-                                         end_ns=round((t0 + traj.duration) * 1e9), start_ns=round(t0 * 1e9)).missed
+    start_ns, end_ns = round(t0 * 1e9), round((t0 + traj.duration) * 1e9)
+    t_ns = np.round(record.t * 1e9).astype(np.int64)
+    out["missing_samples"] = stream_loss("run recorder", "", t_ns[t_ns // slot <= end_ns // slot], slot, end_ns,
+                                         start_ns).missed
     out["_metrics"] = m
     return out
