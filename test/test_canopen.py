@@ -305,7 +305,8 @@ def _bringup_json(domain, *argv, stall_s=0.0):
     p = _bringup(*argv, "--exit-when-done", "--json", domain=int(os.environ.get("PKM_TEST_ROS_DOMAIN_ID", domain)))
     out = _communicate(p, 600)
     assert p.returncode in (0, 5), out[-3000:]
-    run = json.loads(out[out.index("\n{") + 1:] if not out.startswith("{") else out)
+    # the summary, then (exit 5) bringup's line on the lost samples: the JSON document is decoded up to its end
+    run = json.JSONDecoder().raw_decode(out, 0 if out.startswith("{") else out.index("\n{") + 1)[0]
     gaps = [gap for loss in run.get("lost_samples", []) for _, gap in loss["gaps"]]
     assert (p.returncode == 0 and not gaps) or (p.returncode == 5 and gaps and max(gaps) <= stall_s), out[-3000:]
     return run
@@ -714,7 +715,10 @@ def test_bringup_canopen_with_the_drives_in_another_process_tracks_like_sim(driv
             "actuator_rms", "actuator_max", "tracking")
     seen = {kind: {k: run.get(k) for k in keys} for kind, run in (("canopen", can), ("sim", sim))}   # on a failure
     for run in (can, sim):
-        assert run["goal_status"] == "finished" and run["missing_samples"] == 0, seen
+        # every sample missing within the goal is one of the lost samples that _bringup_json admitted (all in gaps of
+        # at most 0.1 s: a stall of the loaded machine, said with exit 5); none without them
+        lost = sum(x["samples"] for x in run["lost_samples"])
+        assert run["goal_status"] == "finished" and run["missing_samples"] <= lost, seen
     assert {d["cia402_state"] for d in can["drives"].values()} == {"operation enabled"}, can["drives"]
     kin = robot_dynamics("palida").kin
     traj = trajectory_from_spec(kin, dict(spec, start=[0.0, 0.0, -0.85, 0.0, 0.0, 0.0]))
