@@ -105,13 +105,15 @@ class Kinematics(ParallelKinematics):
         self._leg_rows, self._info = np.empty((len(A), 6)), np.zeros(4)     # tree_motion_into's scratch
         self._lo_eps, self._hi_eps = self.lower - 1e-12, self.upper + 1e-12
         self._iall = np.concatenate([self._ia, self._ib, self._il, self._ip])
+        self._fk_index = np.concatenate([self._act_rows, self._act, self._iall])     # kernels.ups_forward's index
         # per leg: A_i, b_i, S_i (row-major), n_i, the lower and upper limits of alpha, beta, l (kernels.ups_motion)
         self._legdata = np.array([(*A[i], *Bp[i], *self._RS[i].ravel(), *self._axes[i],
                                    self._lo_eps[self._ia[i]], self._hi_eps[self._ia[i]],
                                    self._lo_eps[self._ib[i]], self._hi_eps[self._ib[i]],
                                    self._lo_eps[self._il[i]], self._hi_eps[self._il[i]]) for i in range(n)], float)
         for arr in (self._A, self._RS, self._Bp, self._axes, self._ia, self._ib, self._il, self._ip, self._act,
-                    self._lo_eps, self._hi_eps, self._iall, self._legdata, self.lower, self.upper, self._act_rows):
+                    self._lo_eps, self._hi_eps, self._iall, self._legdata, self.lower, self.upper, self._act_rows,
+                    self._fk_index):
             arr.setflags(write=False)          # immutable after construction
 
     # ------------------------------------------------------------------ helpers
@@ -258,8 +260,8 @@ class Kinematics(ParallelKinematics):
         R, p, J, xd, out = np.empty((3, 3)), np.empty(3), np.empty((m, 6)), np.empty(6), np.empty(3)
         try:        # the kernel's signature takes 1-D / 2-D float64 arrays only (TypeError) and checks their sizes
             status, it = ups_forward(q_actuated, qd_actuated, guess.rotation, guess.position, self._legdata,
-                                     self._iall, self._act_rows, self._act, _GIMBAL_EPS, tol, max_iter, damping,
-                                     MAGNITUDE_LIMIT, R, p, J, xd, out)
+                                     self._fk_index, _GIMBAL_EPS, tol, max_iter, damping, MAGNITUDE_LIMIT, R, p, J,
+                                     xd, out)
         except (TypeError, AttributeError):
             return None
         if status == UPS_FK_INPUT:
