@@ -135,3 +135,37 @@ def test_a_loop_that_waits_for_recorders_that_take_messages_is_not_stalled():
     assert bringup.stalled(waits).startswith("joint_controller: no lockstep progress for 45.1 s")
     streams = {"joint_controller": {"lockstep_stall": "error", "waiting_for": "/joint_references covering 1 s"}}
     assert "/joint_references" in bringup.stalled(streams, recording=True)
+
+
+@pytest.mark.parametrize("interrupted_at", [None, "wait_for_recorder", "state_publish_rate"])
+def test_pkm_record_puts_back_what_it_set_even_when_interrupted_while_setting_it(monkeypatch, interrupted_at):
+    """`pkm record` (bag_recorder.EveryPeriod) on a lockstep graph: state_publish_rate 0 and wait_for_recorder on
+    while it records, the old values back at the end; a Ctrl-C during a parameter call (Stopped raised in it, the
+    call's effect unknown) still puts back what it was setting. Stand-in parameter services: a dict."""
+    from pkm_control.graph import bag_recorder, tools
+    from pkm_control.graph.signals import Stopped
+
+    launched = {"control_rate": 2000.0, "state_publish_rate": 250.0, "lockstep": True, "wait_for_recorder": False,
+                "ground_truth_rate": 0.0}
+    params, said, interrupted = dict(launched), [], []
+
+    def param_set(session, node, name, text, timeout):
+        params[name] = json.loads(text)
+        if name == interrupted_at and not interrupted:
+            interrupted.append(name)
+            raise Stopped("SIGINT")       # the signal came while the call was under way
+
+    monkeypatch.setattr(tools, "param_get", lambda session, node, name, timeout: (params[name], "double"))
+    monkeypatch.setattr(tools, "param_set", param_set)
+    every = bag_recorder.EveryPeriod(None, 1.0, said.append)
+    if interrupted_at is None:
+        with every:
+            assert params["state_publish_rate"] == 0.0 and params["wait_for_recorder"] is True
+            assert every.control_rate == 2000.0 and every.state_rate == 0.0
+        assert any("keeps pace" in line for line in said) and any("every period" in line for line in said)
+    else:
+        with pytest.raises(Stopped):
+            with every:
+                pytest.fail("recording although interrupted")
+        assert interrupted == [interrupted_at]
+    assert params == launched

@@ -369,6 +369,36 @@ def test_ground_truth_in_chunks_reaches_the_recorder_whole(ros):
         rec.close()
 
 
+def test_wait_for_recorder_set_at_run_time_paces_the_loop_and_leaves_its_start_alone(ros):
+    """`pkm record` on a running lockstep graph sets wait_for_recorder: the loop keeps pace with its recorders from
+    then on (recorder_behind asks the publishers' readers), a value that is not a boolean is refused, and a run
+    (re)started after it begins without a subscriber on the ground truth: only the launched value gates a start."""
+    from pkm_control.nodes.joint_controller import RECORDER_WINDOW
+
+    gated = JointControllerNode(parameter_overrides=params(sim_time=False, wait_for_recorder=True))
+    assert gated.awaited(0).startswith("a recorder on")      # launched with it: the start waits for one
+    gated.destroy_node()
+    ctl = JointControllerNode(parameter_overrides=params(sim_time=False))
+    ros.add_node(ctl)
+    for bad in ("yes", 1, 1.0):
+        r = ctl.set_parameters([Parameter("wait_for_recorder", value=bad)])[0]
+        assert not r.successful and "wait_for_recorder must be true or false" in r.reason, r.reason
+    asked = []
+    ctl.recorded = lambda: [SimpleNamespace(wait_for_all_acked=lambda timeout: asked.append(timeout) or False)]
+    ctl._unacked = RECORDER_WINDOW
+    assert not ctl.recorder_behind() and not asked          # not asked to keep pace: runs on
+    assert ctl.set_parameters([Parameter("wait_for_recorder", value=True)])[0].successful
+    assert ctl.recorder_behind() and len(asked) == 1        # a reader has not acknowledged: the loop waits
+    del ctl.recorded
+    ctl._unacked = 0
+    assert ctl.sim_topics.pub_truth.get_subscription_count() == 0
+    spy = Spy(ros)
+    pub = spy.node.create_publisher(JointTrajectory, "/joint_references", 10)
+    assert spin_until(ros, lambda: pub.get_subscription_count() > 0)
+    pub.publish(hold_reference(0, 99 * DT_NS))
+    assert spin_until(ros, lambda: ctl.k == 100)             # started without a recorder on the ground truth
+
+
 def _run_to_end(ex, nodes, ctl_or_hw, steps):
     assert spin_until(ex, lambda: ctl_or_hw.k >= steps), f"only {ctl_or_hw.k} periods"
 

@@ -54,7 +54,13 @@ def spin():
     """start(*nodes): the nodes spin in a background thread until the test ends."""
     rclpy.init(domain_id=int(DOMAIN))
     ex = SingleThreadedExecutor()
-    thread = threading.Thread(target=ex.spin, daemon=True)
+    stop = threading.Event()
+
+    def run():
+        while not stop.is_set():
+            ex.spin_once(timeout_sec=0.05)
+
+    thread = threading.Thread(target=run, daemon=True)
 
     def start(*nodes):
         for n in nodes:
@@ -65,8 +71,9 @@ def spin():
 
     yield start
     nodes = list(ex.get_nodes())        # before shutdown, which removes them from the executor
+    stop.set()              # the thread leaves its spin before the executor shuts down: a shutdown under a running
+    thread.join(timeout=10)     # spin destroyed its guard condition mid-handler (rclpy: 'NoneType' ... 'trigger')
     ex.shutdown()
-    thread.join(timeout=10)
     # destroyed, not only unspun: a node left alive keeps its services in discovery, and a later test's client
     # would take it for the ready server and wait for an answer that never comes
     for node in nodes:

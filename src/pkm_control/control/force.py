@@ -39,7 +39,7 @@ import yaml
 from ..errors import InvalidInputError, InvalidModelError, all_finite, check_vector
 from ..kinematics.task_space import Pose
 from .feedforward import FeedforwardModel
-from .kernels import force_outer, sensor_wrench
+from .kernels import force_cascade, force_outer, sensor_wrench
 from .laws import DESIRED_POSE, MEASURED_POSE, WRENCH, TaskPDGravity, _gain, _model, _TaskSpace, _vec
 
 @dataclass(frozen=True)
@@ -121,6 +121,12 @@ class WrenchWatch:
         age = t - w.time
         if not age <= self.timeout:
             return f"wrench measurement is {age * 1e3:.3g} ms old (wrench_timeout {self.timeout * 1e3:.3g} ms)", None
+        x = w.wrench
+        if type(x) is np.ndarray and x.shape == (6,) and x.dtype == np.float64:     # the sensor's: six floats at once
+            fx, fy, fz, mx, my, mz = x.tolist()
+            # finite: their sum is (all_finite's test; a sum beyond 1e308 of finite values takes the path below)
+            if math.isfinite(fx + fy + fz + mx + my + mz) and math.hypot(fx, fy, fz) <= self.contact_force_limit:
+                return "", w
         if np.shape(w.wrench) != (6,) or not all_finite(np.asarray(w.wrench, float)):
             return "wrench measurement is not 6 finite numbers", None
         f = math.hypot(*w.wrench[:3].tolist()) if type(w.wrench) is np.ndarray else float(np.linalg.norm(w.wrench[:3]))
@@ -258,6 +264,7 @@ class DirectForce(_ForceLaw):
     contact_loss_time (chatter) is no loss, nor is a release: while |S F_d| < contact_force the state is 'free'."""
 
     name = "direct_force"
+    cascade = True          # the inner loop is the task PD (``inner``): one compiled call with the outer (``_outer``)
 
     def __init__(self, model: FeedforwardModel, kp, kd, kf, ki, max_offset: float, period: float,
                  force_limit: float = np.inf, contact_force: float = 5.0, contact_loss_time: float = 0.01,
@@ -316,7 +323,7 @@ class DirectForce(_ForceLaw):
             return self.inner(q, qd, pose, twist, self._retreat, np.zeros(self.dim))
         dt = self.period if self._t is None or t is None or not 0 < t - self._t <= 2.5 * self.period else t - self._t
         pose_d, twist_d = desired
-        outer = self._outer(f_d, f_m, s, dt, pose_d, twist_d)
+        outer = self._outer(f_d, f_m, s, dt, pose_d, twist_d, pose, twist)
         if self.selected:
             f_c = self.contact_wrench(t, pose, twist, wrench, f_m)
             pressed = outer[24] if f_c is f_m else float(np.linalg.norm(s * f_c))
@@ -325,17 +332,25 @@ class DirectForce(_ForceLaw):
                 return self.inner(q, qd, pose, twist, self._retreat, np.zeros(self.dim))
         self._t = t
         self._offset = outer[:6]
+        if len(outer) == 32:            # the inner loop's J^-T (Kp e_x + Kd e_x') came with it
+            return outer[26:] + self.gravity(pose)
         return self.inner(q, qd, pose, twist, Pose(outer[6:9], outer[9:18].reshape(3, 3)), outer[18:24])
 
-    def _outer(self, f_d, f_m, s, dt, pose_d, twist_d):
+    def _outer(self, f_d, f_m, s, dt, pose_d, twist_d, pose, twist):
         """The outer force loop of one period (kernels.force_outer, spatial tasks; numpy otherwise):
         e_F = S (F_d - F_m), the integral (anti-windup), X_c = X_d (+) (Kf e_F + Ki int e_F dt), xd_c = (I - S) xd_d.
-        Returns [offset, p_c, R_c (row-major), xd_c, |S F_m|, |S F_d|] as kernels.force_outer."""
+        Returns [offset, p_c, R_c (row-major), xd_c, |S F_m|, |S F_d|] as kernels.force_outer; with the inner task
+        loop (``cascade``) of a spatial task with as many actuators, its J^-T (Kp e_x + Kd e_x') on X_c, xd_c after
+        them (kernels.force_cascade: ``inner`` less gravity, the same numbers)."""
         if self._spatial:
             try:
+                if self.cascade and self._square:
+                    return force_cascade(f_d, f_m, s, self._offset, dt, self._ki, self._kf, self.max_offset,
+                                         pose_d.rotation, pose_d.position, twist_d, pose.rotation, pose.position,
+                                         twist, *self._task_gains, self.jacobian(pose))
                 return force_outer(f_d, f_m, s, self._offset, dt, self._ki, self._kf, self.max_offset,
                                    pose_d.rotation, pose_d.position, twist_d)
-            except TypeError:           # not float64 arrays: numpy below
+            except (TypeError, np.linalg.LinAlgError):     # not float64 arrays, J singular: below
                 pass
         e_f = s * (f_d - f_m)
         offset = np.clip(s * (self._offset + dt * self.ki * e_f), -self.max_offset, self.max_offset)
@@ -349,7 +364,7 @@ class DirectForce(_ForceLaw):
 
     def inner(self, q, qd, pose, twist, pose_c, twist_c) -> np.ndarray:
         """The inner motion loop on (X_c, xd_c): task PD + gravity, tau = J^-T (Kp e_x + Kd e_x') + G^ (Fig. 28)."""
-        return self.distribute(pose, self.task_pd(pose, twist, pose_c, twist_c)) + self.gravity(pose)
+        return self.distributed_pd(pose, twist, pose_c, twist_c) + self.gravity(pose)
 
 
 class DirectForceJointSpace(DirectForce):
@@ -380,6 +395,7 @@ class DirectForceJointSpace(DirectForce):
     twist) or a gap over 2.5 periods: F_m. With the F/T sensor (wrench_source: sensor) F_c = F_m."""
 
     name = "direct_force_joint_space"
+    cascade = False         # the inner loop is in the joints (``inner``)
 
     def __init__(self, model: FeedforwardModel, kp, kd, kf, ki, max_offset: float, period: float, joint_kp, joint_kd,
                  force_limit: float = np.inf, contact_force: float = 5.0, contact_loss_time: float = 0.01,
@@ -449,9 +465,8 @@ class InnerForce(_ForceLaw):
 
     def evaluate(self, q_d, qd_d, qdd_d, q, qd, tau_ff=None, pose=None, twist=None, desired=None, t=None,
                  wrench=None, force=None) -> np.ndarray:
-        f_a = self.task_pd(pose, twist, *desired)
         f_m = self.measured_wrench(pose, wrench)
-        return self.distribute(pose, f_a + self.kf * (f_a - f_m)) + self.gravity(pose)
+        return self.distributed_pd(pose, twist, *desired, f_m, self.kf) + self.gravity(pose)
 
 
 class InnerForceJointSpace(InnerForce):
@@ -544,7 +559,7 @@ class ImpedanceNoForce(_Impedance):
                  wrench=None, force=None) -> np.ndarray:
         pose_d, twist_d, xdd_d = self.desired_motion(desired, qd_d, qdd_d)
         # D_d e_x' + K_d e_x: task_pd with kp = K_d, kd = D_d
-        return self.model.tau(pose, twist, xdd_d) + self.distribute(pose, self.task_pd(pose, twist, pose_d, twist_d))
+        return self.model.tau(pose, twist, xdd_d) + self.distributed_pd(pose, twist, pose_d, twist_d)
 
 
 class Admittance(_Impedance):

@@ -1,5 +1,6 @@
 """Compiled kernels of the control period: the input checks, the PD family's formula, the hold behaviour's and
-the force limits, the references between two streamed samples.
+the force limits, the references between two streamed samples, the task-space force laws' PD with its force
+distribution and direct force control's cascade.
 
 Each replaces a sequence of small numpy calls on six-vectors (one ufunc dispatch, and often an
 allocation, per operation) by one compiled call. In the real-time loop a period runs after the
@@ -259,6 +260,34 @@ def force_outer(f_d, f_m, s, offset, dt, ki, kf, max_offset, R_d, p_d, twist_d):
     return out
 
 
+
+def task_pd_distribute(R_d, p_d, R, p, twist_d, twist, kp, kd, J, f_m, kf):
+    """tau = J^-T (F_a + kf (F_a - F_m)), F_a = Kp e + Kd e' (``task_pd``) of a spatial task with as many actuators as
+    task coordinates: the task-space laws' force distribution (feedforward.force_distribution, Taghirad's J^-T F) of
+    their PD in one call; with F_m (``f_m`` 6 values, else empty) the inner force loop of force.InnerForce (Fig. 31),
+    without it F_a alone (kf unused). The solve is numpy's (LAPACK gesv, as force_distribution's: the same numbers);
+    a singular J raises numpy's LinAlgError (the caller's Python path then says what is wrong)."""
+    f = task_pd(R_d, p_d, R, p, twist_d, twist, kp, kd)
+    if f_m.shape[0] == 6:
+        for i in range(6):
+            f[i] = f[i] + kf * (f[i] - f_m[i])
+    return np.linalg.solve(J.T, f)
+
+
+def force_cascade(f_d, f_m, s, offset, dt, ki, kf, max_offset, R_d, p_d, twist_d, R, p, twist, kp, kd, J):
+    """Direct force control's period (force.DirectForce, Taghirad Figs. 28 / 34) after the contact state in one call:
+    ``force_outer`` (the outer force loop: X_c, xd_c), then the inner motion loop's J^-T (Kp (X_c (-) X) +
+    Kd (xd_c - xd)) (``task_pd_distribute``). Returns [force_outer's 26, tau without gravity (6)] (32)."""
+    out = np.empty(32)
+    outer = force_outer(f_d, f_m, s, offset, dt, ki, kf, max_offset, R_d, p_d, twist_d)
+    out[:26] = outer
+    R_c = np.empty((3, 3))
+    for i in range(3):
+        for j in range(3):
+            R_c[i, j] = outer[9 + 3 * i + j]
+    out[26:] = task_pd_distribute(R_c, outer[6:9], R, p, outer[18:24], twist, kp, kd, J, outer[:0], 0.0)
+    return out
+
 if numba is not None:
     _A = numba.types.Array(numba.float64, 1, "A", readonly=True)    # any 1-D float64 array converts to it
     _OUT = numba.float64[::1]
@@ -277,3 +306,7 @@ if numba is not None:
     task_hermite = numba.njit(_OUT(_A2, _A, _A, _A2, _A, _A, numba.float64, numba.float64), cache=True)(task_hermite)
     force_outer = numba.njit(_OUT(_A, _A, _A, _A, numba.float64, _A, _A, numba.float64, _A2, _A, _A),
                              cache=True)(force_outer)
+    task_pd_distribute = numba.njit(_OUT(_A2, _A, _A2, _A, _A, _A, _A, _A, _A2, _A, numba.float64),
+                                    cache=True)(task_pd_distribute)
+    force_cascade = numba.njit(_OUT(_A, _A, _A, _A, numba.float64, _A, _A, numba.float64, _A2, _A, _A, _A2, _A, _A,
+                                    _A, _A, _A2), cache=True)(force_cascade)

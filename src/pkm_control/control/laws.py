@@ -315,6 +315,19 @@ class _TaskSpace(_Desired, _PD):
         """tau = J^-T F (Taghirad, Controller Topology, the force distribution block; minimum norm if redundant)."""
         return force_distribution(self.jacobian(pose), wrench, self._square)
 
+    def distributed_pd(self, pose, twist, pose_d, twist_d, f_m=_NO_VALUES, kf: float = 0.0) -> np.ndarray:
+        """J^-T (F_a + kf (F_a - F_m)), F_a = Kp e_x + Kd e_x' (``task_pd``, ``distribute``; F_m empty: J^-T F_a): a
+        spatial task as many actuators as coordinates in one compiled call (kernels.task_pd_distribute, the same
+        numbers); else, and for a singular J (the force distribution's error), the calls one by one."""
+        if self._spatial and self._square:
+            try:
+                return kernels.task_pd_distribute(pose_d.rotation, pose_d.position, pose.rotation, pose.position,
+                                                  twist_d, twist, *self._task_gains, self.jacobian(pose), f_m, kf)
+            except (TypeError, np.linalg.LinAlgError):      # not float64 arrays, J singular: below
+                pass
+        f_a = self.task_pd(pose, twist, pose_d, twist_d)
+        return self.distribute(pose, f_a if len(f_m) == 0 else f_a + kf * (f_a - f_m))
+
 
 class TaskPD(_TaskSpace):
     """Decentralized PD in task space (Taghirad, Motion Control in Task Space, Decentralized PD Control):
@@ -324,7 +337,7 @@ class TaskPD(_TaskSpace):
 
     def evaluate(self, q_d, qd_d, qdd_d, q, qd, tau_ff=None, pose=None, twist=None, desired=None,
                  t=None) -> np.ndarray:
-        return self.distribute(pose, self.task_pd(pose, twist, *desired))
+        return self.distributed_pd(pose, twist, *desired)
 
 
 class TaskPDFeedforward(TaskPD):

@@ -168,10 +168,10 @@ class ControlLoop:
         self.drain()
         measured = self.hardware.read()
         self.measured = measured
-        row = self.references.use(t_ns, self.reference_timeout_ns)
+        row, between = self.references.use_between(t_ns, self.reference_timeout_ns)
         n = self.n
         refs = None if row is None else References(row[:n], row[n:2 * n], row[2 * n:], self.force_at(t_ns),
-                                                   self.references.between(t_ns) if self._between else None)
+                                                   between if self._between else None)
         ff = self.feedforward.use(t_ns + self.feedforward_lead_ns, self.reference_timeout_ns) \
             if self.controller.needs_feedforward else None
         cmd = self.controller.update(t_ns * 1e-9, measured, refs, ff)

@@ -149,12 +149,14 @@ RANGES = {
 #: of a number in RANGES
 CHOICE_KEYS = {"safe_behaviour": SAFE_BEHAVIOURS, "feedforward_model": FEEDFORWARD_MODELS,
                "parameters_file": "a YAML file inside parameters_dir",
+               "wait_for_recorder": "true or false (lockstep: the loop keeps pace with its recorders)",
                "force_reference": "'' or {wrench: [F_d per task coordinate], selection: [force-controlled "
                                   "coordinates]} (control/force.py parse_force_reference)"}
 #: parameters applied at run time (validated); all others are read-only
 RUNTIME_KEYS = {
     "joint_controller": ("kp", "kd", "hold_kp", "hold_kd", "force_limit", "safe_behaviour",
-                         "state_publish_rate", "force_reference"),      # `pkm record`: every period while it records
+                         "state_publish_rate", "wait_for_recorder",     # `pkm record`: every period, in step with it
+                         "force_reference"),
     "computed_force": ("feedforward_model", "parameters_file"),
     "trajectory_generator": ("approach_speed", "approach_rate", "approach_tolerance", "display_rate"),
     "inverse_kinematics": ("display_rate", "measured_pose_rate", "tf_rate"),
@@ -335,6 +337,10 @@ def validate(key: str, value, n_actuated: int, force_limit=None, n_gains: int | 
     if key in ("safe_behaviour", "feedforward_model"):
         if value not in CHOICE_KEYS[key]:
             raise InvalidInputError(f"{key} must be one of {CHOICE_KEYS[key]}, got {excerpt(value)}")
+        return value
+    if key == "wait_for_recorder":
+        if not isinstance(value, bool):
+            raise InvalidInputError(f"wait_for_recorder must be true or false, got {excerpt(value)}")
         return value
     if key == "force_reference":         # parsed against the robot's task by the node (force.parse_force_reference)
         if not isinstance(value, str) or len(value) > 4096:

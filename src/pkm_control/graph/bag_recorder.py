@@ -16,7 +16,9 @@ for a diagnostics message), and the trajectory generator's status (the goal's li
 The control rate: /joint_states is joint_controller's state estimate at ``state_publish_rate`` (250 Hz by default,
 100 Hz in real-time mode), while the identification needs every control period's sample. While it records,
 `pkm record` sets joint_controller's state_publish_rate to 0 (every period; a run-time parameter) and puts the old
-value back at the end; `pkm bringup --record` starts joint_controller with it. A robot behind topics (the
+value back at the end; `pkm bringup --record` starts joint_controller with it. In lockstep `pkm record` also turns
+joint_controller's wait_for_recorder on while it records (the loop keeps pace with the recorder's acknowledgements,
+below), and off again. A robot behind topics (the
 ``hardware`` node, a ros2_control joint_state_broadcaster) publishes its own /joint_states, every period in
 lockstep. In real time every period's publication costs the loop ~0.1 ms between periods: the summary counts the
 periods without a sample.
@@ -349,48 +351,74 @@ def format_summary(s: dict) -> str:
 
 
 class EveryPeriod:
-    """joint_controller's state_publish_rate at 0 (every period) while recording, the old value back on exit
-    (module docstring); ``control_rate`` is joint_controller's (None when there is none on the graph)."""
+    """joint_controller's state_publish_rate at 0 (every period) while recording and, in lockstep, its
+    wait_for_recorder on (the loop keeps pace with the recorder's acknowledgements: a recorder that falls behind
+    loses nothing, module docstring); the old values back on exit. ``control_rate`` is joint_controller's (None when
+    there is none on the graph)."""
 
     def __init__(self, session, timeout: float, log):
         self.session, self.timeout, self.log = session, timeout, log
         self.control_rate = None
         self.ground_truth_rate = None      # joint_controller's (a simulated robot's ground truth), None without one
         self.state_rate = 0.0              # /joint_states' rate while recording (0: every period)
-        self._old = None
+        self._old = {}                     # parameter -> its value before recording (as param_set takes it)
+
+    def _set(self, name: str, text: str, old: str, failed: str) -> bool:
+        """joint_controller's ``name`` set to ``text``, ``old`` put back on exit; False and ``failed`` said after the
+        refusal if it fails. The old value is noted before the call: a Ctrl-C during it puts it back too."""
+        from .tools import ToolFailure, param_set
+
+        self._old[name] = old
+        try:
+            param_set(self.session, CONTROLLER, name, text, self.timeout)
+            return True
+        except ToolFailure as exc:
+            del self._old[name]
+            self.log(f"{exc}: {failed}")
+            return False
 
     def __enter__(self):
-        from .tools import ToolFailure, param_get, param_set
+        try:
+            self._apply()
+        except BaseException:      # Ctrl-C (Stopped) while the parameters are set: the ones set are put back
+            self.__exit__()
+            raise
+        return self
+
+    def _apply(self):
+        from .tools import ToolFailure, param_get
 
         try:
             self.control_rate = float(param_get(self.session, CONTROLLER, "control_rate", self.timeout)[0])
             old = float(param_get(self.session, CONTROLLER, "state_publish_rate", self.timeout)[0])
+            lockstep, paced = (param_get(self.session, CONTROLLER, key, self.timeout)[0]
+                               for key in ("lockstep", "wait_for_recorder"))
         except ToolFailure as exc:
             self.log(f"{exc}: /joint_states is recorded at the rate it is published")
-            return self
+            return
         try:
             self.ground_truth_rate = float(param_get(self.session, CONTROLLER, "ground_truth_rate", self.timeout)[0])
         except ToolFailure:
             pass                          # no simulated robot in joint_controller: no ground truth of its to count
+        if lockstep is True and paced is False and \
+                self._set("wait_for_recorder", "true", "false", "a recorder that falls behind may lose samples"):
+            self.log(f"{CONTROLLER} keeps pace with the recorder while it records (wait_for_recorder)")
         if old != 0.0:
-            try:
-                param_set(self.session, CONTROLLER, "state_publish_rate", "0.0", self.timeout)
-                self._old = old
+            if self._set("state_publish_rate", "0.0", repr(old),
+                         f"/joint_states is recorded at {old:g} Hz, not every control period"):
                 self.log(f"{CONTROLLER} publishes /joint_states every period ({self.control_rate:g} Hz) while "
                          f"recording (state_publish_rate {old:g} Hz before)")
-            except ToolFailure as exc:
+            else:
                 self.state_rate = old
-                self.log(f"{exc}: /joint_states is recorded at {old:g} Hz, not every control period")
-        return self
 
     def __exit__(self, *exc):
         from .tools import ToolFailure, param_set
 
-        if self._old is not None:
+        for name, text in self._old.items():
             try:
-                param_set(self.session, CONTROLLER, "state_publish_rate", repr(self._old), self.timeout)
+                param_set(self.session, CONTROLLER, name, text, self.timeout)
             except ToolFailure as e:
-                self.log(f"could not set {CONTROLLER} state_publish_rate back to {self._old:g}: {e}")
+                self.log(f"{e}: {CONTROLLER} {name} is not back to {text}")
         return False
 
 

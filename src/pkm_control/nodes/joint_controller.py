@@ -131,13 +131,15 @@ Safe behaviour (`safe_behaviour`): hold = gravity compensation at the pose where
 whose inputs are valid again. Every command is limited to force_limit (<= the actuators' rating).
 
 Node parameters (besides the common ones; run time: kp, kd, hold_kp, hold_kd, force_limit,
-safe_behaviour, state_publish_rate (`pkm record` sets 0, every period, while it records); the others are read-only)
+safe_behaviour, state_publish_rate and wait_for_recorder (`pkm record` sets 0, every period, and true while it
+records in lockstep), force_reference; the others are read-only)
   hardware, control_rate, mode, feedforward_model (computed torque's model), kp, kd, hold_kp, hold_kd,
   force_limit, safe_behaviour, state_timeout, reference_timeout, lockstep, lockstep_timeout,
   controller_name, topic_convention, joint_states_topic, joint_commands_topic, initial_pose, state_publish_rate,
   ground_truth_rate, ground_truth_chunk (1 to 10000), clock_rate, substeps (sim), mujoco_timestep (mujoco),
   friction, command_timeout, actuator_lag (the simulated robot's), realtime_priority, realtime_cpu,
-  wait_for_recorder (lockstep: start once the state is recorded), rho, boundary_layer (robust IDC), adaptation_gain,
+  wait_for_recorder (lockstep: start once the state is recorded, as launched; keep pace with the recorders),
+  rho, boundary_layer (robust IDC), adaptation_gain,
   parameter_bound, parameter_estimates_rate (adaptive IDC), feedforward_lead (Codourey's T_m: the feedforward is
   looked up this long ahead of the regulator's references), canopen_config, canopen_emulate (hardware: canopen),
   true_parameters_file, encoder_resolution, encoder_counts_per_turn, effort_noise_std, measurement_seed (the
@@ -309,6 +311,9 @@ class JointControllerNode(Node):
         self._reset_request = threading.Event()
         self._handled = None
         self._started = False
+        #: lockstep: the run starts only once the state is recorded (wait_for_recorder as launched; set at run time by
+        #: `pkm record`, it paces the running loop only: a recorder attached later does not gate a restart)
+        self._start_gated = s["wait_for_recorder"]
         self._unacked = 0               # periods run since the recorded observations were last all acknowledged
         self._run_start = None          # (wall s, sim ns) of the first period: the real-time factor
         self._last_t = None
@@ -422,7 +427,7 @@ class JointControllerNode(Node):
             c.law = law
         elif key == "force_limit":
             c.limits = ForceLimits(value)
-        elif key == "state_publish_rate":       # observe() takes it at the next period
+        elif key in ("state_publish_rate", "wait_for_recorder"):   # observe(), recorder_behind() at the next period
             self.s = s
         elif key == "force_reference":          # the force laws' set-point from the next period on
             self.loop.force_reference = parse_force_reference(value, self.ctx.task)
@@ -673,7 +678,7 @@ class JointControllerNode(Node):
         once started it runs until a reset."""
         if self._started:
             return True
-        if self.s["wait_for_recorder"]:
+        if self._start_gated:
             pub = self.sim_topics.pub_truth if self.sim else self.pub_state
             if pub.get_subscription_count() == 0:
                 return False
@@ -739,7 +744,7 @@ class JointControllerNode(Node):
             if t is None:
                 return (f"{hw.convention.states_topic} after sim time {hw.measurement_ns * 1e-9:.4f} s from {robot}, "
                         f"its answer to the command on {hw.convention.commands_topic}")
-        if self.s["wait_for_recorder"] and not self._started:
+        if self._start_gated and not self._started:
             pub = self.sim_topics.pub_truth if self.sim else self.pub_state
             if pub.get_subscription_count() == 0:
                 return f"a recorder on {pub.topic_name} (wait_for_recorder)"

@@ -149,11 +149,27 @@ class SampleBuffer:
     def use(self, t_ns: int, max_age_ns: int):
         """``hold(t, max_age)`` for the consumer: the buffered samples the row comes from (the one at t, or the two
         around it, or the last one past the end) are used, final from now on (``fresh``)."""
-        row = self.hold(t_ns, max_age_ns)
-        if row is not None:
-            read = self.times[min(bisect.bisect_left(self.times, t_ns), len(self.times) - 1)]
-            self.used_ns = read if self.used_ns is None else max(self.used_ns, read)
-        return row
+        return self.use_between(t_ns, max_age_ns)[0]
+
+    def use_between(self, t_ns: int, max_age_ns: int):
+        """(``use(t, max_age)``, ``between(t)``) with one search of the buffer (the control loop's period)."""
+        times = self.times
+        n = len(times)
+        i = bisect.bisect_left(times, t_ns)
+        span = None
+        if i < n and times[i] == t_ns:
+            row = self.rows[i]
+        elif 0 < i < n:
+            t0, t1 = times[i - 1], times[i]
+            span = self.rows[i - 1], self.rows[i], (t_ns - t0) / (t1 - t0), (t1 - t0) * 1e-9
+            row = self.interpolate(*span)
+        elif n and 0 <= t_ns - times[-1] <= max_age_ns:
+            row = self.rows[-1]
+        else:
+            return None, None
+        read = times[min(i, n - 1)]
+        self.used_ns = read if self.used_ns is None else max(self.used_ns, read)
+        return row, span
 
     def prune(self, now_ns: int) -> None:
         """Drop samples older than keep_ns before now (keeps one before, for interpolation)."""
