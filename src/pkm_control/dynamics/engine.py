@@ -31,6 +31,7 @@ the paths above decide and name the error.
 
 from __future__ import annotations
 
+import threading
 from typing import NamedTuple
 
 import numpy as np
@@ -63,6 +64,15 @@ class IDResult(NamedTuple):
     a: np.ndarray
     closure_forces: np.ndarray | None = None   # lambda, rows as closure_jacobian (when asked)
     internal_forces: np.ndarray | None = None  # basis of null(J^T) (redundant robots)
+
+
+class _PackedArguments(threading.local):
+    """This thread's leading arguments of numeric_kernels.numeric_forward_dynamics, built once per thread: the packed
+    model and the kinematics' warm start in this thread (numeric.Kinematics.work_arrays, arrays it keeps), so that
+    a call passes one tuple instead of joining two."""
+
+    def __init__(self, packed, work_arrays):
+        self.args = (*packed, *work_arrays())
 
 
 class ClosedLoopDynamics:
@@ -146,10 +156,12 @@ class ClosedLoopDynamics:
         from .numeric_kernels import compiled_forward_dynamics
 
         m = self.pin_model
-        self._work_arrays, self._fd_solved = self.kin.work_arrays, SOLVED
+        self._fd_solved = SOLVED
         self._numeric_fd = compiled_forward_dynamics()
-        return pack([*motion[0], self._act, np.array([self.n])],
-                    [*motion[1], tree_inertias(m), m.armature, m.gravity.linear])
+        packed = pack([*motion[0], self._act, np.array([self.n])],
+                      [*motion[1], tree_inertias(m), m.armature, m.gravity.linear])
+        self._fd_arguments = _PackedArguments(packed, self.kin.work_arrays)
+        return packed
 
     def _pinocchio_constraints(self):
         """(constraint models, their datas, a Data set up by initConstraintDynamics) when every closure is a
@@ -323,8 +335,8 @@ class ClosedLoopDynamics:
             # (numeric_kernels.numeric_forward_dynamics); where it does not solve, the path below decides and names why
             xdd = np.empty(self.n)
             try:
-                solved = self._numeric_fd(*self._compiled_fd, *self._work_arrays(), pose.rotation, pose.position,
-                                          twist, tau, xdd) == self._fd_solved
+                solved = self._numeric_fd(*self._fd_arguments.args, pose.rotation, pose.position, twist, tau,
+                                          xdd) == self._fd_solved
             except (TypeError, ValueError, AttributeError):      # as below: not float64 arrays / not a Pose
                 solved = False
             if solved:
