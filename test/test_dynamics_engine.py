@@ -348,3 +348,37 @@ def test_redundant_actuation_kernel_against_numpy():
             one_row = np.array([1.0, 0.0, 0.0, 0.0])
             ratio, ratio_a = redundant_actuation(G, tau_tree, act, w, one_row, SINGULAR_TOL, 1e-12, f, tau, null)
             assert ratio >= SINGULAR_TOL and not ratio_a > 1e-12
+
+
+def test_plant_forward_dynamics_with_friction_stops_and_wrench(dyn, states):
+    """forward_dynamics with friction, end stops (every limited tree joint pressed: ranges narrowed to their middle)
+    and a wrench, where it runs the compiled reduced path (kernels.plant_forward_dynamics), against the tree
+    accelerations of the same forces by pinocchio's constraint dynamics (KKT forwardDynamics where pinocchio has no
+    constraint model) at the same tree state, whose platform rows give xddot."""
+    import dataclasses
+
+    from pkm_control.dynamics.end_stops import EndStops
+
+    if dyn._plant_tree is None:
+        pytest.skip("no compiled plant path (the numeric family, or a joint beyond the compiled tree)")
+    es = EndStops.from_config(dyn)
+    limited = np.isfinite(es.lower) & np.isfinite(es.upper)
+    middle = 0.5 * (np.where(limited, es.lower, 0.0) + np.where(limited, es.upper, 0.0))
+    pressed = dataclasses.replace(es, lower=np.where(limited, middle, es.lower),
+                                  upper=np.where(limited, middle, es.upper))
+    rng = np.random.default_rng(5)
+    S, c = dyn.kin.task.twist_map(), dyn.model.platform_idx
+    for pose, twist, _ in states[:20]:
+        tau = rng.normal(0.0, 50.0, dyn.model.n_actuated)
+        wrench = rng.normal(0.0, 20.0, 6)
+        for stops in (None, pressed):
+            for friction in (False, True):
+                xdd = dyn.forward_dynamics(pose, twist, tau, wrench, friction=friction, end_stops=stops)
+                q, v, _, _ = dyn.state(pose, twist)
+                force = S.T @ wrench
+                if stops is not None:
+                    f_cut = stops.cut_force(dyn.kin, pose, twist)
+                    force = force if f_cut is None else force + f_cut
+                a = dyn.tree_accelerations(q, v, tau, friction, stops, force)
+                expected = dyn.kin.task.tree_task_acceleration(q, v, a, c)[0]
+                assert rel(xdd, expected) < 1e-9, (stops is not None, friction)

@@ -5,6 +5,12 @@ A Newton step of the numeric kinematics evaluates the closures once or twice; as
 positions and K cost about 30 numpy calls (~25 us on a hexapod, four times pinocchio's computeJointJacobians),
 compiled one call of ~1 us. The kernel is THE implementation of these rows (ClosureRows calls nothing else for
 them); the tests check K against finite differences of the residual and against pinocchio's frame Jacobians.
+
+The tree's kernels that the numeric family's solves call (tree_closure_rows and what it calls, the bias, crba and
+rnea) are inlined into their compiled callers (inline="always"): a call between compiled functions increments and
+decrements the reference count of each array it passes, atomic operations that numba's pruning removes only within
+one function; inlined, the numeric forward dynamics (dynamics/numeric_kernels.py) runs ~0.6 us (of ~8) faster on
+the 3-DoF robots (``pkm bench dynamics``). Called from Python they are ordinary compiled functions.
 """
 
 from __future__ import annotations
@@ -15,7 +21,7 @@ import numba
 import numpy as np
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _frame_positions(X, scale, col, offset):
     """(frames, 3) world positions of the closure frames, p_f = p_j + R_j t_f, from X (3 x 4 (joints - 1)):
     X[:, col_f] = p_j / scale, X[:, col_f + 1 : col_f + 4] = R_j / scale for the frame's parent joint j
@@ -48,7 +54,7 @@ def _angular_rows(out, W, mask, ang_rows, ang_sel):
             out[row, k] = (mask[fa, k] - mask[fa + 1, k]) * W[3 + ax, k]
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def closure_rows(X, scale, J, col, offset, mask, lin_rows, lin_sel, ang_rows, ang_sel, r, K):
     """r and K of the point and frame closures from one tree pass, into the caller's zeroed r (n_rows) and K
     (n_rows x nv, or 0 x nv: no K), arrays it allocates for ~0.1 us where returning them would box them for ~0.4.
@@ -144,7 +150,7 @@ def _closure_dot(X, scale, J, dJ, v, col, offset, mask, lin_rows, lin_sel, ang_r
 REVOLUTE, PRISMATIC = 0, 1
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def tree_kinematics(parent, kind, frame, q, X, J):
     """Forward kinematics of a tree of 1-DoF joints (joint j = pinocchio's joint j + 1, its q and v index j) in one
     pass from the root: the world placements into X (3 x 4 n: X[:, 4 j] = p_j, X[:, 4 j + 1 : 4 j + 4] = R_j, the
@@ -205,7 +211,7 @@ def tree_kinematics(parent, kind, frame, q, X, J):
                 J[3, j] = J[4, j] = J[5, j] = 0.0
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def tree_closure_rows(parent, kind, frame, col, offset, mask, lin_rows, lin_sel, cpl, cpl_f, q, X, J, r, K):
     """The closures' residual r and K (K 0 x n: none) at q from the compiled tree (tree_kinematics into the scratch X
     and J): closure_rows' point rows, then the coupling rows cpl[i] = (row, dependent, reference) with
@@ -237,7 +243,7 @@ def _row6(V, b):
     return V[b, 0], V[b, 1], V[b, 2], V[b, 3], V[b, 4], V[b, 5]
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def tree_closure_bias(parent, col, offset, lin_rows, lin_sel, X, J, v, out):
     """Kdot v into out (rows of tree_closure_rows, coupling rows 0) from that call's X and J at q and the rates v, in
     O(joints + frames): the bodies' spatial velocities V_j = V_parent + J[:, j] v_j and bias accelerations (at zero
@@ -282,7 +288,7 @@ def tree_closure_bias(parent, col, offset, lin_rows, lin_sel, X, J, v, out):
         out[lin_rows[i]] = acc[fa, ax] - acc[fa + 1, ax]
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def tree_body_inertias(X, inertia, I):
     """Each joint's body inertia in world coordinates at the world origin, into I (n x 10): mass m, first moment
     h = m c (c the world centre of mass) and the rotational inertia about the world origin I_O = R I_c R^T
@@ -314,7 +320,7 @@ def tree_body_inertias(X, inertia, I):
                 e += 1
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _inertia_times(I, j, x0, x1, x2, x3, x4, x5, out):
     """out = I_j x for the spatial inertia I[j] of tree_body_inertias and a motion x = (linear at the origin,
     angular): (m x_lin + x_ang x h, h x x_lin + I_O x_ang) (the momentum of the motion x)."""
@@ -327,7 +333,7 @@ def _inertia_times(I, j, x0, x1, x2, x3, x4, x5, out):
     out[5] = hx * x1 - hy * x0 + I[j, 6] * x3 + I[j, 8] * x4 + I[j, 9] * x5
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def tree_mass_matrix(parent, J, body, armature, C, M):
     """The joint-space mass matrix of the tree (pinocchio's crba with model.armature on the diagonal, both triangles)
     into M (n x n), from the world joint Jacobian J of tree_kinematics at q and the bodies' inertias there (body:
@@ -357,7 +363,7 @@ def tree_mass_matrix(parent, J, body, armature, C, M):
         M[j, j] += armature[j]
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def tree_inverse_dynamics(parent, J, body, armature, gravity, v, a, tau):
     """The joint forces of the tree's inverse dynamics, pinocchio's rnea(q, v, a) (gravity and model.armature
     included), into tau (n), from the world joint Jacobian J of tree_kinematics at q and the bodies' inertias there

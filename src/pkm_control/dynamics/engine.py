@@ -19,7 +19,11 @@ Forward dynamics rides on pinocchio's ``constraintDynamics`` where every closure
 constraint model (3-axis points as CONTACT_3D, frames as CONTACT_6D: description.loader.constraint_models):
 at the consistent tree state (q, v) from the IK it solves M a + h = tau_tree + K^T lambda with
 K a = -Kdot v, the same equations as the reduced M xddot = ... (so the same xddot to rounding;
-the platform rows of a give xddot). Planar points and couplings keep the reduced path. The numeric family on the
+the platform rows of a give xddot). Planar points and couplings keep the reduced path. Where friction, end stops or
+a wrench enter (the simulated plant's every RK4 stage) and an analytic family gives G in closed form, the reduced
+path runs instead, its tree part (rnea, crba, friction, stops) and the solve in one compiled call on the compiled
+tree (kernels.plant_forward_dynamics; measured on lopes at load 2: 11 us a call with the family's state against
+25 us for constraintDynamics with pinocchio's friction Jacobians and the stops in numpy). The numeric family on the
 compiled tree (numeric.Kinematics.packed_motion) solves the whole call, IK and reduced dynamics, in one compiled
 call (numeric_kernels.numeric_forward_dynamics) where no wrench, friction or end stop enters; where that does not solve,
 the paths above decide and name the error.
@@ -27,6 +31,7 @@ the paths above decide and name the error.
 
 from __future__ import annotations
 
+import threading
 from typing import NamedTuple
 
 import numpy as np
@@ -40,8 +45,8 @@ from ..kinematics.base import ParallelKinematics, fast_inputs
 from ..kinematics.kernels import motion_ok
 from ..kinematics.task_space import Pose
 from .friction import FrictionModel
-from ..description.loader import tree_inertias
-from .kernels import (project_and_solve, reduced_acceleration, redundant_actuation,
+from ..description.loader import tree_arrays, tree_inertias
+from .kernels import (plant_forward_dynamics, project_and_solve, reduced_acceleration, redundant_actuation,
                       task_mass_matrix, tree_force)
 
 _LWA = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
@@ -59,6 +64,15 @@ class IDResult(NamedTuple):
     a: np.ndarray
     closure_forces: np.ndarray | None = None   # lambda, rows as closure_jacobian (when asked)
     internal_forces: np.ndarray | None = None  # basis of null(J^T) (redundant robots)
+
+
+class _PackedArguments(threading.local):
+    """This thread's leading arguments of numeric_kernels.numeric_forward_dynamics, built once per thread: the packed
+    model and the kinematics' warm start in this thread (numeric.Kinematics.work_arrays, arrays it keeps), so that
+    a call passes one tuple instead of joining two."""
+
+    def __init__(self, packed, work_arrays):
+        self.args = (*packed, *work_arrays())
 
 
 class ClosedLoopDynamics:
@@ -103,6 +117,33 @@ class ClosedLoopDynamics:
         self._body_cols = np.concatenate([np.arange(10 * (j - 1), 10 * j) for j in self._bodies])
         self._constraints = self._pinocchio_constraints()
         self._compiled_fd = self._packed_forward_dynamics()
+        self._plant_tree = self._compiled_tree()
+
+    def _compiled_tree(self):
+        """(the tree's arrays, their scratch) of kernels.plant_forward_dynamics where every tree joint is a 1-DoF
+        joint of the compiled tree (loader.tree_arrays) and the family is analytic (its tree_state gives G in closed
+        form; the numeric family's would solve for it), else None: pinocchio's calls."""
+        if self.kin.family == "numeric":
+            return None
+        try:
+            parent, kind, frame = tree_arrays(self.pin_model)
+        except InvalidModelError:
+            return None
+        m, nv, fr = self.pin_model, self.pin_model.nv, self.friction
+
+        def constant(a):
+            # read-only C copies, as the friction's and the end stops' arrays are: one signature of the kernel (numba
+            # compiles one per set of argument types, ~25 s cold, and matches a call's types exactly only then)
+            a = np.array(a)
+            a.setflags(write=False)
+            return a
+        model = tuple(constant(a) for a in (parent, kind, frame, tree_inertias(m), m.armature, m.gravity.linear,
+                                            self._act))
+        friction = tuple(constant(a) for a in (fr._coulomb, fr._viscous, fr._cut_sign, fr._cut_coulomb,
+                                               fr._cut_viscous))
+        scratch = (np.empty((3, 4 * nv)), np.empty((6, nv)), np.empty((nv, 10)), np.empty((nv, 10)),
+                   np.empty((nv, nv)), np.empty(nv), np.empty(nv))
+        return model, friction, scratch, constant(np.zeros(nv))
 
     def _packed_forward_dynamics(self):
         """The packed model of numeric_kernels.numeric_forward_dynamics where the family solves compiled and packed
@@ -115,10 +156,12 @@ class ClosedLoopDynamics:
         from .numeric_kernels import compiled_forward_dynamics
 
         m = self.pin_model
-        self._work_arrays, self._fd_solved = self.kin.work_arrays, SOLVED
+        self._fd_solved = SOLVED
         self._numeric_fd = compiled_forward_dynamics()
-        return pack([*motion[0], self._act, np.array([self.n])],
-                    [*motion[1], tree_inertias(m), m.armature, m.gravity.linear])
+        packed = pack([*motion[0], self._act, np.array([self.n])],
+                      [*motion[1], tree_inertias(m), m.armature, m.gravity.linear])
+        self._fd_arguments = _PackedArguments(packed, self.kin.work_arrays)
+        return packed
 
     def _pinocchio_constraints(self):
         """(constraint models, their datas, a Data set up by initConstraintDynamics) when every closure is a
@@ -292,14 +335,15 @@ class ClosedLoopDynamics:
             # (numeric_kernels.numeric_forward_dynamics); where it does not solve, the path below decides and names why
             xdd = np.empty(self.n)
             try:
-                solved = self._numeric_fd(*self._compiled_fd, *self._work_arrays(), pose.rotation, pose.position,
-                                          twist, tau, xdd) == self._fd_solved
+                solved = self._numeric_fd(*self._fd_arguments.args, pose.rotation, pose.position, twist, tau,
+                                          xdd) == self._fd_solved
             except (TypeError, ValueError, AttributeError):      # as below: not float64 arrays / not a Pose
                 solved = False
             if solved:
                 return xdd
         cons = self._constraints
-        if cons is None:
+        if cons is None or (self._plant_tree is not None
+                            and (wrench is not None or end_stops is not None or (friction and self._has_friction))):
             if not self._fd_inputs_ok(pose, twist, tau):
                 pose, twist, _ = self.kin.validate_motion(pose, twist)
                 tau = check_vector("actuator forces", tau, self.model.n_actuated, MAGNITUDE_LIMIT)
@@ -382,9 +426,22 @@ class ClosedLoopDynamics:
         return a
 
     def _forward_dynamics_reduced(self, pose, twist, tau, wrench, friction, end_stops):
-        """forward_dynamics in reduced coordinates (M = G^T M_tree G), for every closure type."""
+        """forward_dynamics in reduced coordinates (M = G^T M_tree G), for every closure type; on the compiled tree
+        where there is one (``_compiled_tree``)."""
         m, d = self.pin_model, self._data
         q, v, a0, G = self.kin.tree_state(pose, twist, self._zero)          # a0 = Gdot xdot
+        if self._plant_tree is not None:
+            model, fr, scratch, no_stop = self._plant_tree
+            task_force = self._task_force(pose, twist, wrench, end_stops)
+            stops = () if end_stops is None else (end_stops.lower, end_stops.upper, end_stops.stiffness,
+                                                   end_stops.damping)
+            xdd = np.empty(self.n)
+            if not plant_forward_dynamics(
+                    *model, q, v, a0, G, tau, self._zero if task_force is None else task_force,
+                    friction and self._has_friction, *fr, self.sign_eps, bool(stops), *(stops or (no_stop,) * 4),
+                    *scratch, xdd):
+                raise SingularConfigurationError("task-space mass matrix is singular")
+            return xdd
         bias = pin.rnea(m, d, q, v, a0)                                     # a new array
         if friction and self._has_friction:
             bias += self.friction.torque(d, q, v, self.sign_eps)

@@ -18,6 +18,7 @@ import math
 import numba
 import numpy as np
 
+from ..description.kernels import tree_body_inertias, tree_inverse_dynamics, tree_kinematics, tree_mass_matrix
 
 #: the sweeps of the Jacobi SVD before it gives up (6 x 6: 5-7 sweeps reach rounding level)
 _SWEEPS = 60
@@ -481,3 +482,31 @@ def redundant_actuation(G, tau_tree, act, task_force, w_inv, tol, tol_a, f, tau,
     null[:, :] = basis[:, n:]
     return ratio_j, ratio_a
 
+
+
+@numba.njit(cache=True)
+def plant_forward_dynamics(parent, kind, frame, inertia, armature, gravity, act, q, v, a0, G, tau, task_force,
+                           friction, coulomb, viscous, cut_sign, cut_coulomb, cut_viscous, eps, stops, lower, upper,
+                           stiffness, damping, X, J, body, composite, Mt, bias, extra, xdd):
+    """The reduced forward dynamics with friction and the tree-joint end stops (engine._forward_dynamics_reduced) on
+    the compiled tree, in one call: M xdd = G[act]^T tau + task_force - G^T (rnea(q, v, a0) + tau_f - tau_stop),
+    M = G^T crba(q) G, from the family's tree state (q, v, a0 = Gdot xdot, G). The tree's placements and world joint
+    Jacobian (description.kernels.tree_kinematics, pinocchio's data.J), its rnea and crba (tree_inverse_dynamics,
+    tree_mass_matrix: pinocchio's, armature included), the friction (``friction``: friction_torque's, eps its
+    smoothing) and the stops (``stops``: stop_force's) are the equations of the engine's pinocchio calls, so xdd
+    equals them to rounding. X (3 x 4 nv), J (6 x nv), body and composite (nv x 10), Mt (nv x nv), bias and extra
+    (nv): the caller's scratch. False where M is not positive definite or xdd is not finite (reduced_solve)."""
+    tree_kinematics(parent, kind, frame, q, X, J)
+    tree_body_inertias(X, inertia, body)
+    tree_inverse_dynamics(parent, J, body, armature, gravity, v, a0, bias)
+    nv = q.shape[0]
+    if friction:
+        friction_torque(J, v, coulomb, viscous, cut_sign, cut_coulomb, cut_viscous, eps, extra)
+        for i in range(nv):
+            bias[i] += extra[i]
+    if stops:
+        stop_force(q, v, lower, upper, stiffness, damping, extra)
+        for i in range(nv):
+            bias[i] -= extra[i]
+    tree_mass_matrix(parent, J, body, armature, composite, Mt)
+    return reduced_solve(G, Mt, act, tau, bias, task_force, xdd)

@@ -96,9 +96,10 @@ class ReducedSimulator:
         self._stops = None if self._fast is None else self._fast.end_stop_table(end_stops)
         self._tree = self._fast is None and (bool(tree) or (tree is None and dyn.kin.family == "numeric"))
         self._scratch = dyn.pin_model.createData()
-        if self._fast is not None:
-            # the step's kernel compiled (numba: seconds when not in its cache) here, not in a run's first period: the
-            # controller's first lockstep period took them, and a stop signal then waited for them (issue 22 §5)
+        if self._fast is not None or not self._tree:
+            # the step's kernels compiled (numba: seconds when not in its cache; the generic engine's
+            # kernels.plant_forward_dynamics) here, not in a run's first period: the controller's first lockstep
+            # period took them, and a stop signal then waited for them (issue 22 §5)
             at_rest = self.state(dyn.kin.home_pose(), np.zeros(self.task.dim))
             self.actuated(self.step(at_rest, 1e-3, np.zeros(dyn.model.n_actuated)))
 

@@ -99,7 +99,7 @@ from ..dynamics.end_stops import EndStops, EnergyBound
 from ..dynamics import point_contact
 from ..dynamics.engine import ClosedLoopDynamics
 from ..dynamics.simulation import ReducedSimulator, SimState
-from ..errors import InvalidInputError, PkmError, SingularConfigurationError, UnreachablePoseError
+from ..errors import InvalidInputError, PkmError, SingularConfigurationError, UnreachablePoseError, all_finite
 from ..kinematics.task_space import Pose
 from .interface import REFUSE_FACTOR, CommandCheck, HardwareInterface, JointMeasurement, RobotState, Simulated  # noqa: F401
 from .contact import ContactEnvironment, WrenchSensor, check_integrable
@@ -431,7 +431,7 @@ class SimulatedRobot(SimulatedPlant):
                 f"the simulated robot left the configurations the machine can be in at t = {self.time:.6g} s "
                 f"(energy {self.energy():.6g} J, more than its end stops absorb on the way there: a start far too "
                 f"fast for the machine): {exc}; state kept, reset to go on") from exc
-        if not (np.isfinite(s.coords).all() and np.isfinite(s.twist).all()):
+        if not (all_finite(s.coords) and all_finite(s.twist)):
             raise InvalidInputError(f"the simulation diverged at t = {self.time:.6g} s (dt {self.dt}, substeps "
                                     f"{self.substeps}, sign_eps {self.sign_eps}: see stability_factor)")
         self._state = s

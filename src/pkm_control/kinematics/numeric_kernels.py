@@ -8,6 +8,10 @@ kernels.closure_acceleration with the bias Kdot v of the compiled tree. Square s
 as free joints). A status other than SOLVED leaves the caller's warm start untouched and sends it to numeric.py's
 Python loop on the same compiled rows, which meets the same failure and names it (SingularConfigurationError,
 UnreachablePoseError, ConvergenceError): the messages have one implementation.
+
+The Newton loop, the platform motion and the packed model's readers are inlined into their callers
+(inline="always"), as the tree's kernels are (description/kernels.py: the reference counts of the arrays a call
+passes).
 """
 
 from __future__ import annotations
@@ -48,7 +52,7 @@ TASK_TOL = 1e-9
 HAS_Q, HAS_K, HAS_LU = 0, 1, 2
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _norm(r):
     total = 0.0
     for i in range(r.shape[0]):
@@ -56,7 +60,7 @@ def _norm(r):
     return math.sqrt(total)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _platform_motion(task, alpha_sign, R, p, twist, accel):
     """(qc, vc, ac, B, ok): the platform joints of a motion in a task space (TASK_KINDS), their rates and
     accelerations (accel of length 0: ac empty) and the rate matrix B (vc = B xdot): task_space.TaskSpace's
@@ -84,7 +88,7 @@ def _platform_motion(task, alpha_sign, R, p, twist, accel):
     return qc, twist.copy(), accel.copy(), B, off <= TASK_TOL
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _newton(tree, q, free, rows, bounds, tol, max_iter, limit, X, J, r, K):
     """numeric.Kinematics._project's loop (square A = K[rows, free], block diagonal by bounds) from q, in place:
     (status, iterations, |phi|) with q, r and K those of the last accepted iterate; on SOLVED the scratch X and J
@@ -220,20 +224,20 @@ def pack(ints, floats):
     return I, F
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def int_field(I, i):
     """Integer array i of pack's I (flat)."""
     return I[I[1 + i]:I[2 + i]]
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def float_field(I, F, i):
     """Float array i of pack's F (flat)."""
     k = I[0]
     return F[I[2 + k + i]:I[3 + k + i]]
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def unpack_motion(I, F):
     """The arguments of solve_motion from a packed motion model (MOTION_INTS, MOTION_FLOATS): (tree, reference, c,
     free, rows, bounds, task, alpha_sign, predict_range, limit, tol, max_iter)."""
@@ -247,7 +251,7 @@ def unpack_motion(I, F):
             si[0], sf[0], sf[1], sf[2], sf[3], si[1])
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def unpack_warm(iwork, work, nv, n_rows, n_free):
     """(warm, q, K, LU, perm): the warm start of a numeric solve in its two work arrays (numeric._Scratch): iwork =
     [the flags HAS_Q, HAS_K, HAS_LU, perm], work = [q, K (rows x nv), LU (free x free)]."""
