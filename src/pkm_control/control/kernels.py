@@ -260,7 +260,6 @@ def force_outer(f_d, f_m, s, offset, dt, ki, kf, max_offset, R_d, p_d, twist_d):
     return out
 
 
-
 def task_pd_distribute(R_d, p_d, R, p, twist_d, twist, kp, kd, J, f_m, kf):
     """tau = J^-T (F_a + kf (F_a - F_m)), F_a = Kp e + Kd e' (``task_pd``) of a spatial task with as many actuators as
     task coordinates: the task-space laws' force distribution (feedforward.force_distribution, Taghirad's J^-T F) of
@@ -287,6 +286,7 @@ def force_cascade(f_d, f_m, s, offset, dt, ki, kf, max_offset, R_d, p_d, twist_d
             R_c[i, j] = outer[9 + 3 * i + j]
     out[26:] = task_pd_distribute(R_c, outer[6:9], R, p, outer[18:24], twist, kp, kd, J, outer[:0], 0.0)
     return out
+
 
 if numba is not None:
     _A = numba.types.Array(numba.float64, 1, "A", readonly=True)    # any 1-D float64 array converts to it

@@ -483,7 +483,6 @@ def redundant_actuation(G, tau_tree, act, task_force, w_inv, tol, tol_a, f, tau,
     return ratio_j, ratio_a
 
 
-
 @numba.njit(cache=True)
 def plant_forward_dynamics(parent, kind, frame, inertia, armature, gravity, act, q, v, a0, G, tau, task_force,
                            friction, coulomb, viscous, cut_sign, cut_coulomb, cut_viscous, eps, stops, lower, upper,

@@ -357,6 +357,19 @@ def ups_cone_angles(R, p, legs, out):
         out[i] = math.acos(max(-1.0, min(1.0, c)))
 
 
+@numba.njit(inline="always")
+def _cone_rate_gain(rows, i, c, length):
+    """-1 / (length sin theta), the factor of a cone angle theta = acos(c)'s rate row (its cosine's rate times length
+    over -sin theta); 0 with row i of ``rows`` zeroed where sin theta <= 1e-12 (the angle is |.|-like at 0: no
+    derivative there)."""
+    sin_theta = math.sqrt(1.0 - c * c)
+    if sin_theta <= 1e-12:
+        for k in range(rows.shape[1]):
+            rows[i, k] = 0.0
+        return 0.0
+    return -1.0 / (length * sin_theta)
+
+
 @numba.njit((_M, _V, _M, numba.float64[:, ::1]), cache=True)
 def ups_cone_rows(R, p, legs, rows):
     """d(cone angle rates) / d(twist) of a 6-UPS pose into ``rows`` (n x 6), hexapod_ups.cut_joint_rows (the cut-joint
@@ -370,12 +383,9 @@ def ups_cone_rows(R, p, legs, rows):
         dn = math.sqrt(dx * dx + dy * dy + dz * dz)
         ux, uy, uz = dx / dn, dy / dn, dz / dn
         c = max(-1.0, min(1.0, nx * ux + ny * uy + nz * uz))
-        sin_theta = math.sqrt(1.0 - c * c)
-        if sin_theta <= 1e-12:
-            for k in range(6):
-                rows[i, k] = 0.0
+        g = _cone_rate_gain(rows, i, c, dn)
+        if g == 0.0:
             continue
-        g = -1.0 / (dn * sin_theta)
         rows[i, 0], rows[i, 1], rows[i, 2] = g * (nx - c * ux), g * (ny - c * uy), g * (nz - c * uz)
         rows[i, 3] = g * ((by * nz - bz * ny) + (ny * dz - nz * dy) - c * (by * uz - bz * uy))
         rows[i, 4] = g * ((bz * nx - bx * nz) + (nz * dx - nx * dz) - c * (bz * ux - bx * uz))
@@ -664,12 +674,9 @@ def pus_cone_rows(R, p, legs, L, rows):
         if h <= 0.0:
             return i
         c = max(-1.0, min(1.0, _pus_cone_cosine(R, ax, ay, h, L)))
-        sin_theta = math.sqrt(1.0 - c * c)
-        if sin_theta <= 1e-12:
-            for k in range(6):
-                rows[i, k] = 0.0
+        g = _cone_rate_gain(rows, i, c, L)
+        if g == 0.0:
             continue
-        g = -1.0 / (L * sin_theta)
         m = nz / h
         rows[i, 0], rows[i, 1], rows[i, 2] = g * (nx - m * ax), g * (ny - m * ay), g * (nz - m * h)
         # n x a + r x n - m (r x a)
