@@ -456,3 +456,46 @@ def test_a_recording_drains_its_queue_and_names_the_samples_it_lacks(spin, tmp_p
             assert message_counts(reader) == {"/joint_states": len(periods)}
     finally:
         session.close()
+
+
+def test_a_cut_recording_takes_the_samples_repaired_after_the_cut_and_nothing_newer(spin, tmp_path):
+    """`pkm record` ends with a cut drain (bag_recorder.BagRecorder.drain): what the graph sends after the stop is not
+    recorded, but a reliable sample lost on the way comes again later, after samples behind it (seen in a CI bag under
+    load: 0.06 s of /joint_states ~0.5 s late, then dropped by the cut). Here periods 200-229 come only once the cut
+    drain has begun, triggered by the first message it takes (an event), together with periods 401-449: the bag has
+    every period up to the newest at the cut (0-400) and none after it."""
+    from sensor_msgs.msg import JointState
+
+    from pkm_control.graph.bag_recorder import BagRecorder
+    from pkm_control.graph.tools import Session
+    from pkm_control.ros.messages import joint_state_msg, to_ns
+
+    node = spin(rclpy.create_node("stand_in_joint_controller"))[0]
+    pub = node.create_publisher(JointState, "/joint_states", QoSProfile(depth=1000,
+                                                                        reliability=ReliabilityPolicy.RELIABLE))
+    session = Session(int(DOMAIN), "test_cut")
+
+    def publish(periods):
+        for k in periods:
+            pub.publish(joint_state_msg(k * 500_000, ["a"], np.zeros(1), np.zeros(1), np.zeros(1)))
+        assert pub.wait_for_all_acked(rclpy.duration.Duration(seconds=60))
+    try:
+        rec = BagRecorder(session, tmp_path / "bag", topics=["/joint_states"])
+        rec.slots["/joint_states"] = 500_000
+        assert session.wait(lambda: rec.subscribe_new() or "/joint_states" in rec.connections, 60)
+        assert session.wait(lambda: pub.get_subscription_count() > 0, 60)
+        publish([k for k in range(400) if not 200 <= k < 230])
+        rec.drain()                                   # all taken: the newest stamp is period 399's
+        assert rec.counts == {"/joint_states": 370}
+        publish([400])                                # received before the cut, taken in it
+        late = []
+        rec.listeners["/joint_states"] = lambda msg: to_ns(msg.header.stamp) == 400 * 500_000 and not late and (
+            late.append(1), publish(range(200, 230)), publish(range(401, 450)))
+        rec.drain(cut=True)
+        assert late
+        k = sorted(t // 500_000 for t in rec.stamps)
+        assert k == list(range(401)), (len(k), k[-3:])
+        rec.close()
+        assert rec.summary(2000.0)["/joint_states"]["missing_periods"] == 0
+    finally:
+        session.close()

@@ -41,6 +41,9 @@ refused gid), logged at most once a second, and listed in the summary (``refused
 
 Closing: ``close`` first drains the subscriptions (every message the middleware has already received is written:
 a recorder that fell behind on a loaded machine catches up before the bag ends), then writes the bag's metadata.
+`pkm record`'s drain cuts at the stop (what the graph sends after it is not recorded) but takes a stamped stream's
+samples up to its newest stamp at the cut whenever they come: a reliable sample lost on the way comes again after
+the samples behind it, and the drain waits for it (REPAIR_WAIT).
 A reader's queue is bounded whatever its depth (Fast DDS: 5000 samples), so in lockstep joint_controller runs only
 so far ahead of what its recorders acknowledged (wait_for_recorder, RECORDER_WINDOW), and `pkm bringup` lets the
 bag work off its queue before it stops the nodes. The summary counts the samples the bag missed per stream
@@ -70,6 +73,10 @@ DEFAULT_TOPICS = (JOINT_STATES, "/joint_references", "/desired_joint_states", "/
 UNBOUND = ("/diagnostics",)
 COMMANDS_TYPE = "std_msgs/msg/Float64MultiArray"
 COMMIT_PERIOD = 1.0     # s (wall) between two commits of the sqlite3 bag's transaction
+#: s (wall) a cut drain waits at most for the samples of a stamped stream that are missing below the cut (drain): a
+#: reliable sample lost on the way comes again after the writer's next heartbeat (measured in a bag of an attached
+#: `pkm record` under load: 0.06 s of /joint_states delivered ~0.5 s after the samples behind them)
+REPAIR_WAIT = 5.0
 CONTROLLER = "/joint_controller"
 
 
@@ -127,7 +134,9 @@ class BagRecorder:
         self.listeners = {}                # topic -> f(message), called with each recorded message of STAMPED
         self._taken = {}                   # topic -> (monotonic s when the last one was taken, its reception ns)
         self._committed = (time.monotonic(), 0)     # (when, messages received) at the last commit (sqlite3)
-        self._cut_ns = None                # drain(cut=True): messages received after this (ns) are not recorded
+        self._cut_ns = None                # drain(cut=True): messages received after this (ns) are not recorded,
+        self._cut_stamps = {}              # but a stamped stream's samples up to its newest stamp then (ns) are
+        self.slots = {}                    # topic -> its slot (ns, losses.slot_ns) where known: the drain's repair wait
         self.diag = Diagnostics(session.node)
         self.sources = Sources(session.node, self.diag, sources, ServiceGuard(session.node, self.diag))
 
@@ -221,24 +230,30 @@ class BagRecorder:
         self.received += 1
         received = int(info["received_timestamp"])
         self._taken[topic] = (time.monotonic(), received)
-        if self._closed or (self._cut_ns is not None and received > self._cut_ns):
+        if self._closed:
             return
-        self.writer.write(self.connections[topic], received, raw)
-        self.counts[topic] += 1
         if topic in STAMPED:              # the streams whose samples are counted (summary)
             from rclpy.serialization import deserialize_message
 
             from ..ros.messages import to_ns
 
             msg = deserialize_message(raw, STAMPED[topic]())
-            if topic == JOINT_STATES:
-                self.stamps.append(to_ns(msg.header.stamp))
-            else:
-                t0 = to_ns(msg.header.stamp)
-                self.truth_stamps.extend(t0 + to_ns(p.time_from_start) for p in msg.points)
+            t0 = to_ns(msg.header.stamp)
+            stamps = [t0] if topic == JOINT_STATES else [t0 + to_ns(p.time_from_start) for p in msg.points]
+            # after a cut, a sample up to the stream's newest stamp at the cut fills a gap (a repaired one, late
+            # on the wire); a later one is what the graph sends after the stop
+            if self._cut_ns is not None and received > self._cut_ns and \
+                    not (stamps and max(stamps) <= self._cut_stamps.get(topic, -1)):
+                return
+            self._write(topic, received, raw)
+            (self.stamps if topic == JOINT_STATES else self.truth_stamps).extend(stamps)
             if topic in self.listeners:
                 self.listeners[topic](msg)
-        elif topic == STATUS_TOPIC:
+            return
+        if self._cut_ns is not None and received > self._cut_ns:
+            return
+        self._write(topic, received, raw)
+        if topic == STATUS_TOPIC:
             from rclpy.serialization import deserialize_message
             from std_msgs.msg import String
 
@@ -249,6 +264,10 @@ class BagRecorder:
             if isinstance(event, dict):
                 self.status = event
                 self.statuses.append(event)
+
+    def _write(self, topic, received, raw):
+        self.writer.write(self.connections[topic], received, raw)
+        self.counts[topic] += 1
 
     def goal_done(self) -> bool:
         """The trajectory generator reported its goal finished (or rejected), and /joint_states has reached its
@@ -266,10 +285,15 @@ class BagRecorder:
         publishers stopped), or every topic has delivered a message received after the drain began or nothing for
         ``quiet`` s (a live graph: caught up), or abort() (`pkm bringup`: a second signal). ``cut``: the messages
         received after the drain began are not recorded (`pkm record` leaves a live graph: the recording ends at
-        the stop, not with what the graph sends after it, e.g. at the state_publish_rate put back)."""
+        the stop, not with what the graph sends after it, e.g. at the state_publish_rate put back), except a stamped
+        stream's samples up to its newest stamp then: the drain waits up to REPAIR_WAIT s for the ones missing below
+        it (a stream whose slot is known, ``slots``; a reliable sample lost on the way comes again later)."""
         began_ns, executor = time.time_ns(), self.session.executor
         if cut and self._cut_ns is None:
             self._cut_ns = began_ns
+            self._cut_stamps = {JOINT_STATES: max(self.stamps, default=-1),
+                                GROUND_TRUTH_TOPIC: max(self.truth_stamps, default=-1)}
+        repair_until = time.monotonic() + REPAIR_WAIT
         last = time.monotonic()             # when a message was last taken
         while not abort():
             before = self.taken
@@ -277,10 +301,19 @@ class BagRecorder:
             now = time.monotonic()
             if self.taken != before:
                 last = now
-            elif now - last >= quiet:       # not one spin without a message: the spin may have run a timer (Sources'
-                return                      # release of held messages) while messages still wait
-            if self._taken and all(rx >= began_ns or now - at > quiet for at, rx in self._taken.values()):
+            # not one spin without a message (the spin may have run a timer: Sources' release of held messages while
+            # messages still wait), or every topic caught up
+            done = now - last >= quiet or (self._taken and all(rx >= began_ns or now - at > quiet
+                                                               for at, rx in self._taken.values()))
+            if done and (now >= repair_until or not self._cut_holes()):
                 return
+
+    def _cut_holes(self) -> bool:
+        """A stamped stream of known slot misses samples below its stamp at the cut (drain)."""
+        streams = ((JOINT_STATES, self.stamps), (GROUND_TRUTH_TOPIC, self.truth_stamps))
+        return any(stream_loss("cut", topic, stamps, self.slots[topic], None).missed > 0
+                   for topic, stamps in streams if topic in self.slots and self._cut_stamps.get(topic, -1) >= 0
+                   and stamps)
 
     def close(self, abort=lambda: False):
         """Drain (``drain``; after a cut one if there was one), then finish the bag: its metadata written, readable
@@ -439,6 +472,10 @@ def record(session, output: str, log, topics=None, storage: str = "sqlite3", dur
     every = EveryPeriod(session, timeout, log)
     try:
         with signals_raise_stopped() as stop, every:
+            if every.control_rate:           # the counted streams' slots: the cut drain's repair wait
+                rec.slots[JOINT_STATES] = slot_ns(every.state_rate, every.control_rate)
+                if every.ground_truth_rate is not None:
+                    rec.slots[GROUND_TRUTH_TOPIC] = slot_ns(every.ground_truth_rate, every.control_rate)
             start = None
             bar = progress_bar(total=duration, unit="s", desc="recording",
                                bar_format=None if duration else "{desc}: {n:.3f} s {postfix}")
