@@ -212,6 +212,11 @@ class _ForceLaw(_TaskSpace):
         the joint friction (a static estimate: DirectForce only)."""
         if isinstance(wrench, ActuatorForces):
             return self.jacobian(pose).T @ (wrench.tau - self.gravity(pose))
+        if self._spatial:       # task_wrench's kernel on the estimator's R and the sensor's arrays as they are
+            try:
+                return sensor_wrench(pose.rotation, wrench.wrench, wrench.point)
+            except TypeError:   # not float64 arrays: task_wrench converts them
+                pass
         return task_wrench(self.kin.task, pose, wrench)
 
     def reference(self, force: ForceReference | None):
@@ -332,22 +337,22 @@ class DirectForce(_ForceLaw):
                 return self.inner(q, qd, pose, twist, self._retreat, np.zeros(self.dim))
         self._t = t
         self._offset = outer[:6]
-        if len(outer) == 32:            # the inner loop's J^-T (Kp e_x + Kd e_x') came with it
-            return outer[26:] + self.gravity(pose)
+        if len(outer) == 32:            # the inner loop's J^-T (Kp e_x + Kd e_x') + G^(X) came with it
+            return outer[26:]
         return self.inner(q, qd, pose, twist, Pose(outer[6:9], outer[9:18].reshape(3, 3)), outer[18:24])
 
     def _outer(self, f_d, f_m, s, dt, pose_d, twist_d, pose, twist):
         """The outer force loop of one period (kernels.force_outer, spatial tasks; numpy otherwise):
         e_F = S (F_d - F_m), the integral (anti-windup), X_c = X_d (+) (Kf e_F + Ki int e_F dt), xd_c = (I - S) xd_d.
         Returns [offset, p_c, R_c (row-major), xd_c, |S F_m|, |S F_d|] as kernels.force_outer; with the inner task
-        loop (``cascade``) of a spatial task with as many actuators, its J^-T (Kp e_x + Kd e_x') on X_c, xd_c after
-        them (kernels.force_cascade: ``inner`` less gravity, the same numbers)."""
+        loop (``cascade``) of a spatial task with as many actuators, its J^-T (Kp e_x + Kd e_x') + G^(X) on X_c, xd_c
+        after them (kernels.force_cascade: ``inner``, the same numbers)."""
         if self._spatial:
             try:
                 if self.cascade and self._square:
                     return force_cascade(f_d, f_m, s, self._offset, dt, self._ki, self._kf, self.max_offset,
                                          pose_d.rotation, pose_d.position, twist_d, pose.rotation, pose.position,
-                                         twist, *self._task_gains, self.jacobian(pose))
+                                         twist, *self._task_gains, self.jacobian(pose), self.gravity(pose))
                 return force_outer(f_d, f_m, s, self._offset, dt, self._ki, self._kf, self.max_offset,
                                    pose_d.rotation, pose_d.position, twist_d)
             except (TypeError, np.linalg.LinAlgError):     # not float64 arrays, J singular: below
@@ -364,7 +369,7 @@ class DirectForce(_ForceLaw):
 
     def inner(self, q, qd, pose, twist, pose_c, twist_c) -> np.ndarray:
         """The inner motion loop on (X_c, xd_c): task PD + gravity, tau = J^-T (Kp e_x + Kd e_x') + G^ (Fig. 28)."""
-        return self.distributed_pd(pose, twist, pose_c, twist_c) + self.gravity(pose)
+        return self.distributed_pd(pose, twist, pose_c, twist_c, tau_0=self.gravity(pose))
 
 
 class DirectForceJointSpace(DirectForce):
@@ -466,7 +471,7 @@ class InnerForce(_ForceLaw):
     def evaluate(self, q_d, qd_d, qdd_d, q, qd, tau_ff=None, pose=None, twist=None, desired=None, t=None,
                  wrench=None, force=None) -> np.ndarray:
         f_m = self.measured_wrench(pose, wrench)
-        return self.distributed_pd(pose, twist, *desired, f_m, self.kf) + self.gravity(pose)
+        return self.distributed_pd(pose, twist, *desired, f_m, self.kf, self.gravity(pose))
 
 
 class InnerForceJointSpace(InnerForce):
@@ -559,7 +564,7 @@ class ImpedanceNoForce(_Impedance):
                  wrench=None, force=None) -> np.ndarray:
         pose_d, twist_d, xdd_d = self.desired_motion(desired, qd_d, qdd_d)
         # D_d e_x' + K_d e_x: task_pd with kp = K_d, kd = D_d
-        return self.model.tau(pose, twist, xdd_d) + self.distributed_pd(pose, twist, pose_d, twist_d)
+        return self.distributed_pd(pose, twist, pose_d, twist_d, tau_0=self.model.tau(pose, twist, xdd_d))
 
 
 class Admittance(_Impedance):

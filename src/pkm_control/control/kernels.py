@@ -260,23 +260,30 @@ def force_outer(f_d, f_m, s, offset, dt, ki, kf, max_offset, R_d, p_d, twist_d):
     return out
 
 
-def task_pd_distribute(R_d, p_d, R, p, twist_d, twist, kp, kd, J, f_m, kf):
-    """tau = J^-T (F_a + kf (F_a - F_m)), F_a = Kp e + Kd e' (``task_pd``) of a spatial task with as many actuators as
-    task coordinates: the task-space laws' force distribution (feedforward.force_distribution, Taghirad's J^-T F) of
-    their PD in one call; with F_m (``f_m`` 6 values, else empty) the inner force loop of force.InnerForce (Fig. 31),
-    without it F_a alone (kf unused). The solve is numpy's (LAPACK gesv, as force_distribution's: the same numbers);
-    a singular J raises numpy's LinAlgError (the caller's Python path then says what is wrong)."""
+def task_pd_distribute(R_d, p_d, R, p, twist_d, twist, kp, kd, J, f_m, kf, tau_0):
+    """tau = J^-T (F_a + kf (F_a - F_m)) + tau_0, F_a = Kp e + Kd e' (``task_pd``) of a spatial task with as many
+    actuators as task coordinates: the task-space laws' force distribution (feedforward.force_distribution, Taghirad's
+    J^-T F) of their PD in one call; with F_m (``f_m`` 6 values, else empty) the inner force loop of force.InnerForce
+    (Fig. 31), without it F_a alone (kf unused). ``tau_0`` (6 values, else empty: none) is added to the distributed
+    force: the model's part of the law computed before (G^(X) of the laws with gravity compensation, Partial
+    Linearization IDC; the inverse dynamics of impedance control without force measurement), so that the call gives
+    the law's tau. The solve is numpy's (LAPACK gesv, as force_distribution's: the same numbers); a singular J raises
+    numpy's LinAlgError (the caller's Python path then says what is wrong)."""
     f = task_pd(R_d, p_d, R, p, twist_d, twist, kp, kd)
     if f_m.shape[0] == 6:
         for i in range(6):
             f[i] = f[i] + kf * (f[i] - f_m[i])
-    return np.linalg.solve(J.T, f)
+    tau = np.linalg.solve(J.T, f)
+    if tau_0.shape[0] == tau.shape[0]:
+        for i in range(tau.shape[0]):
+            tau[i] = tau[i] + tau_0[i]
+    return tau
 
 
-def force_cascade(f_d, f_m, s, offset, dt, ki, kf, max_offset, R_d, p_d, twist_d, R, p, twist, kp, kd, J):
+def force_cascade(f_d, f_m, s, offset, dt, ki, kf, max_offset, R_d, p_d, twist_d, R, p, twist, kp, kd, J, tau_g):
     """Direct force control's period (force.DirectForce, Taghirad Figs. 28 / 34) after the contact state in one call:
     ``force_outer`` (the outer force loop: X_c, xd_c), then the inner motion loop's J^-T (Kp (X_c (-) X) +
-    Kd (xd_c - xd)) (``task_pd_distribute``). Returns [force_outer's 26, tau without gravity (6)] (32)."""
+    Kd (xd_c - xd)) + G^(X) (``task_pd_distribute``, G^ = ``tau_g``). Returns [force_outer's 26, tau (6)] (32)."""
     out = np.empty(32)
     outer = force_outer(f_d, f_m, s, offset, dt, ki, kf, max_offset, R_d, p_d, twist_d)
     out[:26] = outer
@@ -284,7 +291,7 @@ def force_cascade(f_d, f_m, s, offset, dt, ki, kf, max_offset, R_d, p_d, twist_d
     for i in range(3):
         for j in range(3):
             R_c[i, j] = outer[9 + 3 * i + j]
-    out[26:] = task_pd_distribute(R_c, outer[6:9], R, p, outer[18:24], twist, kp, kd, J, outer[:0], 0.0)
+    out[26:] = task_pd_distribute(R_c, outer[6:9], R, p, outer[18:24], twist, kp, kd, J, outer[:0], 0.0, tau_g)
     return out
 
 
@@ -306,7 +313,7 @@ if numba is not None:
     task_hermite = numba.njit(_OUT(_A2, _A, _A, _A2, _A, _A, numba.float64, numba.float64), cache=True)(task_hermite)
     force_outer = numba.njit(_OUT(_A, _A, _A, _A, numba.float64, _A, _A, numba.float64, _A2, _A, _A),
                              cache=True)(force_outer)
-    task_pd_distribute = numba.njit(_OUT(_A2, _A, _A2, _A, _A, _A, _A, _A, _A2, _A, numba.float64),
+    task_pd_distribute = numba.njit(_OUT(_A2, _A, _A2, _A, _A, _A, _A, _A, _A2, _A, numba.float64, _A),
                                     cache=True)(task_pd_distribute)
     force_cascade = numba.njit(_OUT(_A, _A, _A, _A, numba.float64, _A, _A, numba.float64, _A2, _A, _A, _A2, _A, _A,
-                                    _A, _A, _A2), cache=True)(force_cascade)
+                                    _A, _A, _A2, _A), cache=True)(force_cascade)
