@@ -39,8 +39,8 @@ import yaml
 from ..errors import InvalidInputError, InvalidModelError, all_finite, check_vector
 from ..kinematics.task_space import Pose
 from .feedforward import FeedforwardModel
-from .kernels import force_cascade, force_outer, sensor_wrench
-from .laws import DESIRED_POSE, MEASURED_POSE, WRENCH, TaskPDGravity, _gain, _model, _TaskSpace, _vec
+from .kernels import force_cascade, force_outer, impedance_terms, pd, sensor_wrench
+from .laws import _NO_VALUES, DESIRED_POSE, MEASURED_POSE, WRENCH, TaskPDGravity, _gain, _model, _TaskSpace, _vec
 
 @dataclass(frozen=True)
 class WrenchMeasurement:
@@ -204,6 +204,22 @@ class _ForceLaw(_TaskSpace):
         tau_g = self.model.gravity(pose, validated=True)        # evaluate's pose is checked (compute: here)
         self._last_gravity = (pose, tau_g)
         return tau_g
+
+    def _joint_gains(self, joint_kp, joint_kd) -> None:
+        """The joint-space position loop's gains (gains.joint: a scalar, or one value per actuator): ``joint_kp``,
+        ``joint_kd`` as given, and one per actuator for ``joint_pd``."""
+        self.joint_kp, self.joint_kd = _gain("joint kp", joint_kp), _gain("joint kd", joint_kd)
+        n = self.model.n_actuated
+        for what, g in (("joint kp", self.joint_kp), ("joint kd", self.joint_kd)):
+            if g.ndim == 1 and len(g) != n:
+                raise InvalidInputError(f"{self.name}: {what} has {len(g)} values for {n} actuators")
+        self._joint_pd_gains = tuple(np.broadcast_to(g, (n,)).astype(float) for g in (self.joint_kp, self.joint_kd))
+
+    def joint_pd(self, q_c, qd_c, q, qd, tau_0=_NO_VALUES) -> np.ndarray:
+        """Kp_q (q_c - q) + Kd_q (qd_c - qd) + tau_0 (tau_0 empty: none): the joint position loop of the laws
+        with their motion loop in the joints (Figs. 30, 33, admittance), one compiled call (kernels.pd: the numpy
+        expression's numbers)."""
+        return pd(*self._joint_pd_gains, q_c, qd_c, q, qd, tau_0)
 
     def measured_wrench(self, pose, wrench) -> np.ndarray:
         """F_m in task coordinates: the sensor's (``task_wrench``), or from the actuator forces (Fig. 29)
@@ -407,11 +423,7 @@ class DirectForceJointSpace(DirectForce):
                  retreat_distance: float = 0.005):
         super().__init__(model, kp, kd, kf, ki, max_offset, period, force_limit, contact_force, contact_loss_time,
                          retreat_distance)
-        self.joint_kp, self.joint_kd = _gain("joint kp", joint_kp), _gain("joint kd", joint_kd)
-        n = self.model.n_actuated
-        for what, g in (("joint kp", self.joint_kp), ("joint kd", self.joint_kd)):
-            if g.ndim == 1 and len(g) != n:
-                raise InvalidInputError(f"{self.name}: {what} has {len(g)} values for {n} actuators")
+        self._joint_gains(joint_kp, joint_kd)
 
     def reset(self) -> None:
         super().reset()
@@ -428,7 +440,7 @@ class DirectForceJointSpace(DirectForce):
 
     def inner(self, q, qd, pose, twist, pose_c, twist_c) -> np.ndarray:
         q_c, J_c = self.kin.actuated_and_jacobian(pose_c)
-        return self.joint_kp * (q_c - q) + self.joint_kd * (J_c @ twist_c - qd) + self.gravity(pose)
+        return self.joint_pd(q_c, J_c @ twist_c, q, qd, self.gravity(pose))
 
 
 class InnerForce(_ForceLaw):
@@ -495,15 +507,11 @@ class InnerForceJointSpace(InnerForce):
 
     def __init__(self, model: FeedforwardModel, joint_kp, joint_kd, kf, force_limit: float = np.inf):
         super().__init__(model, 1.0, 1.0, kf, force_limit)      # no task-space gains: the loops are in the joints
-        self.joint_kp, self.joint_kd = _gain("joint kp", joint_kp), _gain("joint kd", joint_kd)
-        n = self.model.n_actuated
-        for what, g in (("joint kp", self.joint_kp), ("joint kd", self.joint_kd)):
-            if g.ndim == 1 and len(g) != n:
-                raise InvalidInputError(f"{self.name}: {what} has {len(g)} values for {n} actuators")
+        self._joint_gains(joint_kp, joint_kd)
 
     def evaluate(self, q_d, qd_d, qdd_d, q, qd, tau_ff=None, pose=None, twist=None, desired=None, t=None,
                  wrench=None, force=None) -> np.ndarray:
-        tau_a = self.joint_kp * (q_d - q) + self.joint_kd * (qd_d - qd)
+        tau_a = self.joint_pd(q_d, qd_d, q, qd)
         tau_g = self.gravity(pose)
         tau_m = wrench.tau - tau_g if isinstance(wrench, ActuatorForces) else \
             self.distribute(pose, task_wrench(self.kin.task, pose, wrench))
@@ -542,6 +550,13 @@ class Impedance(_Impedance):
                  wrench=None, force=None) -> np.ndarray:
         pose_d, twist_d, xdd_d = self.desired_motion(desired, qd_d, qdd_d)
         f_m = self.measured_wrench(pose, wrench)
+        if self._spatial and self._square:      # a and J^-T F_m in one compiled call (kernels.impedance_terms)
+            try:
+                terms = impedance_terms(pose_d.rotation, pose_d.position, pose.rotation, pose.position, twist_d,
+                                        twist, *self._task_gains, xdd_d, f_m, self.m_d, self.jacobian(pose))
+                return self.model.tau(pose, twist, terms[:6]) + terms[6:]
+            except (TypeError, np.linalg.LinAlgError):      # not float64 arrays, J singular: below
+                pass
         # D_d e_x' + K_d e_x as task_pd's K_d e_x + D_d e_x' (kp = K_d, kd = D_d; the sum of two numbers either way)
         a = xdd_d + (self.task_pd(pose, twist, pose_d, twist_d) - f_m) / self.m_d
         return self.model.tau(pose, twist, a) + self.distribute(pose, f_m)
@@ -587,11 +602,7 @@ class Admittance(_Impedance):
         if not (np.isfinite(period) and period > 0):
             raise InvalidInputError(f"admittance: period must be > 0 s, got {period}")
         self.period = float(period)
-        self.joint_kp, self.joint_kd = _gain("joint kp", joint_kp), _gain("joint kd", joint_kd)
-        n = self.model.n_actuated
-        for what, g in (("joint kp", self.joint_kp), ("joint kd", self.joint_kd)):
-            if g.ndim == 1 and len(g) != n:
-                raise InvalidInputError(f"admittance: {what} has {len(g)} values for {n} actuators")
+        self._joint_gains(joint_kp, joint_kd)
         self.reset()
 
     def reset(self) -> None:
@@ -612,7 +623,7 @@ class Admittance(_Impedance):
         q_c, J_c = self.kin.actuated_and_jacobian(pose_c)
         qd_c = J_c @ (twist_d + self._dxd)
         self.position_reference = (q_c, qd_c)
-        return self.joint_kp * (q_c - q) + self.joint_kd * (qd_c - qd) + self.gravity(pose)
+        return self.joint_pd(q_c, qd_c, q, qd, self.gravity(pose))
 
 
 FORCE_LAWS = {law.name: law for law in (Stiffness, DirectForce, DirectForceJointSpace, InnerForce,

@@ -1,6 +1,6 @@
 """Compiled kernels of the control period: the input checks, the PD family's formula, the hold behaviour's and
 the force limits, the references between two streamed samples, the task-space force laws' PD with its force
-distribution and direct force control's cascade.
+distribution, impedance control's terms and direct force control's cascade.
 
 Each replaces a sequence of small numpy calls on six-vectors (one ufunc dispatch, and often an
 allocation, per operation) by one compiled call. In the real-time loop a period runs after the
@@ -280,6 +280,20 @@ def task_pd_distribute(R_d, p_d, R, p, twist_d, twist, kp, kd, J, f_m, kf, tau_0
     return tau
 
 
+def impedance_terms(R_d, p_d, R, p, twist_d, twist, k_d, d_d, xdd_d, f_m, m_d, J):
+    """Impedance control's terms around the model's inverse dynamics (force.Impedance, Taghirad Fig. 36) of a spatial
+    task with as many actuators as task coordinates in one call: a = xdd_d + M_d^-1 (K_d e_x + D_d e_x' - F_m)
+    (``task_pd`` with the gains K_d, D_d; element by element as the numpy expression) and J^-T F_m (numpy's solve,
+    LAPACK gesv as feedforward.force_distribution's: the same numbers). Returns [a (6), J^-T F_m (6)] (12); a singular
+    J raises numpy's LinAlgError."""
+    out = np.empty(12)
+    f = task_pd(R_d, p_d, R, p, twist_d, twist, k_d, d_d)
+    for i in range(6):
+        out[i] = xdd_d[i] + (f[i] - f_m[i]) / m_d[i]
+    out[6:] = np.linalg.solve(J.T, f_m)
+    return out
+
+
 def force_cascade(f_d, f_m, s, offset, dt, ki, kf, max_offset, R_d, p_d, twist_d, R, p, twist, kp, kd, J, tau_g):
     """Direct force control's period (force.DirectForce, Taghirad Figs. 28 / 34) after the contact state in one call:
     ``force_outer`` (the outer force loop: X_c, xd_c), then the inner motion loop's J^-T (Kp (X_c (-) X) +
@@ -315,5 +329,6 @@ if numba is not None:
                              cache=True)(force_outer)
     task_pd_distribute = numba.njit(_OUT(_A2, _A, _A2, _A, _A, _A, _A, _A, _A2, _A, numba.float64, _A),
                                     cache=True)(task_pd_distribute)
+    impedance_terms = numba.njit(_OUT(_A2, _A, _A2, _A, _A, _A, _A, _A, _A, _A, _A, _A2), cache=True)(impedance_terms)
     force_cascade = numba.njit(_OUT(_A, _A, _A, _A, numba.float64, _A, _A, numba.float64, _A2, _A, _A, _A2, _A, _A,
                                     _A, _A, _A2, _A), cache=True)(force_cascade)
