@@ -39,7 +39,7 @@ import yaml
 from ..errors import InvalidInputError, InvalidModelError, all_finite, check_vector
 from ..kinematics.task_space import Pose
 from .feedforward import FeedforwardModel
-from .kernels import force_cascade, force_outer, impedance_terms, pd, sensor_wrench
+from .kernels import admittance_filter, force_cascade, force_outer, impedance_terms, pd, sensor_wrench
 from .laws import _NO_VALUES, DESIRED_POSE, MEASURED_POSE, WRENCH, TaskPDGravity, _gain, _model, _TaskSpace, _vec
 
 @dataclass(frozen=True)
@@ -616,12 +616,18 @@ class Admittance(_Impedance):
         f_m = self.measured_wrench(pose, wrench)
         dt = self.period if self._t is None or t is None or not 0 < t - self._t <= 2.5 * self.period else t - self._t
         self._t = t
-        self._dxd = self._dxd + dt * (-f_m - self.d_d * self._dxd - self.k_d * self._dx) / self.m_d
-        self._dx = self._dx + dt * self._dxd
         pose_d, twist_d = desired
+        try:        # the filter and xd_c = xd_d + dX' in one compiled call
+            out = admittance_filter(f_m, self._dx, self._dxd, dt, self.m_d, self.d_d, self.k_d, twist_d)
+            n = self.dim
+            self._dxd, self._dx, twist_c = out[:n], out[n:2 * n], out[2 * n:]
+        except TypeError:       # not float64 arrays: numpy
+            self._dxd = self._dxd + dt * (-f_m - self.d_d * self._dxd - self.k_d * self._dx) / self.m_d
+            self._dx = self._dx + dt * self._dxd
+            twist_c = twist_d + self._dxd
         pose_c = self.kin.task.retract(pose_d, self._dx)
         q_c, J_c = self.kin.actuated_and_jacobian(pose_c)
-        qd_c = J_c @ (twist_d + self._dxd)
+        qd_c = J_c @ twist_c
         self.position_reference = (q_c, qd_c)
         return self.joint_pd(q_c, qd_c, q, qd, self.gravity(pose))
 

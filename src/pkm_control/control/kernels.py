@@ -1,6 +1,6 @@
 """Compiled kernels of the control period: the input checks, the PD family's formula, the hold behaviour's and
 the force limits, the references between two streamed samples, the task-space force laws' PD with its force
-distribution, impedance control's terms and direct force control's cascade.
+distribution, impedance control's terms, admittance control's filter and direct force control's cascade.
 
 Each replaces a sequence of small numpy calls on six-vectors (one ufunc dispatch, and often an
 allocation, per operation) by one compiled call. In the real-time loop a period runs after the
@@ -294,6 +294,22 @@ def impedance_terms(R_d, p_d, R, p, twist_d, twist, k_d, d_d, xdd_d, f_m, m_d, J
     return out
 
 
+def admittance_filter(f_m, dx, dxd, dt, m_d, d_d, k_d, twist_d):
+    """Admittance control's filter one period on (force.Admittance): M_d dX'' + D_d dX' + K_d dX = -F_m by
+    semi-implicit Euler, dX' += dt (-F_m - D_d dX' - K_d dX) / M_d, then dX += dt dX', and xd_c = xd_d + dX'; element
+    by element as the numpy expressions. Returns [dX' (n), dX (n), xd_c (n)] (3 n)."""
+    n = f_m.shape[0]
+    if not (dx.shape[0] == dxd.shape[0] == m_d.shape[0] == d_d.shape[0] == k_d.shape[0] == twist_d.shape[0] == n):
+        raise ValueError("admittance_filter: the vectors differ in size")
+    out = np.empty(3 * n)
+    for i in range(n):
+        v = dxd[i] + dt * ((-f_m[i] - d_d[i] * dxd[i]) - k_d[i] * dx[i]) / m_d[i]
+        out[i] = v
+        out[n + i] = dx[i] + dt * v
+        out[2 * n + i] = twist_d[i] + v
+    return out
+
+
 def force_cascade(f_d, f_m, s, offset, dt, ki, kf, max_offset, R_d, p_d, twist_d, R, p, twist, kp, kd, J, tau_g):
     """Direct force control's period (force.DirectForce, Taghirad Figs. 28 / 34) after the contact state in one call:
     ``force_outer`` (the outer force loop: X_c, xd_c), then the inner motion loop's J^-T (Kp (X_c (-) X) +
@@ -330,5 +346,6 @@ if numba is not None:
     task_pd_distribute = numba.njit(_OUT(_A2, _A, _A2, _A, _A, _A, _A, _A, _A2, _A, numba.float64, _A),
                                     cache=True)(task_pd_distribute)
     impedance_terms = numba.njit(_OUT(_A2, _A, _A2, _A, _A, _A, _A, _A, _A, _A, _A, _A2), cache=True)(impedance_terms)
+    admittance_filter = numba.njit(_OUT(_A, _A, _A, numba.float64, _A, _A, _A, _A), cache=True)(admittance_filter)
     force_cascade = numba.njit(_OUT(_A, _A, _A, _A, numba.float64, _A, _A, numba.float64, _A2, _A, _A, _A2, _A, _A,
                                     _A, _A, _A2, _A), cache=True)(force_cascade)
