@@ -254,7 +254,10 @@ def test_the_compiled_kernels_compute_bitwise_what_numpy_computes():
     """control/kernels.py replaces numpy expressions in the period: the same bits (no fused multiply-add), and the
     same decisions as the checks one by one, on random vectors spanning magnitudes, saturated forces and non-finite
     values."""
+    from scipy.spatial.transform import Rotation
+
     from pkm_control.control import ForceLimits, ReferenceLimits, kernels
+    from pkm_control.control.feedforward import force_distribution
 
     rng = np.random.default_rng(7)
     limits = ForceLimits(np.full(6, 2000.0))
@@ -281,6 +284,25 @@ def test_the_compiled_kernels_compute_bitwise_what_numpy_computes():
         q_prev, dt = x[0] + rng.uniform(-1e-3, 1e-3, 6), 5e-4
         one_by_one = all(np.isfinite(v).all() for v in x) and not ref_limits.problem(x[0], x[1], q_prev, dt)
         assert kernels.inputs_valid(x[2], x[3], x[0], x[1], x[4], x[5], *bounds, q_prev, dt) == one_by_one
+    # the force laws' (force.py): admittance control's filter, impedance control's terms, the distributed task PD with
+    # the model's part of tau added, against their numpy expressions and feedforward.force_distribution (LAPACK)
+    for trial in range(500):
+        f_m, dx, dxd, m_d, d_d, k_d, xd_d, xd, xdd_d, kp, kd, tau_0 = (rng.standard_normal(6) * 10.0 **
+                                                                        rng.integers(-3, 4) for _ in range(12))
+        m_d, d_d, k_d, kp, kd = np.abs(m_d) + 0.1, np.abs(d_d), np.abs(k_d), np.abs(kp), np.abs(kd)
+        dt = 5e-4
+        v = dxd + dt * (-f_m - d_d * dxd - k_d * dx) / m_d
+        np.testing.assert_array_equal(kernels.admittance_filter(f_m, dx, dxd, dt, m_d, d_d, k_d, xd_d),
+                                      np.concatenate([v, dx + dt * v, xd_d + v]))
+        R_d, R = Rotation.random(2, random_state=rng).as_matrix()
+        p_d, p = rng.standard_normal(3), rng.standard_normal(3)
+        J = rng.standard_normal((6, 6)) + 3 * np.eye(6)
+        f = kernels.task_pd(R_d, p_d, R, p, xd_d, xd, kp, kd)
+        terms = kernels.impedance_terms(R_d, p_d, R, p, xd_d, xd, kp, kd, xdd_d, f_m, m_d, J)
+        np.testing.assert_array_equal(terms[:6], xdd_d + (f - f_m) / m_d)
+        np.testing.assert_array_equal(terms[6:], force_distribution(J, f_m))
+        tau = kernels.task_pd_distribute(R_d, p_d, R, p, xd_d, xd, kp, kd, J, empty, 0.0, tau_0)
+        np.testing.assert_array_equal(tau, force_distribution(J, f) + tau_0)
 
 
 @pytest.mark.parametrize("robot", ["palida", "stewart"])

@@ -122,6 +122,7 @@ class Controller:
         # the desired motion of the last two reference samples whose FK ran: [(q_d, qd_d) as lists, (X_d, xdot_d),
         # J(X_d), [xdot_d, xddot_d] or None, the streamed row or None], the newest last
         self._desired = []
+        self._span = (None, None, None)     # (row before, row after, their entries) of the last interpolated period
         # between two streamed samples the desired motion is interpolated from theirs (a spatial task: kernels.
         # task_hermite), not the FK of the interpolated references (module docstring)
         self._interpolates = self.needs_desired and estimator is not None and estimator.kin.task.kind == "spatial"
@@ -218,20 +219,25 @@ class Controller:
         motion (their FK, xddot = J^-1 (qdd - Jdot xdot): task_rates; each sample's once, found again by its row
         object: the buffer's rows are not written), or (None, None) when a sample's FK fails (the FK of the
         interpolated references then decides)."""
-        n = self.n
-        ends = []
-        for row in (row0, row1):
-            for entry in self._desired:
-                if entry[4] is row:
-                    break
-            else:
-                q, qd = row[:n], row[n:2 * n]
-                try:
-                    entry = self._sample((q.tolist(), qd.tolist()), q, qd, row)
-                except COMPUTE_ERRORS:
-                    return None, None
-            ends.append(entry)
-        a, b = ends
+        span = self._span
+        if span[0] is row0 and span[1] is row1:       # the span of the last period: its two entries
+            a, b = span[2]
+        else:
+            n = self.n
+            ends = []
+            for row in (row0, row1):
+                for entry in self._desired:
+                    if entry[4] is row:
+                        break
+                else:
+                    q, qd = row[:n], row[n:2 * n]
+                    try:
+                        entry = self._sample((q.tolist(), qd.tolist()), q, qd, row)
+                    except COMPUTE_ERRORS:
+                        return None, None
+                ends.append(entry)
+            a, b = ends
+            self._span = (row0, row1, ends)
         p0, p1 = a[1][0], b[1][0]
         out = kernels.task_hermite(p0.rotation, p0.position, a[3], p1.rotation, p1.position, b[3], w, h)
         return (Pose(out[:3], out[3:12].reshape(3, 3)), out[12:18]), out[18:]

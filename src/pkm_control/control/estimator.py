@@ -173,10 +173,11 @@ class StateEstimator:
             except ConvergenceError as exc:     # the inputs passed its checks: recovery, as below
                 qd_a, why = np.asarray(qd_a, float), str(exc)
         if fast is not None:
-            fk, twist, rcond, step = fast
-            if twist is not None and not joints and fk.residual <= self.max_residual and step <= self.max_step \
+            pose, iterations, residual, J, twist, rcond, step = fast
+            if twist is not None and not joints and residual <= self.max_residual and step <= self.max_step \
                     and rcond >= _MIN_RCOND:     # every control period: the trusted warm start, in one test
-                return StateEstimate(fk.pose, twist, fk.iterations, fk.residual, rcond, False, jacobian=fk.jacobian)
+                return StateEstimate(pose, twist, iterations, residual, rcond, False, jacobian=J)
+            fk = FKResult(pose, iterations, residual, J)
             why = self._distrust(fk, step)
             if why is None and twist is not None:
                 if rcond < _MIN_RCOND:

@@ -39,8 +39,8 @@ import yaml
 from ..errors import InvalidInputError, InvalidModelError, all_finite, check_vector
 from ..kinematics.task_space import Pose
 from .feedforward import FeedforwardModel
-from .kernels import force_cascade, force_outer, sensor_wrench
-from .laws import DESIRED_POSE, MEASURED_POSE, WRENCH, TaskPDGravity, _gain, _model, _TaskSpace, _vec
+from .kernels import admittance_filter, force_cascade, force_outer, impedance_terms, pd, sensor_wrench
+from .laws import _NO_VALUES, DESIRED_POSE, MEASURED_POSE, WRENCH, TaskPDGravity, _gain, _model, _TaskSpace, _vec
 
 @dataclass(frozen=True)
 class WrenchMeasurement:
@@ -205,6 +205,22 @@ class _ForceLaw(_TaskSpace):
         self._last_gravity = (pose, tau_g)
         return tau_g
 
+    def _joint_gains(self, joint_kp, joint_kd) -> None:
+        """The joint-space position loop's gains (gains.joint: a scalar, or one value per actuator): ``joint_kp``,
+        ``joint_kd`` as given, and one per actuator for ``joint_pd``."""
+        self.joint_kp, self.joint_kd = _gain("joint kp", joint_kp), _gain("joint kd", joint_kd)
+        n = self.model.n_actuated
+        for what, g in (("joint kp", self.joint_kp), ("joint kd", self.joint_kd)):
+            if g.ndim == 1 and len(g) != n:
+                raise InvalidInputError(f"{self.name}: {what} has {len(g)} values for {n} actuators")
+        self._joint_pd_gains = tuple(np.broadcast_to(g, (n,)).astype(float) for g in (self.joint_kp, self.joint_kd))
+
+    def joint_pd(self, q_c, qd_c, q, qd, tau_0=_NO_VALUES) -> np.ndarray:
+        """Kp_q (q_c - q) + Kd_q (qd_c - qd) + tau_0 (tau_0 empty: none): the joint position loop of the laws
+        with their motion loop in the joints (Figs. 30, 33, admittance), one compiled call (kernels.pd: the numpy
+        expression's numbers)."""
+        return pd(*self._joint_pd_gains, q_c, qd_c, q, qd, tau_0)
+
     def measured_wrench(self, pose, wrench) -> np.ndarray:
         """F_m in task coordinates: the sensor's (``task_wrench``), or from the actuator forces (Fig. 29)
         F_m = J^T (tau - tau_g(X)), tau_g the model's gravity forces: at rest M xdd = C xd = 0 and the plant
@@ -212,6 +228,11 @@ class _ForceLaw(_TaskSpace):
         the joint friction (a static estimate: DirectForce only)."""
         if isinstance(wrench, ActuatorForces):
             return self.jacobian(pose).T @ (wrench.tau - self.gravity(pose))
+        if self._spatial:       # task_wrench's kernel on the estimator's R and the sensor's arrays as they are
+            try:
+                return sensor_wrench(pose.rotation, wrench.wrench, wrench.point)
+            except TypeError:   # not float64 arrays: task_wrench converts them
+                pass
         return task_wrench(self.kin.task, pose, wrench)
 
     def reference(self, force: ForceReference | None):
@@ -332,22 +353,22 @@ class DirectForce(_ForceLaw):
                 return self.inner(q, qd, pose, twist, self._retreat, np.zeros(self.dim))
         self._t = t
         self._offset = outer[:6]
-        if len(outer) == 32:            # the inner loop's J^-T (Kp e_x + Kd e_x') came with it
-            return outer[26:] + self.gravity(pose)
+        if len(outer) == 32:            # the inner loop's J^-T (Kp e_x + Kd e_x') + G^(X) came with it
+            return outer[26:]
         return self.inner(q, qd, pose, twist, Pose(outer[6:9], outer[9:18].reshape(3, 3)), outer[18:24])
 
     def _outer(self, f_d, f_m, s, dt, pose_d, twist_d, pose, twist):
         """The outer force loop of one period (kernels.force_outer, spatial tasks; numpy otherwise):
         e_F = S (F_d - F_m), the integral (anti-windup), X_c = X_d (+) (Kf e_F + Ki int e_F dt), xd_c = (I - S) xd_d.
         Returns [offset, p_c, R_c (row-major), xd_c, |S F_m|, |S F_d|] as kernels.force_outer; with the inner task
-        loop (``cascade``) of a spatial task with as many actuators, its J^-T (Kp e_x + Kd e_x') on X_c, xd_c after
-        them (kernels.force_cascade: ``inner`` less gravity, the same numbers)."""
+        loop (``cascade``) of a spatial task with as many actuators, its J^-T (Kp e_x + Kd e_x') + G^(X) on X_c, xd_c
+        after them (kernels.force_cascade: ``inner``, the same numbers)."""
         if self._spatial:
             try:
                 if self.cascade and self._square:
                     return force_cascade(f_d, f_m, s, self._offset, dt, self._ki, self._kf, self.max_offset,
                                          pose_d.rotation, pose_d.position, twist_d, pose.rotation, pose.position,
-                                         twist, *self._task_gains, self.jacobian(pose))
+                                         twist, *self._task_gains, self.jacobian(pose), self.gravity(pose))
                 return force_outer(f_d, f_m, s, self._offset, dt, self._ki, self._kf, self.max_offset,
                                    pose_d.rotation, pose_d.position, twist_d)
             except (TypeError, np.linalg.LinAlgError):     # not float64 arrays, J singular: below
@@ -364,7 +385,7 @@ class DirectForce(_ForceLaw):
 
     def inner(self, q, qd, pose, twist, pose_c, twist_c) -> np.ndarray:
         """The inner motion loop on (X_c, xd_c): task PD + gravity, tau = J^-T (Kp e_x + Kd e_x') + G^ (Fig. 28)."""
-        return self.distributed_pd(pose, twist, pose_c, twist_c) + self.gravity(pose)
+        return self.distributed_pd(pose, twist, pose_c, twist_c, tau_0=self.gravity(pose))
 
 
 class DirectForceJointSpace(DirectForce):
@@ -402,11 +423,7 @@ class DirectForceJointSpace(DirectForce):
                  retreat_distance: float = 0.005):
         super().__init__(model, kp, kd, kf, ki, max_offset, period, force_limit, contact_force, contact_loss_time,
                          retreat_distance)
-        self.joint_kp, self.joint_kd = _gain("joint kp", joint_kp), _gain("joint kd", joint_kd)
-        n = self.model.n_actuated
-        for what, g in (("joint kp", self.joint_kp), ("joint kd", self.joint_kd)):
-            if g.ndim == 1 and len(g) != n:
-                raise InvalidInputError(f"{self.name}: {what} has {len(g)} values for {n} actuators")
+        self._joint_gains(joint_kp, joint_kd)
 
     def reset(self) -> None:
         super().reset()
@@ -423,7 +440,7 @@ class DirectForceJointSpace(DirectForce):
 
     def inner(self, q, qd, pose, twist, pose_c, twist_c) -> np.ndarray:
         q_c, J_c = self.kin.actuated_and_jacobian(pose_c)
-        return self.joint_kp * (q_c - q) + self.joint_kd * (J_c @ twist_c - qd) + self.gravity(pose)
+        return self.joint_pd(q_c, J_c @ twist_c, q, qd, self.gravity(pose))
 
 
 class InnerForce(_ForceLaw):
@@ -466,7 +483,7 @@ class InnerForce(_ForceLaw):
     def evaluate(self, q_d, qd_d, qdd_d, q, qd, tau_ff=None, pose=None, twist=None, desired=None, t=None,
                  wrench=None, force=None) -> np.ndarray:
         f_m = self.measured_wrench(pose, wrench)
-        return self.distributed_pd(pose, twist, *desired, f_m, self.kf) + self.gravity(pose)
+        return self.distributed_pd(pose, twist, *desired, f_m, self.kf, self.gravity(pose))
 
 
 class InnerForceJointSpace(InnerForce):
@@ -490,15 +507,11 @@ class InnerForceJointSpace(InnerForce):
 
     def __init__(self, model: FeedforwardModel, joint_kp, joint_kd, kf, force_limit: float = np.inf):
         super().__init__(model, 1.0, 1.0, kf, force_limit)      # no task-space gains: the loops are in the joints
-        self.joint_kp, self.joint_kd = _gain("joint kp", joint_kp), _gain("joint kd", joint_kd)
-        n = self.model.n_actuated
-        for what, g in (("joint kp", self.joint_kp), ("joint kd", self.joint_kd)):
-            if g.ndim == 1 and len(g) != n:
-                raise InvalidInputError(f"{self.name}: {what} has {len(g)} values for {n} actuators")
+        self._joint_gains(joint_kp, joint_kd)
 
     def evaluate(self, q_d, qd_d, qdd_d, q, qd, tau_ff=None, pose=None, twist=None, desired=None, t=None,
                  wrench=None, force=None) -> np.ndarray:
-        tau_a = self.joint_kp * (q_d - q) + self.joint_kd * (qd_d - qd)
+        tau_a = self.joint_pd(q_d, qd_d, q, qd)
         tau_g = self.gravity(pose)
         tau_m = wrench.tau - tau_g if isinstance(wrench, ActuatorForces) else \
             self.distribute(pose, task_wrench(self.kin.task, pose, wrench))
@@ -537,6 +550,13 @@ class Impedance(_Impedance):
                  wrench=None, force=None) -> np.ndarray:
         pose_d, twist_d, xdd_d = self.desired_motion(desired, qd_d, qdd_d)
         f_m = self.measured_wrench(pose, wrench)
+        if self._spatial and self._square:      # a and J^-T F_m in one compiled call (kernels.impedance_terms)
+            try:
+                terms = impedance_terms(pose_d.rotation, pose_d.position, pose.rotation, pose.position, twist_d,
+                                        twist, *self._task_gains, xdd_d, f_m, self.m_d, self.jacobian(pose))
+                return self.model.tau(pose, twist, terms[:6]) + terms[6:]
+            except (TypeError, np.linalg.LinAlgError):      # not float64 arrays, J singular: below
+                pass
         # D_d e_x' + K_d e_x as task_pd's K_d e_x + D_d e_x' (kp = K_d, kd = D_d; the sum of two numbers either way)
         a = xdd_d + (self.task_pd(pose, twist, pose_d, twist_d) - f_m) / self.m_d
         return self.model.tau(pose, twist, a) + self.distribute(pose, f_m)
@@ -559,7 +579,7 @@ class ImpedanceNoForce(_Impedance):
                  wrench=None, force=None) -> np.ndarray:
         pose_d, twist_d, xdd_d = self.desired_motion(desired, qd_d, qdd_d)
         # D_d e_x' + K_d e_x: task_pd with kp = K_d, kd = D_d
-        return self.model.tau(pose, twist, xdd_d) + self.distributed_pd(pose, twist, pose_d, twist_d)
+        return self.distributed_pd(pose, twist, pose_d, twist_d, tau_0=self.model.tau(pose, twist, xdd_d))
 
 
 class Admittance(_Impedance):
@@ -582,11 +602,7 @@ class Admittance(_Impedance):
         if not (np.isfinite(period) and period > 0):
             raise InvalidInputError(f"admittance: period must be > 0 s, got {period}")
         self.period = float(period)
-        self.joint_kp, self.joint_kd = _gain("joint kp", joint_kp), _gain("joint kd", joint_kd)
-        n = self.model.n_actuated
-        for what, g in (("joint kp", self.joint_kp), ("joint kd", self.joint_kd)):
-            if g.ndim == 1 and len(g) != n:
-                raise InvalidInputError(f"admittance: {what} has {len(g)} values for {n} actuators")
+        self._joint_gains(joint_kp, joint_kd)
         self.reset()
 
     def reset(self) -> None:
@@ -600,14 +616,20 @@ class Admittance(_Impedance):
         f_m = self.measured_wrench(pose, wrench)
         dt = self.period if self._t is None or t is None or not 0 < t - self._t <= 2.5 * self.period else t - self._t
         self._t = t
-        self._dxd = self._dxd + dt * (-f_m - self.d_d * self._dxd - self.k_d * self._dx) / self.m_d
-        self._dx = self._dx + dt * self._dxd
         pose_d, twist_d = desired
+        try:        # the filter and xd_c = xd_d + dX' in one compiled call
+            out = admittance_filter(f_m, self._dx, self._dxd, dt, self.m_d, self.d_d, self.k_d, twist_d)
+            n = self.dim
+            self._dxd, self._dx, twist_c = out[:n], out[n:2 * n], out[2 * n:]
+        except TypeError:       # not float64 arrays: numpy
+            self._dxd = self._dxd + dt * (-f_m - self.d_d * self._dxd - self.k_d * self._dx) / self.m_d
+            self._dx = self._dx + dt * self._dxd
+            twist_c = twist_d + self._dxd
         pose_c = self.kin.task.retract(pose_d, self._dx)
         q_c, J_c = self.kin.actuated_and_jacobian(pose_c)
-        qd_c = J_c @ (twist_d + self._dxd)
+        qd_c = J_c @ twist_c
         self.position_reference = (q_c, qd_c)
-        return self.joint_kp * (q_c - q) + self.joint_kd * (qd_c - qd) + self.gravity(pose)
+        return self.joint_pd(q_c, qd_c, q, qd, self.gravity(pose))
 
 
 FORCE_LAWS = {law.name: law for law in (Stiffness, DirectForce, DirectForceJointSpace, InnerForce,

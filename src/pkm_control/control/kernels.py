@@ -1,6 +1,6 @@
 """Compiled kernels of the control period: the input checks, the PD family's formula, the hold behaviour's and
 the force limits, the references between two streamed samples, the task-space force laws' PD with its force
-distribution and direct force control's cascade.
+distribution, impedance control's terms, admittance control's filter and direct force control's cascade.
 
 Each replaces a sequence of small numpy calls on six-vectors (one ufunc dispatch, and often an
 allocation, per operation) by one compiled call. In the real-time loop a period runs after the
@@ -260,23 +260,60 @@ def force_outer(f_d, f_m, s, offset, dt, ki, kf, max_offset, R_d, p_d, twist_d):
     return out
 
 
-def task_pd_distribute(R_d, p_d, R, p, twist_d, twist, kp, kd, J, f_m, kf):
-    """tau = J^-T (F_a + kf (F_a - F_m)), F_a = Kp e + Kd e' (``task_pd``) of a spatial task with as many actuators as
-    task coordinates: the task-space laws' force distribution (feedforward.force_distribution, Taghirad's J^-T F) of
-    their PD in one call; with F_m (``f_m`` 6 values, else empty) the inner force loop of force.InnerForce (Fig. 31),
-    without it F_a alone (kf unused). The solve is numpy's (LAPACK gesv, as force_distribution's: the same numbers);
-    a singular J raises numpy's LinAlgError (the caller's Python path then says what is wrong)."""
+def task_pd_distribute(R_d, p_d, R, p, twist_d, twist, kp, kd, J, f_m, kf, tau_0):
+    """tau = J^-T (F_a + kf (F_a - F_m)) + tau_0, F_a = Kp e + Kd e' (``task_pd``) of a spatial task with as many
+    actuators as task coordinates: the task-space laws' force distribution (feedforward.force_distribution, Taghirad's
+    J^-T F) of their PD in one call; with F_m (``f_m`` 6 values, else empty) the inner force loop of force.InnerForce
+    (Fig. 31), without it F_a alone (kf unused). ``tau_0`` (6 values, else empty: none) is added to the distributed
+    force: the model's part of the law computed before (G^(X) of the laws with gravity compensation, Partial
+    Linearization IDC; the inverse dynamics of impedance control without force measurement), so that the call gives
+    the law's tau. The solve is numpy's (LAPACK gesv, as force_distribution's: the same numbers); a singular J raises
+    numpy's LinAlgError (the caller's Python path then says what is wrong)."""
     f = task_pd(R_d, p_d, R, p, twist_d, twist, kp, kd)
     if f_m.shape[0] == 6:
         for i in range(6):
             f[i] = f[i] + kf * (f[i] - f_m[i])
-    return np.linalg.solve(J.T, f)
+    tau = np.linalg.solve(J.T, f)
+    if tau_0.shape[0] == tau.shape[0]:
+        for i in range(tau.shape[0]):
+            tau[i] = tau[i] + tau_0[i]
+    return tau
 
 
-def force_cascade(f_d, f_m, s, offset, dt, ki, kf, max_offset, R_d, p_d, twist_d, R, p, twist, kp, kd, J):
+def impedance_terms(R_d, p_d, R, p, twist_d, twist, k_d, d_d, xdd_d, f_m, m_d, J):
+    """Impedance control's terms around the model's inverse dynamics (force.Impedance, Taghirad Fig. 36) of a spatial
+    task with as many actuators as task coordinates in one call: a = xdd_d + M_d^-1 (K_d e_x + D_d e_x' - F_m)
+    (``task_pd`` with the gains K_d, D_d; element by element as the numpy expression) and J^-T F_m (numpy's solve,
+    LAPACK gesv as feedforward.force_distribution's: the same numbers). Returns [a (6), J^-T F_m (6)] (12); a singular
+    J raises numpy's LinAlgError."""
+    out = np.empty(12)
+    f = task_pd(R_d, p_d, R, p, twist_d, twist, k_d, d_d)
+    for i in range(6):
+        out[i] = xdd_d[i] + (f[i] - f_m[i]) / m_d[i]
+    out[6:] = np.linalg.solve(J.T, f_m)
+    return out
+
+
+def admittance_filter(f_m, dx, dxd, dt, m_d, d_d, k_d, twist_d):
+    """Admittance control's filter one period on (force.Admittance): M_d dX'' + D_d dX' + K_d dX = -F_m by
+    semi-implicit Euler, dX' += dt (-F_m - D_d dX' - K_d dX) / M_d, then dX += dt dX', and xd_c = xd_d + dX'; element
+    by element as the numpy expressions. Returns [dX' (n), dX (n), xd_c (n)] (3 n)."""
+    n = f_m.shape[0]
+    if not (dx.shape[0] == dxd.shape[0] == m_d.shape[0] == d_d.shape[0] == k_d.shape[0] == twist_d.shape[0] == n):
+        raise ValueError("admittance_filter: the vectors differ in size")
+    out = np.empty(3 * n)
+    for i in range(n):
+        v = dxd[i] + dt * ((-f_m[i] - d_d[i] * dxd[i]) - k_d[i] * dx[i]) / m_d[i]
+        out[i] = v
+        out[n + i] = dx[i] + dt * v
+        out[2 * n + i] = twist_d[i] + v
+    return out
+
+
+def force_cascade(f_d, f_m, s, offset, dt, ki, kf, max_offset, R_d, p_d, twist_d, R, p, twist, kp, kd, J, tau_g):
     """Direct force control's period (force.DirectForce, Taghirad Figs. 28 / 34) after the contact state in one call:
     ``force_outer`` (the outer force loop: X_c, xd_c), then the inner motion loop's J^-T (Kp (X_c (-) X) +
-    Kd (xd_c - xd)) (``task_pd_distribute``). Returns [force_outer's 26, tau without gravity (6)] (32)."""
+    Kd (xd_c - xd)) + G^(X) (``task_pd_distribute``, G^ = ``tau_g``). Returns [force_outer's 26, tau (6)] (32)."""
     out = np.empty(32)
     outer = force_outer(f_d, f_m, s, offset, dt, ki, kf, max_offset, R_d, p_d, twist_d)
     out[:26] = outer
@@ -284,7 +321,7 @@ def force_cascade(f_d, f_m, s, offset, dt, ki, kf, max_offset, R_d, p_d, twist_d
     for i in range(3):
         for j in range(3):
             R_c[i, j] = outer[9 + 3 * i + j]
-    out[26:] = task_pd_distribute(R_c, outer[6:9], R, p, outer[18:24], twist, kp, kd, J, outer[:0], 0.0)
+    out[26:] = task_pd_distribute(R_c, outer[6:9], R, p, outer[18:24], twist, kp, kd, J, outer[:0], 0.0, tau_g)
     return out
 
 
@@ -306,7 +343,9 @@ if numba is not None:
     task_hermite = numba.njit(_OUT(_A2, _A, _A, _A2, _A, _A, numba.float64, numba.float64), cache=True)(task_hermite)
     force_outer = numba.njit(_OUT(_A, _A, _A, _A, numba.float64, _A, _A, numba.float64, _A2, _A, _A),
                              cache=True)(force_outer)
-    task_pd_distribute = numba.njit(_OUT(_A2, _A, _A2, _A, _A, _A, _A, _A, _A2, _A, numba.float64),
+    task_pd_distribute = numba.njit(_OUT(_A2, _A, _A2, _A, _A, _A, _A, _A, _A2, _A, numba.float64, _A),
                                     cache=True)(task_pd_distribute)
+    impedance_terms = numba.njit(_OUT(_A2, _A, _A2, _A, _A, _A, _A, _A, _A, _A, _A, _A2), cache=True)(impedance_terms)
+    admittance_filter = numba.njit(_OUT(_A, _A, _A, numba.float64, _A, _A, _A, _A), cache=True)(admittance_filter)
     force_cascade = numba.njit(_OUT(_A, _A, _A, _A, numba.float64, _A, _A, numba.float64, _A2, _A, _A, _A2, _A, _A,
-                                    _A, _A, _A2), cache=True)(force_cascade)
+                                    _A, _A, _A2, _A), cache=True)(force_cascade)

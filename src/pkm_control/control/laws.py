@@ -315,18 +315,22 @@ class _TaskSpace(_Desired, _PD):
         """tau = J^-T F (Taghirad, Controller Topology, the force distribution block; minimum norm if redundant)."""
         return force_distribution(self.jacobian(pose), wrench, self._square)
 
-    def distributed_pd(self, pose, twist, pose_d, twist_d, f_m=_NO_VALUES, kf: float = 0.0) -> np.ndarray:
-        """J^-T (F_a + kf (F_a - F_m)), F_a = Kp e_x + Kd e_x' (``task_pd``, ``distribute``; F_m empty: J^-T F_a): a
-        spatial task as many actuators as coordinates in one compiled call (kernels.task_pd_distribute, the same
-        numbers); else, and for a singular J (the force distribution's error), the calls one by one."""
+    def distributed_pd(self, pose, twist, pose_d, twist_d, f_m=_NO_VALUES, kf: float = 0.0,
+                       tau_0=_NO_VALUES) -> np.ndarray:
+        """J^-T (F_a + kf (F_a - F_m)) + tau_0, F_a = Kp e_x + Kd e_x' (``task_pd``, ``distribute``; F_m empty:
+        J^-T F_a; tau_0 empty: none, else the law's model part, e.g. G^(X)): a spatial task as many actuators as
+        coordinates in one compiled call (kernels.task_pd_distribute, the same numbers); else, and for a singular J
+        (the force distribution's error), the calls one by one."""
         if self._spatial and self._square:
             try:
                 return kernels.task_pd_distribute(pose_d.rotation, pose_d.position, pose.rotation, pose.position,
-                                                  twist_d, twist, *self._task_gains, self.jacobian(pose), f_m, kf)
+                                                  twist_d, twist, *self._task_gains, self.jacobian(pose), f_m, kf,
+                                                  tau_0)
             except (TypeError, np.linalg.LinAlgError):      # not float64 arrays, J singular: below
                 pass
         f_a = self.task_pd(pose, twist, pose_d, twist_d)
-        return self.distribute(pose, f_a if len(f_m) == 0 else f_a + kf * (f_a - f_m))
+        tau = self.distribute(pose, f_a if len(f_m) == 0 else f_a + kf * (f_a - f_m))
+        return tau if len(tau_0) == 0 else tau + tau_0
 
 
 class TaskPD(_TaskSpace):
@@ -371,11 +375,18 @@ class TaskPDGravity(TaskPD):
         self.model = _model(model, "partial linearization")
         super().__init__(model.kin, kp, kd)
 
+    def compute(self, q_d, qd_d, qdd_d, q, qd, tau_ff=None, pose=None, twist=None, desired=None,
+                t=None) -> np.ndarray:
+        """The checked call (_PD.compute) with the measured pose checked first (kin.validate): G^(X) takes it as
+        checked (``evaluate``)."""
+        if pose is not None:
+            pose = self.kin.validate(pose)[0]
+        return super().compute(q_d, qd_d, qdd_d, q, qd, tau_ff, pose, twist, desired, t)
+
     def evaluate(self, q_d, qd_d, qdd_d, q, qd, tau_ff=None, pose=None, twist=None, desired=None,
                  t=None) -> np.ndarray:
-        # the pose is the estimator's, or passed kin.validate in distribute's J (compute)
-        return super().evaluate(q_d, qd_d, qdd_d, q, qd, None, pose, twist, desired) + \
-            self.model.gravity(pose, validated=True)
+        # J^-T (Kp e_x + Kd e_x') + G^(X) in one call; the pose is the estimator's, or passed kin.validate (compute)
+        return self.distributed_pd(pose, twist, *desired, tau_0=self.model.gravity(pose, validated=True))
 
 
 class TaskIDC(_TaskSpace):

@@ -244,18 +244,20 @@ class Kinematics(ParallelKinematics):
                 check_limits: bool = True) -> FKResult:
         """forward.forward_kinematics' damped Gauss-Newton in one compiled call (kernels.ups_forward: the same
         steps, tests and errors; forward_kinematics checks q_actuated and the guess, then calls this)."""
-        state = self.forward_state(q_actuated, NO_VECTOR, guess, tol, max_iter, damping, check_limits)
+        state = self.forward_state(q_actuated, NO_VECTOR, guess, tol, max_iter, damping)
         if state is None:
             raise InvalidInputError("forward kinematics takes float64 arrays: the actuated positions and the guess")
-        return state[0]
+        return finish(self, *state[:4], check_limits)
 
     def forward_state(self, q_actuated, qd_actuated, guess: Pose, tol: float = 1e-12, max_iter: int = 50,
-                      damping: float = 1e-12, check_limits: bool = False):
-        """The state estimator's platform state in one compiled call (kernels.ups_forward): (FKResult, xdot = J^-1
-        qdot_a or None (no velocities, or redundant actuation: the caller solves), rcond of J (1-norm, exact; 0 with
-        no xdot), the distance to the guess |task.difference(pose, guess)| in m and rad). None where the inputs are
-        not float64 arrays of their sizes, or not finite, beyond MAGNITUDE_LIMIT, the guess no rotation: the checked
-        path (forward_kinematics) then says what is wrong. ConvergenceError as forward_kinematics."""
+                      damping: float = 1e-12):
+        """The state estimator's platform state in one compiled call (kernels.ups_forward): (pose, iterations,
+        residual, J: FKResult's fields, joint limits not checked; xdot = J^-1 qdot_a or None (no velocities, or
+        redundant actuation: the caller solves), rcond of J (1-norm, exact; 0 with no xdot), the distance to the guess
+        |task.difference(pose, guess)| in m and rad), flat: the estimator's trusted warm start builds no FKResult.
+        None where the inputs are not float64 arrays of their sizes, or not finite, beyond MAGNITUDE_LIMIT, the guess
+        no rotation: the checked path (forward_kinematics) then says what is wrong. ConvergenceError as
+        forward_kinematics."""
         m = len(self._act)
         R, p, J, xd, out = np.empty((3, 3)), np.empty(3), np.empty((m, 6)), np.empty(6), np.empty(3)
         try:        # the kernel's signature takes 1-D / 2-D float64 arrays only (TypeError) and checks their sizes
@@ -268,9 +270,7 @@ class Kinematics(ParallelKinematics):
             return None
         if status != UPS_FK_OK:
             raise failure(status, it, out[0], tol)
-        twist = xd if len(qd_actuated) and m == 6 else None
-        fk = finish(self, Pose(p, R), it, out[0], J, True) if check_limits else FKResult(Pose(p, R), it, out[0], J)
-        return fk, twist, out[1], out[2]
+        return Pose(p, R), it, out[0], J, xd if len(qd_actuated) and m == 6 else None, out[1], out[2]
 
     def jacobian_xq(self, pose: Pose):
         """(J_x, J_q) = (J, I): prismatic legs have no inverse-kinematic singularity (Taghirad)."""
