@@ -1478,10 +1478,15 @@ def _node_process(*argv):
 
 
 #: a build blocked in a call into C that does not return (a middleware call that hangs: no signal interrupts it; the
-#: interruption of a signal that comes before it is there is caught, as a library's broad except would)
+#: interruption of a signal that comes before it is there is caught, as a library's broad except would). It says
+#: "building" inside that except's reach: a signal sent once it is read may interrupt the main thread between the
+#: print and the call, and escaping there it gave the build up (status 0, the watchdog's line not written yet)
 STUCK = ("def build():\n    lock = ctypes.CDLL(None).pthread_mutex_lock\n    mutex = ctypes.create_string_buffer(64)\n"
-         "    lock(mutex)\n    print('building', flush=True)\n    while True:\n        try:\n            lock(mutex)\n"
+         "    lock(mutex)\n    said = False\n    while True:\n        try:\n            if not said:\n"
+         "                print('building', flush=True)\n                said = True\n            lock(mutex)\n"
          "        except KeyboardInterrupt:\n            pass\n")
+#: the line of _node_command(STUCK) where its main thread hangs (faulthandler's traceback names it)
+STUCK_LINE = _node_command(STUCK)[2].splitlines().index("            lock(mutex)") + 1
 #: a build that runs Python for as long as it is let (a compiled kernel's first compilation: seconds)
 COMPILING = "def build():\n    print('building', flush=True)\n    while True:\n        sum(range(1000))\n"
 #: a built node, spinning
@@ -1513,7 +1518,7 @@ def test_a_node_stuck_when_the_signal_comes_is_gone_all_the_same(second):
         p.kill()
         err = p.communicate()[1]
     assert p.returncode == (128 + signal.SIGTERM if second else 1), err
-    assert second or ('line 11 in build' in err and "Timeout" in err), err
+    assert second or (f'line {STUCK_LINE} in build' in err and "Timeout" in err), err
 
 
 def test_a_second_signal_ends_a_node_whose_stderr_is_gone():

@@ -490,7 +490,8 @@ def _median_p99(seconds):
 
 def bench_simulation_robot(robot, variant, steps=2000, dt=5e-4, warmup=20):
     """Wall time of one simulated period (friction, sign_eps DEFAULT_SIGN_EPS, one RK4 substep), the
-    compiled and the generic ReducedSimulator in the same run on the same force profile (gravity
+    compiled (palida's step, or a numeric-kinematics robot's tree-coordinate step in one call) and the generic
+    (Python stages, ``compiled=False``) ReducedSimulator in the same run on the same force profile (gravity
     compensation + PD holding home with the simulated robot's 'hold' gains + a 2 Hz sinusoid of 7.5 %
     of the force limit, computed outside the timing). Per path, (median, p99) in us of
 
@@ -521,7 +522,7 @@ def bench_simulation_robot(robot, variant, steps=2000, dt=5e-4, warmup=20):
     r = {"robot": robot, "variant": variant, "dt": dt, "steps": steps, "sign_eps": DEFAULT_SIGN_EPS}
     for name, flag in (("compiled", None), ("generic", False)):
         sim = ReducedSimulator(dyn, friction=True, compiled=flag)
-        if name == "compiled" and not sim.compiled:
+        if name == "compiled" and not (sim.compiled or sim.tree_compiled):
             continue
         s = sim.state(home, np.zeros(dyn.n))
         q, qd = sim.actuated(s)
@@ -541,8 +542,7 @@ def bench_simulation_robot(robot, variant, steps=2000, dt=5e-4, warmup=20):
                 t_step.append(t2 - t1)
                 t_period.append(t3 - t0)
         r[name] = {"step": _median_p99(t_step), "period": _median_p99(t_period)}
-        if name == "generic":
-            r["generic_tree"] = sim.tree
+        r[f"{name}_tree"] = sim.tree
     robot_sim = SimulatedRobot(dyn, dt, sign_eps=DEFAULT_SIGN_EPS, cost_window=warmup + steps)
     st = robot_sim.reset(home)
     for k in range(warmup + steps):
@@ -550,7 +550,7 @@ def bench_simulation_robot(robot, variant, steps=2000, dt=5e-4, warmup=20):
                         + amp * np.sin(2 * np.pi * 2.0 * k * dt + phase))
         st = robot_sim.step()
     r["robot_step"] = _median_p99(robot_sim.step_cost_us()[warmup:] * 1e-6)
-    r["robot_step_compiled"] = robot_sim.sim.compiled
+    r["robot_step_compiled"] = robot_sim.sim.compiled or robot_sim.sim.tree_compiled
     return r
 
 
@@ -562,7 +562,7 @@ def bench_simulation(robots=None, steps=2000, as_json=False):
         for path in ("compiled", "generic"):
             if path in r:
                 x = ratio(r["generic"]["step"][0], r["compiled"]["step"][0]) if path == "compiled" else None
-                label = "generic (tree coordinates)" if path == "generic" and r.get("generic_tree") else path
+                label = f"{path} (tree coordinates)" if r.get(f"{path}_tree") else path
                 table_rows.append((_name(r), label, *r[path]["step"], *r[path]["period"], x))
         inside = "compiled" if r["robot_step_compiled"] else "generic"
         table_rows.append((_name(r), f"robot ({inside} step inside)", *r["robot_step"], None, None, None))

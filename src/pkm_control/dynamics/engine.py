@@ -66,6 +66,14 @@ class IDResult(NamedTuple):
     internal_forces: np.ndarray | None = None  # basis of null(J^T) (redundant robots)
 
 
+def _constant(a) -> np.ndarray:
+    """A read-only C copy, as the friction's and the end stops' arrays are: one signature of a kernel (numba compiles
+    one per set of argument types, ~25 s cold, and matches a call's types exactly only then)."""
+    a = np.array(a)
+    a.setflags(write=False)
+    return a
+
+
 class _PackedArguments(threading.local):
     """This thread's leading arguments of numeric_kernels.numeric_forward_dynamics, built once per thread: the packed
     model and the kinematics' warm start in this thread (numeric.Kinematics.work_arrays, arrays it keeps), so that
@@ -129,21 +137,25 @@ class ClosedLoopDynamics:
             parent, kind, frame = tree_arrays(self.pin_model)
         except InvalidModelError:
             return None
-        m, nv, fr = self.pin_model, self.pin_model.nv, self.friction
-
-        def constant(a):
-            # read-only C copies, as the friction's and the end stops' arrays are: one signature of the kernel (numba
-            # compiles one per set of argument types, ~25 s cold, and matches a call's types exactly only then)
-            a = np.array(a)
-            a.setflags(write=False)
-            return a
-        model = tuple(constant(a) for a in (parent, kind, frame, tree_inertias(m), m.armature, m.gravity.linear,
-                                            self._act))
-        friction = tuple(constant(a) for a in (fr._coulomb, fr._viscous, fr._cut_sign, fr._cut_coulomb,
-                                               fr._cut_viscous))
+        m, nv = self.pin_model, self.pin_model.nv
+        model = tuple(_constant(a) for a in (parent, kind, frame, tree_inertias(m), m.armature, m.gravity.linear,
+                                             self._act))
         scratch = (np.empty((3, 4 * nv)), np.empty((6, nv)), np.empty((nv, 10)), np.empty((nv, 10)),
                    np.empty((nv, nv)), np.empty(nv), np.empty(nv))
-        return model, friction, scratch, constant(np.zeros(nv))
+        return model, self.friction_arrays, scratch, _constant(np.zeros(nv))
+
+    @property
+    def friction_arrays(self) -> tuple:
+        """The friction's arguments of kernels.friction_torque (coulomb, viscous, cut_sign, cut_coulomb,
+        cut_viscous) as read-only C arrays."""
+        fr = self.friction
+        return tuple(_constant(a) for a in (fr._coulomb, fr._viscous, fr._cut_sign, fr._cut_coulomb, fr._cut_viscous))
+
+    @property
+    def packed_model(self):
+        """(I, F): the packed model of numeric_kernels.numeric_forward_dynamics and tree_plant_step where the family
+        solves compiled and packed (numeric.Kinematics.packed_motion), else None."""
+        return self._compiled_fd
 
     def _packed_forward_dynamics(self):
         """The packed model of numeric_kernels.numeric_forward_dynamics where the family solves compiled and packed
