@@ -236,7 +236,7 @@ def test_pose_error_kernel_is_the_task_difference():
 
 
 def test_jacobian_dot_twist_is_jdot_times_the_twist():
-    """hexapod_ups.jacobian_dot_twist (the struts' l'' at xddot = 0 from kernels.ups_motion) against jacobian_dot
+    """hexapod_ups.jacobian_dot_twist (the struts' l'' at xddot = 0 from ups_motion) against jacobian_dot
     (Jdot's rows written out) times the twist, on random poses and twists of palida and stewart."""
     from pkm_control.kinematics import robot_kinematics
     from pkm_control.kinematics.workspace import random_poses

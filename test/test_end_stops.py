@@ -171,7 +171,7 @@ def test_static_equilibrium_against_any_stop(dynamics, name):
 # ---------------------------------------------------------------- zero force inside the ranges
 @pytest.mark.parametrize("name", ["stewart", "lopes"])
 def test_cut_joint_rows_are_the_cone_angle_rates(dynamics, name):
-    """The cut-joint rows (the rate map of the cone stops' force; lopes' in closed form, kernels.pus_cone_rows) against
+    """The cut-joint rows (the rate map of the cone stops' force; lopes' in closed form, pus_cone_rows) against
     a central difference of the cone angles along the motion with a random twist (the pose moved by +-h xdot with
     task.retract: omega in the base frame), at the demo poses and random workspace poses with an angle >= 0.05 rad."""
     kin = dynamics[name].kin

@@ -240,7 +240,7 @@ class _GenericFK:
 
 @pytest.mark.parametrize("robot,variant", CASES, ids=IDS)
 def test_compiled_fk_is_the_python_iteration(robot, variant):
-    """kinematics.forward (kernels.ups_forward, one compiled call) against forward_kinematics' Python iteration
+    """kinematics.forward (ups_forward, one compiled call) against forward_kinematics' Python iteration
     on the same guesses: the same iterations, pose and J to 1e-12, the same errors; forward_state's twist and rcond
     against J^-1 qdot_a by LAPACK and 1 / (|J|_1 |J^-1|_1) by numpy, its distance to the guess against the task's
     difference."""

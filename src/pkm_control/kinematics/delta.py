@@ -56,7 +56,7 @@ the three spheres of radius L_B about the C_i (Clavel 1989), the solution below
 the plane of the elbows.
 
 The IK, rates, accelerations, J and G above run in one compiled call
-(kernels.delta_motion), for a single pose and, looped, for ``inverse_batch``.
+(delta_kernels.delta_motion), for a single pose and, looped, for ``inverse_batch``.
 """
 
 from __future__ import annotations
@@ -67,12 +67,12 @@ from ..errors import (MAGNITUDE_LIMIT, InvalidModelError, JointLimitError, Singu
                       UnreachablePoseError, check_vector)
 from .analysis import check_conditioning
 from .base import NO_VECTOR, JointMotion, ParallelKinematics
-from .kernels import (DELTA_CONE, DELTA_GEO_SIZE, DELTA_INPUT, DELTA_LIMIT, DELTA_OK, DELTA_ROT_TOL, DELTA_ROTATION,
-                      DELTA_SINGULAR, DELTA_SINGULAR_TOL, DELTA_UNREACHABLE, delta_inverse_batch, delta_motion,
-                      delta_tree_motion, delta_tree_state)
+from .delta_kernels import (DELTA_CONE, DELTA_GEO_SIZE, DELTA_INPUT, DELTA_LIMIT, DELTA_OK, DELTA_ROT_TOL,
+                            DELTA_ROTATION, DELTA_SINGULAR, DELTA_SINGULAR_TOL, DELTA_UNREACHABLE, delta_inverse_batch,
+                            delta_motion, delta_tree_motion, delta_tree_state)
 from .task_space import Pose, TaskSpace
 
-#: no J / no G for kernels.delta_motion (0 x 3: nothing is written to it)
+#: no J / no G for delta_kernels.delta_motion (0 x 3: nothing is written to it)
 _NONE = np.zeros((0, 3))
 
 
@@ -80,7 +80,7 @@ class Kinematics(ParallelKinematics):
     """Analytic kinematics of the DELTA (3 revolute arms, parallelogram forearms).
 
     The IK of every tree joint, its rates, accelerations, J and G are one compiled pass over the arms
-    (kernels.delta_motion: the formulas of the module docstring live there); this class builds its inputs,
+    (delta_kernels.delta_motion: the formulas of the module docstring live there); this class builds its inputs,
     turns its status into the project's errors and derives J_x, J_q, Jdot and Codourey's models from it.
     """
 
@@ -126,7 +126,7 @@ class Kinematics(ParallelKinematics):
         if self.nv != 12:
             raise InvalidModelError(f"delta: expected 12 tree joints (3 x arm, elbow1, elbow2 + 3 platform), "
                                     f"got {self.nv}")
-        # kernels.delta_motion's inputs: the tree indices [arm 1-3, elbow1 1-3, elbow2 1-3, x y z] and the geometry
+        # delta_motion's inputs: the tree indices [arm 1-3, elbow1 1-3, elbow2 1-3, x y z] and the geometry
         self._iall = np.concatenate([self._ia, self._ie1, self._ie2, self._ip]).astype(np.int64)
         arms = self._iall[:9]
         self._geo = np.concatenate([self._c, self._s, [self.R, self.LA, self.LB, self.LA ** 2 - self.LB ** 2,
@@ -159,7 +159,7 @@ class Kinematics(ParallelKinematics):
         return x
 
     def _solve(self, pose, twist, accel, check_limits, want_j, want_g, validated=False):
-        """(q, v, a, J, G, st) from one kernels.delta_motion call, the inputs checked inside it unless ``validated``
+        """(q, v, a, J, G, st) from one delta_motion call, the inputs checked inside it unless ``validated``
         (where they fail, ``validate`` names what is wrong); v, a, J, G None where not asked for, st the per-arm
         state (q, cos q, sin q, s in {R_i}, s.b). Raises the kernel's status as the project's errors."""
         rates = twist is not None
@@ -185,7 +185,7 @@ class Kinematics(ParallelKinematics):
             G if want_g else None, st
 
     def _raise(self, status, i, q, st):
-        """The project's error of a kernels.delta_motion status (module docstring)."""
+        """The project's error of a delta_kernels.delta_motion status (module docstring)."""
         if status == DELTA_ROTATION:
             raise UnreachablePoseError(f"the DELTA plate only translates: plate rotation |R - I| = {st[0, 0]:.3g} "
                                        f"exceeds {DELTA_ROT_TOL:g}")
@@ -206,7 +206,7 @@ class Kinematics(ParallelKinematics):
             raise SingularConfigurationError(
                 f"leg{i + 1}: arm and forearm are aligned (inverse singularity): s.b = {st[i, 6]:.3g} "
                 f"(limit {DELTA_SINGULAR_TOL * self.LA * self.LB:.3g})")
-        raise AssertionError(f"kernels.delta_motion status {status}")
+        raise AssertionError(f"delta_kernels.delta_motion status {status}")
 
     # ------------------------------------------------------------------ family interface
     def inverse(self, pose: Pose, twist=None, accel=None, check_limits: bool = True,
@@ -224,7 +224,7 @@ class Kinematics(ParallelKinematics):
         return JointMotion(q, v, a), G
 
     def tree_state(self, pose: Pose, twist, accel=None):
-        """As the base class's, in one kernels.delta_tree_state call (``_solve`` recomputes on an error, to name
+        """As the base class's, in one delta_kernels.delta_tree_state call (``_solve`` recomputes on an error, to name
         it; and without a twist)."""
         if twist is None:
             q, v, a, _, G, _ = self._solve(pose, twist, accel, False, False, True, validated=True)
@@ -241,7 +241,7 @@ class Kinematics(ParallelKinematics):
 
     def tree_motion_into(self, pose: Pose, twist, q, v, validate: bool) -> bool:
         """As the base class's, the checks (shapes, motion_ok) and (q, v) in one compiled call
-        (kernels.delta_tree_motion; ``_solve`` recomputes on an error, to name it). Raises TypeError or ValueError
+        (delta_kernels.delta_tree_motion; ``_solve`` recomputes on an error, to name it). Raises TypeError or ValueError
         (numba's dispatch) or AttributeError for what is not a Pose of float64 arrays or a float64 twist, when
         validating: the caller's full validation names it."""
         status = delta_tree_motion(pose.rotation, pose.position, twist, self._geo, self._iall, validate, q, v)
@@ -295,7 +295,7 @@ class Kinematics(ParallelKinematics):
         return -(sd + dd[:, None] * J) / d[:, None]
 
     def inverse_batch(self, positions, rotations):
-        """Vectorized IK of N plate poses: (q (N, 12), valid (N,)), kernels.delta_motion over the poses.
+        """Vectorized IK of N plate poses: (q (N, 12), valid (N,)), delta_kernels.delta_motion over the poses.
 
         valid = reachable, plate not rotated, every tree-joint limit and the plate
         ball-joint cone. Rows that are geometrically unreachable (or not finite)

@@ -5,7 +5,7 @@ it works for every robot (least squares when actuation is redundant). It starts
 from a guess and takes the small steps of a local solver, so it converges to the
 assembly branch nearest the guess; warm-starting from the last pose costs one or
 two iterations. A family may bring its own ``forward`` (numeric.py; hexapod_ups.py: this iteration in one
-compiled call, kernels.ups_forward).
+compiled call, hexapod_ups_kernels.ups_forward).
 """
 
 from __future__ import annotations
@@ -101,7 +101,7 @@ def forward_kinematics(kin: ParallelKinematics, q_actuated, guess: Pose, tol: fl
 
 def failure(why: int, it: int, rn: float, tol: float) -> ConvergenceError:
     """The ConvergenceError of a failed iteration: ``why`` (GUESS, SINGULAR, STALLED, MAX_ITER: the statuses of the
-    compiled iteration kernels.ups_forward, too) at iteration ``it`` with the residual rn."""
+    compiled iteration hexapod_ups_kernels.ups_forward, too) at iteration ``it`` with the residual rn."""
     if why == GUESS:
         return ConvergenceError("forward kinematics: the initial guess is not an assembly of the mechanism")
     if why == SINGULAR:

@@ -42,13 +42,13 @@ becomes horizontal, h_i = 0, i.e. rho_i = L: the boundary of the reachable set.
 
 Implementation: one pose (``inverse``, ``actuated``, ``jacobian``, ``joint_jacobian``,
 and the dynamics engine's state: ``tree_state``, ``tree_motion_into``) comes from one
-compiled pass over the legs, kernels.pus_motion: positions, rates, accelerations, J and G,
+compiled pass over the legs, hexapod_pus_kernels.pus_motion: positions, rates, accelerations, J and G,
 the inputs and limits checked inside, the errors returned as a status that ``_solve`` turns
 into the project's exceptions (on six legs numpy's per-call overhead costs more than a
 leg's arithmetic: issue 21 par. 7), and the spherical joints' cone angles (``cut_joint_angles``,
-the simulated end stops' every stage) from kernels.pus_cone_angles, the same leg geometry and
+the simulated end stops' every stage) from hexapod_pus_kernels.pus_cone_angles, the same leg geometry and
 cone, their rate map (``cut_joint_rows``, the cone stops' force in contact) in closed form from
-kernels.pus_cone_rows; ``inverse_batch``, ``jacobian_dot`` and ``jacobian_xq`` are vectorized numpy over legs
+pus_cone_rows; ``inverse_batch``, ``jacobian_dot`` and ``jacobian_xq`` are vectorized numpy over legs
 (and samples). The tests hold both to each other, to finite differences and to the constraint
 model.
 
@@ -68,11 +68,11 @@ import numpy as np
 
 from ..errors import InvalidModelError, JointLimitError, SingularConfigurationError, UnreachablePoseError
 from .base import NO_VECTOR, JointMotion, ParallelKinematics, fast_inputs
-from .kernels import (PUS_HORIZONTAL, PUS_INPUT, PUS_OK, PUS_PITCH, PUS_REACH, PUS_REACH_TOL, PUS_VERTICAL,
-                      pus_cone_angles, pus_cone_rows, pus_motion, pus_tree_motion, pus_tree_state)
+from .hexapod_pus_kernels import (PUS_HORIZONTAL, PUS_INPUT, PUS_OK, PUS_PITCH, PUS_REACH, PUS_REACH_TOL, PUS_VERTICAL,
+                                  pus_cone_angles, pus_cone_rows, pus_motion, pus_tree_motion, pus_tree_state)
 from .task_space import Pose, TaskSpace
 
-#: no J / no G for kernels.pus_motion
+#: no J / no G for hexapod_pus_kernels.pus_motion
 _NO_J = np.zeros((0, 6))
 
 
@@ -129,7 +129,7 @@ class Kinematics(ParallelKinematics):
         self._lo_ip, self._hi_ip = self.lower[self.idx_prismatic], self.upper[self.idx_prismatic]
         self._lo_u1, self._hi_u1 = self.lower[self.idx_u1], self.upper[self.idx_u1]
         self._lo_u2, self._hi_u2 = self.lower[self.idx_u2], self.upper[self.idx_u2]
-        # kernels.pus_motion's constants: per leg b_x, b_y, p_x, p_y, g0, then the lower and upper limits of l, u1, u2
+        # pus_motion's constants: per leg b_x, b_y, p_x, p_y, g0, then the lower and upper limits of l, u1, u2
         # (1e-12 outside, as check_limits); the tree indices of l, u1, u2 (leg order), then of the platform joints
         tol = 1e-12
         self._legdata = np.column_stack([self.base_points[0], self.base_points[1], self.platform_points[0],
@@ -169,7 +169,7 @@ class Kinematics(ParallelKinematics):
 
     def cut_joint_angles(self, pose: Pose) -> np.ndarray:
         """Cone angle of each spherical joint: between the link a_i = (d_ix, d_iy, h_i) and the platform
-        normal R e_z (kernels.pus_cone_angles, the cone of pus_motion's check)."""
+        normal R e_z (hexapod_pus_kernels.pus_cone_angles, the cone of pus_motion's check)."""
         R, p = np.asarray(pose.rotation, float), np.asarray(pose.position, float)
         out = np.empty(self.n_legs)
         if pus_cone_angles(R, p, self._legdata, self.L, out) >= 0:
@@ -177,7 +177,7 @@ class Kinematics(ParallelKinematics):
         return out
 
     def cut_joint_rows(self, pose: Pose) -> np.ndarray:
-        """d(cone angle rates) / d(twist) of the spherical joints, in closed form (kernels.pus_cone_rows: the cut-joint
+        """d(cone angle rates) / d(twist) of the spherical joints, in closed form (pus_cone_rows: the cut-joint
         end stops' rate map at every simulation stage in contact; the base class's central differences of
         ``cut_joint_angles`` cost ~40 us and agree to their rounding, test_end_stops)."""
         R, p = np.asarray(pose.rotation, float), np.asarray(pose.position, float)
@@ -207,7 +207,7 @@ class Kinematics(ParallelKinematics):
     # ------------------------------------------------------------------ family interface
     def _solve(self, pose, twist, accel, check_limits, want_jacobian, want_g=False, validated=False):
         """q (and v, a with twist / accel, J, G when asked for) from one compiled pass over the legs
-        (kernels.pus_motion), the inputs checked as by ``validate`` unless ``validated``. Returns (q, v, a, J, G),
+        (pus_motion), the inputs checked as by ``validate`` unless ``validated``. Returns (q, v, a, J, G),
         None for what was not asked for; the errors name the leg or joint."""
         if not (validated or fast_inputs(pose, twist, accel, 6)):
             pose, twist, accel = self.validate(pose, twist, accel)
@@ -252,7 +252,7 @@ class Kinematics(ParallelKinematics):
         return JointMotion(q, v, a), G
 
     def tree_state(self, pose: Pose, twist, accel=None):
-        """(q, v, a, G) from one compiled call with few arguments (kernels.pus_tree_state); ``_solve`` names an
+        """(q, v, a, G) from one compiled call with few arguments (pus_tree_state); ``_solve`` names an
         error."""
         nv, rates = self.nv, twist is not None
         q, v, a, G = np.empty(nv), np.empty(nv if rates else 0), np.empty(nv if accel is not None else 0), \
@@ -271,7 +271,7 @@ class Kinematics(ParallelKinematics):
 
     def tree_motion_into(self, pose: Pose, twist, q, v, validate: bool) -> bool:
         """As the base class's, the checks (shapes, a twist of 6, motion_ok) and (q, v) in one compiled call
-        (kernels.pus_tree_motion; ``_solve`` recomputes on an error to name it). Raises TypeError or ValueError
+        (pus_tree_motion; ``_solve`` recomputes on an error to name it). Raises TypeError or ValueError
         (numba's dispatch) or AttributeError for what is not a Pose of float64 arrays or a float64 twist, when
         validating: the caller's full validation names it."""
         if validate and twist is None:
@@ -313,7 +313,7 @@ class Kinematics(ParallelKinematics):
         return Jx, np.diag(h)
 
     def joint_jacobian(self, pose: Pose) -> np.ndarray:
-        """G (nv x 6): qdot = G [v; omega] for every tree joint (platform rows: Euler rates), kernels.pus_motion."""
+        """G (nv x 6): qdot = G [v; omega] for every tree joint (platform rows: Euler rates), pus_motion."""
         return self._solve(pose, None, None, False, False, want_g=True)[4]
 
     def jacobian_dot(self, pose: Pose, twist) -> np.ndarray:

@@ -25,7 +25,7 @@ axis u_i and the anchor's nominal axis R n_i, ``platform.anchor_axes``) is limit
 
 Speed: on 6 x 3 arrays a numpy call costs about as much as the arithmetic of a whole leg, so positions,
 rates, accelerations, J and G (``inverse``, ``joint_jacobian``, the dynamics engine's state) come from one
-compiled loop over the legs (kernels.ups_motion, 1-2 us a call), while ``inverse_batch`` is vectorized over
+compiled loop over the legs (hexapod_ups_kernels.ups_motion, 1-2 us a call), while ``inverse_batch`` is vectorized over
 N poses and legs in numpy; the tests check both against each other, against the numeric family and against
 finite differences.
 """
@@ -40,14 +40,15 @@ from ..errors import (MAGNITUDE_LIMIT, InvalidInputError, InvalidModelError, Joi
                       SingularConfigurationError, UnreachablePoseError)
 from .base import NO_VECTOR, JointMotion, ParallelKinematics, fast_inputs
 from .forward import FKResult, failure, finish
-from .kernels import (UPS_FK_INPUT, UPS_FK_OK, UPS_GIMBAL, UPS_INPUT, UPS_OK, UPS_PITCH, ups_cone_angles, ups_cone_rows,
-                      ups_forward, ups_motion)
+from .hexapod_ups_kernels import (UPS_GIMBAL, UPS_INPUT, UPS_OK, UPS_PITCH, ups_cone_angles, ups_cone_rows, ups_forward,
+                                  ups_motion)
+from .kernels import UPS_FK_INPUT, UPS_FK_OK
 from .task_space import Pose, TaskSpace, rpy_to_matrix
 
 #: below this horizontal strut component r = sqrt(x^2 + z^2) (m) the universal joint is in
 #: gimbal lock (strut along its first axis) and alpha is undefined
 _GIMBAL_EPS = 1e-9
-#: no G for kernels.ups_motion
+#: no G for hexapod_ups_kernels.ups_motion
 _NO_G = np.zeros((0, 6))
 #: xddot = 0 (jacobian_dot_twist)
 _ZERO_ACCEL = np.zeros(6)
@@ -105,8 +106,8 @@ class Kinematics(ParallelKinematics):
         self._leg_rows, self._info = np.empty((len(A), 6)), np.zeros(4)     # tree_motion_into's scratch
         self._lo_eps, self._hi_eps = self.lower - 1e-12, self.upper + 1e-12
         self._iall = np.concatenate([self._ia, self._ib, self._il, self._ip])
-        self._fk_index = np.concatenate([self._act_rows, self._act, self._iall])     # kernels.ups_forward's index
-        # per leg: A_i, b_i, S_i (row-major), n_i, the lower and upper limits of alpha, beta, l (kernels.ups_motion)
+        self._fk_index = np.concatenate([self._act_rows, self._act, self._iall])     # ups_forward's index
+        # per leg: A_i, b_i, S_i (row-major), n_i, the lower and upper limits of alpha, beta, l (ups_motion)
         self._legdata = np.array([(*A[i], *Bp[i], *self._RS[i].ravel(), *self._axes[i],
                                    self._lo_eps[self._ia[i]], self._hi_eps[self._ia[i]],
                                    self._lo_eps[self._ib[i]], self._hi_eps[self._ib[i]],
@@ -136,13 +137,13 @@ class Kinematics(ParallelKinematics):
 
     def cut_joint_angles(self, pose: Pose) -> np.ndarray:
         """Cone angle of each spherical joint: between the strut axis u_i and the anchor axis R n_i (one compiled
-        call, kernels.ups_cone_angles: the simulated end stops' every stage)."""
+        call, hexapod_ups_kernels.ups_cone_angles: the simulated end stops' every stage)."""
         out = np.empty(self.n_legs)
         ups_cone_angles(np.asarray(pose.rotation, float), np.asarray(pose.position, float), self._legdata, out)
         return out
 
     def cut_joint_rows(self, pose: Pose) -> np.ndarray:
-        """d(cone angle rates) / d(twist) of the spherical joints, in closed form (kernels.ups_cone_rows: the cut-joint
+        """d(cone angle rates) / d(twist) of the spherical joints, in closed form (ups_cone_rows: the cut-joint
         end stops' rate map at every simulation stage in contact, instead of the base class's central differences of
         ``cut_joint_angles``, whose rounding they carry: test_end_stops)."""
         rows = np.empty((self.n_legs, 6))
@@ -156,7 +157,7 @@ class Kinematics(ParallelKinematics):
 
     def _solve(self, pose, twist, accel, check_limits, want_jacobian, want_g=False, validated=False):
         """q (and v, a with twist / accel, J, G when asked for) from one compiled pass over the legs
-        (kernels.ups_motion: Abdellatif eq. 2-3, 29-31, Taghirad's J), the inputs checked as by ``validate``
+        (hexapod_ups_kernels.ups_motion: Abdellatif eq. 2-3, 29-31, Taghirad's J), the inputs checked as by ``validate``
         unless ``validated``. Returns (q, v, a, J, G), None for what was not asked for; the errors name the leg or
         joint."""
         if not (validated or fast_inputs(pose, twist, accel, 6)):
@@ -198,7 +199,7 @@ class Kinematics(ParallelKinematics):
         return JointMotion(q, v, a), G
 
     def tree_motion(self, pose: Pose, twist):
-        """(q, v) from one compiled pass over the legs (kernels.ups_motion), the inputs already validated; the errors
+        """(q, v) from one compiled pass over the legs (ups_motion), the inputs already validated; the errors
         of ``_solve`` where the kernel stops."""
         q, v = np.empty(self._nv), np.empty(self._nv)
         self.tree_motion_into(pose, twist, q, v, False)
@@ -242,7 +243,7 @@ class Kinematics(ParallelKinematics):
 
     def forward(self, q_actuated, guess: Pose, tol: float = 1e-12, max_iter: int = 50, damping: float = 1e-12,
                 check_limits: bool = True) -> FKResult:
-        """forward.forward_kinematics' damped Gauss-Newton in one compiled call (kernels.ups_forward: the same
+        """forward.forward_kinematics' damped Gauss-Newton in one compiled call (ups_forward: the same
         steps, tests and errors; forward_kinematics checks q_actuated and the guess, then calls this)."""
         state = self.forward_state(q_actuated, NO_VECTOR, guess, tol, max_iter, damping)
         if state is None:
@@ -251,7 +252,7 @@ class Kinematics(ParallelKinematics):
 
     def forward_state(self, q_actuated, qd_actuated, guess: Pose, tol: float = 1e-12, max_iter: int = 50,
                       damping: float = 1e-12):
-        """The state estimator's platform state in one compiled call (kernels.ups_forward): (pose, iterations,
+        """The state estimator's platform state in one compiled call (ups_forward): (pose, iterations,
         residual, J: FKResult's fields, joint limits not checked; xdot = J^-1 qdot_a or None (no velocities, or
         redundant actuation: the caller solves), rcond of J (1-norm, exact; 0 with no xdot), the distance to the guess
         |task.difference(pose, guess)| in m and rad), flat: the estimator's trusted warm start builds no FKResult.
@@ -278,11 +279,11 @@ class Kinematics(ParallelKinematics):
 
     def joint_jacobian(self, pose: Pose) -> np.ndarray:
         """G: per leg the rows [g^T, (b x g)^T] with g the gradient of alpha, beta, l w.r.t. B_i
-        (base coordinates); the platform rows are the task's platform rate matrix (kernels.ups_motion)."""
+        (base coordinates); the platform rows are the task's platform rate matrix (hexapod_ups_kernels.ups_motion)."""
         return self._solve(pose, None, None, False, False, want_g=True)[4]
 
     def jacobian_dot_twist(self, pose: Pose, twist) -> np.ndarray:
-        """Jdot xdot: the struts' accelerations l'' at xddot = 0, one compiled pass (kernels.ups_motion)."""
+        """Jdot xdot: the struts' accelerations l'' at xddot = 0, one compiled pass (hexapod_ups_kernels.ups_motion)."""
         return self._solve(pose, twist, _ZERO_ACCEL, False, False)[2][self._act_rows]
 
     def jacobian_dot(self, pose: Pose, twist) -> np.ndarray:

@@ -17,7 +17,7 @@ ldot_i = u_i . rdot_i, phidot_i = n_i . rdot_i / l_i (u = (sin phi, cos phi), n 
 Accelerations are the exact time derivatives of these (no finite differences).
 
 Speed: every single-pose method and the dynamics' inner calls (``tree_state``) take q, v, a, J and G from one
-compiled call (kernels.planar_redundant_motion, the input checks inside, errors as a status), ``inverse_batch``
+compiled call (planar_redundant_motion, the input checks inside, errors as a status), ``inverse_batch``
 from the same kernel looped over the poses; the tests hold it to Wu's formulas, the generic closure model and
 finite differences.
 """
@@ -31,11 +31,12 @@ import numpy as np
 from ..description.loader import ClosedLoopModel
 from ..errors import InvalidModelError, JointLimitError, UnreachablePoseError
 from .base import NO_VECTOR, JointMotion, ParallelKinematics, fast_inputs
-from .kernels import PR_INPUT, PR_LINK, PR_OK, PR_PLANE, PR_STRUT, planar_redundant_batch, planar_redundant_motion
+from .planar_redundant_kernels import (PR_INPUT, PR_LINK, PR_OK, PR_PLANE, PR_STRUT, planar_redundant_batch,
+                                       planar_redundant_motion)
 from .task_space import Pose, TaskSpace
 
-_PLANE_TOL = 1e-9     # kernels.planar_redundant_motion's tolerance of |z| and |R_zz - 1|
-#: no G for kernels.planar_redundant_motion
+_PLANE_TOL = 1e-9     # planar_redundant_kernels.planar_redundant_motion's tolerance of |z| and |R_zz - 1|
+#: no G for planar_redundant_kernels.planar_redundant_motion
 _NO_G = np.zeros((0, 3))
 
 
@@ -95,7 +96,7 @@ class Kinematics(ParallelKinematics):
         self._cut_names = [f"leg{i}" for i in (1, 2)] + [f"leg{s + 2}" for s in self.struts]
         full_tree = self.i_slider + self.i_len
         self._act_tree = np.array([full_tree[r] for r in self._act_rows_list], dtype=np.int64)
-        # kernels.planar_redundant_motion's constants (its docstring)
+        # planar_redundant_kernels.planar_redundant_motion's constants (its docstring)
         self._geo = np.array([self.l, self.l5, self.l6, *self.cx, self.cw_ratio, self.cw_offset, task.alpha_sign,
                               self.cut_link[0] - 1e-12, self.cut_link[1] + 1e-12, self.cut_strut[0] - 1e-12,
                               self.cut_strut[1] + 1e-12, *self._lo_t, *self._hi_t])
@@ -118,7 +119,7 @@ class Kinematics(ParallelKinematics):
         return float(p[0]), float(p[1]), self.task.alpha_sign * float(R[1, 0]), float(R[0, 0])
 
     def _solve(self, pose, twist, accel, check_limits, want_g=False, validated=False):
-        """(q, v, a, J, G) from one compiled pass (kernels.planar_redundant_motion: Wu eq. 18-23), the inputs checked
+        """(q, v, a, J, G) from one compiled pass (planar_redundant_motion: Wu eq. 18-23), the inputs checked
         as by ``validate`` unless ``validated``; v, a None without twist / accel, G None unless ``want_g``, J the
         actuated joints' rows. The errors name the link, strut or joint."""
         if not (validated or fast_inputs(pose, twist, accel, 3)):
@@ -266,7 +267,7 @@ class Kinematics(ParallelKinematics):
 
     def inverse_batch(self, positions, rotations):
         """(q (N, nv), valid (N,)) by one compiled loop of planar_redundant_motion over the poses
-        (kernels.planar_redundant_batch): the rows of poses out of the plane or out of reach are NaN."""
+        (planar_redundant_batch): the rows of poses out of the plane or out of reach are NaN."""
         P, R, usable = self.checked_batch(positions, rotations)
         Q, valid = np.empty((P.shape[0], self.nv)), np.empty(P.shape[0], dtype=bool)
         planar_redundant_batch(np.ascontiguousarray(P), np.ascontiguousarray(R), np.ascontiguousarray(usable),
