@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pinocchio as pin
+from scipy.spatial.transform import Rotation
 
 from ..errors import InvalidInputError
 from ..hardware.interface import JointMeasurement
@@ -123,12 +124,7 @@ def quaternions(rotations) -> np.ndarray:
     Eigen quaternion (2 us; scipy's per-call overhead is ~70 us, too much for a control period), a batch
     through scipy's vectorized conversion."""
     R = np.asarray(rotations, float)
-    if R.ndim == 2:
-        q = pin.Quaternion(R).coeffs()
-    else:
-        from scipy.spatial.transform import Rotation    # batches only: its import (~70 ms) is not every node's start-up
-
-        q = Rotation.from_matrix(R).as_quat()
+    q = pin.Quaternion(R).coeffs() if R.ndim == 2 else Rotation.from_matrix(R).as_quat()
     return np.where(q[..., 3:4] < 0, -q, q)
 
 
@@ -139,8 +135,6 @@ def rotations(quats) -> np.ndarray:
     if np.any(np.abs(norm - 1.0) > 1e-6):
         raise InvalidInputError(f"orientation quaternion has norm {np.ravel(norm)[np.argmax(np.abs(norm - 1))]:.9g} "
                                 "(limit |norm - 1| <= 1e-6)")
-    from scipy.spatial.transform import Rotation        # its import (~70 ms) is not every node's start-up
-
     return Rotation.from_quat(q).as_matrix()
 
 
