@@ -1,9 +1,13 @@
 """The lockstep handshake's watchdog (pkm_control.control.lockstep), ROS-free: a fake clock drives it, nothing waits;
 and how `pkm bringup --exit-when-done` reads a stall from the nodes' diagnostics (graph.bringup.stalled)."""
 
-import pytest
+import heapq
 
-from pkm_control.control.lockstep import ERROR, OK, STALL_ERROR, WARN, LockstepWatch, unmatched
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from pkm_control.control.lockstep import (ERROR, OK, STALL_ERROR, WARN, CommandStamps, LockstepWatch,
+                                          unmatched)
 from pkm_control.errors import InvalidInputError
 from pkm_control.graph import bringup
 from pkm_control.graph.bringup import stalled
@@ -32,6 +36,75 @@ def test_resends_per_wait_are_bounded_and_the_bound_restarts_with_progress():
     w.progress(10.0)
     w.sent(10.0)
     assert w.resend_due(11.0) and w.resends == 4
+
+
+def _handshake(delays, commands, robot_resend=0.25, controller_resend=0.5, tick=0.05, filtered=True):
+    """The lockstep handshake as the graph runs it (nodes/hardware.py and joint_controller's on_repeated_state),
+    events in wall time: the robot publishes state k and waits for its command, re-sending state k every
+    ``robot_resend`` s without one; the controller answers a new state with ``commands[k]`` and a state it answered
+    with the same command again once its command is ``controller_resend`` s old. Each message takes the next of
+    ``delays`` (s, cycled) in flight, in order per direction (a reliable writer); a command carries the stamp of the
+    state it answers. Returns the (stamp, command) the robot applied, state by state, and its CommandStamps."""
+    robot, controller = LockstepWatch(0.0, robot_resend), LockstepWatch(0.0, controller_resend)
+    repeats = CommandStamps()
+    events, arrival, seq, n = [], {"state": 0.0, "command": 0.0}, [0], [0]
+    applied, k, handled = [], 0, None
+
+    def send(now, kind, value):
+        delay = delays[n[0] % len(delays)]
+        n[0] += 1
+        arrival[kind] = max(arrival[kind], now + delay)      # in order: never before the one sent earlier
+        seq[0] += 1
+        heapq.heappush(events, (arrival[kind], seq[0], kind, value))
+
+    send(0.0, "state", 0)
+    robot.sent(0.0)
+    t, ticks = 0.0, 1
+    while k < len(commands) and t < 1000.0:
+        if events and events[0][0] <= ticks * tick:
+            t, _, kind, value = heapq.heappop(events)
+        else:
+            t, kind = ticks * tick, "tick"
+            ticks += 1
+        if kind == "tick":
+            if robot.resend_due(t):
+                send(t, "state", k)
+        elif kind == "state":
+            if handled is None or value > handled:
+                handled = value
+                send(t, "command", (value, commands[value]))
+                controller.sent(t)
+            elif value == handled and controller.resend_due(t):
+                send(t, "command", (value, commands[value]))
+        elif not (filtered and repeats.copy(value[0])):
+            repeats.applied(value[0])
+            applied.append(value)
+            k += 1
+            robot.progress(t)
+            send(t, "state", k)
+            robot.sent(t)
+    return applied, repeats
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from([0.001, 0.01, 0.1, 0.3, 0.6, 1.2, 2.5]), min_size=1, max_size=20),
+       st.lists(st.integers(0, 2), min_size=5, max_size=30))
+def test_a_command_slower_than_the_resend_is_applied_once_and_every_state_gets_its_own(delays, commands):
+    """Messages slower than the re-send (a loaded machine: a command 0.6-2.5 s in flight) make the controller send
+    a command twice; the robot applies exactly one command per state, the one computed for it, in order, and the
+    handshake always ends, also when the next command equals the last (commands drawn from three values: a robot
+    at rest)."""
+    applied, _ = _handshake(delays, commands)
+    assert applied == list(enumerate(commands))
+
+
+def test_without_the_copy_taken_once_a_slow_command_steps_the_robot_twice():
+    """The failure CommandStamps removes (test_nodes' flood test under load: the flooded run's trajectory left
+    the calm one's at period 21 by 1.6e-8 m): a command 0.6 s in flight is re-sent, and both copies step the robot."""
+    applied, _ = _handshake([0.001, 0.6], list(range(6)), filtered=False)
+    assert applied != list(enumerate(range(6)))
+    applied, repeats = _handshake([0.001, 0.6], list(range(6)))
+    assert applied == list(enumerate(range(6))) and repeats.copies > 0
 
 
 def test_the_level_goes_ok_warn_error_with_idle_time_and_names_what_it_waits_for():

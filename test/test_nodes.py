@@ -49,8 +49,9 @@ from pkm_control.nodes.hardware import HardwareNode  # noqa: E402
 from pkm_control.ros.hardware_io import TopicConvention, TopicHardware  # noqa: E402
 from pkm_control.nodes.inverse_kinematics import InverseKinematicsNode  # noqa: E402
 from pkm_control.nodes.joint_controller import JointControllerNode  # noqa: E402
-from pkm_control.ros.messages import (parse_commands, parse_joint_trajectory, parse_platform_trajectory,  # noqa: E402
-                                      joint_trajectory_msg, platform_trajectory_msg, quaternions, rotations, to_ns)
+from pkm_control.ros.messages import (command_stamp, commands_msg, parse_commands, parse_joint_trajectory,  # noqa: E402
+                                      parse_platform_trajectory, joint_trajectory_msg, platform_trajectory_msg,
+                                      quaternions, rotations, to_ns)
 from pkm_control.graph import peers  # noqa: E402
 from pkm_control.graph.peers import Attack  # noqa: E402
 from pkm_control.ros.peers import Sources  # noqa: E402
@@ -1060,6 +1061,24 @@ def _flood_run(ros, goal, periods, pools=None, window=(0, 0)):
     assert not spy.nonfinite, spy.nonfinite[:3]
     assert not np.any(over), "a command beyond the force limit"
     return nodes, np.array(trace[:periods]), published
+
+
+@settings(max_examples=200, deadline=None)
+@given(t_ns=st.integers(0, 2**63 - 1),
+       label=st.text(max_size=40) | st.from_regex(r"actuators@[0-9\u00b2\u0660]{0,22}", fullmatch=True))
+def test_a_command_carries_the_stamp_of_the_state_it_answers_and_a_foreign_label_none(t_ns, label):
+    """control.lockstep.CommandStamps' input: a Float64MultiArray command carries the stamp of the state it answers
+    in its one dimension's label (ros2_control's forward_command_controller reads ``data`` only); a command of
+    another controller (no layout, another label: generated) carries none, and is taken as it comes."""
+    from std_msgs.msg import Float64MultiArray, MultiArrayDimension, MultiArrayLayout
+
+    tau = np.linspace(-1.0, 1.0, len(ACT))
+    msg = commands_msg(tau, t_ns)
+    assert command_stamp(msg) == t_ns and np.array_equal(parse_commands(msg, len(ACT)), tau)
+    assert command_stamp(commands_msg(tau)) is None
+    foreign = Float64MultiArray(layout=MultiArrayLayout(dim=[MultiArrayDimension(label=label)]), data=tau.tolist())
+    stamp = command_stamp(foreign)
+    assert stamp is None or (label.startswith("actuators@") and stamp == int(label[len("actuators@"):]))
 
 
 @pytest.mark.slow

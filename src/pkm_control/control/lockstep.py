@@ -9,9 +9,11 @@ still busy and "ok". ``LockstepWatch`` is what each participant keeps of that ex
 * ``sent(now)``: a message went out whose answer is awaited; ``resend_due(now)``: ``resend_after`` wall seconds
   passed since then without progress, re-send the last message now (then again after as long, at most
   ``max_resends`` times in one wait). The receiver must take a message a second time without effect: the
-  lockstep messages carry the stamp of their instant (a state already handled is not handled again), and the
-  controller re-sends its command only when the robot re-sends the state the command answered and its own
-  command is ``resend_after`` old (so only a command in flight longer than that could arrive twice);
+  lockstep messages carry the stamp of their instant (a state already handled is not handled again; a command,
+  the stamp of the state it answers: ``CommandStamps``), and the controller re-sends its command only when the
+  robot re-sends the state the command answered and its own command is ``resend_after`` old. A command in flight
+  longer than that (a loaded machine: one waiting in the robot's queue) arrives twice; applied twice, it stepped the
+  plant once more with the old command, and every later command came one period late;
 * ``waiting_for``: what it waits for, in the field's words (which topic from which peer, for which instant);
 * ``report(now)``: (level, message): OK while the exchange moves, WARN after ``warn_after`` wall seconds without
   progress, ERROR after ``error_after``, the message naming what it waits for.
@@ -91,6 +93,29 @@ class LockstepWatch:
         if level == OK:
             return OK, "ok"
         return level, f"no lockstep progress for {self.idle(now):.1f} s (wall): waiting for {self.waiting_for}"
+
+
+class CommandStamps:
+    """The robot's side of a re-sent command (module docstring): ``copy(stamp)`` is True for a command stamped at or
+    before the one applied last (the stamp of the state it answers, ns; None: a controller that stamps none, taken as
+    it comes); ``applied(stamp)`` after the robot stepped with it; ``reset()`` with the robot's time (back to 0).
+    Copies are counted in ``copies``."""
+
+    def __init__(self):
+        self.copies = 0
+        self._applied = None
+
+    def copy(self, stamp: int | None) -> bool:
+        if stamp is None or self._applied is None or stamp > self._applied:
+            return False
+        self.copies += 1
+        return True
+
+    def applied(self, stamp: int | None) -> None:
+        self._applied = stamp
+
+    def reset(self) -> None:
+        self._applied = None
 
 
 def unmatched(counts: dict) -> list[str]:

@@ -72,7 +72,7 @@ import time
 
 from rclpy.node import Node
 
-from ..control.lockstep import RESEND_AFTER, LockstepWatch
+from ..control.lockstep import RESEND_AFTER, CommandStamps, LockstepWatch
 from ..hardware.simulated import simulated_robot
 from ..control.realtime import LatencyHistogram
 from ..ros.hardware_io import ClockPublisher, SimulationTopics, TopicConvention, describe_plant
@@ -125,6 +125,7 @@ class HardwareNode(Node):
         self.waiting_since = time.monotonic()
         # twice as often as joint_controller's re-send: its answer comes before lockstep_timeout
         self.watch = LockstepWatch(self.waiting_since, min(RESEND_AFTER, s["lockstep_timeout"] / 2) / 2)
+        self.command_stamps = CommandStamps()     # lockstep: a re-sent copy of a command applied is taken once
         if s["lockstep"]:
             self.diag.watch = self.watch
             self.diag.starting = lambda: None if self.got_first else self.awaited()
@@ -208,12 +209,18 @@ class HardwareNode(Node):
 
     # ------------------------------------------------------------------ callbacks
     def on_command(self, msg):
-        self.pending = self.convention.parse_command(msg, self.ctx.actuated_joints)
+        command = self.convention.parse_command(msg, self.ctx.actuated_joints)
+        stamp = self.convention.command_stamp(msg)
+        if self.s["lockstep"] and self.command_stamps.copy(stamp):
+            self.diag.extra["repeated_commands"] = self.command_stamps.copies
+            return                        # a re-sent copy of the command applied last (control.lockstep)
+        self.pending = command
         if self.s["wait_for_recorder"] and self.topics.pub_truth.get_subscription_count() == 0:
             return                        # lockstep waits for the recorder: state 0 is offered again meanwhile
         self.got_first = True
         self.watch.progress(time.monotonic())
         if self.s["lockstep"]:
+            self.command_stamps.applied(stamp)
             self.advance()
 
     def awaited(self) -> str:
@@ -245,6 +252,7 @@ class HardwareNode(Node):
         self.k = 0
         self.pending = None
         self.got_first = False
+        self.command_stamps.reset()
         self.sources.reset()
         self.waiting_since = time.monotonic()
         self.publish_state()

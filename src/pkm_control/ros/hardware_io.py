@@ -46,8 +46,8 @@ from ..hardware.plugin import HardwareHost, HardwarePlugin
 from ..control.lockstep import unmatched
 from ..control.settings import TOPIC_CONVENTIONS
 from ..trajectory.trust import ClockGuard
-from .messages import (commands_msg, joint_state_msg, joint_trajectory_msg, parse_commands, parse_joint_commands,
-    parse_joint_state, parse_wrench_stamped, pose_stamped_msg, stamp_msg, to_ns)
+from .messages import (command_stamp, commands_msg, joint_state_msg, joint_trajectory_msg, parse_commands,
+    parse_joint_commands, parse_joint_state, parse_wrench_stamped, pose_stamped_msg, stamp_msg, to_ns)
 from .topology import GROUND_TRUTH_TOPIC, robot_topics
 from .qos import COMMANDS, WRENCH_TOPIC, qos
 from ..control.laws import WRENCH
@@ -75,8 +75,12 @@ class TopicConvention(NamedTuple):
         return Float64MultiArray if self.name == "forward_command" else JointState
 
     def command_msg(self, t_ns: int, names, tau):
-        """The actuator forces as this convention sends them."""
-        return commands_msg(tau) if self.name == "forward_command" else joint_state_msg(t_ns, names, effort=tau)
+        """The actuator forces as this convention sends them, stamped with the state they answer."""
+        return commands_msg(tau, t_ns) if self.name == "forward_command" else joint_state_msg(t_ns, names, effort=tau)
+
+    def command_stamp(self, msg) -> int | None:
+        """The stamp of the state a command answers (ns; None: a command stamped with none)."""
+        return command_stamp(msg) if self.name == "forward_command" else to_ns(msg.header.stamp)
 
     def parse_command(self, msg, names) -> np.ndarray:
         """The actuator forces (``names`` order) of a command message of this convention."""

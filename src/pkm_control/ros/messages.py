@@ -353,10 +353,29 @@ def joint_state_msg(t_ns: int, names, position=None, velocity=None, effort=None)
     return msg
 
 
-def commands_msg(tau):
-    from std_msgs.msg import Float64MultiArray
+#: the label of a Float64MultiArray command's one dimension that carries the stamp of the state it answers (ns),
+#: ``actuators@<ns>``: ros2_control's forward_command_controller reads ``data`` only
+COMMAND_LABEL = "actuators@"
 
-    return Float64MultiArray(data=finite("actuator commands", tau).tolist())
+
+def commands_msg(tau, t_ns: int | None = None):
+    """Float64MultiArray of the actuator commands; with ``t_ns``, its layout names one dimension of them, labelled
+    with the stamp of the state they answer (COMMAND_LABEL: a lockstep robot takes a re-sent copy without effect)."""
+    from std_msgs.msg import Float64MultiArray, MultiArrayDimension, MultiArrayLayout
+
+    data = finite("actuator commands", tau).tolist()
+    if t_ns is None:
+        return Float64MultiArray(data=data)
+    dim = MultiArrayDimension(label=f"{COMMAND_LABEL}{int(t_ns)}", size=len(data), stride=len(data))
+    return Float64MultiArray(layout=MultiArrayLayout(dim=[dim]), data=data)
+
+
+def command_stamp(msg) -> int | None:
+    """The stamp (ns) a Float64MultiArray command carries (commands_msg), None when it carries none."""
+    dims = msg.layout.dim
+    label = dims[0].label if len(dims) == 1 else ""
+    digits = label[len(COMMAND_LABEL):] if label.startswith(COMMAND_LABEL) else ""
+    return int(digits) if digits.isascii() and digits.isdigit() and len(digits) <= 20 else None
 
 
 #: frame_id of /platform_wrench: the force/torque sensor's frame, platform axes at the tool point
