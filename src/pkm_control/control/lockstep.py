@@ -96,17 +96,18 @@ class LockstepWatch:
 
 
 class CommandStamps:
-    """The robot's side of a re-sent command (module docstring): ``copy(stamp)`` is True for a command stamped at or
-    before the one applied last (the stamp of the state it answers, ns; None: a controller that stamps none, taken as
-    it comes); ``applied(stamp)`` after the robot stepped with it; ``reset()`` with the robot's time (back to 0).
-    Copies are counted in ``copies``."""
+    """The robot's side of a re-sent command (module docstring): ``copy(stamp)`` is True for a command stamped as the
+    one applied last (the stamp of the state it answers, ns; None: a controller that stamps none, taken as it comes).
+    The controller re-sends only its last command, and a copy comes before its next one (one writer, in order), so
+    equality suffices; a command of another timeline (late across a reset) is no copy. ``applied(stamp)`` after the
+    robot stepped with it; ``reset()`` with the robot's time. Copies are counted in ``copies``."""
 
     def __init__(self):
         self.copies = 0
         self._applied = None
 
     def copy(self, stamp: int | None) -> bool:
-        if stamp is None or self._applied is None or stamp > self._applied:
+        if stamp is None or stamp != self._applied:
             return False
         self.copies += 1
         return True
