@@ -305,6 +305,66 @@ def test_the_compiled_kernels_compute_bitwise_what_numpy_computes():
         np.testing.assert_array_equal(tau, force_distribution(J, f) + tau_0)
 
 
+def test_the_force_laws_kernels_on_jourdains_model_compute_bitwise_the_calls_they_replace():
+    """control/jourdain_kernels.py: a force law's kernel with PaLiDA's model inside (G^(X), the inverse dynamics at the
+    measured state) and F_m (the sensor's, or J^T (tau_m - G^) from the actuator forces) gives the bits of the calls
+    it replaces: the model's (FeedforwardModel.gravity, tau: Jourdain's formulation), the law's kernel of
+    control/kernels.py, numpy's expressions; at random reachable poses, motions and gains spanning magnitudes. A pose
+    the model's kernel cannot take raises ValueError (the law's Python path then says what is wrong)."""
+    from scipy.spatial.transform import Rotation
+
+    from pkm_control.control import jourdain_kernels as jk, kernels
+    from pkm_control.control.laws import _REST, compiled_model
+    from pkm_control.kinematics.workspace import random_poses
+
+    dyn = robot_dynamics("palida")
+    rng = np.random.default_rng(11)
+    empty = np.empty(0)
+    for name in ("rigid", "rigid+friction"):
+        model = FeedforwardModel(dyn, name)
+        assert model.path == "jourdain"
+        geo, prm = compiled_model(model, dyn.kin)[1:]
+        for pose in random_poses(dyn.kin, 60, rng):
+            R, p = pose.rotation, pose.position
+            J = dyn.kin.jacobian(pose)
+            G = model.gravity(pose)
+            R_d = Rotation.from_rotvec(0.01 * rng.standard_normal(3)).as_matrix() @ R
+            p_d = p + 1e-3 * rng.standard_normal(3)
+            xd_d, xd, xdd_d, w, tau_m, f_d, offset = (rng.standard_normal(6) * 10.0 ** rng.integers(-2, 3)
+                                                      for _ in range(7))
+            kp, kd, ki, kf = (np.abs(rng.standard_normal(6)) * 10.0 ** rng.integers(-5, 4) for _ in range(4))
+            m_d = np.abs(rng.standard_normal(6)) * 10.0 ** rng.integers(0, 3) + 1.0
+            point, s, kf_s = rng.standard_normal(3) * 0.05, (rng.random(6) < 0.5).astype(float), float(rng.random())
+            f_s = kernels.sensor_wrench(R, w, point)
+            f_a = J.T @ (tau_m - G)
+            for args, f_m, tau_0 in (((empty, empty, empty, 0.0, _REST, _REST, False), empty, G),
+                                     ((w, point, empty, kf_s, _REST, _REST, False), f_s, G),
+                                     ((empty, empty, tau_m, kf_s, _REST, _REST, False), f_a, G),
+                                     ((empty, empty, empty, 0.0, xd, xdd_d, model.friction), empty,
+                                      model.tau(pose, xd, xdd_d))):
+                np.testing.assert_array_equal(jk.pd_distribute(R_d, p_d, R, p, xd_d, xd, kp, kd, J, *args, geo, prm),
+                                              kernels.task_pd_distribute(R_d, p_d, R, p, xd_d, xd, kp, kd, J, f_m,
+                                                                         args[3], tau_0))
+            for wrench, f_m in (((w, point, empty), f_s), ((empty, empty, tau_m), f_a)):
+                np.testing.assert_array_equal(
+                    jk.cascade(f_d, *wrench, s, offset, 5e-4, ki, kf, 0.02, R_d, p_d, xd_d, R, p, xd, kp, kd, J, geo,
+                               prm),
+                    kernels.force_cascade(f_d, f_m, s, offset, 5e-4, ki, kf, 0.02, R_d, p_d, xd_d, R, p, xd, kp, kd,
+                                          J, G))
+            terms = kernels.impedance_terms(R_d, p_d, R, p, xd_d, xd, kp, kd, xdd_d, f_s, m_d, J)
+            np.testing.assert_array_equal(
+                jk.impedance(R_d, p_d, R, p, xd_d, xd, kp, kd, xdd_d, w, point, m_d, J, model.friction, geo, prm),
+                model.tau(pose, xd, terms[:6]) + terms[6:])
+            q_c, qd_c, q, qd = (rng.standard_normal(6) * 10.0 ** rng.integers(-4, 1) for _ in range(4))
+            np.testing.assert_array_equal(jk.joint_pd(kp, kd, q_c, qd_c, q, qd, empty, 0.0, p, R, geo, prm),
+                                          kernels.pd(kp, kd, q_c, qd_c, q, qd, G))
+            tau_a = kernels.pd(kp, kd, q_c, qd_c, q, qd, empty)
+            np.testing.assert_array_equal(jk.joint_pd(kp, kd, q_c, qd_c, q, qd, tau_m, kf_s, p, R, geo, prm),
+                                          tau_a + kf_s * (tau_a - (tau_m - G)) + G)
+        with pytest.raises(ValueError):         # the platform in the base plane: singular, the model's kernel fails
+            jk.joint_pd(kp, kd, q_c, qd_c, q, qd, empty, 0.0, np.zeros(3), dyn.kin.home_pose().rotation, geo, prm)
+
+
 @pytest.mark.parametrize("robot", ["palida", "stewart"])
 def test_the_desired_motion_between_streamed_samples_is_the_fk_of_the_interpolated_references(robot):
     """Streamed at 500 Hz (real-time mode's stream_rate), the periods between two samples take the desired motion

@@ -386,6 +386,12 @@ class FeedforwardModel:
         return force_distribution(J, f, self._square)
 
     # ------------------------------------------------------------------ API
+    @property
+    def formulation(self):
+        """The compiled paper formulation that evaluates this model (``path``: its method name), or None (the generic
+        engine, or no model)."""
+        return None if self._fast is None else self._fast[1]
+
     def tau(self, pose: Pose, twist, accel) -> np.ndarray:
         """Actuator forces (actuated-joint order) for the platform motion (pose, twist, accel)."""
         if self.model == "none":

@@ -40,7 +40,8 @@ from ..errors import InvalidInputError, InvalidModelError, all_finite, check_vec
 from ..kinematics.task_space import Pose
 from .feedforward import FeedforwardModel
 from .kernels import admittance_filter, force_cascade, force_outer, impedance_terms, pd, sensor_wrench
-from .laws import _NO_VALUES, DESIRED_POSE, MEASURED_POSE, WRENCH, TaskPDGravity, _gain, _model, _TaskSpace, _vec
+from .laws import (_NO_VALUES, _REST, DESIRED_POSE, MEASURED_POSE, WRENCH, TaskPDGravity, _gain, _model, _TaskSpace,
+                   _vec, compiled_model)
 
 @dataclass(frozen=True)
 class WrenchMeasurement:
@@ -59,6 +60,16 @@ class ActuatorForces:
 
     time: float
     tau: np.ndarray
+
+
+def _sensor_arrays(measured: WrenchMeasurement):
+    """(wrench, point) of a sensor sample when the kernels take them as they are (float64 arrays of 6 and 3 values:
+    the sensor's), else None."""
+    w, p = measured.wrench, measured.point
+    if type(w) is np.ndarray and type(p) is np.ndarray and w.dtype == np.float64 and p.dtype == np.float64 \
+            and w.shape == (6,) and p.shape == (3,):
+        return w, p
+    return None
 
 
 def task_wrench(task, pose: Pose, measured: WrenchMeasurement) -> np.ndarray:
@@ -179,6 +190,7 @@ class _ForceLaw(_TaskSpace):
         self._last_reference = None          # (ForceReference, reference(), selected) of the last call
         self.selected = False                # the last reference() has a force-controlled direction
         self._last_gravity = None            # (pose, G^(pose)) of the last call of gravity()
+        self._compiled = compiled_model(model, model.kin)      # the model inside the law's kernel (Jourdain's)
 
     def compute(self, q_d, qd_d, qdd_d, q, qd, tau_ff=None, pose=None, twist=None, desired=None, t=None,
                 wrench: WrenchMeasurement | None = None, force: ForceReference | None = None) -> np.ndarray:
@@ -192,6 +204,7 @@ class _ForceLaw(_TaskSpace):
         pose = self.kin.validate(pose)[0]
         if WRENCH in self.requires and not isinstance(wrench, (WrenchMeasurement, ActuatorForces)):
             raise InvalidInputError(f"{self.name} needs the measured wrench (WrenchMeasurement or ActuatorForces)")
+        desired = (self.kin.validate(desired[0])[0], _vec("desired twist", desired[1], self.dim))
         return self.evaluate(q_d, qd_d, qdd_d, q, qd, None, pose, _vec("measured twist", twist, self.dim), desired,
                              t, wrench=wrench, force=force)
 
@@ -228,12 +241,22 @@ class _ForceLaw(_TaskSpace):
         the joint friction (a static estimate: DirectForce only)."""
         if isinstance(wrench, ActuatorForces):
             return self.jacobian(pose).T @ (wrench.tau - self.gravity(pose))
-        if self._spatial:       # task_wrench's kernel on the estimator's R and the sensor's arrays as they are
-            try:
-                return sensor_wrench(pose.rotation, wrench.wrench, wrench.point)
-            except TypeError:   # not float64 arrays: task_wrench converts them
-                pass
-        return task_wrench(self.kin.task, pose, wrench)
+        arrays = _sensor_arrays(wrench) if self._spatial else None
+        if arrays is not None:  # task_wrench's kernel on the estimator's R and the sensor's arrays as they are
+            return sensor_wrench(pose.rotation, *arrays)
+        return task_wrench(self.kin.task, pose, wrench)     # it converts them
+
+    def kernel_wrench(self, wrench):
+        """(wrench, point, tau_m) for F_m inside a kernel of control/jourdain_kernels.py (``_measured_wrench``): the
+        sensor's arrays or the actuator forces as they are (float64, their sizes), the others empty; None: arrays
+        of other types or sizes (``measured_wrench`` converts them)."""
+        if type(wrench) is ActuatorForces:
+            tau = wrench.tau
+            if type(tau) is np.ndarray and tau.dtype == np.float64 and tau.shape == (self.dim,):
+                return _NO_VALUES, _NO_VALUES, tau
+            return None
+        arrays = _sensor_arrays(wrench)
+        return None if arrays is None else (*arrays, _NO_VALUES)
 
     def reference(self, force: ForceReference | None):
         """(F_d clipped to +-force_limit, selection as floats; read-only); no reference: no force-controlled
@@ -339,14 +362,13 @@ class DirectForce(_ForceLaw):
     def evaluate(self, q_d, qd_d, qdd_d, q, qd, tau_ff=None, pose=None, twist=None, desired=None, t=None,
                  wrench=None, force=None) -> np.ndarray:
         f_d, s = self.reference(force)
-        f_m = self.measured_wrench(pose, wrench)
         if self.contact == "retreat":
             return self.inner(q, qd, pose, twist, self._retreat, np.zeros(self.dim))
         dt = self.period if self._t is None or t is None or not 0 < t - self._t <= 2.5 * self.period else t - self._t
         pose_d, twist_d = desired
-        outer = self._outer(f_d, f_m, s, dt, pose_d, twist_d, pose, twist)
+        outer, f_m = self._outer(f_d, wrench, s, dt, pose_d, twist_d, pose, twist)
         if self.selected:
-            f_c = self.contact_wrench(t, pose, twist, wrench, f_m)
+            f_c = f_m if f_m is None else self.contact_wrench(t, pose, twist, wrench, f_m)
             pressed = outer[24] if f_c is f_m else float(np.linalg.norm(s * f_c))
             self._watch_contact(t, pose, pressed, outer[25], f_d, s)
             if self.contact == "retreat":
@@ -357,12 +379,29 @@ class DirectForce(_ForceLaw):
             return outer[26:]
         return self.inner(q, qd, pose, twist, Pose(outer[6:9], outer[9:18].reshape(3, 3)), outer[18:24])
 
-    def _outer(self, f_d, f_m, s, dt, pose_d, twist_d, pose, twist):
-        """The outer force loop of one period (kernels.force_outer, spatial tasks; numpy otherwise):
-        e_F = S (F_d - F_m), the integral (anti-windup), X_c = X_d (+) (Kf e_F + Ki int e_F dt), xd_c = (I - S) xd_d.
-        Returns [offset, p_c, R_c (row-major), xd_c, |S F_m|, |S F_d|] as kernels.force_outer; with the inner task
-        loop (``cascade``) of a spatial task with as many actuators, its J^-T (Kp e_x + Kd e_x') + G^(X) on X_c, xd_c
-        after them (kernels.force_cascade: ``inner``, the same numbers)."""
+    def _outer(self, f_d, wrench, s, dt, pose_d, twist_d, pose, twist):
+        """The outer force loop of one period (kernels.force_outer, spatial tasks; numpy otherwise) on F_m
+        (``measured_wrench``): e_F = S (F_d - F_m), the integral (anti-windup), X_c = X_d (+) (Kf e_F + Ki int e_F dt),
+        xd_c = (I - S) xd_d. Returns ([offset, p_c, R_c (row-major), xd_c, |S F_m|, |S F_d|] as kernels.force_outer,
+        F_m); with the inner task loop (``cascade``) of a spatial task with as many actuators, its
+        J^-T (Kp e_x + Kd e_x') + G^(X) on X_c, xd_c after them (kernels.force_cascade: ``inner``, the same
+        numbers); on Jourdain's model F_m and G^(X) inside that call too (jourdain_kernels.cascade; F_m None)."""
+        compiled = self._compiled
+        if self.cascade and compiled is not None:
+            arrays = self.kernel_wrench(wrench)
+            if arrays is not None:
+                try:
+                    return compiled[0].cascade(f_d, *arrays, s, self._offset, dt, self._ki, self._kf,
+                                               self.max_offset, pose_d.rotation, pose_d.position, twist_d,
+                                               pose.rotation, pose.position, twist, *self._task_gains,
+                                               self.jacobian(pose), *compiled[1:]), None
+                except (ValueError, np.linalg.LinAlgError):     # the model failed, J singular: below
+                    pass
+        f_m = self.measured_wrench(pose, wrench)
+        return self._outer_on(f_d, f_m, s, dt, pose_d, twist_d, pose, twist), f_m
+
+    def _outer_on(self, f_d, f_m, s, dt, pose_d, twist_d, pose, twist):
+        """``_outer`` on F_m."""
         if self._spatial:
             try:
                 if self.cascade and self._square:
@@ -482,6 +521,16 @@ class InnerForce(_ForceLaw):
 
     def evaluate(self, q_d, qd_d, qdd_d, q, qd, tau_ff=None, pose=None, twist=None, desired=None, t=None,
                  wrench=None, force=None) -> np.ndarray:
+        compiled = self._compiled
+        arrays = None if compiled is None else self.kernel_wrench(wrench)
+        if arrays is not None:          # F_m and G^(X) inside the call (Jourdain's model)
+            pose_d, twist_d = desired
+            try:
+                return compiled[0].pd_distribute(pose_d.rotation, pose_d.position, pose.rotation, pose.position,
+                                                 twist_d, twist, *self._task_gains, self.jacobian(pose), *arrays,
+                                                 self.kf, _REST, _REST, False, *compiled[1:])
+            except (ValueError, np.linalg.LinAlgError):     # the model failed, J singular: below
+                pass
         f_m = self.measured_wrench(pose, wrench)
         return self.distributed_pd(pose, twist, *desired, f_m, self.kf, self.gravity(pose))
 
@@ -511,6 +560,15 @@ class InnerForceJointSpace(InnerForce):
 
     def evaluate(self, q_d, qd_d, qdd_d, q, qd, tau_ff=None, pose=None, twist=None, desired=None, t=None,
                  wrench=None, force=None) -> np.ndarray:
+        compiled = self._compiled
+        if compiled is not None and isinstance(wrench, ActuatorForces):
+            tau = self.kernel_wrench(wrench)
+            if tau is not None:         # the joint PD, G^(X) and the inner loop in one call (Jourdain's model)
+                try:
+                    return compiled[0].joint_pd(*self._joint_pd_gains, q_d, qd_d, q, qd, tau[2], self.kf,
+                                                pose.position, pose.rotation, *compiled[1:])
+                except ValueError:      # the model failed: below
+                    pass
         tau_a = self.joint_pd(q_d, qd_d, q, qd)
         tau_g = self.gravity(pose)
         tau_m = wrench.tau - tau_g if isinstance(wrench, ActuatorForces) else \
@@ -549,13 +607,24 @@ class Impedance(_Impedance):
     def evaluate(self, q_d, qd_d, qdd_d, q, qd, tau_ff=None, pose=None, twist=None, desired=None, t=None,
                  wrench=None, force=None) -> np.ndarray:
         pose_d, twist_d, xdd_d = self.desired_motion(desired, qd_d, qdd_d)
+        compiled = self._compiled
+        arrays = None if compiled is None or not isinstance(wrench, WrenchMeasurement) else _sensor_arrays(wrench)
+        if arrays is not None:          # F_m, a, J^-T F_m and the inverse dynamics in one call (Jourdain's model)
+            try:
+                return compiled[0].impedance(pose_d.rotation, pose_d.position, pose.rotation, pose.position,
+                                             twist_d, twist, *self._task_gains, xdd_d, *arrays, self.m_d,
+                                             self.jacobian(pose), self.model.friction, *compiled[1:])
+            except (ValueError, np.linalg.LinAlgError):     # the model failed, J singular: below
+                pass
         f_m = self.measured_wrench(pose, wrench)
         if self._spatial and self._square:      # a and J^-T F_m in one compiled call (kernels.impedance_terms)
+            # the arrays are float64: the estimator's or compute's checked ones, the law's gains, F_m of
+            # measured_wrench, xdd_d of the controller's interpolation or task_rates
             try:
                 terms = impedance_terms(pose_d.rotation, pose_d.position, pose.rotation, pose.position, twist_d,
                                         twist, *self._task_gains, xdd_d, f_m, self.m_d, self.jacobian(pose))
                 return self.model.tau(pose, twist, terms[:6]) + terms[6:]
-            except (TypeError, np.linalg.LinAlgError):      # not float64 arrays, J singular: below
+            except np.linalg.LinAlgError:       # J singular: below
                 pass
         # D_d e_x' + K_d e_x as task_pd's K_d e_x + D_d e_x' (kp = K_d, kd = D_d; the sum of two numbers either way)
         a = xdd_d + (self.task_pd(pose, twist, pose_d, twist_d) - f_m) / self.m_d
@@ -579,6 +648,15 @@ class ImpedanceNoForce(_Impedance):
                  wrench=None, force=None) -> np.ndarray:
         pose_d, twist_d, xdd_d = self.desired_motion(desired, qd_d, qdd_d)
         # D_d e_x' + K_d e_x: task_pd with kp = K_d, kd = D_d
+        compiled = self._compiled
+        if compiled is not None:        # the inverse dynamics inside the call (Jourdain's model)
+            try:
+                return compiled[0].pd_distribute(pose_d.rotation, pose_d.position, pose.rotation, pose.position,
+                                                 twist_d, twist, *self._task_gains, self.jacobian(pose), _NO_VALUES,
+                                                 _NO_VALUES, _NO_VALUES, 0.0, twist, xdd_d, self.model.friction,
+                                                 *compiled[1:])
+            except (ValueError, np.linalg.LinAlgError):     # the model failed, J singular: below
+                pass
         return self.distributed_pd(pose, twist, pose_d, twist_d, tau_0=self.model.tau(pose, twist, xdd_d))
 
 
@@ -629,6 +707,13 @@ class Admittance(_Impedance):
         q_c, J_c = self.kin.actuated_and_jacobian(pose_c)
         qd_c = J_c @ twist_c
         self.position_reference = (q_c, qd_c)
+        compiled = self._compiled
+        if compiled is not None:        # the joint PD and G^(X) in one call (Jourdain's model)
+            try:
+                return compiled[0].joint_pd(*self._joint_pd_gains, q_c, qd_c, q, qd, _NO_VALUES, 0.0, pose.position,
+                                            pose.rotation, *compiled[1:])
+            except ValueError:          # the model failed: below
+                pass
         return self.joint_pd(q_c, qd_c, q, qd, self.gravity(pose))
 
 

@@ -364,6 +364,23 @@ def _model(model, law: str) -> FeedforwardModel:
     return model
 
 
+#: the twist and acceleration of a platform at rest (G^(X) in control/jourdain_kernels.py); read-only
+_REST = np.zeros(6)
+_REST.setflags(write=False)
+
+
+def compiled_model(model: FeedforwardModel, kin):
+    """(control.jourdain_kernels, geo, prm) when ``model`` runs on Jourdain's compiled formulation and the task is
+    spatial with as many actuators as coordinates: the laws' kernels with the model's part inside (G^(X), the inverse
+    dynamics), with the formulation's constants (``Formulation.kernel_model``); else None (the model's call before
+    the law's kernel)."""
+    if model.path != "jourdain" or kin.task.kind != "spatial" or model.n_actuated != kin.task.dim:
+        return None
+    from . import jourdain_kernels
+
+    return (jourdain_kernels, *model.formulation.kernel_model())
+
+
 class TaskPDGravity(TaskPD):
     """Partial linearization IDC in task space (Taghirad, Partial Linearization IDC): F = Kp e_x + Kd e_x' + G^(X),
     gravity compensation at the measured pose only. With xdot_d = 0, V = 1/2 xdot^T M xdot + 1/2 e_x^T Kp e_x has
@@ -374,6 +391,7 @@ class TaskPDGravity(TaskPD):
     def __init__(self, model: FeedforwardModel, kp, kd):
         self.model = _model(model, "partial linearization")
         super().__init__(model.kin, kp, kd)
+        self._compiled = compiled_model(model, model.kin)
 
     def compute(self, q_d, qd_d, qdd_d, q, qd, tau_ff=None, pose=None, twist=None, desired=None,
                 t=None) -> np.ndarray:
@@ -386,6 +404,15 @@ class TaskPDGravity(TaskPD):
     def evaluate(self, q_d, qd_d, qdd_d, q, qd, tau_ff=None, pose=None, twist=None, desired=None,
                  t=None) -> np.ndarray:
         # J^-T (Kp e_x + Kd e_x') + G^(X) in one call; the pose is the estimator's, or passed kin.validate (compute)
+        compiled = self._compiled
+        if compiled is not None:            # G^(X) inside the call (Jourdain's model)
+            pose_d, twist_d = desired
+            try:
+                return compiled[0].pd_distribute(pose_d.rotation, pose_d.position, pose.rotation, pose.position,
+                                                 twist_d, twist, *self._task_gains, self.jacobian(pose), _NO_VALUES,
+                                                 _NO_VALUES, _NO_VALUES, 0.0, _REST, _REST, False, *compiled[1:])
+            except (TypeError, ValueError, np.linalg.LinAlgError):  # not float64 arrays, the model failed, J singular
+                pass
         return self.distributed_pd(pose, twist, *desired, tau_0=self.model.gravity(pose, validated=True))
 
 

@@ -535,6 +535,14 @@ class Formulation(formulations.Formulation):
     #: the name used by the controller / benchmark for the compiled path
     inverse_dynamics_fast = inverse_dynamics
 
+    def kernel_model(self) -> tuple[np.ndarray, np.ndarray]:
+        """(geo, prm): what ``inverse_dynamics(..., check_limits=False)`` passes the compiled kernel, for a caller's
+        own compiled code that calls it (control/jourdain_kernels.py): the geometry with the limits lifted and the
+        parameters [p_1, p_2, p_3, p_E (40), gravity (3), friction (14)] in one read-only array."""
+        prm = np.concatenate([self._kparams, self.gravity, self.friction_values])
+        prm.setflags(write=False)
+        return self._geo_free, prm
+
     def _kernel_generalized(self, pose, twist, accel, gravity):
         out = np.empty(6)
         status = _KERNEL(pose.position, pose.rotation, twist, accel, self._geo_free, -2.0, self._kparams,
