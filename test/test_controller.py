@@ -258,6 +258,9 @@ def test_the_compiled_kernels_compute_bitwise_what_numpy_computes():
 
     from pkm_control.control import ForceLimits, ReferenceLimits, kernels
     from pkm_control.control.feedforward import force_distribution
+    from pkm_control.kinematics.task_space import TaskSpace
+
+    spatial = TaskSpace("spatial")
 
     rng = np.random.default_rng(7)
     limits = ForceLimits(np.full(6, 2000.0))
@@ -303,14 +306,23 @@ def test_the_compiled_kernels_compute_bitwise_what_numpy_computes():
         np.testing.assert_array_equal(terms[6:], force_distribution(J, f_m))
         tau = kernels.task_pd_distribute(R_d, p_d, R, p, xd_d, xd, kp, kd, J, empty, 0.0, tau_0)
         np.testing.assert_array_equal(tau, force_distribution(J, f) + tau_0)
+        w, point = rng.standard_normal(6) * 10.0 ** rng.integers(-1, 3), rng.standard_normal(3) * 0.1
+        dx = dx * 1e-3                  # an offset of the reference (m, rad)
+        out = kernels.sensor_admittance(R, w, point, dx, dxd, dt, m_d, d_d, k_d, xd_d, p_d)
+        np.testing.assert_array_equal(out[:18], kernels.admittance_filter(kernels.sensor_wrench(R, w, point), dx, dxd,
+                                                                          dt, m_d, d_d, k_d, xd_d))
+        X_c = spatial.retract(Pose(p_d, R_d), out[6:12])
+        np.testing.assert_array_equal(out[18:21], X_c.position)
+        np.testing.assert_array_equal(out[21:].reshape(3, 3) @ R_d, X_c.rotation)
 
 
 def test_the_force_laws_kernels_on_jourdains_model_compute_bitwise_the_calls_they_replace():
     """control/jourdain_kernels.py: a force law's kernel with PaLiDA's model inside (G^(X), the inverse dynamics at the
     measured state) and F_m (the sensor's, or J^T (tau_m - G^) from the actuator forces) gives the bits of the calls
-    it replaces: the model's (FeedforwardModel.gravity, tau: Jourdain's formulation), the law's kernel of
-    control/kernels.py, numpy's expressions; at random reachable poses, motions and gains spanning magnitudes. A pose
-    the model's kernel cannot take raises ValueError (the law's Python path then says what is wrong)."""
+    it replaces (|S F_c| of direct_force_joint_space's contact state to 1e-14): the model's (FeedforwardModel.gravity,
+    tau: Jourdain's formulation), the law's kernel of control/kernels.py, numpy's expressions; at random reachable
+    poses, motions and gains spanning magnitudes. A pose the model's kernel cannot take raises ValueError (the law's
+    Python path then says what is wrong)."""
     from scipy.spatial.transform import Rotation
 
     from pkm_control.control import jourdain_kernels as jk, kernels
@@ -351,6 +363,16 @@ def test_the_force_laws_kernels_on_jourdains_model_compute_bitwise_the_calls_the
                                prm),
                     kernels.force_cascade(f_d, f_m, s, offset, 5e-4, ki, kf, 0.02, R_d, p_d, xd_d, R, p, xd, kp, kd,
                                           J, G))
+            last, h = xd + 1e-3 * rng.standard_normal(6), 5e-4
+            for lag, f_c in ((h, J.T @ (tau_m - model.tau(pose, xd, (xd - last) / h))), (0.0, f_a)):
+                out = jk.outer_joint(f_d, tau_m, s, offset, 5e-4, ki, kf, 0.02, R_d, p_d, xd_d, R, p, J, xd, last, lag,
+                                     model.friction, geo, prm)
+                np.testing.assert_array_equal(out[:26], kernels.force_outer(f_d, f_a, s, offset, 5e-4, ki, kf, 0.02,
+                                                                            R_d, p_d, xd_d))
+                np.testing.assert_array_equal(out[26:32], G)
+                # |S F_c| the contact state machine compares with contact_force: numpy's norm sums in BLAS (another
+                # build than numba's dot), equal to an ulp
+                assert out[32] == pytest.approx(float(np.linalg.norm(s * f_c)), rel=1e-14)
             terms = kernels.impedance_terms(R_d, p_d, R, p, xd_d, xd, kp, kd, xdd_d, f_s, m_d, J)
             np.testing.assert_array_equal(
                 jk.impedance(R_d, p_d, R, p, xd_d, xd, kp, kd, xdd_d, w, point, m_d, J, model.friction, geo, prm),

@@ -39,7 +39,8 @@ import yaml
 from ..errors import InvalidInputError, InvalidModelError, all_finite, check_vector
 from ..kinematics.task_space import Pose
 from .feedforward import FeedforwardModel
-from .kernels import admittance_filter, force_cascade, force_outer, impedance_terms, pd, sensor_wrench
+from .kernels import (admittance_filter, force_cascade, force_outer, impedance_terms, pd, sensor_admittance,
+                      sensor_wrench)
 from .laws import (_NO_VALUES, _REST, DESIRED_POSE, MEASURED_POSE, WRENCH, TaskPDGravity, _gain, _model, _TaskSpace,
                    _vec, compiled_model)
 
@@ -66,10 +67,13 @@ def _sensor_arrays(measured: WrenchMeasurement):
     """(wrench, point) of a sensor sample when the kernels take them as they are (float64 arrays of 6 and 3 values:
     the sensor's), else None."""
     w, p = measured.wrench, measured.point
-    if type(w) is np.ndarray and type(p) is np.ndarray and w.dtype == np.float64 and p.dtype == np.float64 \
+    if type(w) is np.ndarray and type(p) is np.ndarray and w.dtype is _FLOAT64 and p.dtype is _FLOAT64 \
             and w.shape == (6,) and p.shape == (3,):
         return w, p
     return None
+
+
+_FLOAT64 = np.dtype(np.float64)      # native float64's dtype, one object (``is``: no comparison's conversion)
 
 
 def task_wrench(task, pose: Pose, measured: WrenchMeasurement) -> np.ndarray:
@@ -366,11 +370,9 @@ class DirectForce(_ForceLaw):
             return self.inner(q, qd, pose, twist, self._retreat, np.zeros(self.dim))
         dt = self.period if self._t is None or t is None or not 0 < t - self._t <= 2.5 * self.period else t - self._t
         pose_d, twist_d = desired
-        outer, f_m = self._outer(f_d, wrench, s, dt, pose_d, twist_d, pose, twist)
+        outer, f_m = self._outer(f_d, wrench, s, dt, pose_d, twist_d, pose, twist, t)
         if self.selected:
-            f_c = f_m if f_m is None else self.contact_wrench(t, pose, twist, wrench, f_m)
-            pressed = outer[24] if f_c is f_m else float(np.linalg.norm(s * f_c))
-            self._watch_contact(t, pose, pressed, outer[25], f_d, s)
+            self._watch_contact(t, pose, self.pressed(t, pose, twist, wrench, f_m, s, outer), outer[25], f_d, s)
             if self.contact == "retreat":
                 return self.inner(q, qd, pose, twist, self._retreat, np.zeros(self.dim))
         self._t = t
@@ -379,7 +381,7 @@ class DirectForce(_ForceLaw):
             return outer[26:]
         return self.inner(q, qd, pose, twist, Pose(outer[6:9], outer[9:18].reshape(3, 3)), outer[18:24])
 
-    def _outer(self, f_d, wrench, s, dt, pose_d, twist_d, pose, twist):
+    def _outer(self, f_d, wrench, s, dt, pose_d, twist_d, pose, twist, t=None):
         """The outer force loop of one period (kernels.force_outer, spatial tasks; numpy otherwise) on F_m
         (``measured_wrench``): e_F = S (F_d - F_m), the integral (anti-windup), X_c = X_d (+) (Kf e_F + Ki int e_F dt),
         xd_c = (I - S) xd_d. Returns ([offset, p_c, R_c (row-major), xd_c, |S F_m|, |S F_d|] as kernels.force_outer,
@@ -418,9 +420,9 @@ class DirectForce(_ForceLaw):
         return np.concatenate([offset, pose_c.position, np.ravel(pose_c.rotation), (1.0 - s) * twist_d,
                                [np.linalg.norm(s * f_m), np.linalg.norm(s * f_d)]])
 
-    def contact_wrench(self, t, pose, twist, wrench, f_m) -> np.ndarray:
-        """The wrench the contact state machine watches: F_m."""
-        return f_m
+    def pressed(self, t, pose, twist, wrench, f_m, s, outer) -> float:
+        """|S F_c|, F_c the wrench the contact state machine watches: F_m (``outer``'s |S F_m|)."""
+        return outer[24]
 
     def inner(self, q, qd, pose, twist, pose_c, twist_c) -> np.ndarray:
         """The inner motion loop on (X_c, xd_c): task PD + gravity, tau = J^-T (Kp e_x + Kd e_x') + G^ (Fig. 28)."""
@@ -467,6 +469,37 @@ class DirectForceJointSpace(DirectForce):
     def reset(self) -> None:
         super().reset()
         self._last_twist = None                     # (t, xd) of the previous period: xdd^ for F_c
+
+    def _outer(self, f_d, wrench, s, dt, pose_d, twist_d, pose, twist, t=None):
+        """DirectForce's outer loop; on Jourdain's model with the actuator forces G^(X), F_m and |S F_c| in the same
+        call (jourdain_kernels.outer_joint: [force_outer's 26, G^, |S F_c|], F_m None; G^ kept for ``inner``)."""
+        compiled = self._compiled
+        arrays = None if compiled is None else self.kernel_wrench(wrench)
+        if arrays is None or len(arrays[2]) == 0:       # the sensor's wrench, or arrays the kernel does not take
+            return super()._outer(f_d, wrench, s, dt, pose_d, twist_d, pose, twist, t)
+        last = self._last_twist
+        h = 0.0                             # xdd^ over the last period (``contact_wrench``), while force-controlled
+        if self.selected:
+            self._last_twist = (t, twist)
+            if last is not None and t is not None and 0 < t - last[0] <= 2.5 * self.period:
+                h = t - last[0]
+        try:
+            out = compiled[0].outer_joint(f_d, arrays[2], s, self._offset, dt, self._ki, self._kf, self.max_offset,
+                                          pose_d.rotation, pose_d.position, twist_d, pose.rotation, pose.position,
+                                          self.jacobian(pose), twist, last[1] if h > 0 else twist, h,
+                                          self.model.friction, *compiled[1:])
+        except (ValueError, np.linalg.LinAlgError):     # the model failed: the calls one by one
+            self._last_twist = last
+            return super()._outer(f_d, wrench, s, dt, pose_d, twist_d, pose, twist, t)
+        self._last_gravity = (pose, out[26:32])
+        return out, None
+
+    def pressed(self, t, pose, twist, wrench, f_m, s, outer) -> float:
+        """|S F_c| (``contact_wrench``; outer_joint's, F_m None)."""
+        if f_m is None:
+            return outer[32]
+        f_c = self.contact_wrench(t, pose, twist, wrench, f_m)
+        return outer[24] if f_c is f_m else float(np.linalg.norm(s * f_c))
 
     def contact_wrench(self, t, pose, twist, wrench, f_m) -> np.ndarray:
         """F_c = J^T (tau_m - tau_id(X, xd, xdd^)) (class docstring)."""
@@ -691,19 +724,26 @@ class Admittance(_Impedance):
 
     def evaluate(self, q_d, qd_d, qdd_d, q, qd, tau_ff=None, pose=None, twist=None, desired=None, t=None,
                  wrench=None, force=None) -> np.ndarray:
-        f_m = self.measured_wrench(pose, wrench)
         dt = self.period if self._t is None or t is None or not 0 < t - self._t <= 2.5 * self.period else t - self._t
         self._t = t
         pose_d, twist_d = desired
-        try:        # the filter and xd_c = xd_d + dX' in one compiled call
-            out = admittance_filter(f_m, self._dx, self._dxd, dt, self.m_d, self.d_d, self.k_d, twist_d)
-            n = self.dim
-            self._dxd, self._dx, twist_c = out[:n], out[n:2 * n], out[2 * n:]
-        except TypeError:       # not float64 arrays: numpy
-            self._dxd = self._dxd + dt * (-f_m - self.d_d * self._dxd - self.k_d * self._dx) / self.m_d
-            self._dx = self._dx + dt * self._dxd
-            twist_c = twist_d + self._dxd
-        pose_c = self.kin.task.retract(pose_d, self._dx)
+        arrays = _sensor_arrays(wrench) if self._spatial and isinstance(wrench, WrenchMeasurement) else None
+        if arrays is not None:  # F_m, the filter, xd_c and X_c but for R_d's product in one call (spatial task)
+            out = sensor_admittance(pose.rotation, *arrays, self._dx, self._dxd, dt, self.m_d, self.d_d, self.k_d,
+                                    twist_d, pose_d.position)
+            self._dxd, self._dx, twist_c = out[:6], out[6:12], out[12:18]
+            pose_c = Pose(out[18:21], out[21:].reshape(3, 3) @ pose_d.rotation)     # task_space.retract's
+        else:
+            f_m = self.measured_wrench(pose, wrench)
+            try:        # the filter and xd_c = xd_d + dX' in one compiled call
+                out = admittance_filter(f_m, self._dx, self._dxd, dt, self.m_d, self.d_d, self.k_d, twist_d)
+                n = self.dim
+                self._dxd, self._dx, twist_c = out[:n], out[n:2 * n], out[2 * n:]
+            except TypeError:       # not float64 arrays: numpy
+                self._dxd = self._dxd + dt * (-f_m - self.d_d * self._dxd - self.k_d * self._dx) / self.m_d
+                self._dx = self._dx + dt * self._dxd
+                twist_c = twist_d + self._dxd
+            pose_c = self.kin.task.retract(pose_d, self._dx)
         q_c, J_c = self.kin.actuated_and_jacobian(pose_c)
         qd_c = J_c @ twist_c
         self.position_reference = (q_c, qd_c)

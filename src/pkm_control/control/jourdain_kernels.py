@@ -20,10 +20,13 @@ imported by a law on Jourdain's model only, so no other robot's start-up loads i
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..dynamics.jourdain import _KERNEL
-from .kernels import force_cascade, impedance_terms, sensor_wrench, task_pd_distribute
+from ..errors import MAGNITUDE_LIMIT
+from .kernels import force_cascade, force_outer, impedance_terms, sensor_wrench, task_pd_distribute
 
 try:  # compiled when numba is available (it is in requirements.txt); the same functions run as Python otherwise
     import numba
@@ -44,19 +47,23 @@ def _model_forces(p, R, twist, accel, friction, geo, prm):
     return out
 
 
-def _measured_wrench(R, J, tau_g, w, point, tau_m):
-    """F_m: the sensor's (``w`` 6 values at ``point``: ``sensor_wrench``), or from the actuator forces (``tau_m``,
-    one per actuator) J^T (tau_m - G^) (force._ForceLaw.measured_wrench; numpy's product: the same numbers); neither:
-    empty."""
-    if w.shape[0] == 6:
-        return sensor_wrench(R, w, point)
-    n = tau_m.shape[0]
-    if n == 0:
-        return np.empty(0)
+def _actuator_wrench(J, tau, tau_0):
+    """J^T (tau - tau_0): the wrench of actuator forces beyond the model's (numpy's product: the same numbers)."""
+    n = tau.shape[0]
     d = np.empty(n)
     for i in range(n):
-        d[i] = tau_m[i] - tau_g[i]
+        d[i] = tau[i] - tau_0[i]
     return np.dot(np.ascontiguousarray(J).T, d)      # BLAS on J^T, as numpy's J.T @ d
+
+
+def _measured_wrench(R, J, tau_g, w, point, tau_m):
+    """F_m: the sensor's (``w`` 6 values at ``point``: ``sensor_wrench``), or from the actuator forces (``tau_m``,
+    one per actuator) J^T (tau_m - G^) (force._ForceLaw.measured_wrench); neither: empty."""
+    if w.shape[0] == 6:
+        return sensor_wrench(R, w, point)
+    if tau_m.shape[0] == 0:
+        return np.empty(0)
+    return _actuator_wrench(J, tau_m, tau_g)
 
 
 def pd_distribute(R_d, p_d, R, p, twist_d, twist, kp, kd, J, w, point, tau_m, kf, model_twist, model_accel,
@@ -76,6 +83,35 @@ def cascade(f_d, w, point, tau_m, s, offset, dt, ki, kf, max_offset, R_d, p_d, t
     f_m = _measured_wrench(R, J, tau_g, w, point, tau_m)
     return force_cascade(f_d, f_m, s, offset, dt, ki, kf, max_offset, R_d, p_d, twist_d, R, p, twist, kp, kd, J,
                          tau_g)
+
+
+def outer_joint(f_d, tau_m, s, offset, dt, ki, kf, max_offset, R_d, p_d, twist_d, R, p, J, twist, last_twist, h,
+                friction, geo, prm):
+    """Direct force control's outer loop on the actuator forces (force.DirectForceJointSpace, Fig. 30) with its model
+    parts in one call: G^(X), F_m = J^T (tau_m - G^), ``kernels.force_outer``, and the wrench the contact state
+    machine watches, F_c = J^T (tau_m - tau_id(X, xd, xdd^)), xdd^ = (xd - ``last_twist``) / h (h > 0; else F_m), as
+    |S F_c| (numpy's norm: sqrt of the dot product). Returns [force_outer's 26, G^ (6), |S F_c|] (33). An xdd^ beyond
+    errors.MAGNITUDE_LIMIT (the model's input check) raises ValueError, as a failed model kernel."""
+    tau_g = _model_forces(p, R, _REST, _REST, False, geo, prm)
+    out = np.empty(33)
+    out[:26] = force_outer(f_d, _actuator_wrench(J, tau_m, tau_g), s, offset, dt, ki, kf, max_offset, R_d, p_d,
+                           twist_d)
+    out[26:32] = tau_g
+    if h > 0:
+        xdd = np.empty(6)
+        size = 0.0
+        for i in range(6):
+            xdd[i] = (twist[i] - last_twist[i]) / h
+            size += abs(xdd[i])
+        if not size <= MAGNITUDE_LIMIT:
+            raise ValueError("outer_joint: the acceleration is beyond the model's input limit")
+        f_c = _actuator_wrench(J, tau_m, _model_forces(p, R, twist, xdd, friction, geo, prm))
+        for i in range(6):
+            f_c[i] = s[i] * f_c[i]
+        out[32] = math.sqrt(np.dot(f_c, f_c))
+    else:
+        out[32] = out[24]
+    return out
 
 
 def impedance(R_d, p_d, R, p, twist_d, twist, k_d, d_d, xdd_d, w, point, m_d, J, friction, geo, prm):
@@ -113,11 +149,14 @@ if numba is not None:
     _OUT = numba.float64[::1]
     _f, _b = numba.float64, numba.boolean
     _model_forces = numba.njit(cache=True)(_model_forces)
+    _actuator_wrench = numba.njit(cache=True)(_actuator_wrench)
     _measured_wrench = numba.njit(cache=True)(_measured_wrench)
     pd_distribute = numba.njit(_OUT(_A2, _A, _A2, _A, _A, _A, _A, _A, _A2, _A, _A, _A, _f, _A, _A, _b, _A2, _A),
                                cache=True)(pd_distribute)
     cascade = numba.njit(_OUT(_A, _A, _A, _A, _A, _A, _f, _A, _A, _f, _A2, _A, _A, _A2, _A, _A, _A, _A, _A2, _A2, _A),
                          cache=True)(cascade)
+    outer_joint = numba.njit(_OUT(_A, _A, _A, _A, _f, _A, _A, _f, _A2, _A, _A, _A2, _A, _A2, _A, _A, _f, _b, _A2, _A),
+                             cache=True)(outer_joint)
     impedance = numba.njit(_OUT(_A2, _A, _A2, _A, _A, _A, _A, _A, _A, _A, _A, _A, _A2, _b, _A2, _A),
                            cache=True)(impedance)
     joint_pd = numba.njit(_OUT(_A, _A, _A, _A, _A, _A, _A, _f, _A, _A2, _A2, _A), cache=True)(joint_pd)

@@ -349,3 +349,24 @@ if numba is not None:
     admittance_filter = numba.njit(_OUT(_A, _A, _A, numba.float64, _A, _A, _A, _A), cache=True)(admittance_filter)
     force_cascade = numba.njit(_OUT(_A, _A, _A, _A, numba.float64, _A, _A, numba.float64, _A2, _A, _A, _A2, _A, _A,
                                     _A, _A, _A2, _A), cache=True)(force_cascade)
+
+
+# ----------------------------------------------------------------------------- the force laws' own calls
+def sensor_admittance(R, w, point, dx, dxd, dt, m_d, d_d, k_d, twist_d, p_d):
+    """Admittance control's period before the IK of X_c (force.Admittance) of a spatial task with the sensor's
+    wrench in one call: F_m (``sensor_wrench``), ``admittance_filter``, and of X_c = X_d (+) dX (task_space.retract)
+    the position p_d + dX[:3] and exp(dX[3:]) (``rodrigues``, row-major; the caller multiplies R_d). Returns [dX' (6),
+    dX (6), xd_c (6), p_c (3), exp(dX[3:]) (9)] (30)."""
+    out = np.empty(30)
+    out[:18] = admittance_filter(sensor_wrench(R, w, point), dx, dxd, dt, m_d, d_d, k_d, twist_d)
+    for i in range(3):
+        out[18 + i] = p_d[i] + out[6 + i]
+    E = rodrigues(out[9], out[10], out[11])
+    for i in range(9):
+        out[21 + i] = E[i]
+    return out
+
+
+if numba is not None:
+    sensor_admittance = numba.njit(_OUT(_A2, _A, _A, _A, _A, numba.float64, _A, _A, _A, _A, _A),
+                                   cache=True)(sensor_admittance)
