@@ -234,6 +234,39 @@ def rk4_sum(x, k1, k2, k3, k4, h):
     return out
 
 
+@numba.njit(cache=True, inline="always")
+def _cholesky(A, n):
+    """A = L L^T in place (L in A's lower triangle, the upper one not read); False where A is not positive definite."""
+    for i in range(n):
+        for j in range(i + 1):
+            s = A[i, j]
+            for k in range(j):
+                s -= A[i, k] * A[j, k]
+            if i == j:
+                if not s > 0.0:
+                    return False
+                A[i, i] = math.sqrt(s)
+            else:
+                A[i, j] = s / A[j, j]
+    return True
+
+
+@numba.njit(cache=True, inline="always")
+def _cholesky_solve(L, x):
+    """x = (L L^T)^-1 x in place."""
+    n = x.shape[0]
+    for i in range(n):
+        s = x[i]
+        for k in range(i):
+            s -= L[i, k] * x[k]
+        x[i] = s / L[i, i]
+    for i in range(n - 1, -1, -1):
+        s = x[i]
+        for k in range(i + 1, n):
+            s -= L[k, i] * x[k]
+        x[i] = s / L[i, i]
+
+
 @numba.njit(cache=True)
 def min_norm_correction(K, r, v, with_v, q_out, v_out):
     """The minimum-norm corrections of the closure projection (simulation.ReducedSimulator._project):
@@ -242,43 +275,28 @@ def min_norm_correction(K, r, v, with_v, q_out, v_out):
     (K lost rank) or a correction is not finite."""
     m, n = K.shape
     L = np.zeros((m, m))
-    for i in range(m):                     # L L^T = K K^T
+    for i in range(m):                     # K K^T's lower triangle
         for j in range(i + 1):
             s = 0.0
             for k in range(n):
                 s += K[i, k] * K[j, k]
-            for k in range(j):
-                s -= L[i, k] * L[j, k]
-            if i == j:
-                if not s > 0.0:
-                    return False
-                L[i, i] = math.sqrt(s)
-            else:
-                L[i, j] = s / L[j, j]
-    rhs = np.zeros((m, 2))
-    for i in range(m):
-        rhs[i, 0] = r[i]
-        if with_v:
+            L[i, j] = s
+    if not _cholesky(L, m):
+        return False
+    x, y = r.copy(), np.zeros(m)           # (K K^T)^-1 r, (K K^T)^-1 K v
+    if with_v:
+        for i in range(m):
             s = 0.0
             for k in range(n):
                 s += K[i, k] * v[k]
-            rhs[i, 1] = s
-    for c in range(2):                     # forward, then back substitution
-        for i in range(m):
-            s = rhs[i, c]
-            for k in range(i):
-                s -= L[i, k] * rhs[k, c]
-            rhs[i, c] = s / L[i, i]
-        for i in range(m - 1, -1, -1):
-            s = rhs[i, c]
-            for k in range(i + 1, m):
-                s -= L[k, i] * rhs[k, c]
-            rhs[i, c] = s / L[i, i]
+            y[i] = s
+    _cholesky_solve(L, x)
+    _cholesky_solve(L, y)
     dq, dv = np.zeros(n), np.zeros(n)
     for k in range(n):
         for i in range(m):
-            dq[k] += K[i, k] * rhs[i, 0]
-            dv[k] += K[i, k] * rhs[i, 1]
+            dq[k] += K[i, k] * x[i]
+            dv[k] += K[i, k] * y[i]
     for k in range(n):
         if not (math.isfinite(dq[k]) and math.isfinite(dv[k])):
             return False
@@ -330,27 +348,9 @@ def reduced_solve(G, Mt, act, tau, bias, task_force, xdd):
         for i in range(nv):
             acc -= G[i, j] * bias[i]
         xdd[j] = acc
-    for i in range(n):                     # M = L L^T, L in M's lower triangle
-        for j in range(i + 1):
-            s = M[i, j]
-            for k in range(j):
-                s -= M[i, k] * M[j, k]
-            if i == j:
-                if not s > 0.0:
-                    return False
-                M[i, i] = math.sqrt(s)
-            else:
-                M[i, j] = s / M[j, j]
-    for i in range(n):                     # forward, then back substitution
-        s = xdd[i]
-        for k in range(i):
-            s -= M[i, k] * xdd[k]
-        xdd[i] = s / M[i, i]
-    for i in range(n - 1, -1, -1):
-        s = xdd[i]
-        for k in range(i + 1, n):
-            s -= M[k, i] * xdd[k]
-        xdd[i] = s / M[i, i]
+    if not _cholesky(M, n):                # M = L L^T, L in M's lower triangle
+        return False
+    _cholesky_solve(M, xdd)
     for i in range(n):
         if not math.isfinite(xdd[i]):
             return False

@@ -18,7 +18,8 @@ from ..description.kernels import (tree_body_inertias, tree_closure_bias, tree_c
 from ..kinematics.kernels import zyx_platform_force
 from ..kinematics.numeric_kernels import (INPUT, MOTION_FLOATS, MOTION_INTS, SOLVED, TASK_KINDS, float_field,
                                           int_field, solve_motion, unpack_motion, unpack_warm)
-from .kernels import (_F64_1, _F64_2, friction_torque, min_norm_correction, reduced_solve, rk4_stage, stop_force)
+from .kernels import (_F64_1, _F64_2, _cholesky, _cholesky_solve, friction_torque, min_norm_correction, reduced_solve,
+                      rk4_stage, stop_force)
 
 
 #: numeric_forward_dynamics' status beyond numeric_kernels' (SOLVED ... INPUT): the task mass matrix is not positive
@@ -45,6 +46,15 @@ def compiled_forward_dynamics():
         numeric_forward_dynamics.compile(_FD_SIGNATURE)
         numeric_forward_dynamics.disable_compile()
     return numeric_forward_dynamics
+
+
+@numba.njit(cache=True, inline="always")
+def _within_limit(tau, limit):
+    """sum |tau_i| <= limit (the packed model's magnitude limit on the actuator forces); False for NaN."""
+    total = 0.0
+    for i in range(tau.shape[0]):
+        total += abs(tau[i])
+    return total <= limit
 
 
 @numba.njit(cache=True)
@@ -76,10 +86,7 @@ def numeric_forward_dynamics(I, F, iwork, work, R, p, twist, tau, xdd):
                  and tau.shape[0] == act.shape[0])
     if not shapes_ok:
         return INPUT
-    total = 0.0
-    for i in range(tau.shape[0]):
-        total += abs(tau[i])
-    if not total <= limit:
+    if not _within_limit(tau, limit):
         return INPUT
     warm, wq, wK, wLU, wperm = unpack_warm(iwork, work, nv, n_rows, n_free)
     q, v, a, G = np.empty(nv), np.empty(nv), np.empty(nv), np.empty((nv, n))
@@ -103,39 +110,6 @@ def numeric_forward_dynamics(I, F, iwork, work, R, p, twist, tau, xdd):
 #: not positive definite); the projection did not reach the closures in its steps; the state is not finite; tau of
 #: another length than the actuated joints or beyond the magnitude limit
 STEP_SINGULAR, STEP_UNREACHABLE, STEP_DIVERGED, STEP_INPUT = 1, 2, 3, 4
-
-
-@numba.njit(cache=True, inline="always")
-def _cholesky(A, n):
-    """A = L L^T in place (L in A's lower triangle, the upper one not read); False where A is not positive definite."""
-    for i in range(n):
-        for j in range(i + 1):
-            s = A[i, j]
-            for k in range(j):
-                s -= A[i, k] * A[j, k]
-            if i == j:
-                if not s > 0.0:
-                    return False
-                A[i, i] = math.sqrt(s)
-            else:
-                A[i, j] = s / A[j, j]
-    return True
-
-
-@numba.njit(cache=True, inline="always")
-def _cholesky_solve(L, x):
-    """x = (L L^T)^-1 x in place."""
-    n = x.shape[0]
-    for i in range(n):
-        s = x[i]
-        for k in range(i):
-            s -= L[i, k] * x[k]
-        x[i] = s / L[i, i]
-    for i in range(n - 1, -1, -1):
-        s = x[i]
-        for k in range(i + 1, n):
-            s -= L[k, i] * x[k]
-        x[i] = s / L[i, i]
 
 
 @numba.njit(cache=True)
@@ -247,10 +221,7 @@ def tree_plant_step(I, F, q, v, tau, dt, force, friction, coulomb, viscous, cut_
     nv, m = q.shape[0], rows.shape[0]
     if tau.shape[0] != act.shape[0] or v.shape[0] != nv or q_out.shape[0] != nv or v_out.shape[0] != nv:
         return STEP_INPUT
-    total = 0.0
-    for i in range(tau.shape[0]):
-        total += abs(tau[i])
-    if not total <= limit:
+    if not _within_limit(tau, limit):
         return STEP_INPUT
     inertia = inertia.reshape((nv, 13))
     spatial = task == _SPATIAL
