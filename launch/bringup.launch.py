@@ -44,8 +44,10 @@ robot's config and variant, exactly what the core loads) drawing the estimated j
 base_link), and optionally RViz.
 """
 
+import os
+
 from launch import LaunchDescription
-from launch.actions import DeclareLaunchArgument, OpaqueFunction
+from launch.actions import DeclareLaunchArgument, OpaqueFunction, SetEnvironmentVariable
 from launch.conditions import IfCondition
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
@@ -79,6 +81,7 @@ def launch_setup(context, *args, **kwargs):
     """The nodes for the resolved arguments (an OpaqueFunction: the URDF depends on robot and variant)."""
     from pkm_control.description.robots import robot_rviz, robot_urdf
     from pkm_control.control.settings import load_settings
+    from pkm_control.ros.dds import PROFILE_VARIABLE, dds_profile
     from pkm_control.ros.topology import (estimated_state_topic, graph, robot_topics, stand_in_parameters,
                                           trusted_sources)
 
@@ -99,7 +102,10 @@ def launch_setup(context, *args, **kwargs):
     settings = {**defaults, **shared}
     shared["sources"] = trusted_sources(hardware, stand_in, robot_topics(settings))
     overrides = stand_in_parameters(hardware, stand_in)          # what the kind's stand-in sets (HardwarePlugin)
-    nodes = []
+    # every process below with the project's Fast DDS profile (pkm_control.ros.dds: announcements every 0.5 s), unless
+    # the user chose one
+    profile = dds_profile(os.environ)
+    nodes = [] if profile is None else [SetEnvironmentVariable(PROFILE_VARIABLE, str(profile))]
     for name in graph(hardware, stand_in):
         own = {"use_sim_time": False}      # /clock is read bound to its source, never through rclpy's time source
         if name == "trajectory_generator":

@@ -22,6 +22,7 @@ from hypothesis import settings
 
 from pkm_control.dynamics import robot_dynamics
 from pkm_control.fuzz import FUZZ_BUDGET
+from pkm_control.ros.dds import PROFILE_VARIABLE, use_dds_profile
 from pkm_control.ros.topology import hold_domain
 
 # generated-input tests: a budget for `make test`, the one of `make fuzz` with PKM_FUZZ=1 (test_fuzz then runs each
@@ -65,10 +66,14 @@ def _run_domain() -> tuple[int, str]:
 
 RUN_DOMAIN, RUN_DOMAIN_WHY = _run_domain()
 os.environ["PKM_TEST_ROS_DOMAIN_ID"] = str(RUN_DOMAIN)
+# the test's own participants and the node processes it starts run with the project's Fast DDS profile, as `pkm`'s
+# (ros.dds), unless the user chose one
+use_dds_profile(os.environ)
 
 
 def pytest_report_header(config):
-    return f"ROS domain of this run: {RUN_DOMAIN} ({RUN_DOMAIN_WHY})"
+    profile = os.environ.get(PROFILE_VARIABLE) or "none (Fast DDS's defaults)"
+    return f"ROS domain of this run: {RUN_DOMAIN} ({RUN_DOMAIN_WHY}); Fast DDS profile: {profile}"
 
 
 def pytest_unconfigure(config):

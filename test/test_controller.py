@@ -258,6 +258,7 @@ def test_the_compiled_kernels_compute_bitwise_what_numpy_computes():
 
     from pkm_control.control import ForceLimits, ReferenceLimits, kernels
     from pkm_control.control.feedforward import force_distribution
+    from pkm_control.control.force import WrenchMeasurement, WrenchWatch
     from pkm_control.kinematics.task_space import TaskSpace
 
     spatial = TaskSpace("spatial")
@@ -266,7 +267,9 @@ def test_the_compiled_kernels_compute_bitwise_what_numpy_computes():
     limits = ForceLimits(np.full(6, 2000.0))
     ref_limits = ReferenceLimits(np.full(6, -0.5), np.full(6, 0.5), np.full(6, 1.0), tuple("abcdef"))
     bounds = [np.array(b) for b in ref_limits._bounds]
+    rows = np.array(bounds)           # as the controller passes them to period_inputs_valid
     empty = np.empty(0)
+    watch = WrenchWatch(0.02, 500.0)
     for trial in range(3000):
         kp, kd, q_d, qd_d, q, qd, ff = (rng.standard_normal(6) * 10.0 ** rng.integers(-8, 5) for _ in range(7))
         pd = kp * (q_d - q) + kd * (qd_d - qd)
@@ -287,6 +290,25 @@ def test_the_compiled_kernels_compute_bitwise_what_numpy_computes():
         q_prev, dt = x[0] + rng.uniform(-1e-3, 1e-3, 6), 5e-4
         one_by_one = all(np.isfinite(v).all() for v in x) and not ref_limits.problem(x[0], x[1], q_prev, dt)
         assert kernels.inputs_valid(x[2], x[3], x[0], x[1], x[4], x[5], *bounds, q_prev, dt) == one_by_one
+        # with the wrench watch's checks (force.WrenchWatch.check: finite, not older than its timeout, |f| within
+        # contact_force_limit; the magnitude's rounding aside, never within 1e-9 of the limit here)
+        wrench = rng.standard_normal(6) * rng.uniform(0, 1000) / np.sqrt(3)
+        if abs(np.linalg.norm(wrench[:3]) / watch.contact_force_limit - 1) < 1e-9:
+            wrench *= 0.5
+        if trial % 11 == 0:
+            wrench[rng.integers(6)] = rng.choice([np.nan, np.inf])
+        w_time = rng.uniform(-0.03, 0.01)
+        measured = JointMeasurement(0.0, x[2], x[3], x[5], sensors={"wrench": WrenchMeasurement(w_time, wrench,
+                                                                                                np.zeros(3))})
+        watched = not watch.check(0.0, measured)[0]
+        assert kernels.period_inputs_valid(x[2], x[3], x[0], x[1], x[4], x[5], rows, q_prev, dt, 6, wrench, 6, -w_time,
+                                           watch.timeout, watch.contact_force_limit) == (one_by_one and watched)
+        actuators = not WrenchWatch(0.02, 500.0, "actuators").check(0.0, measured)[0]
+        assert kernels.period_inputs_valid(x[2], x[3], x[0], x[1], x[4], x[5], rows, q_prev, dt, 6, x[5], 6, 0.0,
+                                           np.inf, np.inf) == (one_by_one and actuators)
+        # six values each where the controller has five actuators
+        assert not kernels.period_inputs_valid(x[2], x[3], x[0], x[1], x[4], x[5], rows, q_prev, dt, 5, empty, 0, 0.0,
+                                               0.0, np.inf)
     # the force laws' (force.py): admittance control's filter, impedance control's terms, the distributed task PD with
     # the model's part of tau added, against their numpy expressions and feedforward.force_distribution (LAPACK)
     for trial in range(500):

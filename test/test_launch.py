@@ -92,7 +92,7 @@ def _stub_launch(monkeypatch):
             ("launch", "launch.actions", "launch.conditions", "launch.substitutions", "launch_ros",
              "launch_ros.actions", "launch_ros.parameter_descriptions")}
     mods["launch"].LaunchDescription = lambda entities: list(entities)
-    for cls in ("DeclareLaunchArgument", "OpaqueFunction"):
+    for cls in ("DeclareLaunchArgument", "OpaqueFunction", "SetEnvironmentVariable"):
         setattr(mods["launch.actions"], cls, type(cls, (_Recorder,), {}))
     mods["launch.conditions"].IfCondition = type("IfCondition", (_Recorder,), {})
     mods["launch.substitutions"].LaunchConfiguration = _Config
@@ -125,7 +125,11 @@ def test_launch_setup_node_list_with_stub_launch(monkeypatch, robot, hardware, s
     assert args["true_parameters_file"] == ""          # the simulated robot is the model unless given
     context = dict(args, robot=robot, controller="pd", hardware=hardware, stand_in=stand_in,
                    goal="{type: point_to_point, goal: [0, 0, 1], duration: 1}", true_parameters_file="/p/true.yaml")
-    nodes = mod.launch_setup(context)
+    monkeypatch.delenv("FASTDDS_DEFAULT_PROFILES_FILE", raising=False)     # the user chose no profile
+    profile, *nodes = mod.launch_setup(context)
+    # every process of the launch with the project's Fast DDS profile (ros.dds)
+    assert type(profile).__name__ == "SetEnvironmentVariable"
+    assert profile.args == ("FASTDDS_DEFAULT_PROFILES_FILE", str(ROOT / "config" / "fastdds.xml"))
     by_exec = {}
     for n in nodes:
         by_exec.setdefault(n.kwargs["executable"], []).append(n)
@@ -149,7 +153,9 @@ def test_launch_setup_node_list_with_stub_launch(monkeypatch, robot, hardware, s
     # lockstep:=false: the real-time rates of `pkm bringup --realtime`
     from pkm_control.control.settings import REALTIME_SETTINGS
 
+    monkeypatch.setenv("FASTDDS_DEFAULT_PROFILES_FILE", "/home/user/own.xml")     # the user's own: left alone
     realtime = mod.launch_setup(dict(context, lockstep="false"))
+    assert all(type(n).__name__ == "Node" for n in realtime)
     for n in realtime:
         if n.kwargs["executable"] in names:
             shared = n.kwargs["parameters"][0]
@@ -166,6 +172,31 @@ def test_launch_setup_node_list_with_stub_launch(monkeypatch, robot, hardware, s
     rviz = by_exec["rviz2"][0]
     assert Path(rviz.kwargs["arguments"][1]) == ROOT / "rviz" / f"{robot}.rviz"
     assert Path(rviz.kwargs["arguments"][1]).is_file()
+
+
+def test_the_projects_processes_take_its_fastdds_profile_unless_the_user_chose(tmp_path):
+    """ros.dds: config/fastdds.xml (the default participant profile: announcements every 0.5 s, docs/graph.md) where
+    the user chose nothing; their own profile file, one in the working directory, SKIP_DEFAULT_XML or another RMW
+    win."""
+    import xml.etree.ElementTree as ET
+
+    from pkm_control.ros.dds import dds_profile, use_dds_profile
+
+    shipped = ROOT / "config" / "fastdds.xml"
+    ns = {"dds": "http://www.eprosima.com"}
+    (participant,) = ET.parse(shipped).getroot().findall("dds:profiles/dds:participant", ns)
+    assert participant.get("is_default_profile") == "true"
+    period = participant.find("dds:rtps/dds:builtin/dds:discovery_config/dds:leaseAnnouncement", ns)
+    assert int(period.find("dds:sec", ns).text) + 1e-9 * int(period.find("dds:nanosec", ns).text) == 0.5
+    assert dds_profile({}, tmp_path) == shipped
+    assert dds_profile({"RMW_IMPLEMENTATION": "rmw_fastrtps_cpp"}, tmp_path) == shipped
+    for chosen in ({"FASTDDS_DEFAULT_PROFILES_FILE": "/home/user/own.xml"}, {"SKIP_DEFAULT_XML": "1"},
+                   {"RMW_IMPLEMENTATION": "rmw_cyclonedds_cpp"}):
+        assert dds_profile(chosen, tmp_path) is None
+        assert use_dds_profile(dict(chosen)) == chosen
+    assert use_dds_profile({}) == {"FASTDDS_DEFAULT_PROFILES_FILE": str(shipped)}
+    (tmp_path / "DEFAULT_FASTDDS_PROFILES.xml").write_text("<dds/>")        # Fast DDS's own default place
+    assert dds_profile({}, tmp_path) is None
 
 
 @pytest.mark.parametrize("robot", ROBOTS)

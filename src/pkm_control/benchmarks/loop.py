@@ -24,6 +24,8 @@ Figures (from the nodes' own /diagnostics over the run; durations in 1 us bins, 
                 (mean, max) beside the sim time a chunk covers: the stage's share of a core it needs
   start-up      from starting the joint_controller process to its first /joint_states (warm: the numba
                 cache exists; measured twice, the second is reported)
+  start-up floor the same probe timing a bare rclpy process with one /joint_states publisher, nothing of the
+                project (BARE_PUBLISHER): what the interpreter, rclpy and DDS discovery cost any node here, now
   machine floor what this machine allows any periodic thread, measured in the same run: a bare
                 ``realtime.PeriodicRunner`` at 2 kHz with the loop's real-time setup (SCHED_FIFO, timer slack,
                 gc frozen) spinning each period for the loop's median compute + plant step, nothing else
@@ -146,8 +148,40 @@ def _run_graph(robot, controller, hardware, seconds, quiet):
         rec.close()
 
 
-def _startup_seconds(robot, controller):
-    """Process start of joint_controller (hardware: sim) to its first /joint_states, in seconds."""
+#: the start-up floor's process (``_startup_seconds``): the interpreter, rclpy's import and start, one /joint_states
+#: publisher with the QoS of joint_controller's (its depth, reliability and durability in argv), publishing every
+#: 2 ms from its creation; nothing of the project
+BARE_PUBLISHER = """
+import sys
+import rclpy
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from sensor_msgs.msg import JointState
+rclpy.init()
+node = rclpy.create_node("pkm_startup_floor")
+depth, reliability, durability = map(int, sys.argv[1:4])
+pub = node.create_publisher(JointState, "/joint_states", QoSProfile(
+    depth=depth, reliability=ReliabilityPolicy(reliability), durability=DurabilityPolicy(durability)))
+message = JointState(name=["floor"], position=[0.0])
+node.create_timer(0.002, lambda: pub.publish(message))
+rclpy.spin(node)
+"""
+
+
+def _node_command(robot, controller) -> list:
+    """joint_controller (hardware: sim, lockstep) as its own process."""
+    return [sys.executable, "-m", "pkm_control.nodes.joint_controller", "--ros-args", "-p", f"robot:={robot}", "-p",
+            f"controller:={controller}"]
+
+
+def _floor_command() -> list:
+    """The start-up floor's process (BARE_PUBLISHER) with the interpreter of joint_controller's."""
+    q = qos("/joint_states", "pub")
+    return [sys.executable, "-c", BARE_PUBLISHER, str(q.depth), str(q.reliability.value), str(q.durability.value)]
+
+
+def _startup_seconds(command: list) -> float:
+    """A process's start (``command``) to the first /joint_states this process receives, in seconds (nan after
+    60 s)."""
     import rclpy
     from rclpy.signals import SignalHandlerOptions
     from sensor_msgs.msg import JointState
@@ -162,9 +196,7 @@ def _startup_seconds(robot, controller):
     ex.add_node(node)
     try:
         t0 = time.monotonic()
-        p = subprocess.Popen([sys.executable, "-m", "pkm_control.nodes.joint_controller", "--ros-args", "-p",
-                              f"robot:={robot}", "-p", f"controller:={controller}"],
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        p = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
         try:
             while not got and time.monotonic() - t0 < 60:
                 ex.spin_once(timeout_sec=0.01)
@@ -281,14 +313,15 @@ def _bench_loop(robot, controller, seconds, baseline_seconds, as_json, quiet) ->
     say = (lambda *a: print(*a, file=sys.stderr, flush=True)) if as_json else print
     say(f"pkm bench loop: {robot}, {controller}, 2 kHz real-time mode for {seconds:g} s, then the baseline "
         f"(ROS_DOMAIN_ID={os.environ['ROS_DOMAIN_ID']})")
-    _startup_seconds(robot, controller)                    # warms the numba cache
-    startup = _startup_seconds(robot, controller)
+    _startup_seconds(_node_command(robot, controller))     # warms the numba cache
+    startup_floor = _startup_seconds(_floor_command())
+    startup = _startup_seconds(_node_command(robot, controller))
     new = _figures(_run_graph(robot, controller, "sim", seconds, quiet), True)
     work = new["compute_median_us"] + new["plant_step_median_us"]
     floor = _machine_floor(min(seconds, 20.0), work if work == work else 100.0)
     base = _figures(_run_graph(robot, controller, "topics", baseline_seconds or min(seconds, 20.0), quiet), False)
-    out = dict(new, startup_s=startup, robot=robot, controller=controller, seconds=seconds, targets=TARGETS,
-               machine_floor=floor, baseline=base)
+    out = dict(new, startup_s=startup, startup_floor_s=startup_floor, robot=robot, controller=controller,
+               seconds=seconds, targets=TARGETS, machine_floor=floor, baseline=base)
     provenance = Provenance.now()
     if as_json:
         return print_json(out, provenance)
@@ -315,6 +348,8 @@ def _bench_loop(robot, controller, seconds, baseline_seconds, as_json, quiet) ->
                    f"machine floor (a bare 2 kHz loop spinning {floor['work_us']:.0f} us a period, same setup, nothing "
                    f"else, {floor['seconds']:g} s): misses {floor['deadline_miss_percent']:.3f} %, jitter p99 "
                    f"{floor['jitter_p99_us']:.0f} us, max {floor['jitter_max_us']:.0f} us",
+                   f"start-up floor (a bare rclpy process publishing /joint_states, nothing of the project, the same "
+                   f"probe): {startup_floor:.2f} s",
                    ("periods, deadline misses and safe behaviour counted from the motion's start (the generator's "
                     "motion_start) to the end; jitter, compute and plant step as the nodes report them (since their "
                     "start)" + (" (the loop's counters from its first controlled period, after the motion's start "

@@ -16,6 +16,7 @@ import warnings
 
 from ..description import RobotSpecWarning
 from ..errors import PkmError, excerpt
+from ..ros.dds import use_dds_profile
 from . import benchmarks, data, graph, model
 from .common import NEGATIVE_NUMBER, Parser, plain
 
@@ -91,6 +92,7 @@ def main(argv=None) -> int:
     # before the process dies of its signal: the place is then known (a bringup once ended with SIGSEGV at its stop)
     faulthandler.enable(file=sys.__stderr__)
     args = build_parser().parse_args(argv)
+    use_dds_profile()      # the Fast DDS profile of the project's processes (ros.dds), unless the user chose one
     with warnings.catch_warnings():
         warnings.showwarning = _show_warning
         try:

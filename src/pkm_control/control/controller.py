@@ -45,6 +45,7 @@ from ..errors import InvalidInputError, PkmError, all_finite
 from ..kinematics.task_space import Pose
 from . import kernels
 from .feedforward import task_rates
+from .force import ActuatorForces, WrenchMeasurement
 from .laws import _NO_VALUES, DESIRED_POSE, FEEDFORWARD, MEASURED_POSE, WRENCH, _Desired
 from .safety import ForceLimits, ReferenceLimits, SafeBehaviour
 
@@ -100,12 +101,19 @@ class Controller:
         law.check_size(len(limits.limits))
         self.law = law
         self.wrench_watch = wrench_watch if WRENCH in law.requires else None
+        # the wrench watch's checks as kernels.period_inputs_valid takes them: the wrench from the sensor, its size
+        # (0: no watch), its timeout, the contact force limit (the actuator forces: their age is the measurement's,
+        # no limit)
+        watch = self.wrench_watch
+        self._wrench_check = (False, 0, 0.0, np.inf) if watch is None else \
+            (True, 6, watch.timeout, watch.contact_force_limit) if watch.source == "sensor" else \
+            (False, len(limits.limits), np.inf, np.inf)
         self.limits = limits
         self.reference_limits = reference_limits
-        # the reference limits as kernels.inputs_valid takes them: lower, upper, velocity, largest step rate (empty:
-        # none); the tolerances of ReferenceLimits.problem included
-        self._limit_arrays = (_NO_VALUES,) * 4 if reference_limits is None else \
-            tuple(np.array(b, float) for b in reference_limits._bounds)
+        # the reference limits as kernels.period_inputs_valid takes them: the rows lower, upper, velocity, largest step
+        # rate (no columns: none); the tolerances of ReferenceLimits.problem included
+        self._limit_arrays = np.empty((4, 0)) if reference_limits is None else np.array(reference_limits._bounds,
+                                                                                         float)
         self._last_ref = None               # (t, q) of the last accepted reference: the jump check
         self.safe = safe
         self.estimator = estimator
@@ -148,17 +156,15 @@ class Controller:
 
     # ------------------------------------------------------------------ the period
     def update(self, t: float, measured, references: References | None, feedforward=None) -> Command:
-        reason, inputs = self._checked_inputs(t, measured, references, feedforward)
-        wrench = None
-        if not reason and self.wrench_watch is not None:
-            reason, wrench = self.wrench_watch.check(t, measured)
+        reason, inputs, wrench = self._checked_inputs(t, measured, references, feedforward)
         tau = None
         if not reason:
             try:
                 pose = twist = None
-                if self.needs_pose:
-                    est = self.estimate(measured)
-                    pose, twist = est.pose, est.twist
+                if self.needs_pose:         # self.estimate(measured), without its call
+                    est = self.estimator.estimate(inputs[3], inputs[4], self.pose)
+                    self.pose = pose = est.pose
+                    twist = est.twist
                 desired = J_d = accel_d = None
                 if self.needs_desired:
                     if references.between is not None and self._interpolates:
@@ -239,53 +245,73 @@ class Controller:
             a, b = ends
             self._span = (row0, row1, ends)
         p0, p1 = a[1][0], b[1][0]
-        out = kernels.task_hermite(p0.rotation, p0.position, a[3], p1.rotation, p1.position, b[3], w, h)
+        out = np.empty(24)
+        kernels.task_hermite(p0.rotation, p0.position, a[3], p1.rotation, p1.position, b[3], w, h, out)
         return (Pose(out[:3], out[3:12].reshape(3, 3)), out[12:18]), out[18:]
 
     def _checked_inputs(self, t, measured, references, feedforward):
-        """('', (q_d, qd_d, qdd_d, q, qd, tau_ff) as float arrays) when every input the law needs is there, fresh
-        and finite; else (what is wrong, None). Valid float arrays pass in one compiled check (kernels.inputs_valid);
-        anything else takes the checks one by one, which say what is wrong."""
+        """('', (q_d, qd_d, qdd_d, q, qd, tau_ff) as float arrays, the measured wrench or None) when every input the
+        law needs is there, fresh and finite, and the wrench passes the wrench watch; else (what is wrong, None,
+        None). Valid float arrays and a valid wrench pass in one compiled check (kernels.period_inputs_valid);
+        anything else takes the checks one by one, then the watch's (force.WrenchWatch.check), which say what is
+        wrong."""
         if measured is None:
-            return "no measurement yet", None
+            return "no measurement yet", None, None
         age = t - measured.time
         if not age <= self.state_timeout:
-            return f"measurement is {age * 1e3:.3g} ms old (state_timeout {self.state_timeout * 1e3:.3g} ms)", None
+            return (f"measurement is {age * 1e3:.3g} ms old (state_timeout {self.state_timeout * 1e3:.3g} ms)", None,
+                    None)
+        watch = self.wrench_watch
         if references is not None and (feedforward is not None or not self.needs_feedforward):
-            lim, last = self._limit_arrays, self._last_ref
+            lim, last, (sensor, size, timeout, limit) = self._limit_arrays, self._last_ref, self._wrench_check
+            wrench, values, wrench_age = None, _NO_VALUES, 0.0
+            if sensor:                    # the sensor's sample (WrenchWatch.check: a WrenchMeasurement)
+                wrench = measured.sensors.get(WRENCH)
+                if type(wrench) is WrenchMeasurement:
+                    values, wrench_age = wrench.wrench, t - wrench.time
+            elif size:                    # the measured actuator forces
+                values = measured.effort
             try:
-                valid = kernels.inputs_valid(
+                valid = kernels.period_inputs_valid(
                     measured.position, measured.velocity, references.q, references.qd, references.qdd,
-                    feedforward if self.needs_feedforward else _NO_VALUES, *lim,
-                    _NO_VALUES if last is None else last[1], 0.0 if last is None else t - last[0])
+                    feedforward if self.needs_feedforward else _NO_VALUES, lim,
+                    _NO_VALUES if last is None else last[1], 0.0 if last is None else t - last[0], self.n,
+                    values, size, wrench_age, timeout, limit)
             except TypeError:             # not 1-D float arrays: checked one by one below
                 valid = False
-            if valid and measured.position.shape == self._shape:
+            if valid:
                 if self.reference_limits is not None:
                     self._last_ref = (t, references.q)
+                if size and not sensor:
+                    wrench = ActuatorForces(measured.time, values)
                 return "", (references.q, references.qd, references.qdd, measured.position, measured.velocity,
-                            feedforward)
+                            feedforward), wrench
         why, q, qd = self._vectors(measured.position, measured.velocity)
         if why:
-            return f"measurement {why}", None
+            return f"measurement {why}", None, None
         if references is None:
-            return "no reference for this instant (stream ran dry)", None
+            return "no reference for this instant (stream ran dry)", None, None
         why, q_d, qd_d, qdd_d = self._vectors(references.q, references.qd, references.qdd)
         if why:
-            return f"reference {why}", None
+            return f"reference {why}", None, None
         if self.reference_limits is not None:
             prev_t, prev_q = self._last_ref if self._last_ref is not None else (t, None)
             why = self.reference_limits.problem(q_d, qd_d, prev_q, t - prev_t)
             if why:
-                return why, None
+                return why, None, None
             self._last_ref = (t, q_d)
         if self.needs_feedforward:
             if feedforward is None:
-                return "no feedforward for this instant (stream ran dry)", None
+                return "no feedforward for this instant (stream ran dry)", None, None
             why, feedforward = self._vectors(feedforward)
             if why:
-                return f"feedforward {why}", None
-        return "", (q_d, qd_d, qdd_d, q, qd, feedforward)
+                return f"feedforward {why}", None, None
+        wrench = None
+        if watch is not None:
+            why, wrench = watch.check(t, measured)
+            if why:
+                return why, None, None
+        return "", (q_d, qd_d, qdd_d, q, qd, feedforward), wrench
 
     def _vectors(self, *arrays):
         """('', *arrays as float arrays) when each holds one finite number per actuator; else (what is wrong with the

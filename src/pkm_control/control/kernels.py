@@ -17,6 +17,11 @@ Signatures are given (read-only 1-D float64 arrays of any layout, which every 1-
 converts to), so the kernels are compiled (or loaded from numba's cache) at import, never in a
 period, and a call with other types raises TypeError instead of compiling: callers pass 1-D float64
 arrays only.
+
+An array a kernel returns costs its caller ~0.5-0.9 us hot (measured: a kernel loaded from numba's cache boxes it
+through a Python-level call, numba.core.serialize._numba_unpickle, per array), three to eight times the np.empty of
+an output array the caller passes in. The period's own kernels (the references between two samples, the limits)
+therefore fill output arrays their callers allocate.
 """
 
 from __future__ import annotations
@@ -87,12 +92,13 @@ def hold(tau_g, kp, kd, q_hold, q, qd):
     return out
 
 
-def saturate(tau, limits):
-    """(tau clipped to [-limits, limits], |tau| > limits per actuator, any saturated, tau finite): one pass of
-    safety.ForceLimits.apply and the finiteness check of the law's force (finite tau only: see ForceLimits.saturate)."""
+def saturate(tau, limits, out, sat):
+    """(any saturated, tau finite), with ``out`` tau clipped to [-limits, limits] and ``sat`` |tau| > limits per
+    actuator: one pass of safety.ForceLimits.apply and the finiteness check of the law's force (finite tau only: see
+    ForceLimits.saturate)."""
     n = tau.shape[0]
-    out = np.empty(n)
-    sat = np.empty(n, np.bool_)
+    if not (limits.shape[0] == out.shape[0] == sat.shape[0] == n):
+        raise ValueError("saturate: the forces, limits and outputs differ in size")
     finite, any_sat = True, False
     for i in range(n):
         x, lim = tau[i], limits[i]
@@ -100,7 +106,7 @@ def saturate(tau, limits):
         out[i] = min(max(x, -lim), lim)
         sat[i] = abs(x) > lim
         any_sat = any_sat or sat[i]
-    return out, sat, any_sat, finite
+    return any_sat, finite
 
 
 def within(tau, bound):
@@ -117,9 +123,19 @@ def hermite(r0, r1, w, h):
     """The references [q, qd, qdd] (n values each) at w in [0, 1] between two samples r0, r1 h seconds apart:
     cubic Hermite on q (from q and qd at both samples) and on qd (from qd, qdd), linear on qdd. The error is at
     most h^4 max|f^(4)| / 384 on q and qd (f the motion), h^2 max|qdd''| / 8 on qdd: streamed at 500 Hz, the
-    benchmark circle's q within ~1e-11 m, where linear interpolation would be off by h^2 max|qdd| / 8, ~3 um."""
+    benchmark circle's q within ~1e-11 m, where linear interpolation would be off by h^2 max|qdd| / 8, ~3 um.
+    A new array, filled by the compiled ``hermite_into`` (a compiled call that returns an array costs more: module
+    docstring)."""
+    out = np.empty(r0.shape[0])
+    hermite_into(r0, r1, w, h, out)
+    return out
+
+
+def hermite_into(r0, r1, w, h, out):
+    """``hermite`` into ``out`` (3 n values, as r0 and r1)."""
     n = r0.shape[0] // 3
-    out = np.empty(3 * n)
+    if not (r0.shape[0] == r1.shape[0] == out.shape[0] == 3 * n):
+        raise ValueError("hermite: the samples and the output differ in size")
     w2 = w * w
     w3 = w2 * w
     h00, h10, h01, h11 = 2 * w3 - 3 * w2 + 1, (w3 - 2 * w2 + w) * h, 3 * w2 - 2 * w3, (w3 - w2) * h
@@ -127,7 +143,6 @@ def hermite(r0, r1, w, h):
         out[i] = h00 * r0[i] + h01 * r1[i] + h10 * r0[i + n] + h11 * r1[i + n]
     for i in range(2 * n, 3 * n):
         out[i] = (1 - w) * r0[i] + w * r1[i]
-    return out
 
 
 def sensor_wrench(R, w, p):
@@ -193,7 +208,7 @@ def task_pd(R_d, p_d, R, p, twist_d, twist, kp, kd):
     return out
 
 
-def task_hermite(R0, p0, x0, R1, p1, x1, w, h):
+def task_hermite(R0, p0, x0, R1, p1, x1, w, h, out):
     """The desired platform motion of a spatial task at w in [0, 1] between two streamed samples h seconds apart
     (control.loop: the references at the stream rate, the periods between them): the pose, twist and acceleration of
     the samples ((R, p) and x = [xd (6), xdd (6)]) as ``hermite`` takes q, qd, qdd. Position: cubic Hermite on p
@@ -203,8 +218,9 @@ def task_hermite(R0, p0, x0, R1, p1, x1, w, h):
     velocity of exp(phi) R0; the series to second order in |phi1| = |omega| h); omega cubic Hermite from omega and
     the angular acceleration, that linear. Returns [p (3), R row-major (9), xd (6), xdd (6)] (24). Against the
     forward kinematics of the interpolated joint references the difference is of the order of either
-    interpolation's own error (h^4 |f^(4)| / 384; test_controller)."""
-    out = np.empty(24)
+    interpolation's own error (h^4 |f^(4)| / 384; test_controller). Into ``out`` (24 values)."""
+    if out.shape[0] != 24:
+        raise ValueError("task_hermite: the output takes 24 values")
     w2 = w * w
     w3 = w2 * w
     h00, h10, h01, h11 = 2 * w3 - 3 * w2 + 1, (w3 - 2 * w2 + w) * h, 3 * w2 - 2 * w3, (w3 - w2) * h
@@ -229,7 +245,6 @@ def task_hermite(R0, p0, x0, R1, p1, x1, w, h):
     for i in range(3):
         for j in range(3):
             out[3 + 3 * i + j] = X[3 * i] * R0[0, j] + X[3 * i + 1] * R0[1, j] + X[3 * i + 2] * R0[2, j]
-    return out
 
 
 def force_outer(f_d, f_m, s, offset, dt, ki, kf, max_offset, R_d, p_d, twist_d):
@@ -331,16 +346,17 @@ if numba is not None:
     inputs_valid = numba.njit(numba.boolean(*[_A] * 11, numba.float64), cache=True)(inputs_valid)
     pd = numba.njit(_OUT(*[_A] * 7), cache=True)(pd)
     hold = numba.njit(_OUT(*[_A] * 6), cache=True)(hold)
-    saturate = numba.njit(numba.types.Tuple((_OUT, numba.boolean[::1], numba.boolean, numba.boolean))(_A, _A),
+    saturate = numba.njit(numba.types.UniTuple(numba.boolean, 2)(_A, _A, _OUT, numba.boolean[::1]),
                           cache=True)(saturate)
     within = numba.njit(numba.boolean(_A, _A), cache=True)(within)
-    hermite = numba.njit(_OUT(_A, _A, numba.float64, numba.float64), cache=True)(hermite)
+    hermite_into = numba.njit(numba.none(_A, _A, numba.float64, numba.float64, _OUT), cache=True)(hermite_into)
     _A2 = numba.types.Array(numba.float64, 2, "A", readonly=True)
     sensor_wrench = numba.njit(_OUT(_A2, _A, _A), cache=True)(sensor_wrench)
     _so3_log = numba.njit(cache=True)(_so3_log)
     pose_error = numba.njit(_OUT(_A2, _A, _A2, _A, _A, _A), cache=True)(pose_error)
     task_pd = numba.njit(_OUT(_A2, _A, _A2, _A, _A, _A, _A, _A), cache=True)(task_pd)
-    task_hermite = numba.njit(_OUT(_A2, _A, _A, _A2, _A, _A, numba.float64, numba.float64), cache=True)(task_hermite)
+    task_hermite = numba.njit(numba.none(_A2, _A, _A, _A2, _A, _A, numba.float64, numba.float64, _OUT),
+                              cache=True)(task_hermite)
     force_outer = numba.njit(_OUT(_A, _A, _A, _A, numba.float64, _A, _A, numba.float64, _A2, _A, _A),
                              cache=True)(force_outer)
     task_pd_distribute = numba.njit(_OUT(_A2, _A, _A2, _A, _A, _A, _A, _A, _A2, _A, numba.float64, _A),
@@ -370,3 +386,42 @@ def sensor_admittance(R, w, point, dx, dxd, dt, m_d, d_d, k_d, twist_d, p_d):
 if numba is not None:
     sensor_admittance = numba.njit(_OUT(_A2, _A, _A, _A, _A, numba.float64, _A, _A, _A, _A, _A),
                                    cache=True)(sensor_admittance)
+
+
+# ---------------------------------------------------------------------------------------------------- the period's own
+# (control/controller.py, control/loop.py): the inputs' and the wrench's checks in one call
+
+
+def period_inputs_valid(q, qd, q_d, qd_d, qdd_d, tau_ff, bounds, q_prev, dt, n, wrench, wrench_size, wrench_age,
+                        wrench_timeout, force_limit):
+    """``inputs_valid`` for n actuators (``bounds``: its lower, upper, vmax and step as the rows of one array), and
+    the measured wrench as force.WrenchWatch.check takes it: ``wrench`` (``wrench_size`` values; 0: no wrench to
+    check) finite, ``wrench_age`` <= ``wrench_timeout`` s, and with a finite ``force_limit`` (the sensor's
+    contact_force_limit) the force's magnitude |f| of its first three values below it by more than the rounding:
+    sqrt(f . f) <= (1 - 1e-12) force_limit (WrenchWatch's math.hypot may round otherwise; so near the limit the watch
+    decides). False: the checks one by one decide (and say what is wrong)."""
+    if q.shape[0] != n or wrench.shape[0] != wrench_size:
+        return False
+    if bounds.shape[0] != 4 or not inputs_valid(q, qd, q_d, qd_d, qdd_d, tau_ff, bounds[0], bounds[1], bounds[2],
+                                                bounds[3], q_prev, dt):
+        return False
+    if wrench_size == 0:
+        return True
+    if not wrench_age <= wrench_timeout:
+        return False
+    for i in range(wrench_size):
+        if not math.isfinite(wrench[i]):
+            return False
+    if math.isfinite(force_limit):
+        if wrench_size < 3:
+            return False
+        f = math.sqrt(wrench[0] * wrench[0] + wrench[1] * wrench[1] + wrench[2] * wrench[2])
+        if not f <= (1 - 1e-12) * force_limit:
+            return False
+    return True
+
+
+if numba is not None:
+    period_inputs_valid = numba.njit(numba.boolean(*[_A] * 6, _A2, _A, numba.float64, numba.int64, _A, numba.int64,
+                                                   numba.float64, numba.float64, numba.float64),
+                                     cache=True)(period_inputs_valid)

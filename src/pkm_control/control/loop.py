@@ -170,12 +170,15 @@ class ControlLoop:
         self.measured = measured
         row, between = self.references.use_between(t_ns, self.reference_timeout_ns)
         n = self.n
-        refs = None if row is None else References(row[:n], row[n:2 * n], row[2 * n:], self.force_at(t_ns),
+        t = t_ns * 1e-9
+        # force_at(t_ns), without its call while no force reference was streamed
+        refs = None if row is None else References(row[:n], row[n:2 * n], row[2 * n:],
+                                                   self.force_at(t_ns) if self.forces.times else self.force_reference,
                                                    between if self._between else None)
         ff = self.feedforward.use(t_ns + self.feedforward_lead_ns, self.reference_timeout_ns) \
             if self.controller.needs_feedforward else None
-        cmd = self.controller.update(t_ns * 1e-9, measured, refs, ff)
-        self.hardware.write(cmd.tau, t_ns * 1e-9)
+        cmd = self.controller.update(t, measured, refs, ff)
+        self.hardware.write(cmd.tau, t)
         self.command = cmd
         if not t_ns < self._next_prune:       # the samples older than the buffers keep, every PRUNE_EVERY_NS
             self._next_prune = t_ns + PRUNE_EVERY_NS

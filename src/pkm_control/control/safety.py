@@ -56,7 +56,8 @@ class ForceLimits:
         tau = np.asarray(tau, dtype=float)
         if tau.shape != self.limits.shape:
             raise InvalidInputError(f"actuator forces must have shape {self.limits.shape}, got {tau.shape}")
-        out, sat, any_sat, finite = kernels.saturate(tau, self.limits)
+        out, sat = np.empty(len(tau)), np.empty(len(tau), bool)
+        any_sat, finite = kernels.saturate(tau, self.limits, out, sat)
         if not finite:
             out, sat = np.minimum(np.maximum(tau, self._lower), self.limits), np.abs(tau) > self.limits
             any_sat = bool(sat.any())

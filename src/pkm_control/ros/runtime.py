@@ -37,6 +37,7 @@ from ..errors import InvalidInputError, PkmError, excerpt
 from ..process import end_with_parent
 from ..control.settings import (CHOICE_KEYS, FLOAT_KEYS, GAIN_KEYS, INT_KEYS, RANGES, RUNTIME_KEYS, check_stream_rate,
                                 gain, integer, node_settings, range_text, validate)
+from .dds import use_dds_profile
 from .qos import qos
 
 LOG_THROTTLE = 1.0               # s between repeated warnings of one kind
@@ -606,6 +607,7 @@ def run_node(make_node, doc: str, argv=None) -> int:
     node = None
     code = 0
     try:
+        use_dds_profile()              # the project's Fast DDS profile unless the user chose one
         rclpy.init(args=argv, signal_handler_options=SignalHandlerOptions.NO)
         node = make_node()
         if argv_given is None:         # before the build ends: a signal before this interrupts the build
