@@ -250,6 +250,15 @@ class _ForceLaw(_TaskSpace):
             return sensor_wrench(pose.rotation, *arrays)
         return task_wrench(self.kin.task, pose, wrench)     # it converts them
 
+    def fused(self, kernel, *args):
+        """``kernel(*args, *model)``: a law's one compiled call on Jourdain's model (control/jourdain_kernels.py,
+        ``self._compiled``); None where the model's kernel failed (pose out of reach, forward singularity) or J is
+        singular (LinAlgError, a ValueError): the caller's Python path then meets the case and names it."""
+        try:
+            return kernel(*args, *self._compiled[1:])
+        except ValueError:
+            return None
+
     def kernel_wrench(self, wrench):
         """(wrench, point, tau_m) for F_m inside a kernel of control/jourdain_kernels.py (``_measured_wrench``): the
         sensor's arrays or the actuator forces as they are (float64, their sizes), the others empty; None: arrays
@@ -391,14 +400,12 @@ class DirectForce(_ForceLaw):
         compiled = self._compiled
         if self.cascade and compiled is not None:
             arrays = self.kernel_wrench(wrench)
-            if arrays is not None:
-                try:
-                    return compiled[0].cascade(f_d, *arrays, s, self._offset, dt, self._ki, self._kf,
-                                               self.max_offset, pose_d.rotation, pose_d.position, twist_d,
-                                               pose.rotation, pose.position, twist, *self._task_gains,
-                                               self.jacobian(pose), *compiled[1:]), None
-                except (ValueError, np.linalg.LinAlgError):     # the model failed, J singular: below
-                    pass
+            out = None if arrays is None else self.fused(
+                compiled[0].cascade, f_d, *arrays, s, self._offset, dt, self._ki, self._kf, self.max_offset,
+                pose_d.rotation, pose_d.position, twist_d, pose.rotation, pose.position, twist, *self._task_gains,
+                self.jacobian(pose))
+            if out is not None:
+                return out, None
         f_m = self.measured_wrench(pose, wrench)
         return self._outer_on(f_d, f_m, s, dt, pose_d, twist_d, pose, twist), f_m
 
@@ -483,12 +490,10 @@ class DirectForceJointSpace(DirectForce):
             self._last_twist = (t, twist)
             if last is not None and t is not None and 0 < t - last[0] <= 2.5 * self.period:
                 h = t - last[0]
-        try:
-            out = compiled[0].outer_joint(f_d, arrays[2], s, self._offset, dt, self._ki, self._kf, self.max_offset,
-                                          pose_d.rotation, pose_d.position, twist_d, pose.rotation, pose.position,
-                                          self.jacobian(pose), twist, last[1] if h > 0 else twist, h,
-                                          self.model.friction, *compiled[1:])
-        except (ValueError, np.linalg.LinAlgError):     # the model failed: the calls one by one
+        out = self.fused(compiled[0].outer_joint, f_d, arrays[2], s, self._offset, dt, self._ki, self._kf,
+                         self.max_offset, pose_d.rotation, pose_d.position, twist_d, pose.rotation, pose.position,
+                         self.jacobian(pose), twist, last[1] if h > 0 else twist, h, self.model.friction)
+        if out is None:                     # the model failed: the calls one by one
             self._last_twist = last
             return super()._outer(f_d, wrench, s, dt, pose_d, twist_d, pose, twist, t)
         self._last_gravity = (pose, out[26:32])
@@ -558,12 +563,11 @@ class InnerForce(_ForceLaw):
         arrays = None if compiled is None else self.kernel_wrench(wrench)
         if arrays is not None:          # F_m and G^(X) inside the call (Jourdain's model)
             pose_d, twist_d = desired
-            try:
-                return compiled[0].pd_distribute(pose_d.rotation, pose_d.position, pose.rotation, pose.position,
-                                                 twist_d, twist, *self._task_gains, self.jacobian(pose), *arrays,
-                                                 self.kf, _REST, _REST, False, *compiled[1:])
-            except (ValueError, np.linalg.LinAlgError):     # the model failed, J singular: below
-                pass
+            tau = self.fused(compiled[0].pd_distribute, pose_d.rotation, pose_d.position, pose.rotation,
+                             pose.position, twist_d, twist, *self._task_gains, self.jacobian(pose), *arrays, self.kf,
+                             _REST, _REST, False)
+            if tau is not None:
+                return tau
         f_m = self.measured_wrench(pose, wrench)
         return self.distributed_pd(pose, twist, *desired, f_m, self.kf, self.gravity(pose))
 
@@ -597,11 +601,10 @@ class InnerForceJointSpace(InnerForce):
         if compiled is not None and isinstance(wrench, ActuatorForces):
             tau = self.kernel_wrench(wrench)
             if tau is not None:         # the joint PD, G^(X) and the inner loop in one call (Jourdain's model)
-                try:
-                    return compiled[0].joint_pd(*self._joint_pd_gains, q_d, qd_d, q, qd, tau[2], self.kf,
-                                                pose.position, pose.rotation, *compiled[1:])
-                except ValueError:      # the model failed: below
-                    pass
+                out = self.fused(compiled[0].joint_pd, *self._joint_pd_gains, q_d, qd_d, q, qd, tau[2], self.kf,
+                                 pose.position, pose.rotation)
+                if out is not None:
+                    return out
         tau_a = self.joint_pd(q_d, qd_d, q, qd)
         tau_g = self.gravity(pose)
         tau_m = wrench.tau - tau_g if isinstance(wrench, ActuatorForces) else \
@@ -643,12 +646,11 @@ class Impedance(_Impedance):
         compiled = self._compiled
         arrays = None if compiled is None or not isinstance(wrench, WrenchMeasurement) else _sensor_arrays(wrench)
         if arrays is not None:          # F_m, a, J^-T F_m and the inverse dynamics in one call (Jourdain's model)
-            try:
-                return compiled[0].impedance(pose_d.rotation, pose_d.position, pose.rotation, pose.position,
-                                             twist_d, twist, *self._task_gains, xdd_d, *arrays, self.m_d,
-                                             self.jacobian(pose), self.model.friction, *compiled[1:])
-            except (ValueError, np.linalg.LinAlgError):     # the model failed, J singular: below
-                pass
+            tau = self.fused(compiled[0].impedance, pose_d.rotation, pose_d.position, pose.rotation, pose.position,
+                             twist_d, twist, *self._task_gains, xdd_d, *arrays, self.m_d, self.jacobian(pose),
+                             self.model.friction)
+            if tau is not None:
+                return tau
         f_m = self.measured_wrench(pose, wrench)
         if self._spatial and self._square:      # a and J^-T F_m in one compiled call (kernels.impedance_terms)
             # the arrays are float64: the estimator's or compute's checked ones, the law's gains, F_m of
@@ -683,13 +685,11 @@ class ImpedanceNoForce(_Impedance):
         # D_d e_x' + K_d e_x: task_pd with kp = K_d, kd = D_d
         compiled = self._compiled
         if compiled is not None:        # the inverse dynamics inside the call (Jourdain's model)
-            try:
-                return compiled[0].pd_distribute(pose_d.rotation, pose_d.position, pose.rotation, pose.position,
-                                                 twist_d, twist, *self._task_gains, self.jacobian(pose), _NO_VALUES,
-                                                 _NO_VALUES, _NO_VALUES, 0.0, twist, xdd_d, self.model.friction,
-                                                 *compiled[1:])
-            except (ValueError, np.linalg.LinAlgError):     # the model failed, J singular: below
-                pass
+            tau = self.fused(compiled[0].pd_distribute, pose_d.rotation, pose_d.position, pose.rotation,
+                             pose.position, twist_d, twist, *self._task_gains, self.jacobian(pose), _NO_VALUES,
+                             _NO_VALUES, _NO_VALUES, 0.0, twist, xdd_d, self.model.friction)
+            if tau is not None:
+                return tau
         return self.distributed_pd(pose, twist, pose_d, twist_d, tau_0=self.model.tau(pose, twist, xdd_d))
 
 
@@ -749,11 +749,10 @@ class Admittance(_Impedance):
         self.position_reference = (q_c, qd_c)
         compiled = self._compiled
         if compiled is not None:        # the joint PD and G^(X) in one call (Jourdain's model)
-            try:
-                return compiled[0].joint_pd(*self._joint_pd_gains, q_c, qd_c, q, qd, _NO_VALUES, 0.0, pose.position,
-                                            pose.rotation, *compiled[1:])
-            except ValueError:          # the model failed: below
-                pass
+            tau = self.fused(compiled[0].joint_pd, *self._joint_pd_gains, q_c, qd_c, q, qd, _NO_VALUES, 0.0,
+                             pose.position, pose.rotation)
+            if tau is not None:
+                return tau
         return self.joint_pd(q_c, qd_c, q, qd, self.gravity(pose))
 
 
