@@ -1962,7 +1962,7 @@ def no_attack():
         if hardware not in runs:
             runs[hardware] = peers.run(None, int(DOMAIN), hardware)
             assert runs[hardware].periods == peers.PERIODS and runs[hardware].finished
-            assert runs[hardware].safe_entries == 0 and runs[hardware].refused == 0
+            assert runs[hardware].safe_entries == 0 and runs[hardware].refused == 0, runs[hardware].evidence
         return runs[hardware]
     return get
 
@@ -1991,8 +1991,8 @@ def test_a_peer_does_not_move_the_robot(no_attack, name):
     hardware, attack = PEER_ATTACKS[name]
     baseline = no_attack(hardware)
     run = peers.run(attack, int(DOMAIN), hardware)
-    assert run.refused > 0, "the attack never reached the graph"
-    assert peers.judge(run, baseline) is None, peers.judge(run, baseline)
+    assert run.refused > 0, ("the attack never reached the graph", run.evidence)
+    assert peers.judge(run, baseline) is None, (peers.judge(run, baseline), run.evidence, baseline.evidence)
     if attack.kind.startswith("second_"):
         node = "trajectory_generator" if attack.kind == "second_generator" else "joint_controller"
         assert f"2 nodes named /{node} in the graph" in run.errors
