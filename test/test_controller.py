@@ -28,6 +28,13 @@ def home_state(dyn):
     return home, q
 
 
+def _filled(kernel, size, *args):
+    """The ``size`` values a kernel writes into its last argument (control/kernels.py, jourdain_kernels.py)."""
+    out = np.empty(size)
+    kernel(*args, out)
+    return out
+
+
 def test_first_inputs_and_a_stale_state_engage_the_safe_behaviour(palida):
     c = make_controller(palida)
     home, q = home_state(palida)
@@ -273,8 +280,8 @@ def test_the_compiled_kernels_compute_bitwise_what_numpy_computes():
     for trial in range(3000):
         kp, kd, q_d, qd_d, q, qd, ff = (rng.standard_normal(6) * 10.0 ** rng.integers(-8, 5) for _ in range(7))
         pd = kp * (q_d - q) + kd * (qd_d - qd)
-        np.testing.assert_array_equal(kernels.pd(kp, kd, q_d, qd_d, q, qd, ff), ff + pd)
-        np.testing.assert_array_equal(kernels.pd(kp, kd, q_d, qd_d, q, qd, empty), pd)
+        np.testing.assert_array_equal(_filled(kernels.pd, 6, kp, kd, q_d, qd_d, q, qd, ff), ff + pd)
+        np.testing.assert_array_equal(_filled(kernels.pd, 6, kp, kd, q_d, qd_d, q, qd, empty), pd)
         np.testing.assert_array_equal(kernels.hold(ff, kp, kd, q_d, q, qd), ff + kp * (q_d - q) - kd * qd)
         tau = rng.standard_normal(6) * 10.0 ** rng.integers(0, 5)
         if trial % 7 == 0:
@@ -330,7 +337,7 @@ def test_the_compiled_kernels_compute_bitwise_what_numpy_computes():
         np.testing.assert_array_equal(tau, force_distribution(J, f) + tau_0)
         w, point = rng.standard_normal(6) * 10.0 ** rng.integers(-1, 3), rng.standard_normal(3) * 0.1
         dx = dx * 1e-3                  # an offset of the reference (m, rad)
-        out = kernels.sensor_admittance(R, w, point, dx, dxd, dt, m_d, d_d, k_d, xd_d, p_d)
+        out = _filled(kernels.sensor_admittance, 30, R, w, point, dx, dxd, dt, m_d, d_d, k_d, xd_d, p_d)
         np.testing.assert_array_equal(out[:18], kernels.admittance_filter(kernels.sensor_wrench(R, w, point), dx, dxd,
                                                                           dt, m_d, d_d, k_d, xd_d))
         X_c = spatial.retract(Pose(p_d, R_d), out[6:12])
@@ -376,19 +383,20 @@ def test_the_force_laws_kernels_on_jourdains_model_compute_bitwise_the_calls_the
                                      ((empty, empty, tau_m, kf_s, _REST, _REST, False), f_a, G),
                                      ((empty, empty, empty, 0.0, xd, xdd_d, model.friction), empty,
                                       model.tau(pose, xd, xdd_d))):
-                np.testing.assert_array_equal(jk.pd_distribute(R_d, p_d, R, p, xd_d, xd, kp, kd, J, *args, geo, prm),
+                np.testing.assert_array_equal(_filled(jk.pd_distribute, 6, R_d, p_d, R, p, xd_d, xd, kp, kd, J, *args,
+                                                      geo, prm),
                                               kernels.task_pd_distribute(R_d, p_d, R, p, xd_d, xd, kp, kd, J, f_m,
                                                                          args[3], tau_0))
             for wrench, f_m in (((w, point, empty), f_s), ((empty, empty, tau_m), f_a)):
                 np.testing.assert_array_equal(
-                    jk.cascade(f_d, *wrench, s, offset, 5e-4, ki, kf, 0.02, R_d, p_d, xd_d, R, p, xd, kp, kd, J, geo,
-                               prm),
+                    _filled(jk.cascade, 32, f_d, *wrench, s, offset, 5e-4, ki, kf, 0.02, R_d, p_d, xd_d, R, p, xd, kp,
+                            kd, J, geo, prm),
                     kernels.force_cascade(f_d, f_m, s, offset, 5e-4, ki, kf, 0.02, R_d, p_d, xd_d, R, p, xd, kp, kd,
                                           J, G))
             last, h = xd + 1e-3 * rng.standard_normal(6), 5e-4
             for lag, f_c in ((h, J.T @ (tau_m - model.tau(pose, xd, (xd - last) / h))), (0.0, f_a)):
-                out = jk.outer_joint(f_d, tau_m, s, offset, 5e-4, ki, kf, 0.02, R_d, p_d, xd_d, R, p, J, xd, last, lag,
-                                     model.friction, geo, prm)
+                out = _filled(jk.outer_joint, 33, f_d, tau_m, s, offset, 5e-4, ki, kf, 0.02, R_d, p_d, xd_d, R, p, J,
+                              xd, last, lag, model.friction, geo, prm)
                 np.testing.assert_array_equal(out[:26], kernels.force_outer(f_d, f_a, s, offset, 5e-4, ki, kf, 0.02,
                                                                             R_d, p_d, xd_d))
                 np.testing.assert_array_equal(out[26:32], G)
@@ -397,16 +405,19 @@ def test_the_force_laws_kernels_on_jourdains_model_compute_bitwise_the_calls_the
                 assert out[32] == pytest.approx(float(np.linalg.norm(s * f_c)), rel=1e-14)
             terms = kernels.impedance_terms(R_d, p_d, R, p, xd_d, xd, kp, kd, xdd_d, f_s, m_d, J)
             np.testing.assert_array_equal(
-                jk.impedance(R_d, p_d, R, p, xd_d, xd, kp, kd, xdd_d, w, point, m_d, J, model.friction, geo, prm),
+                _filled(jk.impedance, 6, R_d, p_d, R, p, xd_d, xd, kp, kd, xdd_d, w, point, m_d, J, model.friction,
+                        geo, prm),
                 model.tau(pose, xd, terms[:6]) + terms[6:])
             q_c, qd_c, q, qd = (rng.standard_normal(6) * 10.0 ** rng.integers(-4, 1) for _ in range(4))
-            np.testing.assert_array_equal(jk.joint_pd(kp, kd, q_c, qd_c, q, qd, empty, 0.0, p, R, geo, prm),
-                                          kernels.pd(kp, kd, q_c, qd_c, q, qd, G))
-            tau_a = kernels.pd(kp, kd, q_c, qd_c, q, qd, empty)
-            np.testing.assert_array_equal(jk.joint_pd(kp, kd, q_c, qd_c, q, qd, tau_m, kf_s, p, R, geo, prm),
+            np.testing.assert_array_equal(_filled(jk.joint_pd, 6, kp, kd, q_c, qd_c, q, qd, empty, 0.0, p, R, geo, prm),
+                                          _filled(kernels.pd, 6, kp, kd, q_c, qd_c, q, qd, G))
+            tau_a = _filled(kernels.pd, 6, kp, kd, q_c, qd_c, q, qd, empty)
+            np.testing.assert_array_equal(_filled(jk.joint_pd, 6, kp, kd, q_c, qd_c, q, qd, tau_m, kf_s, p, R, geo,
+                                                  prm),
                                           tau_a + kf_s * (tau_a - (tau_m - G)) + G)
         with pytest.raises(ValueError):         # the platform in the base plane: singular, the model's kernel fails
-            jk.joint_pd(kp, kd, q_c, qd_c, q, qd, empty, 0.0, np.zeros(3), dyn.kin.home_pose().rotation, geo, prm)
+            _filled(jk.joint_pd, 6, kp, kd, q_c, qd_c, q, qd, empty, 0.0, np.zeros(3), dyn.kin.home_pose().rotation,
+                    geo, prm)
 
 
 @pytest.mark.parametrize("robot", ["palida", "stewart"])

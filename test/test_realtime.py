@@ -8,7 +8,8 @@ per reading (so the runner's spin on the clock ends).
 import numpy as np
 import pytest
 
-from pkm_control.control.realtime import LatencyHistogram, PeriodicRunner, SlicedWork
+from pkm_control.control.realtime import (LatencyHistogram, PeriodicRunner, RealtimeSetup, SlicedWork,
+                                          hold_wakeup_latency, release_realtime)
 
 PERIOD = 500_000        # ns: 2 kHz
 US = 1_000
@@ -166,6 +167,24 @@ def test_restarted_statistics_count_from_the_cycle_that_restarted_them():
 
     st = runner.run(cycle, cycles=10)
     assert st.misses == 0 and st.cycles == 10 and st.compute.n == 10 and st.compute.max < 100
+
+
+def test_the_wakeup_latency_request_holds_until_released(tmp_path):
+    """hold_wakeup_latency writes the 0 us request as the kernel's PM QoS file reads it (a native 32-bit int) and keeps
+    the file open until release_realtime closes it; a file it cannot open is said, not raised."""
+    import os
+    import struct
+
+    request = tmp_path / "cpu_dma_latency"
+    request.write_bytes(b"")
+    fd, why = hold_wakeup_latency(str(request))
+    assert why == "" and request.read_bytes() == struct.pack("i", 0)
+    os.fstat(fd)                                                   # held: open
+    release_realtime(RealtimeSetup(False, 0, None, None, True, (), fd))
+    with pytest.raises(OSError):
+        os.fstat(fd)
+    fd, why = hold_wakeup_latency(str(tmp_path / "absent"))
+    assert fd is None and why.startswith("CPU wake-up latency not held")
 
 
 class _Diag:

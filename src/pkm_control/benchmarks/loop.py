@@ -229,7 +229,7 @@ def _machine_floor(seconds: float, work_us: float) -> dict:
             stats = PeriodicRunner(500_000).run(spin, cycles=int(seconds * 2000))
             out.update({k: float(v) for k, v in stats.summary().items()}, realtime=setup.summary())
         finally:
-            release_realtime()
+            release_realtime(setup)
 
     thread = threading.Thread(target=run, name="pkm_machine_floor")
     thread.start()

@@ -236,7 +236,9 @@ class _ForceLaw(_TaskSpace):
         """Kp_q (q_c - q) + Kd_q (qd_c - qd) + tau_0 (tau_0 empty: none): the joint position loop of the laws
         with their motion loop in the joints (Figs. 30, 33, admittance), one compiled call (kernels.pd: the numpy
         expression's numbers)."""
-        return pd(*self._joint_pd_gains, q_c, qd_c, q, qd, tau_0)
+        out = np.empty(self.model.n_actuated)
+        pd(*self._joint_pd_gains, q_c, qd_c, q, qd, tau_0, out)
+        return out
 
     def measured_wrench(self, pose, wrench) -> np.ndarray:
         """F_m in task coordinates: the sensor's (``task_wrench``), or from the actuator forces (Fig. 29)
@@ -250,14 +252,17 @@ class _ForceLaw(_TaskSpace):
             return sensor_wrench(pose.rotation, *arrays)
         return task_wrench(self.kin.task, pose, wrench)     # it converts them
 
-    def fused(self, kernel, *args):
-        """``kernel(*args, *model)``: a law's one compiled call on Jourdain's model (control/jourdain_kernels.py,
-        ``self._compiled``); None where the model's kernel failed (pose out of reach, forward singularity) or J is
-        singular (LinAlgError, a ValueError): the caller's Python path then meets the case and names it."""
+    def fused(self, kernel, size: int, *args):
+        """The ``size`` values ``kernel(*args, *model, out)`` writes: a law's one compiled call on Jourdain's model
+        (control/jourdain_kernels.py, ``self._compiled``; into an array allocated here: a returned one costs more);
+        None where the model's kernel failed (pose out of reach, forward singularity) or J is singular (LinAlgError, a
+        ValueError): the caller's Python path then meets the case and names it."""
+        out = np.empty(size)
         try:
-            return kernel(*args, *self._compiled[1:])
+            kernel(*args, *self._compiled[1:], out)
         except ValueError:
             return None
+        return out
 
     def kernel_wrench(self, wrench):
         """(wrench, point, tau_m) for F_m inside a kernel of control/jourdain_kernels.py (``_measured_wrench``): the
@@ -401,7 +406,7 @@ class DirectForce(_ForceLaw):
         if self.cascade and compiled is not None:
             arrays = self.kernel_wrench(wrench)
             out = None if arrays is None else self.fused(
-                compiled[0].cascade, f_d, *arrays, s, self._offset, dt, self._ki, self._kf, self.max_offset,
+                compiled[0].cascade, 32, f_d, *arrays, s, self._offset, dt, self._ki, self._kf, self.max_offset,
                 pose_d.rotation, pose_d.position, twist_d, pose.rotation, pose.position, twist, *self._task_gains,
                 self.jacobian(pose))
             if out is not None:
@@ -490,7 +495,7 @@ class DirectForceJointSpace(DirectForce):
             self._last_twist = (t, twist)
             if last is not None and t is not None and 0 < t - last[0] <= 2.5 * self.period:
                 h = t - last[0]
-        out = self.fused(compiled[0].outer_joint, f_d, arrays[2], s, self._offset, dt, self._ki, self._kf,
+        out = self.fused(compiled[0].outer_joint, 33, f_d, arrays[2], s, self._offset, dt, self._ki, self._kf,
                          self.max_offset, pose_d.rotation, pose_d.position, twist_d, pose.rotation, pose.position,
                          self.jacobian(pose), twist, last[1] if h > 0 else twist, h, self.model.friction)
         if out is None:                     # the model failed: the calls one by one
@@ -563,7 +568,7 @@ class InnerForce(_ForceLaw):
         arrays = None if compiled is None else self.kernel_wrench(wrench)
         if arrays is not None:          # F_m and G^(X) inside the call (Jourdain's model)
             pose_d, twist_d = desired
-            tau = self.fused(compiled[0].pd_distribute, pose_d.rotation, pose_d.position, pose.rotation,
+            tau = self.fused(compiled[0].pd_distribute, self.dim, pose_d.rotation, pose_d.position, pose.rotation,
                              pose.position, twist_d, twist, *self._task_gains, self.jacobian(pose), *arrays, self.kf,
                              _REST, _REST, False)
             if tau is not None:
@@ -601,8 +606,8 @@ class InnerForceJointSpace(InnerForce):
         if compiled is not None and isinstance(wrench, ActuatorForces):
             tau = self.kernel_wrench(wrench)
             if tau is not None:         # the joint PD, G^(X) and the inner loop in one call (Jourdain's model)
-                out = self.fused(compiled[0].joint_pd, *self._joint_pd_gains, q_d, qd_d, q, qd, tau[2], self.kf,
-                                 pose.position, pose.rotation)
+                out = self.fused(compiled[0].joint_pd, self.dim, *self._joint_pd_gains, q_d, qd_d, q, qd, tau[2],
+                                 self.kf, pose.position, pose.rotation)
                 if out is not None:
                     return out
         tau_a = self.joint_pd(q_d, qd_d, q, qd)
@@ -646,7 +651,7 @@ class Impedance(_Impedance):
         compiled = self._compiled
         arrays = None if compiled is None or not isinstance(wrench, WrenchMeasurement) else _sensor_arrays(wrench)
         if arrays is not None:          # F_m, a, J^-T F_m and the inverse dynamics in one call (Jourdain's model)
-            tau = self.fused(compiled[0].impedance, pose_d.rotation, pose_d.position, pose.rotation, pose.position,
+            tau = self.fused(compiled[0].impedance, 6, pose_d.rotation, pose_d.position, pose.rotation, pose.position,
                              twist_d, twist, *self._task_gains, xdd_d, *arrays, self.m_d, self.jacobian(pose),
                              self.model.friction)
             if tau is not None:
@@ -685,7 +690,7 @@ class ImpedanceNoForce(_Impedance):
         # D_d e_x' + K_d e_x: task_pd with kp = K_d, kd = D_d
         compiled = self._compiled
         if compiled is not None:        # the inverse dynamics inside the call (Jourdain's model)
-            tau = self.fused(compiled[0].pd_distribute, pose_d.rotation, pose_d.position, pose.rotation,
+            tau = self.fused(compiled[0].pd_distribute, self.dim, pose_d.rotation, pose_d.position, pose.rotation,
                              pose.position, twist_d, twist, *self._task_gains, self.jacobian(pose), _NO_VALUES,
                              _NO_VALUES, _NO_VALUES, 0.0, twist, xdd_d, self.model.friction)
             if tau is not None:
@@ -729,8 +734,9 @@ class Admittance(_Impedance):
         pose_d, twist_d = desired
         arrays = _sensor_arrays(wrench) if self._spatial and isinstance(wrench, WrenchMeasurement) else None
         if arrays is not None:  # F_m, the filter, xd_c and X_c but for R_d's product in one call (spatial task)
-            out = sensor_admittance(pose.rotation, *arrays, self._dx, self._dxd, dt, self.m_d, self.d_d, self.k_d,
-                                    twist_d, pose_d.position)
+            out = np.empty(30)
+            sensor_admittance(pose.rotation, *arrays, self._dx, self._dxd, dt, self.m_d, self.d_d, self.k_d, twist_d,
+                              pose_d.position, out)
             self._dxd, self._dx, twist_c = out[:6], out[6:12], out[12:18]
             pose_c = Pose(out[18:21], out[21:].reshape(3, 3) @ pose_d.rotation)     # task_space.retract's
         else:
@@ -749,7 +755,7 @@ class Admittance(_Impedance):
         self.position_reference = (q_c, qd_c)
         compiled = self._compiled
         if compiled is not None:        # the joint PD and G^(X) in one call (Jourdain's model)
-            tau = self.fused(compiled[0].joint_pd, *self._joint_pd_gains, q_c, qd_c, q, qd, _NO_VALUES, 0.0,
+            tau = self.fused(compiled[0].joint_pd, self.dim, *self._joint_pd_gains, q_c, qd_c, q, qd, _NO_VALUES, 0.0,
                              pose.position, pose.rotation)
             if tau is not None:
                 return tau

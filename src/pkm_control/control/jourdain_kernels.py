@@ -10,6 +10,10 @@ the formulation, and Jourdain's 13-argument kernel, ~2.9 us of a hot period; ins
 arithmetic. The kernel is imported, not passed (a numba first-class function argument cost 90-200 us a call), so
 this module is the one formulation's: Stewart's model is the generic engine's (pinocchio), which no kernel calls.
 
+Each writes its result into the caller's ``out`` (the last argument) and returns nothing: numba boxes an array a kernel
+loaded from its cache returns through a Python call (serialize._numba_unpickle of the ndarray class, ~0.5-0.9 us; one
+per force law's period), and the caller's np.empty costs ~0.1 us (force._ForceLaw.fused allocates it).
+
 numba's cache of these kernels does not track ``jourdain._id_kernel`` (another module, compiled into them): after a
 change there, clear the cache (``make clean`` removes the ``__pycache__`` directories) or the kernels keep the old
 code. The numbers are those of the calls they replace, operation by operation (test_controller's bitwise test).
@@ -67,33 +71,34 @@ def _measured_wrench(R, J, tau_g, w, point, tau_m):
 
 
 def pd_distribute(R_d, p_d, R, p, twist_d, twist, kp, kd, J, w, point, tau_m, kf, model_twist, model_accel,
-                  friction, geo, prm):
+                  friction, geo, prm, out):
     """``kernels.task_pd_distribute`` with tau_0 = Q_a(X, model_twist, model_accel) (``_model_forces``: G^(X) at
     rest without friction; impedance_no_force's inverse dynamics at (X, xd, xdd_d)) and F_m from ``w``, ``point`` or
     ``tau_m`` (``_measured_wrench``, tau_0 as G^: at rest only; all empty: no F_m)."""
     tau_0 = _model_forces(p, R, model_twist, model_accel, friction, geo, prm)
     f_m = _measured_wrench(R, J, tau_0, w, point, tau_m)
-    return task_pd_distribute(R_d, p_d, R, p, twist_d, twist, kp, kd, J, f_m, kf, tau_0)
+    out[:] = task_pd_distribute(R_d, p_d, R, p, twist_d, twist, kp, kd, J, f_m, kf, tau_0)
 
 
 def cascade(f_d, w, point, tau_m, s, offset, dt, ki, kf, max_offset, R_d, p_d, twist_d, R, p, twist, kp, kd, J, geo,
-            prm):
+            prm, out):
     """``kernels.force_cascade`` with G^(X) and F_m (``w``, ``point`` or ``tau_m``: ``_measured_wrench``) inside."""
     tau_g = _model_forces(p, R, _REST, _REST, False, geo, prm)
     f_m = _measured_wrench(R, J, tau_g, w, point, tau_m)
-    return force_cascade(f_d, f_m, s, offset, dt, ki, kf, max_offset, R_d, p_d, twist_d, R, p, twist, kp, kd, J,
-                         tau_g)
+    out[:] = force_cascade(f_d, f_m, s, offset, dt, ki, kf, max_offset, R_d, p_d, twist_d, R, p, twist, kp, kd, J,
+                           tau_g)
 
 
 def outer_joint(f_d, tau_m, s, offset, dt, ki, kf, max_offset, R_d, p_d, twist_d, R, p, J, twist, last_twist, h,
-                friction, geo, prm):
+                friction, geo, prm, out):
     """Direct force control's outer loop on the actuator forces (force.DirectForceJointSpace, Fig. 30) with its model
     parts in one call: G^(X), F_m = J^T (tau_m - G^), ``kernels.force_outer``, and the wrench the contact state
     machine watches, F_c = J^T (tau_m - tau_id(X, xd, xdd^)), xdd^ = (xd - ``last_twist``) / h (h > 0; else F_m), as
-    |S F_c| (numpy's norm: sqrt of the dot product). Returns [force_outer's 26, G^ (6), |S F_c|] (33). An xdd^ beyond
-    errors.MAGNITUDE_LIMIT (the model's input check) raises ValueError, as a failed model kernel."""
+    |S F_c| (numpy's norm: sqrt of the dot product). Writes [force_outer's 26, G^ (6), |S F_c|] (33) into ``out``. An
+    xdd^ beyond errors.MAGNITUDE_LIMIT (the model's input check) raises ValueError, as a failed model kernel."""
+    if out.shape[0] != 33:
+        raise ValueError("outer_joint: out needs 33 values")
     tau_g = _model_forces(p, R, _REST, _REST, False, geo, prm)
-    out = np.empty(33)
     out[:26] = force_outer(f_d, _actuator_wrench(J, tau_m, tau_g), s, offset, dt, ki, kf, max_offset, R_d, p_d,
                            twist_d)
     out[26:32] = tau_g
@@ -111,36 +116,34 @@ def outer_joint(f_d, tau_m, s, offset, dt, ki, kf, max_offset, R_d, p_d, twist_d
         out[32] = math.sqrt(np.dot(f_c, f_c))
     else:
         out[32] = out[24]
-    return out
 
 
-def impedance(R_d, p_d, R, p, twist_d, twist, k_d, d_d, xdd_d, w, point, m_d, J, friction, geo, prm):
+def impedance(R_d, p_d, R, p, twist_d, twist, k_d, d_d, xdd_d, w, point, m_d, J, friction, geo, prm, out):
     """Impedance control's tau (force.Impedance) in one call: F_m (the sensor's), ``kernels.impedance_terms``' a and
     J^-T F_m, the model's inverse dynamics at (X, xd, a) plus J^-T F_m."""
     terms = impedance_terms(R_d, p_d, R, p, twist_d, twist, k_d, d_d, xdd_d, sensor_wrench(R, w, point), m_d, J)
     tau = _model_forces(p, R, twist, terms[:6], friction, geo, prm)
+    if out.shape[0] != 6:
+        raise ValueError("impedance: out needs 6 values")
     for i in range(6):
-        tau[i] = tau[i] + terms[6 + i]
-    return tau
+        out[i] = tau[i] + terms[6 + i]
 
 
-def joint_pd(kp, kd, q_c, qd_c, q, qd, tau_m, kf, p, R, geo, prm):
+def joint_pd(kp, kd, q_c, qd_c, q, qd, tau_m, kf, p, R, geo, prm, out):
     """The joint position loop with G^(X) (force._ForceLaw.joint_pd with tau_0 = G^): tau_a = Kp_q (q_c - q) +
     Kd_q (qd_c - qd), then G^ + tau_a; with the actuator forces ``tau_m`` (inner_force_joint_space, Fig. 33)
     tau_a + kf (tau_a - (tau_m - G^)) + G^. Element by element as the numpy expressions."""
     n = q.shape[0]
-    if not (kp.shape[0] == kd.shape[0] == q_c.shape[0] == qd_c.shape[0] == qd.shape[0] == n
+    if not (kp.shape[0] == kd.shape[0] == q_c.shape[0] == qd_c.shape[0] == qd.shape[0] == out.shape[0] == n
             and tau_m.shape[0] in (0, n)):
         raise ValueError("joint_pd: the gains and vectors differ in size")
     tau_g = _model_forces(p, R, _REST, _REST, False, geo, prm)
-    out = np.empty(n)
     for i in range(n):
         a = kp[i] * (q_c[i] - q[i]) + kd[i] * (qd_c[i] - qd[i])
         if tau_m.shape[0] == n:
             out[i] = (a + kf * (a - (tau_m[i] - tau_g[i]))) + tau_g[i]
         else:
             out[i] = tau_g[i] + a
-    return out
 
 
 if numba is not None:
@@ -151,12 +154,13 @@ if numba is not None:
     _model_forces = numba.njit(cache=True)(_model_forces)
     _actuator_wrench = numba.njit(cache=True)(_actuator_wrench)
     _measured_wrench = numba.njit(cache=True)(_measured_wrench)
-    pd_distribute = numba.njit(_OUT(_A2, _A, _A2, _A, _A, _A, _A, _A, _A2, _A, _A, _A, _f, _A, _A, _b, _A2, _A),
+    _v = numba.void
+    pd_distribute = numba.njit(_v(_A2, _A, _A2, _A, _A, _A, _A, _A, _A2, _A, _A, _A, _f, _A, _A, _b, _A2, _A, _OUT),
                                cache=True)(pd_distribute)
-    cascade = numba.njit(_OUT(_A, _A, _A, _A, _A, _A, _f, _A, _A, _f, _A2, _A, _A, _A2, _A, _A, _A, _A, _A2, _A2, _A),
-                         cache=True)(cascade)
-    outer_joint = numba.njit(_OUT(_A, _A, _A, _A, _f, _A, _A, _f, _A2, _A, _A, _A2, _A, _A2, _A, _A, _f, _b, _A2, _A),
-                             cache=True)(outer_joint)
-    impedance = numba.njit(_OUT(_A2, _A, _A2, _A, _A, _A, _A, _A, _A, _A, _A, _A, _A2, _b, _A2, _A),
+    cascade = numba.njit(_v(_A, _A, _A, _A, _A, _A, _f, _A, _A, _f, _A2, _A, _A, _A2, _A, _A, _A, _A, _A2, _A2, _A,
+                            _OUT), cache=True)(cascade)
+    outer_joint = numba.njit(_v(_A, _A, _A, _A, _f, _A, _A, _f, _A2, _A, _A, _A2, _A, _A2, _A, _A, _f, _b, _A2, _A,
+                                _OUT), cache=True)(outer_joint)
+    impedance = numba.njit(_v(_A2, _A, _A2, _A, _A, _A, _A, _A, _A, _A, _A, _A, _A2, _b, _A2, _A, _OUT),
                            cache=True)(impedance)
-    joint_pd = numba.njit(_OUT(_A, _A, _A, _A, _A, _A, _A, _f, _A, _A2, _A2, _A), cache=True)(joint_pd)
+    joint_pd = numba.njit(_v(_A, _A, _A, _A, _A, _A, _A, _f, _A, _A2, _A2, _A, _OUT), cache=True)(joint_pd)

@@ -20,8 +20,9 @@ arrays only.
 
 An array a kernel returns costs its caller ~0.5-0.9 us hot (measured: a kernel loaded from numba's cache boxes it
 through a Python-level call, numba.core.serialize._numba_unpickle, per array), three to eight times the np.empty of
-an output array the caller passes in. The period's own kernels (the references between two samples, the limits)
-therefore fill output arrays their callers allocate.
+an output array the caller passes in. The period's own kernels (the references between two samples, the limits, the
+joint PD, admittance's filter; the force laws' of jourdain_kernels.py) therefore fill output arrays their callers
+allocate.
 """
 
 from __future__ import annotations
@@ -65,20 +66,18 @@ def inputs_valid(q, qd, q_d, qd_d, qdd_d, tau_ff, lower, upper, vmax, step, q_pr
     return True
 
 
-def pd(kp, kd, q_d, qd_d, q, qd, tau_ff):
-    """Kp (q_d - q) + Kd (qd_d - qd), plus tau_ff when it is not empty (laws._PD.pd, PDFeedforward); kp, kd hold one
-    gain per joint."""
+def pd(kp, kd, q_d, qd_d, q, qd, tau_ff, out):
+    """``out`` = Kp (q_d - q) + Kd (qd_d - qd), plus tau_ff when it is not empty (laws._PD.pd, PDFeedforward, the force
+    laws' joint loop); kp, kd hold one gain per joint."""
     n = q.shape[0]
-    if not (kp.shape[0] == kd.shape[0] == q_d.shape[0] == qd_d.shape[0] == qd.shape[0] == n
+    if not (kp.shape[0] == kd.shape[0] == q_d.shape[0] == qd_d.shape[0] == qd.shape[0] == out.shape[0] == n
             and tau_ff.shape[0] in (0, n)):
         raise ValueError("pd: the gains and vectors differ in size")
-    out = np.empty(n)
     for i in range(n):
         out[i] = kp[i] * (q_d[i] - q[i]) + kd[i] * (qd_d[i] - qd[i])
     if tau_ff.shape[0] == n:
         for i in range(n):
             out[i] = tau_ff[i] + out[i]
-    return out
 
 
 def hold(tau_g, kp, kd, q_hold, q, qd):
@@ -344,7 +343,7 @@ if numba is not None:
     _A = numba.types.Array(numba.float64, 1, "A", readonly=True)    # any 1-D float64 array converts to it
     _OUT = numba.float64[::1]
     inputs_valid = numba.njit(numba.boolean(*[_A] * 11, numba.float64), cache=True)(inputs_valid)
-    pd = numba.njit(_OUT(*[_A] * 7), cache=True)(pd)
+    pd = numba.njit(numba.void(*[_A] * 7, _OUT), cache=True)(pd)
     hold = numba.njit(_OUT(*[_A] * 6), cache=True)(hold)
     saturate = numba.njit(numba.types.UniTuple(numba.boolean, 2)(_A, _A, _OUT, numba.boolean[::1]),
                           cache=True)(saturate)
@@ -368,23 +367,23 @@ if numba is not None:
 
 
 # ----------------------------------------------------------------------------- the force laws' own calls
-def sensor_admittance(R, w, point, dx, dxd, dt, m_d, d_d, k_d, twist_d, p_d):
+def sensor_admittance(R, w, point, dx, dxd, dt, m_d, d_d, k_d, twist_d, p_d, out):
     """Admittance control's period before the IK of X_c (force.Admittance) of a spatial task with the sensor's
     wrench in one call: F_m (``sensor_wrench``), ``admittance_filter``, and of X_c = X_d (+) dX (task_space.retract)
-    the position p_d + dX[:3] and exp(dX[3:]) (``rodrigues``, row-major; the caller multiplies R_d). Returns [dX' (6),
-    dX (6), xd_c (6), p_c (3), exp(dX[3:]) (9)] (30)."""
-    out = np.empty(30)
+    the position p_d + dX[:3] and exp(dX[3:]) (``rodrigues``, row-major; the caller multiplies R_d). Writes
+    [dX' (6), dX (6), xd_c (6), p_c (3), exp(dX[3:]) (9)] (30) into ``out``."""
+    if out.shape[0] != 30:
+        raise ValueError("sensor_admittance: out needs 30 values")
     out[:18] = admittance_filter(sensor_wrench(R, w, point), dx, dxd, dt, m_d, d_d, k_d, twist_d)
     for i in range(3):
         out[18 + i] = p_d[i] + out[6 + i]
     E = rodrigues(out[9], out[10], out[11])
     for i in range(9):
         out[21 + i] = E[i]
-    return out
 
 
 if numba is not None:
-    sensor_admittance = numba.njit(_OUT(_A2, _A, _A, _A, _A, numba.float64, _A, _A, _A, _A, _A),
+    sensor_admittance = numba.njit(numba.void(_A2, _A, _A, _A, _A, numba.float64, _A, _A, _A, _A, _A, _OUT),
                                    cache=True)(sensor_admittance)
 
 

@@ -124,7 +124,9 @@ class _PD(ControlLaw):
         kp, kd = self._gains
         if kp.shape != q.shape or kd.shape != q.shape:   # one gain per joint (a scalar gain broadcast), this size
             kp, kd = self._gains = np.broadcast_to(self.kp, q.shape), np.broadcast_to(self.kd, q.shape)
-        return kernels.pd(kp, kd, q_d, qd_d, q, qd, _NO_VALUES if tau_ff is None else tau_ff)
+        out = np.empty(q.shape)
+        kernels.pd(kp, kd, q_d, qd_d, q, qd, _NO_VALUES if tau_ff is None else tau_ff, out)
+        return out
 
 
 class DecentralizedPD(_PD):
@@ -407,10 +409,12 @@ class TaskPDGravity(TaskPD):
         compiled = self._compiled
         if compiled is not None:            # G^(X) inside the call (Jourdain's model)
             pose_d, twist_d = desired
+            tau = np.empty(self.dim)        # written by the kernel (a returned array costs more: jourdain_kernels)
             try:
-                return compiled[0].pd_distribute(pose_d.rotation, pose_d.position, pose.rotation, pose.position,
-                                                 twist_d, twist, *self._task_gains, self.jacobian(pose), _NO_VALUES,
-                                                 _NO_VALUES, _NO_VALUES, 0.0, _REST, _REST, False, *compiled[1:])
+                compiled[0].pd_distribute(pose_d.rotation, pose_d.position, pose.rotation, pose.position, twist_d,
+                                          twist, *self._task_gains, self.jacobian(pose), _NO_VALUES, _NO_VALUES,
+                                          _NO_VALUES, 0.0, _REST, _REST, False, *compiled[1:], tau)
+                return tau
             except (TypeError, ValueError, np.linalg.LinAlgError):  # not float64 arrays, the model failed, J singular
                 pass
         return self.distributed_pd(pose, twist, *desired, tau_0=self.model.gravity(pose, validated=True))

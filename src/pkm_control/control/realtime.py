@@ -13,8 +13,11 @@ a controller manager's real-time thread does:
 * ``prepare_realtime()`` asks for what helps and says what it got: SCHED_FIFO (needs CAP_SYS_NICE or
   an rtprio limit, e.g. ``@realtime - rtprio 98`` in /etc/security/limits.conf), a CPU of its own
   (``cpu``), ``gc.freeze()`` with the collector disabled during the run (no collector pause
-  inside a period), and a short GIL switch interval so another Python thread (the ROS executor)
-  hands the interpreter back within ~50 us when the period starts. Each step falls back cleanly.
+  inside a period), a short GIL switch interval so another Python thread (the ROS executor)
+  hands the interpreter back within ~50 us when the period starts, and the CPUs' wake-up latency
+  held at 0 us while the loop runs (``CPU_DMA_LATENCY``, the PM QoS request cyclictest makes: an
+  idle CPU polls instead of entering a deeper idle state, which a thread waking from its sleep pays
+  for at its period's start). Each step falls back cleanly.
 
 Between two periods the runner can do background work (``background``: e.g. take the next chunk
 of a streamed reference), one item at a time while at least ``background_budget_ns`` remain before
@@ -32,6 +35,7 @@ import collections
 import ctypes
 import gc
 import os
+import struct
 import sys
 import time
 from dataclasses import dataclass
@@ -39,6 +43,10 @@ from dataclasses import dataclass
 import numpy as np
 
 PR_SET_TIMERSLACK = 29
+#: the kernel's PM QoS interface for the CPUs' wake-up latency: a request holds while its file stays open
+#: (Documentation/power/pm_qos_interface.rst). Measured here (KVM guest, cpuidle haltpoll, which halts the vCPU at
+#: once: guest_halt_poll_ns=0) in docs/force-control.md, "The CPUs' idle latency"
+CPU_DMA_LATENCY = "/dev/cpu_dma_latency"
 #: the runner spins on the clock for this long before each deadline (ns)
 SPIN_NS = 100_000
 
@@ -53,12 +61,29 @@ class RealtimeSetup:
     timer_slack_ns: int | None
     gc_frozen: bool
     notes: tuple
+    wakeup_latency: int | None = None     # the open CPU_DMA_LATENCY request (its descriptor), None: not held
 
     def summary(self) -> str:
         return (f"SCHED_FIFO {'priority ' + str(self.priority) if self.sched_fifo else 'not permitted'}, "
                 f"CPU {self.cpu if self.cpu is not None else 'any'}, timer slack "
                 f"{self.timer_slack_ns if self.timer_slack_ns is not None else 'default'} ns, "
-                f"gc {'frozen' if self.gc_frozen else 'on'}")
+                f"gc {'frozen' if self.gc_frozen else 'on'}, CPU wake-up latency "
+                f"{'0 us' if self.wakeup_latency is not None else 'default'}")
+
+
+def hold_wakeup_latency(path: str = CPU_DMA_LATENCY) -> tuple:
+    """A PM QoS request of 0 us wake-up latency on every CPU (``path``: the kernel's CPU_DMA_LATENCY file), held
+    until its descriptor is closed (``release_realtime``): (the descriptor, '') or (None, why not); never raises."""
+    try:
+        fd = os.open(path, os.O_WRONLY)
+    except OSError as exc:
+        return None, f"CPU wake-up latency not held ({exc})"
+    try:
+        os.write(fd, struct.pack("i", 0))
+    except OSError as exc:
+        os.close(fd)
+        return None, f"CPU wake-up latency not held ({exc})"
+    return fd, ""
 
 
 def fifo_priority(priority: int, whole_process: bool = False) -> str:
@@ -78,8 +103,10 @@ def fifo_priority(priority: int, whole_process: bool = False) -> str:
         return f"SCHED_FIFO not set ({type(exc).__name__}: {exc}); running with the default scheduler"
 
 
-def prepare_realtime(priority: int = 80, cpu: int | None = None, switch_interval_s: float = 5e-5) -> RealtimeSetup:
-    """Real-time settings for the calling thread (module docstring); never raises for a missing privilege.
+def prepare_realtime(priority: int = 80, cpu: int | None = None, switch_interval_s: float = 5e-5,
+                     wakeup_latency_path: str = CPU_DMA_LATENCY) -> RealtimeSetup:
+    """Real-time settings for the calling thread (module docstring); never raises for a missing privilege. The
+    wake-up latency request holds until ``release_realtime`` (``wakeup_latency_path``: its file).
 
     The other Python threads of the process share the interpreter lock with this one: a thread that holds
     it and is preempted by another process stalls the real-time thread (priority inversion through the
@@ -104,17 +131,22 @@ def prepare_realtime(priority: int = 80, cpu: int | None = None, switch_interval
             slack = 1000
     except (OSError, AttributeError) as exc:
         notes.append(f"timer slack not set ({exc})")
+    wakeup, why = hold_wakeup_latency(wakeup_latency_path)
+    if why:
+        notes.append(why)
     gc.collect()
     gc.freeze()
     gc.disable()
     sys.setswitchinterval(switch_interval_s)
-    return RealtimeSetup(fifo, int(priority) if fifo else 0, got_cpu, slack, True, tuple(notes))
+    return RealtimeSetup(fifo, int(priority) if fifo else 0, got_cpu, slack, True, tuple(notes), wakeup)
 
 
-def release_realtime() -> None:
-    """Undo the process-wide parts of prepare_realtime (the collector)."""
+def release_realtime(setup: RealtimeSetup) -> None:
+    """Undo the process-wide parts of prepare_realtime (the collector, the wake-up latency request)."""
     gc.enable()
     gc.unfreeze()
+    if setup.wakeup_latency is not None:
+        os.close(setup.wakeup_latency)
 
 
 class LatencyHistogram:

@@ -240,13 +240,51 @@ def _gauss_solve(A, b, x, M, perm):
 
 
 @numba.njit(cache=True)
+def _strut_lengths(R, p, legs, iall, gimbal_eps, q, Jl):
+    """ups_motion's strut lengths l (into q) and J rows (into Jl) of a pose, its operations: the positions alone,
+    without the universal joints' angles (two atan2 per leg) and the platform's Euler angles, which the residual of
+    actuated struts does not read. False where a leg is in gimbal lock (ups_motion's UPS_GIMBAL)."""
+    n = legs.shape[0]
+    r00, r01, r02, r10, r11, r12, r20, r21, r22 = (R[0, 0], R[0, 1], R[0, 2], R[1, 0], R[1, 1], R[1, 2],
+                                                   R[2, 0], R[2, 1], R[2, 2])
+    px, py, pz = p[0], p[1], p[2]
+    for i in range(n):
+        L = legs[i]
+        bx, by, bz = L[3], L[4], L[5]
+        s00, s01, s02, s10, s11, s12, s20, s21, s22 = L[6], L[7], L[8], L[9], L[10], L[11], L[12], L[13], L[14]
+        wx = r00 * bx + r01 * by + r02 * bz
+        wy = r10 * bx + r11 * by + r12 * bz
+        wz = r20 * bx + r21 * by + r22 * bz
+        dx, dy, dz = wx + px - L[0], wy + py - L[1], wz + pz - L[2]
+        x = s00 * dx + s10 * dy + s20 * dz
+        y = s01 * dx + s11 * dy + s21 * dz
+        z = s02 * dx + s12 * dy + s22 * dz
+        r2 = x * x + z * z
+        if not math.sqrt(r2) > gimbal_eps:
+            return False
+        l = math.sqrt(r2 + y * y)
+        q[iall[2 * n + i]] = l
+        ux, uy, uz = dx / l, dy / l, dz / l
+        Jl[i, 0], Jl[i, 1], Jl[i, 2] = ux, uy, uz
+        Jl[i, 3], Jl[i, 4], Jl[i, 5] = wy * uz - wz * uy, wz * ux - wx * uz, wx * uy - wy * ux
+    return True
+
+
+@numba.njit(cache=True)
 def _ups_residual(R, p, qa, legs, iall, rows, act, gimbal_eps, q, Jl, J, r, none, none_g, info):
-    """r = q_a(R, p) - qa and J (actuated rows) at a pose from ups_motion (no limits: the FK's inner evaluation);
-    returns |r|, or -1 where a leg is in gimbal lock (the pose is no assembly: forward.py's UnreachablePoseError).
-    none, none_g, info: ups_motion's empty rates and G, its info (scratch)."""
-    status = ups_motion(R, p, none, none, legs, iall, gimbal_eps, 0.0, False, False, False, q, none, none, Jl, none_g,
-                        info)[0]
-    if status == UPS_GIMBAL:
+    """r = q_a(R, p) - qa and J (actuated rows) at a pose from ups_motion (no limits: the FK's inner evaluation; the
+    struts' own part of it, ``_strut_lengths``, where every actuated joint is its leg's strut, as on every 6-UPS
+    robot); returns |r|, or -1 where a leg is in gimbal lock (the pose is no assembly: forward.py's
+    UnreachablePoseError). none, none_g, info: ups_motion's empty rates and G, its info (scratch)."""
+    n = legs.shape[0]
+    struts = True
+    for k in range(rows.shape[0]):
+        struts = struts and rows[k] == iall[2 * n + act[k]]
+    if struts:
+        if not _strut_lengths(R, p, legs, iall, gimbal_eps, q, Jl):
+            return -1.0
+    elif ups_motion(R, p, none, none, legs, iall, gimbal_eps, 0.0, False, False, False, q, none, none, Jl, none_g,
+                    info)[0] == UPS_GIMBAL:
         return -1.0
     total = 0.0
     for k in range(rows.shape[0]):

@@ -853,7 +853,7 @@ class JointControllerNode(Node):
         try:
             stats = self._runner.run(cycle, background=self.background, background_budget_ns=BACKGROUND_BUDGET_NS)
         finally:
-            release_realtime()
+            release_realtime(setup)
         self.get_logger().info(f"real-time loop stopped: {stats.cycles} periods, {stats.misses} deadline misses "
                                f"({stats.miss_percent:.3f} %)")
 
