@@ -33,8 +33,8 @@ settings.load_profile("fuzz" if os.environ.get("PKM_FUZZ") else "suite")
 
 
 #: domains a run takes when the one asked for is held by another run (or none is asked for): test_tools' empty domain
-#: (its DOMAIN + 50) stays below 233, and the fixed domains of test_launch (142-145), test_security (146) and
-#: test_benchmark (151) are outside
+#: (its DOMAIN + 50) stays below 233, and the fixed domains of test_launch (142-145) and test_security (146) are
+#: outside
 TEST_DOMAINS = range(160, 183)
 _domain_lock = None          # the open lock file of this run's domain, held until the run ends
 

@@ -9,7 +9,7 @@ feedforward from this process until the circle is done, and stops the graph. The
 and report are ROS-free (pkm_control.benchmarks.palida).
 
 ROS domain: ROS_DOMAIN_ID when it is set in the environment (watch from a second shell with the
-same domain), else an isolated one derived from the process id; the domain is printed.
+same domain), else an isolated one no other run holds (ros.topology.isolated_domain); the domain is printed.
 """
 
 from __future__ import annotations

@@ -60,8 +60,8 @@ FORCE_DEPTH = 1e-4
 
 #: the ROS domains the benchmark takes without ROS_DOMAIN_ID, each held by its run lock (ros.topology.hold_domain):
 #: a graph of another run in the same domain (measured: a test run's in 163) feeds this one's nodes and steals its
-#: diagnostics; none of the test suite's (160-182, their empty-domain twins 210-232, the fixed 142-151) or of
-#: `pkm demo`'s derived ones (100-199)
+#: diagnostics; none of the test suite's (160-182, their empty-domain twins 210-232, the fixed 141-151) or of
+#: `pkm demo`'s isolated ones (ros.topology.ISOLATED_DOMAINS, 100-140)
 BENCH_DOMAINS = range(200, 210)
 #: what each streaming node reports of its scheduling and its CPU per chunk (ros.runtime: stream_stage_priority,
 #: ChunkCost)

@@ -44,7 +44,7 @@ class StressOptions:
     goal: str = DEFAULT_GOAL               # the trajectory spec of each run
     max_startup: float = 60.0              # s (wall): a longer start-up fails the run
     timeout: float = 300.0                 # s (wall): each run's pkm bringup --timeout
-    domain_id: int | None = None           # first ROS domain of the runs (None: derived from the process id)
+    domain_id: int | None = None           # first ROS domain of the runs (None: an isolated one, ros.topology)
     overrides: tuple[str, ...] = ()        # pkm bringup's --set items
     json: bool = False                     # the runs and figures as one JSON object
 

@@ -194,7 +194,8 @@ def add_stress_arguments(p: argparse.ArgumentParser) -> None:
                    help="each run's pkm bringup --timeout (default %(default)g s; a stalled lockstep fails it "
                         "after 45 s)")
     s.add_argument("--domain-id", type=int, default=None, metavar="D",
-                   help="first ROS domain of the runs (default: derived from the process id)")
+                   help="first ROS domain of the runs (default: an isolated one no other run holds, "
+                        "ros.topology.isolated_domain)")
     s.add_argument("--set", action="append", default=[], metavar="[NODE.]KEY=VALUE",
                    help="passed to pkm bringup (repeatable)")
     s.add_argument("--json", action="store_true", help="the runs and figures as one JSON object")

@@ -67,6 +67,9 @@ class Run:
     refused: int                  # messages the graph's nodes refused (rejected inputs, all nodes)
     finished: bool
     errors: tuple = ()            # the ERRORs of the graph's nodes' diagnostics at the end (a second node of a name)
+    #: what the graph believed, for a failure's message: each node's bound publisher per topic and its refusals
+    #: (ros/peers.Sources), the generator's goal events, the node names in the domain at the end
+    evidence: tuple = ()
 
     def tracking_error(self, references=None) -> float:
         """max |truth - reference| over the actuated joints and the common instants (the run's own references, or
@@ -246,9 +249,9 @@ def run(attack: Attack | None, domain: int, hardware: str = "sim", periods: int 
                 truth[t_ns] = np.array(robot().position[act])
             period(t_ns)
         ctl.period = traced
-        finished = []
+        events = []                          # the generator's goal events: (state, fields)
         status = gen.status
-        gen.status = lambda state, **kw: (finished.append(state), status(state, **kw))
+        gen.status = lambda state, **kw: (events.append((state, kw)), status(state, **kw))
         end = time.monotonic() + WAIT
         while clock_node.k < periods and time.monotonic() < end:
             if attack is not None and attacker is None and (attack.kind == "replay" or clock_node.k >= START):
@@ -261,9 +264,13 @@ def run(attack: Attack | None, domain: int, hardware: str = "sim", periods: int 
         c = ctl.loop.controller
         for n in nodes:
             n.sources.refresh()
+        evidence = (*(f"{n.get_name()} {topic}: {b.summary()}" for n in nodes
+                      for topic, b in n.sources.bindings.items()),
+                    f"goal events: {events}", f"nodes in the domain: {sorted(gen.get_node_names())}")
         return Run(min(clock_node.k, periods), truth, references, c.safe_entries, c.saturations,
                    sum(n.diag.deadline_misses for n in nodes), sum(n.diag.rejected for n in nodes),
-                   "finished" in finished, tuple(e for n in nodes for e in n.diag.errors.values()))
+                   any(state == "finished" for state, _ in events),
+                   tuple(e for n in nodes for e in n.diag.errors.values()), evidence)
     finally:
         if attacker is not None:
             attacker.destroy()

@@ -20,12 +20,20 @@ GROUND_TRUTH_TOPIC = "/hardware/ground_truth/joint_trajectory"
 DOMAIN_MAX = 232
 
 
+#: the domains an isolated run takes (``domain_id``: `pkm demo` and its variants, `pkm fuzz`, the first of `pkm bench
+#: stress`), each under the run lock (``hold_domain``) until the process ends: none of the test suite's (the fixed
+#: 141-151, the pool 160-182 and its empty-domain twins 210-232) nor `pkm bench loop`'s (200-209). Derived from the
+#: process id alone (100 + pid % 100), without asking whether another run held it, such a run could land in a test
+#: run's domain, where each graph hears the other's nodes of its names (docs/benchmarks.md: `pkm bench loop` in 163)
+ISOLATED_DOMAINS = range(100, 141)
+_isolated = []          # (domain, its open run lock) of the isolated domain this process took: held until it ends
+
+
 def domain_id(requested: int | None = None, isolated: bool = True) -> int:
     """The ROS domain of `pkm demo` and of the graph tools (`pkm topics`, `echo`, `param`, `call`, `goal`):
-    ``requested`` (their --domain-id), else ROS_DOMAIN_ID when it is set, else an isolated one derived from the
-    process id (``isolated``: the demo, so that it meets no other graph) or ROS's default 0 (the tools: where
-    `pkm bringup` and the launch file run without ROS_DOMAIN_ID). InvalidInputError for a ROS_DOMAIN_ID that is
-    not a domain id."""
+    ``requested`` (their --domain-id), else ROS_DOMAIN_ID when it is set, else an isolated one (``isolated``: the
+    demo, so that it meets no other graph; ``isolated_domain``) or ROS's default 0 (the tools: where `pkm bringup`
+    and the launch file run without ROS_DOMAIN_ID). InvalidInputError for a ROS_DOMAIN_ID that is not a domain id."""
     if requested is not None:
         return requested
     env = os.environ.get("ROS_DOMAIN_ID", "").strip()
@@ -33,7 +41,24 @@ def domain_id(requested: int | None = None, isolated: bool = True) -> int:
         if not (env.isdigit() and int(env) <= DOMAIN_MAX):
             raise InvalidInputError(f"ROS_DOMAIN_ID={excerpt(env)!r} is not a ROS domain id (0 to {DOMAIN_MAX})")
         return int(env)
-    return 100 + os.getpid() % 100 if isolated else 0
+    return isolated_domain() if isolated else 0
+
+
+def isolated_domain() -> int:
+    """A domain of ISOLATED_DOMAINS that no other run holds, held by this process until it ends (the same one at
+    every call): the first free one from a place the process id picks. InvalidInputError when every one is held."""
+    if not _isolated:
+        n = len(ISOLATED_DOMAINS)
+        for i in range(n):
+            domain = ISOLATED_DOMAINS[(os.getpid() + i) % n]
+            lock = hold_domain(domain)
+            if lock is not None:
+                _isolated.append((domain, lock))
+                break
+        else:
+            raise InvalidInputError(f"every ROS domain of {ISOLATED_DOMAINS.start}-{ISOLATED_DOMAINS.stop - 1} is held "
+                                    "by another run: give one (--domain-id or ROS_DOMAIN_ID)")
+    return _isolated[0][0]
 
 
 def hold_domain(domain: int):
