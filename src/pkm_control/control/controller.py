@@ -44,6 +44,7 @@ import numpy as np
 from ..errors import InvalidInputError, PkmError, all_finite
 from ..kinematics.task_space import Pose
 from . import kernels
+from .kernels import FRONT_INVALID, FRONT_SIZE, FRONT_TRUSTED
 from .feedforward import task_rates
 from .force import ActuatorForces, WrenchMeasurement
 from .laws import _NO_VALUES, DESIRED_POSE, FEEDFORWARD, MEASURED_POSE, WRENCH, _Desired
@@ -125,6 +126,18 @@ class Controller:
         self.needs_desired = DESIRED_POSE in law.requires
         # the laws on the desired motion take J at the measured and desired poses from the estimates (laws._Desired)
         self._share_jacobians = isinstance(law, _Desired)
+        # a law on the measured pose with the compiled 6-UPS estimate (StateEstimator.front_arguments): the input
+        # checks and the estimate in one compiled call (hexapod_ups_period.period_front: its function, legs, index
+        # and scalars, the reference limits' rows after them), else None
+        self._front = None
+        front = estimator.front_arguments if self.needs_pose and estimator is not None else None
+        if front is not None:
+            from .hexapod_ups_period import period_front     # a 6-UPS robot's process only (its module docstring)
+            legs, index, scalars = front
+            sensor, size, timeout, limit = self._wrench_check
+            params = np.concatenate(((self.n, size, timeout, limit), scalars, self._limit_arrays.ravel()))
+            params.setflags(write=False)
+            self._front = (period_front, legs, index, params)
         self.pose = initial_pose            # last platform estimate (warm start)
         self.pose_d = initial_pose          # last desired pose from the references (warm start of its FK)
         # the desired motion of the last two reference samples whose FK ran: [(q_d, qd_d) as lists, (X_d, xdot_d),
@@ -156,15 +169,17 @@ class Controller:
 
     # ------------------------------------------------------------------ the period
     def update(self, t: float, measured, references: References | None, feedforward=None) -> Command:
-        reason, inputs, wrench = self._checked_inputs(t, measured, references, feedforward)
+        reason, inputs, wrench, state = self._checked_inputs(t, measured, references, feedforward)
         tau = None
         if not reason:
             try:
-                pose = twist = None
-                if self.needs_pose:         # self.estimate(measured), without its call
-                    est = self.estimator.estimate(inputs[3], inputs[4], self.pose)
-                    self.pose = pose = est.pose
-                    twist = est.twist
+                pose = twist = J = None
+                if self.needs_pose:         # self.estimate(measured), without its call, unless the checks gave it
+                    if state is None:
+                        est = self.estimator.estimate(inputs[3], inputs[4], self.pose)
+                        state = est.pose, est.twist, est.jacobian
+                    pose, twist, J = state
+                    self.pose = pose
                 desired = J_d = accel_d = None
                 if self.needs_desired:
                     if references.between is not None and self._interpolates:
@@ -177,7 +192,7 @@ class Controller:
                         else:
                             desired, J_d = self._sample(key, inputs[0], inputs[1])[1:3]
                 if self._share_jacobians:
-                    self.law.known_jacobians = (() if pose is None else ((pose, est.jacobian),)) + \
+                    self.law.known_jacobians = (() if pose is None else ((pose, J),)) + \
                         (() if J_d is None else ((desired[0], J_d),))
                     self.law.known_acceleration = None if accel_d is None else (desired[0], accel_d)
                 if wrench is None:               # inputs checked: the law's formula alone
@@ -250,17 +265,19 @@ class Controller:
         return (Pose(out[:3], out[3:12].reshape(3, 3)), out[12:18]), out[18:]
 
     def _checked_inputs(self, t, measured, references, feedforward):
-        """('', (q_d, qd_d, qdd_d, q, qd, tau_ff) as float arrays, the measured wrench or None) when every input the
-        law needs is there, fresh and finite, and the wrench passes the wrench watch; else (what is wrong, None,
-        None). Valid float arrays and a valid wrench pass in one compiled check (kernels.period_inputs_valid);
+        """('', (q_d, qd_d, qdd_d, q, qd, tau_ff) as float arrays, the measured wrench or None, the measured state or
+        None) when every input the law needs is there, fresh and finite, and the wrench passes the wrench watch; else
+        (what is wrong, None, None, None). Valid float arrays and a valid wrench pass in one compiled check (kernels.
+        period_inputs_valid), with the compiled 6-UPS estimate in the same call (hexapod_ups_period.period_front:
+        the measured state (pose, twist, J) when the estimator would trust it, else None: the estimator decides);
         anything else takes the checks one by one, then the watch's (force.WrenchWatch.check), which say what is
         wrong."""
         if measured is None:
-            return "no measurement yet", None, None
+            return "no measurement yet", None, None, None
         age = t - measured.time
         if not age <= self.state_timeout:
             return (f"measurement is {age * 1e3:.3g} ms old (state_timeout {self.state_timeout * 1e3:.3g} ms)", None,
-                    None)
+                    None, None)
         watch = self.wrench_watch
         if references is not None and (feedforward is not None or not self.needs_feedforward):
             lim, last, (sensor, size, timeout, limit) = self._limit_arrays, self._last_ref, self._wrench_check
@@ -271,12 +288,24 @@ class Controller:
                     values, wrench_age = wrench.wrench, t - wrench.time
             elif size:                    # the measured actuator forces
                 values = measured.effort
+            front, state = self._front, None
             try:
-                valid = kernels.period_inputs_valid(
-                    measured.position, measured.velocity, references.q, references.qd, references.qdd,
-                    feedforward if self.needs_feedforward else _NO_VALUES, lim,
-                    _NO_VALUES if last is None else last[1], 0.0 if last is None else t - last[0], self.n,
-                    values, size, wrench_age, timeout, limit)
+                if front is None:
+                    valid = kernels.period_inputs_valid(
+                        measured.position, measured.velocity, references.q, references.qd, references.qdd,
+                        feedforward if self.needs_feedforward else _NO_VALUES, lim,
+                        _NO_VALUES if last is None else last[1], 0.0 if last is None else t - last[0], self.n,
+                        values, size, wrench_age, timeout, limit)
+                else:
+                    out, guess = np.empty(FRONT_SIZE), self.pose
+                    status = front[0](
+                        measured.position, measured.velocity, references.q, references.qd, references.qdd,
+                        feedforward if self.needs_feedforward else _NO_VALUES,
+                        _NO_VALUES if last is None else last[1], 0.0 if last is None else t - last[0],
+                        values, wrench_age, guess.rotation, guess.position, front[1], front[2], front[3], out)
+                    valid = status != FRONT_INVALID
+                    if status == FRONT_TRUSTED:      # views of the one output array
+                        state = Pose(out[9:12], out[:9].reshape(3, 3)), out[12:18], out[18:54].reshape(6, 6)
             except TypeError:             # not 1-D float arrays: checked one by one below
                 valid = False
             if valid:
@@ -285,33 +314,33 @@ class Controller:
                 if size and not sensor:
                     wrench = ActuatorForces(measured.time, values)
                 return "", (references.q, references.qd, references.qdd, measured.position, measured.velocity,
-                            feedforward), wrench
+                            feedforward), wrench, state
         why, q, qd = self._vectors(measured.position, measured.velocity)
         if why:
-            return f"measurement {why}", None, None
+            return f"measurement {why}", None, None, None
         if references is None:
-            return "no reference for this instant (stream ran dry)", None, None
+            return "no reference for this instant (stream ran dry)", None, None, None
         why, q_d, qd_d, qdd_d = self._vectors(references.q, references.qd, references.qdd)
         if why:
-            return f"reference {why}", None, None
+            return f"reference {why}", None, None, None
         if self.reference_limits is not None:
             prev_t, prev_q = self._last_ref if self._last_ref is not None else (t, None)
             why = self.reference_limits.problem(q_d, qd_d, prev_q, t - prev_t)
             if why:
-                return why, None, None
+                return why, None, None, None
             self._last_ref = (t, q_d)
         if self.needs_feedforward:
             if feedforward is None:
-                return "no feedforward for this instant (stream ran dry)", None, None
+                return "no feedforward for this instant (stream ran dry)", None, None, None
             why, feedforward = self._vectors(feedforward)
             if why:
-                return f"feedforward {why}", None, None
+                return f"feedforward {why}", None, None, None
         wrench = None
         if watch is not None:
             why, wrench = watch.check(t, measured)
             if why:
-                return why, None, None
-        return "", (q_d, qd_d, qdd_d, q, qd, feedforward), wrench
+                return why, None, None, None
+        return "", (q_d, qd_d, qdd_d, q, qd, feedforward), wrench, None
 
     def _vectors(self, *arrays):
         """('', *arrays as float arrays) when each holds one finite number per actuator; else (what is wrong with the

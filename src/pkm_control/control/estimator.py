@@ -147,6 +147,15 @@ class StateEstimator:
         # a family's compiled estimate (hexapod_ups.forward_state: the FK, twist, rcond and the distance to the guess
         # in one call), or None: forward_kinematics, then _twist
         self._state = getattr(kin, "forward_state", None)
+        # the same compiled FK and the trust test of its warm start (estimate: residual, step, rcond) as a control
+        # period's one compiled call takes them (control/hexapod_ups_period.py): (legs, index, [its scalars,
+        # max_residual, max_step, _MIN_RCOND]), or None (no compiled FK, or redundant actuation: no twist from it)
+        arguments = getattr(kin, "forward_arguments", None)
+        self.front_arguments = None
+        if arguments is not None and self._square:
+            legs, index, scalars = arguments(self.tol, self.max_iter)
+            self.front_arguments = (legs, index, np.concatenate((scalars, (self.max_residual, self.max_step,
+                                                                           _MIN_RCOND))))
         self._velocity_name = f"actuated joint velocities ({', '.join(clm.actuated_joints)})"
         self._frozen = True
 

@@ -391,6 +391,14 @@ if numba is not None:
 # (control/controller.py, control/loop.py): the inputs' and the wrench's checks in one call
 
 
+#: hexapod_ups_period.period_front's answer (the checks and the 6-UPS estimate in one call): an input failed the
+#: checks; the inputs are valid, the estimate is not trusted (or not computed); both valid and trusted
+FRONT_INVALID, FRONT_VALID, FRONT_TRUSTED = 0, 1, 2
+#: period_front's output: R (row-major), p, xdot, J (6 x 6, row-major), then |r|, rcond, the distance to the guess
+#: (ups_forward's out)
+FRONT_SIZE = 57
+
+
 def period_inputs_valid(q, qd, q_d, qd_d, qdd_d, tau_ff, bounds, q_prev, dt, n, wrench, wrench_size, wrench_age,
                         wrench_timeout, force_limit):
     """``inputs_valid`` for n actuators (``bounds``: its lower, upper, vmax and step as the rows of one array), and

@@ -273,6 +273,12 @@ class Kinematics(ParallelKinematics):
             raise failure(status, it, out[0], tol)
         return Pose(p, R), it, out[0], J, xd if len(qd_actuated) and m == 6 else None, out[1], out[2]
 
+    def forward_arguments(self, tol: float = 1e-12, max_iter: int = 50, damping: float = 1e-12):
+        """(legs, index, [gimbal_eps, tol, max_iter, damping, MAGNITUDE_LIMIT]): ups_forward's arguments that do not
+        change between calls, as ``forward_state`` passes them (the scalars in one array: control/
+        hexapod_ups_period.py calls ups_forward inside the control period's one compiled call)."""
+        return self._legdata, self._fk_index, np.array([_GIMBAL_EPS, tol, max_iter, damping, MAGNITUDE_LIMIT])
+
     def jacobian_xq(self, pose: Pose):
         """(J_x, J_q) = (J, I): prismatic legs have no inverse-kinematic singularity (Taghirad)."""
         return self.jacobian(pose), np.eye(self.n_legs)
