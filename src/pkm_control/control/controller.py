@@ -143,7 +143,9 @@ class Controller:
         # the desired motion of the last two reference samples whose FK ran: [(q_d, qd_d) as lists, (X_d, xdot_d),
         # J(X_d), [xdot_d, xddot_d] or None, the streamed row or None], the newest last
         self._desired = []
-        self._span = (None, None, None)     # (row before, row after, their entries) of the last interpolated period
+        # (row before, row after, their entries, with period_front: their motion packed as it takes it) of the last
+        # interpolated period
+        self._span = (None, None, None, None)
         # between two streamed samples the desired motion is interpolated from theirs (a spatial task: kernels.
         # task_hermite), not the FK of the interpolated references (module docstring)
         self._interpolates = self.needs_desired and estimator is not None and estimator.kin.task.kind == "spatial"
@@ -173,16 +175,16 @@ class Controller:
         tau = None
         if not reason:
             try:
-                pose = twist = J = None
+                pose = twist = J = desired = J_d = accel_d = None
                 if self.needs_pose:         # self.estimate(measured), without its call, unless the checks gave it
                     if state is None:
                         est = self.estimator.estimate(inputs[3], inputs[4], self.pose)
-                        state = est.pose, est.twist, est.jacobian
-                    pose, twist, J = state
+                        pose, twist, J = est.pose, est.twist, est.jacobian
+                    else:                   # with the desired motion between two samples, or None
+                        pose, twist, J, desired, accel_d = state
                     self.pose = pose
-                desired = J_d = accel_d = None
                 if self.needs_desired:
-                    if references.between is not None and self._interpolates:
+                    if desired is None and references.between is not None and self._interpolates:
                         desired, accel_d = self._interpolated(*references.between)
                     if desired is None:          # X_d, xdot_d: the estimator's FK of the references, once a sample
                         last = self._desired[-1] if self._desired else None
@@ -258,7 +260,8 @@ class Controller:
                         return None, None
                 ends.append(entry)
             a, b = ends
-            self._span = (row0, row1, ends)
+            self._span = (row0, row1, ends, None if self._front is None else np.concatenate(
+                (a[1][0].rotation.ravel(), a[1][0].position, a[3], b[1][0].rotation.ravel(), b[1][0].position, b[3])))
         p0, p1 = a[1][0], b[1][0]
         out = np.empty(24)
         kernels.task_hermite(p0.rotation, p0.position, a[3], p1.rotation, p1.position, b[3], w, h, out)
@@ -269,7 +272,9 @@ class Controller:
         None) when every input the law needs is there, fresh and finite, and the wrench passes the wrench watch; else
         (what is wrong, None, None, None). Valid float arrays and a valid wrench pass in one compiled check (kernels.
         period_inputs_valid), with the compiled 6-UPS estimate in the same call (hexapod_ups_period.period_front:
-        the measured state (pose, twist, J) when the estimator would trust it, else None: the estimator decides);
+        the measured state (pose, twist, J, and between two samples of the last period's span the desired motion
+        (X_d, xdot_d), xddot_d as _interpolated gives it, else None, None) when the estimator would trust it, else
+        None: the estimator decides);
         anything else takes the checks one by one, then the watch's (force.WrenchWatch.check), which say what is
         wrong."""
         if measured is None:
@@ -296,16 +301,22 @@ class Controller:
                         feedforward if self.needs_feedforward else _NO_VALUES, lim,
                         _NO_VALUES if last is None else last[1], 0.0 if last is None else t - last[0], self.n,
                         values, size, wrench_age, timeout, limit)
-                else:
-                    out, guess = np.empty(FRONT_SIZE), self.pose
+                else:       # between two samples of the last period's span: their motion interpolated in the call
+                    out, guess, between, span = np.empty(FRONT_SIZE), self.pose, references.between, self._span
+                    between = between if between is not None and span[0] is between[0] and span[1] is between[1] \
+                        else None
                     status = front[0](
                         measured.position, measured.velocity, references.q, references.qd, references.qdd,
                         feedforward if self.needs_feedforward else _NO_VALUES,
                         _NO_VALUES if last is None else last[1], 0.0 if last is None else t - last[0],
-                        values, wrench_age, guess.rotation, guess.position, front[1], front[2], front[3], out)
+                        values, wrench_age, guess.rotation, guess.position,
+                        _NO_VALUES if between is None else span[3], 0.0 if between is None else between[2],
+                        0.0 if between is None else between[3], front[1], front[2], front[3], out)
                     valid = status != FRONT_INVALID
                     if status == FRONT_TRUSTED:      # views of the one output array
-                        state = Pose(out[9:12], out[:9].reshape(3, 3)), out[12:18], out[18:54].reshape(6, 6)
+                        state = (Pose(out[9:12], out[:9].reshape(3, 3)), out[12:18], out[18:54].reshape(6, 6)) + \
+                            ((None, None) if between is None else
+                             ((Pose(out[57:60], out[60:69].reshape(3, 3)), out[69:75]), out[75:]))
             except TypeError:             # not 1-D float arrays: checked one by one below
                 valid = False
             if valid:

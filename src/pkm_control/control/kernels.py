@@ -395,8 +395,8 @@ if numba is not None:
 #: checks; the inputs are valid, the estimate is not trusted (or not computed); both valid and trusted
 FRONT_INVALID, FRONT_VALID, FRONT_TRUSTED = 0, 1, 2
 #: period_front's output: R (row-major), p, xdot, J (6 x 6, row-major), then |r|, rcond, the distance to the guess
-#: (ups_forward's out)
-FRONT_SIZE = 57
+#: (ups_forward's out), then task_hermite's [p, R, xd, xdd]
+FRONT_SIZE = 81
 
 
 def period_inputs_valid(q, qd, q_d, qd_d, qdd_d, tau_ff, bounds, q_prev, dt, n, wrench, wrench_size, wrench_age,
