@@ -476,3 +476,54 @@ def test_the_desired_motion_between_streamed_samples_is_the_fk_of_the_interpolat
     assert periods > 400
     assert pose_gap < 1e-10, pose_gap
     assert (err["interpolated"] <= 1.5 * err["fk"] + 1e-12).all(), err
+
+
+def test_the_front_of_the_period_in_one_call_commands_bitwise_what_its_steps_do(palida):
+    """On a 6-UPS robot a law on the measured pose takes the input checks, the desired motion between streamed samples
+    and the measured estimate from one compiled call (hexapod_ups_period.period_front); the same controller without
+    it (its steps one by one) commands bitwise the same: along the deburring face with references streamed every
+    fourth period (interpolated between), and for a measurement that jumps beyond the estimator's max_step (its
+    recovery), a non-finite one (the safe behaviour) and the return to valid inputs."""
+    from dataclasses import replace
+
+    from pkm_control.benchmarks import deburring
+    from pkm_control.benchmarks.loop import FORCE_DEPTH
+    from pkm_control.control.force import parse_force_reference
+    from pkm_control.control.settings import make_force_controller
+    from pkm_control.hardware.contact import load_environment, wrench_sensor
+
+    kin = palida.kin
+    env, sensor = load_environment("palida")
+    task = deburring.task(kin, env, gap=-FORCE_DEPTH)
+    x0 = np.array(task["start"])
+    xs = np.tile(x0, (52, 1))
+    xs[:, 1] += 0.01 * np.arange(52) * 4 * DT                     # 1 cm/s along the face
+    q = np.array([kin.actuated(kin.task.pose(x)) for x in xs])
+    qd = np.gradient(q, 4 * DT, axis=0)
+    runs = []
+    for front in (True, False):
+        robot = SimulatedRobot(palida, DT, environment=env, wrench_sensor=wrench_sensor(env, sensor))
+        robot.reset(kin.task.pose(x0))
+        c = make_force_controller(palida, "direct_force")
+        assert c._front is not None
+        if not front:
+            c._front = None
+        loop = ControlLoop(robot, c, 2_000_000)
+        loop.force_reference = parse_force_reference(task["force_reference"], kin.task)
+        loop.offer_references(np.arange(52) * 4 * DT_NS, q, qd, 0 * q)
+        cmds = []
+        for k in range(200):
+            cmds.append(loop.cycle(k * DT_NS))
+            robot.step()
+        m = robot.read()
+        far = kin.actuated(kin.task.pose(x0 + [0.15, 0, 0, 0, 0, 0]))         # 15 cm off: beyond max_step 0.1
+        ref = References(q[50], qd[50] * 0, qd[50] * 0, loop.force_reference)
+        t = m.time
+        for position in (far, m.position * np.nan, m.position):
+            t += DT
+            cmds.append(c.update(t, replace(m, time=t, position=position), ref))
+        runs.append(cmds)
+    assert {cmd.mode for cmd in runs[0][:200]} == {CONTROL} and runs[0][-2].mode != CONTROL
+    for a, b in zip(*runs):
+        assert a.tau.tobytes() == b.tau.tobytes() and (a.mode, a.reason, a.engaged) == (b.mode, b.reason, b.engaged)
+        assert a.saturated.tobytes() == b.saturated.tobytes()
