@@ -39,6 +39,7 @@ class ForceLimits:
         lim.setflags(write=False)
         self.limits = lim
         self._lower = -lim
+        self._n = len(lim)
 
     @classmethod
     def from_config(cls, model) -> "ForceLimits":
@@ -54,9 +55,10 @@ class ForceLimits:
         compiled pass (kernels.saturate) for a finite tau; NaN and inf are clipped as numpy's minimum and maximum
         do (NaN stays NaN)."""
         tau = np.asarray(tau, dtype=float)
-        if tau.shape != self.limits.shape:
+        n = self._n
+        if tau.shape != (n,):
             raise InvalidInputError(f"actuator forces must have shape {self.limits.shape}, got {tau.shape}")
-        out, sat = np.empty(len(tau)), np.empty(len(tau), bool)
+        out, sat = np.empty(n), np.empty(n, bool)
         any_sat, finite = kernels.saturate(tau, self.limits, out, sat)
         if not finite:
             out, sat = np.minimum(np.maximum(tau, self._lower), self.limits), np.abs(tau) > self.limits

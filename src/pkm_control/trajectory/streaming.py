@@ -161,14 +161,18 @@ class SampleBuffer:
             row = self.rows[i]
         elif 0 < i < n:
             t0, t1 = times[i - 1], times[i]
-            span = self.rows[i - 1], self.rows[i], (t_ns - t0) / (t1 - t0), (t1 - t0) * 1e-9
-            row = self.interpolate(*span)
+            r0, r1, w, h = self.rows[i - 1], self.rows[i], (t_ns - t0) / (t1 - t0), (t1 - t0) * 1e-9
+            span = r0, r1, w, h
+            row = self.interpolate(r0, r1, w, h)
         elif n and 0 <= t_ns - times[-1] <= max_age_ns:
             row = self.rows[-1]
+            i = n - 1
         else:
             return None, None
-        read = times[min(i, n - 1)]
-        self.used_ns = read if self.used_ns is None else max(self.used_ns, read)
+        read = times[i]                 # the latest sample read (the one at t, after it, or the last)
+        used = self.used_ns
+        if used is None or read > used:
+            self.used_ns = read
         return row, span
 
     def prune(self, now_ns: int) -> None:
