@@ -165,8 +165,7 @@ class ControlLoop:
 
     def cycle(self, t_ns: int) -> Command:
         """read -> (estimate) -> update -> write, for the period starting at t_ns."""
-        if self._inbox:                       # drain(), without its call while nothing was offered
-            self.drain()
+        self.drain()
         measured = self.hardware.read()
         self.measured = measured
         row, between = self.references.use_between(t_ns, self.reference_timeout_ns)

@@ -239,8 +239,7 @@ class SimulatedPlant(HardwareInterface, Simulated):
 
     def read(self) -> JointMeasurement:
         """The drives' measurement and, with a wrench sensor, its sample in sensors["wrench"]."""
-        if self._state is None:         # _require(), without its call on a robot that has its state
-            self._require()
+        self._require()
         if self._read is None:
             q, qd = self._actuated()
             self._read = JointMeasurement(self.time, q, qd, self.tau_applied.copy())
@@ -257,8 +256,7 @@ class SimulatedPlant(HardwareInterface, Simulated):
         REFUSE_FACTOR times the force limit (not a saturation: a broken or hostile controller), raise
         InvalidInputError and are not applied (the previous command and the timeout stay in force).
         Between the limit and that, the force saturates at the limit (``saturated``)."""
-        if self._state is None:         # _require(), without its call on a robot that has its state
-            self._require()
+        self._require()
         self._tau_cmd = self._check(tau).copy()
         self._last_command = self.time if time is None else float(time)
         if self.mode != "command":
