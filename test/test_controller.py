@@ -478,12 +478,20 @@ def test_the_desired_motion_between_streamed_samples_is_the_fk_of_the_interpolat
     assert (err["interpolated"] <= 1.5 * err["fk"] + 1e-12).all(), err
 
 
-def test_the_front_of_the_period_in_one_call_commands_bitwise_what_its_steps_do(palida):
+#: every force controller of config/controllers.yaml (force_controllers.controllers)
+FORCE_CONTROLLERS = ("stiffness", "direct_force", "direct_force_joint", "direct_force_joint_space", "inner_force",
+                     "inner_force_joint", "inner_force_joint_space", "impedance", "impedance_no_force", "admittance")
+
+
+@pytest.mark.parametrize("controller", FORCE_CONTROLLERS)
+def test_the_period_in_one_call_commands_bitwise_what_its_steps_do(palida, controller):
     """On a 6-UPS robot a law on the measured pose takes the input checks, the desired motion between streamed samples
-    and the measured estimate from one compiled call (hexapod_ups_period.period_front); the same controller without
-    it (its steps one by one) commands bitwise the same: along the deburring face with references streamed every
-    fourth period (interpolated between), and for a measurement that jumps beyond the estimator's max_step (its
-    recovery), a non-finite one (the safe behaviour) and the return to valid inputs."""
+    and the measured estimate from one compiled call (hexapod_ups_period.period_front), and on Jourdain's model the
+    law's kernel and the force limits in the same call (jourdain_period.py: ControlLaw.period_call); the same
+    controller without the law in it, and without either (its steps one by one), commands bitwise the same: along the
+    deburring face with references streamed every fourth period (interpolated between), and for a measurement that
+    jumps beyond the estimator's max_step (its recovery), a non-finite one (the safe behaviour) and the return to
+    valid inputs. Three periods of four take the one call (the fourth, a span's first, packs the span)."""
     from dataclasses import replace
 
     from pkm_control.benchmarks import deburring
@@ -501,13 +509,20 @@ def test_the_front_of_the_period_in_one_call_commands_bitwise_what_its_steps_do(
     q = np.array([kin.actuated(kin.task.pose(x)) for x in xs])
     qd = np.gradient(q, 4 * DT, axis=0)
     runs = []
-    for front in (True, False):
+    for calls in ("period", "front", "steps"):
         robot = SimulatedRobot(palida, DT, environment=env, wrench_sensor=wrench_sensor(env, sensor))
         robot.reset(kin.task.pose(x0))
-        c = make_force_controller(palida, "direct_force")
+        c = make_force_controller(palida, controller)
         assert c._front is not None
-        if not front:
+        fused = c._period is not None
+        assert fused == (controller not in ("admittance", "direct_force_joint_space"))
+        if calls != "period":
+            c._period = None
+        if calls == "steps":
             c._front = None
+        whole = c._whole_period
+        done = []
+        c._whole_period = lambda *args: done.append(whole(*args)) or done[-1]
         loop = ControlLoop(robot, c, 2_000_000)
         loop.force_reference = parse_force_reference(task["force_reference"], kin.task)
         loop.offer_references(np.arange(52) * 4 * DT_NS, q, qd, 0 * q)
@@ -515,6 +530,11 @@ def test_the_front_of_the_period_in_one_call_commands_bitwise_what_its_steps_do(
         for k in range(200):
             cmds.append(loop.cycle(k * DT_NS))
             robot.step()
+        if calls == "period" and fused:
+            # every period but the first (no span yet) and each span's first (50 spans): 200 - 1 - 50
+            assert sum(cmd is not None for cmd in done) == 149, sum(cmd is not None for cmd in done)
+        else:
+            assert not done
         m = robot.read()
         far = kin.actuated(kin.task.pose(x0 + [0.15, 0, 0, 0, 0, 0]))         # 15 cm off: beyond max_step 0.1
         ref = References(q[50], qd[50] * 0, qd[50] * 0, loop.force_reference)
@@ -524,6 +544,7 @@ def test_the_front_of_the_period_in_one_call_commands_bitwise_what_its_steps_do(
             cmds.append(c.update(t, replace(m, time=t, position=position), ref))
         runs.append(cmds)
     assert {cmd.mode for cmd in runs[0][:200]} == {CONTROL} and runs[0][-2].mode != CONTROL
-    for a, b in zip(*runs):
-        assert a.tau.tobytes() == b.tau.tobytes() and (a.mode, a.reason, a.engaged) == (b.mode, b.reason, b.engaged)
-        assert a.saturated.tobytes() == b.saturated.tobytes()
+    for other in runs[1:]:
+        for a, b in zip(runs[0], other):
+            assert a.tau.tobytes() == b.tau.tobytes() and (a.mode, a.reason, a.engaged) == (b.mode, b.reason, b.engaged)
+            assert a.saturated.tobytes() == b.saturated.tobytes()

@@ -44,9 +44,9 @@ import numpy as np
 from ..errors import InvalidInputError, PkmError, all_finite
 from ..kinematics.task_space import Pose
 from . import kernels
-from .kernels import FRONT_INVALID, FRONT_SIZE, FRONT_TRUSTED
+from .kernels import FRONT_INVALID, FRONT_SIZE, FRONT_TRUSTED, PERIOD_DONE, PERIOD_SATURATED
 from .feedforward import task_rates
-from .force import ActuatorForces, WrenchMeasurement
+from .force import ActuatorForces, WrenchMeasurement, _sensor_arrays
 from .laws import _NO_VALUES, DESIRED_POSE, FEEDFORWARD, MEASURED_POSE, WRENCH, _Desired
 from .safety import ForceLimits, ReferenceLimits, SafeBehaviour
 
@@ -66,6 +66,7 @@ class References(NamedTuple):
     force: object = None         # force.ForceReference (F_d, force-controlled directions) for the force laws, or None
     between: object = None       # (row before, row after, w, h): the streamed samples [q, qd, qdd] the loop
                                  # interpolated these between (SampleBuffer.between), or None (on a sample)
+    sample: object = None        # on a streamed sample: its row (these are its views), or None
 
 
 class Command(NamedTuple):
@@ -138,6 +139,11 @@ class Controller:
             params = np.concatenate(((self.n, size, timeout, limit), scalars, self._limit_arrays.ravel()))
             params.setflags(write=False)
             self._front = (period_front, legs, index, params)
+        # the law's whole period in one compiled call with that front (ControlLaw.period_call, control/
+        # jourdain_period.py): its function, the law's fixed arguments and the force limits, the size of its output;
+        # else None
+        call = None if self._front is None else law.period_call()
+        self._period = None if call is None else (call[0], call[2] + (limits.limits,), FRONT_SIZE + call[1] + self.n)
         self.pose = initial_pose            # last platform estimate (warm start)
         self.pose_d = initial_pose          # last desired pose from the references (warm start of its FK)
         # the desired motion of the last two reference samples whose FK ran: [(q_d, qd_d) as lists, (X_d, xdot_d),
@@ -171,6 +177,10 @@ class Controller:
 
     # ------------------------------------------------------------------ the period
     def update(self, t: float, measured, references: References | None, feedforward=None) -> Command:
+        if self._period is not None:
+            command = self._whole_period(t, measured, references, feedforward)
+            if command is not None:
+                return command
         reason, inputs, wrench, state = self._checked_inputs(t, measured, references, feedforward)
         tau = None
         if not reason:
@@ -221,6 +231,78 @@ class Controller:
             tau = np.zeros(self.n)
         self.last_tau = tau
         return Command(tau, sat, self.mode, self.reason, engaged)
+
+    def _whole_period(self, t, measured, references, feedforward):
+        """The period in the law's one compiled call (``self._period``: the checks, the estimate, the desired motion
+        of the last period's span: between its two samples or on its second, the law and the force limits), or None:
+        the usual path decides (the first period of a span, an input the call does not take or trust, a law's kernel
+        that fails or a command that is not finite: the usual path recomputes the period and says what is wrong)."""
+        if measured is None or references is None or not t - measured.time <= self.state_timeout:
+            return None
+        between, span = references.between, self._span
+        if between is None:         # on a sample: the span's second
+            if span[1] is None or references.sample is not span[1]:
+                return None
+            w, h = 1.0, 0.0
+        elif span[0] is not between[0] or span[1] is not between[1]:
+            return None
+        else:
+            w, h = between[2], between[3]
+        wrench, values, wrench_age = self._wrench_values(t, measured)
+        if self._wrench_check[0]:         # the sensor's arrays as the kernels take them (else the usual path)
+            arrays = _sensor_arrays(wrench) if type(wrench) is WrenchMeasurement else None
+            if arrays is None:
+                return None
+            arrays = (*arrays, _NO_VALUES)
+        else:
+            arrays = (_NO_VALUES, _NO_VALUES, values)
+        force = references.force
+        law = self.law
+        arguments = law.period_arguments(t, force, *arrays)
+        if arguments is None:
+            return None
+        function, fixed, size = self._period
+        out, sat = np.empty(size), np.empty(self.n, bool)
+        try:
+            answer = function(*self._front_arguments(t, measured, references, feedforward, values, wrench_age,
+                                                     span[3], w, h), *arguments, *fixed, out, sat)
+        except (TypeError, *COMPUTE_ERRORS):
+            return None
+        if answer != PERIOD_DONE and answer != PERIOD_SATURATED:
+            return None
+        pose = Pose(out[9:12], out[:9].reshape(3, 3))
+        if not law.period_done(t, pose, out[FRONT_SIZE:], force):
+            return None
+        self.pose = pose
+        if self.reference_limits is not None:
+            self._last_ref = (t, references.q)
+        if self.mode != CONTROL:
+            self.mode, self.reason, self.target = CONTROL, "", None
+        if answer == PERIOD_SATURATED:
+            self.saturations += 1
+        tau = out[size - self.n:]
+        self.last_tau = tau
+        return Command(tau, sat, CONTROL, "", False)
+
+    def _wrench_values(self, t, measured):
+        """(the sensor's sample or None, the values kernels.period_inputs_valid checks: the sensor's wrench, the
+        measured actuator forces, or none, their age)."""
+        sensor, size = self._wrench_check[:2]
+        if sensor:                    # the sensor's sample (WrenchWatch.check: a WrenchMeasurement)
+            wrench = measured.sensors.get(WRENCH)
+            if type(wrench) is WrenchMeasurement:
+                return wrench, wrench.wrench, t - wrench.time
+            return wrench, _NO_VALUES, 0.0
+        return None, measured.effort if size else _NO_VALUES, 0.0
+
+    def _front_arguments(self, t, measured, references, feedforward, values, wrench_age, span, w, h):
+        """period_front's arguments but ``out``; ``span``, ``w``, ``h``: the packed span whose samples' motion is
+        interpolated in the call (``_interpolated``) and where (empty: none)."""
+        last, guess, front = self._last_ref, self.pose, self._front
+        return (measured.position, measured.velocity, references.q, references.qd, references.qdd,
+                feedforward if self.needs_feedforward else _NO_VALUES,
+                _NO_VALUES if last is None else last[1], 0.0 if last is None else t - last[0],
+                values, wrench_age, guess.rotation, guess.position, span, w, h, front[1], front[2], front[3])
 
     def _sample(self, key, q_d, qd_d, row=None):
         """The desired motion of one reference sample, [key, (X_d, xdot_d), J(X_d), [xdot_d, xddot_d] or None, row]:
@@ -286,13 +368,7 @@ class Controller:
         watch = self.wrench_watch
         if references is not None and (feedforward is not None or not self.needs_feedforward):
             lim, last, (sensor, size, timeout, limit) = self._limit_arrays, self._last_ref, self._wrench_check
-            wrench, values, wrench_age = None, _NO_VALUES, 0.0
-            if sensor:                    # the sensor's sample (WrenchWatch.check: a WrenchMeasurement)
-                wrench = measured.sensors.get(WRENCH)
-                if type(wrench) is WrenchMeasurement:
-                    values, wrench_age = wrench.wrench, t - wrench.time
-            elif size:                    # the measured actuator forces
-                values = measured.effort
+            wrench, values, wrench_age = self._wrench_values(t, measured)
             front, state = self._front, None
             try:
                 if front is None:
@@ -302,16 +378,12 @@ class Controller:
                         _NO_VALUES if last is None else last[1], 0.0 if last is None else t - last[0], self.n,
                         values, size, wrench_age, timeout, limit)
                 else:       # between two samples of the last period's span: their motion interpolated in the call
-                    out, guess, between, span = np.empty(FRONT_SIZE), self.pose, references.between, self._span
+                    out, between, span = np.empty(FRONT_SIZE), references.between, self._span
                     between = between if between is not None and span[0] is between[0] and span[1] is between[1] \
                         else None
-                    status = front[0](
-                        measured.position, measured.velocity, references.q, references.qd, references.qdd,
-                        feedforward if self.needs_feedforward else _NO_VALUES,
-                        _NO_VALUES if last is None else last[1], 0.0 if last is None else t - last[0],
-                        values, wrench_age, guess.rotation, guess.position,
-                        _NO_VALUES if between is None else span[3], 0.0 if between is None else between[2],
-                        0.0 if between is None else between[3], front[1], front[2], front[3], out)
+                    status = front[0](*self._front_arguments(
+                        t, measured, references, feedforward, values, wrench_age,
+                        *((_NO_VALUES, 0.0, 0.0) if between is None else (span[3], between[2], between[3]))), out)
                     valid = status != FRONT_INVALID
                     if status == FRONT_TRUSTED:      # views of the one output array
                         state = (Pose(out[9:12], out[:9].reshape(3, 3)), out[12:18], out[18:54].reshape(6, 6)) + \

@@ -382,18 +382,50 @@ class DirectForce(_ForceLaw):
         f_d, s = self.reference(force)
         if self.contact == "retreat":
             return self.inner(q, qd, pose, twist, self._retreat, np.zeros(self.dim))
-        dt = self.period if self._t is None or t is None or not 0 < t - self._t <= 2.5 * self.period else t - self._t
         pose_d, twist_d = desired
-        outer, f_m = self._outer(f_d, wrench, s, dt, pose_d, twist_d, pose, twist, t)
-        if self.selected:
-            self._watch_contact(t, pose, self.pressed(t, pose, twist, wrench, f_m, s, outer), outer[25], f_d, s)
-            if self.contact == "retreat":
-                return self.inner(q, qd, pose, twist, self._retreat, np.zeros(self.dim))
-        self._t = t
-        self._offset = outer[:6]
+        outer, f_m = self._outer(f_d, wrench, s, self._dt(t), pose_d, twist_d, pose, twist, t)
+        if not self._advance(t, pose, outer, f_d, s,
+                             self.pressed(t, pose, twist, wrench, f_m, s, outer) if self.selected else 0.0):
+            return self.inner(q, qd, pose, twist, self._retreat, np.zeros(self.dim))
         if len(outer) == 32:            # the inner loop's J^-T (Kp e_x + Kd e_x') + G^(X) came with it
             return outer[26:]
         return self.inner(q, qd, pose, twist, Pose(outer[6:9], outer[9:18].reshape(3, 3)), outer[18:24])
+
+    def _dt(self, t) -> float:
+        """The time since the last period (s): ``period`` at the first, without a time, or after a gap over 2.5
+        periods."""
+        return self.period if self._t is None or t is None or not 0 < t - self._t <= 2.5 * self.period else \
+            t - self._t
+
+    def _advance(self, t, pose, outer, f_d, s, pressed: float) -> bool:
+        """The law's state after the outer loop of the period at t (``outer``: _outer's): the contact state machine
+        on |S F_c| (``pressed``) and |S F_d| while a direction is force-controlled, then the integral and the time.
+        False: the contact was lost in this period (the command is the retreat's, the integral cleared)."""
+        if self.selected:
+            self._watch_contact(t, pose, pressed, outer[25], f_d, s)
+            if self.contact == "retreat":
+                return False
+        self._t = t
+        self._offset = outer[:6]
+        return True
+
+    def period_call(self):
+        """The cascade's kernel in the period's call (ControlLaw.period_call; the inner loop in the task: not
+        DirectForceJointSpace's)."""
+        if not self.cascade or self._compiled is None:
+            return None
+        from .jourdain_period import cascade_period
+
+        return cascade_period, 32, (self._ki, self._kf, self.max_offset, *self._task_gains, *self._compiled[1:])
+
+    def period_arguments(self, t, force, w, point, tau_m):
+        f_d, s = self.reference(force)
+        if self.contact == "retreat":
+            return None
+        return f_d, w, point, tau_m, s, self._offset, self._dt(t)
+
+    def period_done(self, t, pose, out, force) -> bool:
+        return self._advance(t, pose, out, *self.reference(force), out[24])
 
     def _outer(self, f_d, wrench, s, dt, pose_d, twist_d, pose, twist, t=None):
         """The outer force loop of one period (kernels.force_outer, spatial tasks; numpy otherwise) on F_m
@@ -576,6 +608,14 @@ class InnerForce(_ForceLaw):
         f_m = self.measured_wrench(pose, wrench)
         return self.distributed_pd(pose, twist, *desired, f_m, self.kf, self.gravity(pose))
 
+    def period_call(self):
+        """evaluate's kernel in the period's call (ControlLaw.period_call)."""
+        if self._compiled is None:
+            return None
+        from .jourdain_period import pd_distribute_period
+
+        return pd_distribute_period, 6, (*self._task_gains, self.kf, False, False, *self._compiled[1:])
+
 
 class InnerForceJointSpace(InnerForce):
     """Force feedback in the inner loop with force and motion measured in the joint space (Taghirad, Force Control,
@@ -615,6 +655,17 @@ class InnerForceJointSpace(InnerForce):
         tau_m = wrench.tau - tau_g if isinstance(wrench, ActuatorForces) else \
             self.distribute(pose, task_wrench(self.kin.task, pose, wrench))
         return tau_a + self.kf * (tau_a - tau_m) + tau_g
+
+    def period_call(self):
+        """evaluate's kernel on the actuator forces in the period's call (ControlLaw.period_call)."""
+        if self._compiled is None:
+            return None
+        from .jourdain_period import joint_pd_period
+
+        return joint_pd_period, 6, (*self._joint_pd_gains, self.kf, *self._compiled[1:])
+
+    def period_arguments(self, t, force, w, point, tau_m):
+        return (tau_m,) if len(tau_m) else None          # the F/T sensor's wrench: evaluate
 
 
 class _Impedance(_ForceLaw):
@@ -670,6 +721,17 @@ class Impedance(_Impedance):
         a = xdd_d + (self.task_pd(pose, twist, pose_d, twist_d) - f_m) / self.m_d
         return self.model.tau(pose, twist, a) + self.distribute(pose, f_m)
 
+    def period_call(self):
+        """evaluate's kernel on the sensor's wrench in the period's call (ControlLaw.period_call)."""
+        if self._compiled is None:
+            return None
+        from .jourdain_period import impedance_period
+
+        return impedance_period, 6, (*self._task_gains, self.m_d, self.model.friction, *self._compiled[1:])
+
+    def period_arguments(self, t, force, w, point, tau_m):
+        return (w, point) if len(w) else None            # the actuator forces: evaluate
+
 
 class ImpedanceNoForce(_Impedance):
     """Impedance control without force measurement (Taghirad, Impedance Control: "in stiffness control ... no force
@@ -696,6 +758,15 @@ class ImpedanceNoForce(_Impedance):
             if tau is not None:
                 return tau
         return self.distributed_pd(pose, twist, pose_d, twist_d, tau_0=self.model.tau(pose, twist, xdd_d))
+
+    def period_call(self):
+        """evaluate's kernel in the period's call (ControlLaw.period_call): the model's inverse dynamics at the
+        measured state and the desired acceleration."""
+        if self._compiled is None:
+            return None
+        from .jourdain_period import pd_distribute_period
+
+        return pd_distribute_period, 6, (*self._task_gains, 0.0, True, self.model.friction, *self._compiled[1:])
 
 
 class Admittance(_Impedance):

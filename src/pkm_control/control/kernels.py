@@ -394,6 +394,9 @@ if numba is not None:
 #: hexapod_ups_period.period_front's answer (the checks and the 6-UPS estimate in one call): an input failed the
 #: checks; the inputs are valid, the estimate is not trusted (or not computed); both valid and trusted
 FRONT_INVALID, FRONT_VALID, FRONT_TRUSTED = 0, 1, 2
+#: a law's whole period in one call (control/jourdain_period.py), beyond period_front's answers: the command written,
+#: finite; the same with some actuator at its force limit; the law's command not finite (nothing to use)
+PERIOD_DONE, PERIOD_SATURATED, PERIOD_NOT_FINITE = 3, 4, 5
 #: period_front's output: R (row-major), p, xdot, J (6 x 6, row-major), then |r|, rcond, the distance to the guess
 #: (ups_forward's out), then task_hermite's [p, R, xd, xdd]
 FRONT_SIZE = 81

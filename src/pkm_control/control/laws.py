@@ -80,6 +80,25 @@ class ControlLaw:
         """The parameter estimates an adaptive law carries (a copy), None: the law estimates nothing."""
         return None
 
+    def period_call(self):
+        """The law's whole period in one compiled call with the 6-UPS front (control/jourdain_period.py): (the
+        function, the size of the law kernel's output, the law's fixed arguments), or None (the default): the law's
+        ``evaluate`` every period."""
+        return None
+
+    def period_arguments(self, t, force, w, point, tau_m):
+        """The arguments of ``period_call``'s function that change from period to period, before its fixed ones, or
+        None: the usual path in this period. ``force``: References.force; the measured wrench as the law kernels take
+        it (jourdain_kernels._measured_wrench): the sensor's ``w`` and ``point``, or the actuator forces ``tau_m``,
+        the others empty (all empty: no wrench). Default: the wrench."""
+        return w, point, tau_m
+
+    def period_done(self, t, pose, out, force) -> bool:
+        """The law's state after the period's call at t (``pose``: the measured estimate; ``out``: its kernel's
+        output); False: the period's command is not the call's (the usual path then runs ``evaluate``, from the state
+        this left). Default: no state, True."""
+        return True
+
 
 class _PD(ControlLaw):
     """Shared by the laws: gains, the checked ``compute`` and the unchecked ``evaluate``.
@@ -418,6 +437,14 @@ class TaskPDGravity(TaskPD):
             except (TypeError, ValueError, np.linalg.LinAlgError):  # not float64 arrays, the model failed, J singular
                 pass
         return self.distributed_pd(pose, twist, *desired, tau_0=self.model.gravity(pose, validated=True))
+
+    def period_call(self):
+        """evaluate's kernel in the period's call (ControlLaw.period_call): G^(X), no measured wrench."""
+        if self._compiled is None:
+            return None
+        from .jourdain_period import pd_distribute_period
+
+        return pd_distribute_period, 6, (*self._task_gains, 0.0, False, False, *self._compiled[1:])
 
 
 class TaskIDC(_TaskSpace):

@@ -172,9 +172,13 @@ class ControlLoop:
         n = self.n
         t = t_ns * 1e-9
         # force_at(t_ns), without its call while no force reference was streamed
+        if not self._between:
+            between = sample = None
+        else:                           # on a streamed sample: its row (Controller's desired motion of the sample)
+            sample = row if between is None else None
         refs = None if row is None else References(row[:n], row[n:2 * n], row[2 * n:],
                                                    self.force_at(t_ns) if self.forces.times else self.force_reference,
-                                                   between if self._between else None)
+                                                   between, sample)
         ff = self.feedforward.use(t_ns + self.feedforward_lead_ns, self.reference_timeout_ns) \
             if self.controller.needs_feedforward else None
         cmd = self.controller.update(t, measured, refs, ff)
