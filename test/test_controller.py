@@ -491,7 +491,8 @@ def test_the_period_in_one_call_commands_bitwise_what_its_steps_do(palida, contr
     controller without the law in it, and without either (its steps one by one), commands bitwise the same: along the
     deburring face with references streamed every fourth period (interpolated between), and for a measurement that
     jumps beyond the estimator's max_step (its recovery), a non-finite one (the safe behaviour) and the return to
-    valid inputs. Three periods of four take the one call (the fourth, a span's first, packs the span)."""
+    valid inputs. Three periods of four take the one call (the fourth, a span's first, packs the span). The runner's
+    warm-up before each period (ControlLoop.rehearse: the last call again into scratch arrays) changes nothing."""
     from dataclasses import replace
 
     from pkm_control.benchmarks import deburring
@@ -509,14 +510,14 @@ def test_the_period_in_one_call_commands_bitwise_what_its_steps_do(palida, contr
     q = np.array([kin.actuated(kin.task.pose(x)) for x in xs])
     qd = np.gradient(q, 4 * DT, axis=0)
     runs = []
-    for calls in ("period", "front", "steps"):
+    for calls in ("period", "rehearsed", "front", "steps"):
         robot = SimulatedRobot(palida, DT, environment=env, wrench_sensor=wrench_sensor(env, sensor))
         robot.reset(kin.task.pose(x0))
         c = make_force_controller(palida, controller)
         assert c._front is not None
         fused = c._period is not None
         assert fused == (controller not in ("admittance", "direct_force_joint_space"))
-        if calls != "period":
+        if calls not in ("period", "rehearsed"):
             c._period = None
         if calls == "steps":
             c._front = None
@@ -528,9 +529,16 @@ def test_the_period_in_one_call_commands_bitwise_what_its_steps_do(palida, contr
         loop.offer_references(np.arange(52) * 4 * DT_NS, q, qd, 0 * q)
         cmds = []
         for k in range(200):
+            if calls == "rehearsed":
+                loop.rehearse()
             cmds.append(loop.cycle(k * DT_NS))
             robot.step()
-        if calls == "period" and fused:
+        assert (c._rehearsal is not None) == (fused and calls in ("period", "rehearsed"))
+        if c._rehearsal is not None:           # the last period (199: between two samples) took the call: again
+            c._scratch[0][:] = np.nan
+            loop.rehearse()
+            assert c._scratch[0][-6:].tobytes() == cmds[-1].tau.tobytes()
+        if calls in ("period", "rehearsed") and fused:
             # every period but the first (no span yet) and each span's first (50 spans): 200 - 1 - 50
             assert sum(cmd is not None for cmd in done) == 149, sum(cmd is not None for cmd in done)
         else:

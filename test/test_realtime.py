@@ -107,6 +107,31 @@ def test_background_stops_when_nothing_is_waiting():
     assert len(calls) == 5                                 # one look per period, nothing found
 
 
+def test_the_warm_up_runs_once_in_the_spin_before_each_period_and_never_delays_it():
+    """``warm`` runs after the sleep, once before each cycle, within the spin (the runner sleeps until 100 us before
+    the deadline); a 30 us warm-up leaves the period on time. Where less than half the spin is left (a cycle that
+    ended ~40 us before the next deadline) there is no warm-up: the period is not put at risk."""
+    sim = SimulatedClock()
+    events = []
+
+    def cycle(k):
+        events.append(("cycle", sim.t))
+        sim.t += (460 if k == 2 else 100) * US              # period 2 ends ~40 us before the next deadline
+
+    def warm():
+        events.append(("warm", sim.t))
+        sim.t += 30 * US
+
+    runner = PeriodicRunner(PERIOD, clock=sim.clock, sleep=sim.sleep)
+    st = runner.run(cycle, cycles=6, warm=warm)
+    assert st.misses == 0 and st.summary()["jitter_max_us"] == 1.0
+    kinds = [kind for kind, _ in events]
+    assert kinds == ["warm", "cycle", "warm", "cycle", "warm", "cycle", "cycle", "warm", "cycle", "warm", "cycle"]
+    for (kind, t), (_, t_next) in zip(events, events[1:]):
+        if kind == "warm":                                   # in the spin: at most 100 us before its cycle
+            assert 30 * US < t_next - t <= 100 * US
+
+
 def test_a_period_must_be_positive():
     with pytest.raises(ValueError, match="period"):
         PeriodicRunner(0)

@@ -380,7 +380,7 @@ def _floor_phase(options, seconds: float, periodic: bool) -> dict:
     def run(_setup):
         offer(0)
         if periodic:
-            PeriodicRunner(dt_ns).run(period, cycles=periods)
+            PeriodicRunner(dt_ns).run(period, cycles=periods, warm=loop.rehearse)      # the node's warm-up
         else:
             for j in range(periods):
                 period(j)

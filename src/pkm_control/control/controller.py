@@ -144,6 +144,9 @@ class Controller:
         # else None
         call = None if self._front is None else law.period_call()
         self._period = None if call is None else (call[0], call[2] + (limits.limits,), FRONT_SIZE + call[1] + self.n)
+        # (the function, its arguments) of the last period's call that commanded, for ``rehearse``; its scratch output
+        self._rehearsal = None
+        self._scratch = None if call is None else (np.empty(self._period[2]), np.empty(self.n, bool))
         self.pose = initial_pose            # last platform estimate (warm start)
         self.pose_d = initial_pose          # last desired pose from the references (warm start of its FK)
         # the desired motion of the last two reference samples whose FK ran: [(q_d, qd_d) as lists, (X_d, xdot_d),
@@ -263,13 +266,15 @@ class Controller:
             return None
         function, fixed, size = self._period
         out, sat = np.empty(size), np.empty(self.n, bool)
+        arguments = (*self._front_arguments(t, measured, references, feedforward, values, wrench_age, span[3], w, h),
+                     *arguments, *fixed)
         try:
-            answer = function(*self._front_arguments(t, measured, references, feedforward, values, wrench_age,
-                                                     span[3], w, h), *arguments, *fixed, out, sat)
+            answer = function(*arguments, out, sat)
         except (TypeError, *COMPUTE_ERRORS):
             return None
         if answer != PERIOD_DONE and answer != PERIOD_SATURATED:
             return None
+        self._rehearsal = (function, arguments)
         pose = Pose(out[9:12], out[:9].reshape(3, 3))
         if not law.period_done(t, pose, out[FRONT_SIZE:], force):
             return None
@@ -283,6 +288,19 @@ class Controller:
         tau = out[size - self.n:]
         self.last_tau = tau
         return Command(tau, sat, CONTROL, "", False)
+
+    def rehearse(self) -> None:
+        """The last period's compiled call (``_whole_period``) once more on its inputs, into scratch arrays: nothing
+        of the controller changes. Just before the next period starts (realtime.PeriodicRunner's ``warm``, in the wait
+        it spins) it brings the call's code and data back into the CPU's caches, which the sleep between the periods
+        emptied: the next period's call then costs what it costs back to back (docs/force-control.md). The inputs are
+        those of a call that commanded (the same steps again: its duration); none yet: nothing."""
+        rehearsal = self._rehearsal
+        if rehearsal is not None:
+            try:
+                rehearsal[0](*rehearsal[1], *self._scratch)
+            except (TypeError, *COMPUTE_ERRORS):        # the same inputs again: not expected; never into the loop
+                self._rehearsal = None
 
     def _wrench_values(self, t, measured):
         """(the sensor's sample or None, the values kernels.period_inputs_valid checks: the sensor's wrench, the

@@ -138,6 +138,10 @@ class ControlLoop:
             buf.add(times, rows)
 
     # ------------------------------------------------------------------ the period
+    def rehearse(self) -> None:
+        """Controller.rehearse: the runner's warm-up just before the next period (realtime.PeriodicRunner)."""
+        self.controller.rehearse()
+
     def ready(self, t_ns: int) -> bool:
         """The streams the law needs cover t (lockstep waits for this)."""
         self.drain()

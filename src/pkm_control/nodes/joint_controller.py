@@ -851,7 +851,8 @@ class JointControllerNode(Node):
                 self._step_us.clear()
                 self.loop.controller.reset_counters()
         try:
-            stats = self._runner.run(cycle, background=self.background, background_budget_ns=BACKGROUND_BUDGET_NS)
+            stats = self._runner.run(cycle, background=self.background, background_budget_ns=BACKGROUND_BUDGET_NS,
+                                     warm=guarded(self.diag, "warm-up")(self.loop.rehearse))
         finally:
             release_realtime(setup)
         self.get_logger().info(f"real-time loop stopped: {stats.cycles} periods, {stats.misses} deadline misses "
