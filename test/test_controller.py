@@ -478,14 +478,9 @@ def test_the_desired_motion_between_streamed_samples_is_the_fk_of_the_interpolat
     assert (err["interpolated"] <= 1.5 * err["fk"] + 1e-12).all(), err
 
 
-def test_the_front_of_the_period_in_one_call_commands_bitwise_what_its_steps_do(palida):
-    """On a 6-UPS robot a law on the measured pose takes the input checks, the desired motion between streamed samples
-    and the measured estimate from one compiled call (hexapod_ups_period.period_front); the same controller without
-    it (its steps one by one) commands bitwise the same: along the deburring face with references streamed every
-    fourth period (interpolated between), and for a measurement that jumps beyond the estimator's max_step (its
-    recovery), a non-finite one (the safe behaviour) and the return to valid inputs."""
-    from dataclasses import replace
-
+def _deburring_loop(palida, law="direct_force"):
+    """A force law's loop on PaLiDA's deburring face (the bench's task), its references streamed every fourth period
+    (500 Hz, interpolated between), 52 samples 1 cm/s along the face: (loop, robot, kin, x0, q, qd)."""
     from pkm_control.benchmarks import deburring
     from pkm_control.benchmarks.loop import FORCE_DEPTH
     from pkm_control.control.force import parse_force_reference
@@ -500,17 +495,29 @@ def test_the_front_of_the_period_in_one_call_commands_bitwise_what_its_steps_do(
     xs[:, 1] += 0.01 * np.arange(52) * 4 * DT                     # 1 cm/s along the face
     q = np.array([kin.actuated(kin.task.pose(x)) for x in xs])
     qd = np.gradient(q, 4 * DT, axis=0)
+    robot = SimulatedRobot(palida, DT, environment=env, wrench_sensor=wrench_sensor(env, sensor))
+    robot.reset(kin.task.pose(x0))
+    loop = ControlLoop(robot, make_force_controller(palida, law), 2_000_000)
+    loop.force_reference = parse_force_reference(task["force_reference"], kin.task)
+    loop.offer_references(np.arange(52) * 4 * DT_NS, q, qd, 0 * q)
+    return loop, robot, kin, x0, q, qd
+
+
+def test_the_front_of_the_period_in_one_call_commands_bitwise_what_its_steps_do(palida):
+    """On a 6-UPS robot a law on the measured pose takes the input checks, the desired motion between streamed samples
+    and the measured estimate from one compiled call (hexapod_ups_period.period_front); the same controller without
+    it (its steps one by one) commands bitwise the same: along the deburring face with references streamed every
+    fourth period (interpolated between), and for a measurement that jumps beyond the estimator's max_step (its
+    recovery), a non-finite one (the safe behaviour) and the return to valid inputs."""
+    from dataclasses import replace
+
     runs = []
     for front in (True, False):
-        robot = SimulatedRobot(palida, DT, environment=env, wrench_sensor=wrench_sensor(env, sensor))
-        robot.reset(kin.task.pose(x0))
-        c = make_force_controller(palida, "direct_force")
+        loop, robot, kin, x0, q, qd = _deburring_loop(palida)
+        c = loop.controller
         assert c._front is not None
         if not front:
             c._front = None
-        loop = ControlLoop(robot, c, 2_000_000)
-        loop.force_reference = parse_force_reference(task["force_reference"], kin.task)
-        loop.offer_references(np.arange(52) * 4 * DT_NS, q, qd, 0 * q)
         cmds = []
         for k in range(200):
             cmds.append(loop.cycle(k * DT_NS))
@@ -527,3 +534,40 @@ def test_the_front_of_the_period_in_one_call_commands_bitwise_what_its_steps_do(
     for a, b in zip(*runs):
         assert a.tau.tobytes() == b.tau.tobytes() and (a.mode, a.reason, a.engaged) == (b.mode, b.reason, b.engaged)
         assert a.saturated.tobytes() == b.saturated.tobytes()
+
+
+@pytest.mark.parametrize("front", [True, False])
+def test_the_desired_motion_prepared_between_periods_commands_bitwise_what_the_periods_compute(palida, front):
+    """Between periods the loop prepares the desired motion of the streamed samples the next periods take
+    (ControlLoop.prepare: each sample's FK, from the warm start the period would take, and the span packed): with it
+    no period after the first span computes a sample's motion itself (Controller._sample, counted), without it the
+    first period of every span does; the commands are bitwise the same, with the compiled front of the period
+    (hexapod_ups_period.period_front) and without it. Along the deburring face, references every fourth period; the
+    loop prepares as much as it finds to do, or one item, between two periods."""
+    runs = []
+    for items in (0, 1, 100):
+        loop, robot, *_ = _deburring_loop(palida)
+        c = loop.controller
+        if not front:
+            c._front = None
+        calls, sample = [], c._sample
+
+        def counted(*args, sample=sample, calls=calls):
+            calls.append(k)
+            return sample(*args)
+
+        c._sample = counted
+        cmds = []
+        for k in range(200):
+            cmds.append(loop.cycle(k * DT_NS))
+            robot.step()
+            done = 0
+            while done < items and loop.prepare():
+                done += 1
+        assert {cmd.mode for cmd in cmds} == {CONTROL}
+        late = [k for k in calls if k > 4]
+        assert late == [] if items else len(late) >= 45, (items, late)      # 49 spans after the first: one each
+        runs.append(cmds)
+    for a, b, d in zip(*runs):
+        assert a.tau.tobytes() == b.tau.tobytes() == d.tau.tobytes()
+        assert a.saturated.tobytes() == b.saturated.tobytes() == d.saturated.tobytes()
