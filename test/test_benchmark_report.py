@@ -295,3 +295,23 @@ def test_the_loop_benchmark_counts_from_the_loops_first_controlled_period_when_i
     later = _figures((diag(9000, 8000, 40), diag(4000, 40, 4)), True)
     assert (later["periods"], later["deadline_misses"], later["safe_percent"]) == (4000, 4, 1.0)
     assert later["from_first_control"] and 100 * 4 / 4004 == pytest.approx(later["deadline_miss_percent"])
+
+
+@pytest.mark.parametrize("controller, mode", [("direct_force", "direct_force"), ("cf_rb_friction", "pd_feedforward")])
+def test_the_loop_benchmarks_compute_floor_runs_the_nodes_controller_in_control(controller, mode):
+    """benchmarks.loop._compute_floor on 300 periods: both phases (back to back, on the 2 kHz runner) timed every
+    period, finite, the controller in control in every period (the run's streams reached it: no safe behaviour), its
+    law the class controllers.yaml's mode names (control/force.py FORCE_LAWS, control/laws.py LAWS): what
+    joint_controller builds; direct force control on the deburring face is in contact."""
+    from pkm_control.benchmarks.loop import _compute_floor
+    from pkm_control.control.force import FORCE_LAWS
+    from pkm_control.control.laws import LAWS
+
+    floor = _compute_floor("palida", controller, 0.15)
+    assert floor["periods"] == floor["periodic_periods"] == 300
+    for phase in ("back_to_back", "periodic"):
+        median, p99 = floor[f"{phase}_median_us"], floor[f"{phase}_p99_us"]
+        assert 0 < median <= p99 < float("inf")
+        assert floor[f"{phase}_safe_periods"] == 0
+    assert floor["law"] == {**LAWS, **FORCE_LAWS}[mode].__name__
+    assert floor["contact"] == ("contact" if controller == "direct_force" else "")

@@ -30,6 +30,17 @@ Figures (from the nodes' own /diagnostics over the run; durations in 1 us bins, 
                 ``realtime.PeriodicRunner`` at 2 kHz with the loop's real-time setup (SCHED_FIFO, timer slack,
                 gc frozen) spinning each period for the loop's median compute + plant step, nothing else
                 (the graph is down): its misses and jitter are the floor under the loop's
+  compute floor how much of the node's compute median is the controller's own work and how much the host's wake-up
+                adds, measured in the same run (the graph down, min(seconds, COMPUTE_FLOOR_SECONDS) each): the node's
+                loop built in this process as the graph has it (its settings of the run's bringup, the simulated
+                robot with a force law's contact and wrench sensor, the controller the node builds, the generator's
+                500 Hz chunks of the run's goal through inverse kinematics and computed force, interpolated by the
+                loop at 2 kHz: ``_in_process_loop``), ``ControlLoop.cycle`` timed as the node times it, the plant's
+                step after it: back to back (no sleep between periods), then on a 2 kHz ``realtime.PeriodicRunner``
+                with the node's real-time setup (sleep, then spin the last 100 us, as the node's period starts); the
+                first is the controller's own work, the second minus the first what a period pays for starting after
+                the runner's sleep, the node's minus the second the graph's (its other threads and processes, the
+                node's work between the periods)
 
 A force law (config/controllers.yaml force_controllers) runs palida's deburring task instead of the circle: the tool
 on the part of config/environment.yaml, back and forth along its edge (``_force_task``): the law's wrench from the
@@ -109,6 +120,18 @@ def _force_task(robot, seconds):
                                     f"joint_controller.force_reference={json.dumps(t['force_reference'])}")
 
 
+def _options(robot, controller, hardware, seconds):
+    """The run's `pkm bringup --realtime` (graph.bringup.BringupOptions): a force controller with palida's deburring
+    task (``_force_task``), any other law with ``_goal``'s circle."""
+    from ..control.settings import FORCE_MODES, load_settings
+    from ..graph.bringup import BringupOptions
+
+    goal, overrides = _force_task(robot, seconds) if load_settings(robot, controller)["mode"] in FORCE_MODES \
+        else (_goal(robot, seconds), ())
+    return BringupOptions(robot=robot, controller=controller, hardware=hardware, goal=goal, overrides=overrides,
+                          realtime=True)
+
+
 #: the longest wait for the graph to start and the motion to begin (wall seconds; start-up and the goal's
 #: reachability check take several seconds on a loaded machine)
 START_TIMEOUT = 60.0
@@ -119,17 +142,12 @@ def _run_graph(robot, controller, hardware, seconds, quiet):
     diagnostics name it: motion_start). Returns the diagnostics of every node (at the motion's start, at the end):
     the loop holds (safe behaviour) from its first period until the first references arrive, which counted from the
     loop's start would be the graph's start-up, not the loop. The start is {} when the motion did not begin within
-    START_TIMEOUT (then the figures count from the loop's start). A force controller runs palida's deburring task
-    (``_force_task``), any other law ``_goal``'s circle."""
-    from ..control.settings import FORCE_MODES, load_settings
+    START_TIMEOUT (then the figures count from the loop's start). The graph: ``_options``."""
     from ..kinematics import robot_kinematics
-    from ..graph.bringup import BringupOptions, Graph
+    from ..graph.bringup import Graph
     from ..graph.recorder import GraphRecorder
 
-    goal, overrides = _force_task(robot, seconds) if load_settings(robot, controller)["mode"] in FORCE_MODES \
-        else (_goal(robot, seconds), ())
-    options = BringupOptions(robot=robot, controller=controller, hardware=hardware, goal=goal, overrides=overrides,
-                             realtime=True)
+    options = _options(robot, controller, hardware, seconds)
     rec = GraphRecorder(robot_kinematics(robot), hardware, samples=False)
     g = Graph(options, open(os.devnull, "w") if quiet else sys.stderr)
     try:
@@ -210,31 +228,180 @@ def _startup_seconds(command: list) -> float:
         rclpy.shutdown(context=ctx)
 
 
-def _machine_floor(seconds: float, work_us: float) -> dict:
-    """The machine floor (module docstring): a thread of this process, its real-time setup undone after."""
+def _realtime_thread(work, name: str, priority: int = 80, cpu: int | None = None):
+    """``work(setup)`` in a thread of this process with the loop's real-time setup (realtime.prepare_realtime of
+    ``priority``, ``cpu``), undone after; returns what it returns (raises what it raises)."""
     import threading
 
-    from ..control.realtime import PeriodicRunner, prepare_realtime, release_realtime
+    from ..control.realtime import prepare_realtime, release_realtime
 
     out = {}
+
+    def run():
+        setup = prepare_realtime(priority, cpu)
+        try:
+            out["result"] = work(setup)
+        except BaseException as exc:      # noqa: BLE001 - raised again in the caller's thread
+            out["error"] = exc
+        finally:
+            release_realtime(setup)
+
+    thread = threading.Thread(target=run, name=name)
+    thread.start()
+    thread.join()
+    if "error" in out:
+        raise out["error"]
+    return out["result"]
+
+
+def _machine_floor(seconds: float, work_us: float) -> dict:
+    """The machine floor (module docstring): a thread of this process, its real-time setup undone after."""
+    from ..control.realtime import PeriodicRunner
 
     def spin(_k):
         end = time.monotonic_ns() + int(work_us * 1e3)
         while time.monotonic_ns() < end:
             pass
 
-    def run():
-        setup = prepare_realtime()
-        try:
-            stats = PeriodicRunner(500_000).run(spin, cycles=int(seconds * 2000))
-            out.update({k: float(v) for k, v in stats.summary().items()}, realtime=setup.summary())
-        finally:
-            release_realtime(setup)
+    def run(setup):
+        stats = PeriodicRunner(500_000).run(spin, cycles=int(seconds * 2000))
+        return dict({k: float(v) for k, v in stats.summary().items()}, realtime=setup.summary())
 
-    thread = threading.Thread(target=run, name="pkm_machine_floor")
-    thread.start()
-    thread.join()
-    return dict(out, work_us=work_us, seconds=seconds)
+    return dict(_realtime_thread(run, "pkm_machine_floor"), work_us=work_us, seconds=seconds)
+
+
+#: s: the compute floor's phases last at most this each (``_compute_floor``)
+COMPUTE_FLOOR_SECONDS = 5.0
+
+
+def _node_settings(params: dict, node: str, robot: str, controller: str):
+    """(RobotContext, ``node``'s settings) in the bringup of ``params`` (graph.bringup.parameters): the controller
+    YAML's (settings.node_settings), with the bringup's shared and own parameters of the node's keys over them."""
+    from ..control.settings import node_settings
+
+    ctx, s = node_settings(node, robot, None, controller)
+    for section in ("/**", node):
+        s.update({k: v for k, v in params.get(section, {}).get("ros__parameters", {}).items() if k in s})
+    return ctx, s
+
+
+def _in_process_loop(options, seconds: float):
+    """joint_controller's loop of the bringup ``options`` (``_options``) built in this process, and its streams for
+    ``seconds``: (ControlLoop, its settings, the chunks [(sim ns the generator publishes it, times ns, q, qd, qdd,
+    feedforward or None)]). The node's settings as the bringup gives them (``_node_settings``); its robot
+    (hardware.simulated.simulated_robot: with the environment and the wrench sensor of a force law's) reset to the
+    initial pose; its controller (settings.make_force_controller, make_controller: the law, limits, safe behaviour,
+    estimator the node builds); the loop's reference timeout, feedforward lead and force_reference. The streams: the
+    generator's GoalScheduler of its settings (stream_rate, chunk_length, lookahead, start_delay) with the goal
+    loaded and started, advanced at the node's clock_rate (the generator publishes on /clock); each chunk's inverse
+    kinematics as inverse_kinematics does it; the feedforward of computed_force's model when the law takes it."""
+    from ..control import ControlLoop, FeedforwardModel
+    from ..control.force import parse_force_reference
+    from ..control.settings import FORCE_MODES, make_controller, make_force_controller
+    from ..graph.bringup import parameters
+    from ..hardware.simulated import simulated_robot
+    from ..kinematics.task_space import Pose
+    from ..trajectory.streaming import GoalScheduler, parse_goal
+    import numpy as np
+
+    params = parameters(options)
+    ctx, s = _node_settings(params, "joint_controller", options.robot, options.controller)
+    dyn, kin = ctx.dynamics(), ctx.kin
+    robot = simulated_robot(dyn, s)
+    robot.reset(ctx.initial(s["initial_pose"]))
+    if s["mode"] in FORCE_MODES:
+        c = make_force_controller(dyn, options.controller, s["safe_behaviour"], s["state_timeout"])
+    else:
+        c = make_controller(dyn, s["mode"], s["safe_behaviour"], s["state_timeout"], controller=options.controller)
+    loop = ControlLoop(robot, c, int(round(s["reference_timeout"] * 1e9)), int(round(s["feedforward_lead"] * 1e9)))
+    loop.force_reference = parse_force_reference(s["force_reference"], kin.task)
+    _, g = _node_settings(params, "trajectory_generator", options.robot, options.controller)
+    dt_ns = int(round(1e9 / (g["stream_rate"] or g["control_rate"])))
+    n = {key: max(1, int(round(g[key] * 1e9 / dt_ns))) for key in ("chunk_length", "lookahead")}
+    sched = GoalScheduler(kin, ctx.initial(g["initial_pose"]), dt_ns, n["chunk_length"],
+                          int(round(g["start_delay"] * 1e9)), g["approach_speed"], g["approach_rate"],
+                          n["lookahead"], g["approach_tolerance"])
+    sched.load(parse_goal(params["trajectory_generator"]["ros__parameters"]["goal"]))
+    sched.start()
+    ff = None
+    if c.needs_feedforward:
+        _, f = _node_settings(params, "computed_force", options.robot, options.controller)
+        ff = FeedforwardModel(dyn, f["feedforward_model"], f["parameters_file"] or None)
+    act = kin.model.actuated_idx
+    chunks = []
+    clock_ns = int(round(1e9 / s["clock_rate"]))
+    for now in range(0, int(seconds * 1e9) + clock_ns, clock_ns):
+        for ch in sched.advance(now)[0]:
+            poses = [Pose(p, r) for p, r in zip(ch.positions, ch.rotations)]
+            ms = [kin.inverse(p, v, a) for p, v, a in zip(poses, ch.twists, ch.accels)]
+            chunks.append((now, ch.times_ns, *(np.array([getattr(m, x)[act] for m in ms]) for x in "qva"),
+                           None if ff is None else np.array([ff.tau(*x) for x in zip(poses, ch.twists, ch.accels)])))
+    return loop, s, chunks
+
+
+def _floor_phase(options, seconds: float, periodic: bool) -> dict:
+    """One phase of the compute floor (module docstring): ``_in_process_loop`` for ``seconds`` at its control rate,
+    its ``ControlLoop.cycle`` timed as joint_controller times it (the node's period: the cycle, then the plant's
+    step, the time k dt), the chunks the generator published by a period's end offered and spliced after it (the
+    node takes them between two periods); back to back, or ``periodic``: on a PeriodicRunner at the control rate.
+    Both in a thread with the node's real-time setup (realtime_priority, realtime_cpu). Returns the cycle's
+    median and p99 (us, the node's 1 us bins: realtime.LatencyHistogram), the periods, the controller's periods in
+    its safe behaviour, its law (class name) and, for a law with one, its contact state at the end."""
+    import collections
+
+    from ..control.realtime import LatencyHistogram, PeriodicRunner
+
+    loop, s, chunks = _in_process_loop(options, seconds)
+    dt_ns = int(round(1e9 / s["control_rate"]))
+    periods = int(round(seconds * s["control_rate"]))
+    pending = collections.deque(chunks)
+    cycle_us = LatencyHistogram()
+    clock = time.perf_counter_ns
+    k = 0
+
+    def offer(t_ns):
+        while pending and pending[0][0] <= t_ns:
+            _, times, q, qd, qdd, ff = pending.popleft()
+            loop.offer_references(times, q, qd, qdd)
+            if ff is not None:
+                loop.offer_feedforward(times, ff)
+            loop.drain()
+
+    def period(_k):
+        nonlocal k
+        t0 = clock()
+        loop.cycle(k * dt_ns)
+        t1 = clock()
+        loop.hardware.step()
+        k += 1
+        cycle_us.add((t1 - t0) * 1e-3)
+        offer(k * dt_ns)
+
+    def run(_setup):
+        offer(0)
+        if periodic:
+            PeriodicRunner(dt_ns).run(period, cycles=periods)
+        else:
+            for j in range(periods):
+                period(j)
+
+    _realtime_thread(run, "pkm_compute_floor", int(s["realtime_priority"]),
+                     None if s["realtime_cpu"] < 0 else int(s["realtime_cpu"]))
+    median, p99 = cycle_us.percentiles(50, 99)
+    c = loop.controller
+    return {"median_us": median, "p99_us": p99, "periods": cycle_us.n, "safe_periods": c.safe_periods,
+            "law": type(c.law).__name__, "contact": getattr(c.law, "contact", None) or ""}
+
+
+def _compute_floor(robot: str, controller: str, seconds: float) -> dict:
+    """The compute floor (module docstring): ``_floor_phase`` back to back, then on the runner, ``seconds`` each."""
+    options = _options(robot, controller, "sim", seconds)
+    a, b = _floor_phase(options, seconds, False), _floor_phase(options, seconds, True)
+    return {"back_to_back_median_us": a["median_us"], "back_to_back_p99_us": a["p99_us"],
+            "periodic_median_us": b["median_us"], "periodic_p99_us": b["p99_us"], "periods": a["periods"],
+            "periodic_periods": b["periods"], "back_to_back_safe_periods": a["safe_periods"],
+            "periodic_safe_periods": b["safe_periods"], "law": b["law"], "contact": b["contact"],
+            "seconds": seconds}
 
 
 def _figures(diags: tuple, new: bool) -> dict:
@@ -319,9 +486,14 @@ def _bench_loop(robot, controller, seconds, baseline_seconds, as_json, quiet) ->
     new = _figures(_run_graph(robot, controller, "sim", seconds, quiet), True)
     work = new["compute_median_us"] + new["plant_step_median_us"]
     floor = _machine_floor(min(seconds, 20.0), work if work == work else 100.0)
+    floor_s = min(seconds, COMPUTE_FLOOR_SECONDS)
+    print(f"pkm bench loop: compute floor, {controller}'s loop in this process, {floor_s:g} s back to back, then "
+          f"{floor_s:g} s at 2 kHz", file=sys.stderr, flush=True)
+    compute = _compute_floor(robot, controller, floor_s)
     base = _figures(_run_graph(robot, controller, "topics", baseline_seconds or min(seconds, 20.0), quiet), False)
     out = dict(new, startup_s=startup, startup_floor_s=startup_floor, robot=robot, controller=controller,
-               seconds=seconds, targets=TARGETS, machine_floor=floor, baseline=base)
+               seconds=seconds, targets=TARGETS, machine_floor=floor,
+               compute_floor=compute, baseline=base)
     provenance = Provenance.now()
     if as_json:
         return print_json(out, provenance)
@@ -348,6 +520,14 @@ def _bench_loop(robot, controller, seconds, baseline_seconds, as_json, quiet) ->
                    f"machine floor (a bare 2 kHz loop spinning {floor['work_us']:.0f} us a period, same setup, nothing "
                    f"else, {floor['seconds']:g} s): misses {floor['deadline_miss_percent']:.3f} %, jitter p99 "
                    f"{floor['jitter_p99_us']:.0f} us, max {floor['jitter_max_us']:.0f} us",
+                   f"compute floor (joint_controller's controller, loop and simulated robot built in this process "
+                   f"with the run's settings and streams, the graph down, {compute['seconds']:g} s each): cycle median "
+                   f"{compute['back_to_back_median_us']:.0f} us (p99 {compute['back_to_back_p99_us']:.0f}) back to "
+                   f"back, {compute['periodic_median_us']:.0f} us (p99 {compute['periodic_p99_us']:.0f}) on a 2 kHz "
+                   f"runner with the loop's real-time setup: the node's compute median {new['compute_median_us']:.0f} "
+                   f"us = {compute['back_to_back_median_us']:.0f} the controller's own work "
+                   f"{compute['periodic_median_us'] - compute['back_to_back_median_us']:+.0f} the wake-up after the "
+                   f"runner's sleep {new['compute_median_us'] - compute['periodic_median_us']:+.0f} the graph's",
                    f"start-up floor (a bare rclpy process publishing /joint_states, nothing of the project, the same "
                    f"probe): {startup_floor:.2f} s",
                    ("periods, deadline misses and safe behaviour counted from the motion's start (the generator's "
