@@ -478,23 +478,9 @@ def test_the_desired_motion_between_streamed_samples_is_the_fk_of_the_interpolat
     assert (err["interpolated"] <= 1.5 * err["fk"] + 1e-12).all(), err
 
 
-#: every force controller of config/controllers.yaml (force_controllers.controllers)
-FORCE_CONTROLLERS = ("stiffness", "direct_force", "direct_force_joint", "direct_force_joint_space", "inner_force",
-                     "inner_force_joint", "inner_force_joint_space", "impedance", "impedance_no_force", "admittance")
-
-
-@pytest.mark.parametrize("controller", FORCE_CONTROLLERS)
-def test_the_period_in_one_call_commands_bitwise_what_its_steps_do(palida, controller):
-    """On a 6-UPS robot a law on the measured pose takes the input checks, the desired motion between streamed samples
-    and the measured estimate from one compiled call (hexapod_ups_period.period_front), and on Jourdain's model the
-    law's kernel and the force limits in the same call (jourdain_period.py: ControlLaw.period_call); the same
-    controller without the law in it, and without either (its steps one by one), commands bitwise the same: along the
-    deburring face with references streamed every fourth period (interpolated between), and for a measurement that
-    jumps beyond the estimator's max_step (its recovery), a non-finite one (the safe behaviour) and the return to
-    valid inputs. Three periods of four take the one call (the fourth, a span's first, packs the span). The runner's
-    warm-up before each period (ControlLoop.rehearse: the last call again into scratch arrays) changes nothing."""
-    from dataclasses import replace
-
+def _deburring_loop(palida, law="direct_force"):
+    """A force law's loop on PaLiDA's deburring face (the bench's task), its references streamed every fourth period
+    (500 Hz, interpolated between), 52 samples 1 cm/s along the face: (loop, robot, kin, x0, q, qd)."""
     from pkm_control.benchmarks import deburring
     from pkm_control.benchmarks.loop import FORCE_DEPTH
     from pkm_control.control.force import parse_force_reference
@@ -509,38 +495,63 @@ def test_the_period_in_one_call_commands_bitwise_what_its_steps_do(palida, contr
     xs[:, 1] += 0.01 * np.arange(52) * 4 * DT                     # 1 cm/s along the face
     q = np.array([kin.actuated(kin.task.pose(x)) for x in xs])
     qd = np.gradient(q, 4 * DT, axis=0)
+    robot = SimulatedRobot(palida, DT, environment=env, wrench_sensor=wrench_sensor(env, sensor))
+    robot.reset(kin.task.pose(x0))
+    loop = ControlLoop(robot, make_force_controller(palida, law), 2_000_000)
+    loop.force_reference = parse_force_reference(task["force_reference"], kin.task)
+    loop.offer_references(np.arange(52) * 4 * DT_NS, q, qd, 0 * q)
+    return loop, robot, kin, x0, q, qd
+
+
+#: every force controller of config/controllers.yaml (force_controllers.controllers)
+FORCE_CONTROLLERS = ("stiffness", "direct_force", "direct_force_joint", "direct_force_joint_space", "inner_force",
+                     "inner_force_joint", "inner_force_joint_space", "impedance", "impedance_no_force", "admittance")
+
+
+@pytest.mark.parametrize("controller", FORCE_CONTROLLERS)
+def test_the_period_in_one_call_commands_bitwise_what_its_steps_do(palida, controller):
+    """On a 6-UPS robot a law on the measured pose takes the input checks, the desired motion between streamed samples
+    and the measured estimate from one compiled call (hexapod_ups_period.period_front), and on Jourdain's model the
+    law's kernel and the force limits in the same call (jourdain_period.py: ControlLaw.period_call); the same
+    controller without the law in it, and without either (its steps one by one), commands bitwise the same: along the
+    deburring face with references streamed every fourth period (interpolated between), and for a measurement that
+    jumps beyond the estimator's max_step (its recovery), a non-finite one (the safe behaviour) and the return to
+    valid inputs. Three periods of four take the one call (the fourth, a span's first, packs the span); every one
+    after the first with the real-time node's work between periods: the desired motion prepared (ControlLoop.prepare)
+    and the runner's warm-up (ControlLoop.rehearse: the last call again into scratch arrays), which change nothing."""
+    from dataclasses import replace
+
     runs = []
-    for calls in ("period", "rehearsed", "front", "steps"):
-        robot = SimulatedRobot(palida, DT, environment=env, wrench_sensor=wrench_sensor(env, sensor))
-        robot.reset(kin.task.pose(x0))
-        c = make_force_controller(palida, controller)
+    for calls in ("period", "prepared", "front", "steps"):
+        loop, robot, kin, x0, q, qd = _deburring_loop(palida, controller)
+        c = loop.controller
         assert c._front is not None
         fused = c._period is not None
         assert fused == (controller not in ("admittance", "direct_force_joint_space"))
-        if calls not in ("period", "rehearsed"):
+        if calls in ("front", "steps"):
             c._period = None
         if calls == "steps":
             c._front = None
         whole = c._whole_period
         done = []
         c._whole_period = lambda *args: done.append(whole(*args)) or done[-1]
-        loop = ControlLoop(robot, c, 2_000_000)
-        loop.force_reference = parse_force_reference(task["force_reference"], kin.task)
-        loop.offer_references(np.arange(52) * 4 * DT_NS, q, qd, 0 * q)
         cmds = []
         for k in range(200):
-            if calls == "rehearsed":
+            if calls == "prepared":
                 loop.rehearse()
             cmds.append(loop.cycle(k * DT_NS))
             robot.step()
-        assert (c._rehearsal is not None) == (fused and calls in ("period", "rehearsed"))
+            while calls == "prepared" and loop.prepare():
+                pass
+        assert (c._rehearsal is not None) == (fused and calls in ("period", "prepared"))
         if c._rehearsal is not None:           # the last period (199: between two samples) took the call: again
             c._scratch[0][:] = np.nan
             loop.rehearse()
             assert c._scratch[0][-6:].tobytes() == cmds[-1].tau.tobytes()
-        if calls in ("period", "rehearsed") and fused:
-            # every period but the first (no span yet) and each span's first (50 spans): 200 - 1 - 50
-            assert sum(cmd is not None for cmd in done) == 149, sum(cmd is not None for cmd in done)
+        if fused and calls in ("period", "prepared"):
+            # every period but the first (no span yet) and, not prepared, each span's first (50 spans)
+            assert sum(cmd is not None for cmd in done) == (199 if calls == "prepared" else 149), \
+                sum(cmd is not None for cmd in done)
         else:
             assert not done
         m = robot.read()
@@ -556,3 +567,40 @@ def test_the_period_in_one_call_commands_bitwise_what_its_steps_do(palida, contr
         for a, b in zip(runs[0], other):
             assert a.tau.tobytes() == b.tau.tobytes() and (a.mode, a.reason, a.engaged) == (b.mode, b.reason, b.engaged)
             assert a.saturated.tobytes() == b.saturated.tobytes()
+
+
+@pytest.mark.parametrize("front", [True, False])
+def test_the_desired_motion_prepared_between_periods_commands_bitwise_what_the_periods_compute(palida, front):
+    """Between periods the loop prepares the desired motion of the streamed samples the next periods take
+    (ControlLoop.prepare: each sample's FK, from the warm start the period would take, and the span packed): with it
+    no period after the first span computes a sample's motion itself (Controller._sample, counted), without it the
+    first period of every span does; the commands are bitwise the same, with the compiled front of the period
+    (hexapod_ups_period.period_front) and without it. Along the deburring face, references every fourth period; the
+    loop prepares as much as it finds to do, or one item, between two periods."""
+    runs = []
+    for items in (0, 1, 100):
+        loop, robot, *_ = _deburring_loop(palida)
+        c = loop.controller
+        if not front:
+            c._front = c._period = None
+        calls, sample = [], c._sample
+
+        def counted(*args, sample=sample, calls=calls):
+            calls.append(k)
+            return sample(*args)
+
+        c._sample = counted
+        cmds = []
+        for k in range(200):
+            cmds.append(loop.cycle(k * DT_NS))
+            robot.step()
+            done = 0
+            while done < items and loop.prepare():
+                done += 1
+        assert {cmd.mode for cmd in cmds} == {CONTROL}
+        late = [k for k in calls if k > 4]
+        assert late == [] if items else len(late) >= 45, (items, late)      # 49 spans after the first: one each
+        runs.append(cmds)
+    for a, b, d in zip(*runs):
+        assert a.tau.tobytes() == b.tau.tobytes() == d.tau.tobytes()
+        assert a.saturated.tobytes() == b.saturated.tobytes() == d.saturated.tobytes()

@@ -342,14 +342,17 @@ def _in_process_loop(options, seconds: float):
 def _floor_phase(options, seconds: float, periodic: bool) -> dict:
     """One phase of the compute floor (module docstring): ``_in_process_loop`` for ``seconds`` at its control rate,
     its ``ControlLoop.cycle`` timed as joint_controller times it (the node's period: the cycle, then the plant's
-    step, the time k dt), the chunks the generator published by a period's end offered and spliced after it (the
-    node takes them between two periods); back to back, or ``periodic``: on a PeriodicRunner at the control rate.
+    step, the time k dt), the chunks the generator published by a period's end offered and spliced after it, then the
+    desired motion of the streamed samples the next periods take prepared (ControlLoop.prepare: the node does both
+    between two periods, the second in its background slices); back to back, or ``periodic``: on a PeriodicRunner at
+    the control rate (prepare as the node's background, while BACKGROUND_BUDGET_NS remain).
     Both in a thread with the node's real-time setup (realtime_priority, realtime_cpu). Returns the cycle's
     median and p99 (us, the node's 1 us bins: realtime.LatencyHistogram), the periods, the controller's periods in
     its safe behaviour, its law (class name) and, for a law with one, its contact state at the end."""
     import collections
 
     from ..control.realtime import LatencyHistogram, PeriodicRunner
+    from ..nodes.joint_controller import BACKGROUND_BUDGET_NS
 
     loop, s, chunks = _in_process_loop(options, seconds)
     dt_ns = int(round(1e9 / s["control_rate"]))
@@ -380,10 +383,13 @@ def _floor_phase(options, seconds: float, periodic: bool) -> dict:
     def run(_setup):
         offer(0)
         if periodic:
-            PeriodicRunner(dt_ns).run(period, cycles=periods, warm=loop.rehearse)      # the node's warm-up
+            PeriodicRunner(dt_ns).run(period, cycles=periods, background=loop.prepare,
+                                      background_budget_ns=BACKGROUND_BUDGET_NS, warm=loop.rehearse)    # the node's
         else:
             for j in range(periods):
                 period(j)
+                while loop.prepare():
+                    pass
 
     _realtime_thread(run, "pkm_compute_floor", int(s["realtime_priority"]),
                      None if s["realtime_cpu"] < 0 else int(s["realtime_cpu"]))

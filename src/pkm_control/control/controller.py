@@ -24,8 +24,10 @@ q_d, qd_d, warm-started from the last desired pose. Between two streamed samples
 references at a stream rate below the control rate, References.between) a spatial task's desired motion is
 interpolated from the two samples' own instead (their FK, xddot_d = J^-1 (qdd_d - Jdot xdot_d), each sample's once:
 kernels.task_hermite), within ~1e-11 of the FK of the interpolated references and as close to the exact motion
-(test_controller); on a sample, and at the full rate, it is that FK. Laws with a state of their own (adaptive IDC) get
-the time t.
+(test_controller); on a sample, and at the full rate, it is that FK. A sample's motion and the span's are computed by
+the first period between the two samples, or ahead of it between periods (``prepare``, ControlLoop.prepare: the
+real-time node's background), from the same warm start in the same order: the same numbers. Laws with a state of
+their own (adaptive IDC) get the time t.
 
 Safe behaviour (safety.py): when an input is missing, stale or not finite, the estimator or the law
 fails, or the law's output is not finite, the controller engages the configured behaviour
@@ -155,6 +157,11 @@ class Controller:
         # (row before, row after, their entries, with period_front: their motion packed as it takes it) of the last
         # interpolated period
         self._span = (None, None, None, None)
+        # the desired motion prepared between periods (prepare) for the streamed samples the next periods take, in the
+        # order they take them: [(warm start, row, entry or None: its FK failed)], each from the pose before it (the
+        # first from pose_d); and the spans prepared, as self._span holds the last period's
+        self._ahead = []
+        self._spans = []
         # between two streamed samples the desired motion is interpolated from theirs (a spatial task: kernels.
         # task_hermite), not the FK of the interpolated references (module docstring)
         self._interpolates = self.needs_desired and estimator is not None and estimator.kin.task.kind == "spatial"
@@ -237,19 +244,22 @@ class Controller:
 
     def _whole_period(self, t, measured, references, feedforward):
         """The period in the law's one compiled call (``self._period``: the checks, the estimate, the desired motion
-        of the last period's span: between its two samples or on its second, the law and the force limits), or None:
-        the usual path decides (the first period of a span, an input the call does not take or trust, a law's kernel
-        that fails or a command that is not finite: the usual path recomputes the period and says what is wrong)."""
+        of the last period's span or a prepared one (``prepare``): between its two samples or on the last span's
+        second, the law and the force limits), or None: the usual path decides (the first period of a span not
+        prepared, an input the call does not take or trust, a law's kernel that fails or a command that is not
+        finite: the usual path recomputes the period and says what is wrong)."""
         if measured is None or references is None or not t - measured.time <= self.state_timeout:
             return None
-        between, span = references.between, self._span
-        if between is None:         # on a sample: the span's second
+        between, span, k = references.between, self._span, 0
+        if between is None:         # on a sample: the last span's second
             if span[1] is None or references.sample is not span[1]:
                 return None
             w, h = 1.0, 0.0
-        elif span[0] is not between[0] or span[1] is not between[1]:
-            return None
         else:
+            if not (span[0] is between[0] and span[1] is between[1]):
+                span, k = self._ready_span(between[0], between[1])      # prepared between periods
+                if span is None:
+                    return None
             w, h = between[2], between[3]
         wrench, values, wrench_age = self._wrench_values(t, measured)
         if self._wrench_check[0]:         # the sensor's arrays as the kernels take them (else the usual path)
@@ -278,6 +288,9 @@ class Controller:
         pose = Pose(out[9:12], out[:9].reshape(3, 3))
         if not law.period_done(t, pose, out[FRONT_SIZE:], force):
             return None
+        if span is not self._span:          # the period takes the prepared span
+            self._take(k)
+            self._span = span
         self.pose = pose
         if self.reference_limits is not None:
             self._last_ref = (t, references.q)
@@ -329,26 +342,110 @@ class Controller:
         J^-1 (qdd_d - Jdot xdot_d) (task_rates)."""
         est_d = self.estimator.estimate(q_d, qd_d, self.pose_d)
         self.pose_d = est_d.pose
+        entry = self._entry(key, est_d, qd_d, row)
+        self._desired = self._desired[-1:] + [entry]
+        return entry
+
+    def _entry(self, key, est_d, qd_d, row):
+        """_sample's entry from the estimate ``est_d`` of the sample (q_d, qd_d)."""
         accel = None
         if row is not None:
             accel = np.concatenate((est_d.twist, task_rates(self.estimator.kin, est_d.pose, qd_d, row[2 * self.n:],
                                                             self._square, est_d.twist, est_d.jacobian)[1]))
-        entry = [key, (est_d.pose, est_d.twist), est_d.jacobian, accel, row]
-        self._desired = self._desired[-1:] + [entry]
-        return entry
+        return [key, (est_d.pose, est_d.twist), est_d.jacobian, accel, row]
+
+    def prepare(self, rows) -> bool:
+        """Between periods, one item of the work that the first period between two streamed samples would do, ahead of
+        it (ControlLoop.prepare): ``rows``, the streamed samples [q, qd, qdd] the next periods take, in order (rows of
+        the loop's SampleBuffer: the spans between consecutive ones). The item is a sample's desired motion (what
+        _sample computes, from the warm start it would take then: the last desired pose, or the sample's before it
+        when that one is prepared too: the same FK in the same order, the same numbers) or a span's motion packed as
+        _interpolated packs it. A period takes them only while its warm start is still the one they were prepared
+        from (no other FK of the references ran in between: else it computes them itself, as without prepare).
+        False: nothing to do (every span prepared, a sample whose FK failed from its warm start: the period meets the
+        failure itself, or the law does not interpolate)."""
+        if not self._interpolates:
+            return False
+        ends, k, pose = self._prepared_ends(rows)
+        span = self._span
+        for j in range(len(ends) - 1):
+            row0, row1 = rows[j], rows[j + 1]
+            if not (span[0] is row0 and span[1] is row1) and self._prepared_span(row0, row1, ends[j:j + 2]) is None:
+                self._spans = self._spans[-1:] + [self._packed(row0, row1, ends[j:j + 2])]
+                return True
+        if len(ends) == len(rows):
+            return False
+        row, ahead = rows[len(ends)], self._ahead
+        if k < len(ahead) and ahead[k][1] is row and ahead[k][0] is pose:     # its FK failed from this warm start
+            return False
+        del ahead[k:]
+        n = self.n
+        q, qd = row[:n], row[n:2 * n]
+        try:
+            entry = self._entry((q.tolist(), qd.tolist()), self.estimator.estimate(q, qd, pose), qd, row)
+        except COMPUTE_ERRORS:
+            entry = None
+        ahead.append((pose, row, entry))
+        return True
+
+    def _prepared_ends(self, rows):
+        """(entries, k, pose): the desired motion of the streamed samples ``rows`` as the periods take it in that order
+        without a FK (each from the last two samples' or, next, the next prepared one when it was prepared from the
+        warm start the period would have then), up to the first sample that would need its FK; k: the prepared ones
+        taken (the first k of self._ahead), pose: the warm start after them."""
+        desired, pose, ahead, k, ends = self._desired, self.pose_d, self._ahead, 0, []
+        for row in rows:
+            for entry in desired:
+                if entry[4] is row:
+                    break
+            else:
+                if k == len(ahead) or ahead[k][1] is not row or ahead[k][0] is not pose or ahead[k][2] is None:
+                    break
+                entry = ahead[k][2]
+                k += 1
+                pose, desired = entry[1][0], desired[-1:] + [entry]
+            ends.append(entry)
+        return ends, k, pose
+
+    def _prepared_span(self, row0, row1, ends):
+        """The prepared span (row0, row1, ends, packed) of these two samples with these entries, or None."""
+        for span in self._spans:
+            if span[0] is row0 and span[1] is row1 and span[2][0] is ends[0] and span[2][1] is ends[1]:
+                return span
+        return None
+
+    def _packed(self, row0, row1, ends):
+        """(row0, row1, ends, with period_front: their motion packed as it takes it, else None)."""
+        a, b = ends
+        return row0, row1, ends, None if self._front is None else np.concatenate(
+            (a[1][0].rotation.ravel(), a[1][0].position, a[3], b[1][0].rotation.ravel(), b[1][0].position, b[3]))
+
+    def _take(self, k):
+        """The first k prepared samples' desired motion, taken as _sample keeps its own (pose_d, the last two)."""
+        for _, _, entry in self._ahead[:k]:
+            self.pose_d = entry[1][0]
+            self._desired = self._desired[-1:] + [entry]
+        del self._ahead[:k]
+
+    def _ready_span(self, row0, row1):
+        """(the prepared span of two streamed samples, the prepared samples its period takes) when the period takes it
+        without a FK, else (None, 0)."""
+        ends, k, _ = self._prepared_ends((row0, row1))
+        span = self._prepared_span(row0, row1, ends) if len(ends) == 2 else None
+        return span, 0 if span is None else k
 
     def _interpolated(self, row0, row1, w, h):
         """((X_d, xdot_d), xddot_d) between two streamed samples (kernels.task_hermite) from the samples' own desired
         motion (their FK, xddot = J^-1 (qdd - Jdot xdot): task_rates; each sample's once, found again by its row
         object: the buffer's rows are not written), or (None, None) when a sample's FK fails (the FK of the
-        interpolated references then decides)."""
+        interpolated references then decides). The span prepared between periods (prepare), if it was, else the
+        samples' motion now: the last two samples', the prepared ones, or their FK (_sample)."""
         span = self._span
-        if span[0] is row0 and span[1] is row1:       # the span of the last period: its two entries
-            a, b = span[2]
-        else:
+        if not (span[0] is row0 and span[1] is row1):       # not the span of the last period
+            ends, k, _ = self._prepared_ends((row0, row1))
+            self._take(k)
             n = self.n
-            ends = []
-            for row in (row0, row1):
+            for row in (row0, row1)[len(ends):]:
                 for entry in self._desired:
                     if entry[4] is row:
                         break
@@ -359,9 +456,8 @@ class Controller:
                     except COMPUTE_ERRORS:
                         return None, None
                 ends.append(entry)
-            a, b = ends
-            self._span = (row0, row1, ends, None if self._front is None else np.concatenate(
-                (a[1][0].rotation.ravel(), a[1][0].position, a[3], b[1][0].rotation.ravel(), b[1][0].position, b[3])))
+            self._span = span = self._prepared_span(row0, row1, ends) or self._packed(row0, row1, ends)
+        a, b = span[2]
         p0, p1 = a[1][0], b[1][0]
         out = np.empty(24)
         kernels.task_hermite(p0.rotation, p0.position, a[3], p1.rotation, p1.position, b[3], w, h, out)
@@ -372,9 +468,9 @@ class Controller:
         None) when every input the law needs is there, fresh and finite, and the wrench passes the wrench watch; else
         (what is wrong, None, None, None). Valid float arrays and a valid wrench pass in one compiled check (kernels.
         period_inputs_valid), with the compiled 6-UPS estimate in the same call (hexapod_ups_period.period_front:
-        the measured state (pose, twist, J, and between two samples of the last period's span the desired motion
-        (X_d, xdot_d), xddot_d as _interpolated gives it, else None, None) when the estimator would trust it, else
-        None: the estimator decides);
+        the measured state (pose, twist, J, and between two samples of the last period's span or of one prepared
+        (prepare) the desired motion (X_d, xdot_d), xddot_d as _interpolated gives it, else None, None) when the
+        estimator would trust it, else None: the estimator decides);
         anything else takes the checks one by one, then the watch's (force.WrenchWatch.check), which say what is
         wrong."""
         if measured is None:
@@ -395,15 +491,20 @@ class Controller:
                         feedforward if self.needs_feedforward else _NO_VALUES, lim,
                         _NO_VALUES if last is None else last[1], 0.0 if last is None else t - last[0], self.n,
                         values, size, wrench_age, timeout, limit)
-                else:       # between two samples of the last period's span: their motion interpolated in the call
-                    out, between, span = np.empty(FRONT_SIZE), references.between, self._span
-                    between = between if between is not None and span[0] is between[0] and span[1] is between[1] \
-                        else None
+                else:       # between two samples of a prepared span: their motion interpolated in the call
+                    out, between, span, k = np.empty(FRONT_SIZE), references.between, self._span, 0
+                    if between is not None and not (span[0] is between[0] and span[1] is between[1]):
+                        span, k = self._ready_span(between[0], between[1])      # prepared between periods
+                        if span is None:
+                            between = None
                     status = front[0](*self._front_arguments(
                         t, measured, references, feedforward, values, wrench_age,
                         *((_NO_VALUES, 0.0, 0.0) if between is None else (span[3], between[2], between[3]))), out)
                     valid = status != FRONT_INVALID
                     if status == FRONT_TRUSTED:      # views of the one output array
+                        if between is not None and span is not self._span:      # the period takes the prepared span
+                            self._take(k)
+                            self._span = span
                         state = (Pose(out[9:12], out[:9].reshape(3, 3)), out[12:18], out[18:54].reshape(6, 6)) + \
                             ((None, None) if between is None else
                              ((Pose(out[57:60], out[60:69].reshape(3, 3)), out[69:75]), out[75:]))

@@ -11,11 +11,14 @@ never waits on a lock or on a message.
 Lockstep (deterministic) use: ``ready(t)`` tells whether the streams cover t; the caller waits
 (processing messages) until they do, then ``cycle(t)`` and, for a simulated robot, ``step()``.
 Real-time use: ``cycle(t)`` every period on the clock; a stream that ran dry for less than
-``reference_timeout`` repeats its last sample, beyond that the controller's safe behaviour engages.
+``reference_timeout`` repeats its last sample, beyond that the controller's safe behaviour engages. Between periods
+``prepare()`` does the controller's work for the streamed samples the next periods take, one item a call (without
+it the first period between two samples does it: the same numbers).
 """
 
 from __future__ import annotations
 
+import bisect
 import collections
 
 import numpy as np
@@ -63,6 +66,7 @@ class ControlLoop:
         self.force_reference = None     # force.ForceReference of the force laws' set-point (References.force), or None
         self.command: Command | None = None
         self._next_prune = 0
+        self._t_ns = None               # the instant of the last period (prepare)
 
     # ------------------------------------------------------------------ streams (any thread)
     def offer_references(self, times_ns, q, qd, qdd) -> None:
@@ -124,6 +128,7 @@ class ControlLoop:
         self.forces.clear()
         self.force_end_ns = None
         self._next_prune = 0
+        self._t_ns = None
 
     def drain(self) -> None:
         """Move the offered chunks into the buffers (the period does it first; the loop's own thread may do it
@@ -136,6 +141,19 @@ class ControlLoop:
             if buf is self.forces:
                 self.force_end_ns = None
             buf.add(times, rows)
+
+    def prepare(self) -> bool:
+        """Between two periods (the real-time node's background, one slice): one item of the controller's work for the
+        streamed references the next periods take (Controller.prepare: a sample's desired motion, ~30 us, or a span
+        packed), so that the first period between two samples finds them done as the others do. The spans up to the
+        one after the last period's: the samples from the one at or before its instant, three. False: nothing to do.
+        The numbers of the periods are the same with or without it."""
+        t = self._t_ns
+        if not self._between or t is None:
+            return False
+        i = bisect.bisect_right(self.references.times, t) - 1
+        rows = self.references.rows[max(i, 0):i + 3]
+        return len(rows) > 1 and self.controller.prepare(rows)
 
     # ------------------------------------------------------------------ the period
     def rehearse(self) -> None:
@@ -170,6 +188,7 @@ class ControlLoop:
     def cycle(self, t_ns: int) -> Command:
         """read -> (estimate) -> update -> write, for the period starting at t_ns."""
         self.drain()
+        self._t_ns = t_ns
         measured = self.hardware.read()
         self.measured = measured
         row, between = self.references.use_between(t_ns, self.reference_timeout_ns)

@@ -813,12 +813,14 @@ class JointControllerNode(Node):
 
     def background(self) -> bool:
         """Between two periods, one slice: the clock (the other nodes' time), a streamed chunk (the loop needs it),
-        else the diagnostics (when due, a job of slices: never dropped behind the observations), else an
-        observation."""
+        the desired motion of the streamed samples the next periods take (ControlLoop.prepare: one sample's FK, ~30
+        us, or a span packed; else the first period between two samples computes it), else the diagnostics (when
+        due, a job of slices: never dropped behind the observations), else an observation."""
         try:
             if self.diag.due(time.monotonic()):
                 self.reports.add(self.diag.publish_slices())
-            return self.publish_clock() or self.streams.step() or self.reports.step() or self.work.step()
+            return self.publish_clock() or self.streams.step() or self.loop.prepare() or self.reports.step() or \
+                self.work.step()
         except Exception as exc:      # noqa: BLE001 - the loop never dies; the failure is counted and logged
             self.diag.reject("between periods", exc)
             return True
