@@ -526,8 +526,7 @@ def test_the_period_in_one_call_commands_bitwise_what_its_steps_do(palida, contr
         loop, robot, kin, x0, q, qd = _deburring_loop(palida, controller)
         c = loop.controller
         assert c._front is not None
-        fused = c._period is not None
-        assert fused == (controller not in ("admittance", "direct_force_joint_space"))
+        assert c._period is not None
         if calls in ("front", "steps"):
             c._period = None
         if calls == "steps":
@@ -543,12 +542,12 @@ def test_the_period_in_one_call_commands_bitwise_what_its_steps_do(palida, contr
             robot.step()
             while calls == "prepared" and loop.prepare():
                 pass
-        assert (c._rehearsal is not None) == (fused and calls in ("period", "prepared"))
+        assert (c._rehearsal is not None) == (calls in ("period", "prepared"))
         if c._rehearsal is not None:           # the last period (199: between two samples) took the call: again
             c._scratch[0][:] = np.nan
             loop.rehearse()
             assert c._scratch[0][-6:].tobytes() == cmds[-1].tau.tobytes()
-        if fused and calls in ("period", "prepared"):
+        if calls in ("period", "prepared"):
             # every period but the first (no span yet) and, not prepared, each span's first (50 spans)
             assert sum(cmd is not None for cmd in done) == (199 if calls == "prepared" else 149), \
                 sum(cmd is not None for cmd in done)

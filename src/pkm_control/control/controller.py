@@ -286,7 +286,7 @@ class Controller:
             return None
         self._rehearsal = (function, arguments)
         pose = Pose(out[9:12], out[:9].reshape(3, 3))
-        if not law.period_done(t, pose, out[FRONT_SIZE:], force):
+        if not law.period_done(t, pose, out[12:18], out[FRONT_SIZE:], force):
             return None
         if span is not self._span:          # the period takes the prepared span
             self._take(k)

@@ -212,6 +212,13 @@ class _ForceLaw(_TaskSpace):
         return self.evaluate(q_d, qd_d, qdd_d, q, qd, None, pose, _vec("measured twist", twist, self.dim), desired,
                              t, wrench=wrench, force=force)
 
+    def _dt(self, t) -> float:
+        """The time since the last period (s) of a law with a state integrated over time (its control ``period``,
+        ``_t`` the time of its last period): ``period`` at the first, without a time, or after a gap over 2.5
+        periods."""
+        return self.period if self._t is None or t is None or not 0 < t - self._t <= 2.5 * self.period else \
+            t - self._t
+
     def gravity(self, pose: Pose) -> np.ndarray:
         """G^(X), the model's gravity forces at ``pose`` (FeedforwardModel.gravity), once per estimate: the laws on
         the actuator forces need it for F_m and for the command of the same period (the same Pose object)."""
@@ -391,12 +398,6 @@ class DirectForce(_ForceLaw):
             return outer[26:]
         return self.inner(q, qd, pose, twist, Pose(outer[6:9], outer[9:18].reshape(3, 3)), outer[18:24])
 
-    def _dt(self, t) -> float:
-        """The time since the last period (s): ``period`` at the first, without a time, or after a gap over 2.5
-        periods."""
-        return self.period if self._t is None or t is None or not 0 < t - self._t <= 2.5 * self.period else \
-            t - self._t
-
     def _advance(self, t, pose, outer, f_d, s, pressed: float) -> bool:
         """The law's state after the outer loop of the period at t (``outer``: _outer's): the contact state machine
         on |S F_c| (``pressed``) and |S F_d| while a direction is force-controlled, then the integral and the time.
@@ -424,7 +425,7 @@ class DirectForce(_ForceLaw):
             return None
         return f_d, w, point, tau_m, s, self._offset, self._dt(t)
 
-    def period_done(self, t, pose, out, force) -> bool:
+    def period_done(self, t, pose, twist, out, force) -> bool:
         return self._advance(t, pose, out, *self.reference(force), out[24])
 
     def _outer(self, f_d, wrench, s, dt, pose_d, twist_d, pose, twist, t=None):
@@ -535,6 +536,33 @@ class DirectForceJointSpace(DirectForce):
             return super()._outer(f_d, wrench, s, dt, pose_d, twist_d, pose, twist, t)
         self._last_gravity = (pose, out[26:32])
         return out, None
+
+    def period_call(self):
+        """The outer loop on the actuator forces, X_c into the joints and the joint PD in the period's call
+        (ControlLaw.period_call; jourdain_period.joint_space_cascade_period)."""
+        if self._compiled is None:
+            return None
+        from .jourdain_period import joint_space_cascade_period
+
+        return joint_space_cascade_period, 51, (self._ki, self._kf, self.max_offset, self.model.friction,
+                                                *self._joint_pd_gains, *self.kin.actuated_arguments(),
+                                                *self._compiled[1:])
+
+    def period_arguments(self, t, force, w, point, tau_m):
+        """``_outer``'s arguments of outer_joint (xdd^ over the last period while force-controlled); the F/T sensor's
+        wrench, or in retreat: None."""
+        f_d, s = self.reference(force)
+        if self.contact == "retreat" or not len(tau_m):
+            return None
+        last, h = self._last_twist, 0.0
+        if self.selected and last is not None and t is not None and 0 < t - last[0] <= 2.5 * self.period:
+            h = t - last[0]
+        return f_d, tau_m, s, self._offset, last[1] if h > 0 else _NO_VALUES, self._dt(t), h
+
+    def period_done(self, t, pose, twist, out, force) -> bool:
+        if self.selected:
+            self._last_twist = (t, twist)
+        return self._advance(t, pose, out, *self.reference(force), out[32])
 
     def pressed(self, t, pose, twist, wrench, f_m, s, outer) -> float:
         """|S F_c| (``contact_wrench``; outer_joint's, F_m None)."""
@@ -800,7 +828,7 @@ class Admittance(_Impedance):
 
     def evaluate(self, q_d, qd_d, qdd_d, q, qd, tau_ff=None, pose=None, twist=None, desired=None, t=None,
                  wrench=None, force=None) -> np.ndarray:
-        dt = self.period if self._t is None or t is None or not 0 < t - self._t <= 2.5 * self.period else t - self._t
+        dt = self._dt(t)
         self._t = t
         pose_d, twist_d = desired
         arrays = _sensor_arrays(wrench) if self._spatial and isinstance(wrench, WrenchMeasurement) else None
@@ -831,6 +859,25 @@ class Admittance(_Impedance):
             if tau is not None:
                 return tau
         return self.joint_pd(q_c, qd_c, q, qd, self.gravity(pose))
+
+    def period_call(self):
+        """The filter on the sensor's wrench, X_c into the joints and the joint PD in the period's call
+        (ControlLaw.period_call; jourdain_period.admittance_period)."""
+        if self._compiled is None:
+            return None
+        from .jourdain_period import admittance_period
+
+        return admittance_period, 48, (self.m_d, self.d_d, self.k_d, *self._joint_pd_gains,
+                                       *self.kin.actuated_arguments(), *self._compiled[1:])
+
+    def period_arguments(self, t, force, w, point, tau_m):
+        return (w, point, self._dx, self._dxd, self._dt(t)) if len(w) else None     # the actuator forces: evaluate
+
+    def period_done(self, t, pose, twist, out, force) -> bool:
+        self._t = t
+        self._dxd, self._dx = out[:6], out[6:12]
+        self.position_reference = (out[30:36], out[36:42])
+        return True
 
 
 FORCE_LAWS = {law.name: law for law in (Stiffness, DirectForce, DirectForceJointSpace, InnerForce,

@@ -27,11 +27,12 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from ..kinematics.hexapod_ups_kernels import UPS_OK, ups_motion
 from ..kinematics.kernels import _I, _M, _V
 from .hexapod_ups_period import period_front
-from .jourdain_kernels import cascade, impedance, joint_pd, pd_distribute
-from .kernels import (FRONT_SIZE, FRONT_TRUSTED, PERIOD_DONE, PERIOD_NOT_FINITE, PERIOD_SATURATED, _A, _A2, _OUT,
-                      saturate)
+from .jourdain_kernels import cascade, impedance, joint_pd, outer_joint, pd_distribute
+from .kernels import (FRONT_SIZE, FRONT_TRUSTED, PERIOD_DONE, PERIOD_NOT_FINITE, PERIOD_SATURATED, _A, _A2, _OUT, pd,
+                      saturate, sensor_admittance)
 
 _C = numba.types.Array(numba.float64, 1, "C", readonly=True)
 _f, _b = numba.float64, numba.boolean
@@ -65,6 +66,25 @@ def _command(tau, limits, out, sat):
     n = tau.shape[0]
     any_sat, finite = saturate(tau, limits, out[out.shape[0] - n:], sat)
     return PERIOD_NOT_FINITE if not finite else PERIOD_SATURATED if any_sat else PERIOD_DONE
+
+
+@numba.njit(cache=True)
+def _actuated_motion(R_c, p_c, twist_c, legs, iall, pick, rows, ik, q_c, qd_c):
+    """q_c = IK(X_c) and qd_c = J(X_c) xd_c of the actuated joints (hexapod_ups.actuated_and_jacobian: ups_motion
+    without the limits, the actuated rows of J; then numpy's J_c @ xd_c); ``pick``, ``rows``, ``ik``: the
+    kinematics' actuated_arguments. ValueError where ups_motion does not solve (the usual path then names it)."""
+    none, J = np.empty(0), np.empty((legs.shape[0], 6))
+    q = np.empty(int(ik[2]))
+    status, _, _, _ = ups_motion(R_c, p_c, none, none, legs, iall, ik[0], ik[1], False, False, False, q, none, none,
+                                 J, np.zeros((0, 6)), np.zeros(4))
+    if status != UPS_OK:
+        raise ValueError("the inverse kinematics of the commanded pose did not solve")
+    J_c = np.empty((rows.shape[0], 6))
+    for i in range(rows.shape[0]):
+        q_c[i] = q[pick[i]]
+        for j in range(6):
+            J_c[i, j] = J[rows[i], j]
+    qd_c[:] = np.dot(J_c, twist_c)
 
 
 @numba.njit(numba.int64(*_FRONT, _A, _A, _A, _A, _A, _A, _f, _A, _A, _f, _A, _A, _A2, _A, _A, _OUT, _SAT), cache=True)
@@ -130,3 +150,47 @@ def joint_pd_period(q, qd, q_d, qd_d, qdd_d, tau_ff, q_prev, dt_ref, wrench, wre
     law = out[FRONT_SIZE:FRONT_SIZE + 6]
     joint_pd(kp, kd, q_d, qd_d, q, qd, tau_m, kf, out[9:12], out[:9].reshape((3, 3)), geo, prm, law)
     return _command(law, limits, out, sat)
+
+
+@numba.njit(numba.int64(*_FRONT, _A, _A, _A, _A, _A, _f, _f, _A, _A, _f, _b, _A, _A, _M, _I, _I, _I, _A, _A2, _A, _A,
+                        _OUT, _SAT), cache=True)
+def joint_space_cascade_period(q, qd, q_d, qd_d, qdd_d, tau_ff, q_prev, dt_ref, wrench, wrench_age, R0, p0, span, w, h,
+                               legs, index, params, f_d, tau_m, s, offset, last_twist, dt, h_twist, ki, kf, max_offset,
+                               friction, kp_q, kd_q, legs_ik, iall, pick, rows, ik, geo, prm, limits, out, sat):
+    """Direct force control in the joint space on the actuator forces (force.DirectForceJointSpace, Fig. 30):
+    jourdain_kernels.outer_joint, X_c into the joints (q_c, qd_c: _actuated_motion) and the joint PD with G^(X)
+    (kernels.pd, as _ForceLaw.joint_pd); out[FRONT_SIZE:] [outer_joint's 33, q_c, qd_c, tau]."""
+    ready, status = _front(q, qd, q_d, qd_d, qdd_d, tau_ff, q_prev, dt_ref, wrench, wrench_age, R0, p0, span, w, h,
+                           legs, index, params, out)
+    if not ready:
+        return status
+    law = out[FRONT_SIZE:FRONT_SIZE + 51]
+    outer_joint(f_d, tau_m, s, offset, dt, ki, kf, max_offset, out[60:69].reshape((3, 3)), out[57:60], out[69:75],
+                out[:9].reshape((3, 3)), out[9:12], out[18:54].reshape((6, 6)), out[12:18], last_twist, h_twist,
+                friction, geo, prm, law[:33])
+    _actuated_motion(law[9:18].reshape((3, 3)), law[6:9], law[18:24], legs_ik, iall, pick, rows, ik, law[33:39],
+                     law[39:45])
+    pd(kp_q, kd_q, law[33:39], law[39:45], q, qd, law[26:32], law[45:51])
+    return _command(law[45:51], limits, out, sat)
+
+
+@numba.njit(numba.int64(*_FRONT, _A, _A, _A, _A, _f, _A, _A, _A, _A, _A, _M, _I, _I, _I, _A, _A2, _A, _A, _OUT, _SAT),
+            cache=True)
+def admittance_period(q, qd, q_d, qd_d, qdd_d, tau_ff, q_prev, dt_ref, wrench, wrench_age, R0, p0, span, w, h, legs,
+                      index, params, w_s, point, dx, dxd, dt, m_d, d_d, k_d, kp_q, kd_q, legs_ik, iall, pick, rows, ik,
+                      geo, prm, limits, out, sat):
+    """Admittance control on the sensor's wrench (force.Admittance): kernels.sensor_admittance, X_c = exp(dX) X_d
+    (task_space.retract's product) into the joints (q_c, qd_c: _actuated_motion) and the joint PD with G^(X)
+    (jourdain_kernels.joint_pd); out[FRONT_SIZE:] [sensor_admittance's 30, q_c, qd_c, tau]."""
+    ready, status = _front(q, qd, q_d, qd_d, qdd_d, tau_ff, q_prev, dt_ref, wrench, wrench_age, R0, p0, span, w, h,
+                           legs, index, params, out)
+    if not ready:
+        return status
+    law = out[FRONT_SIZE:FRONT_SIZE + 48]
+    sensor_admittance(out[:9].reshape((3, 3)), w_s, point, dx, dxd, dt, m_d, d_d, k_d, out[69:75], out[57:60],
+                      law[:30])
+    _actuated_motion(np.dot(law[21:30].reshape((3, 3)), out[60:69].reshape((3, 3))), law[18:21], law[12:18],
+                     legs_ik, iall, pick, rows, ik, law[30:36], law[36:42])
+    joint_pd(kp_q, kd_q, law[30:36], law[36:42], q, qd, np.empty(0), 0.0, out[9:12], out[:9].reshape((3, 3)), geo,
+             prm, law[42:48])
+    return _command(law[42:48], limits, out, sat)

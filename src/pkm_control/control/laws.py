@@ -93,10 +93,10 @@ class ControlLaw:
         the others empty (all empty: no wrench). Default: the wrench."""
         return w, point, tau_m
 
-    def period_done(self, t, pose, out, force) -> bool:
-        """The law's state after the period's call at t (``pose``: the measured estimate; ``out``: its kernel's
-        output); False: the period's command is not the call's (the usual path then runs ``evaluate``, from the state
-        this left). Default: no state, True."""
+    def period_done(self, t, pose, twist, out, force) -> bool:
+        """The law's state after the period's call at t (``pose``, ``twist``: the measured estimate; ``out``: its
+        kernel's output); False: the period's command is not the call's (the usual path then runs ``evaluate``, from
+        the state this left). Default: no state, True."""
         return True
 
 

@@ -279,6 +279,13 @@ class Kinematics(ParallelKinematics):
         hexapod_ups_period.py calls ups_forward inside the control period's one compiled call)."""
         return self._legdata, self._fk_index, np.array([_GIMBAL_EPS, tol, max_iter, damping, MAGNITUDE_LIMIT])
 
+    def actuated_arguments(self):
+        """(legs, iall, the tree index of each actuated joint, its leg (J's row), [gimbal_eps, cos_cone, nv]):
+        ups_motion's arguments for ``actuated_and_jacobian`` that do not change between calls (control/
+        jourdain_period.py calls it inside the control period's one compiled call)."""
+        return (self._legdata, self._iall, self._il[self._act], self._act,
+                np.array([_GIMBAL_EPS, self._cos_cone, self._nv], float))
+
     def jacobian_xq(self, pose: Pose):
         """(J_x, J_q) = (J, I): prismatic legs have no inverse-kinematic singularity (Taghirad)."""
         return self.jacobian(pose), np.eye(self.n_legs)
