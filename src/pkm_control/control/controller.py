@@ -29,6 +29,14 @@ the first period between the two samples, or ahead of it between periods (``prep
 real-time node's background), from the same warm start in the same order: the same numbers. Laws with a state of
 their own (adaptive IDC) get the time t.
 
+The period in one compiled call: on a 6-UPS robot the checks, the measured estimate and the desired motion between two
+samples are one call (hexapod_ups_period.period_front); on PaLiDA (a 6-UPS robot on Jourdain's compiled model) a force
+law's kernel and the force limits are in it too (jourdain_period.py, ControlLaw.period_call: the law's state is kept
+in Python before and after the call), in every period whose span's motion is known (the last period's span, a
+prepared one, or on its second sample). Anything the call does not take or trust the usual path recomputes from the
+start: bitwise the same commands (test_controller). ``rehearse`` runs the last such call again into scratch arrays:
+the real-time runner's warm-up just before the next period (realtime.PeriodicRunner).
+
 Safe behaviour (safety.py): when an input is missing, stale or not finite, the estimator or the law
 fails, or the law's output is not finite, the controller engages the configured behaviour
 ('hold': gravity compensation at the pose where it engaged + PD to the actuated positions there;

@@ -19,7 +19,9 @@ Each function takes period_front's arguments but ``out``, the law's (those that 
 then the fixed ones: the law's ``period_call``), the force limits, then ``out``: [period_front's FRONT_SIZE, the law
 kernel's output, the saturated command (6)] and ``sat`` (per actuator: at its limit). It returns period_front's
 answer, or PERIOD_DONE / PERIOD_SATURATED (the command written, finite; some actuator at its limit) /
-PERIOD_NOT_FINITE. A module of its own: only a process with both (a 6-UPS robot on Jourdain's model) loads it.
+PERIOD_NOT_FINITE. The functions share their first and last steps (``_front``, ``_command``) and each names its law's
+kernel: a numba first-class function argument costs 90-200 us a call (jourdain_kernels.py), so one function cannot
+take the kernel. A module of its own: only a process with both (a 6-UPS robot on Jourdain's model) loads it.
 """
 
 from __future__ import annotations
