@@ -568,6 +568,38 @@ def test_the_period_in_one_call_commands_bitwise_what_its_steps_do(palida, contr
             assert a.saturated.tobytes() == b.saturated.tobytes()
 
 
+@pytest.mark.parametrize("controller", ["direct_force_joint", "direct_force_joint_space"])
+def test_a_contact_lost_in_the_periods_one_call_retreats_bitwise_as_its_steps_do(palida, controller):
+    """Direct force control's contact state machine runs after the period's one call (force.DirectForce.period_done);
+    the period where it finds the contact lost is the retreat's, which the usual path then computes: the same
+    commands as without the call. Along the deburring face, in contact after ~30 periods; at period 60 the set-point
+    asks for 450 N and contact_force is 400 N, so the measured force stays below it for contact_loss_time: retreat."""
+    from pkm_control.control.force import ForceReference
+
+    runs = []
+    for fused in (True, False):
+        loop, robot, *_ = _deburring_loop(palida, controller)
+        c = loop.controller
+        if not fused:
+            c._period = None
+        f = loop.force_reference
+        cmds, states = [], []
+        for k in range(200):
+            if k == 60:
+                c.law.contact_force = 400.0
+                loop.force_reference = ForceReference(f.wrench * 15, f.selection)
+            cmds.append(loop.cycle(k * DT_NS))
+            robot.step()
+            while loop.prepare():
+                pass
+            states.append(c.law.contact)
+        assert states[50] == "contact" and states[-1] == "retreat", states[::10]
+        runs.append((cmds, states))
+    assert runs[0][1] == runs[1][1]
+    for a, b in zip(runs[0][0], runs[1][0]):
+        assert a.tau.tobytes() == b.tau.tobytes() and a.mode == b.mode == CONTROL
+
+
 @pytest.mark.parametrize("front", [True, False])
 def test_the_desired_motion_prepared_between_periods_commands_bitwise_what_the_periods_compute(palida, front):
     """Between periods the loop prepares the desired motion of the streamed samples the next periods take
