@@ -21,8 +21,9 @@ a controller manager's real-time thread does:
 
 Just before a period, in the spin, the runner can call ``warm()`` (the control loop's ``rehearse``: the last period's
 compiled call once more on its inputs, into scratch arrays): the sleep empties the CPU's caches (measured on this
-KVM guest: a force law's period costs ~1.4 times as much after the sleep as back to back), and the period that
-follows the warm-up finds its code and data in them. The spin burns that time anyway.
+KVM guest by `pkm bench loop`'s compute floor: direct_force's period cost 1.4-2.1 times as much on the runner as back
+to back without the warm-up, docs/force-control.md), and the period that follows the warm-up finds its code and data
+in them. The spin burns that time anyway.
 
 Between two periods the runner can do background work (``background``: e.g. take the next chunk
 of a streamed reference), one item at a time while at least ``background_budget_ns`` remain before
